@@ -1,0 +1,6 @@
+export default {
+  files: ['dist/tests/**/*.test.js'],
+  timeout: '60s',
+  concurrency: 2,
+  workerThreads: false,
+};

@@ -1,0 +1,108 @@
+/**
+ * The build event log's record, as plain data. Mirrors proto/platform/v1/events.proto: `type` names the
+ * oneof case and the field of the same name carries its payload, so `{type: 'want_created', want_created}`
+ * is also how an event reads in the JSON API.
+ */
+export type DepType = 'QUERY' | 'MATERIALIZE';
+
+export interface DataDep {
+  dep_type: DepType;
+  partition_ref: string;
+}
+
+export interface JobConfig {
+  outputs: string[];
+  inputs: DataDep[];
+  args: string[];
+  env: Record<string, string>;
+}
+
+export interface WantCreated {
+  want_id: string;
+  partitions: string[];
+  comment: string;
+  /** Epoch ms; 0 when not given. */
+  data_timestamp: number;
+  ttl_seconds: number;
+  sla_seconds: number;
+  source: WantSource;
+  parent_want_id: string;
+  root_want_id: string;
+}
+
+export type WantSource = 'user' | 'derived' | 'dep_missed';
+
+export interface WantCanceled {
+  want_id: string;
+  reason: string;
+}
+
+export interface JobRunQueued {
+  job_run_id: string;
+  job_label: string;
+  config: JobConfig;
+  want_ids: string[];
+  attempt: number;
+}
+
+export interface JobRunStarted {
+  job_run_id: string;
+  pid: number;
+}
+
+export interface JobRunSucceeded {
+  job_run_id: string;
+}
+
+export interface JobRunFailed {
+  job_run_id: string;
+  /** -1 when the process was ended by a signal or never started. */
+  exit_code: number;
+  signal: string;
+  reason: string;
+  /** Epoch ms at which the next attempt may be queued; 0 when the failure is final. */
+  retry_at: number;
+}
+
+export interface JobRunCanceled {
+  job_run_id: string;
+  reason: string;
+}
+
+export interface JobRunDepMissed {
+  job_run_id: string;
+  missing: string[];
+}
+
+export interface PartitionTainted {
+  partition_ref: string;
+  reason: string;
+}
+
+export type EventPayload =
+  | { type: 'want_created'; want_created: WantCreated }
+  | { type: 'want_canceled'; want_canceled: WantCanceled }
+  | { type: 'job_run_queued'; job_run_queued: JobRunQueued }
+  | { type: 'job_run_started'; job_run_started: JobRunStarted }
+  | { type: 'job_run_succeeded'; job_run_succeeded: JobRunSucceeded }
+  | { type: 'job_run_failed'; job_run_failed: JobRunFailed }
+  | { type: 'job_run_canceled'; job_run_canceled: JobRunCanceled }
+  | { type: 'job_run_dep_missed'; job_run_dep_missed: JobRunDepMissed }
+  | { type: 'partition_tainted'; partition_tainted: PartitionTainted };
+
+export type EventType = EventPayload['type'];
+
+export const EVENT_TYPES: readonly EventType[] = [
+  'want_created',
+  'want_canceled',
+  'job_run_queued',
+  'job_run_started',
+  'job_run_succeeded',
+  'job_run_failed',
+  'job_run_canceled',
+  'job_run_dep_missed',
+  'partition_tainted',
+];
+
+/** An event as the log stores it: the payload plus its id (dense from 1) and epoch-ms timestamp. */
+export type BuildEvent = { event_id: number; timestamp: number } & EventPayload;

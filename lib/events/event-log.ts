@@ -1,0 +1,181 @@
+/**
+ * The build event log (BEL): events stored in LevelDB (classic-level) under 8-byte big-endian u64 keys equal to
+ * their event_id, values encoded `platform.v1.BuildEvent` bytes. Ids are dense from 1. Only one writer (the
+ * orchestrator) appends; appends are serialized, each one is a single batch written with `sync: true`.
+ */
+import { mkdir } from 'node:fs/promises';
+import { ClassicLevel } from 'classic-level';
+import { Observable, Subject } from 'rxjs';
+import type { BuildEvent, EventPayload } from './build-event.js';
+import { decodeEvent, encodeEvent } from './event-codec.js';
+
+type Db = ClassicLevel<Uint8Array, Uint8Array>;
+
+const TWO_32 = 0x1_0000_0000;
+const DEFAULT_REPLAY_BATCH = 1000;
+
+/** The 8-byte big-endian key of an event id. */
+export function eventKey(id: number): Uint8Array {
+  const key = new Uint8Array(8);
+  const view = new DataView(key.buffer);
+  view.setUint32(0, Math.floor(id / TWO_32));
+  view.setUint32(4, id >>> 0);
+  return key;
+}
+
+/** The event id of an 8-byte big-endian key. */
+export function eventIdOfKey(key: Uint8Array): number {
+  if (key.length !== 8) throw new Error(`event log key of ${key.length} bytes, expected 8`);
+  const view = new DataView(key.buffer, key.byteOffset, 8);
+  const id = view.getUint32(0) * TWO_32 + view.getUint32(4);
+  if (!Number.isSafeInteger(id)) throw new Error(`event log key ${id} is beyond the safe integer range`);
+  return id;
+}
+
+function checkInteger(name: string, value: unknown, min: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
+    throw new RangeError(`${name} must be an integer, got ${String(value)}`);
+  }
+  if (value < min) throw new RangeError(`${name} must be >= ${min}, got ${value}`);
+  return value;
+}
+
+export class EventLog {
+  /** Hot: each appended event, in id order, once its batch is durably written (before append() resolves). */
+  readonly appended$: Observable<BuildEvent>;
+
+  private readonly db: Db;
+  private readonly subject = new Subject<BuildEvent>();
+  private latest: number;
+  /** Settles when the last queued append has finished (never rejects). */
+  private tail: Promise<void> = Promise.resolve();
+  private closing: Promise<void> | undefined;
+
+  private constructor(db: Db, latest: number) {
+    this.db = db;
+    this.latest = latest;
+    this.appended$ = this.subject.asObservable();
+  }
+
+  /** Opens (creating if needed) the log in `dir`. */
+  static async open(dir: string): Promise<EventLog> {
+    await mkdir(dir, { recursive: true });
+    const db: Db = new ClassicLevel<Uint8Array, Uint8Array>(dir, { keyEncoding: 'view', valueEncoding: 'view' });
+    try {
+      await db.open();
+    } catch (err) {
+      const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+      throw new Error(`cannot open event log at ${dir}${cause}`, { cause: err });
+    }
+    try {
+      const [last] = await db.keys({ reverse: true, limit: 1 }).all();
+      return new EventLog(db, last === undefined ? 0 : eventIdOfKey(last));
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+  }
+
+  /** Id of the newest event; 0 when the log is empty. */
+  latestId(): number {
+    return this.latest;
+  }
+
+  /**
+   * Appends the payloads as events with the next ids (dense, continuing from latestId()) and the given timestamp,
+   * in one batch written with `sync: true`. Calls are queued: one runs after the previous one finished.
+   * Resolves with the stored events once written (after they were emitted on appended$). An empty list writes
+   * nothing and resolves []. A payload that cannot be encoded rejects the call and nothing is written.
+   */
+  async append(payloads: EventPayload[], timestamp: number): Promise<BuildEvent[]> {
+    if (!Array.isArray(payloads)) throw new TypeError('append: payloads must be an array');
+    checkInteger('append: timestamp', timestamp, Number.MIN_SAFE_INTEGER);
+    if (this.closing !== undefined) throw new Error('append: the event log is closed');
+    const batch = payloads.slice();
+    const run = this.tail.then(() => this.write(batch, timestamp));
+    this.tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private async write(payloads: EventPayload[], timestamp: number): Promise<BuildEvent[]> {
+    if (payloads.length === 0) return [];
+    const first = this.latest + 1;
+    // Only the payload's own case is kept: stray keys (e.g. an event_id on a payload) never reach the log.
+    const events = payloads.map(
+      (p, i) =>
+        ({ event_id: first + i, timestamp, type: p.type, [p.type]: (p as Record<string, unknown>)[p.type] }) as BuildEvent,
+    );
+    const ops = events.map((e) => ({ type: 'put' as const, key: eventKey(e.event_id), value: encodeEvent(e) }));
+    await this.db.batch(ops, { sync: true });
+    this.latest = first + events.length - 1;
+    for (const e of events) this.subject.next(e);
+    return events;
+  }
+
+  /** Events with ids offset+1 .. offset+limit (offset 0 = from the first event); fewer or none past the end. */
+  async list(offset: number, limit: number): Promise<BuildEvent[]> {
+    checkInteger('list: offset', offset, 0);
+    checkInteger('list: limit', limit, 0);
+    const last = Math.min(offset + limit, this.latest);
+    if (last <= offset) return [];
+    const entries = await this.db.iterator({ gt: eventKey(offset), lte: eventKey(last), limit: last - offset }).all();
+    return entries.map(([key, value]) => decodeEvent(value, eventIdOfKey(key)));
+  }
+
+  /** The event with this id, or undefined when there is none. */
+  async get(id: number): Promise<BuildEvent | undefined> {
+    checkInteger('get: id', id, 0);
+    if (id === 0 || id > this.latest) return undefined;
+    const value = await this.db.get(eventKey(id));
+    return value === undefined ? undefined : decodeEvent(value, id);
+  }
+
+  /**
+   * All events with id >= fromId (default 1), in order, in batches of batchSize (the last one may be smaller), read lazily from a
+   * LevelDB iterator (a snapshot taken when iteration starts), so the log is never loaded at once.
+   * Arguments are checked at call time.
+   */
+  replay(fromId = 1, batchSize = DEFAULT_REPLAY_BATCH): AsyncIterable<BuildEvent[]> {
+    checkInteger('replay: fromId', fromId, 0);
+    checkInteger('replay: batchSize', batchSize, 1);
+    const db = this.db;
+    const start = Math.max(fromId, 1);
+    return {
+      async *[Symbol.asyncIterator]() {
+        const it = db.iterator({ gte: eventKey(start) });
+        try {
+          for (;;) {
+            // nextv may return fewer entries than asked (it is bounded by bytes too): fill the batch up.
+            const batch: BuildEvent[] = [];
+            let done = false;
+            while (batch.length < batchSize) {
+              const entries = await it.nextv(batchSize - batch.length);
+              if (entries.length === 0) {
+                done = true;
+                break;
+              }
+              for (const [key, value] of entries) batch.push(decodeEvent(value, eventIdOfKey(key)));
+            }
+            if (batch.length > 0) yield batch;
+            if (done) return;
+          }
+        } finally {
+          await it.close();
+        }
+      },
+    };
+  }
+
+  /** Refuses new appends, waits for queued ones, completes appended$ and closes the database. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.tail;
+      this.subject.complete();
+      await this.db.close();
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * Every event after `afterId`, then every new one as it is appended: the backlog is read page by page from the
+ * log while live events are buffered, so nothing falls in the gap between the two and nothing comes twice.
+ */
+import { Observable } from 'rxjs';
+import type { BuildEvent } from './build-event.js';
+import type { EventLog } from './event-log.js';
+
+const PAGE = 1000;
+
+export function tailEvents(log: EventLog, afterId: number): Observable<BuildEvent> {
+  return new Observable<BuildEvent>((subscriber) => {
+    let last = afterId;
+    let caughtUp = false;
+    const buffered: BuildEvent[] = [];
+    const forward = (e: BuildEvent) => {
+      if (e.event_id <= last) return;
+      last = e.event_id;
+      subscriber.next(e);
+    };
+    const live = log.appended$.subscribe({
+      next: (e) => (caughtUp ? forward(e) : buffered.push(e)),
+      complete: () => subscriber.complete(),
+    });
+    (async () => {
+      for (;;) {
+        const page = await log.list(last, PAGE);
+        if (subscriber.closed) return;
+        page.forEach(forward);
+        if (page.length < PAGE) break;
+      }
+      caughtUp = true;
+      buffered.splice(0).forEach(forward);
+    })().catch((err: unknown) => subscriber.error(err));
+    return () => live.unsubscribe();
+  });
+}

@@ -1,0 +1,45 @@
+/**
+ * What the orchestrator hands the executor to run one job run, and what it gets back. Plain data: the
+ * orchestrator builds a JobLaunch from the JobConfig (DESIGN.md "Job graph", Exec) and turns a JobOutcome
+ * into the matching `job_run_*` event.
+ */
+export interface JobLaunch {
+  job_run_id: string;
+  /** `exec` + the JobConfig's `args`; argv[0] is the program (looked up on PATH when it has no slash). */
+  argv: string[];
+  /** The job's env; merged over process.env. */
+  env: Record<string, string>;
+  /** The refs this run builds; passed to the job as PLATFORM_OUTPUTS (a JSON array). */
+  outputs: string[];
+  /** The workspace root. */
+  cwd: string;
+  /** The JobConfig as JSON; written to the job's stdin, which is then closed. */
+  stdin: string;
+  /** `<workspace>/.platform/logs/<job_run_id>`; gets stdout.log and stderr.log. */
+  log_dir: string;
+  /** 0 = no timeout. */
+  timeout_seconds: number;
+}
+
+export type JobOutcome =
+  | { job_run_id: string; status: 'succeeded' }
+  | {
+      job_run_id: string;
+      status: 'failed';
+      /** -1 if signalled or never started. */
+      exit_code: number;
+      /** e.g. 'SIGKILL'; '' when the process exited with a code. */
+      signal: string;
+      reason: string;
+    }
+  | { job_run_id: string; status: 'dep_missed'; missing: string[] }
+  | { job_run_id: string; status: 'canceled'; reason: string };
+
+export type JobOutcomeStatus = JobOutcome['status'];
+
+/** The line prefix a job prints (stdout or stderr) before exiting non-zero when an input is missing. */
+export const MISSING_DEPS_MARKER = 'PLATFORM_MISSING_DEPS';
+
+/** Log file names inside a run's log_dir. */
+export const STDOUT_LOG = 'stdout.log';
+export const STDERR_LOG = 'stderr.log';

@@ -1,0 +1,237 @@
+import { spawn } from 'node:child_process';
+import type { JobConfig } from '../events/build-event.js';
+import type { JobDefinition } from './graph-definition.js';
+import { GraphError } from './graph-error.js';
+import { JobConfigResponseError, parseJobConfigResponse } from './job-config-response.js';
+
+export const DEFAULT_CONFIG_TIMEOUT_MS = 30_000;
+/** Refs per process are capped by their total size so that argv stays far below the OS limit (E2BIG). */
+const ARGV_REFS_BUDGET_BYTES = 256 * 1024;
+const STDERR_TAIL_CHARS = 2048;
+const DEFAULT_MAX_STDOUT_BYTES = 64 * 1024 * 1024;
+
+export interface ConfigProgramOptions {
+  /** Kill the program (its whole process group) after this long. Default 30 s. */
+  timeoutMs?: number;
+  /** Environment of the program. Default: this process's environment. */
+  env?: NodeJS.ProcessEnv;
+  /** Larger stdout is an error. Default 64 MiB. */
+  maxStdoutBytes?: number;
+}
+
+/**
+ * Runs the config program of a config-program job for `refs`: `config[0] config[1..] ref1 ref2 ...` in the
+ * workspace root, stdout = `JobConfigResponse` JSON. Returns each requested ref's JobConfig (several refs may share
+ * one config object when the program returns a multi-output config).
+ *
+ * All refs go to one process; only when their total size would approach the OS argv limit are they split over
+ * several processes.
+ *
+ * Throws GraphError `config_failed` (naming the job and showing the program's stderr) on a spawn error, non-zero exit,
+ * timeout, bad JSON, or a requested ref that no returned config lists in its outputs.
+ */
+export async function runConfigProgram(
+  job: JobDefinition,
+  refs: readonly string[],
+  workspaceRoot: string,
+  options: ConfigProgramOptions = {},
+): Promise<Map<string, JobConfig>> {
+  if (job.config === undefined) throw new TypeError(`job "${job.label}" has no config program`);
+  const result = new Map<string, JobConfig>();
+  const chunks = chunkRefs([...new Set(refs)]);
+  const parts = await Promise.all(chunks.map((chunk) => runOnce(job, job.config!, chunk, workspaceRoot, options)));
+  for (const part of parts) for (const [ref, config] of part) result.set(ref, config);
+  return result;
+}
+
+function chunkRefs(refs: string[]): string[][] {
+  const chunks: string[][] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const ref of refs) {
+    const bytes = Buffer.byteLength(ref) + 1;
+    if (current.length > 0 && size + bytes > ARGV_REFS_BUDGET_BYTES) {
+      chunks.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(ref);
+    size += bytes;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+async function runOnce(
+  job: JobDefinition,
+  config: string[],
+  refs: string[],
+  cwd: string,
+  options: ConfigProgramOptions,
+): Promise<Map<string, JobConfig>> {
+  const argv = [...config, ...refs];
+  const run = await collect(argv, cwd, options);
+  const fail = (what: string, extra = ''): never => {
+    throw new GraphError('config_failed', failureMessage(job, config, refs, what, run.stderr, extra), {
+      jobs: [job.label],
+      ...(refs.length === 1 ? { ref: refs[0] } : {}),
+    });
+  };
+
+  if (run.spawnError) {
+    fail(`could not be started (${run.spawnError.message}); check "config" in platform.json and that the program exists`);
+  }
+  if (run.timedOut) fail(`did not finish within ${Math.round(run.timeoutMs / 100) / 10} s and was killed`);
+  if (run.stdoutOverflow) fail(`printed more than ${run.maxStdoutBytes} bytes on stdout and was killed`);
+  if (run.code !== 0) {
+    fail(run.signal ? `was ended by signal ${run.signal}` : `exited with code ${run.code}`);
+  }
+
+  let configs: JobConfig[];
+  try {
+    configs = parseJobConfigResponse(JSON.parse(run.stdout));
+  } catch (err) {
+    const snippet = run.stdout.trim().slice(0, 300);
+    const reason =
+      err instanceof JobConfigResponseError
+        ? `printed a JobConfigResponse that is not valid: ${err.message}`
+        : `did not print a JobConfigResponse as JSON on stdout (${(err as Error).message})`;
+    fail(reason, `  stdout began with: ${snippet ? JSON.stringify(snippet) : '(nothing)'}\n`);
+  }
+
+  const byRef = new Map<string, JobConfig>();
+  const wanted = new Set(refs);
+  for (const c of configs!) {
+    for (const out of c.outputs) {
+      if (!wanted.has(out)) continue;
+      const seen = byRef.get(out);
+      if (seen !== undefined && seen !== c) fail(`returned two configs that both output "${out}"; each ref needs exactly one`);
+      byRef.set(out, c);
+    }
+  }
+  const missing = refs.filter((r) => !byRef.has(r));
+  if (missing.length > 0) {
+    fail(
+      `returned no config whose outputs include ${listRefs(missing)}; it must return a config for every ref it is given`,
+    );
+  }
+  return byRef;
+}
+
+interface Collected {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  timeoutMs: number;
+  stdoutOverflow: boolean;
+  maxStdoutBytes: number;
+  spawnError?: Error;
+}
+
+function collect(argv: string[], cwd: string, options: ConfigProgramOptions): Promise<Collected> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CONFIG_TIMEOUT_MS;
+  const maxStdoutBytes = options.maxStdoutBytes ?? DEFAULT_MAX_STDOUT_BYTES;
+  return new Promise((resolve) => {
+    const out: Buffer[] = [];
+    let outBytes = 0;
+    let errTail = '';
+    const result: Collected = {
+      code: null,
+      signal: null,
+      stdout: '',
+      stderr: '',
+      timedOut: false,
+      timeoutMs,
+      stdoutOverflow: false,
+      maxStdoutBytes,
+    };
+    let settled = false;
+    const finish = (): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      result.stdout = Buffer.concat(out).toString('utf8');
+      result.stderr = errTail;
+      resolve(result);
+    };
+
+    let timer: NodeJS.Timeout | undefined;
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(argv[0]!, argv.slice(1), {
+        cwd,
+        env: options.env ?? process.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true, // own process group, so a timeout kills what the program started too
+      });
+    } catch (err) {
+      // e.g. a NUL byte in a ref: rejected before any process exists
+      result.spawnError = err as Error;
+      finish();
+      return;
+    }
+    const kill = (): void => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    };
+    timer = setTimeout(() => {
+      result.timedOut = true;
+      kill();
+    }, timeoutMs);
+
+    child.stdout!.on('data', (chunk: Buffer) => {
+      outBytes += chunk.length;
+      if (outBytes > maxStdoutBytes) {
+        if (!result.stdoutOverflow) {
+          result.stdoutOverflow = true;
+          kill();
+        }
+        return;
+      }
+      out.push(chunk);
+    });
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      errTail = (errTail + chunk).slice(-2 * STDERR_TAIL_CHARS);
+    });
+    child.on('error', (err) => {
+      result.spawnError = err;
+      finish();
+    });
+    child.on('close', (code, signal) => {
+      result.code = code;
+      result.signal = signal;
+      finish();
+    });
+  });
+}
+
+function failureMessage(job: JobDefinition, config: string[], refs: string[], what: string, stderr: string, extra: string): string {
+  let tail = stderr.trim();
+  if (tail.length > STDERR_TAIL_CHARS) tail = `...${tail.slice(-STDERR_TAIL_CHARS)}`;
+  const command = [...config.map(quote), refs.length <= 3 ? refs.map(quote).join(' ') : `<${refs.length} refs>`].join(' ');
+  return (
+    `Config program of job "${job.label}" ${what}.\n` +
+    `  command: ${command}\n` +
+    `  refs: ${listRefs(refs)}\n` +
+    extra +
+    (tail ? `  stderr:\n${tail.replace(/^/gm, '    ')}\n` : '  stderr: (empty)\n') +
+    'Fix the config program (run the command by hand in the workspace root to see what it does), or the job in platform.json.'
+  );
+}
+
+function listRefs(refs: readonly string[]): string {
+  const shown = refs.slice(0, 5).map((r) => JSON.stringify(r)).join(', ');
+  return refs.length > 5 ? `${shown} and ${refs.length - 5} more` : shown;
+}
+
+function quote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,35 @@
+export type GraphErrorCode = 'invalid_graph' | 'unknown_ref' | 'ambiguous_ref' | 'config_failed' | 'cycle';
+
+export interface GraphErrorDetails {
+  /** The partition ref the error is about, when there is one. */
+  ref?: string;
+  /** The job label(s) the error is about, when known. */
+  jobs?: string[];
+  /** For `cycle`: the refs around the cycle, first == last. */
+  cycle?: string[];
+}
+
+/**
+ * Any problem with the job graph: an invalid `platform.json`, a ref no job (or more than one job) produces, a
+ * failing config program, or a dependency cycle. The message is written for a person: what happened, where, and
+ * what to do about it.
+ */
+export class GraphError extends Error {
+  override readonly name = 'GraphError';
+  readonly code: GraphErrorCode;
+  readonly ref?: string;
+  readonly jobs?: string[];
+  readonly cycle?: string[];
+
+  constructor(code: GraphErrorCode, message: string, details: GraphErrorDetails = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    if (details.ref !== undefined) this.ref = details.ref;
+    if (details.jobs !== undefined) this.jobs = details.jobs;
+    if (details.cycle !== undefined) this.cycle = details.cycle;
+  }
+}
+
+export function isGraphError(err: unknown): err is GraphError {
+  return err instanceof GraphError;
+}

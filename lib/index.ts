@@ -1,0 +1,20 @@
+/** The embedding API: open a platform on a workspace, use its streams, optionally serve it over HTTP. */
+export { Platform, type PlatformOptions } from './platform.js';
+export { startHttpServer, type HttpServerOptions, type RunningServer } from './server/http-server.js';
+export type { BuildEvent, EventPayload, EventType, JobConfig, DataDep, DepType } from './events/build-event.js';
+export type {
+  BuildState,
+  WantRecord,
+  WantStatus,
+  PartitionRecord,
+  PartitionStatus,
+  JobRunRecord,
+  JobRunStatus,
+} from './state/build-state.js';
+export type { CreateWantRequest, CommandResult } from './orchestrator/command.js';
+export { QueueFullError, QueueClosedError } from './orchestrator/command-queue.js';
+export { reduce } from './state/reduce.js';
+export { initialState } from './state/build-state.js';
+export { wantView, partitionView, jobRunView, eventView } from './state/views.js';
+export { parseGraph } from './graph/parse-graph.js';
+export type { GraphDefinition, JobDefinition } from './graph/graph-definition.js';

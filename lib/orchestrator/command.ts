@@ -1,0 +1,24 @@
+/** What HTTP handlers (and embedders) ask of the orchestrator, and what it answers. */
+import type { BuildState } from '../state/build-state.js';
+
+export interface CreateWantRequest {
+  partitions: string[];
+  comment: string;
+  /** Epoch ms; 0 when not given. */
+  data_timestamp: number;
+  ttl_seconds: number;
+  sla_seconds: number;
+}
+
+export type Command =
+  | { kind: 'create_want'; request: CreateWantRequest }
+  | { kind: 'cancel_want'; want_id: string; reason: string };
+
+export type CommandResult =
+  | { ok: true; status: 200 | 201; want_id: string; state: BuildState }
+  | { ok: false; status: 400 | 404 | 409; error: string; want_id?: string };
+
+/** A decision of the planner before the step's events are durable; the loop adds the state once they are. */
+export type CommandDecision =
+  | { ok: true; status: 200 | 201; want_id: string }
+  | { ok: false; status: 400 | 404 | 409; error: string; want_id?: string };

@@ -1,0 +1,54 @@
+/** The graph as the orchestrator's TaskSource: a failing job's refs fail alone, the rest still resolve. */
+import type { GraphDefinition } from '../graph/graph-definition.js';
+import type { JobResolver } from '../graph/job-resolver.js';
+import type { JobPolicy, SchedulingPolicy, TaskResolution } from './plan-step.js';
+import type { TaskSource } from './task-source.js';
+
+export class GraphTaskSource implements TaskSource {
+  readonly policy: SchedulingPolicy;
+  private readonly byLabel: Map<string, GraphDefinition['jobs'][number]>;
+
+  constructor(private readonly resolver: JobResolver) {
+    const graph = resolver.graph;
+    this.byLabel = new Map(graph.jobs.map((j) => [j.label, j]));
+    const jobs = new Map<string, JobPolicy>(
+      graph.jobs.map((j) => [j.label, { retries: j.retries, max_concurrency: j.max_concurrency }]),
+    );
+    this.policy = { max_concurrent_job_runs: graph.max_concurrent_job_runs, jobs };
+  }
+
+  execFor(job_label: string): { exec: string[]; timeout_seconds: number } | undefined {
+    const job = this.byLabel.get(job_label);
+    return job && { exec: job.exec, timeout_seconds: job.timeout_seconds };
+  }
+
+  async resolve(refs: readonly string[]): Promise<Map<string, TaskResolution>> {
+    const out = new Map<string, TaskResolution>();
+    if (refs.length === 0) return out;
+    const groups = new Map<string, string[]>();
+    for (const ref of refs) {
+      try {
+        const label = this.resolver.jobFor(ref).label;
+        groups.set(label, [...(groups.get(label) ?? []), ref]);
+      } catch (err) {
+        out.set(ref, { ok: false, job_label: '', error: message(err) });
+      }
+    }
+    await Promise.all(
+      [...groups].map(async ([label, group]) => {
+        try {
+          for (const [ref, task] of await this.resolver.resolve(group)) {
+            out.set(ref, { ok: true, job_label: task.job_label, config: task.config });
+          }
+        } catch (err) {
+          for (const ref of group) out.set(ref, { ok: false, job_label: label, error: message(err) });
+        }
+      }),
+    );
+    return out;
+  }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,226 @@
+/**
+ * The single writer: `merge(tick$, signal$)` through `concatMap(step)`. A step drains the command queue,
+ * takes the job-run news gathered since the last step, plans (pure, plan-step.ts), appends the step's events
+ * in one synced batch, only then replies, and last starts and kills processes.
+ */
+import { join } from 'node:path';
+import {
+  EMPTY,
+  Subject,
+  type Subscription,
+  catchError,
+  concatMap,
+  defer,
+  filter,
+  interval,
+  map,
+  merge,
+  takeUntil,
+} from 'rxjs';
+import type { EventLog } from '../events/event-log.js';
+import type { JobLaunch, JobOutcome } from '../executor/job-launch.js';
+import type { ProcessExecutor } from '../executor/process-executor.js';
+import type { JobRunRecord } from '../state/build-state.js';
+import type { StateStore } from '../state/state-store.js';
+import type { CommandQueue } from './command-queue.js';
+import { planStep, refsToResolve } from './plan-step.js';
+import type { TaskSource } from './task-source.js';
+
+export interface OrchestratorOptions {
+  log: EventLog;
+  store: StateStore;
+  queue: CommandQueue;
+  executor: ProcessExecutor;
+  tasks: TaskSource;
+  workspaceRoot: string;
+  tickMs?: number;
+  now?: () => number;
+  logError?: (message: string) => void;
+}
+
+type Trigger = 'tick' | 'signal';
+
+export class Orchestrator {
+  private readonly started: Array<{ job_run_id: string; pid: number }> = [];
+  private readonly outcomes: JobOutcome[] = [];
+  private readonly launched = new Set<string>();
+  private readonly wake = new Subject<void>();
+  private readonly stop$ = new Subject<void>();
+  private subscription: Subscription | undefined;
+  private outcomeSubscription: Subscription | undefined;
+  private stopping = false;
+  private dirty = true;
+  private inStep: Promise<void> = Promise.resolve();
+  private gate: Promise<void> = Promise.resolve();
+  private readonly now: () => number;
+  private readonly logError: (message: string) => void;
+
+  constructor(private readonly opts: OrchestratorOptions) {
+    this.now = opts.now ?? Date.now;
+    this.logError = opts.logError ?? ((m) => process.stderr.write(`${m}\n`));
+  }
+
+  start(): void {
+    const { queue, executor } = this.opts;
+    this.recoverLostRuns();
+    this.outcomeSubscription = executor.outcomes$.subscribe((o) => {
+      this.outcomes.push(o);
+      this.wake.next();
+    });
+    const tick$ = interval(this.opts.tickMs ?? 500).pipe(map((): Trigger => 'tick'));
+    const signal$ = merge(queue.signal$, this.wake).pipe(
+      map((): Trigger => {
+        this.dirty = true;
+        return 'signal';
+      }),
+    );
+    this.subscription = merge(tick$, signal$)
+      .pipe(
+        takeUntil(this.stop$),
+        // A burst of signals queues many triggers; the first step takes all the work, the rest are skipped.
+        filter((t) => t === 'tick' || this.dirty),
+        concatMap(() =>
+          defer(() => this.runStep()).pipe(
+            catchError((err: unknown) => {
+              this.logError(`orchestrator: step failed, continuing: ${err instanceof Error ? err.stack : String(err)}`);
+              return EMPTY;
+            }),
+          ),
+        ),
+      )
+      .subscribe();
+    this.wake.next();
+  }
+
+  /**
+   * Runs recorded `running` by a server that is gone cannot be supervised (no exit code will reach us):
+   * their process groups are killed and they are recorded canceled, so active wants rebuild them.
+   */
+  private recoverLostRuns(): void {
+    const state = this.opts.store.current();
+    for (const [, id] of state.job_runs_by_status.running) {
+      const run = state.job_runs.get(id);
+      if (!run) continue;
+      if (run.pid > 0) {
+        try {
+          process.kill(-run.pid, 'SIGKILL');
+        } catch {
+          // Already gone: the usual case after a crash or a clean stop.
+        }
+      }
+      this.outcomes.push({ job_run_id: id, status: 'canceled', reason: 'lost: the server stopped while it ran' });
+    }
+  }
+
+  /** Test and embedding hook: holds the loop before its next step until the returned function is called. */
+  hold(): () => void {
+    let release!: () => void;
+    this.gate = new Promise<void>((resolve) => (release = resolve));
+    return () => release();
+  }
+
+  /** No new step starts; resolves once the step in progress has finished. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.stop$.next();
+    await this.inStep;
+    this.subscription?.unsubscribe();
+  }
+
+  /**
+   * Stops the loop, kills the running job runs and records how every run ended in one last batch, so a
+   * restarted server knows to rebuild them.
+   */
+  async shutdown(): Promise<void> {
+    await this.stop();
+    await this.opts.executor.shutdown('the server shut down');
+    const { store, log, tasks } = this.opts;
+    const state = store.current();
+    const outcomes = this.outcomes.splice(0);
+    const ended = new Set(outcomes.map((o) => o.job_run_id));
+    // A run that was handed to the executor but never reported back still must not stay `running`.
+    for (const [, id] of state.job_runs_by_status.running) {
+      if (!ended.has(id)) outcomes.push({ job_run_id: id, status: 'canceled', reason: 'the server shut down' });
+    }
+    const now = this.now();
+    const plan = planStep({
+      state,
+      now,
+      commands: [],
+      started: this.started.splice(0),
+      outcomes,
+      launched: this.launched,
+      tasks: new Map(),
+      policy: tasks.policy,
+      final: true,
+    });
+    if (plan.events.length > 0) await log.append(plan.events, now);
+    this.outcomeSubscription?.unsubscribe();
+  }
+
+  private runStep(): Promise<void> {
+    const step = this.step();
+    this.inStep = step.catch(() => undefined);
+    return step;
+  }
+
+  private async step(): Promise<void> {
+    await this.gate;
+    if (this.stopping) return;
+    this.dirty = false;
+    const { queue, store, log, tasks } = this.opts;
+    const pending = queue.drain();
+    const started = this.started.splice(0);
+    const outcomes = this.outcomes.splice(0);
+    try {
+      const state = store.current();
+      const newRefs = pending.flatMap((p) => (p.command.kind === 'create_want' ? p.command.request.partitions : []));
+      const resolved = await tasks.resolve(refsToResolve(state, newRefs));
+      const now = this.now();
+      const plan = planStep({
+        state: store.current(),
+        now,
+        commands: pending.map((p) => p.command),
+        started,
+        outcomes,
+        launched: this.launched,
+        tasks: resolved,
+        policy: tasks.policy,
+      });
+      if (plan.events.length > 0) await log.append(plan.events, now);
+      pending.forEach((p, i) => {
+        const reply = plan.replies[i]!;
+        p.resolve(reply.ok ? { ...reply, state: plan.state } : reply);
+      });
+      for (const id of plan.kill) this.opts.executor.cancel(id, 'want canceled');
+      for (const run of plan.launch) this.launch(run);
+      for (const s of started) this.launched.delete(s.job_run_id);
+      if (plan.events.length > 0 || plan.launch.length > 0) this.wake.next();
+    } catch (err) {
+      // Nothing of this step was recorded: callers hear of the fault, job-run news waits for the next step.
+      const error = err instanceof Error ? err : new Error(String(err));
+      for (const p of pending) p.reject(error);
+      this.started.unshift(...started);
+      this.outcomes.unshift(...outcomes);
+      throw err;
+    }
+  }
+
+  private launch(run: JobRunRecord): void {
+    const exec = this.opts.tasks.execFor(run.job_label);
+    const launch: JobLaunch = {
+      job_run_id: run.job_run_id,
+      argv: [...(exec?.exec ?? []), ...run.config.args],
+      env: run.config.env,
+      outputs: run.config.outputs,
+      cwd: this.opts.workspaceRoot,
+      stdin: JSON.stringify(run.config),
+      log_dir: join(this.opts.workspaceRoot, '.platform', 'logs', run.job_run_id),
+      timeout_seconds: exec?.timeout_seconds ?? 0,
+    };
+    this.launched.add(run.job_run_id);
+    const { pid } = this.opts.executor.start(launch);
+    this.started.push({ job_run_id: run.job_run_id, pid });
+    this.dirty = true;
+  }
+}

@@ -1,0 +1,311 @@
+/**
+ * One orchestrator step as a pure function: the state, the step's inputs (commands, job-run news, the clock
+ * reading, resolved job configs) in; the events to append, the replies, and the processes to start and kill
+ * out. The loop (orchestrator.ts) does the effects.
+ */
+import type { EventPayload, JobConfig } from '../events/build-event.js';
+import type { JobOutcome } from '../executor/job-launch.js';
+import type { BuildState, JobRunRecord, WantRecord } from '../state/build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES } from '../state/build-state.js';
+import { reduce } from '../state/reduce.js';
+import type { Command, CommandDecision } from './command.js';
+
+export type TaskResolution =
+  | { ok: true; job_label: string; config: JobConfig }
+  | { ok: false; job_label: string; error: string };
+
+export interface JobPolicy {
+  retries: number;
+  max_concurrency: number;
+}
+
+export interface SchedulingPolicy {
+  max_concurrent_job_runs: number;
+  jobs: ReadonlyMap<string, JobPolicy>;
+}
+
+export interface StepInput {
+  state: BuildState;
+  now: number;
+  commands: readonly Command[];
+  started: ReadonlyArray<{ job_run_id: string; pid: number }>;
+  outcomes: readonly JobOutcome[];
+  /** Queued runs already handed to the executor whose start is not yet recorded. */
+  launched: ReadonlySet<string>;
+  /** Configs for the refs `refsToResolve` named (and the refs of this step's new wants). */
+  tasks: ReadonlyMap<string, TaskResolution>;
+  policy: SchedulingPolicy;
+  /** The last step before shutdown: record what happened, schedule and start nothing. */
+  final?: boolean;
+}
+
+export interface StepPlan {
+  events: EventPayload[];
+  /** The input state with `events` folded in, as it will be once they are appended. */
+  state: BuildState;
+  /** One per command, in order. */
+  replies: CommandDecision[];
+  /** Queued runs to start now. */
+  launch: JobRunRecord[];
+  /** Running runs to kill (their cancel is already among `events`). */
+  kill: string[];
+}
+
+const BACKOFF_BASE_MS = 1000;
+const BACKOFF_MAX_MS = 60_000;
+
+export function retryDelayMs(attempt: number): number {
+  return Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1));
+}
+
+export function planStep(input: StepInput): StepPlan {
+  const plan = new Planner(input);
+  const replies = input.commands.map((c) => plan.command(c));
+  for (const s of input.started) plan.started(s.job_run_id, s.pid);
+  for (const o of input.outcomes) plan.outcome(o);
+  if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill };
+  plan.schedule();
+  const launch = plan.launches();
+  return { events: plan.events, state: plan.state, replies, launch, kill: plan.kill };
+}
+
+/** Refs whose configs the next step may need: partitions of active wants that no run is building. */
+export function refsToResolve(state: BuildState, extra: readonly string[] = []): string[] {
+  const refs = new Set<string>(extra);
+  for (const want of activeWants(state)) {
+    for (const ref of want.partitions) if (needsBuild(state, want, ref)) refs.add(ref);
+  }
+  return [...refs];
+}
+
+function* activeWants(state: BuildState): Generator<WantRecord> {
+  // Active wants are few compared to history; each status index is walked only over its own members.
+  const ids: Array<[number, string]> = [];
+  for (const status of ['idle', 'building', 'upstream_building'] as const) {
+    for (const entry of state.wants_by_status[status]) ids.push(entry);
+  }
+  ids.sort((a, b) => a[0] - b[0]);
+  for (const [, id] of ids) {
+    const want = state.wants.get(id);
+    if (want) yield want;
+  }
+}
+
+/** True when nothing has built the ref for this want and nothing is about to. */
+function needsBuild(state: BuildState, want: WantRecord, ref: string): boolean {
+  const p = state.partitions.get(ref);
+  if (!p) return true;
+  if (p.status === 'live' || p.status === 'building') return false;
+  if (p.status === 'failed') return p.changed_event_id <= want.created_event_id;
+  return true;
+}
+
+class Planner {
+  state: BuildState;
+  readonly events: EventPayload[] = [];
+  readonly kill: string[] = [];
+
+  constructor(private readonly input: StepInput) {
+    this.state = input.state;
+  }
+
+  private emit(payload: EventPayload): void {
+    this.events.push(payload);
+    this.state = reduce(this.state, { event_id: this.state.last_event_id + 1, timestamp: this.input.now, ...payload });
+  }
+
+  command(c: Command): CommandDecision {
+    if (c.kind === 'create_want') {
+      const want_id = `w-${this.state.wants.size + 1}`;
+      const r = c.request;
+      this.emit({
+        type: 'want_created',
+        want_created: {
+          want_id,
+          partitions: r.partitions,
+          comment: r.comment,
+          data_timestamp: r.data_timestamp,
+          ttl_seconds: r.ttl_seconds,
+          sla_seconds: r.sla_seconds,
+          source: 'user',
+          parent_want_id: '',
+          root_want_id: want_id,
+        },
+      });
+      return { ok: true, status: 201, want_id };
+    }
+    const want = this.state.wants.get(c.want_id);
+    if (!want) return { ok: false, status: 404, error: `No want with id '${c.want_id}'.`, want_id: c.want_id };
+    if (want.status === 'canceled') return { ok: true, status: 200, want_id: want.want_id };
+    if (TERMINAL_WANT_STATUSES.has(want.status)) {
+      return {
+        ok: false,
+        status: 409,
+        error: `Want '${want.want_id}' is already ${want.status}; only a want that is still building can be canceled.`,
+        want_id: want.want_id,
+      };
+    }
+    this.cancelWant(want, c.reason);
+    return { ok: true, status: 200, want_id: want.want_id };
+  }
+
+  /** Cancels the want and the wants derived from it, then every run that no active want still needs. */
+  private cancelWant(want: WantRecord, reason: string): void {
+    const runs = new Set<string>();
+    const stack = [want.want_id];
+    while (stack.length > 0) {
+      const w = this.state.wants.get(stack.pop()!);
+      if (!w || TERMINAL_WANT_STATUSES.has(w.status)) continue;
+      this.emit({ type: 'want_canceled', want_canceled: { want_id: w.want_id, reason } });
+      for (const id of w.job_run_ids) runs.add(id);
+      stack.push(...w.child_want_ids);
+    }
+    for (const id of runs) {
+      const run = this.state.job_runs.get(id);
+      if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) continue;
+      const stillWanted = run.config.outputs.some((ref) => (this.state.active_wants_by_ref.get(ref) ?? []).length > 0);
+      if (stillWanted) continue;
+      if (run.status === 'running' || this.input.launched.has(id)) this.kill.push(id);
+      this.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id: id, reason: `want ${want.want_id} canceled` } });
+    }
+  }
+
+  started(job_run_id: string, pid: number): void {
+    const run = this.state.job_runs.get(job_run_id);
+    if (run?.status !== 'queued') return;
+    this.emit({ type: 'job_run_started', job_run_started: { job_run_id, pid } });
+  }
+
+  outcome(o: JobOutcome): void {
+    const run = this.state.job_runs.get(o.job_run_id);
+    if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) return;
+    const job_run_id = o.job_run_id;
+    switch (o.status) {
+      case 'succeeded':
+        this.emit({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id } });
+        return;
+      case 'failed': {
+        const retries = this.input.policy.jobs.get(run.job_label)?.retries ?? 0;
+        const retry_at = run.attempt <= retries ? this.input.now + retryDelayMs(run.attempt) : 0;
+        this.emit({
+          type: 'job_run_failed',
+          job_run_failed: { job_run_id, exit_code: o.exit_code, signal: o.signal, reason: o.reason, retry_at },
+        });
+        return;
+      }
+      case 'dep_missed':
+        this.emit({ type: 'job_run_dep_missed', job_run_dep_missed: { job_run_id, missing: o.missing } });
+        return;
+      case 'canceled':
+        this.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id, reason: o.reason } });
+        return;
+    }
+  }
+
+  schedule(): void {
+    for (const want of [...activeWants(this.state)]) {
+      const current = this.state.wants.get(want.want_id);
+      if (!current || TERMINAL_WANT_STATUSES.has(current.status)) continue;
+      const missingInputs = new Set<string>();
+      for (const ref of current.partitions) this.scheduleRef(current, ref, missingInputs);
+      if (missingInputs.size > 0) this.deriveWant(current, [...missingInputs], 'derived');
+    }
+  }
+
+  private scheduleRef(want: WantRecord, ref: string, missingInputs: Set<string>): void {
+    const p = this.state.partitions.get(ref);
+    if (p?.status === 'building') {
+      const last = this.state.job_runs.get(p.job_run_id);
+      if (!last || ACTIVE_JOB_RUN_STATUSES.has(last.status)) return;
+      if (last.status === 'failed' && last.retry_at > 0 && this.input.now >= last.retry_at) {
+        this.queueRun(last.job_label, last.config, want, last.attempt + 1);
+      } else if (last.status === 'dep_missed') {
+        const notLive = last.missing.filter((m) => this.state.partitions.get(m)?.status !== 'live');
+        if (notLive.length === 0) this.queueRun(last.job_label, last.config, want, last.attempt);
+        const unwanted = notLive.filter((m) => !this.state.active_wants_by_ref.has(m));
+        if (unwanted.length > 0) this.deriveWant(want, unwanted, 'dep_missed');
+      }
+      return;
+    }
+    if (!needsBuild(this.state, want, ref)) return;
+    const task = this.input.tasks.get(ref);
+    if (!task) return; // resolved by the next step
+    if (!task.ok) {
+      this.failUnresolvable(ref, task, want);
+      return;
+    }
+    let ready = true;
+    for (const dep of task.config.inputs) {
+      if (dep.dep_type !== 'MATERIALIZE') continue;
+      const status = this.state.partitions.get(dep.partition_ref)?.status;
+      if (status === 'live') continue;
+      ready = false;
+      if (!this.state.active_wants_by_ref.has(dep.partition_ref)) missingInputs.add(dep.partition_ref);
+    }
+    if (ready) this.queueRun(task.job_label, task.config, want, 1);
+  }
+
+  private deriveWant(parent: WantRecord, partitions: string[], source: 'derived' | 'dep_missed'): void {
+    const want_id = `w-${this.state.wants.size + 1}`;
+    this.emit({
+      type: 'want_created',
+      want_created: {
+        want_id,
+        partitions,
+        comment: `inputs of ${parent.want_id}`,
+        data_timestamp: parent.data_timestamp,
+        ttl_seconds: parent.ttl_seconds,
+        sla_seconds: parent.sla_seconds,
+        source,
+        parent_want_id: parent.want_id,
+        root_want_id: parent.root_want_id,
+      },
+    });
+  }
+
+  private queueRun(job_label: string, config: JobConfig, want: WantRecord, attempt: number): string {
+    const job_run_id = `r-${this.state.job_runs.size + 1}`;
+    this.emit({ type: 'job_run_queued', job_run_queued: { job_run_id, job_label, config, want_ids: [want.want_id], attempt } });
+    return job_run_id;
+  }
+
+  /** A ref whose config cannot be made fails as a run that never started, so the reason is on record. */
+  private failUnresolvable(ref: string, task: { job_label: string; error: string }, want: WantRecord): void {
+    const job_run_id = this.queueRun(task.job_label, { outputs: [ref], inputs: [], args: [], env: {} }, want, 1);
+    this.emit({
+      type: 'job_run_failed',
+      job_run_failed: { job_run_id, exit_code: -1, signal: '', reason: task.error, retry_at: 0 },
+    });
+  }
+
+  /** Queued runs to start now, oldest first, within the global and per-job limits. */
+  launches(): JobRunRecord[] {
+    const { policy, launched } = this.input;
+    const perJob = new Map<string, number>();
+    let active = 0;
+    const count = (run: JobRunRecord) => {
+      active++;
+      perJob.set(run.job_label, (perJob.get(run.job_label) ?? 0) + 1);
+    };
+    for (const [, id] of this.state.job_runs_by_status.running) {
+      const run = this.state.job_runs.get(id);
+      if (run) count(run);
+    }
+    const waiting: JobRunRecord[] = [];
+    for (const [, id] of this.state.job_runs_by_status.queued) {
+      const run = this.state.job_runs.get(id);
+      if (!run) continue;
+      if (launched.has(id)) count(run);
+      else waiting.push(run);
+    }
+    const out: JobRunRecord[] = [];
+    for (const run of waiting) {
+      if (active >= policy.max_concurrent_job_runs) break;
+      const limit = policy.jobs.get(run.job_label)?.max_concurrency ?? 0;
+      if (limit > 0 && (perJob.get(run.job_label) ?? 0) >= limit) continue;
+      count(run);
+      out.push(run);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,10 @@
+/** Where the orchestrator gets a JobConfig for a ref: the graph, behind a narrow interface. */
+import type { TaskResolution, SchedulingPolicy } from './plan-step.js';
+
+export interface TaskSource {
+  /** Every ref gets a resolution; a ref that cannot be resolved gets `ok: false` with the reason. */
+  resolve(refs: readonly string[]): Promise<Map<string, TaskResolution>>;
+  readonly policy: SchedulingPolicy;
+  /** Program, timeout for a job label. */
+  execFor(job_label: string): { exec: string[]; timeout_seconds: number } | undefined;
+}

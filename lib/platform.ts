@@ -1,0 +1,108 @@
+/**
+ * A platform opened on a workspace, without HTTP: the log, the state fold, the orchestrator and the executor
+ * wired together. The server, the tests and other RxJS apps all start here.
+ */
+import { join } from 'node:path';
+import type { Observable } from 'rxjs';
+import type { BuildEvent } from './events/build-event.js';
+import { EventLog } from './events/event-log.js';
+import { tailEvents } from './events/event-tail.js';
+import { ProcessExecutor } from './executor/process-executor.js';
+import type { GraphDefinition } from './graph/graph-definition.js';
+import { JobResolver } from './graph/job-resolver.js';
+import { loadGraph } from './graph/load-graph.js';
+import type { CommandResult, CreateWantRequest } from './orchestrator/command.js';
+import { CommandQueue } from './orchestrator/command-queue.js';
+import { GraphTaskSource } from './orchestrator/graph-task-source.js';
+import { Orchestrator } from './orchestrator/orchestrator.js';
+import type { BuildState } from './state/build-state.js';
+import { StateStore } from './state/state-store.js';
+
+export interface PlatformOptions {
+  /** The job graph; default: `<workspace>/platform.json` (none = no jobs). */
+  graph?: GraphDefinition;
+  /** Command queue capacity; default 100. */
+  queueCapacity?: number;
+  /** Orchestrator tick; default 500 ms. */
+  tickMs?: number;
+  logError?: (message: string) => void;
+}
+
+export class Platform {
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    readonly workspaceRoot: string,
+    readonly log: EventLog,
+    readonly store: StateStore,
+    readonly queue: CommandQueue,
+    readonly executor: ProcessExecutor,
+    readonly resolver: JobResolver,
+    readonly orchestrator: Orchestrator,
+  ) {}
+
+  static async open(workspaceRoot: string, options: PlatformOptions = {}): Promise<Platform> {
+    const graph = options.graph ?? (await loadGraph(workspaceRoot));
+    const resolver = new JobResolver(graph, workspaceRoot);
+    const log = await EventLog.open(join(workspaceRoot, '.platform', 'bel'));
+    try {
+      const store = await StateStore.open(log);
+      const queue = new CommandQueue(options.queueCapacity ?? 100);
+      const executor = new ProcessExecutor();
+      const orchestrator = new Orchestrator({
+        log,
+        store,
+        queue,
+        executor,
+        tasks: new GraphTaskSource(resolver),
+        workspaceRoot,
+        ...(options.tickMs !== undefined ? { tickMs: options.tickMs } : {}),
+        ...(options.logError ? { logError: options.logError } : {}),
+      });
+      orchestrator.start();
+      return new Platform(workspaceRoot, log, store, queue, executor, resolver, orchestrator);
+    } catch (err) {
+      await log.close();
+      throw err;
+    }
+  }
+
+  /** Every event appended from now on. */
+  get events$(): Observable<BuildEvent> {
+    return this.log.appended$;
+  }
+
+  /** Events after `afterId` (0 = from the start), then live ones. */
+  eventsSince(afterId: number): Observable<BuildEvent> {
+    return tailEvents(this.log, afterId);
+  }
+
+  /** The build state, current value first, then after every event. */
+  get state$(): Observable<BuildState> {
+    return this.store.state$;
+  }
+
+  state(): BuildState {
+    return this.store.current();
+  }
+
+  /** Rejects with QueueFullError when 100 commands are already waiting. */
+  createWant(request: CreateWantRequest): Promise<CommandResult> {
+    return this.queue.offer({ kind: 'create_want', request });
+  }
+
+  cancelWant(want_id: string, reason = 'canceled by request'): Promise<CommandResult> {
+    return this.queue.offer({ kind: 'cancel_want', want_id, reason });
+  }
+
+  /** Lets the current orchestrator step finish, records running job runs as canceled, closes the log. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.orchestrator.shutdown();
+      this.queue.close();
+      this.store.close();
+      await this.log.close();
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,44 @@
+/** The express app: loopback guard, CORS for the local dashboard, JSON bodies up to 1 MiB, the routes, errors. */
+import cors from 'cors';
+import express, { type Express } from 'express';
+import { errorHandler } from './error-handler.js';
+import { HttpError } from './http-error.js';
+import { loopbackGuard } from './loopback-guard.js';
+import { eventsRoutes } from './routes/events-routes.js';
+import { jobRunsRoutes } from './routes/job-runs-routes.js';
+import { metricsRoutes } from './routes/metrics-routes.js';
+import { partitionsRoutes } from './routes/partitions-routes.js';
+import { wantsRoutes } from './routes/wants-routes.js';
+import { serviceRoutes } from './connect/service-routes.js';
+import type { ServerContext } from './server-context.js';
+
+export const DASHBOARD_ORIGIN = 'http://localhost:3000';
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export function createApp(ctx: ServerContext, onRequest: () => void, logError: (m: string) => void): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use((_req, _res, next) => {
+    onRequest();
+    next();
+  });
+  app.use(loopbackGuard);
+  // Only the dashboard's origin gets CORS headers; any other origin gets none, so browsers refuse it.
+  app.use(cors({ origin: (origin, cb) => cb(null, origin === DASHBOARD_ORIGIN), methods: ['GET', 'POST', 'DELETE'] }));
+  app.get('/health', (_req, res) => {
+    res.type('text/plain').send('OK');
+  });
+  app.use(serviceRoutes(ctx));
+  app.use(express.json({ limit: MAX_BODY_BYTES, strict: false }));
+  app.use(wantsRoutes(ctx));
+  app.use(partitionsRoutes(ctx));
+  app.use(jobRunsRoutes(ctx));
+  app.use(eventsRoutes(ctx));
+  app.use(metricsRoutes(ctx));
+  app.use((req, _res) => {
+    throw new HttpError(404, `No route ${req.method} ${req.path}. See README.md for the API.`);
+  });
+  app.use(errorHandler(logError));
+  return app;
+}

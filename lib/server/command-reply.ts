@@ -1,0 +1,17 @@
+/** Offers a command to the orchestrator and maps what comes back (or the refusal) onto HTTP. */
+import { QueueClosedError, QueueFullError } from '../orchestrator/command-queue.js';
+import type { CommandResult } from '../orchestrator/command.js';
+import { HttpError } from './http-error.js';
+
+export async function awaitCommand(offer: () => Promise<CommandResult>) {
+  let result: CommandResult;
+  try {
+    result = await offer();
+  } catch (err) {
+    if (err instanceof QueueFullError) throw new HttpError(503, err.message, undefined, { 'Retry-After': '1' });
+    if (err instanceof QueueClosedError) throw new HttpError(503, err.message, undefined, { 'Retry-After': '5' });
+    throw err;
+  }
+  if (!result.ok) throw new HttpError(result.status, result.error, result.want_id);
+  return result;
+}

@@ -1,0 +1,48 @@
+/** The last middleware: every error becomes JSON `{"error", "want_id"?}`; only real faults are 500s, and logged. */
+import type { NextFunction, Request, Response } from 'express';
+import { HttpError, errorBody } from './http-error.js';
+
+interface BodyParserError {
+  type: string;
+  status?: number;
+  limit?: number;
+  message: string;
+}
+
+function isBodyParserError(err: unknown): err is BodyParserError {
+  return typeof err === 'object' && err !== null && typeof (err as { type?: unknown }).type === 'string';
+}
+
+export function errorHandler(logError: (message: string) => void) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    if (err instanceof HttpError) {
+      res.set(err.headers).status(err.status).json(errorBody(err.message, err.wantId));
+      return;
+    }
+    if (isBodyParserError(err)) {
+      switch (err.type) {
+        case 'entity.too.large':
+          res.status(413).json(errorBody(`The request body is larger than the limit of ${err.limit ?? 1048576} bytes.`));
+          return;
+        case 'entity.parse.failed':
+          res.status(400).json(errorBody(`The body is not valid JSON: ${err.message}.`));
+          return;
+        case 'encoding.unsupported':
+        case 'charset.unsupported':
+          res.status(415).json(errorBody(`Unsupported body encoding: ${err.message}. Send UTF-8 JSON.`));
+          return;
+        default:
+          if (err.status && err.status >= 400 && err.status < 500) {
+            res.status(400).json(errorBody(`Bad request: ${err.message}.`));
+            return;
+          }
+      }
+    }
+    logError(`${req.method} ${req.originalUrl} failed: ${err instanceof Error ? err.stack : String(err)}`);
+    res.status(500).json(errorBody('Internal error; the server log has the details.'));
+  };
+}

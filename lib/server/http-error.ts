@@ -1,0 +1,21 @@
+/** Errors a handler throws on purpose; the error middleware turns them into `{"error", "want_id"?}`. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: 400 | 403 | 404 | 409 | 413 | 415 | 503 | 500,
+    message: string,
+    readonly wantId?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export interface ErrorBody {
+  error: string;
+  want_id?: string;
+}
+
+export function errorBody(message: string, wantId?: string): ErrorBody {
+  return wantId === undefined ? { error: message } : { error: message, want_id: wantId };
+}

@@ -1,0 +1,85 @@
+/**
+ * The daemon around a Platform: listens on 127.0.0.1 only, resets the idle clock on every request, and shuts
+ * down gracefully: stop accepting, end SSE streams, let in-flight requests finish (the orchestrator still
+ * answers them), then let the current orchestrator step finish and start no other, and close the log.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Subject, type Subscription } from 'rxjs';
+import type { Platform } from '../platform.js';
+import { createApp } from './app.js';
+import { IdleClock, idle$ } from './idle-clock.js';
+
+export interface HttpServerOptions {
+  port: number;
+  idleTimeoutMs?: number;
+  idleCheckMs?: number;
+  /** How long in-flight requests get to finish at shutdown before their sockets are closed. */
+  drainMs?: number;
+  log?: (line: string) => void;
+  logError?: (line: string) => void;
+}
+
+export interface RunningServer {
+  readonly port: number;
+  readonly url: string;
+  /** Resolves once shutdown is complete, whatever started it. */
+  readonly closed: Promise<void>;
+  close(reason?: string): Promise<void>;
+}
+
+export const DEFAULT_IDLE_TIMEOUT_MS = 3 * 3_600_000;
+export const DEFAULT_IDLE_CHECK_MS = 60_000;
+
+export async function startHttpServer(platform: Platform, options: HttpServerOptions): Promise<RunningServer> {
+  const log = options.log ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const logError = options.logError ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const shutdown$ = new Subject<void>();
+  const clock = new IdleClock();
+  const app = createApp({ platform, shutdown$ }, () => clock.touch(), logError);
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(options.port, '127.0.0.1', () => resolve(s));
+    s.once('error', (err: NodeJS.ErrnoException) => {
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(`Port ${options.port} on 127.0.0.1 is in use; pick another with --port (0 = any free port).`)
+          : err,
+      );
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  log(`Listening on ${url}`);
+
+  let closing: Promise<void> | undefined;
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((r) => (resolveClosed = r));
+  const timeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const idleSub: Subscription = idle$(clock, timeoutMs, options.idleCheckMs ?? DEFAULT_IDLE_CHECK_MS, () => platform.executor.runningCount() > 0).subscribe(
+    (idleMs) => {
+      const hours = (idleMs / 3_600_000).toFixed(2);
+      logError(`Server idle for ${hours} hours (timeout ${(timeoutMs / 3_600_000).toFixed(2)} hours), shutting down`);
+      void close('idle');
+    },
+  );
+
+  const close = (_reason = 'requested'): Promise<void> => {
+    closing ??= (async () => {
+      idleSub.unsubscribe();
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      shutdown$.next();
+      shutdown$.complete();
+      server.closeIdleConnections();
+      const drainMs = options.drainMs ?? 30_000;
+      const timer = setTimeout(() => server.closeAllConnections(), drainMs);
+      await drained;
+      clearTimeout(timer);
+      await platform.close();
+      log('Shutdown complete');
+      resolveClosed();
+    })();
+    return closing;
+  };
+
+  return { port, url, closed, close };
+}

@@ -1,0 +1,14 @@
+/**
+ * Refuses requests whose Host is not a loopback name: a page on another site that rebinds its DNS name to
+ * 127.0.0.1 would otherwise reach the daemon with the browser's blessing.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import { errorBody } from './http-error.js';
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+export function loopbackGuard(req: Request, res: Response, next: NextFunction): void {
+  const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
+  if (LOOPBACK_HOSTS.has(host)) return next();
+  res.status(403).json(errorBody(`Host '${req.headers.host ?? ''}' is not a loopback name; this server answers only on 127.0.0.1 and localhost.`));
+}

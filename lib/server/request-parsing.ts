@@ -1,0 +1,120 @@
+/** Turns query strings and JSON bodies into typed requests, or an HttpError that says what to fix. */
+import type { CreateWantRequest } from '../orchestrator/command.js';
+import type { PageQuery } from '../state/queries.js';
+import { HttpError } from './http-error.js';
+
+export const MAX_REF_LENGTH = 1024;
+export const MAX_PARTITIONS_PER_WANT = 10_000;
+export const MAX_COMMENT_LENGTH = 10_000;
+export const DEFAULT_PAGE = 100;
+export const MAX_PAGE = 1000;
+
+type Query = Record<string, unknown>;
+
+export function intParam(query: Query, name: string, fallback: number, min: number, max: number): number {
+  const raw = query[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw)) {
+    throw new HttpError(400, `Query parameter '${name}' must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}.`);
+  }
+  const n = Number(raw);
+  if (n < min || n > max) throw new HttpError(400, `Query parameter '${name}' must be from ${min} to ${max}, got ${n}.`);
+  return n;
+}
+
+export function enumParam<T extends string>(query: Query, name: string, allowed: readonly T[]): T | undefined {
+  const raw = query[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string' || !(allowed as readonly string[]).includes(raw)) {
+    throw new HttpError(400, `Query parameter '${name}' must be one of ${allowed.join(', ')}; got ${JSON.stringify(raw)}.`);
+  }
+  return raw as T;
+}
+
+export function stringParam(query: Query, name: string, maxLength: number): string | undefined {
+  const raw = query[name];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || raw.length > maxLength) {
+    throw new HttpError(400, `Query parameter '${name}' must be one string of at most ${maxLength} characters.`);
+  }
+  return raw;
+}
+
+export function pageQuery(query: Query): PageQuery {
+  return {
+    offset: intParam(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
+    limit: intParam(query, 'limit', DEFAULT_PAGE, 1, MAX_PAGE),
+    reverse: enumParam(query, 'order', ['asc', 'desc'] as const) === 'desc',
+  };
+}
+
+const WANT_FIELDS = new Set(['partitions', 'comment', 'data_timestamp', 'ttl_seconds', 'sla_seconds']);
+
+/** Checks a ref's shape only; whether a job produces it is the graph's question. */
+export function checkRef(ref: unknown, where: string): string {
+  if (typeof ref !== 'string') throw new HttpError(400, `${where} must be a string, got ${typeName(ref)}.`);
+  if (ref.trim() === '') throw new HttpError(400, `${where} is empty; a partition ref looks like 'daily/revenue/date=2026-01-05'.`);
+  if (ref.length > MAX_REF_LENGTH) {
+    throw new HttpError(400, `${where} is ${ref.length} characters long; the limit is ${MAX_REF_LENGTH}.`);
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(ref)) throw new HttpError(400, `${where} contains a control character.`);
+  return ref;
+}
+
+export function parseCreateWant(body: unknown): CreateWantRequest {
+  if (body === undefined) {
+    throw new HttpError(400, "Expected a JSON body (Content-Type: application/json) like {\"partitions\": [\"daily/revenue/date=2026-01-05\"]}.");
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new HttpError(400, `The body must be a JSON object, got ${typeName(body)}.`);
+  }
+  const b = body as Record<string, unknown>;
+  for (const key of Object.keys(b)) {
+    if (!WANT_FIELDS.has(key)) {
+      throw new HttpError(400, `Unknown field '${key}'; a want takes ${[...WANT_FIELDS].join(', ')}.`);
+    }
+  }
+  if (!Array.isArray(b.partitions) || b.partitions.length === 0) {
+    throw new HttpError(400, "Field 'partitions' must be a non-empty array of partition refs.");
+  }
+  if (b.partitions.length > MAX_PARTITIONS_PER_WANT) {
+    throw new HttpError(400, `A want may name at most ${MAX_PARTITIONS_PER_WANT} partitions; got ${b.partitions.length}. Split it into several wants.`);
+  }
+  const partitions = [...new Set(b.partitions.map((ref, i) => checkRef(ref, `partitions[${i}]`)))];
+  const comment = b.comment ?? '';
+  if (typeof comment !== 'string' || comment.length > MAX_COMMENT_LENGTH) {
+    throw new HttpError(400, `Field 'comment' must be a string of at most ${MAX_COMMENT_LENGTH} characters.`);
+  }
+  return {
+    partitions,
+    comment,
+    data_timestamp: parseTimestamp(b.data_timestamp),
+    ttl_seconds: seconds(b.ttl_seconds, 'ttl_seconds'),
+    sla_seconds: seconds(b.sla_seconds, 'sla_seconds'),
+  };
+}
+
+function seconds(value: unknown, name: string): number {
+  if (value === undefined || value === null) return 0;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new HttpError(400, `Field '${name}' must be a whole number of seconds (0 or more), got ${JSON.stringify(value)}.`);
+  }
+  return value;
+}
+
+function parseTimestamp(value: unknown): number {
+  if (value === undefined || value === null || value === '') return 0;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  if (typeof value === 'string') {
+    const ms = Date.parse(value);
+    if (!Number.isNaN(ms) && ms >= 0) return ms;
+  }
+  throw new HttpError(400, `Field 'data_timestamp' must be an ISO 8601 time (e.g. 2026-01-05T00:00:00Z) or epoch milliseconds, got ${JSON.stringify(value)}.`);
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}

@@ -1,0 +1,47 @@
+import { Router } from 'express';
+import { map } from 'rxjs';
+import { eventView } from '../../state/views.js';
+import { HttpError } from '../http-error.js';
+import { intParam } from '../request-parsing.js';
+import type { ServerContext } from '../server-context.js';
+import { sendSse } from '../sse.js';
+
+export const MAX_EVENTS_PER_READ = 10_000;
+
+export function eventsRoutes({ platform, shutdown$ }: ServerContext): Router {
+  const router = Router();
+
+  router.get('/api/events', async (req, res) => {
+    const offset = intParam(req.query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+    const limit = intParam(req.query, 'limit', MAX_EVENTS_PER_READ, 1, MAX_EVENTS_PER_READ);
+    const events = await platform.log.list(offset, limit);
+    res.json({ data: events.map(eventView), latest_id: platform.log.latestId(), offset, limit });
+  });
+
+  // Resumes after `Last-Event-ID` (what EventSource sends on reconnect) or `?after=`; a new stream starts now.
+  router.get('/api/events/stream', (req, res) => {
+    const header = req.get('Last-Event-ID');
+    let after: number;
+    if (header !== undefined) {
+      if (!/^\d+$/.test(header)) throw new HttpError(400, `Last-Event-ID must be an event id, got ${JSON.stringify(header)}.`);
+      after = Number(header);
+    } else {
+      after = intParam(req.query, 'after', platform.log.latestId(), 0, Number.MAX_SAFE_INTEGER);
+    }
+    const messages$ = platform
+      .eventsSince(after)
+      .pipe(map((e) => ({ event: e.type, id: e.event_id, data: JSON.stringify(eventView(e)) })));
+    sendSse(req, res, messages$, shutdown$);
+  });
+
+  router.get('/api/events/:id', async (req, res) => {
+    if (!/^\d+$/.test(req.params.id) || Number(req.params.id) < 1 || !Number.isSafeInteger(Number(req.params.id))) {
+      throw new HttpError(400, `An event id is a whole number from 1, got '${req.params.id}'.`);
+    }
+    const event = await platform.log.get(Number(req.params.id));
+    if (!event) throw new HttpError(404, `No event with id ${req.params.id}; the latest is ${platform.log.latestId()}.`);
+    res.json(eventView(event));
+  });
+
+  return router;
+}

@@ -1,0 +1,51 @@
+import { Router } from 'express';
+import { isGraphError } from '../../graph/graph-error.js';
+import { WANT_STATUSES } from '../../state/build-state.js';
+import { listWants } from '../../state/queries.js';
+import { wantView } from '../../state/views.js';
+import { awaitCommand } from '../command-reply.js';
+import { HttpError } from '../http-error.js';
+import { enumParam, pageQuery, parseCreateWant } from '../request-parsing.js';
+import type { ServerContext } from '../server-context.js';
+
+export function wantsRoutes({ platform }: ServerContext): Router {
+  const router = Router();
+
+  router.get('/api/wants', (req, res) => {
+    const status = enumParam(req.query, 'status', WANT_STATUSES);
+    res.json(listWants(platform.state(), { ...pageQuery(req.query), ...(status ? { status } : {}) }));
+  });
+
+  router.post('/api/wants', async (req, res) => {
+    const request = parseCreateWant(req.body);
+    // A ref no job produces is refused now, not discovered later as a failed build.
+    for (const ref of request.partitions) {
+      try {
+        platform.resolver.jobFor(ref);
+      } catch (err) {
+        if (isGraphError(err)) throw new HttpError(400, err.message);
+        throw err;
+      }
+    }
+    const result = await awaitCommand(() => platform.createWant(request));
+    const want = result.state.wants.get(result.want_id);
+    if (!want) throw new Error(`orchestrator replied with unknown want ${result.want_id}`);
+    res.status(201).json({ want_id: result.want_id, want: wantView(result.state, want) });
+  });
+
+  router.get('/api/wants/:id', (req, res) => {
+    const state = platform.state();
+    const want = state.wants.get(req.params.id);
+    if (!want) throw new HttpError(404, `No want with id '${req.params.id}'.`, req.params.id);
+    res.json(wantView(state, want));
+  });
+
+  router.delete('/api/wants/:id', async (req, res) => {
+    const result = await awaitCommand(() => platform.cancelWant(req.params.id));
+    const want = result.state.wants.get(result.want_id);
+    if (!want) throw new Error(`orchestrator replied with unknown want ${result.want_id}`);
+    res.status(200).json(wantView(result.state, want));
+  });
+
+  return router;
+}

@@ -1,0 +1,40 @@
+/** Server-Sent Events fed straight from an observable; the stream ends when it completes or the server stops. */
+import type { Request, Response } from 'express';
+import { type Observable, interval, merge, map, takeUntil } from 'rxjs';
+
+export interface SseMessage {
+  event?: string;
+  id?: number | string;
+  data: string;
+}
+
+const HEARTBEAT_MS = 15_000;
+
+export function sendSse(req: Request, res: Response, messages$: Observable<SseMessage>, stop$: Observable<unknown>): void {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache');
+  res.setHeader('Connection', 'keep-alive');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.flushHeaders();
+  // A comment line now and then keeps proxies and idle sockets from dropping a quiet stream.
+  const heartbeat$ = interval(HEARTBEAT_MS).pipe(map(() => ': heartbeat\n\n'));
+  const frames$ = merge(messages$.pipe(map(frame)), heartbeat$).pipe(takeUntil(stop$));
+  const subscription = frames$.subscribe({
+    next: (text) => res.write(text),
+    error: (err: unknown) => {
+      res.write(frame({ event: 'error', data: JSON.stringify({ error: err instanceof Error ? err.message : String(err) }) }));
+      res.end();
+    },
+    complete: () => res.end(),
+  });
+  req.on('close', () => subscription.unsubscribe());
+}
+
+function frame(m: SseMessage): string {
+  let out = '';
+  if (m.event) out += `event: ${m.event}\n`;
+  if (m.id !== undefined) out += `id: ${m.id}\n`;
+  for (const line of m.data.split('\n')) out += `data: ${line}\n`;
+  return `${out}\n`;
+}

@@ -1,0 +1,69 @@
+/**
+ * Writes of one record into BuildState that keep every index in step (by status, by ref, by order).
+ * Pure: each returns a new state; the persistent maps share everything the write did not touch.
+ */
+import type {
+  BuildState,
+  JobRunRecord,
+  PartitionRecord,
+  WantRecord,
+} from './build-state.js';
+import { TERMINAL_WANT_STATUSES } from './build-state.js';
+
+export function putWant(state: BuildState, want: WantRecord): BuildState {
+  const old = state.wants.get(want.want_id);
+  let wantsByStatus = state.wants_by_status;
+  let activeByRef = state.active_wants_by_ref;
+  if (!old || old.status !== want.status) {
+    const byStatus = { ...wantsByStatus };
+    if (old) byStatus[old.status] = byStatus[old.status].delete(old.seq);
+    byStatus[want.status] = byStatus[want.status].set(want.seq, want.want_id);
+    wantsByStatus = byStatus;
+  }
+  const wasActive = old !== undefined && !TERMINAL_WANT_STATUSES.has(old.status);
+  const isActive = !TERMINAL_WANT_STATUSES.has(want.status);
+  if (wasActive !== isActive) {
+    for (const ref of want.partitions) {
+      activeByRef = activeByRef.update(ref, (ids = []) => {
+        const next = isActive ? [...ids, want.want_id] : ids.filter((id) => id !== want.want_id);
+        return next.length > 0 ? next : undefined;
+      });
+    }
+  }
+  return {
+    ...state,
+    wants: state.wants.set(want.want_id, want),
+    want_order: old ? state.want_order : state.want_order.set(want.seq, want.want_id),
+    wants_by_status: wantsByStatus,
+    active_wants_by_ref: activeByRef,
+  };
+}
+
+export function putPartition(state: BuildState, partition: PartitionRecord): BuildState {
+  const old = state.partitions.get(partition.ref);
+  let byStatus = state.partitions_by_status;
+  if (!old || old.status !== partition.status) {
+    const next = { ...byStatus };
+    if (old) next[old.status] = next[old.status].delete(old.ref);
+    next[partition.status] = next[partition.status].set(partition.ref, true);
+    byStatus = next;
+  }
+  return { ...state, partitions: state.partitions.set(partition.ref, partition), partitions_by_status: byStatus };
+}
+
+export function putJobRun(state: BuildState, run: JobRunRecord): BuildState {
+  const old = state.job_runs.get(run.job_run_id);
+  let byStatus = state.job_runs_by_status;
+  if (!old || old.status !== run.status) {
+    const next = { ...byStatus };
+    if (old) next[old.status] = next[old.status].delete(old.seq);
+    next[run.status] = next[run.status].set(run.seq, run.job_run_id);
+    byStatus = next;
+  }
+  return {
+    ...state,
+    job_runs: state.job_runs.set(run.job_run_id, run),
+    job_run_order: old ? state.job_run_order : state.job_run_order.set(run.seq, run.job_run_id),
+    job_runs_by_status: byStatus,
+  };
+}

@@ -1,0 +1,81 @@
+/** Pages of build state. Each costs O(log n + page) through the state's indexes, never a scan of history. */
+import type { BuildState, JobRunStatus, PartitionStatus, WantStatus } from './build-state.js';
+import type { OrderedMap } from './ordered-map.js';
+import {
+  jobRunView,
+  partitionView,
+  wantView,
+  type JobRunView,
+  type PartitionView,
+  type WantView,
+} from './views.js';
+
+export interface Page<T> {
+  data: T[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+export interface PageQuery {
+  offset: number;
+  limit: number;
+  /** Newest first. */
+  reverse: boolean;
+}
+
+function pageOf<K, V, T>(index: OrderedMap<K, V>, q: PageQuery, render: (entry: [K, V]) => T | undefined): Page<T> {
+  const entries = q.reverse ? index.sliceReverse(q.offset, q.limit) : index.slice(q.offset, q.limit);
+  const data: T[] = [];
+  for (const entry of entries) {
+    const item = render(entry);
+    if (item !== undefined) data.push(item);
+  }
+  return { data, total: index.size, offset: q.offset, limit: q.limit };
+}
+
+export function listWants(state: BuildState, q: PageQuery & { status?: WantStatus }): Page<WantView> {
+  const index = q.status ? state.wants_by_status[q.status] : state.want_order;
+  return pageOf(index, q, ([, id]) => {
+    const w = state.wants.get(id);
+    return w && wantView(state, w);
+  });
+}
+
+export function listJobRuns(state: BuildState, q: PageQuery & { status?: JobRunStatus }): Page<JobRunView> {
+  const index = q.status ? state.job_runs_by_status[q.status] : state.job_run_order;
+  return pageOf(index, q, ([, id]) => {
+    const r = state.job_runs.get(id);
+    return r && jobRunView(r);
+  });
+}
+
+/**
+ * Partitions sorted by ref. With a prefix the page is a range scan from the prefix's first key; `total` is then
+ * the count in that range, found by rank arithmetic rather than by walking it.
+ */
+export function listPartitions(
+  state: BuildState,
+  q: PageQuery & { status?: PartitionStatus; prefix?: string },
+): Page<PartitionView> {
+  const index: OrderedMap<string, unknown> = q.status ? state.partitions_by_status[q.status] : state.partitions;
+  const prefix = q.prefix ?? '';
+  const start = prefix ? index.rank(prefix) : 0;
+  const end = prefix ? index.rank(prefixEnd(prefix)) : index.size;
+  const total = end - start;
+  const hi = q.reverse ? end - q.offset : Math.min(end, start + q.offset + q.limit);
+  const lo = q.reverse ? Math.max(start, hi - q.limit) : start + q.offset;
+  const entries = index.slice(lo, Math.max(0, hi - lo));
+  if (q.reverse) entries.reverse();
+  const data: PartitionView[] = [];
+  for (const [ref] of entries) {
+    const p = state.partitions.get(ref);
+    if (p) data.push(partitionView(p));
+  }
+  return { data, total, offset: q.offset, limit: q.limit };
+}
+
+/** The smallest string greater than every string that starts with `prefix`. */
+function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}

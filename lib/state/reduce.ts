@@ -1,0 +1,190 @@
+/**
+ * The fold: build state is `events.reduce(reduce, initialState())`. Pure: no clock, no I/O, no mutation of
+ * its inputs, so replaying the log any number of times gives the same state.
+ */
+import type { BuildEvent } from '../events/build-event.js';
+import type { BuildState, JobRunRecord, JobRunStatus, PartitionStatus, WantRecord } from './build-state.js';
+import { TERMINAL_WANT_STATUSES } from './build-state.js';
+import { putJobRun, putPartition, putWant } from './indexed-records.js';
+import { deriveWantStatus } from './want-status.js';
+
+export function reduce(state: BuildState, event: BuildEvent): BuildState {
+  const s: BuildState = { ...state, last_event_id: event.event_id };
+  const at = event.timestamp;
+  switch (event.type) {
+    case 'want_created': {
+      const e = event.want_created;
+      if (s.wants.has(e.want_id)) return s;
+      let want: WantRecord = {
+        want_id: e.want_id,
+        seq: s.wants.size + 1,
+        created_event_id: event.event_id,
+        partitions: [...new Set(e.partitions)],
+        comment: e.comment,
+        data_timestamp: e.data_timestamp,
+        ttl_seconds: e.ttl_seconds,
+        sla_seconds: e.sla_seconds,
+        source: e.source,
+        parent_want_id: e.parent_want_id,
+        root_want_id: e.root_want_id || e.want_id,
+        status: 'idle',
+        created_at: at,
+        updated_at: at,
+        child_want_ids: [],
+        job_run_ids: joinedRuns(s, e.partitions),
+        cancel_reason: '',
+      };
+      want = { ...want, status: deriveWantStatus(s, want) };
+      let next = putWant(s, want);
+      const parent = next.wants.get(e.parent_want_id);
+      if (parent) {
+        next = putWant(next, { ...parent, child_want_ids: [...parent.child_want_ids, want.want_id] });
+        next = refreshWant(next, parent.want_id, at);
+      }
+      return next;
+    }
+    case 'want_canceled': {
+      const e = event.want_canceled;
+      const want = s.wants.get(e.want_id);
+      if (!want || TERMINAL_WANT_STATUSES.has(want.status)) return s;
+      const next = putWant(s, { ...want, status: 'canceled', cancel_reason: e.reason, updated_at: at });
+      return refreshWant(next, want.parent_want_id, at);
+    }
+    case 'job_run_queued': {
+      const e = event.job_run_queued;
+      if (s.job_runs.has(e.job_run_id)) return s;
+      const run: JobRunRecord = {
+        job_run_id: e.job_run_id,
+        seq: s.job_runs.size + 1,
+        job_label: e.job_label,
+        config: e.config,
+        want_ids: e.want_ids,
+        attempt: e.attempt,
+        status: 'queued',
+        pid: 0,
+        exit_code: null,
+        signal: '',
+        reason: '',
+        retry_at: 0,
+        missing: [],
+        queued_at: at,
+        started_at: null,
+        ended_at: null,
+      };
+      let next = putJobRun(s, run);
+      // Every active want on an output serves as a want of this run, whether it asked first or joined.
+      const served = new Set(e.want_ids);
+      for (const ref of e.config.outputs) for (const id of next.active_wants_by_ref.get(ref) ?? []) served.add(id);
+      for (const id of served) {
+        const w = next.wants.get(id);
+        if (w && !w.job_run_ids.includes(run.job_run_id)) {
+          next = putWant(next, { ...w, job_run_ids: [...w.job_run_ids, run.job_run_id] });
+        }
+      }
+      return setPartitions(next, e.config.outputs, 'building', run.job_run_id, event.event_id, at);
+    }
+    case 'job_run_started': {
+      const e = event.job_run_started;
+      return updateRun(s, e.job_run_id, (r) => ({ ...r, status: 'running', pid: e.pid, started_at: at }));
+    }
+    case 'job_run_succeeded':
+      return endRun(s, event.job_run_succeeded.job_run_id, 'succeeded', { exit_code: 0 }, 'live', event.event_id, at);
+    case 'job_run_failed': {
+      const e = event.job_run_failed;
+      const detail = { exit_code: e.exit_code, signal: e.signal, reason: e.reason, retry_at: e.retry_at };
+      // A failure that will be retried keeps its partitions building.
+      const partition: PartitionStatus = e.retry_at > 0 ? 'building' : 'failed';
+      return endRun(s, e.job_run_id, 'failed', detail, partition, event.event_id, at);
+    }
+    case 'job_run_canceled': {
+      const e = event.job_run_canceled;
+      return endRun(s, e.job_run_id, 'canceled', { reason: e.reason }, 'canceled', event.event_id, at);
+    }
+    case 'job_run_dep_missed': {
+      const e = event.job_run_dep_missed;
+      // The outputs stay building: they are rebuilt once the missing inputs are live.
+      return endRun(s, e.job_run_id, 'dep_missed', { missing: e.missing }, 'building', event.event_id, at);
+    }
+    case 'partition_tainted': {
+      const e = event.partition_tainted;
+      const p = s.partitions.get(e.partition_ref);
+      if (!p) return s;
+      return putPartition(s, { ...p, status: 'tainted', changed_event_id: event.event_id, updated_at: at });
+    }
+  }
+}
+
+function joinedRuns(state: BuildState, refs: readonly string[]): string[] {
+  const ids = new Set<string>();
+  for (const ref of refs) {
+    const p = state.partitions.get(ref);
+    if (p?.status !== 'building') continue;
+    const run = state.job_runs.get(p.job_run_id);
+    if (run && (run.status === 'queued' || run.status === 'running')) ids.add(run.job_run_id);
+  }
+  return [...ids];
+}
+
+function updateRun(state: BuildState, id: string, fn: (r: JobRunRecord) => JobRunRecord): BuildState {
+  const run = state.job_runs.get(id);
+  return run ? putJobRun(state, fn(run)) : state;
+}
+
+function endRun(
+  state: BuildState,
+  id: string,
+  status: JobRunStatus,
+  detail: Partial<JobRunRecord>,
+  partitionStatus: PartitionStatus,
+  eventId: number,
+  at: number,
+): BuildState {
+  const run = state.job_runs.get(id);
+  // An outcome for a run that already ended (a kill racing a cancel) changes nothing.
+  if (!run || (run.status !== 'queued' && run.status !== 'running')) return state;
+  const next = putJobRun(state, { ...run, ...detail, status, ended_at: at });
+  // Only the outputs this run is still responsible for move; a newer run owns the rest.
+  const owned = run.config.outputs.filter((ref) => next.partitions.get(ref)?.job_run_id === id);
+  return setPartitions(next, owned, partitionStatus, id, eventId, at);
+}
+
+function setPartitions(
+  state: BuildState,
+  refs: readonly string[],
+  status: PartitionStatus,
+  runId: string,
+  eventId: number,
+  at: number,
+): BuildState {
+  let next = state;
+  for (const ref of refs) {
+    const old = next.partitions.get(ref);
+    next = putPartition(next, {
+      ref,
+      status,
+      job_run_id: runId,
+      changed_event_id: old && old.status === status ? old.changed_event_id : eventId,
+      created_at: old ? old.created_at : at,
+      updated_at: at,
+    });
+  }
+  for (const ref of refs) {
+    for (const wantId of next.active_wants_by_ref.get(ref) ?? []) next = refreshWant(next, wantId, at);
+  }
+  return next;
+}
+
+/** Re-derives a want's status; a want that turns terminal re-derives its parent, up to the root. */
+function refreshWant(state: BuildState, wantId: string, at: number): BuildState {
+  let next = state;
+  let id = wantId;
+  while (id) {
+    const want = next.wants.get(id);
+    if (!want) break;
+    const status = deriveWantStatus(next, want);
+    if (status === want.status) break;
+    next = putWant(next, { ...want, status, updated_at: at });
+    id = want.parent_want_id;
+  }
+  return next;
+}

@@ -1,0 +1,134 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { firstValueFrom, of, Subject, take, toArray } from 'rxjs';
+import { followFile } from '../lib/executor/follow-file.js';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function tempDir(t: { teardown: (fn: () => void) => void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-follow-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await sleep(10);
+  }
+  return cond();
+}
+
+test('follows a file while another process appends, and completes after done$ with everything', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'out.log');
+  writeFileSync(file, 'existing 1\nexisting 2\n');
+  const done$ = new Subject<void>();
+  const got: string[] = [];
+  let beforeExit = 0;
+  let exited = false;
+  const completed = new Promise<void>((resolve, reject) =>
+    followFile(file, done$).subscribe({
+      next: (line) => {
+        got.push(line);
+        if (!exited) beforeExit++;
+      },
+      error: reject,
+      complete: resolve,
+    }),
+  );
+  const writer = spawn('bash', ['-c', `for i in $(seq 1 30); do echo "line $i" >> '${file}'; sleep 0.02; done`]);
+  writer.on('exit', () => {
+    exited = true;
+    done$.next();
+  });
+  await completed;
+  const expected = ['existing 1', 'existing 2', ...Array.from({ length: 30 }, (_, i) => `line ${i + 1}`)];
+  t.deepEqual(got, expected);
+  t.true(beforeExit > 2, `lines arrived while the writer ran (${beforeExit})`);
+});
+
+test('holds back a partial line until its newline, and emits a final partial line at the end', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'out.log');
+  writeFileSync(file, 'abc');
+  const done$ = new Subject<void>();
+  const got: string[] = [];
+  let complete = false;
+  followFile(file, done$, 20).subscribe({ next: (l) => got.push(l), complete: () => (complete = true) });
+  await sleep(150);
+  t.deepEqual(got, []);
+  appendFileSync(file, 'def\r\nsecond\n');
+  t.true(await waitFor(() => got.length === 2, 2000));
+  t.deepEqual(got, ['abcdef', 'second']);
+  // A multi-byte character split across two writes.
+  const e = Buffer.from('é');
+  appendFileSync(file, Buffer.concat([Buffer.from('caf'), e.subarray(0, 1)]));
+  await sleep(100);
+  appendFileSync(file, Buffer.concat([e.subarray(1), Buffer.from('\n\nlast, no newline')]));
+  await sleep(100);
+  t.false(complete);
+  done$.next();
+  t.true(await waitFor(() => complete, 2000));
+  t.deepEqual(got, ['abcdef', 'second', 'café', '', 'last, no newline']);
+});
+
+test('waits for a file that is created later', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'later.log');
+  const done$ = new Subject<void>();
+  const all = firstValueFrom(followFile(file, done$, 20).pipe(toArray()));
+  await sleep(150);
+  writeFileSync(file, 'one\ntwo\n');
+  await sleep(150);
+  appendFileSync(file, 'three\n');
+  done$.next();
+  t.deepEqual(await all, ['one', 'two', 'three']);
+});
+
+test('done$ that already emitted reads the whole file and completes; a missing file gives nothing', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'out.log');
+  const big = Array.from({ length: 50000 }, (_, i) => `row ${i}`);
+  writeFileSync(file, big.join('\n') + '\n');
+  t.deepEqual(await firstValueFrom(followFile(file, of(true)).pipe(toArray())), big);
+  t.deepEqual(await firstValueFrom(followFile(join(dir, 'absent.log'), of(true)).pipe(toArray())), []);
+});
+
+test('take() and unsubscribe stop following', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'out.log');
+  writeFileSync(file, 'a\nb\nc\n');
+  const never$ = new Subject<void>();
+  t.deepEqual(await firstValueFrom(followFile(file, never$, 20).pipe(take(2), toArray())), ['a', 'b']);
+  const got: string[] = [];
+  const sub = followFile(file, never$, 20).subscribe((l) => got.push(l));
+  t.true(await waitFor(() => got.length === 3, 2000));
+  sub.unsubscribe();
+  appendFileSync(file, 'd\n');
+  await sleep(150);
+  t.deepEqual(got, ['a', 'b', 'c']);
+});
+
+test('a truncated file is read again from its start', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'out.log');
+  writeFileSync(file, 'old 1\nold 2\n');
+  const done$ = new Subject<void>();
+  const got: string[] = [];
+  const completed = new Promise<void>((resolve) =>
+    followFile(file, done$, 20).subscribe({ next: (l) => got.push(l), complete: resolve }),
+  );
+  t.true(await waitFor(() => got.length === 2, 2000));
+  truncateSync(file, 0);
+  await sleep(100);
+  appendFileSync(file, 'new\n');
+  t.true(await waitFor(() => got.length === 3, 2000));
+  done$.next();
+  await completed;
+  t.deepEqual(got, ['old 1', 'old 2', 'new']);
+});

@@ -1,0 +1,175 @@
+/**
+ * fast-check arbitraries producing valid build events (the plain shape of lib/events/build-event.ts).
+ *
+ * - `arbEventPayload()` / `arbBuildEvent()`: any valid payload / event, with wide-ranging strings and integers.
+ * - `arbEventPayload({ pooled: true })`: ids and refs drawn from small pools (w1..w4, r1..r4, p1..p6), so random
+ *   events refer to each other (a want's partitions, a run's wants, ...) — useful to fold random event lists.
+ * - `arbEventList()`: a list of events as the log stores them: ids dense from 1, non-decreasing timestamps.
+ */
+import fc from 'fast-check';
+import type {
+  BuildEvent,
+  DataDep,
+  EventPayload,
+  EventType,
+  JobConfig,
+  WantSource,
+} from '../../lib/events/build-event.js';
+
+export interface PayloadOptions {
+  /** Draw want ids, job run ids, job labels and partition refs from small pools. Default false. */
+  pooled?: boolean;
+}
+
+const UINT32_MAX = 0xffffffff;
+
+/** Strings that survive UTF-8: printable ASCII most of the time, any code point (no lone surrogates) sometimes. */
+export const arbText: fc.Arbitrary<string> = fc.oneof(
+  { arbitrary: fc.string({ maxLength: 12 }), weight: 4 },
+  { arbitrary: fc.string({ unit: 'binary', maxLength: 8 }), weight: 1 },
+  { arbitrary: fc.string({ unit: 'grapheme', maxLength: 4 }), weight: 1 },
+);
+
+const arbInt64 = fc.oneof(
+  fc.integer({ min: -1000, max: 2_000_000_000_000 }),
+  fc.constantFrom(0, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, -1, 2 ** 32, 2 ** 53 - 2),
+);
+const arbUint64 = fc.oneof(
+  fc.integer({ min: 0, max: 1_000_000 }),
+  fc.constantFrom(0, Number.MAX_SAFE_INTEGER, 2 ** 32, 2 ** 32 - 1, 2 ** 40 + 7),
+);
+const arbUint32 = fc.oneof(fc.integer({ min: 0, max: 100 }), fc.constantFrom(0, UINT32_MAX, 2 ** 31));
+const arbInt32 = fc.oneof(fc.integer({ min: -1, max: 255 }), fc.constantFrom(-(2 ** 31), 2 ** 31 - 1));
+
+export const arbWantSource: fc.Arbitrary<WantSource> = fc.constantFrom('user', 'derived', 'dep_missed');
+
+interface Pools {
+  wantId: fc.Arbitrary<string>;
+  jobRunId: fc.Arbitrary<string>;
+  jobLabel: fc.Arbitrary<string>;
+  ref: fc.Arbitrary<string>;
+}
+
+function pools(options: PayloadOptions): Pools {
+  if (options.pooled) {
+    return {
+      wantId: fc.constantFrom('w1', 'w2', 'w3', 'w4'),
+      jobRunId: fc.constantFrom('r1', 'r2', 'r3', 'r4'),
+      jobLabel: fc.constantFrom('//jobs:a', '//jobs:b'),
+      ref: fc.constantFrom('p1', 'p2', 'p3', 'p4', 'p5', 'p6'),
+    };
+  }
+  return { wantId: arbText, jobRunId: arbText, jobLabel: arbText, ref: arbText };
+}
+
+// Env keys: anything but '__proto__' (an object key that plain JS objects cannot hold as data).
+const arbEnvKey = arbText.filter((k) => k !== '__proto__');
+
+export function arbDataDep(options: PayloadOptions = {}): fc.Arbitrary<DataDep> {
+  return fc.record({ dep_type: fc.constantFrom('QUERY' as const, 'MATERIALIZE' as const), partition_ref: pools(options).ref });
+}
+
+export function arbJobConfig(options: PayloadOptions = {}): fc.Arbitrary<JobConfig> {
+  const p = pools(options);
+  return fc.record({
+    outputs: fc.array(p.ref, { maxLength: 3 }),
+    inputs: fc.array(arbDataDep(options), { maxLength: 3 }),
+    args: fc.array(arbText, { maxLength: 3 }),
+    env: fc.dictionary(arbEnvKey, arbText, { maxKeys: 3, noNullPrototype: true }),
+  });
+}
+
+/** Arbitrary payload of one event type. */
+export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}): fc.Arbitrary<EventPayload> {
+  const p = pools(options);
+  switch (type) {
+    case 'want_created':
+      return fc
+        .record({
+          want_id: p.wantId,
+          partitions: fc.array(p.ref, { maxLength: 4 }),
+          comment: arbText,
+          data_timestamp: arbInt64,
+          ttl_seconds: arbUint64,
+          sla_seconds: arbUint64,
+          source: arbWantSource,
+          parent_want_id: fc.oneof(fc.constant(''), p.wantId),
+          root_want_id: fc.oneof(fc.constant(''), p.wantId),
+        })
+        .map((want_created) => ({ type, want_created }));
+    case 'want_canceled':
+      return fc.record({ want_id: p.wantId, reason: arbText }).map((want_canceled) => ({ type, want_canceled }));
+    case 'job_run_queued':
+      return fc
+        .record({
+          job_run_id: p.jobRunId,
+          job_label: p.jobLabel,
+          config: arbJobConfig(options),
+          want_ids: fc.array(p.wantId, { maxLength: 3 }),
+          attempt: arbUint32,
+        })
+        .map((job_run_queued) => ({ type, job_run_queued }));
+    case 'job_run_started':
+      return fc.record({ job_run_id: p.jobRunId, pid: arbUint32 }).map((job_run_started) => ({ type, job_run_started }));
+    case 'job_run_succeeded':
+      return fc.record({ job_run_id: p.jobRunId }).map((job_run_succeeded) => ({ type, job_run_succeeded }));
+    case 'job_run_failed':
+      return fc
+        .record({ job_run_id: p.jobRunId, exit_code: arbInt32, signal: arbText, reason: arbText, retry_at: arbInt64 })
+        .map((job_run_failed) => ({ type, job_run_failed }));
+    case 'job_run_canceled':
+      return fc.record({ job_run_id: p.jobRunId, reason: arbText }).map((job_run_canceled) => ({ type, job_run_canceled }));
+    case 'job_run_dep_missed':
+      return fc
+        .record({ job_run_id: p.jobRunId, missing: fc.array(p.ref, { maxLength: 3 }) })
+        .map((job_run_dep_missed) => ({ type, job_run_dep_missed }));
+    case 'partition_tainted':
+      return fc.record({ partition_ref: p.ref, reason: arbText }).map((partition_tainted) => ({ type, partition_tainted }));
+  }
+}
+
+const ALL_TYPES: EventType[] = [
+  'want_created',
+  'want_canceled',
+  'job_run_queued',
+  'job_run_started',
+  'job_run_succeeded',
+  'job_run_failed',
+  'job_run_canceled',
+  'job_run_dep_missed',
+  'partition_tainted',
+];
+
+/** Arbitrary payload of any event type. */
+export function arbEventPayload(options: PayloadOptions = {}): fc.Arbitrary<EventPayload> {
+  return fc.oneof(...ALL_TYPES.map((t) => arbPayloadOfType(t, options)));
+}
+
+/** Arbitrary single event with any valid id (>= 1) and timestamp. */
+export function arbBuildEvent(options: PayloadOptions = {}): fc.Arbitrary<BuildEvent> {
+  return fc
+    .tuple(fc.oneof(fc.integer({ min: 1, max: 100_000 }), fc.constantFrom(256, 65536, 2 ** 32, Number.MAX_SAFE_INTEGER)), arbInt64, arbEventPayload(options))
+    .map(([event_id, timestamp, payload]) => ({ event_id, timestamp, ...payload }) as BuildEvent);
+}
+
+export interface EventListOptions extends PayloadOptions {
+  minLength?: number;
+  maxLength?: number;
+  /** Timestamp of the first event. Default 1_700_000_000_000. */
+  startTime?: number;
+}
+
+/** Arbitrary event list as the log holds it: ids 1..n, timestamps non-decreasing from startTime. */
+export function arbEventList(options: EventListOptions = {}): fc.Arbitrary<BuildEvent[]> {
+  const start = options.startTime ?? 1_700_000_000_000;
+  const step = fc.tuple(fc.integer({ min: 0, max: 60_000 }), arbEventPayload(options));
+  return fc
+    .array(step, { minLength: options.minLength ?? 0, maxLength: options.maxLength ?? 40 })
+    .map((steps) => {
+      let t = start;
+      return steps.map(([dt, payload], i) => {
+        t += dt;
+        return { event_id: i + 1, timestamp: t, ...payload } as BuildEvent;
+      });
+    });
+}
