@@ -1,0 +1,65 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { writeServerInfo, removeServerInfo } from '../../client/server-info.js';
+import { NoWorkspaceError, findWorkspaceRoot, platformDir } from '../../client/workspace.js';
+import { Platform } from '../../platform.js';
+import { startHttpServer } from '../../server/http-server.js';
+import { parseDuration } from '../../server/idle-clock.js';
+import { VERSION } from '../../version.js';
+import { globalOptions } from '../global-options.js';
+
+function parsePort(text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) > 65535) {
+    throw new Error(`--port must be a whole number from 0 to 65535 (0 = any free port); got '${text}'.`);
+  }
+  return Number(text);
+}
+
+/** The workspace to serve: -C, else the nearest one above, else this directory (serve starts at the root). */
+function serveRoot(workspace: string | undefined): string {
+  if (workspace) return resolve(workspace);
+  try {
+    return findWorkspaceRoot(process.cwd());
+  } catch (err) {
+    if (err instanceof NoWorkspaceError) return process.cwd();
+    throw err;
+  }
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('run the workspace daemon in the foreground (the CLI starts one on demand)')
+    .option('--port <port>', 'TCP port on 127.0.0.1 (0 = any free port)', '8080')
+    .option('--idle-timeout <duration>', 'shut down after this long without requests or running jobs (90, 90s, 5m, 3h)', '3h')
+    .option('--idle-check-interval <duration>', 'how often to check for idleness', '60s')
+    .action(async (opts: { port: string; idleTimeout: string; idleCheckInterval: string }, cmd: Command) => {
+      const port = parsePort(opts.port);
+      const idleTimeoutMs = parseDuration(opts.idleTimeout, '--idle-timeout');
+      const idleCheckMs = parseDuration(opts.idleCheckInterval, '--idle-check-interval');
+      const root = serveRoot(globalOptions(cmd).workspace);
+      mkdirSync(platformDir(root), { recursive: true });
+      const platform = await Platform.open(root);
+      let server;
+      try {
+        server = await startHttpServer(platform, { port, idleTimeoutMs, idleCheckMs });
+      } catch (err) {
+        await platform.close();
+        throw err;
+      }
+      writeServerInfo(root, {
+        pid: process.pid,
+        port: server.port,
+        started_at: new Date().toISOString(),
+        workspace_root: root,
+        version: VERSION,
+      });
+      const stop = () => void server.close('signal');
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      await server.closed;
+      removeServerInfo(root, process.pid);
+      process.exit(0);
+    });
+}

@@ -1,0 +1,45 @@
+/** `.platform/server.json`: how a client finds the workspace's daemon. Written atomically, removed on clean exit. */
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { platformDir } from './workspace.js';
+
+export interface ServerInfo {
+  pid: number;
+  port: number;
+  started_at: string;
+  workspace_root: string;
+  version: string;
+}
+
+export function serverInfoPath(root: string): string {
+  return join(platformDir(root), 'server.json');
+}
+
+export function writeServerInfo(root: string, info: ServerInfo): void {
+  const path = serverInfoPath(root);
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(info, null, 2)}\n`);
+  renameSync(tmp, path);
+}
+
+/** undefined when absent or unreadable: a half-written or foreign file is treated as no server. */
+export function readServerInfo(root: string): ServerInfo | undefined {
+  try {
+    const v = JSON.parse(readFileSync(serverInfoPath(root), 'utf8')) as Partial<ServerInfo>;
+    if (typeof v.pid !== 'number' || typeof v.port !== 'number' || typeof v.workspace_root !== 'string') return undefined;
+    return {
+      pid: v.pid,
+      port: v.port,
+      started_at: String(v.started_at ?? ''),
+      workspace_root: v.workspace_root,
+      version: String(v.version ?? ''),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes server.json only if it still describes this process: a newer server's file is left alone. */
+export function removeServerInfo(root: string, pid: number): void {
+  if (readServerInfo(root)?.pid === pid) rmSync(serverInfoPath(root), { force: true });
+}
