@@ -8,6 +8,7 @@ import { eventsRoutes } from './routes/events-routes.js';
 import { jobRunsRoutes } from './routes/job-runs-routes.js';
 import { metricsRoutes } from './routes/metrics-routes.js';
 import { partitionsRoutes } from './routes/partitions-routes.js';
+import { statusRoutes } from './routes/status-routes.js';
 import { wantsRoutes } from './routes/wants-routes.js';
 import { serviceRoutes } from './connect/service-routes.js';
 import type { ServerContext } from './server-context.js';
@@ -36,6 +37,7 @@ export function createApp(ctx: ServerContext, onRequest: () => void, logError: (
   app.use(jobRunsRoutes(ctx));
   app.use(eventsRoutes(ctx));
   app.use(metricsRoutes(ctx));
+  app.use(statusRoutes(ctx));
   app.use((req, _res) => {
     throw new HttpError(404, `No route ${req.method} ${req.path}. See README.md for the API.`);
   });

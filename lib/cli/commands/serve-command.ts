@@ -32,12 +32,25 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('run the workspace daemon in the foreground (the CLI starts one on demand)')
     .option('--port <port>', 'TCP port on 127.0.0.1 (0 = any free port)', '8080')
-    .option('--idle-timeout <duration>', 'shut down after this long without requests or running jobs (90, 90s, 5m, 3h)', '3h')
-    .option('--idle-check-interval <duration>', 'how often to check for idleness', '60s')
-    .action(async (opts: { port: string; idleTimeout: string; idleCheckInterval: string }, cmd: Command) => {
+    .option(
+      '--idle-timeout <duration>',
+      'shut down after this long without requests or running jobs (90, 90s, 5m, 3h; default: $PLATFORM_IDLE_TIMEOUT, else 3h)',
+    )
+    .option('--idle-check-interval <duration>', 'how often to check for idleness (default: 60s, or a quarter of a shorter idle timeout)')
+    .action(async (opts: { port: string; idleTimeout?: string; idleCheckInterval?: string }, cmd: Command) => {
       const port = parsePort(opts.port);
-      const idleTimeoutMs = parseDuration(opts.idleTimeout, '--idle-timeout');
-      const idleCheckMs = parseDuration(opts.idleCheckInterval, '--idle-check-interval');
+      // The environment sets the default, so daemons the CLI starts on demand (tests, CI) can be short-lived.
+      const envIdle = process.env.PLATFORM_IDLE_TIMEOUT;
+      const idleTimeoutMs =
+        opts.idleTimeout !== undefined
+          ? parseDuration(opts.idleTimeout, '--idle-timeout')
+          : envIdle
+            ? parseDuration(envIdle, 'PLATFORM_IDLE_TIMEOUT')
+            : parseDuration('3h', '--idle-timeout');
+      const idleCheckMs =
+        opts.idleCheckInterval !== undefined
+          ? parseDuration(opts.idleCheckInterval, '--idle-check-interval')
+          : Math.min(60_000, Math.max(1_000, Math.floor(idleTimeoutMs / 4)));
       const root = serveRoot(globalOptions(cmd).workspace);
       mkdirSync(platformDir(root), { recursive: true });
       const platform = await Platform.open(root);

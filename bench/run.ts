@@ -1,0 +1,167 @@
+/**
+ * `npm run bench`: the same partitioned pipeline built by platform, GNU make and Snakemake in one run, so the
+ * figures are ratios against peers on the same machine at the same moment, never absolute seconds alone.
+ *
+ * Pipeline: RAW raw partitions -> one daily partition each -> weekly partitions of 7 dailies. Every job is a
+ * tiny shell command, so what is measured is the orchestrator's own overhead per job and per no-op check.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { firstValueFrom, filter } from 'rxjs';
+import { Platform } from '../lib/platform.js';
+import { parseGraph } from '../lib/graph/parse-graph.js';
+
+const DAYS = Number(process.env.BENCH_DAYS ?? 140);
+const WEEKS = Math.floor(DAYS / 7);
+const JOBS = 2;
+
+const day = (i: number) => `d${String(i).padStart(4, '0')}`;
+const week = (w: number) => `w${String(w).padStart(3, '0')}`;
+
+function platformGraph() {
+  return parseGraph(
+    {
+      max_concurrent_job_runs: JOBS,
+      jobs: [
+        { label: 'raw', outputs: ['raw/(?<d>d\\d{4})'], exec: ['sh', '-c', 'echo 1 > out/raw_$0'], args: ['${d}'] },
+        {
+          label: 'daily',
+          outputs: ['daily/(?<d>d\\d{4})'],
+          inputs: [{ partition_ref: 'raw/${d}', dep_type: 'MATERIALIZE' }],
+          exec: ['sh', '-c', 'cat out/raw_$0 > out/daily_$0'],
+          args: ['${d}'],
+        },
+        ...Array.from({ length: WEEKS }, (_, w) => ({
+          label: `weekly_${week(w)}`,
+          outputs: [`weekly/${week(w)}`],
+          inputs: Array.from({ length: 7 }, (_, k) => ({ partition_ref: `daily/${day(w * 7 + k)}`, dep_type: 'MATERIALIZE' })),
+          exec: ['sh', '-c', `cat ${Array.from({ length: 7 }, (_, k) => `out/daily_${day(w * 7 + k)}`).join(' ')} > out/weekly_${week(w)}`],
+        })),
+      ],
+    },
+    'bench',
+  );
+}
+
+function makefile(): string {
+  const lines = [`all: ${Array.from({ length: WEEKS }, (_, w) => `out/weekly_${week(w)}`).join(' ')}`, ''];
+  lines.push('out/raw_%:', '\t@mkdir -p out; echo 1 > $@', '');
+  lines.push('out/daily_%: out/raw_%', '\t@cat $< > $@', '');
+  for (let w = 0; w < WEEKS; w++) {
+    const deps = Array.from({ length: 7 }, (_, k) => `out/daily_${day(w * 7 + k)}`).join(' ');
+    lines.push(`out/weekly_${week(w)}: ${deps}`, '\t@cat $^ > $@', '');
+  }
+  return lines.join('\n');
+}
+
+function snakefile(): string {
+  return `WEEKS = [${Array.from({ length: WEEKS }, (_, w) => `"${week(w)}"`).join(', ')}]
+def days(w):
+    i = int(w[1:])
+    return ["out/daily_d%04d" % (i * 7 + k) for k in range(7)]
+rule all:
+    input: expand("out/weekly_{w}", w=WEEKS)
+rule raw:
+    output: "out/raw_{d}"
+    shell: "echo 1 > {output}"
+rule daily:
+    input: "out/raw_{d}"
+    output: "out/daily_{d}"
+    shell: "cat {input} > {output}"
+rule weekly:
+    input: lambda wc: days(wc.w)
+    output: "out/weekly_{w}"
+    shell: "cat {input} > {output}"
+`;
+}
+
+function timeIt(fn: () => void): number {
+  const t0 = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+async function timeItAsync(fn: () => Promise<void>): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+async function platformRun(dir: string): Promise<{ cold: number; noop: number }> {
+  mkdirSync(join(dir, 'out'), { recursive: true });
+  const refs = Array.from({ length: WEEKS }, (_, w) => `weekly/${week(w)}`);
+  const build = async (platform: Platform) => {
+    const r = await platform.createWant({ partitions: refs, comment: 'bench', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+    if (!r.ok) throw new Error(r.error);
+    await firstValueFrom(
+      platform.state$.pipe(
+        filter((s) => {
+          const st = s.wants.get(r.want_id)?.status;
+          if (st && st !== 'successful' && ['failed', 'upstream_failed', 'canceled'].includes(st)) throw new Error(`bench want ${st}`);
+          return st === 'successful';
+        }),
+      ),
+    );
+  };
+  let platform = await Platform.open(dir, { graph: platformGraph(), tickMs: 50 });
+  const cold = await timeItAsync(() => build(platform));
+  await platform.close();
+  // No-op: a fresh daemon (replaying the whole log) is asked for everything again; nothing must run.
+  const noop = await timeItAsync(async () => {
+    platform = await Platform.open(dir, { graph: platformGraph(), tickMs: 50 });
+    await build(platform);
+  });
+  const runs = platform.state().job_runs.size;
+  await platform.close();
+  if (runs !== DAYS * 2 + WEEKS) throw new Error(`platform ran ${runs} jobs, expected ${DAYS * 2 + WEEKS}`);
+  return { cold, noop };
+}
+
+function have(cmd: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+}
+
+async function main(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'platform-bench-'));
+  const results: Array<{ tool: string; cold: number; noop: number }> = [];
+  try {
+    const p = await platformRun(join(root, 'platform'));
+    results.push({ tool: 'platform', ...p });
+
+    if (have('make')) {
+      const dir = join(root, 'make');
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'Makefile'), makefile());
+      const cold = timeIt(() => execFileSync('make', ['-s', `-j${JOBS}`], { cwd: dir }));
+      const noop = timeIt(() => execFileSync('make', ['-s', `-j${JOBS}`], { cwd: dir }));
+      results.push({ tool: 'GNU make', cold, noop });
+    }
+    if (have('snakemake')) {
+      const dir = join(root, 'snakemake');
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'Snakefile'), snakefile());
+      const args = ['--cores', String(JOBS), '--quiet'];
+      const cold = timeIt(() => execFileSync('snakemake', args, { cwd: dir, stdio: 'ignore' }));
+      const noop = timeIt(() => execFileSync('snakemake', args, { cwd: dir, stdio: 'ignore' }));
+      results.push({ tool: 'Snakemake', cold, noop });
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  const base = results[0]!;
+  const jobs = DAYS * 2 + WEEKS;
+  console.log(`pipeline: ${DAYS} raw -> ${DAYS} daily -> ${WEEKS} weekly = ${jobs} jobs, ${JOBS} at a time`);
+  console.log('tool        cold build   no-op rebuild   cold vs platform   no-op vs platform');
+  for (const r of results) {
+    console.log(
+      `${r.tool.padEnd(11)} ${`${r.cold.toFixed(0)} ms`.padStart(10)}   ${`${r.noop.toFixed(0)} ms`.padStart(13)}   ${(r.cold / base.cold).toFixed(2).padStart(16)}x   ${(r.noop / base.noop).toFixed(2).padStart(16)}x`,
+    );
+  }
+  for (const missing of ['make', 'snakemake'].filter((c) => !have(c))) {
+    console.log(`(${missing} not installed: apt-get install ${missing === 'make' ? 'make' : 'snakemake'} to compare)`);
+  }
+}
+
+await main();

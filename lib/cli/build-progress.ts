@@ -1,0 +1,309 @@
+/**
+ * The model behind `platform build`'s progress: which wants belong to the build (the root want and the wants
+ * derived from it), which job runs serve them and where each run is. It is updated from the event stream (and
+ * from job-run snapshots for runs the build joined before it started), and rendered by pure functions:
+ * `renderProgress` for the redrawn block on a terminal, `plainLine` for one line per change otherwise.
+ */
+import type { EventView, JobRunView, WantView } from '../client/platform-client.js';
+import type { JobRunStatus } from '../state/build-state.js';
+
+export interface TrackedWant {
+  want_id: string;
+  partitions: string[];
+}
+
+export interface TrackedRun {
+  job_run_id: string;
+  job_label: string;
+  status: JobRunStatus;
+  attempt: number;
+  outputs: string[];
+  queued_at: number | null;
+  started_at: number | null;
+  ended_at: number | null;
+  exit_code: number | null;
+  signal: string;
+  reason: string;
+  /** A failed attempt that will be retried (as a new run). */
+  retrying: boolean;
+}
+
+export interface BuildModel {
+  readonly rootWantId: string;
+  /** Epoch ms when the build started (the client's clock; plain lines count from it). */
+  readonly startedAt: number;
+  /** The root want's status, as last read from the server. */
+  wantStatus: string;
+  readonly wants: Map<string, TrackedWant>;
+  /** In the order they became known. */
+  readonly runs: Map<string, TrackedRun>;
+}
+
+/** A run's status moved: what a plain line reports. */
+export interface RunChange {
+  run: TrackedRun;
+  status: JobRunStatus;
+  /** Epoch ms of the change (the event's time). */
+  at: number;
+}
+
+const RANK: Record<JobRunStatus, number> = { queued: 0, running: 1, succeeded: 2, failed: 2, dep_missed: 2, canceled: 2 };
+
+export function newBuildModel(root: Pick<WantView, 'want_id' | 'partitions' | 'status'>, startedAt: number): BuildModel {
+  return {
+    rootWantId: root.want_id,
+    startedAt,
+    wantStatus: root.status,
+    wants: new Map([[root.want_id, { want_id: root.want_id, partitions: [...root.partitions] }]]),
+    runs: new Map(),
+  };
+}
+
+/** Adds a want the build depends on (a derived want, or one read from the server). */
+export function trackWant(model: BuildModel, want: TrackedWant): void {
+  if (!model.wants.has(want.want_id)) model.wants.set(want.want_id, { want_id: want.want_id, partitions: [...want.partitions] });
+}
+
+function servesBuild(model: BuildModel, wantIds: readonly string[], outputs: readonly string[]): boolean {
+  if (wantIds.some((id) => model.wants.has(id))) return true;
+  // A run another want queued for a ref this build wants: the build joins it (as the server records it).
+  for (const w of model.wants.values()) if (outputs.some((ref) => w.partitions.includes(ref))) return true;
+  return false;
+}
+
+/**
+ * Folds one event into the model; returns the run status changes it caused. Statuses only move forward
+ * (queued -> running -> ended), so an event older than a snapshot changes nothing.
+ */
+export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
+  const at = Date.parse(event.timestamp);
+  switch (event.type) {
+    case 'want_created': {
+      const e = event.want_created;
+      if (e.root_want_id === model.rootWantId || model.wants.has(e.parent_want_id)) trackWant(model, e);
+      return [];
+    }
+    case 'job_run_queued': {
+      const e = event.job_run_queued;
+      if (model.runs.has(e.job_run_id) || !servesBuild(model, e.want_ids, e.config.outputs)) return [];
+      const run: TrackedRun = {
+        job_run_id: e.job_run_id,
+        job_label: e.job_label,
+        status: 'queued',
+        attempt: e.attempt,
+        outputs: [...e.config.outputs],
+        queued_at: at,
+        started_at: null,
+        ended_at: null,
+        exit_code: null,
+        signal: '',
+        reason: '',
+        retrying: false,
+      };
+      model.runs.set(run.job_run_id, run);
+      return [{ run, status: 'queued', at }];
+    }
+    case 'job_run_started':
+      return move(model, event.job_run_started.job_run_id, 'running', at, (r) => (r.started_at = at));
+    case 'job_run_succeeded':
+      return move(model, event.job_run_succeeded.job_run_id, 'succeeded', at, (r) => {
+        r.ended_at = at;
+        r.exit_code = 0;
+      });
+    case 'job_run_failed': {
+      const e = event.job_run_failed;
+      return move(model, e.job_run_id, 'failed', at, (r) => {
+        r.ended_at = at;
+        r.exit_code = e.exit_code;
+        r.signal = e.signal;
+        r.reason = e.reason;
+        r.retrying = e.retry_at > 0;
+      });
+    }
+    case 'job_run_canceled': {
+      const e = event.job_run_canceled;
+      return move(model, e.job_run_id, 'canceled', at, (r) => {
+        r.ended_at = at;
+        r.reason = e.reason;
+      });
+    }
+    case 'job_run_dep_missed': {
+      const e = event.job_run_dep_missed;
+      return move(model, e.job_run_id, 'dep_missed', at, (r) => {
+        r.ended_at = at;
+        r.reason = `missing ${e.missing.join(', ')}`;
+      });
+    }
+    default:
+      return [];
+  }
+}
+
+function move(model: BuildModel, id: string, status: JobRunStatus, at: number, update: (r: TrackedRun) => void): RunChange[] {
+  const run = model.runs.get(id);
+  if (!run || RANK[status] <= RANK[run.status]) return [];
+  run.status = status;
+  update(run);
+  return [{ run, status, at }];
+}
+
+/** A run read from the server (one the build joined): added, or moved forward. */
+export function applyRunSnapshot(model: BuildModel, view: JobRunView): RunChange[] {
+  const ms = (iso: string | null) => (iso ? Date.parse(iso) : null);
+  const existing = model.runs.get(view.job_run_id);
+  const at = ms(view.ended_at) ?? ms(view.started_at) ?? ms(view.queued_at) ?? model.startedAt;
+  if (existing && RANK[view.status] <= RANK[existing.status]) return [];
+  const run: TrackedRun = existing ?? {
+    job_run_id: view.job_run_id,
+    job_label: view.job_label,
+    status: view.status,
+    attempt: view.attempt,
+    outputs: [...view.outputs],
+    queued_at: null,
+    started_at: null,
+    ended_at: null,
+    exit_code: null,
+    signal: '',
+    reason: '',
+    retrying: false,
+  };
+  run.status = view.status;
+  run.queued_at = ms(view.queued_at);
+  run.started_at = ms(view.started_at);
+  run.ended_at = ms(view.ended_at);
+  run.exit_code = view.exit_code;
+  run.signal = view.signal ?? '';
+  run.reason = view.reason ?? '';
+  run.retrying = view.status === 'failed' && view.retry_at !== null;
+  if (!existing) model.runs.set(run.job_run_id, run);
+  return [{ run, status: run.status, at }];
+}
+
+export interface Counts {
+  queued: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+  /** canceled and dep_missed (the latter is rerun as a new run). */
+  other: number;
+  total: number;
+}
+
+export function countRuns(model: BuildModel): Counts {
+  const c: Counts = { queued: 0, running: 0, succeeded: 0, failed: 0, other: 0, total: 0 };
+  for (const r of model.runs.values()) {
+    c.total++;
+    if (r.status === 'queued') c.queued++;
+    else if (r.status === 'running') c.running++;
+    else if (r.status === 'succeeded') c.succeeded++;
+    else if (r.status === 'failed') c.failed++;
+    else c.other++;
+  }
+  return c;
+}
+
+/** Runs that failed for good (no retry coming). */
+export function failedRuns(model: BuildModel): TrackedRun[] {
+  return [...model.runs.values()].filter((r) => r.status === 'failed' && !r.retrying);
+}
+
+export function elapsed(ms: number): string {
+  const s = Math.max(0, ms) / 1000;
+  if (s < 60) return `${s.toFixed(1)}s`;
+  const whole = Math.floor(s);
+  if (whole < 3600) return `${Math.floor(whole / 60)}m${String(whole % 60).padStart(2, '0')}s`;
+  return `${Math.floor(whole / 3600)}h${String(Math.floor((whole % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** Colours for the rendered parts; identity by default, so the output is plain text. */
+export interface Paint {
+  good(s: string): string;
+  bad(s: string): string;
+  busy(s: string): string;
+  dim(s: string): string;
+  bold(s: string): string;
+}
+
+const noPaint: Paint = { good: (s) => s, bad: (s) => s, busy: (s) => s, dim: (s) => s, bold: (s) => s };
+
+type Part = [text: string, paint?: (s: string) => string];
+
+/** Joins parts into one line of at most `width` visible characters, painting after cutting. */
+function fit(parts: Part[], width: number): string {
+  let room = Math.max(1, width);
+  let out = '';
+  for (const [text, paint] of parts) {
+    if (room <= 0) break;
+    let t = text;
+    if (t.length > room) t = room > 1 ? `${t.slice(0, room - 1)}…` : '…';
+    room -= t.length;
+    out += paint ? paint(t) : t;
+  }
+  return out;
+}
+
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const BAR_WIDTH = 20;
+
+/**
+ * The live block: a status line (spinner, want, status, elapsed time, a bar of ended runs, the counts) and the
+ * running job runs (label, id, how long they run), one line each up to a few, each at most `width` wide.
+ */
+export function renderProgress(model: BuildModel, nowMs: number, width: number, paint: Paint = noPaint, maxRunning = 5): string[] {
+  const c = countRuns(model);
+  const ended = c.succeeded + c.failed + c.other;
+  const filled = c.total === 0 ? 0 : Math.round((ended / c.total) * BAR_WIDTH);
+  const spin = SPINNER[Math.floor(nowMs / 100) % SPINNER.length]!;
+  const head: Part[] = [
+    [`${spin} `, paint.busy],
+    [model.rootWantId, paint.bold],
+    [` ${model.wantStatus} `],
+    [elapsed(nowMs - model.startedAt), paint.dim],
+    [' ['],
+    ['#'.repeat(filled), paint.good],
+    ['-'.repeat(BAR_WIDTH - filled), paint.dim],
+    [`] ${ended}/${c.total}  `],
+    [`queued ${c.queued}`],
+    [' · '],
+    [`running ${c.running}`, c.running > 0 ? paint.busy : undefined],
+    [' · '],
+    [`succeeded ${c.succeeded}`, c.succeeded > 0 ? paint.good : undefined],
+    [' · '],
+    [`failed ${c.failed}`, c.failed > 0 ? paint.bad : undefined],
+  ];
+  const lines = [fit(head, width)];
+  const running = [...model.runs.values()].filter((r) => r.status === 'running');
+  for (const r of running.slice(0, maxRunning)) {
+    const since = r.started_at ?? r.queued_at;
+    lines.push(
+      fit(
+        [
+          ['  ▸ '],
+          [r.job_label, paint.busy],
+          [` ${r.job_run_id}`, paint.dim],
+          [since !== null ? ` ${elapsed(nowMs - since)}` : ''],
+          [r.outputs.length > 0 ? `  ${r.outputs.join(', ')}` : '', paint.dim],
+        ],
+        width,
+      ),
+    );
+  }
+  if (running.length > maxRunning) lines.push(fit([[`  … and ${running.length - maxRunning} more running`, paint.dim]], width));
+  return lines;
+}
+
+/** One line per run status change, for a log or a pipe: `[12.3s] r-4 daily_revenue running`. */
+export function plainLine(change: RunChange, startedAt: number): string {
+  const r = change.run;
+  let detail = '';
+  if (change.status === 'failed') {
+    const how = r.signal ? `signal ${r.signal}` : r.exit_code !== null && r.exit_code >= 0 ? `exit ${r.exit_code}` : '';
+    const bits = [how, r.reason, r.retrying ? 'will retry' : ''].filter((b) => b !== '');
+    if (bits.length > 0) detail = ` (${bits.join('; ')})`;
+  } else if ((change.status === 'canceled' || change.status === 'dep_missed') && r.reason) {
+    detail = ` (${r.reason})`;
+  } else if (change.status === 'queued' && r.attempt > 1) {
+    detail = ` (attempt ${r.attempt})`;
+  }
+  return `[${elapsed(change.at - startedAt)}] ${r.job_run_id} ${r.job_label} ${change.status}${detail}`;
+}

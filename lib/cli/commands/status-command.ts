@@ -1,0 +1,70 @@
+/**
+ * `platform status`: is the workspace's daemon running, and what is it (pid, port, uptime, workspace, version,
+ * counts)? It never starts one. Exit codes: 0 when a server runs; 3 when none does (as LSB `status` scripts
+ * do), so `platform status >/dev/null && ...` tests for a running server; 1 for errors (e.g. no workspace).
+ */
+import type { Command } from 'commander';
+import { describeProbe, workspaceRootFor } from '../../client/server-connection.js';
+import { fetchStatus, probeServer, type ServerStatus } from '../../client/server-probe.js';
+import { globalOptions } from '../global-options.js';
+
+export const EXIT_NOT_RUNNING = 3;
+
+export function formatUptime(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3_600);
+  const m = Math.floor((s % 3_600) / 60);
+  const parts = [d ? `${d}d` : '', h ? `${h}h` : '', m ? `${m}m` : '', `${s % 60}s`].filter(Boolean);
+  return parts.join(' ');
+}
+
+export function formatStatus(url: string, st: ServerStatus): string {
+  const c = st.counts;
+  return [
+    `Server running for ${st.workspace_root}`,
+    `  pid        ${st.pid}`,
+    `  port       ${st.port}  (${url})`,
+    `  uptime     ${formatUptime(st.uptime_seconds)}  (since ${st.started_at})`,
+    `  workspace  ${st.workspace_root}`,
+    `  version    ${st.version}`,
+    `  counts     ${c.wants} wants, ${c.job_runs} job runs (${c.running_job_runs} running), ${c.partitions} partitions, ` +
+      `${c.queued_commands} queued commands`,
+  ].join('\n');
+}
+
+export function registerStatus(program: Command): void {
+  program
+    .command('status')
+    .description("show the workspace's server: pid, port, uptime, workspace, version, counts (never starts one; exit 3 when none runs)")
+    .action(async (_opts: unknown, cmd: Command) => {
+      const g = globalOptions(cmd);
+      const print = (human: string, json: object): void => {
+        process.stdout.write(g.json ? `${JSON.stringify(json, null, 2)}\n` : `${human}\n`);
+      };
+      if (g.serverUrl) {
+        const url = g.serverUrl.replace(/\/+$/, '');
+        try {
+          const st = await fetchStatus(url);
+          print(formatStatus(url, st), { running: true, url, ...st });
+        } catch (err) {
+          print(`No server answers at ${url}: ${(err as Error).message}`, { running: false, url, reason: (err as Error).message });
+          process.exitCode = EXIT_NOT_RUNNING;
+        }
+        return;
+      }
+      const root = workspaceRootFor(g.workspace);
+      const probe = await probeServer(root);
+      if (probe.state === 'running') {
+        print(formatStatus(probe.url, probe.status), { running: true, url: probe.url, ...probe.status });
+        return;
+      }
+      const reason = describeProbe(probe);
+      print(`No server running for ${root} (${reason}). Commands that need one start it; 'platform start' does only that.`, {
+        running: false,
+        workspace_root: root,
+        reason,
+      });
+      process.exitCode = EXIT_NOT_RUNNING;
+    });
+}

@@ -1,0 +1,128 @@
+/**
+ * What the CLI commands share: the client for the chosen server, JSON and table output, colour only on a TTY,
+ * and usage errors (exit 2) through commander.
+ */
+import { Chalk, supportsColor, type ChalkInstance } from 'chalk';
+import Table from 'cli-table3';
+import { CommanderError, type Command } from 'commander';
+import { PlatformClient } from '../client/platform-client.js';
+import { resolveServerUrl } from '../client/server-connection.js';
+import { globalOptions, type GlobalOptions } from './global-options.js';
+
+export const isTty = (stream: NodeJS.WriteStream = process.stdout): boolean => Boolean(stream.isTTY);
+
+/** Colour for stdout: none (level 0) unless stdout is a terminal. */
+export const colors: ChalkInstance = new Chalk({ level: isTty() ? Math.max(1, supportsColor ? supportsColor.level : 1) as 1 | 2 | 3 : 0 });
+/** Colour for stderr, on the same rule. */
+export const errColors: ChalkInstance = new Chalk({ level: isTty(process.stderr) ? 1 : 0 });
+
+export interface CommandContext {
+  client: PlatformClient;
+  options: GlobalOptions;
+}
+
+export async function connect(cmd: Command): Promise<CommandContext> {
+  const options = globalOptions(cmd);
+  const url = await resolveServerUrl(options);
+  return { client: new PlatformClient(url), options };
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function line(text = ''): void {
+  process.stdout.write(`${text}\n`);
+}
+
+/** A table with a header row; header colour and borders only on a TTY. */
+export function table(head: string[], rows: Array<Array<string | number | null | undefined>>): string {
+  const tty = colors.level > 0;
+  const t = new Table({
+    head: head.map((h) => (tty ? colors.bold(h) : h)),
+    style: { head: [], border: tty ? ['grey'] : [], compact: false },
+    wordWrap: false,
+  });
+  for (const row of rows) t.push(row.map((c) => (c === null || c === undefined ? '' : String(c))));
+  return t.toString();
+}
+
+/** Key/value rows of one record. */
+export function detailTable(rows: Array<[string, string | number | null | undefined]>): string {
+  const tty = colors.level > 0;
+  const t = new Table({ style: { head: [], border: tty ? ['grey'] : [] }, wordWrap: false });
+  for (const [k, v] of rows) t.push({ [tty ? colors.bold(k) : k]: v === null || v === undefined ? '' : String(v) });
+  return t.toString();
+}
+
+const GOOD = new Set(['successful', 'succeeded', 'live']);
+const BAD = new Set(['failed', 'upstream_failed']);
+const ACTIVE = new Set(['building', 'upstream_building', 'running', 'queued']);
+
+export function statusColor(status: string, c: ChalkInstance = colors): string {
+  if (GOOD.has(status)) return c.green(status);
+  if (BAD.has(status)) return c.red(status);
+  if (ACTIVE.has(status)) return c.yellow(status);
+  if (status === 'canceled' || status === 'dep_missed' || status === 'tainted') return c.magenta(status);
+  return status;
+}
+
+/** An ISO time as local `YYYY-MM-DD HH:MM:SS`; empty for null. */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || ms < 0) return '';
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.round(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** At most `max` items, then "+N more". */
+export function listShort(items: readonly string[], max = 3): string {
+  if (items.length <= max) return items.join(', ');
+  return `${items.slice(0, max).join(', ')} +${items.length - max} more`;
+}
+
+/** "showing 1-100 of 250" when a page is not everything. */
+export function pageFooter(page: { data: unknown[]; total: number; offset: number }, noun: string): string | undefined {
+  if (page.data.length === 0 && page.total === 0) return `no ${noun}`;
+  if (page.offset === 0 && page.data.length >= page.total) return undefined;
+  const from = page.data.length === 0 ? page.offset : page.offset + 1;
+  return colors.dim(`showing ${from}-${page.offset + page.data.length} of ${page.total} ${noun} (use --offset and --limit for more)`);
+}
+
+/** An error in how the command was called: printed by commander, exit code 2. */
+export function usageError(cmd: Command, message: string): never {
+  cmd.error(message, { exitCode: 2, code: 'platform.usage' });
+}
+
+export function parseCount(cmd: Command, name: string, value: string | undefined, min = 0): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
+    usageError(cmd, `${name} must be a whole number${min > 0 ? ` from ${min}` : ''}, got '${value}'.`);
+  }
+  return Number(value);
+}
+
+/**
+ * Commander reports its usage errors (missing argument, unknown option, missing subcommand) with exit code 1;
+ * make them 2 on these commands and their subcommands, like other command-line tools.
+ */
+export function usageExitCode(cmd: Command): Command {
+  cmd.exitOverride((err) => {
+    if (err.exitCode !== 0 && err.code.startsWith('commander.') && err.code !== 'commander.executeSubCommandAsync') {
+      throw new CommanderError(2, err.code, err.message);
+    }
+    throw err;
+  });
+  for (const sub of cmd.commands) usageExitCode(sub);
+  return cmd;
+}

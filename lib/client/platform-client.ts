@@ -1,0 +1,403 @@
+/**
+ * A typed client of the daemon's HTTP API over fetch: the REST endpoints, the SSE streams and the
+ * PlatformService RPCs (Connect protocol, JSON). Errors come out as:
+ *
+ * - `ClientError`: the server answered with an error status; carries the status and the server's message
+ *   (`{"error"}` for REST, `{code, message}` for Connect).
+ * - `NoServerError`: nothing answered at the base URL (connection refused, unknown host...).
+ *
+ * A write (POST/DELETE) refused with 503 because the orchestrator's queue is full is retried with backoff,
+ * honouring `Retry-After`; the caller only sees the eventual answer.
+ */
+import type { Observable } from 'rxjs';
+import type { BuildEvent } from '../events/build-event.js';
+import type { JobRunStatus, PartitionStatus, WantStatus } from '../state/build-state.js';
+import type { JobRunView, PartitionView, WantView } from '../state/views.js';
+import { NoServerError } from './server-connection.js';
+import { sseStream, type SseMessage } from './sse-client.js';
+
+export type { JobRunView, PartitionView, WantView, SseMessage };
+
+/** An event as the API renders it: the envelope with an ISO time, `type` and the payload under that name. */
+export type EventView = BuildEvent extends infer E ? (E extends BuildEvent ? Omit<E, 'timestamp'> & { timestamp: string } : never) : never;
+
+export interface Page<T> {
+  data: T[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+export interface EventPage {
+  data: EventView[];
+  latest_id: number;
+  offset: number;
+  limit: number;
+}
+
+export interface PageParams {
+  offset?: number;
+  limit?: number;
+  /** `desc` lists newest first. */
+  order?: 'asc' | 'desc';
+}
+
+export interface CreateWantBody {
+  partitions: string[];
+  comment?: string;
+  /** ISO 8601 or epoch milliseconds. */
+  data_timestamp?: string | number;
+  ttl_seconds?: number;
+  sla_seconds?: number;
+}
+
+export interface CreateWantReply {
+  want_id: string;
+  want: WantView;
+}
+
+/** The end of a followed log: how the job run ended. */
+export interface LogEnd {
+  status: JobRunStatus | 'unknown';
+  exit_code: number | null;
+}
+
+export type LogStream = 'stdout' | 'stderr';
+
+/** PlatformService messages in canonical proto3 JSON (camelCase). */
+export interface DataDepJson {
+  depType?: 'QUERY' | 'MATERIALIZE';
+  partitionRef?: string;
+}
+export interface JobConfigJson {
+  outputs?: string[];
+  inputs?: DataDepJson[];
+  args?: string[];
+  env?: Record<string, string>;
+}
+export interface TaskJson {
+  jobLabel?: string;
+  config?: JobConfigJson;
+}
+export interface JobGraphJson {
+  outputs?: string[];
+  nodes?: TaskJson[];
+}
+export interface GraphAnalyzeResponseJson {
+  graph?: JobGraphJson;
+}
+export interface JobConfigResponseJson {
+  configs?: JobConfigJson[];
+}
+
+export class ClientError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** The parsed error body, when it was JSON. */
+    readonly body?: unknown,
+    readonly wantId?: string,
+    /** The Connect error code (`invalid_argument`, ...) of a PlatformService error. */
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = 'ClientError';
+  }
+}
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  maxAttempts: number;
+  /** First backoff when the server gives no Retry-After; doubled per attempt. */
+  baseDelayMs: number;
+  /** Upper bound of one wait (also caps Retry-After). */
+  maxDelayMs: number;
+}
+
+export interface PlatformClientOptions {
+  fetch?: typeof fetch;
+  retry?: Partial<RetryPolicy>;
+  /** Told before each wait on a busy server (for a progress note). */
+  onRetry?: (info: { attempt: number; delayMs: number; message: string }) => void;
+}
+
+const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 30, baseDelayMs: 250, maxDelayMs: 10_000 };
+
+export class PlatformClient {
+  readonly baseUrl: string;
+  private readonly doFetch: typeof fetch;
+  private readonly retry: RetryPolicy;
+
+  constructor(
+    baseUrl: string,
+    private readonly options: PlatformClientOptions = {},
+  ) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.doFetch = options.fetch ?? fetch;
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+  }
+
+  // ---- wants
+
+  listWants(params: PageParams & { status?: WantStatus | string } = {}): Promise<Page<WantView>> {
+    return this.getJson(`/api/wants${query({ ...pageParams(params), status: params.status })}`);
+  }
+
+  createWant(body: CreateWantBody): Promise<CreateWantReply> {
+    return this.write('POST', '/api/wants', body);
+  }
+
+  getWant(id: string): Promise<WantView> {
+    return this.getJson(`/api/wants/${encodeURIComponent(id)}`);
+  }
+
+  cancelWant(id: string): Promise<WantView> {
+    return this.write('DELETE', `/api/wants/${encodeURIComponent(id)}`);
+  }
+
+  // ---- partitions and job runs
+
+  listPartitions(params: PageParams & { status?: PartitionStatus | string; prefix?: string } = {}): Promise<Page<PartitionView>> {
+    return this.getJson(`/api/partitions${query({ ...pageParams(params), status: params.status, prefix: params.prefix })}`);
+  }
+
+  listJobRuns(params: PageParams & { status?: JobRunStatus | string } = {}): Promise<Page<JobRunView>> {
+    return this.getJson(`/api/job_runs${query({ ...pageParams(params), status: params.status })}`);
+  }
+
+  getJobRun(id: string): Promise<JobRunView> {
+    return this.getJson(`/api/job_runs/${encodeURIComponent(id)}`);
+  }
+
+  /** The log so far, as text. */
+  async logText(id: string, stream: LogStream = 'stdout'): Promise<string> {
+    const res = await this.send('GET', `/api/job_runs/${encodeURIComponent(id)}/logs/${stream}`);
+    return res.text();
+  }
+
+  /** The log as SSE: `log` messages (one line each), then one `end` message with a `LogEnd` as data. */
+  followLog(id: string, stream: LogStream = 'stdout'): Observable<SseMessage> {
+    return this.sse(`/api/job_runs/${encodeURIComponent(id)}/logs/${stream}?follow=true`);
+  }
+
+  // ---- events
+
+  /** Events after id `offset` (0 = from the first), at most `limit`; also the latest id. */
+  listEvents(params: { offset?: number; limit?: number } = {}): Promise<EventPage> {
+    return this.getJson(`/api/events${query({ offset: params.offset, limit: params.limit })}`);
+  }
+
+  getEvent(id: number): Promise<EventView> {
+    return this.getJson(`/api/events/${id}`);
+  }
+
+  /**
+   * Events as SSE (`event` = the event type, `id` = the event id, `data` = the event as JSON): those after
+   * `after` (default: from now on), then live ones. `lastEventId` resumes a stream the same way.
+   */
+  eventStream(params: { after?: number; lastEventId?: number | string } = {}): Observable<SseMessage> {
+    return this.sse(`/api/events/stream${query({ after: params.after })}`, params.lastEventId);
+  }
+
+  // ---- misc
+
+  async health(): Promise<boolean> {
+    try {
+      const res = await this.send('GET', '/health');
+      return (await res.text()).trim() === 'OK';
+    } catch (err) {
+      if (err instanceof NoServerError || err instanceof ClientError) return false;
+      throw err;
+    }
+  }
+
+  async metrics(): Promise<string> {
+    return (await this.send('GET', '/metrics')).text();
+  }
+
+  // ---- PlatformService (Connect protocol, JSON)
+
+  analyzeGraph(outputRefs: string[]): Promise<GraphAnalyzeResponseJson> {
+    return this.connect('AnalyzeGraph', { outputRefs });
+  }
+
+  getJobConfigs(outputRefs: string[]): Promise<JobConfigResponseJson> {
+    return this.connect('GetJobConfigs', { outputRefs });
+  }
+
+  // ---- plumbing
+
+  private async getJson<T>(path: string): Promise<T> {
+    const res = await this.send('GET', path);
+    return (await res.json()) as T;
+  }
+
+  /** A write: retried while the server answers 503 (queue full, or briefly busy). */
+  private async write<T>(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await this.send(method, path, body);
+        return (await res.json()) as T;
+      } catch (err) {
+        if (!(err instanceof RetryableError) || attempt >= this.retry.maxAttempts) {
+          throw err instanceof RetryableError ? err.error : err;
+        }
+        const backoff = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
+        const delayMs = err.retryAfterMs !== undefined ? Math.min(this.retry.maxDelayMs, err.retryAfterMs) : backoff;
+        this.options.onRetry?.({ attempt, delayMs, message: err.error.message });
+        await sleep(delayMs);
+      }
+    }
+  }
+
+  private async connect<T>(method: string, body: unknown): Promise<T> {
+    const url = `${this.baseUrl}/platform.v1.PlatformService/${method}`;
+    let res: Response;
+    try {
+      res = await this.doFetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Connect-Protocol-Version': '1', Accept: 'application/json' },
+        body: JSON.stringify(body),
+      });
+    } catch (err) {
+      throw networkError(this.baseUrl, err);
+    }
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? {} : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (!res.ok) {
+      const e = (parsed ?? {}) as { code?: unknown; message?: unknown; error?: unknown };
+      const code = typeof e.code === 'string' ? e.code : undefined;
+      const message =
+        typeof e.message === 'string' && e.message !== ''
+          ? e.message
+          : typeof e.error === 'string'
+            ? e.error
+            : `${method} failed: HTTP ${res.status}${code ? ` (${code})` : ''}`;
+      throw new ClientError(res.status, message, parsed, undefined, code);
+    }
+    if (parsed === undefined) throw new ClientError(res.status, `${method}: the server's answer is not JSON: ${text.slice(0, 200)}`);
+    return parsed as T;
+  }
+
+  /** One request; a non-2xx answer becomes a ClientError (a 503 a RetryableError), no answer a NoServerError. */
+  private async send(method: string, path: string, body?: unknown): Promise<Response> {
+    const url = `${this.baseUrl}${path}`;
+    let res: Response;
+    try {
+      res = await this.doFetch(url, {
+        method,
+        headers: body === undefined ? { Accept: 'application/json' } : { 'Content-Type': 'application/json', Accept: 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (err) {
+      throw networkError(this.baseUrl, err);
+    }
+    if (res.ok) return res;
+    const error = await responseError(res);
+    if (res.status === 503 && (method === 'POST' || method === 'DELETE')) {
+      throw new RetryableError(error, retryAfterMs(res.headers.get('Retry-After')));
+    }
+    throw error;
+  }
+
+  private sse(path: string, lastEventId?: number | string): Observable<SseMessage> {
+    return sseStream(`${this.baseUrl}${path}`, {
+      fetch: this.doFetch,
+      ...(lastEventId !== undefined ? { lastEventId } : {}),
+      responseError,
+      requestError: (err) => networkError(this.baseUrl, err),
+    });
+  }
+}
+
+class RetryableError extends Error {
+  constructor(
+    readonly error: ClientError,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(error.message);
+  }
+}
+
+/** The server's `{"error"}` (or Connect `{message}`) as a ClientError. */
+export async function responseError(res: Response): Promise<ClientError> {
+  const text = await res.text().catch(() => '');
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const b = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; message?: unknown; want_id?: unknown; code?: unknown };
+  const message =
+    typeof b.error === 'string'
+      ? b.error
+      : typeof b.message === 'string'
+        ? b.message
+        : `HTTP ${res.status} ${res.statusText}${text && body === undefined ? `: ${text.slice(0, 200).trim()}` : ''}`;
+  return new ClientError(
+    res.status,
+    message,
+    body,
+    typeof b.want_id === 'string' ? b.want_id : undefined,
+    typeof b.code === 'string' ? b.code : undefined,
+  );
+}
+
+/** A request that got no answer: say which server did not answer and why, in words. */
+export function networkError(baseUrl: string, err: unknown): Error {
+  if (err instanceof ClientError || err instanceof NoServerError) return err;
+  const code = errorCode(err);
+  const detail =
+    code === 'ECONNREFUSED'
+      ? 'nothing is listening there (connection refused).'
+      : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+        ? 'the host name does not resolve.'
+        : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET'
+          ? 'the connection was closed (did the server shut down?).'
+          : code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT'
+            ? 'the connection timed out.'
+            : `the request failed (${code ?? (err instanceof Error ? err.message : String(err))}).`;
+  return new NoServerError(baseUrl, `${detail} Start the daemon with 'platform serve', or check --server-url.`);
+}
+
+function errorCode(err: unknown): string | undefined {
+  // fetch wraps the socket error: TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }), sometimes nested.
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const errors = (e as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) {
+      const inner = errorCode(errors[0]);
+      if (inner) return inner;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function retryAfterMs(header: string | null): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(header.trim())) return Math.round(Number(header) * 1000);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+function pageParams(p: PageParams): Record<string, string | number | undefined> {
+  return { offset: p.offset, limit: p.limit, order: p.order };
+}
+
+function query(params: Record<string, string | number | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,103 @@
+/**
+ * Starts the workspace's daemon in the background: `node <repo>/bin/platform serve --port 0 -C <root>`, detached
+ * (its own session, so Ctrl-C on the client leaves it alone), stdout and stderr appended to `.platform/server.log`,
+ * then waits until a server.json appears that answers for this workspace and version. Call it holding the
+ * daemon lock (see daemon-lock.ts), so that two clients never start two servers.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseDuration } from '../server/idle-clock.js';
+import { VERSION } from '../version.js';
+import { probeServer, sleep, type Probe } from './server-probe.js';
+import { platformDir } from './workspace.js';
+
+export const DEFAULT_START_TIMEOUT_MS = 15_000;
+
+export class DaemonStartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DaemonStartError';
+  }
+}
+
+export function serverLogPath(root: string): string {
+  return join(platformDir(root), 'server.log');
+}
+
+/** `PLATFORM_START_TIMEOUT` (a duration: 30s, 2m) when set, else 15 s. */
+export function startTimeoutMs(): number {
+  const env = process.env.PLATFORM_START_TIMEOUT;
+  return env ? parseDuration(env, 'PLATFORM_START_TIMEOUT') : DEFAULT_START_TIMEOUT_MS;
+}
+
+/** The CLI entry of this installation: bin/platform next to dist/. */
+function platformBin(): string {
+  const bin = fileURLToPath(new URL('../../../bin/platform', import.meta.url));
+  if (existsSync(bin)) return bin;
+  if (process.argv[1] && existsSync(process.argv[1])) return process.argv[1];
+  throw new DaemonStartError(`Cannot find the platform executable to start the server (looked for ${bin}).`);
+}
+
+/** The last `n` lines the log got since byte `from` (this start's output, not an older server's). */
+export function logTail(path: string, from = 0, n = 20): string {
+  try {
+    const text = readFileSync(path).subarray(from).toString('utf8');
+    const lines = text.split('\n').filter((l) => l.trim() !== '');
+    return lines.slice(-n).map((l) => `  ${l}`).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+export interface StartedDaemon {
+  pid: number;
+  probe: Extract<Probe, { state: 'running' }>;
+}
+
+export async function startDaemon(root: string, timeoutMs = startTimeoutMs()): Promise<StartedDaemon> {
+  const logPath = serverLogPath(root);
+  const from = existsSync(logPath) ? statSync(logPath).size : 0;
+  const fd = openSync(logPath, 'a');
+  let child;
+  try {
+    writeSync(fd, `--- ${new Date().toISOString()} platform ${VERSION}: starting the server (for client pid ${process.pid}) ---\n`);
+    child = spawn(process.execPath, [platformBin(), 'serve', '--port', '0', '-C', root], {
+      cwd: root,
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      env: process.env,
+    });
+  } finally {
+    closeSync(fd);
+  }
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let spawnError: Error | undefined;
+  child.once('exit', (code, signal) => (exited = { code, signal }));
+  child.once('error', (err) => (spawnError = err));
+  child.unref();
+
+  const seeLog = (): string => {
+    const tail = logTail(logPath, from);
+    return `See ${logPath}${tail ? `; its last lines:\n${tail}` : ' (it is empty).'}`;
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const probe = await probeServer(root);
+    // Any live server of this workspace and version will do: normally the one just spawned.
+    if (probe.state === 'running') return { pid: child.pid ?? probe.info.pid, probe };
+    if (spawnError) throw new DaemonStartError(`Could not start the platform server: ${spawnError.message}`);
+    if (exited) {
+      const how = exited.signal ? `was killed by ${exited.signal}` : `exited with code ${exited.code}`;
+      throw new DaemonStartError(`The platform server for ${root} ${how} before it was ready. ${seeLog()}`);
+    }
+    if (Date.now() >= deadline) {
+      throw new DaemonStartError(
+        `The platform server for ${root} (pid ${child.pid}) did not answer within ${Math.round(timeoutMs / 1000)} s ` +
+          `(set PLATFORM_START_TIMEOUT to wait longer). ${seeLog()}`,
+      );
+    }
+    await sleep(50);
+  }
+}

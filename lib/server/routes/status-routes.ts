@@ -1,0 +1,51 @@
+/**
+ * `GET /api/status`: who this server is (pid, port, workspace, version, since when) and how much it holds. Clients
+ * use it to check that a server.json really describes a live daemon of their workspace and version; `platform
+ * status` shows it. Every figure is an index size, so it costs nothing whatever the history.
+ */
+import { Router } from 'express';
+import { VERSION } from '../../version.js';
+import type { ServerContext } from '../server-context.js';
+
+export interface StatusCounts {
+  wants: number;
+  job_runs: number;
+  partitions: number;
+  running_job_runs: number;
+  queued_commands: number;
+}
+
+export interface ServerStatus {
+  pid: number;
+  port: number;
+  started_at: string;
+  uptime_seconds: number;
+  workspace_root: string;
+  version: string;
+  counts: StatusCounts;
+}
+
+/** `startedAt` defaults to the moment the router is built, i.e. when the server's app is created. */
+export function statusRoutes({ platform }: ServerContext, startedAt: Date = new Date()): Router {
+  const router = Router();
+  router.get('/api/status', (req, res) => {
+    const s = platform.state();
+    const body: ServerStatus = {
+      pid: process.pid,
+      port: req.socket.localPort ?? 0,
+      started_at: startedAt.toISOString(),
+      uptime_seconds: Math.max(0, Math.floor((Date.now() - startedAt.getTime()) / 1000)),
+      workspace_root: platform.workspaceRoot,
+      version: VERSION,
+      counts: {
+        wants: s.wants.size,
+        job_runs: s.job_runs.size,
+        partitions: s.partitions.size,
+        running_job_runs: s.job_runs_by_status.running.size,
+        queued_commands: platform.queue.size,
+      },
+    };
+    res.json(body);
+  });
+  return router;
+}

@@ -1,0 +1,200 @@
+/**
+ * How job runs fail, with real processes: retries with backoff, a failure then success, a timeout, missing deps
+ * that get built before a rerun, and a config program that fails.
+ */
+import test from 'ava';
+import { retryDelayMs } from '../lib/orchestrator/plan-step.js';
+import {
+  bash,
+  isPidAlive,
+  killAtTeardown,
+  lines,
+  makeWorkspace,
+  openPlatform,
+  pidsIn,
+  poll,
+  runs,
+  runsFor,
+  waitForWant,
+  want,
+  wants,
+} from './helpers/jobs-fixture.js';
+
+test('a job with retries: 2 fails three times with backoff; partition and want fail, the parent is upstream_failed', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [
+      {
+        label: 'bad',
+        outputs: ['bad/(?<n>\\d+)'],
+        exec: bash('echo "attempt $(date +%s%3N)" >> bad-calls.txt; echo "broken input" >&2; exit 3'),
+        args: ['${n}'],
+        retries: 2,
+      },
+      {
+        label: 'down',
+        outputs: ['down/(?<n>\\d+)'],
+        inputs: [{ partition_ref: 'bad/${n}', dep_type: 'MATERIALIZE' }],
+        exec: bash('echo "down ran" >> down-calls.txt'),
+        args: ['${n}'],
+      },
+    ],
+  });
+  const parent = await want(platform, ['down/1']);
+  const state = await waitForWant(platform, parent, undefined, 12_000);
+  t.is(state.wants.get(parent)!.status, 'upstream_failed');
+
+  const attempts = runsFor(state, 'bad/1');
+  t.deepEqual(
+    attempts.map((r) => [r.attempt, r.status, r.exit_code]),
+    [
+      [1, 'failed', 3],
+      [2, 'failed', 3],
+      [3, 'failed', 3],
+    ],
+  );
+  t.is(lines(dir, 'bad-calls.txt').length, 3, 'three processes');
+  // Backoff: attempt n schedules the next at ended + 1 s * 2^(n-1); the next is not queued before it.
+  for (let i = 0; i < 2; i++) {
+    const r = attempts[i]!;
+    t.true(r.retry_at > 0, `attempt ${r.attempt} has a retry_at`);
+    const delay = r.retry_at - r.ended_at!;
+    t.true(delay >= retryDelayMs(r.attempt) - 5 && delay <= retryDelayMs(r.attempt) + 200, `delay ${delay}`);
+    t.true(attempts[i + 1]!.queued_at >= r.retry_at, `attempt ${r.attempt + 1} waited for retry_at`);
+  }
+  t.is(attempts[2]!.retry_at, 0, 'the last attempt schedules no retry');
+  // Observed in the processes too: the gaps between the attempts' starts grow (about 1 s, then about 2 s).
+  const starts = lines(dir, 'bad-calls.txt').map((l) => Number(l.split(' ')[1]));
+  t.true(starts[1]! - starts[0]! >= 1000, `first gap ${starts[1]! - starts[0]!}`);
+  t.true(starts[2]! - starts[1]! >= 2000, `second gap ${starts[2]! - starts[1]!}`);
+  t.regex(attempts[2]!.reason, /code 3/);
+
+  t.is(state.partitions.get('bad/1')?.status, 'failed');
+  t.is(state.partitions.get('down/1'), undefined, 'the downstream job never ran');
+  t.deepEqual(lines(dir, 'down-calls.txt'), []);
+  const derived = wants(state).find((w) => w.partitions.includes('bad/1'))!;
+  t.is(derived.parent_want_id, parent);
+  t.is(derived.status, 'failed');
+});
+
+test('a job that fails once then succeeds ends successful with two runs', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [
+      {
+        label: 'flaky',
+        outputs: ['flaky/1'],
+        exec: bash('echo run >> flaky-calls.txt; if [ -f flaky.state ]; then exit 0; fi; touch flaky.state; exit 1'),
+        retries: 3,
+      },
+    ],
+  });
+  const w = await want(platform, ['flaky/1']);
+  const state = await waitForWant(platform, w, undefined, 8000);
+  t.is(state.wants.get(w)!.status, 'successful');
+  t.deepEqual(
+    runsFor(state, 'flaky/1').map((r) => [r.attempt, r.status]),
+    [
+      [1, 'failed'],
+      [2, 'succeeded'],
+    ],
+  );
+  t.is(state.partitions.get('flaky/1')?.status, 'live');
+  t.is(lines(dir, 'flaky-calls.txt').length, 2);
+  t.deepEqual(state.wants.get(w)!.job_run_ids, runsFor(state, 'flaky/1').map((r) => r.job_run_id));
+});
+
+test('timeout_seconds: 1 kills a sleep 30 job and fails the run with a timeout reason', async (t) => {
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => pidsIn(dir, 'slow.pid'));
+  const platform = await openPlatform(t, dir, {
+    jobs: [{ label: 'slow', outputs: ['slow/1'], exec: bash('echo $$ > slow.pid; sleep 30'), timeout_seconds: 1 }],
+  });
+  const began = Date.now();
+  const w = await want(platform, ['slow/1']);
+  const state = await waitForWant(platform, w, undefined, 8000);
+  const took = Date.now() - began;
+  t.is(state.wants.get(w)!.status, 'failed');
+  const [run, ...more] = runsFor(state, 'slow/1');
+  t.is(more.length, 0, 'no retry without retries');
+  t.is(run!.status, 'failed');
+  t.regex(run!.reason, /timed out after 1 s/);
+  t.true(took >= 1000 && took < 5000, `took ${took} ms`);
+  t.true(run!.ended_at! - run!.started_at! >= 900, 'ran for about the timeout');
+  t.is(state.partitions.get('slow/1')?.status, 'failed');
+  const [pid] = pidsIn(dir, 'slow.pid');
+  t.is(pid, run!.pid);
+  t.true(await poll(() => !isPidAlive(pid!), 1000), 'the job process is gone');
+});
+
+test('a missing-deps job: dep_missed, the missing ref is wanted and built, the job reruns and succeeds', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [
+      {
+        label: 'needs_x',
+        outputs: ['needs/(?<n>\\d+)'],
+        exec: bash(
+          `echo "run $1" >> needs-calls.txt
+           if [ ! -f "x-$1.txt" ]; then
+             echo 'PLATFORM_MISSING_DEPS {"missing": ["x/'"$1"'"]}'
+             exit 1
+           fi
+           echo "used $(cat "x-$1.txt")" > "needs-$1.txt"`,
+        ),
+        args: ['${n}'],
+      },
+      { label: 'x', outputs: ['x/(?<n>\\d+)'], exec: bash('echo "x $1" > "x-$1.txt"'), args: ['${n}'] },
+    ],
+  });
+  const w = await want(platform, ['needs/4']);
+  const state = await waitForWant(platform, w, undefined, 8000);
+  t.is(state.wants.get(w)!.status, 'successful');
+
+  const needs = runsFor(state, 'needs/4');
+  t.deepEqual(
+    needs.map((r) => r.status),
+    ['dep_missed', 'succeeded'],
+  );
+  t.deepEqual(needs[0]!.missing, ['x/4']);
+  const xRuns = runsFor(state, 'x/4');
+  t.is(xRuns.length, 1);
+  t.is(xRuns[0]!.status, 'succeeded');
+  // The rerun came after x was built.
+  t.true(needs[1]!.queued_at >= xRuns[0]!.ended_at!);
+  t.is(state.partitions.get('x/4')?.status, 'live');
+  t.is(state.partitions.get('needs/4')?.status, 'live');
+  const xWant = wants(state).find((v) => v.partitions.includes('x/4'))!;
+  t.is(xWant.source, 'dep_missed');
+  t.is(xWant.parent_want_id, w);
+  t.is(xWant.root_want_id, w);
+  t.is(xWant.status, 'successful');
+  t.deepEqual(lines(dir, 'needs-calls.txt'), ['run 4', 'run 4']);
+  t.deepEqual(lines(dir, 'needs-4.txt'), ['used x 4']);
+});
+
+test("a config program that fails fails the run and the want, with the program's stderr in the reason", async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [
+      {
+        label: 'cfg_broken',
+        outputs: ['broken/(?<n>\\d+)'],
+        config: bash('echo "config boom: no calendar for $1" >&2; exit 4', 'cfg'),
+        exec: bash('echo should not run >> ran.txt'),
+      },
+    ],
+  });
+  const w = await want(platform, ['broken/9']);
+  const state = await waitForWant(platform, w, undefined, 5000);
+  t.is(state.wants.get(w)!.status, 'failed');
+  const [run, ...more] = runs(state);
+  t.is(more.length, 0);
+  t.is(run!.job_label, 'cfg_broken');
+  t.is(run!.status, 'failed');
+  t.deepEqual(run!.config.outputs, ['broken/9']);
+  t.regex(run!.reason, /config boom: no calendar for broken\/9/);
+  t.regex(run!.reason, /exited with code 4/);
+  t.is(state.partitions.get('broken/9')?.status, 'failed');
+  t.deepEqual(lines(dir, 'ran.txt'), []);
+});
