@@ -3,6 +3,8 @@
  * that get built before a rerun, and a config program that fails.
  */
 import test from 'ava';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { retryDelayMs } from '../lib/orchestrator/plan-step.js';
 import {
   bash,
@@ -197,4 +199,62 @@ test("a config program that fails fails the run and the want, with the program's
   t.regex(run!.reason, /exited with code 4/);
   t.is(state.partitions.get('broken/9')?.status, 'failed');
   t.deepEqual(lines(dir, 'ran.txt'), []);
+});
+
+test('a job that reports as missing an input that is live fails instead of rerunning forever', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [
+      {
+        // Looks for its input in the wrong place: it will never find it, however often x/1 is built.
+        label: 'lost',
+        outputs: ['lost/1'],
+        exec: bash(`echo run >> lost-calls.txt; echo 'PLATFORM_MISSING_DEPS {"missing": ["x/1"]}'; exit 1`),
+      },
+      { label: 'x', outputs: ['x/1'], exec: bash('echo x >> x-calls.txt') },
+    ],
+  });
+  const w = await want(platform, ['lost/1']);
+  const state = await waitForWant(platform, w, undefined, 5000);
+  t.is(state.wants.get(w)!.status, 'failed');
+  const lost = runsFor(state, 'lost/1');
+  // The first report is believed (x/1 was not built yet); the rerun's, with x/1 live, is the job's failure.
+  t.deepEqual(
+    lost.map((r) => r.status),
+    ['dep_missed', 'failed'],
+  );
+  t.regex(lost[1]!.reason, /x\/1/);
+  t.regex(lost[1]!.reason, /already live/);
+  t.is(state.partitions.get('lost/1')?.status, 'failed');
+  t.is(state.partitions.get('x/1')?.status, 'live');
+  t.deepEqual(lines(dir, 'x-calls.txt'), ['x']);
+  await poll(() => false, 300);
+  t.is(runsFor(platform.state(), 'lost/1').length, 2, 'no more reruns');
+  t.is(lines(dir, 'lost-calls.txt').length, 2);
+});
+
+test('a new want for a partition that failed builds it again', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [{ label: 'gate', outputs: ['gate/1'], exec: bash('echo run >> gate-calls.txt; test -f gate.open') }],
+  });
+  const first = await want(platform, ['gate/1']);
+  const failed = await waitForWant(platform, first, undefined, 5000);
+  t.is(failed.wants.get(first)!.status, 'failed');
+  t.is(failed.partitions.get('gate/1')?.status, 'failed');
+
+  writeFileSync(join(dir, 'gate.open'), '');
+  const second = await want(platform, ['gate/1']);
+  const state = await waitForWant(platform, second, undefined, 5000);
+  t.is(state.wants.get(second)!.status, 'successful');
+  t.is(state.wants.get(first)!.status, 'failed', 'an ended want stays as it ended');
+  t.deepEqual(
+    runsFor(state, 'gate/1').map((r) => [r.attempt, r.status]),
+    [
+      [1, 'failed'],
+      [1, 'succeeded'],
+    ],
+  );
+  t.is(state.partitions.get('gate/1')?.status, 'live');
+  t.is(lines(dir, 'gate-calls.txt').length, 2);
 });

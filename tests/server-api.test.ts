@@ -254,6 +254,17 @@ test('garbage bodies, paths and query strings never get a 500, and the daemon st
   t.deepEqual(f.errorLines, [], 'nothing was logged as an internal error');
   t.true(statuses.has(400) && statuses.has(404), `saw ${JSON.stringify([...statuses])}`);
 
+  // Two that used to be 500s: a path parameter that is not valid percent-encoding, a corrupt gzip body.
+  const badParam = await rawRequest(`${f.url}/api/wants/%ZZ`);
+  t.is(badParam.status, 400, badParam.body);
+  const badGzip = await rawRequest(`${f.url}/api/wants`, {
+    method: 'POST',
+    headers: { ...JSON_HEADERS, 'content-encoding': 'gzip' },
+    body: Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x01, 0x02]),
+  });
+  t.is(badGzip.status, 400, badGzip.body);
+  t.is(typeof JSON.parse(badGzip.body).error, 'string');
+
   // Still alive and still correct.
   const health = await f.api('/health');
   t.is(await health.text(), 'OK');
@@ -454,19 +465,25 @@ test('partitions and job runs: lists with prefix, status and paging; job run det
   await errorOf(t, await f.api('/api/partitions?limit=1001'), 400);
 
   const runs = await f.getJson('/api/job_runs');
-  t.is(runs.total, 3, 'one run for the ok refs of one want, one per fail ref');
-  t.is(runs.data.length, 3);
-  const okRun = runs.data.find((r: any) => r.job_label === 'ok');
-  t.deepEqual([...okRun.outputs].sort(), ['ok/alpha', 'ok/alphabet', 'ok/beta']);
-  t.is(okRun.status, 'succeeded');
-  t.is(okRun.exit_code, 0);
-  t.true(okRun.want_ids.includes(a));
+  t.is(runs.total, 5, 'a declarative job gets one run per ref: three ok runs, two fail runs');
+  t.is(runs.data.length, 5);
+  const okRuns = runs.data.filter((r: any) => r.job_label === 'ok');
+  t.deepEqual(okRuns.map((r: any) => r.outputs).flat().sort(), ['ok/alpha', 'ok/alphabet', 'ok/beta']);
+  for (const r of okRuns) {
+    t.is(r.status, 'succeeded');
+    t.is(r.exit_code, 0);
+    t.true(r.want_ids.includes(a));
+  }
+  const okRun = okRuns.find((r: any) => r.outputs[0] === 'ok/alphabet');
+  const partitionRun = parts.data.find((p: any) => p.partition_ref === 'ok/alphabet').job_run_id;
+  t.is(okRun.job_run_id, partitionRun, 'the partition names the run that built it');
+  t.is((await f.getJson('/api/job_runs?status=succeeded')).total, 3);
   const failRuns = await f.getJson('/api/job_runs?status=failed');
   t.is(failRuns.total, 2);
   t.true(failRuns.data.every((r: any) => r.job_label === 'fail' && r.exit_code === 3));
   t.deepEqual(
     (await f.getJson('/api/job_runs?order=desc&limit=1')).data.map((r: any) => r.job_run_id),
-    [runs.data[2].job_run_id],
+    [runs.data[4].job_run_id],
   );
   t.is((await f.getJson('/api/job_runs?offset=1&limit=1')).data[0].job_run_id, runs.data[1].job_run_id);
   await errorOf(t, await f.api('/api/job_runs?status=finished'), 400);
@@ -484,7 +501,7 @@ test('partitions and job runs: lists with prefix, status and paging; job run det
   t.is(stdout.status, 200);
   t.regex(stdout.headers.get('content-type') ?? '', /^text\/plain/);
   const text = await stdout.text();
-  t.regex(text, /hello from/);
+  t.is(text, 'hello from alphabet\n');
   const failRun = failRuns.data[0];
   const stderr = await f.api(`/api/job_runs/${failRun.job_run_id}/logs/stderr`);
   t.regex(await stderr.text(), /failing on purpose/);

@@ -34,6 +34,11 @@ export interface BuildModel {
   readonly startedAt: number;
   /** The root want's status, as last read from the server. */
   wantStatus: string;
+  /**
+   * Whether the root's `want_created` event has been seen. Until then (events from just before the want was
+   * created) no run or want is added: only runs already tracked move.
+   */
+  rootCreated: boolean;
   readonly wants: Map<string, TrackedWant>;
   /** In the order they became known. */
   readonly runs: Map<string, TrackedRun>;
@@ -49,11 +54,16 @@ export interface RunChange {
 
 const RANK: Record<JobRunStatus, number> = { queued: 0, running: 1, succeeded: 2, failed: 2, dep_missed: 2, canceled: 2 };
 
-export function newBuildModel(root: Pick<WantView, 'want_id' | 'partitions' | 'status'>, startedAt: number): BuildModel {
+export function newBuildModel(
+  root: Pick<WantView, 'want_id' | 'partitions' | 'status'>,
+  startedAt: number,
+  options: { rootCreated?: boolean } = {},
+): BuildModel {
   return {
     rootWantId: root.want_id,
     startedAt,
     wantStatus: root.status,
+    rootCreated: options.rootCreated ?? false,
     wants: new Map([[root.want_id, { want_id: root.want_id, partitions: [...root.partitions] }]]),
     runs: new Map(),
   };
@@ -80,11 +90,14 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
   switch (event.type) {
     case 'want_created': {
       const e = event.want_created;
+      if (e.want_id === model.rootWantId) model.rootCreated = true;
+      if (!model.rootCreated) return [];
       if (e.root_want_id === model.rootWantId || model.wants.has(e.parent_want_id)) trackWant(model, e);
       return [];
     }
     case 'job_run_queued': {
       const e = event.job_run_queued;
+      if (!model.rootCreated) return [];
       if (model.runs.has(e.job_run_id) || !servesBuild(model, e.want_ids, e.config.outputs)) return [];
       const run: TrackedRun = {
         job_run_id: e.job_run_id,

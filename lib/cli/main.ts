@@ -2,6 +2,17 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
 import { registerServe } from './commands/serve-command.js';
+import { registerBuild } from './commands/build-command.js';
+import { registerWant } from './commands/want-command.js';
+import { registerLogs } from './commands/logs-command.js';
+import { registerGraph } from './commands/graph-command.js';
+import { registerPartitions } from './commands/partitions-command.js';
+import { registerJobRuns } from './commands/job-runs-command.js';
+import { registerEvents } from './commands/events-command.js';
+import { registerInit } from './commands/init-command.js';
+import { registerStart } from './commands/start-command.js';
+import { registerStatus } from './commands/status-command.js';
+import { registerStop } from './commands/stop-command.js';
 
 export function buildProgram(): Command {
   const program = new Command('platform')
@@ -13,6 +24,17 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
+  registerBuild(program);
+  registerWant(program);
+  registerLogs(program);
+  registerGraph(program);
+  registerPartitions(program);
+  registerJobRuns(program);
+  registerEvents(program);
+  registerInit(program);
+  registerStart(program);
+  registerStatus(program);
+  registerStop(program);
   return program;
 }
 

@@ -40,7 +40,7 @@ export function table(head: string[], rows: Array<Array<string | number | null |
   const tty = colors.level > 0;
   const t = new Table({
     head: head.map((h) => (tty ? colors.bold(h) : h)),
-    style: { head: [], border: tty ? ['grey'] : [], compact: false },
+    style: { head: [], border: tty ? ['grey'] : [], compact: true },
     wordWrap: false,
   });
   for (const row of rows) t.push(row.map((c) => (c === null || c === undefined ? '' : String(c))));

@@ -52,7 +52,7 @@ export function workspaceRootFor(workspace: string | undefined): string {
 
 /** What is wrong with a workspace's server.json, for messages. */
 export function describeProbe(probe: Probe): string {
-  if (probe.state === 'absent') return 'no server is running (no .platform/server.json)';
+  if (probe.state === 'absent') return 'no .platform/server.json';
   if (probe.state === 'stale') return `.platform/server.json is stale: ${probe.reason}`;
   return `pid ${probe.info.pid} on port ${probe.info.port}`;
 }

@@ -133,7 +133,7 @@ export function sseStream(url: string, options: SseOptions = {}): Observable<Sse
       const reader = response.body.getReader();
       try {
         for (;;) {
-          let chunk: ReadableStreamReadResult<Uint8Array>;
+          let chunk: Awaited<ReturnType<typeof reader.read>>;
           try {
             chunk = await reader.read();
           } catch (err) {

@@ -90,7 +90,13 @@ export async function startDaemon(root: string, timeoutMs = startTimeoutMs()): P
     if (spawnError) throw new DaemonStartError(`Could not start the platform server: ${spawnError.message}`);
     if (exited) {
       const how = exited.signal ? `was killed by ${exited.signal}` : `exited with code ${exited.code}`;
-      throw new DaemonStartError(`The platform server for ${root} ${how} before it was ready. ${seeLog()}`);
+      const tail = logTail(logPath, from);
+      // LevelDB's LOCK: a server of this workspace runs although no server.json names it (the file was deleted).
+      const hint = /\bLOCK\b/.test(tail)
+        ? `\nAnother process holds this workspace's event log: probably a server whose .platform/server.json was removed. ` +
+          `Stop it (find it with: pgrep -af 'platform serve') and try again.`
+        : '';
+      throw new DaemonStartError(`The platform server for ${root} ${how} before it was ready. ${seeLog()}${hint}`);
     }
     if (Date.now() >= deadline) {
       throw new DaemonStartError(

@@ -184,22 +184,43 @@ class Planner {
       case 'succeeded':
         this.emit({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id } });
         return;
-      case 'failed': {
-        const retries = this.input.policy.jobs.get(run.job_label)?.retries ?? 0;
-        const retry_at = run.attempt <= retries ? this.input.now + retryDelayMs(run.attempt) : 0;
-        this.emit({
-          type: 'job_run_failed',
-          job_run_failed: { job_run_id, exit_code: o.exit_code, signal: o.signal, reason: o.reason, retry_at },
-        });
+      case 'failed':
+        this.failRun(run, o.exit_code, o.signal, o.reason);
         return;
-      }
-      case 'dep_missed':
+      case 'dep_missed': {
+        // Inputs that were already live when this run was queued cannot be what it missed: rerunning would
+        // report them again, forever. That is the job's failure (e.g. it looks for its input in the wrong place).
+        const liveBefore = o.missing.filter((m) => {
+          const p = this.state.partitions.get(m);
+          return p?.status === 'live' && p.updated_at <= run.queued_at;
+        });
+        if (o.missing.length > 0 && liveBefore.length === o.missing.length) {
+          this.failRun(
+            run,
+            -1,
+            '',
+            `the job reported missing inputs that were already live before it was queued (${liveBefore.join(', ')}); ` +
+              'check how the job finds its inputs',
+          );
+          return;
+        }
         this.emit({ type: 'job_run_dep_missed', job_run_dep_missed: { job_run_id, missing: o.missing } });
         return;
+      }
       case 'canceled':
         this.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id, reason: o.reason } });
         return;
     }
+  }
+
+  /** A failed run, retried up to the job's `retries` with backoff. */
+  private failRun(run: JobRunRecord, exit_code: number, signal: string, reason: string): void {
+    const retries = this.input.policy.jobs.get(run.job_label)?.retries ?? 0;
+    const retry_at = run.attempt <= retries ? this.input.now + retryDelayMs(run.attempt) : 0;
+    this.emit({
+      type: 'job_run_failed',
+      job_run_failed: { job_run_id: run.job_run_id, exit_code, signal, reason, retry_at },
+    });
   }
 
   schedule(): void {

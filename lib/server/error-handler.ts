@@ -42,7 +42,22 @@ export function errorHandler(logError: (message: string) => void) {
           }
       }
     }
+    // Client faults flagged by express's own layers without a body-parser `type`: a corrupt gzip/deflate body
+    // (zlib's error, given status 400 by body-parser), a path parameter that is not valid percent-encoding, ...
+    const status = clientErrorStatus(err);
+    if (status !== undefined) {
+      res.status(status === 413 ? 413 : 400).json(errorBody(`Bad request: ${err instanceof Error ? err.message : String(err)}.`));
+      return;
+    }
     logError(`${req.method} ${req.originalUrl} failed: ${err instanceof Error ? err.stack : String(err)}`);
     res.status(500).json(errorBody('Internal error; the server log has the details.'));
   };
+}
+
+/** The 4xx status an http-errors style error carries (`status` or `statusCode`), if any. */
+function clientErrorStatus(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as { status?: unknown; statusCode?: unknown };
+  const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  return status !== undefined && status >= 400 && status < 500 ? status : undefined;
 }

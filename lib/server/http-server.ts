@@ -70,10 +70,14 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
       shutdown$.next();
       shutdown$.complete();
       server.closeIdleConnections();
+      // A keep-alive connection whose request finishes after this point turns idle and would hold the close
+      // until its keep-alive timeout (seconds): close such connections as soon as they are idle.
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
       const drainMs = options.drainMs ?? 30_000;
       const timer = setTimeout(() => server.closeAllConnections(), drainMs);
       await drained;
       clearTimeout(timer);
+      clearInterval(sweep);
       await platform.close();
       log('Shutdown complete');
       resolveClosed();

@@ -85,6 +85,8 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     }
     case 'job_run_started': {
       const e = event.job_run_started;
+      // Only a queued run starts: a start recorded after the run ended (canceled while launching) changes nothing.
+      if (s.job_runs.get(e.job_run_id)?.status !== 'queued') return s;
       return updateRun(s, e.job_run_id, (r) => ({ ...r, status: 'running', pid: e.pid, started_at: at }));
     }
     case 'job_run_succeeded':

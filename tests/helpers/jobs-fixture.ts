@@ -138,10 +138,12 @@ export function describeState(s: BuildState): string {
   const lines: string[] = [];
   for (const w of wants(s)) {
     lines.push(
-      `  want ${w.want_id} ${w.status} [${w.partitions.join(', ')}] parent=${w.parent_want_id || '-'} runs=${w.job_run_ids.join(',')}`,
+      `  want ${w.want_id} ${w.status} [${w.partitions.join(', ')}] parent=${w.parent_want_id || '-'} runs=${w.job_run_ids.slice(0, 10).join(',')}${w.job_run_ids.length > 10 ? `,... (${w.job_run_ids.length})` : ''}`,
     );
   }
-  for (const r of runs(s)) {
+  const all = runs(s);
+  if (all.length > 30) lines.push(`  ... ${all.length - 30} earlier runs`);
+  for (const r of all.slice(-30)) {
     lines.push(
       `  run ${r.job_run_id} ${r.job_label} #${r.attempt} ${r.status} [${r.config.outputs.join(', ')}] exit=${r.exit_code} ${r.reason}`,
     );

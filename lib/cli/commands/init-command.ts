@@ -105,7 +105,7 @@ export function registerInit(program: Command): void {
           c === GRAPH_FILE
             ? 'the job graph: a starter with two jobs, greeting and loud_greeting, writing files under data/'
             : c === `${MARKER}/`
-              ? "the daemon's state (event log, job logs, server.json)"
+              ? "daemon state: event log, job logs, server.json"
               : 'keeps .platform/ out of git';
         out.push(`  created  ${c}  (${what})`);
       }

@@ -4,11 +4,11 @@
  * running job runs as canceled, removes server.json), and waits until the process is gone and server.json with
  * it. No server: says so and exits 0 (a stale server.json with a dead pid is removed on the way).
  */
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import { describeProbe, workspaceRootFor } from '../../client/server-connection.js';
-import { readServerInfo, removeServerInfo, serverInfoPath } from '../../client/server-info.js';
-import { fetchStatus, probeServer, sameDir, sleep, terminateServer, type ServerStatus } from '../../client/server-probe.js';
+import { removeServerInfo, serverInfoPath } from '../../client/server-info.js';
+import { fetchStatus, probeServer, terminateServer, type ServerStatus } from '../../client/server-probe.js';
 import { isPidAlive } from '../../executor/process-executor.js';
 import { globalOptions } from '../global-options.js';
 
@@ -71,11 +71,8 @@ export function registerStop(program: Command): void {
 
       const pid = status.pid;
       await terminateServer(pid, timeoutMs);
-      // The server removes its server.json on the way out; wait for that so the next client sees a clean slate.
-      const path = serverInfoPath(root);
-      const end = Date.now() + 2_000;
-      while (existsSync(path) && readServerInfo(root)?.pid === pid && Date.now() < end) await sleep(20);
-      if (readServerInfo(root)?.pid === pid && sameDir(readServerInfo(root)!.workspace_root, root)) removeServerInfo(root, pid);
+      // The server removes its server.json on the way out; if it died before it could, tidy up for it.
+      removeServerInfo(root, pid);
       say(`Stopped server (pid ${pid})`, { stopped: true, pid, workspace_root: root });
     });
 }

@@ -1,0 +1,100 @@
+/** `platform events [--follow]`: the build event log. */
+import type { Command } from 'commander';
+import { lastValueFrom, tap } from 'rxjs';
+import type { EventView } from '../../client/platform-client.js';
+import { colors, connect, line, parseCount, printJson, table, usageExitCode, when } from '../output.js';
+
+/** What an event says, in one short phrase. */
+export function eventSummary(e: EventView): string {
+  switch (e.type) {
+    case 'want_created': {
+      const w = e.want_created;
+      const from = w.parent_want_id ? ` for ${w.parent_want_id}` : '';
+      return `${w.want_id} (${w.source}${from}): ${w.partitions.join(', ')}`;
+    }
+    case 'want_canceled':
+      return `${e.want_canceled.want_id}: ${e.want_canceled.reason}`;
+    case 'job_run_queued': {
+      const r = e.job_run_queued;
+      return `${r.job_run_id} ${r.job_label} for ${r.want_ids.join(', ')}${r.attempt > 1 ? ` (attempt ${r.attempt})` : ''}: ${r.config.outputs.join(', ')}`;
+    }
+    case 'job_run_started':
+      return `${e.job_run_started.job_run_id} pid ${e.job_run_started.pid}`;
+    case 'job_run_succeeded':
+      return e.job_run_succeeded.job_run_id;
+    case 'job_run_failed': {
+      const f = e.job_run_failed;
+      const how = f.signal ? `signal ${f.signal}` : `exit ${f.exit_code}`;
+      return `${f.job_run_id} ${how}${f.reason ? `: ${f.reason}` : ''}${f.retry_at > 0 ? ' (will retry)' : ''}`;
+    }
+    case 'job_run_canceled':
+      return `${e.job_run_canceled.job_run_id}: ${e.job_run_canceled.reason}`;
+    case 'job_run_dep_missed':
+      return `${e.job_run_dep_missed.job_run_id} missing ${e.job_run_dep_missed.missing.join(', ')}`;
+    case 'partition_tainted':
+      return `${e.partition_tainted.partition_ref}: ${e.partition_tainted.reason}`;
+  }
+}
+
+function typeColor(type: string): string {
+  if (type.endsWith('succeeded')) return colors.green(type);
+  if (type.endsWith('failed')) return colors.red(type);
+  if (type.endsWith('canceled') || type.endsWith('dep_missed')) return colors.magenta(type);
+  if (type === 'job_run_started') return colors.yellow(type);
+  return colors.cyan(type);
+}
+
+export function eventLine(e: EventView): string {
+  return `${colors.dim(`#${e.event_id}`)} ${colors.dim(when(e.timestamp))} ${typeColor(e.type)} ${eventSummary(e)}`;
+}
+
+const FOLLOW_BACKLOG = 20;
+
+export function registerEvents(program: Command): void {
+  const events = program
+    .command('events')
+    .description('show the build event log; --follow streams new events as they happen')
+    .option('--offset <id>', 'start after this event id (default: the first; with --follow, the last 20 events)')
+    .option('--limit <n>', 'at most this many (1-10000, default 10000; with --follow, only the backlog)')
+    .option('-f, --follow', 'keep streaming events until interrupted')
+    .action(async (opts: { offset?: string; limit?: string; follow?: boolean }, cmd: Command) => {
+      const offset = parseCount(cmd, '--offset', opts.offset);
+      const limit = parseCount(cmd, '--limit', opts.limit, 1);
+      const { client, options } = await connect(cmd);
+      if (!opts.follow) {
+        const page = await client.listEvents({ offset, limit });
+        if (options.json) return printJson(page);
+        if (page.data.length > 0) {
+          line(
+            table(
+              ['Id', 'Time', 'Type', 'Detail'],
+              page.data.map((e) => [e.event_id, when(e.timestamp), typeColor(e.type), eventSummary(e)]),
+            ),
+          );
+        }
+        const last = page.data.at(-1)?.event_id ?? page.offset;
+        if (page.data.length === 0) line(colors.dim(`no events after id ${page.offset} (latest id ${page.latest_id})`));
+        else if (last < page.latest_id) line(colors.dim(`more events after ${last} (latest id ${page.latest_id}): --offset ${last}`));
+        return;
+      }
+      let after = offset;
+      if (after === undefined) {
+        const { latest_id } = await client.listEvents({ limit: 1 });
+        after = Math.max(0, latest_id - (limit ?? FOLLOW_BACKLOG));
+      }
+      if (process.stderr.isTTY) process.stderr.write(colors.dim(`following events after id ${after}; Ctrl-C to stop\n`));
+      // One line per event: JSON lines with --json, since a stream has no single document to pretty-print.
+      await lastValueFrom(
+        client.eventStream({ after }).pipe(
+          tap((m) => {
+            if (m.event === 'error') throw new Error(`the server failed to stream events: ${m.data}`);
+            if (options.json) return line(m.data);
+            line(eventLine(JSON.parse(m.data) as EventView));
+          }),
+        ),
+        { defaultValue: undefined },
+      );
+      throw new Error('the server ended the event stream (it shut down?).');
+    });
+  usageExitCode(events);
+}

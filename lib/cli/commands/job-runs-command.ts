@@ -1,0 +1,101 @@
+/** `platform job-runs list|get`. */
+import type { Command } from 'commander';
+import type { JobRunView } from '../../client/platform-client.js';
+import {
+  colors,
+  connect,
+  detailTable,
+  duration,
+  line,
+  listShort,
+  pageFooter,
+  parseCount,
+  printJson,
+  statusColor,
+  table,
+  usageExitCode,
+  when,
+} from '../output.js';
+
+/** How a run ended, in a few words: `exit 3`, `signal SIGKILL`, the reason. */
+export function runOutcome(r: Pick<JobRunView, 'status' | 'exit_code' | 'signal' | 'reason' | 'retry_at'>): string {
+  const bits: string[] = [];
+  if (r.signal) bits.push(`signal ${r.signal}`);
+  else if (r.exit_code !== null && r.exit_code >= 0 && r.status !== 'succeeded') bits.push(`exit ${r.exit_code}`);
+  if (r.reason) bits.push(r.reason);
+  if (r.status === 'failed' && r.retry_at) bits.push(`retry at ${when(r.retry_at)}`);
+  return bits.join('; ');
+}
+
+export function jobRunRows(runs: JobRunView[]): string {
+  return table(
+    ['Job run', 'Job', 'Status', 'Attempt', 'Started', 'Duration', 'Outputs', 'Detail'],
+    runs.map((r) => [
+      r.job_run_id,
+      r.job_label,
+      statusColor(r.status),
+      r.attempt,
+      when(r.started_at),
+      duration(r.duration_ms),
+      listShort(r.outputs, 2),
+      runOutcome(r),
+    ]),
+  );
+}
+
+export function jobRunDetail(r: JobRunView): string {
+  const rows: Array<[string, string | number | null]> = [
+    ['job run', r.job_run_id],
+    ['job', r.job_label],
+    ['status', statusColor(r.status)],
+    ['attempt', r.attempt],
+    ['wants', r.want_ids.join(', ')],
+    ['outputs', r.outputs.join('\n')],
+    ['inputs', r.config.inputs.map((i) => `${i.partition_ref} (${i.dep_type})`).join('\n')],
+    ['args', r.config.args.map((a) => JSON.stringify(a)).join(' ')],
+    ['env', Object.entries(r.config.env).map(([k, v]) => `${k}=${v}`).join('\n')],
+    ['pid', r.pid],
+    ['queued', when(r.queued_at)],
+    ['started', when(r.started_at)],
+    ['ended', when(r.ended_at)],
+    ['duration', duration(r.duration_ms)],
+    ['exit code', r.exit_code],
+  ];
+  if (r.signal) rows.push(['signal', r.signal]);
+  if (r.reason) rows.push(['reason', r.reason]);
+  if (r.missing.length > 0) rows.push(['missing', r.missing.join('\n')]);
+  if (r.retry_at) rows.push(['retry at', when(r.retry_at)]);
+  return detailTable(rows);
+}
+
+export function registerJobRuns(program: Command): void {
+  const jobRuns = program.command('job-runs').description('the job runs the orchestrator queued');
+  jobRuns
+    .command('list')
+    .description('list job runs, oldest first')
+    .option('--status <status>', 'only runs in this status (queued, running, succeeded, failed, dep_missed, canceled)')
+    .option('--limit <n>', 'at most this many (1-1000, default 100)')
+    .option('--offset <n>', 'skip this many')
+    .action(async (opts: { status?: string; limit?: string; offset?: string }, cmd: Command) => {
+      const limit = parseCount(cmd, '--limit', opts.limit, 1);
+      const offset = parseCount(cmd, '--offset', opts.offset);
+      const { client, options } = await connect(cmd);
+      const page = await client.listJobRuns({ status: opts.status, limit, offset });
+      if (options.json) return printJson(page);
+      if (page.data.length > 0) line(jobRunRows(page.data));
+      const footer = pageFooter(page, 'job runs');
+      if (footer) line(footer);
+    });
+  jobRuns
+    .command('get')
+    .description('show one job run')
+    .argument('<job_run_id>')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const { client, options } = await connect(cmd);
+      const run = await client.getJobRun(id);
+      if (options.json) return printJson(run);
+      line(jobRunDetail(run));
+      if (run.status !== 'queued') line(colors.dim(`logs: platform logs ${run.job_run_id} (--stderr for stderr)`));
+    });
+  usageExitCode(jobRuns);
+}

@@ -1,0 +1,37 @@
+/** `platform logs <job_run_id> [--stderr] [-f]`. */
+import type { Command } from 'commander';
+import { lastValueFrom, tap } from 'rxjs';
+import type { LogEnd } from '../../client/platform-client.js';
+import { connect, errColors, statusColor, usageExitCode } from '../output.js';
+
+export function registerLogs(program: Command): void {
+  const logs = program
+    .command('logs')
+    .description("print a job run's log (stdout, or --stderr); -f follows it until the run ends")
+    .argument('<job_run_id>')
+    .option('--stderr', 'the stderr log instead of stdout')
+    .option('-f, --follow', 'stream the log while the job runs, until it ends')
+    .action(async (id: string, opts: { stderr?: boolean; follow?: boolean }, cmd: Command) => {
+      const stream = opts.stderr ? 'stderr' : 'stdout';
+      const { client } = await connect(cmd);
+      if (!opts.follow) {
+        process.stdout.write(await client.logText(id, stream));
+        return;
+      }
+      let end: LogEnd | undefined;
+      await lastValueFrom(
+        client.followLog(id, stream).pipe(
+          tap((m) => {
+            if (m.event === 'log') process.stdout.write(`${m.data}\n`);
+            else if (m.event === 'end') end = JSON.parse(m.data) as LogEnd;
+            else if (m.event === 'error') throw new Error(`the server failed to stream the log: ${m.data}`);
+          }),
+        ),
+        { defaultValue: undefined },
+      );
+      if (!end) throw new Error(`the server ended the log stream of ${id} before the run ended (it shut down?).`);
+      const exit = end.exit_code !== null && end.status !== 'succeeded' ? ` (exit ${end.exit_code})` : '';
+      process.stderr.write(errColors.dim(`job run ${id} ${statusColor(end.status, errColors)}${exit}\n`));
+    });
+  usageExitCode(logs);
+}

@@ -1,0 +1,450 @@
+/**
+ * The workspace daemon as users meet it, through the real binary as a subprocess: `init`, discovery and
+ * auto-start from anywhere in a workspace, reuse, `status`, `stop`, stale server.json replaced, one server when
+ * clients race, SIGTERM on `serve`. No server runs before a test; every daemon a test may have started (found by
+ * its command line, `serve ... -C <workspace>`) is stopped in its teardown, and PLATFORM_IDLE_TIMEOUT=30s makes a
+ * leaked one die on its own anyway. Serial: each test starts several node processes, and machines are small.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isPidAlive } from '../lib/executor/process-executor.js';
+import { parseGraphText } from '../lib/graph/load-graph.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(REPO, 'bin', 'platform');
+const VERSION = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
+const ENV: NodeJS.ProcessEnv = { ...process.env, PLATFORM_IDLE_TIMEOUT: '30s', NO_COLOR: '1' };
+delete ENV.PLATFORM_START_TIMEOUT;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(cwd: string, args: string[], env: NodeJS.ProcessEnv = ENV): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * `want list --json` once the want commands are registered; until then `start --json` (also auto-starts). The
+ * build test runs once `build` is registered.
+ */
+const [hasWantList, hasBuild] = (await Promise.all([run(tmpdir(), ['want', 'list', '--help']), run(tmpdir(), ['build', '--help'])])).map(
+  (r) => r.code === 0,
+);
+const PROBE = hasWantList ? ['want', 'list', '--json'] : ['start', '--json'];
+
+/** Live `platform serve` processes of this workspace, by command line: the ground truth for "how many servers". */
+function serverPids(root: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    const pid = Number(entry);
+    if (argv.includes('serve') && argv.includes(root) && argv.some((a) => a.endsWith('bin/platform')) && isPidAlive(pid)) pids.push(pid);
+  }
+  return pids;
+}
+
+async function killServers(root: string): Promise<void> {
+  const pids = serverPids(root);
+  for (const pid of pids) process.kill(pid, 'SIGTERM');
+  const end = Date.now() + 5_000;
+  while (pids.some(isPidAlive) && Date.now() < end) await sleep(50);
+  for (const pid of pids.filter(isPidAlive)) process.kill(pid, 'SIGKILL');
+}
+
+/** A fresh temp dir (not a workspace yet), cleaned up with every server started in it. */
+function tempDir(t: ExecutionContext): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'platform-daemon-')));
+  t.teardown(async () => {
+    await killServers(dir);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
+}
+
+async function workspace(t: ExecutionContext): Promise<string> {
+  const root = tempDir(t);
+  const r = await run(root, ['init']);
+  t.is(r.code, 0, r.stderr);
+  return root;
+}
+
+interface ServerJson {
+  pid: number;
+  port: number;
+  started_at: string;
+  workspace_root: string;
+  version: string;
+}
+
+function serverJson(root: string): ServerJson | undefined {
+  const path = join(root, '.platform', 'server.json');
+  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as ServerJson) : undefined;
+}
+
+function serverLog(root: string): string {
+  const path = join(root, '.platform', 'server.log');
+  return existsSync(path) ? readFileSync(path, 'utf8') : '';
+}
+
+const count = (text: string, re: RegExp): number => (text.match(new RegExp(re.source, 'g')) ?? []).length;
+
+async function statusJson(t: ExecutionContext, cwd: string): Promise<{ running: boolean; pid: number; port: number; workspace_root: string; version: string; counts: Record<string, number> }> {
+  const r = await run(cwd, ['status', '--json']);
+  t.is(r.code, 0, `${r.stdout}\n${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+test.serial('init creates .platform/ with a .gitignore of * and a valid starter platform.json, and is idempotent', async (t) => {
+  const root = tempDir(t);
+  const first = await run(root, ['init']);
+  t.is(first.code, 0, first.stderr);
+  t.regex(first.stdout, /Initialized platform workspace/);
+  t.regex(first.stdout, /created\s+platform\.json/);
+  t.is(readFileSync(join(root, '.platform', '.gitignore'), 'utf8'), '*\n');
+  const graphText = readFileSync(join(root, 'platform.json'), 'utf8');
+  const graph = parseGraphText(graphText, 'platform.json');
+  t.true(graph.jobs.length >= 1);
+
+  // Nothing is overwritten: the user's graph stays.
+  writeFileSync(join(root, 'platform.json'), '{"jobs": []}\n');
+  const again = await run(root, ['init', '--json']);
+  t.is(again.code, 0, again.stderr);
+  const result = JSON.parse(again.stdout) as { created: string[]; existing: string[] };
+  t.deepEqual(result.created, []);
+  t.deepEqual(result.existing.sort(), ['.platform/', '.platform/.gitignore', 'platform.json'].sort());
+  t.is(readFileSync(join(root, 'platform.json'), 'utf8'), '{"jobs": []}\n');
+  const human = await run(root, ['init']);
+  t.regex(human.stdout, /Already a platform workspace/);
+
+  // init <dir> and -C work too, and start no server.
+  const other = join(root, 'other');
+  t.is((await run(root, ['init', 'other'])).code, 0);
+  t.true(existsSync(join(other, '.platform', '.gitignore')));
+  t.deepEqual(serverPids(root), []);
+  t.deepEqual(serverPids(other), []);
+});
+
+test.serial('outside any workspace a command fails and suggests platform init', async (t) => {
+  const dir = tempDir(t);
+  for (const args of [PROBE, ['status'], ['stop']]) {
+    const r = await run(dir, args);
+    t.is(r.code, 1, `${args.join(' ')}: ${r.stdout}`);
+    t.regex(r.stderr, /No platform workspace/);
+    t.regex(r.stderr, /platform init/);
+  }
+  t.false(existsSync(join(dir, '.platform')));
+});
+
+test.serial('status never starts a server: exit 3 and running false when none runs', async (t) => {
+  const root = await workspace(t);
+  const r = await run(root, ['status']);
+  t.is(r.code, 3);
+  t.regex(r.stdout, /No server running/);
+  const j = await run(root, ['status', '--json']);
+  t.is(j.code, 3);
+  t.is((JSON.parse(j.stdout) as { running: boolean }).running, false);
+  await sleep(300);
+  t.is(serverJson(root), undefined);
+  t.deepEqual(serverPids(root), []);
+});
+
+test.serial('a command from a subdirectory auto-starts the server, server.json is right, the next command reuses it, stop ends it', async (t) => {
+  const root = await workspace(t);
+  const sub = join(root, 'a', 'b');
+  mkdirSync(sub, { recursive: true });
+  const before = Date.now();
+
+  const first = await run(sub, PROBE);
+  t.is(first.code, 0, first.stderr);
+  t.regex(first.stderr + first.stdout, /pid \d+|"pid"/);
+  const info = serverJson(root);
+  if (!info) return t.fail('no server.json after an auto-start');
+  t.true(isPidAlive(info.pid));
+  t.true(Number.isInteger(info.port) && info.port > 0);
+  t.is(info.workspace_root, root);
+  t.is(info.version, VERSION);
+  const started = Date.parse(info.started_at);
+  t.true(started >= before - 1000 && started <= Date.now(), info.started_at);
+  t.deepEqual(serverPids(root), [info.pid]);
+  const health = await fetch(`http://127.0.0.1:${info.port}/health`);
+  t.is(await health.text(), 'OK');
+
+  // Reuse: the same pid answers the next commands, from the root and from the subdirectory.
+  const again = await run(root, PROBE);
+  t.is(again.code, 0, again.stderr);
+  const st = await statusJson(t, sub);
+  t.true(st.running);
+  t.is(st.pid, info.pid);
+  t.is(st.port, info.port);
+  t.is(st.workspace_root, root);
+  t.is(st.version, VERSION);
+  t.deepEqual(Object.keys(st.counts).sort(), ['job_runs', 'partitions', 'queued_commands', 'running_job_runs', 'wants']);
+  t.is(serverJson(root)?.pid, info.pid);
+  t.is(count(serverLog(root), /Listening on/), 1);
+
+  const human = await run(sub, ['status']);
+  t.is(human.code, 0);
+  t.regex(human.stdout, new RegExp(`pid\\s+${info.pid}`));
+  t.regex(human.stdout, /uptime/);
+
+  const stop = await run(sub, ['stop']);
+  t.is(stop.code, 0, stop.stderr);
+  t.is(stop.stdout.trim(), `Stopped server (pid ${info.pid})`);
+  t.false(isPidAlive(info.pid));
+  t.false(existsSync(join(root, '.platform', 'server.json')));
+  t.regex(serverLog(root), /Shutdown complete/);
+
+  const again2 = await run(sub, ['stop']);
+  t.is(again2.code, 0);
+  t.regex(again2.stdout, /No server running/);
+  t.is((await run(sub, ['status'])).code, 3);
+});
+
+test.serial('-C points at the workspace from outside it', async (t) => {
+  const root = await workspace(t);
+  const elsewhere = tempDir(t);
+  const r = await run(elsewhere, ['-C', root, 'start', '--json']);
+  t.is(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { started: boolean; pid: number; workspace_root: string };
+  t.true(out.started);
+  t.is(out.workspace_root, root);
+  t.is(serverJson(root)?.pid, out.pid);
+  const again = JSON.parse((await run(elsewhere, ['start', '--json', '-C', root])).stdout) as { started: boolean; pid: number };
+  t.false(again.started);
+  t.is(again.pid, out.pid);
+  t.is((await run(elsewhere, ['-C', join(root, '.platform'), 'stop'])).stdout.trim(), `Stopped server (pid ${out.pid})`);
+});
+
+test.serial('a stale server.json with a dead pid is replaced', async (t) => {
+  const root = await workspace(t);
+  writeFileSync(
+    join(root, '.platform', 'server.json'),
+    JSON.stringify({ pid: 999999, port: 1, started_at: new Date().toISOString(), workspace_root: root, version: VERSION }),
+  );
+  const st = await run(root, ['status']);
+  t.is(st.code, 3);
+  t.regex(st.stdout, /stale.*999999/);
+
+  const r = await run(root, PROBE);
+  t.is(r.code, 0, r.stderr);
+  const info = serverJson(root);
+  t.truthy(info);
+  t.not(info?.pid, 999999);
+  t.true(isPidAlive(info!.pid));
+  t.deepEqual(serverPids(root), [info!.pid]);
+});
+
+test.serial('a server.json of another workspace is replaced, and its live pid is left alone', async (t) => {
+  const root = await workspace(t);
+  // The pid is alive (this test process) but server.json says it serves another workspace: never signalled.
+  writeFileSync(
+    join(root, '.platform', 'server.json'),
+    JSON.stringify({ pid: process.pid, port: 1, started_at: new Date().toISOString(), workspace_root: '/elsewhere', version: VERSION }),
+  );
+  const r = await run(root, PROBE);
+  t.is(r.code, 0, r.stderr);
+  const info = serverJson(root);
+  t.not(info?.pid, process.pid);
+  t.is(info?.workspace_root, root);
+  t.deepEqual(serverPids(root), [info!.pid]);
+
+  // A port that now answers for another workspace (server.json names a live server of workspace B) is not trusted either.
+  const other = await workspace(t);
+  t.is((await run(other, PROBE)).code, 0);
+  const otherInfo = serverJson(other)!;
+  await run(root, ['stop']);
+  writeFileSync(join(root, '.platform', 'server.json'), JSON.stringify({ ...otherInfo, workspace_root: root }));
+  const r2 = await run(root, ['start', '--json']);
+  t.is(r2.code, 0, r2.stderr);
+  const mine = serverJson(root)!;
+  t.not(mine.pid, otherInfo.pid);
+  t.true(isPidAlive(otherInfo.pid), "the other workspace's server is left running");
+  t.deepEqual(serverPids(root), [mine.pid]);
+});
+
+const FAKE_OLD_SERVER = `
+import http from 'node:http';
+import fs from 'node:fs';
+const root = process.argv[2];
+const file = root + '/.platform/server.json';
+const srv = http.createServer((req, res) => {
+  if (req.url === '/health') return res.end('OK');
+  if (req.url === '/api/status') {
+    res.setHeader('content-type', 'application/json');
+    return res.end(JSON.stringify({ pid: process.pid, port: srv.address().port, started_at: new Date().toISOString(),
+      uptime_seconds: 1, workspace_root: root, version: '0.0.1-old',
+      counts: { wants: 0, job_runs: 0, partitions: 0, running_job_runs: 0, queued_commands: 0 } }));
+  }
+  res.statusCode = 404;
+  res.end();
+});
+srv.listen(0, '127.0.0.1', () => {
+  fs.writeFileSync(file, JSON.stringify({ pid: process.pid, port: srv.address().port,
+    started_at: new Date().toISOString(), workspace_root: root, version: '0.0.1-old' }));
+});
+process.on('SIGTERM', () => { fs.rmSync(file, { force: true }); process.exit(0); });
+`;
+
+test.serial("this workspace's server of another version is stopped (SIGTERM) and replaced", async (t) => {
+  const root = await workspace(t);
+  const script = join(root, 'fake-old-server.mjs');
+  writeFileSync(script, FAKE_OLD_SERVER);
+  const fake: ChildProcess = spawn(process.execPath, [script, root], { stdio: 'ignore' });
+  t.teardown(() => void fake.kill('SIGKILL'));
+  const exited = new Promise<number | null>((r) => fake.once('exit', (code) => r(code)));
+  while (!serverJson(root)) await sleep(20);
+  t.is(serverJson(root)?.pid, fake.pid);
+
+  const r = await run(root, PROBE);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stderr, /stopping the workspace server pid \d+: .*version 0\.0\.1-old/);
+  t.is(await exited, 0, 'the old server got SIGTERM and shut down cleanly');
+  const info = serverJson(root)!;
+  t.not(info.pid, fake.pid);
+  t.is(info.version, VERSION);
+  t.deepEqual(serverPids(root), [info.pid]);
+});
+
+test.serial('concurrent commands that all need the server leave exactly one server', async (t) => {
+  const root = await workspace(t);
+  const sub = join(root, 'sub');
+  mkdirSync(sub);
+  const runs = await Promise.all([
+    run(root, ['start', '--json']),
+    run(sub, ['start', '--json']),
+    run(root, ['start', '--json']),
+    run(root, PROBE),
+    run(sub, PROBE),
+    run(root, PROBE),
+  ]);
+  for (const r of runs) t.is(r.code, 0, r.stderr);
+  const starts = runs.slice(0, 3).map((r) => JSON.parse(r.stdout) as { pid: number; started: boolean });
+  const info = serverJson(root)!;
+  t.deepEqual(
+    starts.map((s) => s.pid),
+    [info.pid, info.pid, info.pid],
+  );
+  t.true(starts.filter((s) => s.started).length <= 1);
+  t.deepEqual(serverPids(root), [info.pid]);
+  const log = serverLog(root);
+  t.is(count(log, /starting the server/), 1, log);
+  t.is(count(log, /Listening on/), 1, log);
+  t.false(existsSync(join(root, '.platform', 'daemon.lock')), 'the lock is released');
+});
+
+test.serial('a lock left by a dead client does not block the start', async (t) => {
+  const root = await workspace(t);
+  writeFileSync(join(root, '.platform', 'daemon.lock'), JSON.stringify({ pid: 999999, token: 'dead', created_at: new Date().toISOString() }));
+  const r = await run(root, PROBE);
+  t.is(r.code, 0, r.stderr);
+  t.is(serverPids(root).length, 1);
+  t.false(existsSync(join(root, '.platform', 'daemon.lock')));
+});
+
+test.serial('a server that cannot start gives a clear error pointing at server.log', async (t) => {
+  const root = await workspace(t);
+  writeFileSync(join(root, 'platform.json'), '{"jobs": [ {"label": "x"} ]}');
+  const r = await run(root, PROBE);
+  t.is(r.code, 1);
+  t.regex(r.stderr, /exited with code 1 before it was ready/);
+  t.regex(r.stderr, /server\.log/);
+  t.regex(r.stderr, /jobs\[0\]/, 'the last lines of the log name the problem');
+  t.is(serverJson(root), undefined);
+  t.false(existsSync(join(root, '.platform', 'daemon.lock')));
+});
+
+test.serial('the starter graph builds through the auto-started server', async (t) => {
+  const root = await workspace(t);
+  const r = await run(root, ['start', '--json']);
+  t.is(r.code, 0, r.stderr);
+  const { port } = JSON.parse(r.stdout) as { port: number };
+  const base = `http://127.0.0.1:${port}`;
+  const res = await fetch(`${base}/api/wants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ partitions: ['loud_greeting/date=2026-01-05'] }),
+  });
+  t.is(res.status, 201);
+  const { want_id } = (await res.json()) as { want_id: string };
+  let status = '';
+  for (let i = 0; i < 200 && !['successful', 'failed', 'upstream_failed'].includes(status); i++) {
+    await sleep(100);
+    status = ((await (await fetch(`${base}/api/wants/${want_id}`)).json()) as { status: string }).status;
+  }
+  t.is(status, 'successful');
+  t.is(readFileSync(join(root, 'data', 'greeting', '2026-01-05.txt'), 'utf8').trim(), 'hello, world of 2026-01-05');
+  t.is(readFileSync(join(root, 'data', 'loud_greeting', '2026-01-05.txt'), 'utf8').trim(), 'HELLO, WORLD OF 2026-01-05');
+  const st = await statusJson(t, root);
+  t.true(st.counts.wants >= 1);
+  t.is(st.counts.partitions, 2);
+  t.is(st.counts.job_runs, 2);
+  t.is(st.counts.running_job_runs, 0);
+});
+
+test.serial('serve removes server.json on SIGTERM and exits 0', async (t) => {
+  const root = await workspace(t);
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '-C', root], { cwd: root, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => void child.kill('SIGKILL'));
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const end = Date.now() + 15_000;
+  while (!serverJson(root) && Date.now() < end) await sleep(20);
+  const info = serverJson(root);
+  t.truthy(child.pid);
+  t.is(info?.pid, child.pid);
+  t.is(info?.workspace_root, root);
+  // A client finds and trusts a server started by hand, too.
+  const st = await statusJson(t, root);
+  t.is(st.pid, child.pid!);
+
+  child.kill('SIGTERM');
+  t.is(await exited, 0);
+  t.false(existsSync(join(root, '.platform', 'server.json')));
+  t.regex(out, /Shutdown complete/);
+});
+
+
+(hasBuild ? test.serial : test.skip)('two concurrent builds from a subdirectory auto-start one server and exit 0 once the partitions exist', async (t) => {
+  const root = await workspace(t);
+  const sub = join(root, 'nested', 'dir');
+  mkdirSync(sub, { recursive: true });
+  const [a, b] = await Promise.all([
+    run(sub, ['build', 'loud_greeting/date=2026-02-01']),
+    run(root, ['build', 'greeting/date=2026-02-01', 'greeting/date=2026-02-02']),
+  ]);
+  t.is(a.code, 0, `${a.stdout}\n${a.stderr}`);
+  t.is(b.code, 0, `${b.stdout}\n${b.stderr}`);
+  t.is(readFileSync(join(root, 'data', 'loud_greeting', '2026-02-01.txt'), 'utf8').trim(), 'HELLO, WORLD OF 2026-02-01');
+  t.true(existsSync(join(root, 'data', 'greeting', '2026-02-02.txt')));
+  const info = serverJson(root)!;
+  t.deepEqual(serverPids(root), [info.pid]);
+  t.is(count(serverLog(root), /Listening on/), 1);
+});

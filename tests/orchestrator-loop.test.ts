@@ -1,0 +1,131 @@
+/**
+ * The orchestrator loop over real parts (LevelDB log, state store, command queue, process executor, graph task
+ * source): one step takes every pending command and writes them in one batch before replying; a step that throws
+ * is logged and the loop goes on; a stop lets no new step start.
+ */
+import test from 'ava';
+import { join } from 'node:path';
+import { EventLog } from '../lib/events/event-log.js';
+import { ProcessExecutor } from '../lib/executor/process-executor.js';
+import { JobResolver } from '../lib/graph/job-resolver.js';
+import { parseGraph } from '../lib/graph/parse-graph.js';
+import { CommandQueue, QueueClosedError } from '../lib/orchestrator/command-queue.js';
+import type { CreateWantRequest } from '../lib/orchestrator/command.js';
+import { GraphTaskSource } from '../lib/orchestrator/graph-task-source.js';
+import { Orchestrator } from '../lib/orchestrator/orchestrator.js';
+import type { TaskSource } from '../lib/orchestrator/task-source.js';
+import { StateStore } from '../lib/state/state-store.js';
+import { Platform } from '../lib/platform.js';
+import { makeWorkspace, TEST_GRAPH, waitFor } from './helpers/server-fixture.js';
+
+const want = (ref: string, comment = ''): CreateWantRequest => ({ partitions: [ref], comment, data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+
+test('one step takes every pending command, appends their events in one batch, and replies only once they are durable', async (t) => {
+  const dir = await makeWorkspace(t);
+  const platform = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test'), tickMs: 60_000 });
+  t.teardown(() => platform.close());
+  const release = platform.orchestrator.hold();
+  const replies = Array.from({ length: 5 }, (_, i) => platform.createWant(want('slow/batch', `c${i}`)));
+  await waitFor('five commands queued', () => platform.queue.size === 5);
+  const latestBefore = platform.log.latestId();
+  // What the log holds at the moment the first caller hears back.
+  let latestAtFirstReply = -1;
+  void replies[0]!.then(() => (latestAtFirstReply = platform.log.latestId()));
+  release();
+  const results = await Promise.all(replies);
+  t.true(latestAtFirstReply >= latestBefore + 5, `the whole batch was written before the first reply (${latestAtFirstReply})`);
+
+  const ids: string[] = [];
+  for (const r of results) {
+    t.true(r.ok);
+    if (!r.ok) continue;
+    t.is(r.status, 201);
+    ids.push(r.want_id);
+    // The reply's state already holds the want, and the log holds its event: durable before the reply.
+    t.truthy(r.state.wants.get(r.want_id));
+  }
+  t.is(new Set(ids).size, 5);
+  const events = await platform.log.list(latestBefore, 100);
+  const created = events.filter((e) => e.type === 'want_created');
+  t.is(created.length, 5);
+  t.deepEqual(
+    created.map((e) => e.event_id),
+    Array.from({ length: 5 }, (_, k) => latestBefore + 1 + k),
+    'consecutive ids: one batch',
+  );
+  t.is(new Set(created.map((e) => e.timestamp)).size, 1, 'one batch, one timestamp');
+  t.deepEqual(
+    created.map((e) => (e.type === 'want_created' ? e.want_created.comment : '')),
+    ['c0', 'c1', 'c2', 'c3', 'c4'],
+    'taken in the order offered',
+  );
+  // The first want queued the one run; the others joined it in the same step.
+  const queued = events.filter((e) => e.type === 'job_run_queued');
+  t.is(queued.length, 1);
+});
+
+test('a step that throws is logged, its callers get the error, and the loop goes on', async (t) => {
+  const dir = await makeWorkspace(t);
+  const graph = parseGraph(TEST_GRAPH, 'test');
+  const real = new GraphTaskSource(new JobResolver(graph, dir));
+  let failNext = true;
+  // The real task source, made to throw once: a fault in the middle of a step.
+  const flaky: TaskSource = {
+    policy: real.policy,
+    execFor: (label) => real.execFor(label),
+    resolve: async (refs) => {
+      if (failNext && refs.length > 0) {
+        failNext = false;
+        throw new Error('injected resolver fault');
+      }
+      return real.resolve(refs);
+    },
+  };
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  t.teardown(() => log.close());
+  const store = await StateStore.open(log);
+  t.teardown(() => store.close());
+  const queue = new CommandQueue(100);
+  const executor = new ProcessExecutor();
+  const errors: string[] = [];
+  const orchestrator = new Orchestrator({ log, store, queue, executor, tasks: flaky, workspaceRoot: dir, tickMs: 50, logError: (m) => errors.push(m) });
+  orchestrator.start();
+  t.teardown(() => orchestrator.shutdown());
+
+  const first = queue.offer({ kind: 'create_want', request: want('ok/one') });
+  await t.throwsAsync(first, { message: /injected resolver fault/ });
+  await waitFor('the fault to be logged', () => errors.length > 0);
+  t.regex(errors[0]!, /step failed, continuing/);
+  t.is(log.latestId(), 0, 'nothing of the failed step was recorded');
+
+  const second = await queue.offer({ kind: 'create_want', request: want('ok/two') });
+  t.true(second.ok);
+  if (!second.ok) return;
+  await waitFor('the second want to be built', () => store.current().wants.get(second.want_id)?.status === 'successful');
+  t.is(store.current().wants.size, 1);
+});
+
+test('closing lets no new step start: a command still waiting is refused, nothing more is written', async (t) => {
+  const dir = await makeWorkspace(t);
+  const platform = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test'), tickMs: 60_000 });
+  const done = await platform.createWant(want('ok/before-close'));
+  t.true(done.ok);
+  const release = platform.orchestrator.hold();
+  const waiting = platform.createWant(want('ok/never'));
+  await waitFor('the command to be queued', () => platform.queue.size === 1);
+  const latest = platform.log.latestId();
+  const closing = platform.close();
+  release();
+  await closing;
+  await t.throwsAsync(waiting, { instanceOf: QueueClosedError });
+  await t.throwsAsync(platform.createWant(want('ok/after')), { instanceOf: QueueClosedError });
+
+  const reopened = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test'), tickMs: 60_000 });
+  t.teardown(() => reopened.close());
+  const wants = [...reopened.state().wants.values()].map((w) => w.partitions[0]);
+  t.false(wants.includes('ok/never'), 'the refused command left no trace');
+  t.true(wants.includes('ok/before-close'));
+  // Whatever the final step recorded (runs that ended), no want was created after the close began.
+  const after = await reopened.log.list(latest, 1000);
+  t.false(after.some((e) => e.type === 'want_created'));
+});

@@ -1,0 +1,284 @@
+/**
+ * The daemon's life: restart keeps all state, idle shutdown, graceful shutdown with work in flight (in-process
+ * and as the real `bin/platform serve` subprocess with a real SIGTERM), and `--port` validation.
+ */
+import test from 'ava';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { Platform, parseGraph } from '../lib/index.js';
+import {
+  createWant,
+  makeWorkspace,
+  rawRequest,
+  runCli,
+  sleep,
+  SseReader,
+  startServer,
+  TEST_GRAPH,
+  waitFor,
+  waitForWant,
+  type ServerFixture,
+} from './helpers/server-fixture.js';
+
+/** Everything the API shows, read page by page. */
+async function snapshot(f: ServerFixture) {
+  return {
+    wants: (await f.getJson('/api/wants?limit=1000')).data,
+    partitions: (await f.getJson('/api/partitions?limit=1000')).data,
+    job_runs: (await f.getJson('/api/job_runs?limit=1000')).data,
+    events: await f.getJson('/api/events'),
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('a restart on the same workspace keeps every want, partition, job run and event; new ids continue', async (t) => {
+  const dir = await makeWorkspace(t);
+  const first = await startServer(t, { dir });
+  const ok = await createWant(first, ['ok/r1', 'ok/r2'], { comment: 'kept' });
+  const failed = await createWant(first, ['fail/r3']);
+  const upstream = await createWant(first, ['needs/r4']);
+  const canceled = await createWant(first, ['slow/r5']);
+  await waitForWant(first, canceled, ['building']);
+  t.is((await first.api(`/api/wants/${canceled}`, { method: 'DELETE' })).status, 200);
+  for (const id of [ok, failed, upstream, canceled]) await waitForWant(first, id);
+  await waitFor('every job run to end', async () => (await first.getJson('/api/job_runs?status=running')).total === 0 && (await first.getJson('/api/job_runs?status=queued')).total === 0);
+  const before = await snapshot(first);
+  t.deepEqual(
+    [ok, failed, upstream, canceled].map((id) => before.wants.find((w: any) => w.want_id === id)?.status),
+    ['successful', 'failed', 'upstream_failed', 'canceled'],
+  );
+  t.true(before.job_runs.length >= 5);
+  t.true(before.events.latest_id > 10);
+  await first.close();
+  t.true(first.logLines.includes('Shutdown complete'));
+
+  const second = await startServer(t, { dir });
+  const after = await snapshot(second);
+  t.deepEqual(after, before, 'the reopened server shows exactly the same state and log');
+  t.is((await second.getJson(`/api/wants/${ok}`)).comment, 'kept');
+
+  // New work continues the id sequences without reusing any.
+  const next = await createWant(second, ['ok/r6']);
+  t.false(before.wants.some((w: any) => w.want_id === next), `new want id ${next} is new`);
+  await waitForWant(second, next);
+  const later = await snapshot(second);
+  t.is(later.wants.length, before.wants.length + 1);
+  t.is(new Set(later.wants.map((w: any) => w.want_id)).size, later.wants.length, 'no duplicate want ids');
+  t.is(new Set(later.job_runs.map((r: any) => r.job_run_id)).size, later.job_runs.length, 'no duplicate job run ids');
+  t.is(later.job_runs.length, before.job_runs.length + 1);
+  t.deepEqual(
+    later.events.data.map((e: any) => e.event_id),
+    Array.from({ length: later.events.latest_id }, (_, k) => k + 1),
+    'event ids stay dense across the restart',
+  );
+  t.deepEqual(later.events.data.slice(0, before.events.latest_id), before.events.data, 'old events are untouched');
+  const firstNew = later.events.data[before.events.latest_id];
+  t.is(firstNew.type, 'want_created');
+  t.is(firstNew.want_created.want_id, next);
+});
+
+test('a job run cut off by a shutdown is recorded canceled, and the restarted server builds it again', async (t) => {
+  const dir = await makeWorkspace(t);
+  // The slow job sleeps 30 s; here it is made to finish at its second attempt by a marker file.
+  const graph = {
+    jobs: [
+      {
+        label: 'once',
+        outputs: ['once/(?<n>[a-z]+)'],
+        exec: ['bash', '-c', 'if [ -e marker ]; then echo second; else touch marker; sleep 30; fi'],
+      },
+    ],
+  };
+  const first = await startServer(t, { dir, graph });
+  const id = await createWant(first, ['once/x']);
+  const building = await waitForWant(first, id, ['building']);
+  const runId = building.job_run_ids[0];
+  const running = await waitFor('the run to start', async () => {
+    const r = await first.getJson(`/api/job_runs/${runId}`);
+    return r.status === 'running' ? r : undefined;
+  });
+  await first.close();
+  await waitFor('the interrupted job process to be gone', () => !isAlive(running.pid));
+
+  const second = await startServer(t, { dir, graph });
+  const interrupted = await second.getJson(`/api/job_runs/${runId}`);
+  t.is(interrupted.status, 'canceled');
+  t.regex(interrupted.reason, /shut down/);
+  const done = await waitForWant(second, id);
+  t.is(done.status, 'successful');
+  t.is(done.job_run_ids.length, 2);
+  t.is(readFileSync(join(dir, '.platform', 'logs', done.job_run_ids[1], 'stdout.log'), 'utf8'), 'second\n');
+});
+
+test('graceful shutdown in-process: a write in flight completes 201, SSE streams end, new connections are refused', async (t) => {
+  const f = await startServer(t);
+  const stream = await SseReader.open(`${f.url}/api/events/stream`);
+  t.teardown(() => stream.close());
+  const release = f.platform.orchestrator.hold();
+  let released = false;
+  t.teardown(() => {
+    if (!released) release();
+  });
+  const inFlight = f.postWant({ partitions: ['ok/in-flight'] });
+  await waitFor('the write to reach the queue', () => f.platform.queue.size === 1);
+
+  let closedResolved = false;
+  void f.server.closed.then(() => (closedResolved = true));
+  const closing = f.server.close('test');
+  // The SSE stream ends at once; the in-flight write waits for the orchestrator.
+  await stream.ended;
+  t.true(stream.isDone);
+  // No new connections: a fresh one is refused.
+  await waitFor('new connections to be refused', async () => {
+    try {
+      await rawRequest(`${f.url}/health`);
+      return false;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ECONNREFUSED';
+    }
+  });
+  t.false(closedResolved, 'shutdown waits for the request in flight');
+  t.false(f.logLines.includes('Shutdown complete'));
+
+  release();
+  released = true;
+  const res = await inFlight;
+  t.is(res.status, 201);
+  const body = (await res.json()) as any;
+  t.is(body.want.partitions[0], 'ok/in-flight');
+  // fetch keeps the connection alive; the server must not wait out its keep-alive timeout before closing.
+  const answeredAt = Date.now();
+  await closing;
+  t.true(Date.now() - answeredAt < 1_500, `shutdown took ${Date.now() - answeredAt} ms after the last answer`);
+  await f.server.closed;
+  t.true(f.logLines.includes('Shutdown complete'));
+  t.deepEqual(f.errorLines, []);
+
+  // The acknowledged write is durable.
+  const reopened = await Platform.open(f.dir, { graph: parseGraph(TEST_GRAPH, 'test') });
+  t.teardown(() => reopened.close());
+  t.is(reopened.state().wants.get(body.want_id)?.partitions[0], 'ok/in-flight');
+});
+
+test('serve exits by itself when idle: stderr says so, stdout says Shutdown complete, server.json is removed', async (t) => {
+  const dir = await makeWorkspace(t);
+  const cli = runCli(t, ['-C', dir, 'serve', '--port', '0', '--idle-timeout', '1s', '--idle-check-interval', '200ms'], dir);
+  const m = await cli.waitForStdout(/Listening on (http:\/\/127\.0\.0\.1:(\d+))/);
+  const listeningAt = Date.now();
+  const url = m[1]!;
+  const infoPath = join(dir, '.platform', 'server.json');
+  const info = await waitFor('server.json', () => existsSync(infoPath) && JSON.parse(readFileSync(infoPath, 'utf8')));
+  t.is(info.pid, cli.child.pid);
+  t.is(info.port, Number(m[2]));
+  t.is(info.workspace_root, dir);
+
+  // Requests keep it alive well past the 1 s timeout.
+  while (Date.now() - listeningAt < 2_200) {
+    const res = await fetch(`${url}/health`);
+    t.is(res.status, 200);
+    await sleep(250);
+  }
+  t.is(cli.child.exitCode, null, 'still running while requests come');
+
+  const quietFrom = Date.now();
+  const exit = await cli.exited;
+  const quietFor = Date.now() - quietFrom;
+  t.deepEqual(exit, { code: 0, signal: null }, cli.stderr());
+  t.true(quietFor >= 500, `shut down after ${quietFor} ms of quiet, not before the timeout`);
+  t.regex(cli.stderr(), /idle for [\d.]+ hours.*shutting down/i);
+  t.regex(cli.stdout(), /Shutdown complete/);
+  t.false(existsSync(infoPath), 'server.json removed');
+});
+
+test('SIGTERM to serve: a request in flight completes, the SSE stream ends, running jobs are recorded, exit 0', async (t) => {
+  const dir = await makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(TEST_GRAPH));
+  const cli = runCli(t, ['-C', dir, 'serve', '--port', '0'], dir);
+  const url = (await cli.waitForStdout(/Listening on (http:\/\/127\.0\.0\.1:\d+)/))[1]!;
+  const infoPath = join(dir, '.platform', 'server.json');
+  await waitFor('server.json', () => existsSync(infoPath));
+
+  // A job run that is running when the signal comes.
+  const created = await fetch(`${url}/api/wants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ partitions: ['slow/interrupted'] }),
+  });
+  t.is(created.status, 201);
+  const slowWant = ((await created.json()) as any).want_id as string;
+  const run = await waitFor('the slow run to be running', async () => {
+    const r = ((await (await fetch(`${url}/api/job_runs?status=running`)).json()) as any).data[0];
+    return r;
+  });
+
+  const stream = await SseReader.open(`${url}/api/events/stream`);
+  t.teardown(() => stream.close());
+
+  // A POST whose body is still arriving when the signal comes: its headers are in, its body is not.
+  const body = JSON.stringify({ partitions: ['ok/during-shutdown'] });
+  let finish!: () => void;
+  const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = httpRequest(
+      `${url}/api/wants`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, agent: false },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    // Only the first bytes now; the rest after the signal.
+    req.write(body.slice(0, 10));
+    finish = () => req.end(body.slice(10));
+  });
+  // Nothing on the server side shows that the headers were parsed; give it a moment to read them.
+  await sleep(300);
+  cli.child.kill('SIGTERM');
+  await stream.ended;
+  t.true(stream.isDone, 'the SSE stream was ended by the server');
+  await sleep(100);
+  t.is(cli.child.exitCode, null, 'the server waits for the request in flight');
+  finish();
+  const answered = await response;
+  t.is(answered.status, 201, answered.body);
+  const inFlightWant = JSON.parse(answered.body).want_id as string;
+
+  const exit = await cli.exited;
+  t.deepEqual(exit, { code: 0, signal: null }, cli.stderr());
+  t.regex(cli.stdout(), /Shutdown complete/);
+  t.false(existsSync(infoPath), 'server.json removed');
+  t.false(isAlive(run.pid), 'the running job was killed');
+
+  // What happened is on record.
+  const platform = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test') });
+  t.teardown(() => platform.close());
+  const state = platform.state();
+  t.truthy(state.wants.get(inFlightWant), 'the write acknowledged during shutdown is durable');
+  t.truthy(state.wants.get(slowWant));
+  const recorded = state.job_runs.get(run.job_run_id);
+  t.is(recorded?.status, 'canceled');
+  t.regex(recorded?.reason ?? '', /shut down/);
+});
+
+test('serve refuses a bad --port with a clear message and a non-zero exit', async (t) => {
+  const dir = await makeWorkspace(t);
+  for (const port of ['70000', '-1', 'abc', '80.5']) {
+    const cli = runCli(t, ['-C', dir, 'serve', '--port', port], dir);
+    const exit = await cli.exited;
+    t.not(exit.code, 0, `--port ${port}`);
+    t.regex(cli.stderr(), /--port must be a whole number from 0 to 65535/, `--port ${port}: ${cli.stderr()}`);
+    t.notRegex(cli.stderr(), /\n\s+at /, 'no stack trace');
+    t.notRegex(cli.stdout(), /Listening/);
+  }
+  t.false(existsSync(join(dir, '.platform', 'server.json')));
+});

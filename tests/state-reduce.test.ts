@@ -1,0 +1,482 @@
+/**
+ * The build state fold: property tests over random (pooled, so mutually referring) event lists, replay from a
+ * real LevelDB log, index consistency, and hand-written status transitions.
+ */
+import test from 'ava';
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import type { BuildEvent, EventPayload, JobConfig } from '../lib/events/build-event.js';
+import { EventLog } from '../lib/events/event-log.js';
+import {
+  initialState,
+  JOB_RUN_STATUSES,
+  PARTITION_STATUSES,
+  TERMINAL_WANT_STATUSES,
+  WANT_STATUSES,
+  type BuildState,
+} from '../lib/state/build-state.js';
+import type { OrderedMap } from '../lib/state/ordered-map.js';
+import { reduce } from '../lib/state/reduce.js';
+import { replayLog, StateStore } from '../lib/state/state-store.js';
+import { arbEventList } from './helpers/arbitrary-events.js';
+import { makeWorkspace } from './helpers/server-fixture.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Helpers
+
+const entries = <K, V>(m: OrderedMap<K, V>): Array<[K, V]> => [...m.entries()];
+
+/** Everything in a state as plain arrays: records and every index, so deep equality means the same state. */
+function canon(s: BuildState) {
+  const byStatus = <S extends string, K, V>(statuses: readonly S[], index: Readonly<Record<S, OrderedMap<K, V>>>) =>
+    Object.fromEntries(statuses.map((st) => [st, entries(index[st])]));
+  return {
+    last_event_id: s.last_event_id,
+    wants: entries(s.wants),
+    want_order: entries(s.want_order),
+    wants_by_status: byStatus(WANT_STATUSES, s.wants_by_status),
+    active_wants_by_ref: entries(s.active_wants_by_ref),
+    partitions: entries(s.partitions),
+    partitions_by_status: byStatus(PARTITION_STATUSES, s.partitions_by_status),
+    job_runs: entries(s.job_runs),
+    job_run_order: entries(s.job_run_order),
+    job_runs_by_status: byStatus(JOB_RUN_STATUSES, s.job_runs_by_status),
+    sizes: {
+      wants: s.wants.size,
+      partitions: s.partitions.size,
+      job_runs: s.job_runs.size,
+      active_refs: s.active_wants_by_ref.size,
+    },
+  };
+}
+
+const fold = (events: readonly BuildEvent[], from: BuildState = initialState()): BuildState => events.reduce(reduce, from);
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<string | symbol, unknown>)[key]);
+  return value;
+}
+
+/** Every way the indexes could disagree with the records; empty when they agree. */
+function indexViolations(s: BuildState): string[] {
+  const problems: string[] = [];
+  const check = (ok: boolean, what: string) => {
+    if (!ok) problems.push(what);
+  };
+  // Wants: in want_order once, in exactly the status index of their status.
+  let indexedWants = 0;
+  for (const st of WANT_STATUSES) indexedWants += s.wants_by_status[st].size;
+  check(indexedWants === s.wants.size, `wants_by_status holds ${indexedWants} wants, there are ${s.wants.size}`);
+  check(s.want_order.size === s.wants.size, `want_order holds ${s.want_order.size}, there are ${s.wants.size}`);
+  const activeByRef = new Map<string, Set<string>>();
+  for (const [id, w] of s.wants) {
+    check(w.want_id === id, `want keyed ${id} is ${w.want_id}`);
+    check(s.want_order.get(w.seq) === id, `want_order[${w.seq}] is not ${id}`);
+    for (const st of WANT_STATUSES) {
+      const has = s.wants_by_status[st].get(w.seq) === id;
+      check(has === (st === w.status), `want ${id} (${w.status}) ${has ? 'is' : 'is not'} in the ${st} index`);
+    }
+    if (!TERMINAL_WANT_STATUSES.has(w.status)) {
+      for (const ref of w.partitions) {
+        if (!activeByRef.has(ref)) activeByRef.set(ref, new Set());
+        activeByRef.get(ref)!.add(id);
+      }
+    }
+  }
+  // active_wants_by_ref: exactly the non-terminal wants asking for each ref, no empty lists, no duplicates.
+  check(s.active_wants_by_ref.size === activeByRef.size, `active_wants_by_ref has ${s.active_wants_by_ref.size} refs, expected ${activeByRef.size}`);
+  for (const [ref, ids] of s.active_wants_by_ref) {
+    check(ids.length > 0, `active_wants_by_ref[${ref}] is empty`);
+    check(new Set(ids).size === ids.length, `active_wants_by_ref[${ref}] has duplicates`);
+    const expected = activeByRef.get(ref) ?? new Set();
+    check(ids.length === expected.size && ids.every((id) => expected.has(id)), `active_wants_by_ref[${ref}] = ${ids} but active wants are ${[...expected]}`);
+  }
+  // Partitions: in exactly the status index of their status.
+  let indexedPartitions = 0;
+  for (const st of PARTITION_STATUSES) indexedPartitions += s.partitions_by_status[st].size;
+  check(indexedPartitions === s.partitions.size, `partitions_by_status holds ${indexedPartitions}, there are ${s.partitions.size}`);
+  for (const [ref, p] of s.partitions) {
+    check(p.ref === ref, `partition keyed ${ref} is ${p.ref}`);
+    for (const st of PARTITION_STATUSES) {
+      const has = s.partitions_by_status[st].has(ref);
+      check(has === (st === p.status), `partition ${ref} (${p.status}) ${has ? 'is' : 'is not'} in the ${st} index`);
+    }
+  }
+  // Job runs likewise.
+  let indexedRuns = 0;
+  for (const st of JOB_RUN_STATUSES) indexedRuns += s.job_runs_by_status[st].size;
+  check(indexedRuns === s.job_runs.size, `job_runs_by_status holds ${indexedRuns}, there are ${s.job_runs.size}`);
+  check(s.job_run_order.size === s.job_runs.size, `job_run_order holds ${s.job_run_order.size}, there are ${s.job_runs.size}`);
+  for (const [id, r] of s.job_runs) {
+    check(s.job_run_order.get(r.seq) === id, `job_run_order[${r.seq}] is not ${id}`);
+    for (const st of JOB_RUN_STATUSES) {
+      const has = s.job_runs_by_status[st].get(r.seq) === id;
+      check(has === (st === r.status), `run ${id} (${r.status}) ${has ? 'is' : 'is not'} in the ${st} index`);
+    }
+  }
+  return problems;
+}
+
+// arbEventList leaves the array size to fast-check's default ('small': about ten events); longer histories reach
+// deeper states (retries, joins, derived wants failing upstream).
+fc.configureGlobal({ baseSize: 'medium' });
+const pooledEvents = arbEventList({ pooled: true, maxLength: 80 });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Properties
+
+test('folding any event list twice gives deep-equal states', (t) => {
+  t.notThrows(() =>
+    fc.assert(
+      fc.property(pooledEvents, (events) => {
+        assert.deepStrictEqual(canon(fold(events)), canon(fold(events)));
+        // And folding a copy (plain objects, as decoded from the log) agrees too.
+        assert.equal(JSON.stringify(canon(fold(structuredClone(events)))), JSON.stringify(canon(fold(events))));
+      }),
+      { numRuns: 200, includeErrorInReport: true },
+    ),
+  );
+});
+
+test('reduce never mutates its input state or event', (t) => {
+  t.notThrows(() =>
+    fc.assert(
+      fc.property(pooledEvents, (events) => {
+        let state = deepFreeze(initialState());
+        for (const event of events) {
+          const before = JSON.stringify(canon(state));
+          const eventBefore = JSON.stringify(event);
+          // Frozen inputs: any write to them throws in strict mode (these modules are ESM, so strict).
+          const next = reduce(state, deepFreeze(event));
+          assert.equal(JSON.stringify(canon(state)), before, `reduce changed its input state on ${event.type}`);
+          assert.equal(JSON.stringify(event), eventBefore);
+          assert.equal(next.last_event_id, event.event_id);
+          state = deepFreeze(next);
+        }
+      }),
+      { numRuns: 120, includeErrorInReport: true },
+    ),
+  );
+});
+
+test('the indexes agree with the records after any event list, and after every prefix of it', (t) => {
+  t.notThrows(() =>
+    fc.assert(
+      fc.property(pooledEvents, (events) => {
+        let state = initialState();
+        for (const event of events) {
+          state = reduce(state, event);
+          assert.deepEqual(indexViolations(state), [], `after event ${event.event_id} (${event.type})`);
+        }
+      }),
+      { numRuns: 200, includeErrorInReport: true },
+    ),
+  );
+});
+
+test('the pooled generator reaches the interesting states, so the properties are not vacuous', (t) => {
+  const seen = new Set<string>();
+  for (const events of fc.sample(pooledEvents, { seed: 1, numRuns: 400 })) {
+    const s = fold(events);
+    for (const st of WANT_STATUSES) if (s.wants_by_status[st].size > 0) seen.add(`want:${st}`);
+    for (const st of PARTITION_STATUSES) if (s.partitions_by_status[st].size > 0) seen.add(`partition:${st}`);
+    for (const st of JOB_RUN_STATUSES) if (s.job_runs_by_status[st].size > 0) seen.add(`run:${st}`);
+  }
+  for (const want of ['want:idle', 'want:building', 'want:successful', 'want:failed', 'want:canceled', 'want:upstream_failed', 'want:upstream_building', 'partition:live', 'partition:canceled', 'partition:tainted', 'partition:failed', 'run:succeeded', 'run:failed', 'run:dep_missed']) {
+    t.true(seen.has(want), `${want} never reached; seen ${[...seen].join(', ')}`);
+  }
+});
+
+test('replaying the log gives the incremental state, and rebuilding writes nothing', async (t) => {
+  const root = await makeWorkspace(t, 'platform-state-');
+  let run = 0;
+  let longest = 0;
+
+  await t.notThrowsAsync(
+    fc.assert(
+      fc.asyncProperty(pooledEvents, fc.integer({ min: 1, max: 7 }), async (events, chunk) => {
+        // A fresh real log per run, so a counterexample stands on its own.
+        const dir = join(root, `log-${++run}`);
+        const log = await EventLog.open(dir);
+        const store = await StateStore.open(log);
+        try {
+          let incremental = initialState();
+          // Append in batches, as the orchestrator does; fold what append hands back.
+          for (let i = 0; i < events.length; i += chunk) {
+            const batch = events.slice(i, i + chunk);
+            const payloads = batch.map(({ event_id: _id, timestamp: _ts, ...payload }) => payload as EventPayload);
+            const stored = await log.append(payloads, batch[0]!.timestamp);
+            assert.equal(stored.length, batch.length);
+            incremental = fold(stored, incremental);
+          }
+          assert.equal(incremental.last_event_id, log.latestId());
+          longest = Math.max(longest, log.latestId());
+          // The live store followed along through appended$.
+          assert.deepStrictEqual(canon(store.current()), canon(incremental));
+
+          const latestBefore = log.latestId();
+          const listBefore = await log.list(0, latestBefore + 10);
+          const replayed = await replayLog(log);
+          const replayedAgain = await replayLog(log);
+          assert.equal(log.latestId(), latestBefore, 'replay appended nothing');
+          assert.deepStrictEqual(await log.list(0, latestBefore + 10), listBefore, 'replay changed no stored event');
+          // Compared as JSON: decoded events are plain objects, the generated ones may have null prototypes.
+          assert.equal(JSON.stringify(canon(replayed)), JSON.stringify(canon(incremental)));
+          assert.deepStrictEqual(canon(replayedAgain), canon(replayed));
+          assert.deepEqual(indexViolations(replayed), []);
+
+          // A fresh open of the same directory (what a restart does) replays to the same state.
+          store.close();
+          await log.close();
+          const reopened = await EventLog.open(dir);
+          try {
+            const reopenedStore = await StateStore.open(reopened);
+            assert.equal(JSON.stringify(canon(reopenedStore.current())), JSON.stringify(canon(incremental)));
+            assert.equal(reopened.latestId(), latestBefore);
+            reopenedStore.close();
+          } finally {
+            await reopened.close();
+          }
+        } finally {
+          store.close();
+          await log.close();
+          await rm(dir, { recursive: true, force: true });
+        }
+      }),
+      { numRuns: 40, includeErrorInReport: true },
+    ),
+  );
+  t.true(longest > 10, 'some runs appended a real history');
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Hand-written transitions
+
+const T0 = 1_767_000_000_000;
+
+/** Folds payloads with the next ids and a timestamp of T0 + id seconds. */
+function apply(state: BuildState, ...payloads: EventPayload[]): BuildState {
+  let s = state;
+  for (const p of payloads) {
+    const id = s.last_event_id + 1;
+    s = reduce(s, { event_id: id, timestamp: T0 + id * 1000, ...p } as BuildEvent);
+  }
+  return s;
+}
+
+function wantCreated(want_id: string, partitions: string[], extra: Partial<Extract<EventPayload, { type: 'want_created' }>['want_created']> = {}): EventPayload {
+  return {
+    type: 'want_created',
+    want_created: {
+      want_id,
+      partitions,
+      comment: '',
+      data_timestamp: 0,
+      ttl_seconds: 0,
+      sla_seconds: 0,
+      source: 'user',
+      parent_want_id: '',
+      root_want_id: '',
+      ...extra,
+    },
+  };
+}
+const config = (outputs: string[], inputs: JobConfig['inputs'] = []): JobConfig => ({ outputs, inputs, args: [], env: {} });
+const queued = (job_run_id: string, outputs: string[], want_ids: string[], attempt = 1): EventPayload => ({
+  type: 'job_run_queued',
+  job_run_queued: { job_run_id, job_label: 'job', config: config(outputs), want_ids, attempt },
+});
+const started = (job_run_id: string, pid: number): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid } });
+const succeeded = (job_run_id: string): EventPayload => ({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id } });
+const failed = (job_run_id: string, retry_at = 0, exit_code = 1): EventPayload => ({
+  type: 'job_run_failed',
+  job_run_failed: { job_run_id, exit_code, signal: '', reason: `exited with code ${exit_code}`, retry_at },
+});
+const runCanceled = (job_run_id: string, reason = 'want canceled'): EventPayload => ({ type: 'job_run_canceled', job_run_canceled: { job_run_id, reason } });
+const wantCanceled = (want_id: string, reason = 'by request'): EventPayload => ({ type: 'want_canceled', want_canceled: { want_id, reason } });
+const depMissed = (job_run_id: string, missing: string[]): EventPayload => ({ type: 'job_run_dep_missed', job_run_dep_missed: { job_run_id, missing } });
+const tainted = (partition_ref: string): EventPayload => ({ type: 'partition_tainted', partition_tainted: { partition_ref, reason: 'bad data' } });
+
+const wantStatus = (s: BuildState, id: string) => s.wants.get(id)?.status;
+const idsIn = (index: OrderedMap<number, string>) => [...index.values()];
+
+test('want -> job queued -> started -> succeeded: the want ends successful, the partition live', (t) => {
+  let s = apply(initialState(), wantCreated('w1', ['p1', 'p2', 'p1']));
+  const w = s.wants.get('w1')!;
+  t.is(w.status, 'idle');
+  t.deepEqual(w.partitions, ['p1', 'p2']);
+  t.is(w.root_want_id, 'w1', 'a want with no root is its own root');
+  t.is(w.created_at, T0 + 1000);
+  t.deepEqual(s.active_wants_by_ref.get('p1'), ['w1']);
+  t.deepEqual(idsIn(s.wants_by_status.idle), ['w1']);
+  t.false(s.partitions.has('p1'), 'a ref never built is absent');
+
+  s = apply(s, queued('r1', ['p1'], ['w1']), queued('r2', ['p2'], ['w1']));
+  t.is(wantStatus(s, 'w1'), 'building');
+  t.deepEqual(s.wants.get('w1')!.job_run_ids, ['r1', 'r2']);
+  t.is(s.job_runs.get('r1')!.status, 'queued');
+  t.is(s.partitions.get('p1')!.status, 'building');
+  t.is(s.partitions.get('p1')!.job_run_id, 'r1');
+  t.deepEqual(idsIn(s.wants_by_status.building), ['w1']);
+  t.deepEqual(idsIn(s.wants_by_status.idle), []);
+
+  s = apply(s, started('r1', 4242));
+  const r1 = s.job_runs.get('r1')!;
+  t.is(r1.status, 'running');
+  t.is(r1.pid, 4242);
+  t.is(r1.started_at, T0 + 4000);
+  t.deepEqual(idsIn(s.job_runs_by_status.running), ['r1']);
+
+  s = apply(s, succeeded('r1'));
+  t.is(s.job_runs.get('r1')!.status, 'succeeded');
+  t.is(s.job_runs.get('r1')!.exit_code, 0);
+  t.is(s.job_runs.get('r1')!.ended_at, T0 + 5000);
+  t.is(s.partitions.get('p1')!.status, 'live');
+  t.is(wantStatus(s, 'w1'), 'building', 'one of two partitions is live: still building');
+
+  s = apply(s, started('r2', 4343), succeeded('r2'));
+  t.is(wantStatus(s, 'w1'), 'successful');
+  t.is(s.wants.get('w1')!.updated_at, T0 + 7000);
+  t.deepEqual(idsIn(s.wants_by_status.successful), ['w1']);
+  t.deepEqual(idsIn(s.wants_by_status.building), []);
+  t.false(s.active_wants_by_ref.has('p1'), 'a terminal want is no longer active for its refs');
+  t.deepEqual([...s.partitions_by_status.live.keys()], ['p1', 'p2']);
+
+  // A later want for live partitions is successful at once; a duplicate want_created changes nothing.
+  s = apply(s, wantCreated('w2', ['p2']));
+  t.is(wantStatus(s, 'w2'), 'successful');
+  const dup = apply(s, wantCreated('w2', ['p9']));
+  t.deepEqual(dup.wants.get('w2'), s.wants.get('w2'));
+  t.deepEqual(indexViolations(dup), []);
+});
+
+test('a failure with retry_at keeps the partition building; the retry succeeds', (t) => {
+  let s = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']), started('r1', 10));
+  const retryAt = T0 + 60_000;
+  s = apply(s, failed('r1', retryAt, 2));
+  const r1 = s.job_runs.get('r1')!;
+  t.is(r1.status, 'failed');
+  t.is(r1.exit_code, 2);
+  t.is(r1.retry_at, retryAt);
+  t.is(s.partitions.get('p1')!.status, 'building', 'a retried failure keeps the partition building');
+  const status = wantStatus(s, 'w1')!;
+  t.false(TERMINAL_WANT_STATUSES.has(status), `the want waits for the retry, got ${status}`);
+  t.true(['building', 'upstream_building'].includes(status), status);
+  t.deepEqual(s.active_wants_by_ref.get('p1'), ['w1']);
+
+  s = apply(s, queued('r2', ['p1'], ['w1'], 2));
+  t.is(wantStatus(s, 'w1'), 'building');
+  t.is(s.partitions.get('p1')!.job_run_id, 'r2');
+  t.deepEqual(s.wants.get('w1')!.job_run_ids, ['r1', 'r2']);
+  t.is(s.job_runs.get('r2')!.attempt, 2);
+
+  s = apply(s, started('r2', 11), succeeded('r2'));
+  t.is(wantStatus(s, 'w1'), 'successful');
+  t.is(s.job_runs.get('r1')!.status, 'failed', 'the first attempt stays failed on record');
+  t.deepEqual(indexViolations(s), []);
+});
+
+test('a final failure fails the want and makes every want above it upstream_failed', (t) => {
+  // root (asks for q1) <- mid (derived: asks for m1) <- leaf (derived: asks for p1)
+  let s = apply(
+    initialState(),
+    wantCreated('root', ['q1']),
+    wantCreated('mid', ['m1'], { source: 'derived', parent_want_id: 'root', root_want_id: 'root' }),
+    wantCreated('leaf', ['p1'], { source: 'derived', parent_want_id: 'mid', root_want_id: 'root' }),
+  );
+  t.deepEqual(s.wants.get('root')!.child_want_ids, ['mid']);
+  t.deepEqual(s.wants.get('mid')!.child_want_ids, ['leaf']);
+  t.is(wantStatus(s, 'root'), 'upstream_building', 'waiting on a derived want');
+  t.is(wantStatus(s, 'mid'), 'upstream_building');
+  t.is(wantStatus(s, 'leaf'), 'idle');
+
+  s = apply(s, queued('r1', ['p1'], ['leaf']), started('r1', 7));
+  t.is(wantStatus(s, 'leaf'), 'building');
+  t.is(wantStatus(s, 'root'), 'upstream_building');
+
+  s = apply(s, failed('r1', 0, 3));
+  t.is(s.partitions.get('p1')!.status, 'failed');
+  t.is(wantStatus(s, 'leaf'), 'failed');
+  t.is(wantStatus(s, 'mid'), 'upstream_failed');
+  t.is(wantStatus(s, 'root'), 'upstream_failed');
+  t.deepEqual(idsIn(s.wants_by_status.upstream_failed).sort(), ['mid', 'root']);
+  t.is(s.active_wants_by_ref.size, 0, 'no want is active any more');
+
+  // A failure older than a want is not that want's failure: it is why the want rebuilds.
+  s = apply(s, wantCreated('again', ['p1']));
+  t.is(wantStatus(s, 'again'), 'idle');
+  s = apply(s, queued('r2', ['p1'], ['again']), started('r2', 8), failed('r2', 0));
+  t.is(wantStatus(s, 'again'), 'failed', 'its own failure does fail it');
+  t.deepEqual(indexViolations(s), []);
+});
+
+test('cancel: the want is canceled, its run canceled, its partition canceled; repeats and late outcomes change nothing', (t) => {
+  let s = apply(
+    initialState(),
+    wantCreated('w1', ['p1']),
+    queued('r1', ['p1'], ['w1']),
+    started('r1', 99),
+    // w2 joins the same partition, w3 wants another one.
+    wantCreated('w2', ['p1']),
+    wantCreated('w3', ['p3']),
+    queued('r3', ['p3'], ['w3']),
+  );
+  t.deepEqual(s.wants.get('w2')!.job_run_ids, ['r1'], 'a want for a partition being built joins its run');
+  t.is(wantStatus(s, 'w2'), 'building');
+  t.deepEqual(s.active_wants_by_ref.get('p1'), ['w1', 'w2']);
+
+  s = apply(s, wantCanceled('w1', 'changed my mind'));
+  t.is(wantStatus(s, 'w1'), 'canceled');
+  t.is(s.wants.get('w1')!.cancel_reason, 'changed my mind');
+  t.deepEqual(s.active_wants_by_ref.get('p1'), ['w2'], 'the joined want still wants p1');
+  t.is(s.job_runs.get('r1')!.status, 'running', 'a run another want needs goes on');
+
+  s = apply(s, wantCanceled('w3'), runCanceled('r3'));
+  t.is(wantStatus(s, 'w3'), 'canceled');
+  t.is(s.job_runs.get('r3')!.status, 'canceled');
+  t.is(s.job_runs.get('r3')!.reason, 'want canceled');
+  t.is(s.partitions.get('p3')!.status, 'canceled');
+  t.false(s.active_wants_by_ref.has('p3'));
+  t.deepEqual(idsIn(s.wants_by_status.canceled), ['w1', 'w3']);
+
+  // Canceling again, or a late outcome of the canceled run, changes nothing but the event id.
+  const again = apply(s, wantCanceled('w3', 'twice'), succeeded('r3'), started('r3', 5));
+  t.deepEqual({ ...canon(again), last_event_id: 0 }, { ...canon(s), last_event_id: 0 });
+
+  // The run w2 still needs finishes: w2 successful, w1 stays canceled (terminal is final).
+  s = apply(s, succeeded('r1'));
+  t.is(wantStatus(s, 'w2'), 'successful');
+  t.is(wantStatus(s, 'w1'), 'canceled');
+
+  // A successful want cannot be canceled by an event either.
+  const late = apply(s, wantCanceled('w2'));
+  t.is(wantStatus(late, 'w2'), 'successful');
+  t.deepEqual(indexViolations(late), []);
+});
+
+test('dep_missed keeps the outputs building; a taint marks a live partition without reopening finished wants', (t) => {
+  let s = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']), started('r1', 1), depMissed('r1', ['p0']));
+  t.is(s.job_runs.get('r1')!.status, 'dep_missed');
+  t.deepEqual(s.job_runs.get('r1')!.missing, ['p0']);
+  t.is(s.partitions.get('p1')!.status, 'building');
+  t.false(TERMINAL_WANT_STATUSES.has(wantStatus(s, 'w1')!));
+
+  s = apply(s, queued('r2', ['p1'], ['w1']), started('r2', 2), succeeded('r2'));
+  t.is(wantStatus(s, 'w1'), 'successful');
+  const liveSince = s.partitions.get('p1')!.changed_event_id;
+
+  s = apply(s, tainted('p1'));
+  t.is(s.partitions.get('p1')!.status, 'tainted');
+  t.true(s.partitions.get('p1')!.changed_event_id > liveSince);
+  t.is(wantStatus(s, 'w1'), 'successful');
+  t.deepEqual([...s.partitions_by_status.tainted.keys()], ['p1']);
+  t.deepEqual([...s.partitions_by_status.live.keys()], []);
+
+  const unknown = apply(s, tainted('nope'));
+  t.false(unknown.partitions.has('nope'));
+  t.deepEqual(indexViolations(unknown), []);
+});
