@@ -19,6 +19,7 @@ import {
 } from 'rxjs';
 import type { EventLog } from '../events/event-log.js';
 import type { JobLaunch, JobOutcome } from '../executor/job-launch.js';
+import { isProcessOfJobRun } from '../executor/job-process-identity.js';
 import type { ProcessExecutor } from '../executor/process-executor.js';
 import type { JobRunRecord } from '../state/build-state.js';
 import type { StateStore } from '../state/state-store.js';
@@ -94,18 +95,19 @@ export class Orchestrator {
 
   /**
    * Runs recorded `running` by a server that is gone cannot be supervised (no exit code will reach us):
-   * their process groups are killed and they are recorded canceled, so active wants rebuild them.
+   * the process groups that are still theirs are killed, and the runs are recorded canceled ("lost"), so
+   * active wants rebuild them without spending the job's retries on the server's fault.
    */
   private recoverLostRuns(): void {
     const state = this.opts.store.current();
     for (const [, id] of state.job_runs_by_status.running) {
       const run = state.job_runs.get(id);
       if (!run) continue;
-      if (run.pid > 0) {
+      if (isProcessOfJobRun(run.pid, id)) {
         try {
           process.kill(-run.pid, 'SIGKILL');
         } catch {
-          // Already gone: the usual case after a crash or a clean stop.
+          // Exited between the check and the kill.
         }
       }
       this.outcomes.push({ job_run_id: id, status: 'canceled', reason: 'lost: the server stopped while it ran' });

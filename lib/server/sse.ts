@@ -1,6 +1,6 @@
 /** Server-Sent Events fed straight from an observable; the stream ends when it completes or the server stops. */
 import type { Request, Response } from 'express';
-import { type Observable, interval, merge, map, takeUntil } from 'rxjs';
+import { type Observable, Subject, finalize, interval, merge, map, takeUntil } from 'rxjs';
 
 export interface SseMessage {
   event?: string;
@@ -18,8 +18,10 @@ export function sendSse(req: Request, res: Response, messages$: Observable<SseMe
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
   // A comment line now and then keeps proxies and idle sockets from dropping a quiet stream.
-  const heartbeat$ = interval(HEARTBEAT_MS).pipe(map(() => ': heartbeat\n\n'));
-  const frames$ = merge(messages$.pipe(map(frame)), heartbeat$).pipe(takeUntil(stop$));
+  // The heartbeat stops with the messages, so a finished stream completes and the response ends.
+  const ended$ = new Subject<void>();
+  const heartbeat$ = interval(HEARTBEAT_MS).pipe(map(() => ': heartbeat\n\n'), takeUntil(ended$));
+  const frames$ = merge(messages$.pipe(map(frame), finalize(() => ended$.next())), heartbeat$).pipe(takeUntil(stop$));
   const subscription = frames$.subscribe({
     next: (text) => res.write(text),
     error: (err: unknown) => {

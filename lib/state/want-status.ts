@@ -16,7 +16,8 @@ export function deriveWantStatus(state: BuildState, want: WantRecord): WantStatu
     if (p.status === 'live') live++;
     if (p.status === 'building') {
       const run = state.job_runs.get(p.job_run_id);
-      if (run && ACTIVE_JOB_RUN_STATUSES.has(run.status)) runActive = true;
+      // A failed run waiting out its retry backoff is still this partition's build, not an upstream wait.
+      if (run && (ACTIVE_JOB_RUN_STATUSES.has(run.status) || (run.status === 'failed' && run.retry_at > 0))) runActive = true;
       else waiting = true;
     }
   }
