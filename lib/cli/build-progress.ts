@@ -160,16 +160,19 @@ function move(model: BuildModel, id: string, status: JobRunStatus, at: number, u
   return [{ run, status, at }];
 }
 
-/** A run read from the server (one the build joined): added, or moved forward. */
+/**
+ * A run read from the server (one the build joined, or one not yet seen in the events): added, or moved
+ * forward. The changes it reports are the steps the events would have shown (queued, running, the end), from
+ * where the model had the run, with the run's own times.
+ */
 export function applyRunSnapshot(model: BuildModel, view: JobRunView): RunChange[] {
   const ms = (iso: string | null) => (iso ? Date.parse(iso) : null);
   const existing = model.runs.get(view.job_run_id);
-  const at = ms(view.ended_at) ?? ms(view.started_at) ?? ms(view.queued_at) ?? model.startedAt;
   if (existing && RANK[view.status] <= RANK[existing.status]) return [];
   const run: TrackedRun = existing ?? {
     job_run_id: view.job_run_id,
     job_label: view.job_label,
-    status: view.status,
+    status: 'queued',
     attempt: view.attempt,
     outputs: [...view.outputs],
     queued_at: null,
@@ -180,16 +183,22 @@ export function applyRunSnapshot(model: BuildModel, view: JobRunView): RunChange
     reason: '',
     retrying: false,
   };
+  const changes: RunChange[] = [];
+  const queuedAt = ms(view.queued_at) ?? model.startedAt;
+  if (!existing) changes.push({ run, status: 'queued', at: queuedAt });
+  const startedAt = ms(view.started_at);
+  if (startedAt !== null && RANK[run.status] < RANK.running) changes.push({ run, status: 'running', at: startedAt });
+  if (RANK[view.status] > RANK.running) changes.push({ run, status: view.status, at: ms(view.ended_at) ?? startedAt ?? queuedAt });
   run.status = view.status;
   run.queued_at = ms(view.queued_at);
-  run.started_at = ms(view.started_at);
+  run.started_at = startedAt;
   run.ended_at = ms(view.ended_at);
   run.exit_code = view.exit_code;
   run.signal = view.signal ?? '';
   run.reason = view.reason ?? '';
   run.retrying = view.status === 'failed' && view.retry_at !== null;
   if (!existing) model.runs.set(run.job_run_id, run);
-  return [{ run, status: run.status, at }];
+  return changes;
 }
 
 export interface Counts {
@@ -256,11 +265,12 @@ function fit(parts: Part[], width: number): string {
 }
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-const BAR_WIDTH = 20;
+const BAR_WIDTH = 16;
 
 /**
- * The live block: a status line (spinner, want, status, elapsed time, a bar of ended runs, the counts) and the
- * running job runs (label, id, how long they run), one line each up to a few, each at most `width` wide.
+ * The live block: a status line (spinner, want, status, elapsed time, a bar of ended runs), the counts
+ * (queued, running, succeeded, failed), and the running job runs (label, id, how long they run, outputs), one
+ * line each up to `maxRunning`; every line at most `width` wide.
  */
 export function renderProgress(model: BuildModel, nowMs: number, width: number, paint: Paint = noPaint, maxRunning = 5): string[] {
   const c = countRuns(model);
@@ -272,10 +282,13 @@ export function renderProgress(model: BuildModel, nowMs: number, width: number, 
     [model.rootWantId, paint.bold],
     [` ${model.wantStatus} `],
     [elapsed(nowMs - model.startedAt), paint.dim],
-    [' ['],
+    ['  ['],
     ['#'.repeat(filled), paint.good],
     ['-'.repeat(BAR_WIDTH - filled), paint.dim],
-    [`] ${ended}/${c.total}  `],
+    [`] ${ended}/${c.total} job runs ended`],
+  ];
+  const tally: Part[] = [
+    ['  '],
     [`queued ${c.queued}`],
     [' · '],
     [`running ${c.running}`, c.running > 0 ? paint.busy : undefined],
@@ -284,7 +297,8 @@ export function renderProgress(model: BuildModel, nowMs: number, width: number, 
     [' · '],
     [`failed ${c.failed}`, c.failed > 0 ? paint.bad : undefined],
   ];
-  const lines = [fit(head, width)];
+  if (c.other > 0) tally.push([' · '], [`other ${c.other}`, paint.dim]);
+  const lines = [fit(head, width), fit(tally, width)];
   const running = [...model.runs.values()].filter((r) => r.status === 'running');
   for (const r of running.slice(0, maxRunning)) {
     const since = r.started_at ?? r.queued_at;
@@ -310,8 +324,9 @@ export function plainLine(change: RunChange, startedAt: number): string {
   const r = change.run;
   let detail = '';
   if (change.status === 'failed') {
-    const how = r.signal ? `signal ${r.signal}` : r.exit_code !== null && r.exit_code >= 0 ? `exit ${r.exit_code}` : '';
-    const bits = [how, r.reason, r.retrying ? 'will retry' : ''].filter((b) => b !== '');
+    // The server's reason already names the exit code or signal; without one, say it here.
+    const how = r.reason || (r.signal ? `killed by ${r.signal}` : r.exit_code !== null && r.exit_code >= 0 ? `exit code ${r.exit_code}` : '');
+    const bits = [how, r.retrying ? 'will retry' : ''].filter((b) => b !== '');
     if (bits.length > 0) detail = ` (${bits.join('; ')})`;
   } else if ((change.status === 'canceled' || change.status === 'dep_missed') && r.reason) {
     detail = ` (${r.reason})`;

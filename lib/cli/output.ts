@@ -11,10 +11,16 @@ import { globalOptions, type GlobalOptions } from './global-options.js';
 
 export const isTty = (stream: NodeJS.WriteStream = process.stdout): boolean => Boolean(stream.isTTY);
 
+/** Colour only on a terminal, and not when the user asked for none (NO_COLOR, TERM=dumb). */
+function colorLevel(stream: NodeJS.WriteStream): 0 | 1 | 2 | 3 {
+  if (!isTty(stream) || 'NO_COLOR' in process.env || process.env.TERM === 'dumb') return 0;
+  return supportsColor && supportsColor.level > 0 ? supportsColor.level : 1;
+}
+
 /** Colour for stdout: none (level 0) unless stdout is a terminal. */
-export const colors: ChalkInstance = new Chalk({ level: isTty() ? Math.max(1, supportsColor ? supportsColor.level : 1) as 1 | 2 | 3 : 0 });
+export const colors: ChalkInstance = new Chalk({ level: colorLevel(process.stdout) });
 /** Colour for stderr, on the same rule. */
-export const errColors: ChalkInstance = new Chalk({ level: isTty(process.stderr) ? 1 : 0 });
+export const errColors: ChalkInstance = new Chalk({ level: colorLevel(process.stderr) });
 
 export interface CommandContext {
   client: PlatformClient;
@@ -47,11 +53,14 @@ export function table(head: string[], rows: Array<Array<string | number | null |
   return t.toString();
 }
 
-/** Key/value rows of one record. */
+/** Key/value rows of one record; empty values are left out. */
 export function detailTable(rows: Array<[string, string | number | null | undefined]>): string {
   const tty = colors.level > 0;
-  const t = new Table({ style: { head: [], border: tty ? ['grey'] : [] }, wordWrap: false });
-  for (const [k, v] of rows) t.push({ [tty ? colors.bold(k) : k]: v === null || v === undefined ? '' : String(v) });
+  const t = new Table({ style: { head: [], border: tty ? ['grey'] : [], compact: true }, wordWrap: false });
+  for (const [k, v] of rows) {
+    if (v === null || v === undefined || v === '') continue;
+    t.push({ [tty ? colors.bold(k) : k]: String(v) });
+  }
   return t.toString();
 }
 
@@ -125,4 +134,20 @@ export function usageExitCode(cmd: Command): Command {
   });
   for (const sub of cmd.commands) usageExitCode(sub);
   return cmd;
+}
+
+/**
+ * How a job run ended, in a few words: the server's reason when it gave one (it already names the exit code
+ * or signal), else the exit code or signal.
+ */
+export function endedHow(r: { status: string; exit_code: number | null; signal: string | null; reason: string | null }): string {
+  if (r.reason) return r.reason;
+  if (r.signal) return `killed by ${r.signal}`;
+  if (r.status === 'failed' && r.exit_code !== null && r.exit_code >= 0) return `exit code ${r.exit_code}`;
+  return '';
+}
+
+/** Arguments as a shell would need them: quoted only when they must be. */
+export function shellWords(args: readonly string[] | undefined): string {
+  return (args ?? []).map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
 }

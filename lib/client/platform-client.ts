@@ -362,8 +362,18 @@ export function networkError(baseUrl: string, err: unknown): Error {
           ? 'the connection was closed (did the server shut down?).'
           : code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT'
             ? 'the connection timed out.'
-            : `the request failed (${code ?? (err instanceof Error ? err.message : String(err))}).`;
+            : `the request failed (${code ?? innermostMessage(err)}).`;
   return new NoServerError(baseUrl, `${detail} Start the daemon with 'platform serve', or check --server-url.`);
+}
+
+function innermostMessage(err: unknown): string {
+  let e: unknown = err;
+  let message = String(err);
+  for (let depth = 0; depth < 4 && e; depth++) {
+    if (e instanceof Error && e.message) message = e.message;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return message;
 }
 
 function errorCode(err: unknown): string | undefined {

@@ -24,7 +24,7 @@ import {
   type TrackedRun,
 } from '../build-progress.js';
 import type { EventView } from '../../client/platform-client.js';
-import { colors, connect, duration, errColors, isTty, line, listShort, printJson, statusColor, table, usageExitCode } from '../output.js';
+import { colors, connect, duration, endedHow, errColors, isTty, line, listShort, printJson, statusColor, table, usageExitCode } from '../output.js';
 
 const TERMINAL = new Set(['successful', 'failed', 'upstream_failed', 'canceled']);
 /** A safety net besides the events: how often the root want's status is read anyway. */
@@ -47,7 +47,7 @@ type Ending =
 interface ProgressView {
   start(): void;
   changes(changes: RunChange[]): void;
-  note(text: string): void;
+  note(text: string, at?: number): void;
   refresh(): void;
   stop(): void;
 }
@@ -66,8 +66,8 @@ class PlainView implements ProgressView {
   changes(changes: RunChange[]): void {
     for (const c of changes) line(plainLine(c, this.model.startedAt));
   }
-  note(text: string): void {
-    line(`[${elapsed(Date.now() - this.model.startedAt)}] ${text}`);
+  note(text: string, at = Date.now()): void {
+    line(`[${elapsed(at - this.model.startedAt)}] ${text}`);
   }
   refresh(): void {}
   stop(): void {}
@@ -147,8 +147,7 @@ function summaryTable(runs: TrackedRun[]): string {
   return table(
     ['Job run', 'Job', 'Status', 'Attempt', 'Duration', 'Outputs', 'Detail'],
     runs.map((r) => {
-      const how = r.signal ? `signal ${r.signal}` : r.status === 'failed' && r.exit_code !== null && r.exit_code >= 0 ? `exit ${r.exit_code}` : '';
-      const detail = [how, r.reason, r.status === 'failed' && r.retrying ? 'retried' : ''].filter((b) => b !== '').join('; ');
+      const detail = [endedHow(r), r.status === 'failed' && r.retrying ? 'retried' : ''].filter((b) => b !== '').join('; ');
       return [
         r.job_run_id,
         r.job_label,
@@ -184,8 +183,7 @@ function failureMessage(want: WantView, failed: Array<{ job_run_id: string; job_
   const lines = [`want ${want.want_id} ${want.status === 'canceled' ? 'was canceled' : want.status} after ${took}.`];
   if (want.status === 'canceled' && want.cancel_reason) lines[0] += ` (${want.cancel_reason})`;
   for (const r of failed) {
-    const how = r.signal ? `killed by ${r.signal}` : r.exit_code !== null && r.exit_code >= 0 ? `exit code ${r.exit_code}` : '';
-    const why = [how, r.reason ?? ''].filter((b) => b !== '').join('; ');
+    const why = endedHow({ status: 'failed', ...r });
     lines.push(`  job run ${r.job_run_id} (${r.job_label}) failed${why ? `: ${why}` : ''}`);
   }
   if (failed.length > 0) {
@@ -219,7 +217,7 @@ async function runBuild(refs: string[], opts: BuildOptions, cmd: Command): Promi
   if (!options.json) {
     const note = `want ${rootId} created for ${listShort(reply.want.partitions, 3)} (${reply.want.status})`;
     if (tty) line(`${colors.bold(`want ${rootId}`)} ${colors.dim(`created for ${listShort(reply.want.partitions, 3)}`)}`);
-    else view.note(note);
+    else view.note(note, Date.parse(reply.want.created_at));
   }
   view.start();
 
@@ -236,10 +234,13 @@ async function runBuild(refs: string[], opts: BuildOptions, cmd: Command): Promi
   let ending: Ending;
   let subscription: Subscription | undefined;
   let poll: NodeJS.Timeout | undefined;
-  let onSigint: (() => void) | undefined;
-  try {
+  // Ctrl-C from now on is ours: the want exists and must be reported (or canceled).
+  let onSigint!: () => void;
+  const interrupted = new Promise<Ending>((resolve) => (onSigint = () => resolve({ kind: 'interrupted' })));
+  process.on('SIGINT', onSigint);
+  const follow = async (): Promise<Ending> => {
     await snapshot(reply.want.job_run_ids);
-    ending = await new Promise<Ending>((resolve) => {
+    return new Promise<Ending>((resolve) => {
       let finished = false;
       const finish = (e: Ending) => {
         if (finished) return;
@@ -273,8 +274,6 @@ async function runBuild(refs: string[], opts: BuildOptions, cmd: Command): Promi
         })();
       };
 
-      onSigint = () => finish({ kind: 'interrupted' });
-      process.on('SIGINT', onSigint);
       poll = setInterval(() => void check(), POLL_MS);
 
       subscription = client.eventStream({ after }).subscribe({
@@ -322,6 +321,19 @@ async function runBuild(refs: string[], opts: BuildOptions, cmd: Command): Promi
       });
       void check();
     });
+  };
+  try {
+    const following = follow();
+    following.catch(() => undefined); // after Ctrl-C its failure no longer matters
+    ending = await Promise.race([interrupted, following]);
+    if (ending.kind === 'done') {
+      // The want's status can be read before the stream delivered the last run events: catch up on those runs.
+      const active = [...model.runs.values()].filter((r) => r.status === 'queued' || r.status === 'running');
+      for (const r of active) {
+        const latest = await client.getJobRun(r.job_run_id).catch(() => undefined);
+        if (latest) view.changes(applyRunSnapshot(model, latest));
+      }
+    }
   } finally {
     closed = true;
     subscription?.unsubscribe();
@@ -344,7 +356,7 @@ async function runBuild(refs: string[], opts: BuildOptions, cmd: Command): Promi
     }
     process.exit(130);
   }
-  if (onSigint) process.off('SIGINT', onSigint);
+  process.off('SIGINT', onSigint);
   if (ending.kind === 'error') throw ending.error;
   if (ending.kind === 'stream-ended') {
     if (!options.json && model.runs.size > 0) line(summaryTable([...model.runs.values()]));

@@ -1,7 +1,7 @@
 /** `platform graph analyze|configs <ref...>`: the PlatformService RPCs (Connect protocol, JSON). */
 import type { Command } from 'commander';
 import type { JobConfigJson, JobGraphJson, TaskJson } from '../../client/platform-client.js';
-import { colors, connect, line, printJson, table, usageExitCode } from '../output.js';
+import { colors, connect, line, printJson, shellWords, table, usageExitCode } from '../output.js';
 
 const depType = (d: { depType?: string }) => d.depType ?? 'QUERY';
 
@@ -43,7 +43,7 @@ export function graphTable(graph: JobGraphJson): string {
       n.jobLabel ?? '',
       (n.config?.outputs ?? []).join('\n'),
       (n.config?.inputs ?? []).map((d) => `${d.partitionRef ?? ''} (${depType(d)})`).join('\n'),
-      (n.config?.args ?? []).map((a) => JSON.stringify(a)).join(' '),
+      shellWords(n.config?.args),
     ]),
   );
 }
@@ -54,7 +54,7 @@ export function configsTable(configs: JobConfigJson[]): string {
     configs.map((c) => [
       (c.outputs ?? []).join('\n'),
       (c.inputs ?? []).map((d) => `${d.partitionRef ?? ''} (${depType(d)})`).join('\n'),
-      (c.args ?? []).map((a) => JSON.stringify(a)).join(' '),
+      shellWords(c.args),
       Object.entries(c.env ?? {})
         .map(([k, v]) => `${k}=${v}`)
         .join('\n'),
@@ -76,7 +76,8 @@ export function registerGraph(program: Command): void {
       const g = res.graph ?? {};
       if (opts.table) line(graphTable(g));
       else for (const l of graphTree(g)) line(l);
-      line(colors.dim(`${(g.nodes ?? []).length} job run(s) in the graph`));
+      const n = (g.nodes ?? []).length;
+      line(colors.dim(`${n} job${n === 1 ? '' : 's'} to run for ${refs.length} ref${refs.length === 1 ? '' : 's'}`));
     });
   graph
     .command('configs')

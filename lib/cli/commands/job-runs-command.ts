@@ -6,25 +6,24 @@ import {
   connect,
   detailTable,
   duration,
+  endedHow,
   line,
   listShort,
   pageFooter,
   parseCount,
   printJson,
+  shellWords,
   statusColor,
   table,
   usageExitCode,
   when,
 } from '../output.js';
 
-/** How a run ended, in a few words: `exit 3`, `signal SIGKILL`, the reason. */
+/** How a run ended, in a few words, and when it is retried. */
 export function runOutcome(r: Pick<JobRunView, 'status' | 'exit_code' | 'signal' | 'reason' | 'retry_at'>): string {
-  const bits: string[] = [];
-  if (r.signal) bits.push(`signal ${r.signal}`);
-  else if (r.exit_code !== null && r.exit_code >= 0 && r.status !== 'succeeded') bits.push(`exit ${r.exit_code}`);
-  if (r.reason) bits.push(r.reason);
-  if (r.status === 'failed' && r.retry_at) bits.push(`retry at ${when(r.retry_at)}`);
-  return bits.join('; ');
+  const how = endedHow(r);
+  const retry = r.status === 'failed' && r.retry_at ? `retry at ${when(r.retry_at)}` : '';
+  return [how, retry].filter((b) => b !== '').join('; ');
 }
 
 export function jobRunRows(runs: JobRunView[]): string {
@@ -52,7 +51,7 @@ export function jobRunDetail(r: JobRunView): string {
     ['wants', r.want_ids.join(', ')],
     ['outputs', r.outputs.join('\n')],
     ['inputs', r.config.inputs.map((i) => `${i.partition_ref} (${i.dep_type})`).join('\n')],
-    ['args', r.config.args.map((a) => JSON.stringify(a)).join(' ')],
+    ['args', shellWords(r.config.args)],
     ['env', Object.entries(r.config.env).map(([k, v]) => `${k}=${v}`).join('\n')],
     ['pid', r.pid],
     ['queued', when(r.queued_at)],

@@ -1,0 +1,232 @@
+import test from 'ava';
+import type { EventView, JobRunView } from '../lib/client/platform-client.js';
+import {
+  applyEvent,
+  applyRunSnapshot,
+  countRuns,
+  failedRuns,
+  newBuildModel,
+  plainLine,
+  renderProgress,
+  type BuildModel,
+  type Paint,
+  type RunChange,
+} from '../lib/cli/build-progress.js';
+import type { EventPayload } from '../lib/events/build-event.js';
+
+const T0 = Date.parse('2026-01-05T10:00:00.000Z');
+let nextId = 1;
+
+function ev(payload: EventPayload, atMs: number): EventView {
+  return { event_id: nextId++, timestamp: new Date(atMs).toISOString(), ...payload } as EventView;
+}
+
+function wantCreated(want_id: string, partitions: string[], at: number, parent = '', root = want_id): EventView {
+  return ev(
+    {
+      type: 'want_created',
+      want_created: {
+        want_id,
+        partitions,
+        comment: '',
+        data_timestamp: 0,
+        ttl_seconds: 0,
+        sla_seconds: 0,
+        source: parent ? 'derived' : 'user',
+        parent_want_id: parent,
+        root_want_id: root,
+      },
+    },
+    at,
+  );
+}
+
+function queued(job_run_id: string, job_label: string, outputs: string[], want_ids: string[], at: number, attempt = 1): EventView {
+  return ev(
+    { type: 'job_run_queued', job_run_queued: { job_run_id, job_label, config: { outputs, inputs: [], args: [], env: {} }, want_ids, attempt } },
+    at,
+  );
+}
+
+const started = (id: string, at: number) => ev({ type: 'job_run_started', job_run_started: { job_run_id: id, pid: 100 } }, at);
+const succeeded = (id: string, at: number) => ev({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id: id } }, at);
+const failed = (id: string, at: number, exit_code: number, retry_at = 0, reason = '') =>
+  ev({ type: 'job_run_failed', job_run_failed: { job_run_id: id, exit_code, signal: '', reason, retry_at } }, at);
+
+function model(): BuildModel {
+  return newBuildModel({ want_id: 'w-3', partitions: ['daily/revenue/date=2026-01-05', 'daily/revenue/date=2026-01-06'], status: 'idle' }, T0);
+}
+
+function feed(m: BuildModel, events: EventView[]): RunChange[] {
+  return events.flatMap((e) => applyEvent(m, e));
+}
+
+/** A build with: 1 queued, 2 running, 1 succeeded, 1 failed. */
+function busyModel(): BuildModel {
+  const m = model();
+  feed(m, [
+    wantCreated('w-3', ['daily/revenue/date=2026-01-05', 'daily/revenue/date=2026-01-06'], T0 + 10),
+    wantCreated('w-4', ['raw/a', 'raw/b', 'raw/c', 'raw/d'], T0 + 20, 'w-3', 'w-3'),
+    queued('r-1', 'raw_orders', ['raw/a'], ['w-4'], T0 + 30),
+    queued('r-2', 'raw_orders', ['raw/b'], ['w-4'], T0 + 30),
+    queued('r-3', 'raw_customers', ['raw/c'], ['w-4'], T0 + 30),
+    queued('r-4', 'raw_refunds', ['raw/d'], ['w-4'], T0 + 30),
+    queued('r-5', 'daily_revenue', ['daily/revenue/date=2026-01-05'], ['w-3'], T0 + 40),
+    started('r-1', T0 + 100),
+    started('r-2', T0 + 200),
+    succeeded('r-2', T0 + 1_000),
+    started('r-3', T0 + 1_100),
+    failed('r-1', T0 + 2_000, 3),
+    started('r-4', T0 + 2_100),
+  ]);
+  m.wantStatus = 'upstream_building';
+  return m;
+}
+
+test('renderProgress shows the want, its status, the elapsed time, the counts and the running job labels', (t) => {
+  const m = busyModel();
+  const lines = renderProgress(m, T0 + 12_345, 200);
+  const text = lines.join('\n');
+  t.regex(lines[0]!, /w-3 upstream_building 12\.3s/);
+  // 2 of 5 runs ended (r-1 failed, r-2 succeeded).
+  t.regex(lines[0]!, /\] 2\/5 job runs ended/);
+  t.regex(text, /queued 1 · running 2 · succeeded 1 · failed 1/);
+  const running = lines.filter((l) => l.includes('▸'));
+  t.is(running.length, 2);
+  t.regex(running[0]!, /raw_customers r-3 11\.2s\s+raw\/c/);
+  t.regex(running[1]!, /raw_refunds r-4 10\.2s\s+raw\/d/);
+  // Labels of runs that do not run are not listed as running.
+  t.false(running.some((l) => l.includes('raw_orders') || l.includes('daily_revenue')));
+});
+
+test('renderProgress counts change as events arrive', (t) => {
+  const m = busyModel();
+  feed(m, [succeeded('r-3', T0 + 3_000), succeeded('r-4', T0 + 3_100), started('r-5', T0 + 3_200)]);
+  const lines = renderProgress(m, T0 + 4_000, 200);
+  t.regex(lines.join('\n'), /queued 0 · running 1 · succeeded 3 · failed 1/);
+  t.regex(lines[0]!, /4\/5 job runs ended/);
+  t.deepEqual(
+    lines.filter((l) => l.includes('▸')).map((l) => l.trim().split(/\s+/).slice(1, 3).join(' ')),
+    ['daily_revenue r-5'],
+  );
+  t.deepEqual(countRuns(m), { queued: 0, running: 1, succeeded: 3, failed: 1, other: 0, total: 5 });
+});
+
+test('renderProgress keeps every line within the width and paints only after cutting', (t) => {
+  const m = busyModel();
+  for (const width of [20, 33, 50, 80]) {
+    for (const l of renderProgress(m, T0 + 5_000, width)) t.true(l.length <= width, `${JSON.stringify(l)} is wider than ${width}`);
+  }
+  const brackets: Paint = { good: (s) => `<${s}>`, bad: (s) => `<${s}>`, busy: (s) => `<${s}>`, dim: (s) => `<${s}>`, bold: (s) => `<${s}>` };
+  const painted = renderProgress(m, T0 + 5_000, 40, brackets);
+  const plain = renderProgress(m, T0 + 5_000, 40);
+  t.deepEqual(painted.map((l) => l.replace(/[<>]/g, '')), plain);
+  t.true(painted[0]!.includes('<w-3>'));
+});
+
+test('renderProgress lists a few running runs and says how many more', (t) => {
+  const m = model();
+  feed(m, [wantCreated('w-3', ['x/0'], T0)]);
+  for (let i = 1; i <= 8; i++) feed(m, [queued(`r-${i}`, `job_${i}`, [`x/${i}`], ['w-3'], T0), started(`r-${i}`, T0 + i)]);
+  const lines = renderProgress(m, T0 + 1_000, 120, undefined, 5);
+  t.is(lines.filter((l) => l.includes('▸')).length, 5);
+  t.regex(lines.at(-1)!, /and 3 more running/);
+});
+
+test('the model follows the root want, its derived wants and the runs that serve them, and nothing else', (t) => {
+  const m = model();
+  const changes = feed(m, [
+    // Before the root exists: another build's events are not this build's.
+    queued('r-1', 'other', ['daily/revenue/date=2026-01-05'], ['w-2'], T0),
+    wantCreated('w-3', ['daily/revenue/date=2026-01-05', 'daily/revenue/date=2026-01-06'], T0 + 1),
+    wantCreated('w-4', ['raw/a'], T0 + 2, 'w-3', 'w-3'),
+    wantCreated('w-5', ['raw/z'], T0 + 2, '', 'w-5'),
+    queued('r-2', 'raw_orders', ['raw/a'], ['w-4'], T0 + 3),
+    queued('r-3', 'raw_orders', ['raw/z'], ['w-5'], T0 + 3),
+    // Queued for another want, but for a ref this build wants: the build joins it.
+    queued('r-4', 'daily_revenue', ['daily/revenue/date=2026-01-06'], ['w-9'], T0 + 4),
+    started('r-3', T0 + 5),
+    started('r-2', T0 + 5),
+  ]);
+  t.deepEqual([...m.wants.keys()], ['w-3', 'w-4']);
+  t.deepEqual([...m.runs.keys()], ['r-2', 'r-4']);
+  t.deepEqual(
+    changes.map((c) => `${c.run.job_run_id} ${c.status}`),
+    ['r-2 queued', 'r-4 queued', 'r-2 running'],
+  );
+});
+
+test('statuses only move forward, so a replayed or late event changes nothing', (t) => {
+  const m = busyModel();
+  t.deepEqual(applyEvent(m, started('r-2', T0 + 5_000)), []);
+  t.is(m.runs.get('r-2')!.status, 'succeeded');
+  t.deepEqual(applyEvent(m, queued('r-2', 'raw_orders', ['raw/b'], ['w-4'], T0 + 5_000)), []);
+});
+
+test('failedRuns names the runs that failed for good, not the ones that are retried', (t) => {
+  const m = model();
+  feed(m, [
+    wantCreated('w-3', ['daily/revenue/date=2026-01-05'], T0),
+    queued('r-1', 'daily_revenue', ['daily/revenue/date=2026-01-05'], ['w-3'], T0),
+    started('r-1', T0 + 1),
+    failed('r-1', T0 + 2, 1, T0 + 1_000, 'exited with code 1'),
+    queued('r-2', 'daily_revenue', ['daily/revenue/date=2026-01-05'], ['w-3'], T0 + 1_000, 2),
+    started('r-2', T0 + 1_001),
+    failed('r-2', T0 + 1_500, 1, 0, 'exited with code 1'),
+  ]);
+  t.deepEqual(
+    failedRuns(m).map((r) => r.job_run_id),
+    ['r-2'],
+  );
+});
+
+test('plainLine: one line per change, timed from the start of the build', (t) => {
+  const m = busyModel();
+  const changes = feed(m, [started('r-5', T0 + 12_345), failed('r-5', T0 + 13_000, 2, 0, 'exited with code 2')]);
+  t.deepEqual(
+    changes.map((c) => plainLine(c, m.startedAt)),
+    ['[12.3s] r-5 daily_revenue running', '[13.0s] r-5 daily_revenue failed (exited with code 2)'],
+  );
+  const m2 = model();
+  const retried = feed(m2, [
+    wantCreated('w-3', ['a'], T0),
+    queued('r-7', 'flaky', ['a'], ['w-3'], T0 + 61_000),
+    started('r-7', T0 + 61_500),
+    failed('r-7', T0 + 62_000, 4, T0 + 63_000),
+    queued('r-8', 'flaky', ['a'], ['w-3'], T0 + 63_000, 2),
+  ]).map((c) => plainLine(c, T0));
+  t.deepEqual(retried, [
+    '[1m01s] r-7 flaky queued',
+    '[1m01s] r-7 flaky running',
+    '[1m02s] r-7 flaky failed (exit code 4; will retry)',
+    '[1m03s] r-8 flaky queued (attempt 2)',
+  ]);
+});
+
+test('a run snapshot reports the steps the events would have shown', (t) => {
+  const m = model();
+  const view: JobRunView = {
+    job_run_id: 'r-9',
+    job_label: 'raw_orders',
+    status: 'succeeded',
+    outputs: ['daily/revenue/date=2026-01-05'],
+    config: { outputs: ['daily/revenue/date=2026-01-05'], inputs: [], args: [], env: {} },
+    want_ids: ['w-1'],
+    attempt: 1,
+    pid: 4,
+    exit_code: 0,
+    signal: null,
+    reason: null,
+    missing: [],
+    retry_at: null,
+    queued_at: new Date(T0 + 1_000).toISOString(),
+    started_at: new Date(T0 + 2_000).toISOString(),
+    ended_at: new Date(T0 + 4_500).toISOString(),
+    duration_ms: 2_500,
+  };
+  const lines = applyRunSnapshot(m, view).map((c) => plainLine(c, T0));
+  t.deepEqual(lines, ['[1.0s] r-9 raw_orders queued', '[2.0s] r-9 raw_orders running', '[4.5s] r-9 raw_orders succeeded']);
+  // Known and not newer: nothing.
+  t.deepEqual(applyRunSnapshot(m, { ...view, status: 'running', ended_at: null }), []);
+  t.is(countRuns(m).succeeded, 1);
+});

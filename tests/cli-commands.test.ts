@@ -1,0 +1,591 @@
+/**
+ * The `platform` CLI as a user runs it: the real binary as a subprocess (`node bin/platform`), against a real
+ * server started in this process on a temp workspace with real job processes, addressed with --server-url.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(REPO, 'bin', 'platform');
+
+const GRAPH = {
+  max_concurrent_job_runs: 4,
+  jobs: [
+    {
+      label: 'raw_orders',
+      outputs: ['raw/orders/date=(?<date>\\d{4}-\\d{2}-\\d{2})'],
+      exec: ['bash', '-c', 'mkdir -p out && echo "orders of $1" > "out/raw-$1" && echo "wrote raw $1"', 'raw'],
+      args: ['${date}'],
+    },
+    {
+      label: 'daily_revenue',
+      outputs: ['daily/revenue/date=(?<date>\\d{4}-\\d{2}-\\d{2})'],
+      inputs: [{ partition_ref: 'raw/orders/date=${date}', dep_type: 'MATERIALIZE' }],
+      // Fails unless its input was built first: success proves the order.
+      exec: ['bash', '-c', 'test -f "out/raw-$1" || exit 9; { cat "out/raw-$1"; echo revenue; } > "out/daily-$1"; echo "wrote daily $1"', 'daily'],
+      args: ['${date}'],
+    },
+    {
+      label: 'broken',
+      outputs: ['broken/(?<name>[a-z0-9]+)'],
+      exec: ['bash', '-c', 'echo "about to fail"; echo "disk on fire" >&2; exit 3'],
+    },
+    {
+      label: 'needs_broken',
+      outputs: ['report/(?<name>[a-z0-9]+)'],
+      inputs: [{ partition_ref: 'broken/${name}', dep_type: 'MATERIALIZE' }],
+      exec: ['bash', '-c', 'echo never'],
+    },
+    {
+      label: 'slow',
+      outputs: ['slow/(?<name>[a-z0-9]+)'],
+      exec: ['bash', '-c', 'echo started; exec sleep 30'],
+    },
+    {
+      // Prints two lines, then waits for the test to create out/release-<name> before the last one.
+      label: 'gated',
+      outputs: ['gated/(?<name>[a-z0-9]+)'],
+      exec: [
+        'bash',
+        '-c',
+        'echo "line 1"; echo "line 2"; for i in $(seq 1 600); do test -f "out/release-$1" && break; sleep 0.05; done; echo "line 3"; echo "a warning" >&2',
+        'gated',
+      ],
+      args: ['${name}'],
+    },
+    {
+      label: 'chatty',
+      outputs: ['chatty/(?<name>[a-z0-9]+)'],
+      exec: ['bash', '-c', 'for i in 1 2 3 4 5; do echo "line $i"; sleep 0.1; done; echo "a warning" >&2'],
+    },
+  ],
+};
+
+interface Env {
+  url: string;
+  ws: string;
+  server: RunningServer;
+  platform: Platform;
+}
+
+async function startServer(t: ExecutionContext): Promise<Env> {
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'platform-cli-')));
+  mkdirSync(join(ws, '.platform'), { recursive: true });
+  const platform = await Platform.open(ws, { graph: parseGraph(GRAPH, 'test'), tickMs: 50 });
+  const server = await startHttpServer(platform, { port: 0, log: () => {}, drainMs: 2_000 });
+  t.teardown(async () => {
+    await server.close();
+    rmSync(ws, { recursive: true, force: true });
+  });
+  return { url: server.url, ws, server, platform };
+}
+
+interface Result {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function childEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.FORCE_COLOR;
+  delete env.NO_COLOR;
+  return env;
+}
+
+/** Starts the CLI; `done` resolves when it exits. */
+function start(url: string | undefined, args: string[]): { child: ChildProcess; out: () => string; err: () => string; done: Promise<Result> } {
+  const argv = url === undefined ? args : ['--server-url', url, ...args];
+  const child = spawn(process.execPath, [BIN, ...argv], { cwd: REPO, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const done = new Promise<Result>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { child, out: () => stdout, err: () => stderr, done };
+}
+
+function cli(url: string | undefined, ...args: string[]): Promise<Result> {
+  return start(url, args).done;
+}
+
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function api<T = any>(env: Env, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${env.url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+async function wantStatus(env: Env, id: string): Promise<string> {
+  return (await api<{ status: string }>(env, 'GET', `/api/wants/${id}`)).body.status;
+}
+
+function noAnsi(t: ExecutionContext, r: Result): void {
+  t.false(/\x1b\[/.test(r.stdout + r.stderr), 'no colour or cursor codes when not on a terminal');
+}
+
+function noStack(t: ExecutionContext, r: Result): void {
+  t.false(/\n\s+at [^\n]+:\d+:\d+/.test(r.stderr), `no stack trace in: ${r.stderr}`);
+}
+
+const DAY = '2026-01-05';
+const RAW = `raw/orders/date=${DAY}`;
+const DAILY = `daily/revenue/date=${DAY}`;
+
+// ---------------------------------------------------------------- wants
+
+test('want create sends every field and prints the want; --json prints the reply', async (t) => {
+  const env = await startServer(t);
+  const r = await cli(
+    env.url,
+    'want', 'create', '--partition', RAW, '-p', 'raw/orders/date=2026-01-06',
+    '--comment', 'for the board', '--ttl', '3600', '--sla', '600', '--data-timestamp', '2026-01-05T00:00:00Z',
+  );
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /^Created want w-1 \(\w+\)\./);
+  t.regex(r.stdout, /│ want\s+│ w-1/);
+  t.true(r.stdout.includes(RAW));
+  t.true(r.stdout.includes('for the board'));
+  noAnsi(t, r);
+  const w = (await api(env, 'GET', '/api/wants/w-1')).body;
+  t.deepEqual(w.partitions, [RAW, 'raw/orders/date=2026-01-06']);
+  t.is(w.comment, 'for the board');
+  t.is(w.ttl_seconds, 3600);
+  t.is(w.sla_seconds, 600);
+  t.is(w.data_timestamp, '2026-01-05T00:00:00.000Z');
+
+  const j = await cli(env.url, '--json', 'want', 'create', '--partition', 'slow/a');
+  t.is(j.code, 0, j.stderr);
+  const reply = JSON.parse(j.stdout);
+  t.is(reply.want_id, 'w-2');
+  t.deepEqual(reply.want.partitions, ['slow/a']);
+  t.is(reply.want.want_id, 'w-2');
+});
+
+test('want create: usage errors exit 2, server refusals exit 1 with the server message', async (t) => {
+  const env = await startServer(t);
+  const none = await cli(env.url, 'want', 'create');
+  t.is(none.code, 2);
+  t.regex(none.stderr, /at least one --partition/);
+  const ttl = await cli(env.url, 'want', 'create', '-p', RAW, '--ttl', 'soon');
+  t.is(ttl.code, 2);
+  t.regex(ttl.stderr, /--ttl must be a whole number/);
+  const ts = await cli(env.url, 'want', 'create', '-p', RAW, '--data-timestamp', 'yesterday');
+  t.is(ts.code, 2);
+  const unknown = await cli(env.url, 'want', 'create', '-p', 'nobody/makes/this');
+  t.is(unknown.code, 1);
+  t.regex(unknown.stderr, /^platform: .*nobody\/makes\/this/);
+  noStack(t, unknown);
+  t.is((await api(env, 'GET', '/api/wants')).body.total, 0);
+});
+
+test('want list: a table, --json, --status, --limit and --offset', async (t) => {
+  const env = await startServer(t);
+  for (const ref of ['slow/a', 'slow/b', 'slow/c']) t.is((await api(env, 'POST', '/api/wants', { partitions: [ref] })).status, 201);
+  await api(env, 'DELETE', '/api/wants/w-2');
+
+  const all = await cli(env.url, 'want', 'list');
+  t.is(all.code, 0, all.stderr);
+  const rows = all.stdout.split('\n').filter((l) => /^│ w-\d/.test(l));
+  t.deepEqual(rows.map((l) => l.split('│')[1]!.trim()), ['w-1', 'w-2', 'w-3']);
+  t.regex(rows[1]!, /│ canceled\s+│ slow\/b/);
+  noAnsi(t, all);
+
+  const canceled = await cli(env.url, 'want', 'list', '--status', 'canceled', '--json');
+  const page = JSON.parse(canceled.stdout);
+  t.deepEqual(page.data.map((w: { want_id: string }) => w.want_id), ['w-2']);
+  t.is(page.total, 1);
+
+  const paged = JSON.parse((await cli(env.url, '--json', 'want', 'list', '--limit', '1', '--offset', '1')).stdout);
+  t.deepEqual(paged.data.map((w: { want_id: string }) => w.want_id), ['w-2']);
+  t.is(paged.total, 3);
+  const pagedTable = await cli(env.url, 'want', 'list', '--limit', '2');
+  t.regex(pagedTable.stdout, /showing 1-2 of 3 wants/);
+
+  const bad = await cli(env.url, 'want', 'list', '--status', 'sideways');
+  t.is(bad.code, 1);
+  t.regex(bad.stderr, /^platform: Query parameter 'status' must be one of/);
+  t.is((await cli(env.url, 'want', 'list', '--limit', '0')).code, 2);
+});
+
+test('want get: a table or JSON; an unknown id exits 1 with the server message and no stack', async (t) => {
+  const env = await startServer(t);
+  await api(env, 'POST', '/api/wants', { partitions: ['slow/a'], comment: 'hello' });
+  const r = await cli(env.url, 'want', 'get', 'w-1');
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /│ want\s+│ w-1/);
+  t.regex(r.stdout, /│ partitions\s+│ slow\/a\s+building/);
+  t.regex(r.stdout, /│ comment\s+│ hello/);
+  const j = JSON.parse((await cli(env.url, 'want', 'get', 'w-1', '--json')).stdout);
+  t.deepEqual(j, (await api(env, 'GET', '/api/wants/w-1')).body);
+
+  const missing = await cli(env.url, 'want', 'get', 'w-99');
+  t.is(missing.code, 1);
+  t.is(missing.stderr, "platform: No want with id 'w-99'.\n");
+  t.is(missing.stdout, '');
+  const usage = await cli(env.url, 'want', 'get');
+  t.is(usage.code, 2);
+  t.regex(usage.stderr, /missing required argument/);
+});
+
+test('want cancel cancels and kills its run; canceling a successful want is refused', async (t) => {
+  const env = await startServer(t);
+  await api(env, 'POST', '/api/wants', { partitions: ['slow/a'] });
+  await waitFor('the slow run to start', async () => (await api(env, 'GET', '/api/job_runs/r-1')).body.status === 'running');
+  const r = await cli(env.url, 'want', 'cancel', 'w-1');
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /^Want w-1 is canceled\./);
+  t.is(await wantStatus(env, 'w-1'), 'canceled');
+  await waitFor('the run to be canceled', async () => (await api(env, 'GET', '/api/job_runs/r-1')).body.status === 'canceled');
+  const again = JSON.parse((await cli(env.url, 'want', 'cancel', 'w-1', '--json')).stdout);
+  t.is(again.status, 'canceled');
+
+  const built = await cli(env.url, 'build', RAW);
+  t.is(built.code, 0, built.stderr);
+  const refused = await cli(env.url, 'want', 'cancel', 'w-2');
+  t.is(refused.code, 1);
+  t.regex(refused.stderr, /^platform: Want 'w-2' is already successful/);
+  const missing = await cli(env.url, 'want', 'cancel', 'w-404');
+  t.is(missing.code, 1);
+  t.regex(missing.stderr, /No want with id 'w-404'/);
+});
+
+// ---------------------------------------------------------------- build
+
+test('build waits until the want is built by real jobs, in dependency order, and exits 0', async (t) => {
+  const env = await startServer(t);
+  const r = await cli(env.url, 'build', DAILY, 'daily/revenue/date=2026-01-06', '--comment', 'nightly');
+  t.is(r.code, 0, r.stderr);
+  // The jobs really ran in the workspace, raw before daily.
+  t.is(readFileSync(join(env.ws, 'out', `daily-${DAY}`), 'utf8'), `orders of ${DAY}\nrevenue\n`);
+  t.true(existsSync(join(env.ws, 'out', 'daily-2026-01-06')));
+  t.is(await wantStatus(env, 'w-1'), 'successful');
+  t.is((await api(env, 'GET', '/api/wants/w-1')).body.comment, 'nightly');
+  noAnsi(t, r);
+
+  const lines = r.stdout.split('\n');
+  t.regex(lines[0]!, /^\[\d+\.\ds\] want w-1 created for daily\/revenue\/date=2026-01-05, daily\/revenue\/date=2026-01-06/);
+  // One plain line per job run state change.
+  const changes = lines.filter((l) => /^\[\d+\.\ds\] r-\d+ /.test(l)).map((l) => l.replace(/^\[[^\]]+\] /, ''));
+  const runs = (await api(env, 'GET', '/api/job_runs')).body.data as Array<{ job_run_id: string; job_label: string }>;
+  t.is(runs.length, 4);
+  for (const run of runs) {
+    t.deepEqual(
+      changes.filter((c) => c.startsWith(`${run.job_run_id} `)),
+      [`${run.job_run_id} ${run.job_label} queued`, `${run.job_run_id} ${run.job_label} running`, `${run.job_run_id} ${run.job_label} succeeded`],
+    );
+  }
+  const rawDone = changes.findIndex((c) => c.includes('raw_orders succeeded'));
+  const dailyRunning = changes.findIndex((c) => c.includes('daily_revenue running'));
+  t.true(rawDone >= 0 && dailyRunning > rawDone);
+  // The summary table names every run, then the verdict.
+  for (const run of runs) t.regex(r.stdout, new RegExp(`│ ${run.job_run_id}\\s+│ ${run.job_label}\\s+│ succeeded`));
+  t.regex(r.stdout, /✓ want w-1 successful in \d+\.\ds \(4 job runs\)\.\n$/);
+});
+
+test('build of partitions that are already live returns at once; --json gives the want and its runs', async (t) => {
+  const env = await startServer(t);
+  const first = await cli(env.url, '--json', 'build', RAW);
+  t.is(first.code, 0, first.stderr);
+  const doc = JSON.parse(first.stdout);
+  t.is(doc.want_id, 'w-1');
+  t.is(doc.status, 'successful');
+  t.deepEqual(doc.job_runs.map((r: { job_run_id: string; status: string }) => [r.job_run_id, r.status]), [['r-1', 'succeeded']]);
+
+  const again = await cli(env.url, 'build', RAW);
+  t.is(again.code, 0, again.stderr);
+  t.regex(again.stdout, /want w-2 successful .*nothing to build/);
+  t.is((await api(env, 'GET', '/api/job_runs')).body.total, 1);
+});
+
+test('a failing build exits 1 naming the failed job run and how to read its logs', async (t) => {
+  const env = await startServer(t);
+  const r = await cli(env.url, 'build', 'broken/x');
+  t.is(r.code, 1);
+  t.regex(r.stdout, /\] r-1 broken failed \(exited with code 3\)/);
+  t.regex(r.stdout, /│ r-1\s+│ broken\s+│ failed/);
+  t.regex(r.stderr, /^platform: want w-1 failed after \d+\.\ds\./);
+  t.regex(r.stderr, /job run r-1 \(broken\) failed: exited with code 3/);
+  t.regex(r.stderr, /platform logs r-1/);
+  noStack(t, r);
+  // And what the message points at works.
+  const logs = await cli(env.url, 'logs', 'r-1', '--stderr');
+  t.is(logs.stdout, 'disk on fire\n');
+});
+
+test('a build whose input fails is upstream_failed and names the run of the derived want', async (t) => {
+  const env = await startServer(t);
+  const r = await cli(env.url, 'build', 'report/q1');
+  t.is(r.code, 1);
+  t.regex(r.stderr, /^platform: want w-1 upstream_failed/);
+  const failed = (await api(env, 'GET', '/api/job_runs?status=failed')).body.data as Array<{ job_run_id: string; job_label: string }>;
+  t.is(failed.length, 1);
+  t.is(failed[0]!.job_label, 'broken');
+  t.true(r.stderr.includes(`job run ${failed[0]!.job_run_id} (broken) failed`));
+  t.true(r.stderr.includes(`platform logs ${failed[0]!.job_run_id}`));
+});
+
+test('build --detach prints the want id and returns while the want builds', async (t) => {
+  const env = await startServer(t);
+  const r = await cli(env.url, 'build', '--detach', 'slow/a');
+  t.is(r.code, 0, r.stderr);
+  t.is(r.stdout, 'w-1\n');
+  t.is(await wantStatus(env, 'w-1'), 'building');
+});
+
+test('Ctrl-C leaves the want building and says so; --cancel-on-interrupt cancels it', async (t) => {
+  const env = await startServer(t);
+  const b = start(env.url, ['build', 'slow/a']);
+  await waitFor('the run to be reported running', () => /r-1 slow running/.test(b.out()));
+  b.child.kill('SIGINT');
+  const r = await b.done;
+  t.is(r.code, 130);
+  t.regex(r.stderr, /want w-1 keeps building; `platform want cancel w-1` to stop it/);
+  t.is(await wantStatus(env, 'w-1'), 'building');
+  t.is((await api(env, 'GET', '/api/job_runs/r-1')).body.status, 'running');
+
+  const c = start(env.url, ['build', '--cancel-on-interrupt', 'slow/b']);
+  await waitFor('the second run to be reported running', () => /slow running/.test(c.out()));
+  c.child.kill('SIGINT');
+  const rc = await c.done;
+  t.is(rc.code, 130);
+  t.regex(rc.stderr, /want w-2 is canceled/);
+  t.is(await wantStatus(env, 'w-2'), 'canceled');
+  t.is(await wantStatus(env, 'w-1'), 'building');
+});
+
+test('build says so and exits 1 when the server shuts down under it', async (t) => {
+  const env = await startServer(t);
+  const b = start(env.url, ['build', 'slow/a']);
+  await waitFor('the run to be reported running', () => /r-1 slow running/.test(b.out()));
+  await env.server.close();
+  const r = await b.done;
+  t.is(r.code, 1);
+  t.regex(r.stderr, /^platform: the server ended the event stream before want w-1 finished/);
+  noStack(t, r);
+});
+
+const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+// script(1) gives the CLI a pseudo-terminal, as a user's shell would.
+(hasScript ? test : test.skip)('on a terminal, build redraws a live progress block in place, then the summary', async (t) => {
+  const env = await startServer(t);
+  const command = [process.execPath, BIN, '--server-url', env.url, 'build', 'gated/t'].map(quote).join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: REPO, env: { ...childEnv(), TERM: 'xterm' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let raw = '';
+  child.stdout!.on('data', (c: Buffer) => (raw += c.toString()));
+  const done = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const plain = () => raw.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+  await waitFor('the live block with the running job', () => /▸ gated r-1 \d+\.\ds\s+gated\/t/.test(plain()));
+  t.regex(plain(), /w-1 building \d+\.\ds\s+\[-+\] 0\/1 job runs ended/);
+  t.regex(plain(), /queued 0 · running 1 · succeeded 0 · failed 0/);
+  mkdirSync(join(env.ws, 'out'), { recursive: true });
+  writeFileSync(join(env.ws, 'out', 'release-t'), '');
+  t.is(await done, 0, raw);
+  t.true(raw.includes('\x1b[?25l'), 'hides the cursor while drawing');
+  t.true(raw.includes('\x1b[?25h'), 'shows it again');
+  t.true(raw.includes('\x1b[J'), 'redraws in place');
+  t.regex(raw, /\x1b\[3\dm/, 'in colour');
+  const text = plain();
+  t.regex(text, /✓ \[\d+\.\ds\] r-1 gated succeeded/);
+  t.regex(text, /│ r-1\s+│ gated\s+│ succeeded/);
+  t.regex(text, /✓ want w-1 successful in \d+\.\ds \(1 job run\)\./);
+  // Nothing of the live block is left after the summary.
+  t.false(text.slice(text.indexOf('┌')).includes('▸'));
+});
+
+// ---------------------------------------------------------------- logs
+
+test('logs prints stdout or stderr of a run; an unknown run is an error', async (t) => {
+  const env = await startServer(t);
+  t.is((await cli(env.url, 'build', 'chatty/a')).code, 0);
+  const out = await cli(env.url, 'logs', 'r-1');
+  t.is(out.code, 0, out.stderr);
+  t.is(out.stdout, 'line 1\nline 2\nline 3\nline 4\nline 5\n');
+  const err = await cli(env.url, 'logs', 'r-1', '--stderr');
+  t.is(err.stdout, 'a warning\n');
+  const missing = await cli(env.url, 'logs', 'r-77');
+  t.is(missing.code, 1);
+  t.is(missing.stderr, "platform: No job run with id 'r-77'.\n");
+});
+
+test('logs -f streams a running job line by line and ends when the run ends', async (t) => {
+  const env = await startServer(t);
+  await api(env, 'POST', '/api/wants', { partitions: ['gated/b'] });
+  await waitFor('the run to start', async () => (await api(env, 'GET', '/api/job_runs/r-1')).status === 200);
+  const f = start(env.url, ['logs', '-f', 'r-1']);
+  // Output arrives while the job still runs (it waits for the release file).
+  await waitFor('the first lines', () => f.out().includes('line 2\n'));
+  t.is((await api(env, 'GET', '/api/job_runs/r-1')).body.status, 'running');
+  t.is(f.out(), 'line 1\nline 2\n');
+  t.is(f.child.exitCode, null, 'still following');
+  mkdirSync(join(env.ws, 'out'), { recursive: true });
+  writeFileSync(join(env.ws, 'out', 'release-b'), '');
+  const r = await f.done;
+  t.is(r.code, 0, r.stderr);
+  t.is(r.stdout, 'line 1\nline 2\nline 3\n');
+  t.regex(r.stderr, /job run r-1 succeeded/);
+  t.is((await api(env, 'GET', '/api/job_runs/r-1')).body.status, 'succeeded');
+  const stderrFollow = await cli(env.url, 'logs', '--follow', '--stderr', 'r-1');
+  t.is(stderrFollow.stdout, 'a warning\n');
+});
+
+// ---------------------------------------------------------------- partitions, job runs
+
+test('partitions list and job-runs list/get, with filters, as tables and JSON', async (t) => {
+  const env = await startServer(t);
+  t.is((await cli(env.url, 'build', DAILY)).code, 0);
+  t.is((await cli(env.url, 'build', 'broken/z')).code, 1);
+
+  const parts = await cli(env.url, 'partitions', 'list');
+  t.is(parts.code, 0, parts.stderr);
+  const refs = parts.stdout.split('\n').filter((l) => l.startsWith('│ ') && !l.startsWith('│ Partition')).map((l) => l.split('│')[1]!.trim());
+  t.deepEqual(refs, ['broken/z', DAILY, RAW]);
+  const live = JSON.parse((await cli(env.url, 'partitions', 'list', '--status', 'live', '--json')).stdout);
+  t.deepEqual(live.data.map((p: { partition_ref: string }) => p.partition_ref), [DAILY, RAW]);
+  const daily = JSON.parse((await cli(env.url, '--json', 'partitions', 'list', '--prefix', 'daily/')).stdout);
+  t.deepEqual(daily.data.map((p: { partition_ref: string }) => p.partition_ref), [DAILY]);
+  t.is(daily.total, 1);
+  const failedParts = await cli(env.url, 'partitions', 'list', '--status', 'failed');
+  t.regex(failedParts.stdout, /│ broken\/z\s+│ failed\s+│ r-3/);
+
+  const runs = await cli(env.url, 'job-runs', 'list');
+  t.is(runs.code, 0, runs.stderr);
+  t.regex(runs.stdout, /│ r-1\s+│ raw_orders\s+│ succeeded/);
+  t.regex(runs.stdout, /│ r-2\s+│ daily_revenue\s+│ succeeded/);
+  t.regex(runs.stdout, /│ r-3\s+│ broken\s+│ failed .*exited with code 3/);
+  const failed = JSON.parse((await cli(env.url, 'job-runs', 'list', '--status', 'failed', '--json')).stdout);
+  t.deepEqual(failed.data.map((r: { job_run_id: string }) => r.job_run_id), ['r-3']);
+  const none = await cli(env.url, 'job-runs', 'list', '--status', 'canceled');
+  t.is(none.stdout, 'no job runs\n');
+
+  const one = await cli(env.url, 'job-runs', 'get', 'r-2');
+  t.is(one.code, 0, one.stderr);
+  t.regex(one.stdout, /│ job\s+│ daily_revenue/);
+  t.regex(one.stdout, /│ inputs\s+│ raw\/orders\/date=2026-01-05 \(MATERIALIZE\)/);
+  t.regex(one.stdout, /│ args\s+│ 2026-01-05/);
+  t.regex(one.stdout, /│ exit code\s+│ 0/);
+  const oneJson = JSON.parse((await cli(env.url, 'job-runs', 'get', 'r-3', '--json')).stdout);
+  t.deepEqual(oneJson, (await api(env, 'GET', '/api/job_runs/r-3')).body);
+  const missing = await cli(env.url, 'job-runs', 'get', 'r-99');
+  t.is(missing.code, 1);
+  t.is(missing.stderr, "platform: No job run with id 'r-99'.\n");
+});
+
+// ---------------------------------------------------------------- events
+
+test('events lists the log as a table or JSON, from an offset, up to a limit', async (t) => {
+  const env = await startServer(t);
+  t.is((await cli(env.url, 'build', RAW)).code, 0);
+  const page = (await api(env, 'GET', '/api/events')).body;
+  t.is(page.data.length, 4);
+
+  const r = await cli(env.url, 'events');
+  t.is(r.code, 0, r.stderr);
+  const rows = r.stdout.split('\n').filter((l) => /^│ \d/.test(l));
+  t.deepEqual(
+    rows.map((l) => l.split('│')[3]!.trim()),
+    ['want_created', 'job_run_queued', 'job_run_started', 'job_run_succeeded'],
+  );
+  t.regex(rows[0]!, /w-1 \(user\): raw\/orders\/date=2026-01-05/);
+  t.regex(rows[1]!, /r-1 raw_orders for w-1/);
+
+  const json = JSON.parse((await cli(env.url, 'events', '--json', '--offset', '1', '--limit', '2')).stdout);
+  t.deepEqual(json.data.map((e: { event_id: number }) => e.event_id), [2, 3]);
+  t.is(json.latest_id, 4);
+  const tail = await cli(env.url, 'events', '--offset', '1', '--limit', '2');
+  t.regex(tail.stdout, /more events after 3 \(latest id 4\): --offset 3/);
+});
+
+test('events --follow prints events as they happen until it is stopped', async (t) => {
+  const env = await startServer(t);
+  t.is((await api(env, 'POST', '/api/wants', { partitions: ['slow/a'] })).status, 201);
+  const f = start(env.url, ['events', '--follow']);
+  // The backlog first, then a live event caused after it started.
+  await waitFor('the backlog', () => f.out().includes('job_run_started'));
+  await api(env, 'DELETE', '/api/wants/w-1');
+  await waitFor('the live events', () => f.out().includes('job_run_canceled'));
+  f.child.kill('SIGTERM');
+  const r = await f.done;
+  const lines = r.stdout.trim().split('\n');
+  t.regex(lines[0]!, /^#1 \S+ \S+ want_created w-1 \(user\): slow\/a$/);
+  t.regex(r.stdout, /#\d+ .* want_canceled w-1: canceled by request/);
+  t.regex(r.stdout, /#\d+ .* job_run_canceled r-1: want w-1 canceled/);
+  // Ids come in order, none twice.
+  const ids = lines.map((l) => Number(/^#(\d+)/.exec(l)![1]));
+  t.deepEqual(ids, [...ids].sort((a, b) => a - b));
+  t.is(new Set(ids).size, ids.length);
+
+  // --json: one event per line, resuming after --offset.
+  const j = start(env.url, ['events', '--follow', '--json', '--offset', '2']);
+  await waitFor('json lines', () => j.out().split('\n').filter(Boolean).length >= 2);
+  j.child.kill('SIGTERM');
+  const first = JSON.parse((await j.done).stdout.split('\n')[0]!);
+  t.is(first.event_id, 3);
+});
+
+// ---------------------------------------------------------------- graph
+
+test('graph analyze prints the job graph as a tree, a table or JSON', async (t) => {
+  const env = await startServer(t);
+  const tree = await cli(env.url, 'graph', 'analyze', DAILY);
+  t.is(tree.code, 0, tree.stderr);
+  t.deepEqual(tree.stdout.split('\n').slice(0, 2), [`${DAILY}  ← daily_revenue`, `└── ${RAW}  ← raw_orders`]);
+  t.regex(tree.stdout, /2 jobs to run for 1 ref/);
+  const table = await cli(env.url, 'graph', 'analyze', '--table', DAILY);
+  t.regex(table.stdout, /│ daily_revenue\s+│ daily\/revenue\/date=2026-01-05\s+│ raw\/orders\/date=2026-01-05 \(MATERIALIZE\)/);
+  const json = JSON.parse((await cli(env.url, 'graph', 'analyze', DAILY, '--json')).stdout);
+  t.deepEqual(json.graph.outputs, [DAILY]);
+  t.deepEqual(json.graph.nodes.map((n: { jobLabel: string }) => n.jobLabel).sort(), ['daily_revenue', 'raw_orders']);
+  const unknown = await cli(env.url, 'graph', 'analyze', 'no/such/ref');
+  t.is(unknown.code, 1);
+  t.regex(unknown.stderr, /^platform: .*no\/such\/ref/);
+  noStack(t, unknown);
+});
+
+test('graph configs prints the job configurations', async (t) => {
+  const env = await startServer(t);
+  const r = await cli(env.url, 'graph', 'configs', DAILY, 'raw/orders/date=2026-01-07');
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /│ daily\/revenue\/date=2026-01-05\s+│ raw\/orders\/date=2026-01-05 \(MATERIALIZE\)\s+│ 2026-01-05/);
+  t.regex(r.stdout, /│ raw\/orders\/date=2026-01-07\s+│\s+│ 2026-01-07/);
+  const json = JSON.parse((await cli(env.url, '--json', 'graph', 'configs', DAILY)).stdout);
+  t.deepEqual(json.configs[0].outputs, [DAILY]);
+  t.deepEqual(json.configs[0].inputs, [{ depType: 'MATERIALIZE', partitionRef: RAW }]);
+});
+
+// ---------------------------------------------------------------- no server
+
+test('no server at the URL: a clear message, exit 1, no stack trace', async (t) => {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  for (const args of [['want', 'list'], ['build', RAW], ['events', '--follow'], ['logs', '-f', 'r-1']]) {
+    const r = await cli(url, ...args);
+    t.is(r.code, 1, args.join(' '));
+    t.is(r.stderr, `platform: No server at ${url}: nothing is listening there (connection refused). Start the daemon with 'platform serve', or check --server-url.\n`);
+    noStack(t, r);
+  }
+});
