@@ -15,6 +15,7 @@ import type {
   JobConfig,
   WantSource,
 } from '../../lib/events/build-event.js';
+import { EVENT_TYPES } from '../../lib/events/build-event.js';
 
 export interface PayloadOptions {
   /** Draw want ids, job run ids, job labels and partition refs from small pools. Default false. */
@@ -128,21 +129,10 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
   }
 }
 
-const ALL_TYPES: EventType[] = [
-  'want_created',
-  'want_canceled',
-  'job_run_queued',
-  'job_run_started',
-  'job_run_succeeded',
-  'job_run_failed',
-  'job_run_canceled',
-  'job_run_dep_missed',
-  'partition_tainted',
-];
 
 /** Arbitrary payload of any event type. */
 export function arbEventPayload(options: PayloadOptions = {}): fc.Arbitrary<EventPayload> {
-  return fc.oneof(...ALL_TYPES.map((t) => arbPayloadOfType(t, options)));
+  return fc.oneof(...EVENT_TYPES.map((t) => arbPayloadOfType(t, options)));
 }
 
 /** Arbitrary single event with any valid id (>= 1) and timestamp. */

@@ -1,5 +1,7 @@
 /** `platform job-runs list|get`. */
 import type { Command } from 'commander';
+import { JOB_RUN_STATUSES } from '../../state/build-state.js';
+import { pagedListCommand } from '../paged-list-command.js';
 import type { JobRunView } from '../../client/platform-client.js';
 import {
   colors,
@@ -9,8 +11,6 @@ import {
   endedHow,
   line,
   listShort,
-  pageFooter,
-  parseCount,
   printJson,
   shellWords,
   statusColor,
@@ -69,22 +69,13 @@ export function jobRunDetail(r: JobRunView): string {
 
 export function registerJobRuns(program: Command): void {
   const jobRuns = program.command('job-runs').description('the job runs the orchestrator queued');
-  jobRuns
-    .command('list')
-    .description('list job runs, oldest first')
-    .option('--status <status>', 'only runs in this status (queued, running, succeeded, failed, dep_missed, canceled)')
-    .option('--limit <n>', 'at most this many (1-1000, default 100)')
-    .option('--offset <n>', 'skip this many')
-    .action(async (opts: { status?: string; limit?: string; offset?: string }, cmd: Command) => {
-      const limit = parseCount(cmd, '--limit', opts.limit, 1);
-      const offset = parseCount(cmd, '--offset', opts.offset);
-      const { client, options } = await connect(cmd);
-      const page = await client.listJobRuns({ status: opts.status, limit, offset });
-      if (options.json) return printJson(page);
-      if (page.data.length > 0) line(jobRunRows(page.data));
-      const footer = pageFooter(page, 'job runs');
-      if (footer) line(footer);
-    });
+  pagedListCommand(jobRuns, {
+    noun: 'job runs',
+    description: 'list job runs, oldest first',
+    statuses: JOB_RUN_STATUSES,
+    fetch: (client, q) => client.listJobRuns(q),
+    rows: jobRunRows,
+  });
   jobRuns
     .command('get')
     .description('show one job run')

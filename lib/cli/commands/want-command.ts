@@ -1,5 +1,7 @@
 /** `platform want create|list|get|cancel`. */
 import type { Command } from 'commander';
+import { WANT_STATUSES } from '../../state/build-state.js';
+import { pagedListCommand } from '../paged-list-command.js';
 import type { CreateWantBody, WantView } from '../../client/platform-client.js';
 import {
   colors,
@@ -7,7 +9,6 @@ import {
   detailTable,
   line,
   listShort,
-  pageFooter,
   parseCount,
   printJson,
   statusColor,
@@ -98,22 +99,13 @@ export function registerWant(program: Command): void {
       },
     );
 
-  want
-    .command('list')
-    .description('list wants, oldest first')
-    .option('--status <status>', 'only wants in this status (idle, building, upstream_building, successful, failed, upstream_failed, canceled)')
-    .option('--limit <n>', 'at most this many (1-1000, default 100)')
-    .option('--offset <n>', 'skip this many')
-    .action(async (opts: { status?: string; limit?: string; offset?: string }, cmd: Command) => {
-      const limit = parseCount(cmd, '--limit', opts.limit, 1);
-      const offset = parseCount(cmd, '--offset', opts.offset);
-      const { client, options } = await connect(cmd);
-      const page = await client.listWants({ status: opts.status, limit, offset });
-      if (options.json) return printJson(page);
-      if (page.data.length > 0) line(wantRows(page.data));
-      const footer = pageFooter(page, 'wants');
-      if (footer) line(footer);
-    });
+  pagedListCommand(want, {
+    noun: 'wants',
+    description: 'list wants, oldest first',
+    statuses: WANT_STATUSES,
+    fetch: (client, q) => client.listWants(q),
+    rows: wantRows,
+  });
 
   want
     .command('get')

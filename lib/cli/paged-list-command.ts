@@ -1,0 +1,45 @@
+/** The shape every `... list` command shares: status/limit/offset options, a page, a table or JSON, a footer. */
+import type { Command } from 'commander';
+import type { PlatformClient } from '../client/platform-client.js';
+import { connect, line, pageFooter, parseCount, printJson } from './output.js';
+
+export interface PageOf<T> {
+  data: T[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+export interface PagedListSpec<T> {
+  /** Plural noun for help and the footer: 'wants'. */
+  noun: string;
+  description: string;
+  statuses: readonly string[];
+  /** Extra string options: [flag, help, key]. */
+  extra?: ReadonlyArray<[string, string, string]>;
+  fetch(client: PlatformClient, query: { status?: string; limit?: number; offset?: number; [key: string]: unknown }): Promise<PageOf<T>>;
+  rows(items: T[]): string;
+}
+
+export function pagedListCommand<T>(parent: Command, spec: PagedListSpec<T>): Command {
+  const cmd = parent
+    .command('list')
+    .description(spec.description)
+    .option('--status <status>', `only ${spec.noun} in this status (${spec.statuses.join(', ')})`);
+  for (const [flag, help] of spec.extra ?? []) cmd.option(flag, help);
+  return cmd
+    .option('--limit <n>', 'at most this many (1-1000, default 100)')
+    .option('--offset <n>', 'skip this many')
+    .action(async (opts: Record<string, string | undefined>, self: Command) => {
+      const limit = parseCount(self, '--limit', opts.limit, 1);
+      const offset = parseCount(self, '--offset', opts.offset);
+      const extra: Record<string, string | undefined> = {};
+      for (const [, , key] of spec.extra ?? []) extra[key] = opts[key];
+      const { client, options } = await connect(self);
+      const page = await spec.fetch(client, { ...extra, status: opts.status, limit, offset });
+      if (options.json) return printJson(page);
+      if (page.data.length > 0) line(spec.rows(page.data));
+      const footer = pageFooter(page, spec.noun);
+      if (footer) line(footer);
+    });
+}
