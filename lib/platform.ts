@@ -3,10 +3,12 @@
  * wired together. The server, the tests and other RxJS apps all start here.
  */
 import { join } from 'node:path';
-import type { Observable } from 'rxjs';
+import { type Observable, filter, map, take } from 'rxjs';
 import type { BuildEvent } from './events/build-event.js';
 import { EventLog } from './events/event-log.js';
 import { tailEvents } from './events/event-tail.js';
+import { followFile } from './executor/follow-file.js';
+import { STDERR_LOG, STDOUT_LOG } from './executor/job-launch.js';
 import { ProcessExecutor } from './executor/process-executor.js';
 import type { GraphDefinition } from './graph/graph-definition.js';
 import { JobResolver } from './graph/job-resolver.js';
@@ -15,7 +17,7 @@ import type { CommandResult, CreateWantRequest } from './orchestrator/command.js
 import { CommandQueue } from './orchestrator/command-queue.js';
 import { GraphTaskSource } from './orchestrator/graph-task-source.js';
 import { Orchestrator } from './orchestrator/orchestrator.js';
-import type { BuildState } from './state/build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, type BuildState, type JobRunRecord } from './state/build-state.js';
 import { StateStore } from './state/state-store.js';
 
 export interface PlatformOptions {
@@ -26,6 +28,11 @@ export interface PlatformOptions {
   /** Orchestrator tick; default 500 ms. */
   tickMs?: number;
   logError?: (message: string) => void;
+  /**
+   * Start the orchestrator at once (default true). A daemon passes false and calls `start()` once its port is
+   * bound, so a server that cannot listen never touches a job run.
+   */
+  start?: boolean;
 }
 
 export class Platform {
@@ -59,12 +66,17 @@ export class Platform {
         ...(options.tickMs !== undefined ? { tickMs: options.tickMs } : {}),
         ...(options.logError ? { logError: options.logError } : {}),
       });
-      orchestrator.start();
+      if (options.start !== false) orchestrator.start();
       return new Platform(workspaceRoot, log, store, queue, executor, resolver, orchestrator);
     } catch (err) {
       await log.close();
       throw err;
     }
+  }
+
+  /** Starts the orchestrator loop (only needed after `open(..., { start: false })`). */
+  start(): void {
+    this.orchestrator.start();
   }
 
   /** Every event appended from now on. */
@@ -84,6 +96,25 @@ export class Platform {
 
   state(): BuildState {
     return this.store.current();
+  }
+
+  /** Where a job run's stdout or stderr log is (it may not exist yet). */
+  logPath(job_run_id: string, stream: 'stdout' | 'stderr'): string {
+    return join(this.workspaceRoot, '.platform', 'logs', job_run_id, stream === 'stdout' ? STDOUT_LOG : STDERR_LOG);
+  }
+
+  /** Emits the job run's record once it has ended (at once if it already has); never for an unknown id. */
+  jobRunEnded$(job_run_id: string): Observable<JobRunRecord> {
+    return this.store.state$.pipe(
+      map((s) => s.job_runs.get(job_run_id)),
+      filter((r): r is JobRunRecord => r !== undefined && !ACTIVE_JOB_RUN_STATUSES.has(r.status)),
+      take(1),
+    );
+  }
+
+  /** A job run's log lines: what is there, then live lines until the run ends. */
+  logLines$(job_run_id: string, stream: 'stdout' | 'stderr'): Observable<string> {
+    return followFile(this.logPath(job_run_id, stream), this.jobRunEnded$(job_run_id));
   }
 
   /** Rejects with QueueFullError when 100 commands are already waiting. */

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseDuration } from '../server/idle-clock.js';
+import { parseDuration } from '../duration.js';
 import { VERSION } from '../version.js';
 import { probeServer, sleep, type Probe } from './server-probe.js';
 import { platformDir } from './workspace.js';

@@ -1,16 +1,52 @@
 /**
- * Whether a pid still belongs to a given job run. A pid recorded before a crash may since have been reused by
- * an unrelated process; every job run carries PLATFORM_JOB_RUN_ID in its environment, so the environment tells.
+ * Which processes belong to which job runs. A pid recorded before a crash may since have been reused by an
+ * unrelated process, and a job's children outlive their group leader; but every process of a job run
+ * inherits PLATFORM_JOB_RUN_ID, so the environment tells, whatever the pids and groups did.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 
-export function isProcessOfJobRun(pid: number, job_run_id: string): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+const ENV_KEY = 'PLATFORM_JOB_RUN_ID=';
+
+function jobRunIdOf(pid: number): string | undefined {
   try {
     const environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    return environ.split('\0').includes(`PLATFORM_JOB_RUN_ID=${job_run_id}`);
+    const entry = environ.split('\0').find((e) => e.startsWith(ENV_KEY));
+    return entry?.slice(ENV_KEY.length);
   } catch {
     // Gone, or not ours to read: either way not a process we may kill.
-    return false;
+    return undefined;
+  }
+}
+
+/** The live processes of the given job runs: one pass over /proc (start-up only; empty where /proc is absent). */
+export function findJobRunProcesses(ids: ReadonlySet<string>): Map<string, number[]> {
+  const found = new Map<string, number[]>();
+  if (ids.size === 0) return found;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return found;
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    if (pid === process.pid) continue;
+    const id = jobRunIdOf(pid);
+    if (id !== undefined && ids.has(id)) found.set(id, [...(found.get(id) ?? []), pid]);
+  }
+  return found;
+}
+
+/** SIGKILL to each process and to the group it leads, if it leads one. */
+export function killProcesses(pids: readonly number[]): void {
+  for (const pid of pids) {
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // Not a group leader, or already gone.
+      }
+    }
   }
 }

@@ -41,7 +41,13 @@ export class GraphTaskSource implements TaskSource {
             out.set(ref, { ok: true, job_label: task.job_label, config: task.config });
           }
         } catch (err) {
-          for (const ref of group) out.set(ref, { ok: false, job_label: label, error: message(err) });
+          // One bad ref must not fail the others batched with it: alone, each gets its own answer.
+          if (group.length === 1) {
+            out.set(group[0]!, { ok: false, job_label: label, error: message(err) });
+            return;
+          }
+          const alone = await Promise.all(group.map((ref) => this.resolve([ref])));
+          for (const m of alone) for (const [ref, r] of m) out.set(ref, r);
         }
       }),
     );

@@ -11,7 +11,6 @@ import {
   catchError,
   concatMap,
   defer,
-  filter,
   interval,
   map,
   merge,
@@ -19,12 +18,12 @@ import {
 } from 'rxjs';
 import type { EventLog } from '../events/event-log.js';
 import type { JobLaunch, JobOutcome } from '../executor/job-launch.js';
-import { isProcessOfJobRun } from '../executor/job-process-identity.js';
+import { findJobRunProcesses, killProcesses } from '../executor/job-process-identity.js';
 import type { ProcessExecutor } from '../executor/process-executor.js';
 import type { JobRunRecord } from '../state/build-state.js';
 import type { StateStore } from '../state/state-store.js';
 import type { CommandQueue } from './command-queue.js';
-import { planStep, refsToResolve } from './plan-step.js';
+import { planStep, refsToResolve, type TaskResolution } from './plan-step.js';
 import type { TaskSource } from './task-source.js';
 
 export interface OrchestratorOptions {
@@ -41,10 +40,15 @@ export interface OrchestratorOptions {
 
 type Trigger = 'tick' | 'signal';
 
+/** How long a step waits for config programs before going on without their results. */
+const RESOLVE_WAIT_MS = 25;
+
 export class Orchestrator {
   private readonly started: Array<{ job_run_id: string; pid: number }> = [];
   private readonly outcomes: JobOutcome[] = [];
   private readonly launched = new Set<string>();
+  private readonly resolutions = new Map<string, TaskResolution>();
+  private readonly resolving = new Set<string>();
   private readonly wake = new Subject<void>();
   private readonly stop$ = new Subject<void>();
   private subscription: Subscription | undefined;
@@ -62,6 +66,7 @@ export class Orchestrator {
   }
 
   start(): void {
+    if (this.subscription) return;
     const { queue, executor } = this.opts;
     this.recoverLostRuns();
     this.outcomeSubscription = executor.outcomes$.subscribe((o) => {
@@ -78,10 +83,10 @@ export class Orchestrator {
     this.subscription = merge(tick$, signal$)
       .pipe(
         takeUntil(this.stop$),
-        // A burst of signals queues many triggers; the first step takes all the work, the rest are skipped.
-        filter((t) => t === 'tick' || this.dirty),
-        concatMap(() =>
-          defer(() => this.runStep()).pipe(
+        concatMap((trigger) =>
+          // A burst of signals queues many triggers; the first step takes all the work, and the rest, checked
+          // when their turn comes, find nothing new and are skipped.
+          defer(() => (trigger === 'tick' || this.dirty ? this.runStep() : Promise.resolve())).pipe(
             catchError((err: unknown) => {
               this.logError(`orchestrator: step failed, continuing: ${err instanceof Error ? err.stack : String(err)}`);
               return EMPTY;
@@ -94,22 +99,17 @@ export class Orchestrator {
   }
 
   /**
-   * Runs recorded `running` by a server that is gone cannot be supervised (no exit code will reach us):
-   * the process groups that are still theirs are killed, and the runs are recorded canceled ("lost"), so
-   * active wants rebuild them without spending the job's retries on the server's fault.
+   * Runs a server that is gone left `running` cannot be supervised (no exit code will reach us): their
+   * processes are killed and the runs recorded canceled ("lost"), so active wants rebuild them without spending
+   * the job's retries on the server's fault. Runs left `queued` may have been spawned without their start
+   * being recorded: their processes are killed too, and the runs are started again as usual.
    */
   private recoverLostRuns(): void {
     const state = this.opts.store.current();
-    for (const [, id] of state.job_runs_by_status.running) {
-      const run = state.job_runs.get(id);
-      if (!run) continue;
-      if (isProcessOfJobRun(run.pid, id)) {
-        try {
-          process.kill(-run.pid, 'SIGKILL');
-        } catch {
-          // Exited between the check and the kill.
-        }
-      }
+    const running = [...state.job_runs_by_status.running].map(([, id]) => id);
+    const queued = [...state.job_runs_by_status.queued].map(([, id]) => id);
+    for (const pids of findJobRunProcesses(new Set([...running, ...queued])).values()) killProcesses(pids);
+    for (const id of running) {
       this.outcomes.push({ job_run_id: id, status: 'canceled', reason: 'lost: the server stopped while it ran' });
     }
   }
@@ -177,7 +177,7 @@ export class Orchestrator {
     try {
       const state = store.current();
       const newRefs = pending.flatMap((p) => (p.command.kind === 'create_want' ? p.command.request.partitions : []));
-      const resolved = await tasks.resolve(refsToResolve(state, newRefs));
+      const resolved = await this.resolutionsFor(refsToResolve(state, newRefs));
       const now = this.now();
       const plan = planStep({
         state: store.current(),
@@ -206,6 +206,40 @@ export class Orchestrator {
       this.outcomes.unshift(...outcomes);
       throw err;
     }
+  }
+
+  /**
+   * Configs for the refs this step may build. Resolving can mean running config programs, which may take
+   * seconds: the step waits briefly for them, and otherwise goes on without; their results arrive for a later
+   * step, so a slow config program never holds up replies, outcomes or cancels.
+   */
+  private async resolutionsFor(refs: readonly string[]): Promise<Map<string, TaskResolution>> {
+    const needed = new Set(refs);
+    for (const ref of this.resolutions.keys()) if (!needed.has(ref)) this.resolutions.delete(ref);
+    const todo = refs.filter((ref) => !this.resolutions.has(ref) && !this.resolving.has(ref));
+    if (todo.length > 0) {
+      for (const ref of todo) this.resolving.add(ref);
+      const done = this.opts.tasks.resolve(todo).then(
+        (results) => {
+          for (const [ref, r] of results) this.resolutions.set(ref, r);
+        },
+        (err: unknown) => {
+          const error = err instanceof Error ? err.message : String(err);
+          for (const ref of todo) this.resolutions.set(ref, { ok: false, job_label: '', error });
+        },
+      );
+      void done.finally(() => {
+        for (const ref of todo) this.resolving.delete(ref);
+        this.wake.next();
+      });
+      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, RESOLVE_WAIT_MS))]);
+    }
+    const out = new Map<string, TaskResolution>();
+    for (const ref of refs) {
+      const r = this.resolutions.get(ref);
+      if (r) out.set(ref, r);
+    }
+    return out;
   }
 
   private launch(run: JobRunRecord): void {

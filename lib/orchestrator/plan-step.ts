@@ -228,12 +228,23 @@ class Planner {
       const current = this.state.wants.get(want.want_id);
       if (!current || TERMINAL_WANT_STATUSES.has(current.status)) continue;
       const missingInputs = new Set<string>();
-      for (const ref of current.partitions) this.scheduleRef(current, ref, missingInputs);
+      const covered = this.childRefs(current);
+      for (const ref of current.partitions) this.scheduleRef(current, ref, missingInputs, covered);
       if (missingInputs.size > 0) this.deriveWant(current, [...missingInputs], 'derived');
     }
   }
 
-  private scheduleRef(want: WantRecord, ref: string, missingInputs: Set<string>): void {
+  /** Refs the want's active derived wants already ask for. */
+  private childRefs(want: WantRecord): Set<string> {
+    const refs = new Set<string>();
+    for (const id of want.child_want_ids) {
+      const child = this.state.wants.get(id);
+      if (child && !TERMINAL_WANT_STATUSES.has(child.status)) for (const ref of child.partitions) refs.add(ref);
+    }
+    return refs;
+  }
+
+  private scheduleRef(want: WantRecord, ref: string, missingInputs: Set<string>, covered: ReadonlySet<string>): void {
     const p = this.state.partitions.get(ref);
     if (p?.status === 'building') {
       const last = this.state.job_runs.get(p.job_run_id);
@@ -261,7 +272,9 @@ class Planner {
       const status = this.state.partitions.get(dep.partition_ref)?.status;
       if (status === 'live') continue;
       ready = false;
-      if (!this.state.active_wants_by_ref.has(dep.partition_ref)) missingInputs.add(dep.partition_ref);
+      // Even an input another want is building gets a derived want of this one: it joins that build, and
+      // the chain from this want to the run stays traceable (and survives the other want's cancel).
+      if (!covered.has(dep.partition_ref)) missingInputs.add(dep.partition_ref);
     }
     if (ready) this.queueRun(task.job_label, task.config, want, 1);
   }

@@ -30,7 +30,7 @@ export function createApp(ctx: ServerContext, onRequest: () => void, logError: (
   app.get('/health', (_req, res) => {
     res.type('text/plain').send('OK');
   });
-  app.use(serviceRoutes(ctx));
+  app.use(serviceRoutes(ctx, logError));
   app.use(express.json({ limit: MAX_BODY_BYTES, strict: false }));
   app.use(wantsRoutes(ctx));
   app.use(partitionsRoutes(ctx));

@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Subject, type Subscription } from 'rxjs';
+import { ReplaySubject, type Subscription } from 'rxjs';
 import type { Platform } from '../platform.js';
 import { createApp } from './app.js';
 import { IdleClock, idle$ } from './idle-clock.js';
@@ -34,7 +34,9 @@ export const DEFAULT_IDLE_CHECK_MS = 60_000;
 export async function startHttpServer(platform: Platform, options: HttpServerOptions): Promise<RunningServer> {
   const log = options.log ?? ((l: string) => process.stdout.write(`${l}\n`));
   const logError = options.logError ?? ((l: string) => process.stderr.write(`${l}\n`));
-  const shutdown$ = new Subject<void>();
+  // Replays its one value and never completes: an SSE stream opened while the server shuts down (a request on a
+  // kept-alive connection) ends at once too, where a completed notifier would be ignored by takeUntil.
+  const shutdown$ = new ReplaySubject<void>(1);
   const clock = new IdleClock();
   const app = createApp({ platform, shutdown$ }, () => clock.touch(), logError);
   const server: Server = await new Promise((resolve, reject) => {
@@ -68,7 +70,6 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
       idleSub.unsubscribe();
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       shutdown$.next();
-      shutdown$.complete();
       server.closeIdleConnections();
       // A keep-alive connection whose request finishes after this point turns idle and would hold the close
       // until its keep-alive timeout (seconds): close such connections as soon as they are idle.

@@ -50,16 +50,24 @@ export function pageQuery(query: Query): PageQuery {
 
 const WANT_FIELDS = new Set(['partitions', 'comment', 'data_timestamp', 'ttl_seconds', 'sla_seconds']);
 
-/** Checks a ref's shape only; whether a job produces it is the graph's question. */
-export function checkRef(ref: unknown, where: string): string {
-  if (typeof ref !== 'string') throw new HttpError(400, `${where} must be a string, got ${typeName(ref)}.`);
-  if (ref.trim() === '') throw new HttpError(400, `${where} is empty; a partition ref looks like 'daily/revenue/date=2026-01-05'.`);
-  if (ref.length > MAX_REF_LENGTH) {
-    throw new HttpError(400, `${where} is ${ref.length} characters long; the limit is ${MAX_REF_LENGTH}.`);
-  }
+/**
+ * What is wrong with a ref's shape, or undefined when nothing is (whether a job produces it is the graph's
+ * question). `where` names it in the message: `partitions[2]`. Shared by the JSON API and the Connect service.
+ */
+export function refProblem(ref: unknown, where: string): string | undefined {
+  if (typeof ref !== 'string') return `${where} must be a string, got ${typeName(ref)}.`;
+  if (ref.trim() === '') return `${where} is empty; a partition ref looks like 'daily/revenue/date=2026-01-05'.`;
+  if (ref.length > MAX_REF_LENGTH) return `${where} is ${ref.length} characters long; the limit is ${MAX_REF_LENGTH}.`;
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(ref)) throw new HttpError(400, `${where} contains a control character.`);
-  return ref;
+  if (/[\u0000-\u001f\u007f]/.test(ref)) return `${where} (${JSON.stringify(ref)}) contains a control character.`;
+  return undefined;
+}
+
+/** A ref of a JSON request, checked for shape: the ref, or a 400. */
+export function checkRef(ref: unknown, where: string): string {
+  const problem = refProblem(ref, where);
+  if (problem !== undefined) throw new HttpError(400, problem);
+  return ref as string;
 }
 
 export function parseCreateWant(body: unknown): CreateWantRequest {

@@ -1,6 +1,7 @@
 /** Server-Sent Events fed straight from an observable; the stream ends when it completes or the server stops. */
 import type { Request, Response } from 'express';
 import { type Observable, Subject, finalize, interval, merge, map, takeUntil } from 'rxjs';
+import { errorMessage } from '../errors.js';
 
 export interface SseMessage {
   event?: string;
@@ -25,7 +26,7 @@ export function sendSse(req: Request, res: Response, messages$: Observable<SseMe
   const subscription = frames$.subscribe({
     next: (text) => res.write(text),
     error: (err: unknown) => {
-      res.write(frame({ event: 'error', data: JSON.stringify({ error: err instanceof Error ? err.message : String(err) }) }));
+      res.write(frame({ event: 'error', data: JSON.stringify({ error: errorMessage(err) }) }));
       res.end();
     },
     complete: () => res.end(),

@@ -1,5 +1,6 @@
 import type { JobConfig, WantSource } from '../events/build-event.js';
 import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
+import type { PartitionCounts } from './want-status.js';
 
 export type WantStatus =
   | 'idle'
@@ -48,6 +49,8 @@ export interface WantRecord {
   readonly child_want_ids: readonly string[];
   readonly job_run_ids: readonly string[];
   readonly cancel_reason: string;
+  /** Its partitions by where they stand (see want-status.ts); kept by reduce as partitions move. */
+  readonly counts: PartitionCounts;
 }
 
 export interface PartitionRecord {

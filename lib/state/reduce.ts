@@ -4,9 +4,9 @@
  */
 import type { BuildEvent } from '../events/build-event.js';
 import type { BuildState, JobRunRecord, JobRunStatus, PartitionStatus, WantRecord } from './build-state.js';
-import { TERMINAL_WANT_STATUSES } from './build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES } from './build-state.js';
 import { putJobRun, putPartition, putWant } from './indexed-records.js';
-import { deriveWantStatus } from './want-status.js';
+import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCategory } from './want-status.js';
 
 export function reduce(state: BuildState, event: BuildEvent): BuildState {
   const s: BuildState = { ...state, last_event_id: event.event_id };
@@ -33,13 +33,20 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         child_want_ids: [],
         job_run_ids: joinedRuns(s, e.partitions),
         cancel_reason: '',
+        counts: NO_COUNTS,
       };
+      want = { ...want, counts: countPartitions(s, want.partitions, want.created_event_id) };
       want = { ...want, status: deriveWantStatus(s, want) };
       let next = putWant(s, want);
+      // The runs it joins serve it too.
+      for (const runId of want.job_run_ids) {
+        const run = next.job_runs.get(runId);
+        if (run && !run.want_ids.includes(want.want_id)) next = putJobRun(next, { ...run, want_ids: [...run.want_ids, want.want_id] });
+      }
       const parent = next.wants.get(e.parent_want_id);
       if (parent) {
         next = putWant(next, { ...parent, child_want_ids: [...parent.child_want_ids, want.want_id] });
-        next = refreshWant(next, parent.want_id, at);
+        next = refreshWant(next, parent.want_id, event.event_id, at);
       }
       return next;
     }
@@ -47,8 +54,9 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const e = event.want_canceled;
       const want = s.wants.get(e.want_id);
       if (!want || TERMINAL_WANT_STATUSES.has(want.status)) return s;
-      const next = putWant(s, { ...want, status: 'canceled', cancel_reason: e.reason, updated_at: at });
-      return refreshWant(next, want.parent_want_id, at);
+      let next = putWant(s, { ...want, status: 'canceled', cancel_reason: e.reason, updated_at: at });
+      next = settleAbandoned(next, want.partitions, event.event_id, at);
+      return refreshWant(next, want.parent_want_id, event.event_id, at);
     }
     case 'job_run_queued': {
       const e = event.job_run_queued;
@@ -71,17 +79,17 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         started_at: null,
         ended_at: null,
       };
-      let next = putJobRun(s, run);
-      // Every active want on an output serves as a want of this run, whether it asked first or joined.
+      // Every active want on an output is a want of this run, whether it asked first or joined.
       const served = new Set(e.want_ids);
-      for (const ref of e.config.outputs) for (const id of next.active_wants_by_ref.get(ref) ?? []) served.add(id);
+      for (const ref of e.config.outputs) for (const id of s.active_wants_by_ref.get(ref) ?? []) served.add(id);
+      let next = putJobRun(s, { ...run, want_ids: [...served] });
       for (const id of served) {
         const w = next.wants.get(id);
         if (w && !w.job_run_ids.includes(run.job_run_id)) {
           next = putWant(next, { ...w, job_run_ids: [...w.job_run_ids, run.job_run_id] });
         }
       }
-      return setPartitions(next, e.config.outputs, 'building', run.job_run_id, event.event_id, at);
+      return setPartitions(s, next, e.config.outputs, 'building', run.job_run_id, event.event_id, at);
     }
     case 'job_run_started': {
       const e = event.job_run_started;
@@ -111,7 +119,8 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const e = event.partition_tainted;
       const p = s.partitions.get(e.partition_ref);
       if (!p) return s;
-      return putPartition(s, { ...p, status: 'tainted', changed_event_id: event.event_id, updated_at: at });
+      const next = putPartition(s, { ...p, status: 'tainted', changed_event_id: event.event_id, updated_at: at });
+      return recountWants(s, next, [p.ref], event.event_id, at);
     }
   }
 }
@@ -147,10 +156,12 @@ function endRun(
   const next = putJobRun(state, { ...run, ...detail, status, ended_at: at });
   // Only the outputs this run is still responsible for move; a newer run owns the rest.
   const owned = run.config.outputs.filter((ref) => next.partitions.get(ref)?.job_run_id === id);
-  return setPartitions(next, owned, partitionStatus, id, eventId, at);
+  return setPartitions(state, next, owned, partitionStatus, id, eventId, at);
 }
 
+/** Moves partitions to a status and re-derives the wants that ask for them. */
 function setPartitions(
+  before: BuildState,
   state: BuildState,
   refs: readonly string[],
   status: PartitionStatus,
@@ -170,14 +181,38 @@ function setPartitions(
       updated_at: at,
     });
   }
-  for (const ref of refs) {
-    for (const wantId of next.active_wants_by_ref.get(ref) ?? []) next = refreshWant(next, wantId, at);
+  return recountWants(before, next, refs, eventId, at);
+}
+
+/**
+ * After partitions moved between `before` (the state before the event) and `state`, moves each active
+ * want's counts from the partition's old category to its new one, then re-derives those wants.
+ */
+function recountWants(before: BuildState, state: BuildState, refs: readonly string[], eventId: number, at: number): BuildState {
+  let next = state;
+  const unique = [...new Set(refs)];
+  for (const ref of unique) {
+    const was = before.partitions.get(ref);
+    const now = next.partitions.get(ref);
+    for (const wantId of next.active_wants_by_ref.get(ref) ?? []) {
+      const want = next.wants.get(wantId);
+      if (!want) continue;
+      const counts = moveCount(
+        want.counts,
+        partitionCategory(before, was, want.created_event_id),
+        partitionCategory(next, now, want.created_event_id),
+      );
+      if (counts !== want.counts) next = putWant(next, { ...want, counts });
+    }
+  }
+  for (const ref of unique) {
+    for (const wantId of next.active_wants_by_ref.get(ref) ?? []) next = refreshWant(next, wantId, eventId, at);
   }
   return next;
 }
 
 /** Re-derives a want's status; a want that turns terminal re-derives its parent, up to the root. */
-function refreshWant(state: BuildState, wantId: string, at: number): BuildState {
+function refreshWant(state: BuildState, wantId: string, eventId: number, at: number): BuildState {
   let next = state;
   let id = wantId;
   while (id) {
@@ -186,7 +221,25 @@ function refreshWant(state: BuildState, wantId: string, at: number): BuildState 
     const status = deriveWantStatus(next, want);
     if (status === want.status) break;
     next = putWant(next, { ...want, status, updated_at: at });
+    if (TERMINAL_WANT_STATUSES.has(status)) next = settleAbandoned(next, want.partitions, eventId, at);
     id = want.parent_want_id;
+  }
+  return next;
+}
+
+/**
+ * Once no active want asks for a partition, a build of it that is only waiting (a retry backoff, missing
+ * inputs) has no reason to go on: the partition is recorded canceled instead of staying `building` forever.
+ * Runs still queued or running are left to the orchestrator, which cancels and kills them by event.
+ */
+function settleAbandoned(state: BuildState, refs: readonly string[], eventId: number, at: number): BuildState {
+  let next = state;
+  for (const ref of refs) {
+    const p = next.partitions.get(ref);
+    if (p?.status !== 'building' || next.active_wants_by_ref.has(ref)) continue;
+    const run = next.job_runs.get(p.job_run_id);
+    if (run && ACTIVE_JOB_RUN_STATUSES.has(run.status)) continue;
+    next = putPartition(next, { ...p, status: 'canceled', changed_event_id: eventId, updated_at: at });
   }
   return next;
 }

@@ -5,7 +5,7 @@ import { writeServerInfo, removeServerInfo } from '../../client/server-info.js';
 import { NoWorkspaceError, findWorkspaceRoot, platformDir } from '../../client/workspace.js';
 import { Platform } from '../../platform.js';
 import { startHttpServer } from '../../server/http-server.js';
-import { parseDuration } from '../../server/idle-clock.js';
+import { parseDuration } from '../../duration.js';
 import { VERSION } from '../../version.js';
 import { globalOptions } from '../global-options.js';
 

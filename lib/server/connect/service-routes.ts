@@ -24,7 +24,7 @@
 import { Router, type RequestHandler } from 'express';
 import { isGraphError, type GraphErrorCode } from '../../graph/graph-error.js';
 import { PLATFORM_SERVICE, platformService } from '../../proto/schema.js';
-import { MAX_REF_LENGTH } from '../request-parsing.js';
+import { refProblem } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
 import { analyzeGraph } from './analyze-graph.js';
 import { RpcError, unaryHandler, writeRpcError, type ConnectCode } from './connect-unary.js';
@@ -119,17 +119,8 @@ function outputRefsOf(request: Record<string, unknown>): string[] {
     throw new RpcError('invalid_argument', `output_refs has ${refs.length} refs; the limit is ${MAX_OUTPUT_REFS} per request.`);
   }
   refs.forEach((ref, i) => {
-    const at = `output_refs[${i}]`;
-    if (ref.trim() === '') {
-      throw new RpcError('invalid_argument', `${at} is empty; a partition ref looks like "daily/revenue/date=2026-01-05".`);
-    }
-    if (ref.length > MAX_REF_LENGTH) {
-      throw new RpcError('invalid_argument', `${at} is ${ref.length} characters long; the limit is ${MAX_REF_LENGTH}.`);
-    }
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u001f\u007f]/.test(ref)) {
-      throw new RpcError('invalid_argument', `${at} (${JSON.stringify(ref)}) contains a control character.`);
-    }
+    const problem = refProblem(ref, `output_refs[${i}]`);
+    if (problem !== undefined) throw new RpcError('invalid_argument', problem);
   });
   return refs;
 }

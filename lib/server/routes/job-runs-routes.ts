@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { Router } from 'express';
 import { Observable, filter, map, take } from 'rxjs';
 import { STDERR_LOG, STDOUT_LOG } from '../../executor/job-launch.js';
@@ -8,7 +9,7 @@ import { ACTIVE_JOB_RUN_STATUSES, JOB_RUN_STATUSES, type JobRunRecord } from '..
 import { listJobRuns } from '../../state/queries.js';
 import { jobRunView } from '../../state/views.js';
 import { HttpError } from '../http-error.js';
-import { enumParam, pageQuery } from '../request-parsing.js';
+import { enumParam, intParam, pageQuery } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
 import { sendSse, type SseMessage } from '../sse.js';
 
@@ -47,14 +48,55 @@ export function jobRunsRoutes({ platform, shutdown$ }: ServerContext): Router {
       sendSse(req, res, logMessages(followFile(file, ended$), ended$), shutdown$);
       return;
     }
-    const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return '';
+    // `?tail=N`: only the last N lines; without it, the whole log.
+    const tail = intParam(req.query, 'tail', 0, 1, MAX_TAIL_LINES);
+    let handle: FileHandle;
+    try {
+      handle = await open(file, 'r');
+    } catch (err) {
+      // No log (yet): the run has not started, or printed nothing.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return void res.type('text/plain; charset=utf-8').send('');
       throw err;
-    });
-    res.type('text/plain; charset=utf-8').send(text);
+    }
+    let start = 0;
+    try {
+      if (tail > 0) start = await tailStart(handle, tail);
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+    // Streamed, never read whole into memory: a log can be gigabytes. The stream closes the handle.
+    res.type('text/plain; charset=utf-8');
+    await pipeline(handle.createReadStream({ start }), res);
   });
 
   return router;
+}
+
+/** Most lines `?tail=` may ask for. */
+export const MAX_TAIL_LINES = 10_000;
+const TAIL_CHUNK = 64 * 1024;
+
+/**
+ * Where the last `lines` lines of the file begin: reads backwards in chunks, counting newlines (a newline that
+ * ends the file ends the last line, it does not start an empty one).
+ */
+async function tailStart(handle: FileHandle, lines: number): Promise<number> {
+  const { size } = await handle.stat();
+  const buf = Buffer.alloc(TAIL_CHUNK);
+  let end = size;
+  let seen = 0;
+  while (end > 0) {
+    const from = Math.max(0, end - TAIL_CHUNK);
+    const { bytesRead } = await handle.read(buf, 0, end - from, from);
+    for (let i = bytesRead - 1; i >= 0; i--) {
+      if (buf[i] !== 0x0a) continue;
+      if (from + i === size - 1) continue;
+      if (++seen === lines) return from + i + 1;
+    }
+    end = from;
+  }
+  return 0;
 }
 
 /** `event: log` per line, then `event: end` with how the run ended. */

@@ -1,0 +1,96 @@
+/**
+ * Edge cases of scheduling found in review: abandoned builds settle, joiners are on record, lineage is kept
+ * when an input is built for someone else, and a slow config program holds up no one else.
+ */
+import test from 'ava';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bash, makeWorkspace, openPlatform, want, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+
+test('canceling a want whose only run waits out its retry backoff settles the partition as canceled', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [{ label: 'flaky', outputs: ['flaky/(?<n>\\d+)'], exec: bash('exit 3'), retries: 5 }],
+  });
+  const id = await want(platform, ['flaky/1']);
+  // The first attempt failed and a retry is scheduled seconds away: nothing runs, yet the partition is building.
+  await waitFor(platform, (s) => [...s.job_runs.values()].some((r) => r.status === 'failed' && r.retry_at > 0), 'a failure with a retry pending');
+  t.is(platform.state().partitions.get('flaky/1')?.status, 'building');
+
+  const reply = await platform.cancelWant(id);
+  t.true(reply.ok);
+  const s = platform.state();
+  t.is(s.wants.get(id)?.status, 'canceled');
+  t.is(s.partitions.get('flaky/1')?.status, 'canceled', 'no want needs it: it must not stay building');
+  t.is(s.partitions_by_status.building.size, 0);
+  // And no retry happens later on its behalf.
+  const runsBefore = s.job_runs.size;
+  await new Promise((r) => setTimeout(r, 1500));
+  t.is(platform.state().job_runs.size, runsBefore);
+});
+
+test('a want that joins a running build is among the run’s want_ids', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [{ label: 'gate', outputs: ['gate/(?<n>\\d+)'], exec: bash('while [ ! -f release ]; do sleep 0.05; done') }],
+  });
+  const first = await want(platform, ['gate/1']);
+  await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'the run to start');
+  const second = await want(platform, ['gate/1']);
+  const run = [...platform.state().job_runs.values()][0]!;
+  t.deepEqual([...run.want_ids].sort(), [first, second].sort());
+  t.deepEqual(platform.state().wants.get(second)?.job_run_ids, [run.job_run_id]);
+  writeFileSync(join(dir, 'release'), '');
+  await waitForWant(platform, second, ['successful']);
+  t.is(platform.state().job_runs.size, 1, 'built once');
+});
+
+test('an input being built for another want still gets a derived want of this one, which survives that want’s cancel', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [
+      { label: 'raw', outputs: ['raw/(?<n>\\d+)'], exec: bash('while [ ! -f release ]; do sleep 0.05; done') },
+      {
+        label: 'top',
+        outputs: ['top/(?<n>\\d+)'],
+        inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }],
+        exec: bash('echo top > top.txt'),
+      },
+    ],
+  });
+  const other = await want(platform, ['raw/1']);
+  await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'raw to run for the other want');
+  const mine = await want(platform, ['top/1']);
+  const s = await waitFor(platform, (st) => (st.wants.get(mine)?.child_want_ids.length ?? 0) > 0, 'a derived want');
+  const child = s.wants.get(s.wants.get(mine)!.child_want_ids[0]!)!;
+  t.deepEqual(child.partitions, ['raw/1']);
+  t.is(child.root_want_id, mine);
+  t.is(s.wants.get(mine)?.status, 'upstream_building');
+  t.is(s.job_runs.size, 1, 'the derived want joined the running build');
+
+  await platform.cancelWant(other);
+  t.is(platform.state().job_runs_by_status.running.size, 1, 'still needed by my derived want: not killed');
+  writeFileSync(join(dir, 'release'), '');
+  await waitForWant(platform, mine, ['successful']);
+  t.true(existsSync(join(dir, 'top.txt')));
+});
+
+test('a config program that hangs holds up neither replies nor other wants', async (t) => {
+  const dir = makeWorkspace(t, {
+    'slow-config.sh': 'while [ ! -f release-config ]; do sleep 0.05; done\necho \'{"configs": [{"outputs": ["slow/1"]}]}\'\n',
+  });
+  const platform = await openPlatform(t, dir, {
+    jobs: [
+      { label: 'slow', outputs: ['slow/(?<n>\\d+)'], config: ['bash', 'slow-config.sh'], exec: bash('true') },
+      { label: 'quick', outputs: ['quick/(?<n>\\d+)'], exec: bash('echo quick > quick.txt') },
+    ],
+  });
+  const slow = await want(platform, ['slow/1']);
+  // While the config program blocks, another want is accepted, built and finished.
+  const quick = await want(platform, ['quick/1']);
+  await waitForWant(platform, quick, ['successful']);
+  t.is(platform.state().wants.get(slow)?.status, 'idle', 'still waiting for its config');
+  writeFileSync(join(dir, 'release-config'), '');
+  await waitForWant(platform, slow, ['successful']);
+  t.pass();
+});
