@@ -4,7 +4,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
 import { ClientError, PlatformClient } from '../lib/client/platform-client.js';
-import { NoServerError } from '../lib/client/server-connection.js';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connectServer, NoServerError } from '../lib/client/server-connection.js';
 import { SseParser, sseStream } from '../lib/client/sse-client.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
@@ -176,4 +179,28 @@ test('a refused connection is a NoServerError naming the URL, for requests and s
   await t.throwsAsync(client.createWant({ partitions: ['a'] }), { instanceOf: NoServerError });
   await t.throwsAsync(lastValueFrom(client.eventStream({ after: 0 })), { instanceOf: NoServerError, message: /^No server at http/ });
   t.false(await client.health());
+});
+
+test('a discovered daemon that does not answer is named in the error, with its pid and log', async (t) => {
+  const url = `http://127.0.0.1:${await closedPort()}`;
+  const client = new PlatformClient(url, { daemon: { pid: 4242, logPath: '/ws/.platform/server.log' } });
+  const err = await t.throwsAsync(client.listWants(), { instanceOf: NoServerError });
+  t.is(
+    err.message,
+    `No server at ${url}: nothing is listening there (connection refused). It is the workspace server (pid 4242) found in ` +
+      `.platform/server.json: it may have shut down or crashed; see /ws/.platform/server.log. The next command starts a new one if it is gone.`,
+  );
+  t.is(err.url, url);
+  const sse = await t.throwsAsync(lastValueFrom(client.eventStream({ after: 0 })), { instanceOf: NoServerError });
+  t.regex(sse.message, /pid 4242/);
+});
+
+test('without auto-start, no server for a workspace names the workspace, not a URL', async (t) => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'platform-client-')));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  mkdirSync(join(root, '.platform'));
+  const err = await t.throwsAsync(connectServer({ workspace: root, autoStart: false }), { instanceOf: NoServerError });
+  t.is(err.url, undefined);
+  t.true(err.message.startsWith(`No server running for ${root}: no .platform/server.json. `), err.message);
+  t.notRegex(err.message, /No server at/);
 });

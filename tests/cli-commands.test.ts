@@ -373,6 +373,54 @@ test('Ctrl-C leaves the want building and says so; --cancel-on-interrupt cancels
   t.is(await wantStatus(env, 'w-1'), 'building');
 });
 
+test('want wait follows a want that is building like build does, until it ends; exit 0 when successful', async (t) => {
+  const env = await startServer(t);
+  t.is((await api(env, 'POST', '/api/wants', { partitions: ['gated/w'] })).status, 201);
+  await waitFor('the run to start', async () => (await api(env, 'GET', '/api/job_runs/r-1')).body.status === 'running');
+  const w = start(env.url, ['want', 'wait', 'w-1']);
+  await waitFor('the wait to show the running run', () => /\] r-1 gated running/.test(w.out()));
+  t.is(w.child.exitCode, null, 'still waiting');
+  mkdirSync(join(env.ws, 'out'), { recursive: true });
+  writeFileSync(join(env.ws, 'out', 'release-w'), '');
+  const r = await w.done;
+  t.is(r.code, 0, r.stderr);
+  noAnsi(t, r);
+  const lines = r.stdout.split('\n');
+  t.regex(lines[0]!, /^\[[^\]]+\] want w-1 for gated\/w is building; waiting for it$/);
+  t.regex(r.stdout, /\] r-1 gated succeeded/);
+  t.regex(r.stdout, /│ r-1\s+│ gated\s+│ succeeded/);
+  t.regex(r.stdout, /✓ want w-1 successful in \S+ \(1 job run\)\.\n$/);
+
+  // A want that is over already: its summary at once, same exit code; --json like build's.
+  const again = await cli(env.url, 'want', 'wait', 'w-1');
+  t.is(again.code, 0, again.stderr);
+  t.regex(again.stdout, /want w-1 for gated\/w is successful\n/);
+  t.regex(again.stdout, /│ r-1\s+│ gated\s+│ succeeded/);
+  const json = JSON.parse((await cli(env.url, '--json', 'want', 'wait', 'w-1')).stdout);
+  t.is(json.status, 'successful');
+  t.deepEqual(json.job_runs.map((run: { job_run_id: string }) => run.job_run_id), ['r-1']);
+});
+
+test('want wait exits 1 for a want that fails, naming the failed run of a derived want; an unknown want is an error', async (t) => {
+  const env = await startServer(t);
+  const detached = await cli(env.url, 'build', '--detach', 'report/w');
+  t.is(detached.code, 0, detached.stderr);
+  t.is(detached.stdout, 'w-1\n');
+  const r = await cli(env.url, 'want', 'wait', 'w-1');
+  t.is(r.code, 1);
+  t.regex(r.stderr, /^platform: want w-1 upstream_failed after /);
+  const failed = (await api(env, 'GET', '/api/job_runs?status=failed')).body.data as Array<{ job_run_id: string }>;
+  t.is(failed.length, 1);
+  t.true(r.stderr.includes(`job run ${failed[0]!.job_run_id} (broken) failed`), r.stderr);
+  t.true(r.stderr.includes(`platform logs ${failed[0]!.job_run_id}`));
+  noStack(t, r);
+
+  const missing = await cli(env.url, 'want', 'wait', 'w-99');
+  t.is(missing.code, 1);
+  t.is(missing.stderr, "platform: No want with id 'w-99'.\n");
+  t.is((await cli(env.url, 'want', 'wait')).code, 2);
+});
+
 test('build says so and exits 1 when the server shuts down under it', async (t) => {
   const env = await startServer(t);
   const b = start(env.url, ['build', 'slow/a']);
@@ -381,14 +429,18 @@ test('build says so and exits 1 when the server shuts down under it', async (t) 
   const r = await b.done;
   t.is(r.code, 1);
   t.regex(r.stderr, /^platform: the server ended the event stream before want w-1 finished/);
+  t.regex(r.stderr, /'platform want wait w-1' resumes waiting/);
   noStack(t, r);
 });
 
-const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 // script(1) gives the CLI a pseudo-terminal, as a user's shell would.
-(hasScript ? test : test.skip)('on a terminal, build redraws a live progress block in place, then the summary', async (t) => {
+test('on a terminal, build redraws a live progress block in place, then the summary', async (t) => {
+  const script = spawnSync('script', ['--version'], { stdio: 'ignore' });
+  if (script.status !== 0) {
+    return t.fail(`script(1) is needed to run the CLI on a pseudo-terminal and did not run (${script.error?.message ?? `exit ${script.status}`}); install util-linux (Debian: bsdutils).`);
+  }
   const env = await startServer(t);
   const command = [process.execPath, BIN, '--server-url', env.url, 'build', 'gated/t'].map(quote).join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: REPO, env: { ...childEnv(), TERM: 'xterm' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -424,6 +476,14 @@ test('logs prints stdout or stderr of a run; an unknown run is an error', async 
   t.is(out.stdout, 'line 1\nline 2\nline 3\nline 4\nline 5\n');
   const err = await cli(env.url, 'logs', 'r-1', '--stderr');
   t.is(err.stdout, 'a warning\n');
+  const tail = await cli(env.url, 'logs', 'r-1', '--tail', '2');
+  t.is(tail.code, 0, tail.stderr);
+  t.is(tail.stdout, 'line 4\nline 5\n');
+  t.is((await cli(env.url, 'logs', 'r-1', '-n', '99')).stdout, 'line 1\nline 2\nline 3\nline 4\nline 5\n');
+  const both = await cli(env.url, 'logs', 'r-1', '-n', '2', '-f');
+  t.is(both.code, 2);
+  t.regex(both.stderr, /--tail and --follow do not go together/);
+  t.is((await cli(env.url, 'logs', 'r-1', '--tail', 'some')).code, 2);
   const missing = await cli(env.url, 'logs', 'r-77');
   t.is(missing.code, 1);
   t.is(missing.stderr, "platform: No job run with id 'r-77'.\n");
@@ -572,6 +632,14 @@ test('graph configs prints the job configurations', async (t) => {
   const json = JSON.parse((await cli(env.url, '--json', 'graph', 'configs', DAILY)).stdout);
   t.deepEqual(json.configs[0].outputs, [DAILY]);
   t.deepEqual(json.configs[0].inputs, [{ depType: 'MATERIALIZE', partitionRef: RAW }]);
+});
+
+test('stop --timeout takes a duration; anything else is a usage error (exit 2), not a silent default', async (t) => {
+  for (const bad of ['abc', '0', '10x', '5 minutes']) {
+    const r = await cli(undefined, 'stop', '--timeout', bad);
+    t.is(r.code, 2, `--timeout '${bad}': ${r.stderr}`);
+    t.regex(r.stderr, /--timeout must be (a duration like 90, 90s, 5m or 3h|more than zero)/);
+  }
 });
 
 // ---------------------------------------------------------------- no server

@@ -1,9 +1,10 @@
 /**
  * The workspace daemon as users meet it, through the real binary as a subprocess: `init`, discovery and
- * auto-start from anywhere in a workspace, reuse, `status`, `stop`, stale server.json replaced, one server when
- * clients race, SIGTERM on `serve`. No server runs before a test; every daemon a test may have started (found by
- * its command line, `serve ... -C <workspace>`) is stopped in its teardown, and PLATFORM_IDLE_TIMEOUT=30s makes a
- * leaked one die on its own anyway. Serial: each test starts several node processes, and machines are small.
+ * auto-start from anywhere in a workspace, reuse, `status`, `stop`, stale server.json replaced, a live server
+ * that does not answer waited for (never replaced), one server when clients race, SIGTERM on `serve`. No server
+ * runs before a test; every daemon a test may have started (found by its command line, `serve ... -C
+ * <workspace>`) is stopped in its teardown, and PLATFORM_IDLE_TIMEOUT=30s makes a leaked one die on its own
+ * anyway. Serial: each test starts several node processes, and machines are small.
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -11,6 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { connectServer } from '../lib/client/server-connection.js';
 import { isPidAlive } from '../lib/executor/process-executor.js';
 import { parseGraphText } from '../lib/graph/load-graph.js';
 
@@ -28,30 +30,30 @@ interface Run {
   stderr: string;
 }
 
-function run(cwd: string, args: string[], env: NodeJS.ProcessEnv = ENV): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+/** Runs the CLI; `stderr()` reads what it printed so far, `done` resolves when it exits. */
+function runLive(cwd: string, args: string[], env: NodeJS.ProcessEnv = ENV): { stderr: () => string; done: Promise<Run> } {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<Run>((resolve, reject) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
   });
+  return { stderr: () => stderr, done };
 }
 
-/**
- * `want list --json` once the want commands are registered; until then `start --json` (also auto-starts). The
- * build test runs once `build` is registered.
- */
-const [hasWantList, hasBuild] = (await Promise.all([run(tmpdir(), ['want', 'list', '--help']), run(tmpdir(), ['build', '--help'])])).map(
-  (r) => r.code === 0,
-);
-const PROBE = hasWantList ? ['want', 'list', '--json'] : ['start', '--json'];
+function run(cwd: string, args: string[], env: NodeJS.ProcessEnv = ENV): Promise<Run> {
+  return runLive(cwd, args, env).done;
+}
+
+/** A command that needs the server (and so auto-starts it). */
+const PROBE = ['want', 'list', '--json'];
 
 /** Live `platform serve` processes of this workspace, by command line: the ground truth for "how many servers". */
 function serverPids(root: string): number[] {
@@ -332,6 +334,51 @@ test.serial("this workspace's server of another version is stopped (SIGTERM) and
   t.deepEqual(serverPids(root), [info.pid]);
 });
 
+test.serial('a server that is alive but does not answer is waited for, never replaced: the same pid serves the command afterwards', async (t) => {
+  const root = await workspace(t);
+  t.is((await run(root, ['start'])).code, 0);
+  const info = serverJson(root)!;
+  // Stopped, the server holds its port and its event log but answers nothing: as one stalled, or shutting down.
+  process.kill(info.pid, 'SIGSTOP');
+  t.teardown(() => {
+    try {
+      process.kill(info.pid, 'SIGCONT');
+    } catch {
+      // gone
+    }
+  });
+
+  const st = await run(root, ['status']);
+  t.is(st.code, 3);
+  t.regex(st.stdout, new RegExp(`\\(pid ${info.pid}\\) does not answer`));
+  t.deepEqual(serverJson(root), info);
+
+  // Silent for the whole wait: a clear error; server.json stays and no second server starts.
+  const err = await t.throwsAsync(connectServer({ workspace: root, unresponsiveWaitMs: 1_000, onWaiting: () => {} }));
+  t.regex(err.message, new RegExp(`server pid ${info.pid} of this workspace does not answer`));
+  t.true(err.message.includes(join(root, '.platform', 'server.log')), err.message);
+  t.true(err.message.includes(`'platform stop' or 'kill ${info.pid}'`), err.message);
+  t.deepEqual(serverJson(root), info);
+  t.deepEqual(serverPids(root), [info.pid]);
+
+  // A command waits for it; the server resumes within the wait and serves the command.
+  const pending = runLive(root, PROBE);
+  const end = Date.now() + 20_000;
+  while (!pending.stderr().includes('does not answer') && Date.now() < end) await sleep(50);
+  t.regex(pending.stderr(), new RegExp(`the workspace server \\(pid ${info.pid}\\) does not answer .*waiting up to 40 s`));
+  t.deepEqual(serverJson(root), info, 'server.json is left alone while waiting');
+  process.kill(info.pid, 'SIGCONT');
+  const r = await pending.done;
+  t.is(r.code, 0, r.stderr);
+  t.notRegex(r.stderr, /started the workspace server/);
+  t.deepEqual(serverJson(root), info);
+  t.deepEqual(serverPids(root), [info.pid]);
+  t.is((await statusJson(t, root)).pid, info.pid);
+  const log = serverLog(root);
+  t.is(count(log, /starting the server/), 1, log);
+  t.is(count(log, /Listening on/), 1, log);
+});
+
 test.serial('concurrent commands that all need the server leave exactly one server', async (t) => {
   const root = await workspace(t);
   const sub = join(root, 'sub');
@@ -432,7 +479,7 @@ test.serial('serve removes server.json on SIGTERM and exits 0', async (t) => {
 });
 
 
-(hasBuild ? test.serial : test.skip)('two concurrent builds from a subdirectory auto-start one server and exit 0 once the partitions exist', async (t) => {
+test.serial('two concurrent builds from a subdirectory auto-start one server and exit 0 once the partitions exist', async (t) => {
   const root = await workspace(t);
   const sub = join(root, 'nested', 'dir');
   mkdirSync(sub, { recursive: true });

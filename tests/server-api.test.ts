@@ -3,7 +3,7 @@
  * temp workspace, with real job processes (`bash -c`) from tests/helpers/server-fixture.ts.
  */
 import test from 'ava';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import {
@@ -508,6 +508,44 @@ test('partitions and job runs: lists with prefix, status and paging; job run det
   await errorOf(t, await f.api('/api/job_runs/r-nope/logs/stdout'), 404);
   await errorOf(t, await f.api(`/api/job_runs/${okRun.job_run_id}/logs/stdin`), 404);
   t.true(existsSync(join(f.dir, 'out', 'alphabet')));
+});
+
+test('GET /api/job_runs/:id/logs/:stream streams a large log whole; ?tail=N gives its last N lines; no log is an empty 200', async (t) => {
+  const f = await startServer(t);
+  const id = await createWant(f, ['ok/biglog']);
+  t.is((await waitForWant(f, id)).status, 'successful');
+  const run = (await f.getJson(`/api/wants/${id}`)).job_run_ids[0] as string;
+  const dir = join(f.dir, '.platform', 'logs', run);
+  // Several MiB over many read chunks, so the tail is found across chunk boundaries.
+  const lines = Array.from({ length: 120_000 }, (_, i) => `line ${i + 1} ${'x'.repeat(i % 97)}`);
+  const text = `${lines.join('\n')}\n`;
+  writeFileSync(join(dir, 'stdout.log'), text);
+  const whole = await f.api(`/api/job_runs/${run}/logs/stdout`);
+  t.is(whole.status, 200);
+  t.regex(whole.headers.get('content-type') ?? '', /^text\/plain/);
+  t.is(await whole.text(), text);
+
+  const tail = async (n: number | string) => (await f.api(`/api/job_runs/${run}/logs/stdout?tail=${n}`)).text();
+  t.is(await tail(1), `${lines.at(-1)}\n`);
+  t.is(await tail(3), `${lines.slice(-3).join('\n')}\n`);
+  t.is(await tail(10_000), `${lines.slice(-10_000).join('\n')}\n`);
+  await errorOf(t, await f.api(`/api/job_runs/${run}/logs/stdout?tail=0`), 400);
+  await errorOf(t, await f.api(`/api/job_runs/${run}/logs/stdout?tail=10001`), 400);
+  await errorOf(t, await f.api(`/api/job_runs/${run}/logs/stdout?tail=last`), 400);
+
+  // A last line without a newline is a line; a log shorter than N lines is all there is; blank lines count.
+  writeFileSync(join(dir, 'stdout.log'), 'a\n\nb\nc');
+  t.is(await tail(2), 'b\nc');
+  t.is(await tail(3), '\nb\nc');
+  t.is(await tail(50), 'a\n\nb\nc');
+  writeFileSync(join(dir, 'stdout.log'), '');
+  t.is(await tail(5), '');
+
+  rmSync(join(dir, 'stderr.log'), { force: true });
+  const none = await f.api(`/api/job_runs/${run}/logs/stderr?tail=5`);
+  t.is(none.status, 200);
+  t.is(await none.text(), '');
+  t.is(await (await f.api(`/api/job_runs/${run}/logs/stderr`)).text(), '');
 });
 
 test('GET /api/events lists with offset and limit (max 10000), latest_id; GET /api/events/:id; 404 and 400', async (t) => {

@@ -6,7 +6,10 @@ import { Chalk, supportsColor, type ChalkInstance } from 'chalk';
 import Table from 'cli-table3';
 import { CommanderError, type Command } from 'commander';
 import { PlatformClient } from '../client/platform-client.js';
-import { resolveServerUrl } from '../client/server-connection.js';
+import { connectServer } from '../client/server-connection.js';
+import { serverLogPath } from '../client/start-daemon.js';
+import { parseDuration } from '../duration.js';
+import { errorMessage } from '../errors.js';
 import { globalOptions, type GlobalOptions } from './global-options.js';
 
 export const isTty = (stream: NodeJS.WriteStream = process.stdout): boolean => Boolean(stream.isTTY);
@@ -29,8 +32,10 @@ export interface CommandContext {
 
 export async function connect(cmd: Command): Promise<CommandContext> {
   const options = globalOptions(cmd);
-  const url = await resolveServerUrl(options);
-  return { client: new PlatformClient(url), options };
+  const conn = await connectServer(options);
+  // A discovered daemon that stops answering is named in the error, with its log.
+  const daemon = conn.info && conn.root ? { pid: conn.info.pid, logPath: serverLogPath(conn.root) } : undefined;
+  return { client: new PlatformClient(conn.url, daemon ? { daemon } : {}), options };
 }
 
 export function printJson(value: unknown): void {
@@ -119,6 +124,15 @@ export function parseCount(cmd: Command, name: string, value: string | undefined
     usageError(cmd, `${name} must be a whole number${min > 0 ? ` from ${min}` : ''}, got '${value}'.`);
   }
   return Number(value);
+}
+
+/** A duration option (90, 90s, 5m, 3h, 250ms) in milliseconds; anything else is a usage error. */
+export function parseDurationOption(cmd: Command, name: string, value: string): number {
+  try {
+    return parseDuration(value, name);
+  } catch (err) {
+    usageError(cmd, errorMessage(err));
+  }
 }
 
 /**

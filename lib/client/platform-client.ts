@@ -9,6 +9,7 @@
  * A write (POST/DELETE) refused with 503 because the orchestrator's queue is full is retried with backoff,
  * honouring `Retry-After`; the caller only sees the eventual answer.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Observable } from 'rxjs';
 import type { BuildEvent } from '../events/build-event.js';
 import type { JobRunStatus, PartitionStatus, WantStatus } from '../state/build-state.js';
@@ -119,6 +120,14 @@ export interface PlatformClientOptions {
   retry?: Partial<RetryPolicy>;
   /** Told before each wait on a busy server (for a progress note). */
   onRetry?: (info: { attempt: number; delayMs: number; message: string }) => void;
+  /** The workspace daemon the URL came from (server.json), when it was discovered: named when it does not answer. */
+  daemon?: DaemonRef;
+}
+
+export interface DaemonRef {
+  pid: number;
+  /** Its `.platform/server.log`. */
+  logPath: string;
 }
 
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 30, baseDelayMs: 250, maxDelayMs: 10_000 };
@@ -169,9 +178,9 @@ export class PlatformClient {
     return this.getJson(`/api/job_runs/${encodeURIComponent(id)}`);
   }
 
-  /** The log so far, as text. */
-  async logText(id: string, stream: LogStream = 'stdout'): Promise<string> {
-    const res = await this.send('GET', `/api/job_runs/${encodeURIComponent(id)}/logs/${stream}`);
+  /** The log so far, as text; with `tail`, only its last lines. */
+  async logText(id: string, stream: LogStream = 'stdout', tail?: number): Promise<string> {
+    const res = await this.send('GET', `/api/job_runs/${encodeURIComponent(id)}/logs/${stream}${query({ tail })}`);
     return res.text();
   }
 
@@ -260,7 +269,7 @@ export class PlatformClient {
         body: JSON.stringify(body),
       });
     } catch (err) {
-      throw networkError(this.baseUrl, err);
+      throw networkError(this.baseUrl, err, this.options.daemon);
     }
     const text = await res.text();
     let parsed: unknown;
@@ -295,7 +304,7 @@ export class PlatformClient {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (err) {
-      throw networkError(this.baseUrl, err);
+      throw networkError(this.baseUrl, err, this.options.daemon);
     }
     if (res.ok) return res;
     const error = await responseError(res);
@@ -310,7 +319,7 @@ export class PlatformClient {
       fetch: this.doFetch,
       ...(lastEventId !== undefined ? { lastEventId } : {}),
       responseError,
-      requestError: (err) => networkError(this.baseUrl, err),
+      requestError: (err) => networkError(this.baseUrl, err, this.options.daemon),
     });
   }
 }
@@ -349,8 +358,11 @@ export async function responseError(res: Response): Promise<ClientError> {
   );
 }
 
-/** A request that got no answer: say which server did not answer and why, in words. */
-export function networkError(baseUrl: string, err: unknown): Error {
+/**
+ * A request that got no answer: say which server did not answer and why, in words, and what to do: for a
+ * discovered daemon, its pid and log; for a URL given by hand, start one or check the URL.
+ */
+export function networkError(baseUrl: string, err: unknown, daemon?: DaemonRef): Error {
   if (err instanceof ClientError || err instanceof NoServerError) return err;
   const code = errorCode(err);
   const detail =
@@ -363,7 +375,11 @@ export function networkError(baseUrl: string, err: unknown): Error {
           : code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT'
             ? 'the connection timed out.'
             : `the request failed (${code ?? innermostMessage(err)}).`;
-  return new NoServerError(baseUrl, `${detail} Start the daemon with 'platform serve', or check --server-url.`);
+  const hint = daemon
+    ? `It is the workspace server (pid ${daemon.pid}) found in .platform/server.json: it may have shut down or crashed; ` +
+      `see ${daemon.logPath}. The next command starts a new one if it is gone.`
+    : `Start the daemon with 'platform serve', or check --server-url.`;
+  return new NoServerError(baseUrl, `No server at ${baseUrl}: ${detail} ${hint}`);
 }
 
 function innermostMessage(err: unknown): string {
@@ -409,5 +425,3 @@ function query(params: Record<string, string | number | undefined>): string {
   const s = q.toString();
   return s ? `?${s}` : '';
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -3,17 +3,24 @@
  * or Nx's client finds theirs: read `.platform/server.json` and trust it only if the pid is alive and the server
  * answers as this workspace's, at this version (server-probe.ts). If not, start one (start-daemon.ts) under an
  * exclusive lock (daemon-lock.ts), so two clients starting at once end with one server, and a stale server.json
- * (dead pid, another workspace, another version, no answer) is replaced, never talked to.
+ * (dead pid, another workspace, another version) is replaced, never talked to. A daemon of this workspace that is
+ * alive but does not answer (shutting down, or stalled) is waited for, never replaced: its server.json stays.
  */
+import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { removeServerInfo, serverInfoPath, type ServerInfo } from './server-info.js';
 import { lockHolder, tryAcquireDaemonLock } from './daemon-lock.js';
 import { DaemonStartError, serverLogPath, startDaemon, startTimeoutMs } from './start-daemon.js';
-import { probeServer, sleep, terminateServer, type Probe, type ServerStatus } from './server-probe.js';
+import { probeServer, terminateServer, type Probe, type ServerStatus, type StaleProbe } from './server-probe.js';
 import { findWorkspaceRoot } from './workspace.js';
-import { rmSync } from 'node:fs';
 
 export { DaemonStartError } from './start-daemon.js';
+
+/** How long a client waits for this workspace's daemon that is alive but does not answer. */
+export const UNRESPONSIVE_WAIT_MS = 40_000;
+
+type UnresponsiveProbe = Extract<Probe, { state: 'unresponsive' }>;
 
 export interface ConnectOptions {
   serverUrl?: string;
@@ -22,13 +29,21 @@ export interface ConnectOptions {
   autoStart?: boolean;
   /** How long a started daemon gets to answer; default PLATFORM_START_TIMEOUT or 15 s. */
   startTimeoutMs?: number;
+  /** How long to wait for a daemon of this workspace that is alive but does not answer; default 40 s. */
+  unresponsiveWaitMs?: number;
   /** Told when this call started a daemon; default: one line on stderr. */
   onStarted?: (info: ServerInfo) => void;
+  /** Told when this call begins to wait for a daemon that does not answer; default: one line on stderr. */
+  onWaiting?: (probe: UnresponsiveProbe, waitMs: number) => void;
 }
 
+/** Nothing usable answered: at `url` (a request got no answer), or for the workspace (`url` undefined). */
 export class NoServerError extends Error {
-  constructor(readonly url: string, detail: string) {
-    super(`No server at ${url}: ${detail}`);
+  constructor(
+    readonly url: string | undefined,
+    message: string,
+  ) {
+    super(message);
     this.name = 'NoServerError';
   }
 }
@@ -54,20 +69,21 @@ export function workspaceRootFor(workspace: string | undefined): string {
 export function describeProbe(probe: Probe): string {
   if (probe.state === 'absent') return 'no .platform/server.json';
   if (probe.state === 'stale') return `.platform/server.json is stale: ${probe.reason}`;
+  if (probe.state === 'unresponsive') return `pid ${probe.info.pid} is alive but does not answer (${probe.reason}); it may be shutting down, or stalled`;
   return `pid ${probe.info.pid} on port ${probe.info.port}`;
-}
-
-export async function resolveServerUrl(opts: ConnectOptions): Promise<string> {
-  return (await connectServer(opts)).url;
 }
 
 export async function connectServer(opts: ConnectOptions): Promise<ServerConnection> {
   if (opts.serverUrl) return { url: opts.serverUrl.replace(/\/+$/, ''), started: false };
   const root = workspaceRootFor(opts.workspace);
-  const probe = await probeServer(root);
+  let probe = await probeServer(root);
+  if (probe.state === 'unresponsive') probe = await waitWhileUnresponsive(root, probe, opts);
   if (probe.state === 'running') return connection(root, probe, false);
   if (opts.autoStart === false) {
-    throw new NoServerError(root, `${describeProbe(probe)}. Any command that needs the server starts it ('platform start'), or run 'platform serve'.`);
+    throw new NoServerError(
+      undefined,
+      `No server running for ${root}: ${describeProbe(probe)}. Any command that needs the server starts it ('platform start'), or run 'platform serve'.`,
+    );
   }
   return ensureServer(root, opts);
 }
@@ -80,6 +96,42 @@ function announce(info: ServerInfo): void {
   process.stderr.write(`platform: started the workspace server (pid ${info.pid}, port ${info.port}); its log is .platform/server.log\n`);
 }
 
+function announceWaiting(probe: UnresponsiveProbe, waitMs: number): void {
+  process.stderr.write(
+    `platform: the workspace server (pid ${probe.info.pid}) does not answer (${probe.reason}); it may be shutting down or ` +
+      `busy: waiting up to ${Math.round(waitMs / 1000)} s for it to answer or exit\n`,
+  );
+}
+
+/**
+ * Polls a daemon of this workspace that is alive but does not answer, until it answers again or exits (or its
+ * server.json changes): returns what the probe then finds. Never removes its server.json; throws when it stays
+ * silent for the whole wait.
+ */
+async function waitWhileUnresponsive(
+  root: string,
+  first: UnresponsiveProbe,
+  opts: ConnectOptions,
+): Promise<Exclude<Probe, { state: 'unresponsive' }>> {
+  const waitMs = opts.unresponsiveWaitMs ?? UNRESPONSIVE_WAIT_MS;
+  (opts.onWaiting ?? announceWaiting)(first, waitMs);
+  const deadline = Date.now() + waitMs;
+  let probe: Probe = first;
+  while (probe.state === 'unresponsive') {
+    if (Date.now() >= deadline) {
+      const pid = probe.info.pid;
+      throw new NoServerError(
+        undefined,
+        `The server pid ${pid} of this workspace does not answer (${probe.reason}) after ${Math.round(waitMs / 1000)} s; ` +
+          `see ${serverLogPath(root)}; 'platform stop' or 'kill ${pid}'.`,
+      );
+    }
+    await sleep(250);
+    probe = await probeServer(root);
+  }
+  return probe;
+}
+
 /**
  * Check-and-start under the daemon lock. The holder re-checks (a racing client may have just started a server),
  * clears a stale server.json (stopping the old process first if it is this workspace's daemon of another
@@ -87,13 +139,14 @@ function announce(info: ServerInfo): void {
  */
 async function ensureServer(root: string, opts: ConnectOptions): Promise<ServerConnection> {
   const timeoutMs = opts.startTimeoutMs ?? startTimeoutMs();
-  // The holder may need to stop an old server (up to 40 s) and then start one.
-  const deadline = Date.now() + timeoutMs + 60_000;
+  // The holder may need to wait for or stop an old server (up to 40 s) and then start one.
+  const deadline = Date.now() + timeoutMs + (opts.unresponsiveWaitMs ?? UNRESPONSIVE_WAIT_MS) + 20_000;
   for (;;) {
     const lock = tryAcquireDaemonLock(root);
     if (lock) {
       try {
-        const probe = await probeServer(root);
+        let probe = await probeServer(root);
+        if (probe.state === 'unresponsive') probe = await waitWhileUnresponsive(root, probe, opts);
         if (probe.state === 'running') return connection(root, probe, false);
         if (probe.state === 'stale') await clearStale(root, probe);
         const started = await startDaemon(root, timeoutMs);
@@ -116,14 +169,19 @@ async function ensureServer(root: string, opts: ConnectOptions): Promise<ServerC
   }
 }
 
-async function clearStale(root: string, probe: Extract<Probe, { state: 'stale' }>): Promise<void> {
-  if (!probe.info) {
-    rmSync(serverInfoPath(root), { force: true });
-    return;
-  }
-  if (probe.stopFirst) {
+/**
+ * Removes the server.json a stale probe read: only if it still names the same pid (a newer server's file stays),
+ * or whatever it holds when it could not be read. Never signals any process.
+ */
+export function removeStaleServerInfo(root: string, probe: StaleProbe): void {
+  if (probe.info) removeServerInfo(root, probe.info.pid);
+  else rmSync(serverInfoPath(root), { force: true });
+}
+
+async function clearStale(root: string, probe: StaleProbe): Promise<void> {
+  if (probe.stopFirst && probe.info) {
     process.stderr.write(`platform: stopping the workspace server pid ${probe.info.pid}: ${probe.reason}\n`);
     await terminateServer(probe.info.pid);
   }
-  removeServerInfo(root, probe.info.pid);
+  removeStaleServerInfo(root, probe);
 }

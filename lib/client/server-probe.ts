@@ -1,10 +1,13 @@
 /**
  * Is the daemon that `.platform/server.json` describes really there? A client trusts the file only if the pid is
  * alive, `/health` answers on the port, and `/api/status` says it is that pid, serving this workspace, at this
- * version. Anything else is stale and says why (and whether the process must be stopped before a new one starts).
+ * version. A live pid whose command line is this workspace's `platform serve` but that does not answer is
+ * `unresponsive` (shutting down, or stalled): its server.json must stay, and the client waits for it. Anything
+ * else is stale and says why (and whether the process must be stopped before a new one starts).
  */
-import { existsSync, realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isPidAlive } from '../executor/process-executor.js';
 import type { ServerStatus } from '../server/routes/status-routes.js';
 import { VERSION } from '../version.js';
@@ -16,20 +19,30 @@ export type Probe =
   | { state: 'running'; url: string; info: ServerInfo; status: ServerStatus }
   | { state: 'absent' }
   | {
+      /**
+       * This workspace's daemon (the pid is alive and its command line is `platform serve` for this workspace)
+       * does not answer: it is shutting down, or stalled. Never remove its server.json nor start another server
+       * beside it (the new one could not open the event log): wait until it answers again or exits.
+       */
+      state: 'unresponsive';
+      info: ServerInfo;
+      reason: string;
+    }
+  | {
       state: 'stale';
       /** undefined when server.json exists but cannot be read as one. */
       info: ServerInfo | undefined;
       reason: string;
       /**
-       * The pid is this workspace's daemon, alive but unusable (another version, or not answering as it should):
-       * it must be stopped before a new one starts, or the new one could not open the event log.
+       * The pid is this workspace's daemon, alive but of another version: it must be stopped before a new one
+       * starts, or the new one could not open the event log.
        */
       stopFirst: boolean;
     };
 
-const PROBE_TIMEOUT_MS = 2_000;
+export type StaleProbe = Extract<Probe, { state: 'stale' }>;
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const PROBE_TIMEOUT_MS = 2_000;
 
 /** The same directory, symlinks resolved (a temp dir under a symlinked /tmp is still the same workspace). */
 export function sameDir(a: string, b: string): boolean {
@@ -51,16 +64,19 @@ async function get(url: string, timeoutMs: number): Promise<Response> {
   return fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
 }
 
+/** The server answered `/api/status`, but not with a platform server's status (an older version, or not ours). */
+class NotAStatusError extends Error {}
+
 /** `GET /api/status` of the server at `url`; throws when it does not answer or is not a platform server. */
 export async function fetchStatus(url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<ServerStatus> {
   const res = await get(`${url}/api/status`, timeoutMs);
   if (!res.ok) {
     await res.body?.cancel();
-    throw new Error(`GET ${url}/api/status answered ${res.status}`);
+    throw new NotAStatusError(`GET ${url}/api/status answered ${res.status}`);
   }
-  const body = (await res.json()) as Partial<ServerStatus>;
+  const body = (await res.json().catch(() => ({}))) as Partial<ServerStatus>;
   if (typeof body.pid !== 'number' || typeof body.workspace_root !== 'string' || typeof body.version !== 'string') {
-    throw new Error(`GET ${url}/api/status did not answer with a platform server status`);
+    throw new NotAStatusError(`GET ${url}/api/status did not answer with a platform server status`);
   }
   return body as ServerStatus;
 }
@@ -75,6 +91,44 @@ async function healthy(url: string): Promise<boolean> {
   }
 }
 
+/** The `-C` / `--workspace` value of a command line, if it has one. */
+function workspaceArg(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-C' || a === '--workspace') return args[i + 1];
+    if (a.startsWith('--workspace=')) return a.slice('--workspace='.length);
+    if (a.startsWith('-C') && a.length > 2) return a.slice(2);
+  }
+  return undefined;
+}
+
+/**
+ * Whether `pid` runs `platform serve` for the workspace `root`, by its command line (`/proc/<pid>/cmdline`): our
+ * bin (any path ending in `platform`) with `serve`, and a `-C` naming this workspace if it has one (a serve
+ * without -C serves the workspace it was started in, which server.json names). False when it cannot be read.
+ */
+export function isWorkspaceServe(pid: number, root: string): boolean {
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+  } catch {
+    return false;
+  }
+  const bin = argv.findIndex((a) => basename(a) === 'platform');
+  if (bin < 0) return false;
+  const args = argv.slice(bin + 1);
+  if (!args.includes('serve')) return false;
+  const dir = workspaceArg(args);
+  if (dir === undefined) return true;
+  let cwd = '/';
+  try {
+    cwd = readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    // a relative -C cannot be resolved then; an absolute one still can
+  }
+  return sameDir(resolve(cwd, dir), root);
+}
+
 export async function probeServer(root: string): Promise<Probe> {
   const info = readServerInfo(root);
   if (!info) {
@@ -83,14 +137,18 @@ export async function probeServer(root: string): Promise<Probe> {
       : { state: 'absent' };
   }
   const stale = (reason: string, stopFirst = false): Probe => ({ state: 'stale', info, reason, stopFirst });
+  // A live pid that does not answer: if it is this workspace's serve, it is ours to wait for, not to replace.
+  const silent = (reason: string): Probe =>
+    isWorkspaceServe(info.pid, root) ? { state: 'unresponsive', info, reason } : stale(`pid ${info.pid} gave ${reason}`);
   if (!sameDir(info.workspace_root, root)) return stale(`it describes a server of another workspace (${info.workspace_root})`);
   if (!isPidAlive(info.pid)) return stale(`its pid ${info.pid} is not running`);
   const url = serverUrl(info.port);
-  if (!(await healthy(url))) return stale(`pid ${info.pid} does not answer on port ${info.port}`);
+  if (!(await healthy(url))) return silent(`no answer to GET /health on port ${info.port}`);
   let status: ServerStatus;
   try {
     status = await fetchStatus(url);
-  } catch {
+  } catch (err) {
+    if (!(err instanceof NotAStatusError)) return silent(`no answer to GET /api/status on port ${info.port}`);
     // /health answers but /api/status does not: a platform server from before /api/status, i.e. another version.
     return stale(`the server on port ${info.port} does not report its status (version ${info.version || 'unknown'}, not ${VERSION})`, true);
   }

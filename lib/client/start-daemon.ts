@@ -7,10 +7,11 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseDuration } from '../duration.js';
 import { VERSION } from '../version.js';
-import { probeServer, sleep, type Probe } from './server-probe.js';
+import { probeServer, type Probe } from './server-probe.js';
 import { platformDir } from './workspace.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 15_000;

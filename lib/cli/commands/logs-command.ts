@@ -1,8 +1,8 @@
-/** `platform logs <job_run_id> [--stderr] [-f]`. */
+/** `platform logs <job_run_id> [--stderr] [-f | -n <lines>]`. */
 import type { Command } from 'commander';
 import { lastValueFrom, tap } from 'rxjs';
 import type { LogEnd } from '../../client/platform-client.js';
-import { connect, errColors, statusColor, usageExitCode } from '../output.js';
+import { connect, errColors, parseCount, statusColor, usageError, usageExitCode } from '../output.js';
 
 export function registerLogs(program: Command): void {
   const logs = program
@@ -11,11 +11,14 @@ export function registerLogs(program: Command): void {
     .argument('<job_run_id>')
     .option('--stderr', 'the stderr log instead of stdout')
     .option('-f, --follow', 'stream the log while the job runs, until it ends')
-    .action(async (id: string, opts: { stderr?: boolean; follow?: boolean }, cmd: Command) => {
+    .option('-n, --tail <lines>', 'only the last lines (1-10000; not with -f)')
+    .action(async (id: string, opts: { stderr?: boolean; follow?: boolean; tail?: string }, cmd: Command) => {
       const stream = opts.stderr ? 'stderr' : 'stdout';
+      const tail = parseCount(cmd, '--tail', opts.tail, 1);
+      if (tail !== undefined && opts.follow) usageError(cmd, '--tail and --follow do not go together: -f prints the log from its start.');
       const { client } = await connect(cmd);
       if (!opts.follow) {
-        process.stdout.write(await client.logText(id, stream));
+        process.stdout.write(await client.logText(id, stream, tail));
         return;
       }
       let end: LogEnd | undefined;

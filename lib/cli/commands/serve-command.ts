@@ -4,10 +4,11 @@ import type { Command } from 'commander';
 import { writeServerInfo, removeServerInfo } from '../../client/server-info.js';
 import { NoWorkspaceError, findWorkspaceRoot, platformDir } from '../../client/workspace.js';
 import { Platform } from '../../platform.js';
-import { startHttpServer } from '../../server/http-server.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, startHttpServer } from '../../server/http-server.js';
 import { parseDuration } from '../../duration.js';
 import { VERSION } from '../../version.js';
 import { globalOptions } from '../global-options.js';
+import { parseDurationOption } from '../output.js';
 
 function parsePort(text: string): number {
   if (!/^\d+$/.test(text) || Number(text) > 65535) {
@@ -43,13 +44,13 @@ export function registerServe(program: Command): void {
       const envIdle = process.env.PLATFORM_IDLE_TIMEOUT;
       const idleTimeoutMs =
         opts.idleTimeout !== undefined
-          ? parseDuration(opts.idleTimeout, '--idle-timeout')
+          ? parseDurationOption(cmd, '--idle-timeout', opts.idleTimeout)
           : envIdle
             ? parseDuration(envIdle, 'PLATFORM_IDLE_TIMEOUT')
-            : parseDuration('3h', '--idle-timeout');
+            : DEFAULT_IDLE_TIMEOUT_MS;
       const idleCheckMs =
         opts.idleCheckInterval !== undefined
-          ? parseDuration(opts.idleCheckInterval, '--idle-check-interval')
+          ? parseDurationOption(cmd, '--idle-check-interval', opts.idleCheckInterval)
           : Math.min(60_000, Math.max(1_000, Math.floor(idleTimeoutMs / 4)));
       const root = serveRoot(globalOptions(cmd).workspace);
       mkdirSync(platformDir(root), { recursive: true });

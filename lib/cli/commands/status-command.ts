@@ -1,11 +1,14 @@
 /**
  * `platform status`: is the workspace's daemon running, and what is it (pid, port, uptime, workspace, version,
  * counts)? It never starts one. Exit codes: 0 when a server runs; 3 when none does (as LSB `status` scripts
- * do), so `platform status >/dev/null && ...` tests for a running server; 1 for errors (e.g. no workspace).
+ * do) or the one there does not answer, so `platform status >/dev/null && ...` tests for a usable server; 1 for
+ * errors (e.g. no workspace).
  */
 import type { Command } from 'commander';
 import { describeProbe, workspaceRootFor } from '../../client/server-connection.js';
 import { fetchStatus, probeServer, type ServerStatus } from '../../client/server-probe.js';
+import { serverLogPath } from '../../client/start-daemon.js';
+import { errorMessage } from '../../errors.js';
 import { globalOptions } from '../global-options.js';
 
 export const EXIT_NOT_RUNNING = 3;
@@ -48,7 +51,7 @@ export function registerStatus(program: Command): void {
           const st = await fetchStatus(url);
           print(formatStatus(url, st), { running: true, url, ...st });
         } catch (err) {
-          print(`No server answers at ${url}: ${(err as Error).message}`, { running: false, url, reason: (err as Error).message });
+          print(`No server answers at ${url}: ${errorMessage(err)}`, { running: false, url, reason: errorMessage(err) });
           process.exitCode = EXIT_NOT_RUNNING;
         }
         return;
@@ -60,6 +63,18 @@ export function registerStatus(program: Command): void {
         return;
       }
       const reason = describeProbe(probe);
+      if (probe.state === 'unresponsive') {
+        // Alive, but not answering: say so rather than "no server" (it holds the workspace; another cannot start).
+        const pid = probe.info.pid;
+        print(`The server of ${root} (pid ${pid}) does not answer (${probe.reason}); it may be shutting down, or stalled. See ${serverLogPath(root)}; 'platform stop' or 'kill ${pid}'.`, {
+          running: false,
+          workspace_root: root,
+          pid,
+          reason,
+        });
+        process.exitCode = EXIT_NOT_RUNNING;
+        return;
+      }
       print(`No server running for ${root} (${reason}). Commands that need one start it; 'platform start' does only that.`, {
         running: false,
         workspace_root: root,

@@ -1,51 +1,47 @@
 /**
  * `platform stop`: graceful shutdown of the workspace's daemon. Checks through `/api/status` that the pid in
- * server.json is really this workspace's server, sends it SIGTERM (it finishes in-flight requests, records
- * running job runs as canceled, removes server.json), and waits until the process is gone and server.json with
- * it. No server: says so and exits 0 (a stale server.json with a dead pid is removed on the way).
+ * server.json is really this workspace's server (or, when it does not answer, that its command line is this
+ * workspace's `platform serve`), sends it SIGTERM (it finishes in-flight requests, records running job runs as
+ * canceled, removes server.json), and waits until the process is gone and server.json with it. No server: says
+ * so and exits 0 (a stale server.json is removed on the way; a live pid we cannot vouch for is never signalled).
  */
-import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
-import { describeProbe, workspaceRootFor } from '../../client/server-connection.js';
-import { removeServerInfo, serverInfoPath } from '../../client/server-info.js';
-import { fetchStatus, probeServer, terminateServer, type ServerStatus } from '../../client/server-probe.js';
-import { isPidAlive } from '../../executor/process-executor.js';
+import { describeProbe, removeStaleServerInfo, workspaceRootFor } from '../../client/server-connection.js';
+import { removeServerInfo } from '../../client/server-info.js';
+import { fetchStatus, probeServer, terminateServer } from '../../client/server-probe.js';
+import { errorMessage } from '../../errors.js';
 import { globalOptions } from '../global-options.js';
+import { parseDurationOption } from '../output.js';
 
 export function registerStop(program: Command): void {
   program
     .command('stop')
     .description("stop the workspace's server gracefully (running job runs are recorded canceled); no server is not an error")
-    .option('--timeout <seconds>', 'how long to wait for it to exit', '40')
+    .option('--timeout <duration>', 'how long to wait for it to exit (90, 90s, 5m)', '40s')
     .action(async (opts: { timeout: string }, cmd: Command) => {
       const g = globalOptions(cmd);
-      const timeoutMs = Math.max(1, Number(opts.timeout) || 40) * 1000;
+      const timeoutMs = parseDurationOption(cmd, '--timeout', opts.timeout);
       const say = (human: string, json: object): void => {
         process.stdout.write(g.json ? `${JSON.stringify(json)}\n` : `${human}\n`);
       };
 
-      let status: ServerStatus;
-      let root: string | undefined;
+      let pid: number;
+      let root: string;
       if (g.serverUrl) {
         const url = g.serverUrl.replace(/\/+$/, '');
         try {
-          status = await fetchStatus(url);
+          const status = await fetchStatus(url);
+          pid = status.pid;
+          root = status.workspace_root;
         } catch (err) {
-          say(`No server answers at ${url}; nothing to stop.`, { stopped: false, url, reason: (err as Error).message });
+          say(`No server answers at ${url}; nothing to stop.`, { stopped: false, url, reason: errorMessage(err) });
           return;
         }
-        root = status.workspace_root;
       } else {
         root = workspaceRootFor(g.workspace);
         const probe = await probeServer(root);
-        if (probe.state === 'absent' || (probe.state === 'stale' && !probe.stopFirst)) {
-          const info = probe.state === 'stale' ? probe.info : undefined;
-          // A file describing a dead pid (or nothing readable) is debris: tidy it. A live pid we cannot vouch for
-          // (another workspace's server, or an unrelated process) is never signalled.
-          if (probe.state === 'stale' && (!info || !isPidAlive(info.pid))) {
-            if (info) removeServerInfo(root, info.pid);
-            else rmSync(serverInfoPath(root), { force: true });
-          }
+        if (probe.state === 'absent' || (probe.state === 'stale' && !probe.stopFirst) || !probe.info) {
+          if (probe.state === 'stale') removeStaleServerInfo(root, probe);
           say(`No server running for ${root} (${describeProbe(probe)}); nothing to stop.`, {
             stopped: false,
             workspace_root: root,
@@ -53,23 +49,10 @@ export function registerStop(program: Command): void {
           });
           return;
         }
-        if (probe.state === 'running') status = probe.status;
-        else {
-          // This workspace's server of another version: still ours to stop.
-          const info = probe.info!;
-          status = {
-            pid: info.pid,
-            port: info.port,
-            started_at: info.started_at,
-            uptime_seconds: 0,
-            workspace_root: info.workspace_root,
-            version: info.version,
-            counts: { wants: 0, job_runs: 0, partitions: 0, running_job_runs: 0, queued_commands: 0 },
-          };
-        }
+        // Running, not answering (this workspace's serve by its command line), or of another version: ours to stop.
+        pid = probe.info.pid;
       }
 
-      const pid = status.pid;
       await terminateServer(pid, timeoutMs);
       // The server removes its server.json on the way out; if it died before it could, tidy up for it.
       removeServerInfo(root, pid);

@@ -1,6 +1,7 @@
-/** `platform want create|list|get|cancel`. */
+/** `platform want create|list|get|wait|cancel`. */
 import type { Command } from 'commander';
 import { WANT_STATUSES } from '../../state/build-state.js';
+import { followWant, readWantToFollow } from '../follow-want.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import type { CreateWantBody, WantView } from '../../client/platform-client.js';
 import {
@@ -61,7 +62,7 @@ function seconds(cmd: Command, name: string, value: string | undefined): number 
 }
 
 export function registerWant(program: Command): void {
-  const want = program.command('want').description('create, list, inspect and cancel wants');
+  const want = program.command('want').description('create, list, inspect, wait for and cancel wants');
 
   want
     .command('create')
@@ -116,6 +117,19 @@ export function registerWant(program: Command): void {
       const w = await client.getWant(id);
       if (options.json) return printJson(w);
       line(wantDetail(w));
+    });
+
+  want
+    .command('wait')
+    .description('wait for a want to end, showing progress like build (exit 0 when it is successful, 1 when not)')
+    .argument('<want_id>')
+    .option('--cancel-on-interrupt', 'on Ctrl-C cancel the want (default: it keeps building)')
+    .action(async (id: string, opts: { cancelOnInterrupt?: boolean }, cmd: Command) => {
+      const ctx = await connect(cmd);
+      const follow = await readWantToFollow(ctx.client, id);
+      // Elapsed times count from the want's creation, as for the build that created it.
+      const created = Date.parse(follow.want.created_at);
+      await followWant(ctx, { ...follow, cancelOnInterrupt: opts.cancelOnInterrupt === true }, Number.isNaN(created) ? Date.now() : created);
     });
 
   want
