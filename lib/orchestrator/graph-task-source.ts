@@ -1,4 +1,5 @@
 /** The graph as the orchestrator's TaskSource: a failing job's refs fail alone, the rest still resolve. */
+import { errorMessage } from '../errors.js';
 import type { GraphDefinition } from '../graph/graph-definition.js';
 import type { JobResolver } from '../graph/job-resolver.js';
 import type { JobPolicy, SchedulingPolicy, TaskResolution } from './plan-step.js';
@@ -31,7 +32,7 @@ export class GraphTaskSource implements TaskSource {
         const label = this.resolver.jobFor(ref).label;
         groups.set(label, [...(groups.get(label) ?? []), ref]);
       } catch (err) {
-        out.set(ref, { ok: false, job_label: '', error: message(err) });
+        out.set(ref, { ok: false, job_label: '', error: errorMessage(err) });
       }
     }
     await Promise.all(
@@ -43,7 +44,7 @@ export class GraphTaskSource implements TaskSource {
         } catch (err) {
           // One bad ref must not fail the others batched with it: alone, each gets its own answer.
           if (group.length === 1) {
-            out.set(group[0]!, { ok: false, job_label: label, error: message(err) });
+            out.set(group[0]!, { ok: false, job_label: label, error: errorMessage(err) });
             return;
           }
           const alone = await Promise.all(group.map((ref) => this.resolve([ref])));
@@ -53,8 +54,4 @@ export class GraphTaskSource implements TaskSource {
     );
     return out;
   }
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { writeServerInfo, removeServerInfo } from '../../client/server-info.js';
 import { NoWorkspaceError, findWorkspaceRoot, platformDir } from '../../client/workspace.js';
 import { Platform } from '../../platform.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, startHttpServer } from '../../server/http-server.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, startHttpServer, type RunningServer } from '../../server/http-server.js';
 import { parseDuration } from '../../duration.js';
 import { VERSION } from '../../version.js';
 import { globalOptions } from '../global-options.js';
@@ -54,8 +54,17 @@ export function registerServe(program: Command): void {
           : Math.min(60_000, Math.max(1_000, Math.floor(idleTimeoutMs / 4)));
       const root = serveRoot(globalOptions(cmd).workspace);
       mkdirSync(platformDir(root), { recursive: true });
-      const platform = await Platform.open(root);
-      let server;
+      // Handlers first: a signal while opening or binding still ends the daemon through a clean shutdown.
+      let stopRequested = false;
+      let server: RunningServer | undefined;
+      const stop = () => {
+        stopRequested = true;
+        void server?.close('signal');
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      // The orchestrator starts only once the port is bound: a daemon that cannot listen touches no job run.
+      const platform = await Platform.open(root, { start: false });
       try {
         server = await startHttpServer(platform, { port, idleTimeoutMs, idleCheckMs });
       } catch (err) {
@@ -69,9 +78,8 @@ export function registerServe(program: Command): void {
         workspace_root: root,
         version: VERSION,
       });
-      const stop = () => void server.close('signal');
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      platform.start();
+      if (stopRequested) void server.close('signal');
       await server.closed;
       removeServerInfo(root, process.pid);
       process.exit(0);

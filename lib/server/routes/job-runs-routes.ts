@@ -1,11 +1,8 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Router } from 'express';
-import { Observable, filter, map, take } from 'rxjs';
-import { STDERR_LOG, STDOUT_LOG } from '../../executor/job-launch.js';
-import { followFile } from '../../executor/follow-file.js';
-import { ACTIVE_JOB_RUN_STATUSES, JOB_RUN_STATUSES, type JobRunRecord } from '../../state/build-state.js';
+import { Observable } from 'rxjs';
+import { JOB_RUN_STATUSES, type JobRunRecord } from '../../state/build-state.js';
 import { listJobRuns } from '../../state/queries.js';
 import { jobRunView } from '../../state/views.js';
 import { HttpError } from '../http-error.js';
@@ -37,15 +34,10 @@ export function jobRunsRoutes({ platform, shutdown$ }: ServerContext): Router {
       throw new HttpError(404, `No log '${stream}'; a job run has 'stdout' and 'stderr'.`);
     }
     const run = runOr404(req.params.id);
-    const file = join(platform.workspaceRoot, '.platform', 'logs', run.job_run_id, stream === 'stdout' ? STDOUT_LOG : STDERR_LOG);
+    const file = platform.logPath(run.job_run_id, stream);
     const follow = enumParam(req.query, 'follow', ['true', 'false', '1', '0'] as const);
     if (follow === 'true' || follow === '1') {
-      const ended$ = platform.state$.pipe(
-        map((s) => s.job_runs.get(run.job_run_id)),
-        filter((r): r is JobRunRecord => r !== undefined && !ACTIVE_JOB_RUN_STATUSES.has(r.status)),
-        take(1),
-      );
-      sendSse(req, res, logMessages(followFile(file, ended$), ended$), shutdown$);
+      sendSse(req, res, logMessages(platform.logLines$(run.job_run_id, stream), platform.jobRunEnded$(run.job_run_id)), shutdown$);
       return;
     }
     // `?tail=N`: only the last N lines; without it, the whole log.
