@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { type Observable, filter, map, take } from 'rxjs';
 import type { BuildEvent } from './events/build-event.js';
+import { errorMessage } from './errors.js';
 import { EventLog } from './events/event-log.js';
 import { tailEvents } from './events/event-tail.js';
 import { followFile } from './executor/follow-file.js';
@@ -35,6 +36,11 @@ export interface PlatformOptions {
   start?: boolean;
 }
 
+/** `.platform/snapshot.json`: the state at an event id, so a start replays only the events after it. */
+function snapshotPath(workspaceRoot: string): string {
+  return join(workspaceRoot, '.platform', 'snapshot.json');
+}
+
 export class Platform {
   private closing: Promise<void> | undefined;
 
@@ -46,6 +52,7 @@ export class Platform {
     readonly executor: ProcessExecutor,
     readonly resolver: JobResolver,
     readonly orchestrator: Orchestrator,
+    private readonly logError: (message: string) => void,
   ) {}
 
   static async open(workspaceRoot: string, options: PlatformOptions = {}): Promise<Platform> {
@@ -53,7 +60,7 @@ export class Platform {
     const resolver = new JobResolver(graph, workspaceRoot);
     const log = await EventLog.open(join(workspaceRoot, '.platform', 'bel'));
     try {
-      const store = await StateStore.open(log);
+      const store = await StateStore.open(log, snapshotPath(workspaceRoot));
       const queue = new CommandQueue(options.queueCapacity ?? 100);
       const executor = new ProcessExecutor();
       const orchestrator = new Orchestrator({
@@ -67,7 +74,8 @@ export class Platform {
         ...(options.logError ? { logError: options.logError } : {}),
       });
       if (options.start !== false) orchestrator.start();
-      return new Platform(workspaceRoot, log, store, queue, executor, resolver, orchestrator);
+      const logError = options.logError ?? ((m: string) => process.stderr.write(`${m}\n`));
+      return new Platform(workspaceRoot, log, store, queue, executor, resolver, orchestrator, logError);
     } catch (err) {
       await log.close();
       throw err;
@@ -131,6 +139,10 @@ export class Platform {
     this.closing ??= (async () => {
       await this.orchestrator.shutdown();
       this.queue.close();
+      // The next start replays only what comes after this; a failure here costs that start time, nothing else.
+      await this.store.saveSnapshot(snapshotPath(this.workspaceRoot)).catch((err: unknown) => {
+        this.logError(`could not write the state snapshot: ${errorMessage(err)}`);
+      });
       this.store.close();
       await this.log.close();
     })();

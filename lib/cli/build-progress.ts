@@ -99,20 +99,7 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
       const e = event.job_run_queued;
       if (!model.rootCreated) return [];
       if (model.runs.has(e.job_run_id) || !servesBuild(model, e.want_ids, e.config.outputs)) return [];
-      const run: TrackedRun = {
-        job_run_id: e.job_run_id,
-        job_label: e.job_label,
-        status: 'queued',
-        attempt: e.attempt,
-        outputs: [...e.config.outputs],
-        queued_at: at,
-        started_at: null,
-        ended_at: null,
-        exit_code: null,
-        signal: '',
-        reason: '',
-        retrying: false,
-      };
+      const run = newRun(e.job_run_id, e.job_label, e.attempt, e.config.outputs, at);
       model.runs.set(run.job_run_id, run);
       return [{ run, status: 'queued', at }];
     }
@@ -169,20 +156,7 @@ export function applyRunSnapshot(model: BuildModel, view: JobRunView): RunChange
   const ms = (iso: string | null) => (iso ? Date.parse(iso) : null);
   const existing = model.runs.get(view.job_run_id);
   if (existing && RANK[view.status] <= RANK[existing.status]) return [];
-  const run: TrackedRun = existing ?? {
-    job_run_id: view.job_run_id,
-    job_label: view.job_label,
-    status: 'queued',
-    attempt: view.attempt,
-    outputs: [...view.outputs],
-    queued_at: null,
-    started_at: null,
-    ended_at: null,
-    exit_code: null,
-    signal: '',
-    reason: '',
-    retrying: false,
-  };
+  const run: TrackedRun = existing ?? newRun(view.job_run_id, view.job_label, view.attempt, view.outputs, null);
   const changes: RunChange[] = [];
   const queuedAt = ms(view.queued_at) ?? model.startedAt;
   if (!existing) changes.push({ run, status: 'queued', at: queuedAt });
@@ -334,4 +308,22 @@ export function plainLine(change: RunChange, startedAt: number): string {
     detail = ` (attempt ${r.attempt})`;
   }
   return `[${elapsed(change.at - startedAt)}] ${r.job_run_id} ${r.job_label} ${change.status}${detail}`;
+}
+
+/** A run as first seen: queued, nothing known of how it will end. */
+function newRun(job_run_id: string, job_label: string, attempt: number, outputs: readonly string[], queued_at: number | null): TrackedRun {
+  return {
+    job_run_id,
+    job_label,
+    status: 'queued',
+    attempt,
+    outputs: [...outputs],
+    queued_at,
+    started_at: null,
+    ended_at: null,
+    exit_code: null,
+    signal: '',
+    reason: '',
+    retrying: false,
+  };
 }

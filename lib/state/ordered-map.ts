@@ -193,6 +193,23 @@ export class OrderedMap<K, V> {
     private readonly compare: Compare<K>,
   ) {}
 
+  /**
+   * A map of entries already sorted by `compare` with no repeated key, built balanced in O(n) (no n log n of
+   * inserts): how a snapshot is loaded. Throws if the entries are not strictly ascending.
+   */
+  static fromSorted<K, V>(compare: Compare<K>, entries: ReadonlyArray<readonly [K, V]>): OrderedMap<K, V> {
+    for (let i = 1; i < entries.length; i++) {
+      if (compare(entries[i - 1]![0], entries[i]![0]) >= 0) throw new Error(`fromSorted: entries are not strictly ascending at index ${i}`);
+    }
+    const build = (lo: number, hi: number): Tree<K, V> => {
+      if (lo >= hi) return null;
+      const mid = (lo + hi) >>> 1;
+      const [key, value] = entries[mid]!;
+      return node(key, value, build(lo, mid), build(mid + 1, hi));
+    };
+    return new OrderedMap(build(0, entries.length), compare);
+  }
+
   static empty<K, V>(compare: Compare<K>): OrderedMap<K, V> {
     return new OrderedMap<K, V>(null, compare);
   }

@@ -6,21 +6,45 @@ import { BehaviorSubject, type Observable, type Subscription, scan, shareReplay,
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
+import { fromSnapshot, toSnapshot } from './snapshot.js';
+import { readSnapshot, stateCodeFingerprint, writeSnapshot } from './snapshot-file.js';
+
+/** Below this many events since the last snapshot, replaying them is cheaper than writing a new one. */
+export const SNAPSHOT_MIN_NEW_EVENTS = 1000;
 
 export class StateStore {
   private readonly latest: BehaviorSubject<BuildState>;
   private readonly subscription: Subscription;
   readonly state$: Observable<BuildState>;
 
-  private constructor(log: EventLog, replayed: BuildState) {
+  private constructor(
+    log: EventLog,
+    replayed: BuildState,
+    private snapshotEventId: number,
+  ) {
     this.latest = new BehaviorSubject(replayed);
     this.state$ = log.appended$.pipe(scan(reduce, replayed), startWith(replayed), shareReplay(1));
     // Held for the store's life, so the fold runs as events arrive, not on each reader's subscription.
     this.subscription = this.state$.subscribe(this.latest);
   }
 
-  static async open(log: EventLog): Promise<StateStore> {
-    return new StateStore(log, await replayLog(log));
+  /**
+   * Replays the log into state: from the snapshot at `snapshotPath` when there is a valid one (then only the
+   * events after it are read), else from the first event.
+   */
+  static async open(log: EventLog, snapshotPath?: string): Promise<StateStore> {
+    const snapshot = snapshotPath ? await readSnapshot(snapshotPath, stateCodeFingerprint(), log.latestId()) : undefined;
+    const start = snapshot ? fromSnapshot(snapshot) : initialState();
+    return new StateStore(log, await replayLog(log, start), snapshot?.last_event_id ?? 0);
+  }
+
+  /** Writes the current state as the snapshot, if enough events came since the one it started from. */
+  async saveSnapshot(snapshotPath: string, minNewEvents = SNAPSHOT_MIN_NEW_EVENTS): Promise<boolean> {
+    const state = this.current();
+    if (state.last_event_id - this.snapshotEventId < minNewEvents) return false;
+    await writeSnapshot(snapshotPath, stateCodeFingerprint(), toSnapshot(state));
+    this.snapshotEventId = state.last_event_id;
+    return true;
   }
 
   current(): BuildState {
@@ -33,9 +57,9 @@ export class StateStore {
   }
 }
 
-/** Folds the whole log from the first event; reads only, never writes. */
-export async function replayLog(log: EventLog): Promise<BuildState> {
-  let state = initialState();
-  for await (const batch of log.replay()) for (const event of batch) state = reduce(state, event);
+/** Folds the log's events after `start` onto it (by default, the whole log); reads only, never writes. */
+export async function replayLog(log: EventLog, start: BuildState = initialState()): Promise<BuildState> {
+  let state = start;
+  for await (const batch of log.replay(start.last_event_id + 1)) for (const event of batch) state = reduce(state, event);
   return state;
 }

@@ -1,0 +1,89 @@
+/**
+ * Build state as plain records at an event id, and back. Only the records are kept; every index is rebuilt
+ * from them in O(n), so a snapshot cannot disagree with its own indexes. Loading a snapshot and folding the
+ * events after it gives the state a full replay would: the tests hold it to that.
+ */
+import {
+  JOB_RUN_STATUSES,
+  PARTITION_STATUSES,
+  TERMINAL_WANT_STATUSES,
+  WANT_STATUSES,
+  type BuildState,
+  type JobRunRecord,
+  type PartitionRecord,
+  type StatusIndex,
+  type WantRecord,
+} from './build-state.js';
+import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
+
+export const SNAPSHOT_FORMAT = 1;
+
+export interface Snapshot {
+  format: typeof SNAPSHOT_FORMAT;
+  last_event_id: number;
+  /** In want id order, as the state keeps them. */
+  wants: WantRecord[];
+  /** In ref order. */
+  partitions: PartitionRecord[];
+  /** In job run id order. */
+  job_runs: JobRunRecord[];
+}
+
+export function toSnapshot(state: BuildState): Snapshot {
+  return {
+    format: SNAPSHOT_FORMAT,
+    last_event_id: state.last_event_id,
+    wants: [...state.wants.values()],
+    partitions: [...state.partitions.values()],
+    job_runs: [...state.job_runs.values()],
+  };
+}
+
+function bySeq<T extends { seq: number }>(records: readonly T[]): T[] {
+  return [...records].sort((a, b) => a.seq - b.seq);
+}
+
+function statusIndex<S extends string, T extends { seq: number; status: S }>(
+  statuses: readonly S[],
+  inSeqOrder: readonly T[],
+  id: (r: T) => string,
+): StatusIndex<S> {
+  const index = {} as Record<S, OrderedMap<number, string>>;
+  for (const s of statuses) {
+    index[s] = OrderedMap.fromSorted(compareNumbers, inSeqOrder.filter((r) => r.status === s).map((r) => [r.seq, id(r)] as const));
+  }
+  return index;
+}
+
+export function fromSnapshot(snap: Snapshot): BuildState {
+  const wantsBySeq = bySeq(snap.wants);
+  const runsBySeq = bySeq(snap.job_runs);
+  // A want is active from its creation until it ends, so creation order is the order the fold added it in.
+  const activeByRef = new Map<string, string[]>();
+  for (const w of wantsBySeq) {
+    if (TERMINAL_WANT_STATUSES.has(w.status)) continue;
+    for (const ref of w.partitions) activeByRef.set(ref, [...(activeByRef.get(ref) ?? []), w.want_id]);
+  }
+  const partitionsByStatus = {} as Record<(typeof PARTITION_STATUSES)[number], OrderedMap<string, true>>;
+  for (const s of PARTITION_STATUSES) {
+    partitionsByStatus[s] = OrderedMap.fromSorted(
+      compareStrings,
+      snap.partitions.filter((p) => p.status === s).map((p) => [p.ref, true] as const),
+    );
+  }
+  return {
+    last_event_id: snap.last_event_id,
+    wants: OrderedMap.fromSorted(compareStrings, snap.wants.map((w) => [w.want_id, w] as const)),
+    want_order: OrderedMap.fromSorted(compareNumbers, wantsBySeq.map((w) => [w.seq, w.want_id] as const)),
+    wants_by_status: statusIndex(WANT_STATUSES, wantsBySeq, (w) => w.want_id),
+    active_wants_by_ref: OrderedMap.fromSorted(
+      compareStrings,
+      [...activeByRef].sort(([a], [b]) => compareStrings(a, b)),
+    ),
+    partitions: OrderedMap.fromSorted(compareStrings, snap.partitions.map((p) => [p.ref, p] as const)),
+    partitions_by_status: partitionsByStatus,
+    job_runs: OrderedMap.fromSorted(compareStrings, snap.job_runs.map((r) => [r.job_run_id, r] as const)),
+    job_run_order: OrderedMap.fromSorted(compareNumbers, runsBySeq.map((r) => [r.seq, r.job_run_id] as const)),
+    job_runs_by_status: statusIndex(JOB_RUN_STATUSES, runsBySeq, (r) => r.job_run_id),
+  };
+}

@@ -1,0 +1,35 @@
+/** A build state as plain arrays, for deep-equality assertions. */
+import {
+  JOB_RUN_STATUSES,
+  PARTITION_STATUSES,
+  WANT_STATUSES,
+  type BuildState,
+} from '../../lib/state/build-state.js';
+import type { OrderedMap } from '../../lib/state/ordered-map.js';
+
+export const entries = <K, V>(m: OrderedMap<K, V>): Array<[K, V]> => [...m.entries()];
+
+/** Everything in a state as plain arrays: records and every index, so deep equality means the same state. */
+export function canon(s: BuildState) {
+  const byStatus = <S extends string, K, V>(statuses: readonly S[], index: Readonly<Record<S, OrderedMap<K, V>>>) =>
+    Object.fromEntries(statuses.map((st) => [st, entries(index[st])]));
+  return {
+    last_event_id: s.last_event_id,
+    wants: entries(s.wants),
+    want_order: entries(s.want_order),
+    wants_by_status: byStatus(WANT_STATUSES, s.wants_by_status),
+    active_wants_by_ref: entries(s.active_wants_by_ref),
+    partitions: entries(s.partitions),
+    partitions_by_status: byStatus(PARTITION_STATUSES, s.partitions_by_status),
+    job_runs: entries(s.job_runs),
+    job_run_order: entries(s.job_run_order),
+    job_runs_by_status: byStatus(JOB_RUN_STATUSES, s.job_runs_by_status),
+    sizes: {
+      wants: s.wants.size,
+      partitions: s.partitions.size,
+      job_runs: s.job_runs.size,
+      active_refs: s.active_wants_by_ref.size,
+    },
+  };
+}
+
