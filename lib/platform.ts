@@ -92,9 +92,9 @@ export class Platform {
     return this.log.appended$;
   }
 
-  /** Events after `afterId` (0 = from the start), then live ones. */
-  eventsSince(afterId: number): Observable<BuildEvent> {
-    return tailEvents(this.log, afterId);
+  /** Events after `afterId` (0 = from the start), then live ones; `ready` paces the backlog (see tailEvents). */
+  eventsSince(afterId: number, ready?: () => Promise<void>): Observable<BuildEvent> {
+    return tailEvents(this.log, afterId, ready);
   }
 
   /** The build state, current value first, then after every event. */

@@ -8,7 +8,11 @@ import type { EventLog } from './event-log.js';
 
 const PAGE = 1000;
 
-export function tailEvents(log: EventLog, afterId: number): Observable<BuildEvent> {
+/**
+ * `ready` is awaited before each backlog page: a consumer that writes to a slow socket holds the reading back
+ * there, so a client replaying a long history from 0 costs a page of memory, not the history.
+ */
+export function tailEvents(log: EventLog, afterId: number, ready: () => Promise<void> = async () => {}): Observable<BuildEvent> {
   return new Observable<BuildEvent>((subscriber) => {
     let last = afterId;
     let caughtUp = false;
@@ -24,6 +28,8 @@ export function tailEvents(log: EventLog, afterId: number): Observable<BuildEven
     });
     (async () => {
       for (;;) {
+        await ready();
+        if (subscriber.closed) return;
         const page = await log.list(last, PAGE);
         if (subscriber.closed) return;
         page.forEach(forward);

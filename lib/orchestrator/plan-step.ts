@@ -51,6 +51,9 @@ export interface StepPlan {
   kill: string[];
 }
 
+/** The job label of a run recorded for a ref no job could be found or configured for. */
+export const UNRESOLVED_JOB = '(unresolved)';
+
 const BACKOFF_BASE_MS = 1000;
 const BACKOFF_MAX_MS = 60_000;
 
@@ -305,10 +308,13 @@ class Planner {
 
   /** A ref whose config cannot be made fails as a run that never started, so the reason is on record. */
   private failUnresolvable(ref: string, task: { job_label: string; error: string }, want: WantRecord): void {
-    const job_run_id = this.queueRun(task.job_label, { outputs: [ref], inputs: [], args: [], env: {} }, want, 1);
+    const job_run_id = this.queueRun(task.job_label || UNRESOLVED_JOB, { outputs: [ref], inputs: [], args: [], env: {} }, want, 1);
+    const neededBy = want.parent_want_id
+      ? `it is an input wanted by ${want.want_id} for ${want.parent_want_id}`
+      : `it was asked for by want ${want.want_id}`;
     this.emit({
       type: 'job_run_failed',
-      job_run_failed: { job_run_id, exit_code: -1, signal: '', reason: task.error, retry_at: 0 },
+      job_run_failed: { job_run_id, exit_code: -1, signal: '', reason: `${task.error} (${neededBy})`, retry_at: 0 },
     });
   }
 

@@ -41,3 +41,19 @@ function frame(m: SseMessage): string {
   for (const line of m.data.split('\n')) out += `data: ${line}\n`;
   return `${out}\n`;
 }
+
+/** Resolves once the response can take more without buffering (or is gone): a pace for backlog readers. */
+export function writable(res: Response): () => Promise<void> {
+  return () =>
+    !res.writableNeedDrain || res.destroyed
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          const done = () => {
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.on('drain', done);
+          res.on('close', done);
+        });
+}

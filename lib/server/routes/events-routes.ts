@@ -4,7 +4,7 @@ import { eventView } from '../../state/views.js';
 import { HttpError } from '../http-error.js';
 import { intParam } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
-import { sendSse } from '../sse.js';
+import { sendSse, writable } from '../sse.js';
 
 export const MAX_EVENTS_PER_READ = 10_000;
 
@@ -29,7 +29,7 @@ export function eventsRoutes({ platform, shutdown$ }: ServerContext): Router {
       after = intParam(req.query, 'after', platform.log.latestId(), 0, Number.MAX_SAFE_INTEGER);
     }
     const messages$ = platform
-      .eventsSince(after)
+      .eventsSince(after, writable(res))
       .pipe(map((e) => ({ event: e.type, id: e.event_id, data: JSON.stringify(eventView(e)) })));
     sendSse(req, res, messages$, shutdown$);
   });
