@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
 import type { JobLaunch, JobOutcome } from '../lib/executor/job-launch.js';
-import { isPidAlive, MissingDepsScanner, ProcessExecutor } from '../lib/executor/process-executor.js';
+import { MissingDepsScanner } from '../lib/executor/missing-deps-scanner.js';
+import { isPidAlive } from '../lib/executor/pid-liveness.js';
+import { ProcessExecutor } from '../lib/executor/process-executor.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

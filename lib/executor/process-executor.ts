@@ -9,12 +9,13 @@
  * outcome can read the whole log.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, statSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { Observable, Subject } from 'rxjs';
-import { MISSING_DEPS_MARKER, STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
+import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
+import { MissingDepsScanner } from './missing-deps-scanner.js';
+import { spawnFailureReason } from './spawn-failure.js';
 
 export interface ProcessExecutorOptions {
   /** Wait between SIGTERM and SIGKILL of a canceled / timed-out run's process group. Default 500 ms. */
@@ -28,8 +29,6 @@ export interface ProcessExecutorOptions {
   shutdownTimeoutMs?: number;
 }
 
-/** Longest partial line kept while scanning for the missing-deps marker; longer lines are skipped. */
-const MAX_SCAN_LINE = 1 << 20;
 /** setTimeout's ceiling (~24.8 days); longer timeouts are clamped to it. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -358,31 +357,6 @@ export class ProcessExecutor {
   }
 }
 
-/**
- * Whether a process with this pid exists (`kill(pid, 0)`; EPERM counts as alive). A zombie (exited, not yet
- * reaped by its parent) counts as dead.
- */
-export function isPidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  return !isZombie(pid);
-}
-
-function isZombie(pid: number): boolean {
-  if (process.platform !== 'linux') return false;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // "pid (comm) S ...": comm may hold spaces and parens, so look after the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
-  } catch {
-    return false;
-  }
-}
-
 function signalGroup(run: Run, signal: NodeJS.Signals): void {
   if (run.pid <= 0) return;
   try {
@@ -408,78 +382,3 @@ function errText(err: unknown): string {
   return e?.code ?? e?.message ?? String(err);
 }
 
-/** A message that names the program and says what to fix. */
-export function spawnFailureReason(program: string, cwd: string, err: unknown): string {
-  const code = (err as NodeJS.ErrnoException)?.code;
-  const prefix = `could not start '${program}'`;
-  if (code === 'ENOENT' || code === 'ENOTDIR') {
-    if (!isDirectory(cwd)) return `${prefix}: working directory '${cwd}' does not exist`;
-    if (program.includes('/') && existsSync(join(cwd, program)))
-      return `${prefix}: its interpreter (the #! line) was not found; check the script`;
-    return `${prefix}: not found; check exec in platform.json`;
-  }
-  if (code === 'EACCES') return `${prefix}: permission denied (is it executable?); check exec in platform.json`;
-  const message = (err as Error)?.message ?? String(err);
-  return `${prefix}: ${message}`;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-/** Scans a byte stream line by line for `PLATFORM_MISSING_DEPS {"missing": [...]}` and collects the refs. */
-export class MissingDepsScanner {
-  private readonly decoder = new StringDecoder('utf8');
-  private partial = '';
-  private skipping = false;
-
-  constructor(readonly missing: Set<string> = new Set()) {}
-
-  push(chunk: Buffer | string): void {
-    this.feed(typeof chunk === 'string' ? chunk : this.decoder.write(chunk));
-  }
-
-  end(): void {
-    this.feed(this.decoder.end());
-    if (!this.skipping && this.partial !== '') this.line(this.partial);
-    this.partial = '';
-    this.skipping = false;
-  }
-
-  private feed(text: string): void {
-    let start = 0;
-    for (;;) {
-      const nl = text.indexOf('\n', start);
-      if (nl < 0) break;
-      if (!this.skipping) this.line(this.partial + text.slice(start, nl));
-      this.partial = '';
-      this.skipping = false;
-      start = nl + 1;
-    }
-    if (this.skipping) return;
-    this.partial += text.slice(start);
-    if (this.partial.length > MAX_SCAN_LINE) {
-      this.partial = '';
-      this.skipping = true;
-    }
-  }
-
-  private line(raw: string): void {
-    const line = raw.trim();
-    if (!line.startsWith(MISSING_DEPS_MARKER)) return;
-    const rest = line.slice(MISSING_DEPS_MARKER.length);
-    if (rest !== '' && !/^\s/.test(rest)) return; // e.g. PLATFORM_MISSING_DEPS_X
-    try {
-      const parsed: unknown = JSON.parse(rest);
-      const refs = (parsed as { missing?: unknown })?.missing;
-      if (!Array.isArray(refs)) return;
-      for (const ref of refs) if (typeof ref === 'string' && ref !== '') this.missing.add(ref);
-    } catch {
-      /* not the protocol line after all */
-    }
-  }
-}

@@ -1,0 +1,58 @@
+import { StringDecoder } from 'node:string_decoder';
+import { MISSING_DEPS_MARKER } from './job-launch.js';
+
+/** Longest partial line kept while scanning for the missing-deps marker; longer lines are skipped. */
+const MAX_SCAN_LINE = 1 << 20;
+
+/** Scans a byte stream line by line for `PLATFORM_MISSING_DEPS {"missing": [...]}` and collects the refs. */
+export class MissingDepsScanner {
+  private readonly decoder = new StringDecoder('utf8');
+  private partial = '';
+  private skipping = false;
+
+  constructor(readonly missing: Set<string> = new Set()) {}
+
+  push(chunk: Buffer | string): void {
+    this.feed(typeof chunk === 'string' ? chunk : this.decoder.write(chunk));
+  }
+
+  end(): void {
+    this.feed(this.decoder.end());
+    if (!this.skipping && this.partial !== '') this.line(this.partial);
+    this.partial = '';
+    this.skipping = false;
+  }
+
+  private feed(text: string): void {
+    let start = 0;
+    for (;;) {
+      const nl = text.indexOf('\n', start);
+      if (nl < 0) break;
+      if (!this.skipping) this.line(this.partial + text.slice(start, nl));
+      this.partial = '';
+      this.skipping = false;
+      start = nl + 1;
+    }
+    if (this.skipping) return;
+    this.partial += text.slice(start);
+    if (this.partial.length > MAX_SCAN_LINE) {
+      this.partial = '';
+      this.skipping = true;
+    }
+  }
+
+  private line(raw: string): void {
+    const line = raw.trim();
+    if (!line.startsWith(MISSING_DEPS_MARKER)) return;
+    const rest = line.slice(MISSING_DEPS_MARKER.length);
+    if (rest !== '' && !/^\s/.test(rest)) return; // e.g. PLATFORM_MISSING_DEPS_X
+    try {
+      const parsed: unknown = JSON.parse(rest);
+      const refs = (parsed as { missing?: unknown })?.missing;
+      if (!Array.isArray(refs)) return;
+      for (const ref of refs) if (typeof ref === 'string' && ref !== '') this.missing.add(ref);
+    } catch {
+      /* not the protocol line after all */
+    }
+  }
+}
