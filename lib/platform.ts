@@ -12,8 +12,9 @@ import { followFile } from './executor/follow-file.js';
 import { STDERR_LOG, STDOUT_LOG } from './executor/job-launch.js';
 import { ProcessExecutor } from './executor/process-executor.js';
 import type { GraphDefinition } from './graph/graph-definition.js';
-import { JobResolver } from './graph/job-resolver.js';
-import { loadGraph } from './graph/load-graph.js';
+import type { GraphError } from './graph/graph-error.js';
+import type { JobResolver } from './graph/job-resolver.js';
+import { WorkspaceGraph } from './graph/workspace-graph.js';
 import type { CommandResult, CreateWantRequest } from './orchestrator/command.js';
 import { CommandQueue } from './orchestrator/command-queue.js';
 import { GraphTaskSource } from './orchestrator/graph-task-source.js';
@@ -50,14 +51,13 @@ export class Platform {
     readonly store: StateStore,
     readonly queue: CommandQueue,
     readonly executor: ProcessExecutor,
-    readonly resolver: JobResolver,
+    private readonly graph: WorkspaceGraph,
     readonly orchestrator: Orchestrator,
     private readonly logError: (message: string) => void,
   ) {}
 
   static async open(workspaceRoot: string, options: PlatformOptions = {}): Promise<Platform> {
-    const graph = options.graph ?? (await loadGraph(workspaceRoot));
-    const resolver = new JobResolver(graph, workspaceRoot);
+    const graph = await WorkspaceGraph.open(workspaceRoot, options.graph);
     const log = await EventLog.open(join(workspaceRoot, '.platform', 'bel'));
     try {
       const store = await StateStore.open(log, snapshotPath(workspaceRoot));
@@ -68,18 +68,31 @@ export class Platform {
         store,
         queue,
         executor,
-        tasks: new GraphTaskSource(resolver),
+        tasks: new GraphTaskSource(graph),
         workspaceRoot,
         ...(options.tickMs !== undefined ? { tickMs: options.tickMs } : {}),
         ...(options.logError ? { logError: options.logError } : {}),
       });
       if (options.start !== false) orchestrator.start();
       const logError = options.logError ?? ((m: string) => process.stderr.write(`${m}\n`));
-      return new Platform(workspaceRoot, log, store, queue, executor, resolver, orchestrator, logError);
+      return new Platform(workspaceRoot, log, store, queue, executor, graph, orchestrator, logError);
     } catch (err) {
       await log.close();
       throw err;
     }
+  }
+
+  /** The job graph in use (platform.json as last read). */
+  get resolver(): JobResolver {
+    return this.graph.current();
+  }
+
+  /**
+   * Re-reads platform.json if it changed. Returns its problem when the file on disk is invalid (the last good
+   * graph stays in use).
+   */
+  refreshGraph(): Promise<GraphError | undefined> {
+    return this.graph.refresh();
   }
 
   /** Starts the orchestrator loop (only needed after `open(..., { start: false })`). */

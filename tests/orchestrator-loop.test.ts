@@ -7,7 +7,7 @@ import test from 'ava';
 import { join } from 'node:path';
 import { EventLog } from '../lib/events/event-log.js';
 import { ProcessExecutor } from '../lib/executor/process-executor.js';
-import { JobResolver } from '../lib/graph/job-resolver.js';
+import { WorkspaceGraph } from '../lib/graph/workspace-graph.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
 import { CommandQueue, QueueClosedError } from '../lib/orchestrator/command-queue.js';
 import type { CreateWantRequest } from '../lib/orchestrator/command.js';
@@ -67,7 +67,7 @@ test('one step takes every pending command, appends their events in one batch, a
 test('a step that throws is logged, its callers get the error, and the loop goes on', async (t) => {
   const dir = await makeWorkspace(t);
   const graph = parseGraph(TEST_GRAPH, 'test');
-  const real = new GraphTaskSource(new JobResolver(graph, dir));
+  const real = new GraphTaskSource(await WorkspaceGraph.open(dir, graph));
   let failNext = true;
   // The real task source, made to throw once in the middle of a step (when the planner reads the policy).
   const flaky: TaskSource = {

@@ -1,25 +1,32 @@
 /** The graph as the orchestrator's TaskSource: a failing job's refs fail alone, the rest still resolve. */
 import { errorMessage } from '../errors.js';
-import type { GraphDefinition } from '../graph/graph-definition.js';
+import type { JobDefinition } from '../graph/graph-definition.js';
 import type { JobResolver } from '../graph/job-resolver.js';
+import type { WorkspaceGraph } from '../graph/workspace-graph.js';
 import type { JobPolicy, SchedulingPolicy, TaskResolution } from './plan-step.js';
 import type { TaskSource } from './task-source.js';
 
 export class GraphTaskSource implements TaskSource {
-  readonly policy: SchedulingPolicy;
-  private readonly byLabel: Map<string, GraphDefinition['jobs'][number]>;
+  private view: { resolver: JobResolver; policy: SchedulingPolicy; byLabel: Map<string, JobDefinition> };
 
-  constructor(private readonly resolver: JobResolver) {
-    const graph = resolver.graph;
-    this.byLabel = new Map(graph.jobs.map((j) => [j.label, j]));
-    const jobs = new Map<string, JobPolicy>(
-      graph.jobs.map((j) => [j.label, { retries: j.retries, max_concurrency: j.max_concurrency }]),
-    );
-    this.policy = { max_concurrent_job_runs: graph.max_concurrent_job_runs, jobs };
+  constructor(private readonly graph: WorkspaceGraph) {
+    this.view = viewOf(graph.current());
+  }
+
+  /** Picks up an edited platform.json; true when the graph in use changed. */
+  async refresh(): Promise<boolean> {
+    await this.graph.refresh();
+    if (this.graph.current() === this.view.resolver) return false;
+    this.view = viewOf(this.graph.current());
+    return true;
+  }
+
+  get policy(): SchedulingPolicy {
+    return this.view.policy;
   }
 
   execFor(job_label: string): { exec: string[]; timeout_seconds: number } | undefined {
-    const job = this.byLabel.get(job_label);
+    const job = this.view.byLabel.get(job_label);
     return job && { exec: job.exec, timeout_seconds: job.timeout_seconds };
   }
 
@@ -29,7 +36,7 @@ export class GraphTaskSource implements TaskSource {
     const groups = new Map<string, string[]>();
     for (const ref of refs) {
       try {
-        const label = this.resolver.jobFor(ref).label;
+        const label = this.view.resolver.jobFor(ref).label;
         groups.set(label, [...(groups.get(label) ?? []), ref]);
       } catch (err) {
         out.set(ref, { ok: false, job_label: '', error: errorMessage(err) });
@@ -38,7 +45,7 @@ export class GraphTaskSource implements TaskSource {
     await Promise.all(
       [...groups].map(async ([label, group]) => {
         try {
-          for (const [ref, task] of await this.resolver.resolve(group)) {
+          for (const [ref, task] of await this.view.resolver.resolve(group)) {
             out.set(ref, { ok: true, job_label: task.job_label, config: task.config });
           }
         } catch (err) {
@@ -54,4 +61,14 @@ export class GraphTaskSource implements TaskSource {
     );
     return out;
   }
+}
+
+function viewOf(resolver: JobResolver) {
+  const graph = resolver.graph;
+  const jobs = new Map<string, JobPolicy>(graph.jobs.map((j) => [j.label, { retries: j.retries, max_concurrency: j.max_concurrency }]));
+  return {
+    resolver,
+    policy: { max_concurrent_job_runs: graph.max_concurrent_job_runs, jobs },
+    byLabel: new Map(graph.jobs.map((j) => [j.label, j])),
+  };
 }

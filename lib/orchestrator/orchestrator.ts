@@ -175,6 +175,7 @@ export class Orchestrator {
     const started = this.started.splice(0);
     const outcomes = this.outcomes.splice(0);
     try {
+      if (await tasks.refresh?.()) this.resolutions.clear();
       const state = store.current();
       const newRefs = pending.flatMap((p) => (p.command.kind === 'create_want' ? p.command.request.partitions : []));
       const resolved = await this.resolutionsFor(refsToResolve(state, newRefs));

@@ -5,6 +5,8 @@ export interface TaskSource {
   /** Every ref gets a resolution; a ref that cannot be resolved gets `ok: false` with the reason. */
   resolve(refs: readonly string[]): Promise<Map<string, TaskResolution>>;
   readonly policy: SchedulingPolicy;
+  /** Picks up a changed graph before a step; true when it changed (cached resolutions are then dropped). */
+  refresh?(): Promise<boolean>;
   /** Program, timeout for a job label. */
   execFor(job_label: string): { exec: string[]; timeout_seconds: number } | undefined;
 }

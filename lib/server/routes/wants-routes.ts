@@ -18,6 +18,8 @@ export function wantsRoutes({ platform }: ServerContext): Router {
 
   router.post('/api/wants', async (req, res) => {
     const request = parseCreateWant(req.body);
+    const problem = await platform.refreshGraph();
+    if (problem) throw new HttpError(400, `${problem.message} (the server goes on with the last valid graph; fix the file and retry)`);
     // A ref no job produces is refused now, not discovered later as a failed build.
     for (const ref of request.partitions) {
       try {

@@ -1,0 +1,80 @@
+/**
+ * The workspace's job graph as the daemon sees it: `platform.json`, picked up again when the file changes, so
+ * an edited graph takes effect without restarting the daemon (and a client never builds with a stale one).
+ * An edit that does not parse keeps the last good graph in use and is reported until it is fixed.
+ */
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { GraphDefinition } from './graph-definition.js';
+import { GraphError } from './graph-error.js';
+import { JobResolver } from './job-resolver.js';
+import { GRAPH_FILE, loadGraph } from './load-graph.js';
+
+export class WorkspaceGraph {
+  private resolver: JobResolver;
+  private stamp: string;
+  private problem: GraphError | undefined;
+  private queue: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly root: string,
+    graph: GraphDefinition,
+    stamp: string,
+    /** Fixed graphs (given by an embedder or a test) are never reloaded. */
+    private readonly fixed: boolean,
+  ) {
+    this.resolver = new JobResolver(graph, root);
+    this.stamp = stamp;
+  }
+
+  /** Loads `platform.json` (a bad one throws its GraphError), or uses `graph` as given, for good. */
+  static async open(root: string, graph?: GraphDefinition): Promise<WorkspaceGraph> {
+    if (graph) return new WorkspaceGraph(root, graph, '', true);
+    const stamp = await fileStamp(root);
+    return new WorkspaceGraph(root, await loadGraph(root), stamp, false);
+  }
+
+  current(): JobResolver {
+    return this.resolver;
+  }
+
+  /**
+   * Reloads the graph if the file changed since it was read (one stat when it did not). Returns the problem of
+   * the file on disk, if it has one: the graph in use is then the last good one.
+   */
+  refresh(): Promise<GraphError | undefined> {
+    if (this.fixed) return Promise.resolve(undefined);
+    // One reload at a time, and each caller's starts after its call: joining one that stat'ed the file before
+    // the caller's edit would hand back the old graph.
+    const next = this.queue.then(() => this.reload());
+    this.queue = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    return next;
+  }
+
+  private async reload(): Promise<GraphError | undefined> {
+    const stamp = await fileStamp(this.root);
+    if (stamp === this.stamp) return this.problem;
+    try {
+      this.resolver = new JobResolver(await loadGraph(this.root), this.root);
+      this.problem = undefined;
+    } catch (err) {
+      if (!(err instanceof GraphError)) throw err;
+      this.problem = err;
+    }
+    this.stamp = stamp;
+    return this.problem;
+  }
+}
+
+/** What changes when the file does: size and modification time (absent file included). */
+async function fileStamp(root: string): Promise<string> {
+  try {
+    const s = await stat(join(root, GRAPH_FILE));
+    return `${s.size}:${s.mtimeMs}:${s.ino}`;
+  } catch {
+    return 'absent';
+  }
+}

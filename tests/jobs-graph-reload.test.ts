@@ -1,0 +1,43 @@
+/** An edited platform.json takes effect in the running daemon; a broken edit is reported and changes nothing. */
+import test from 'ava';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Platform } from '../lib/platform.js';
+import { bash, makeWorkspace, startServer, waitForWant } from './helpers/jobs-fixture.js';
+
+const job = (label: string) => ({ label, outputs: [`${label}/(?<n>\\d+)`], exec: bash(`touch ${label}-$1.done`), args: ['${n}'] });
+
+test('a job added to platform.json is buildable without a restart; an invalid edit is a 400 and the old graph stays', async (t) => {
+  const dir = makeWorkspace(t);
+  const graphFile = join(dir, 'platform.json');
+  writeFileSync(graphFile, JSON.stringify({ jobs: [job('alpha')] }));
+  const platform = await Platform.open(dir, { tickMs: 50 });
+  t.teardown(() => platform.close());
+  const server = await startServer(t, platform);
+  const post = (partitions: string[]) =>
+    fetch(`${server.url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions }) });
+
+  const before = await post(['beta/1']);
+  t.is(before.status, 400, 'no job produces beta/1 yet');
+
+  writeFileSync(graphFile, JSON.stringify({ jobs: [job('alpha'), job('beta')] }));
+  const added = await post(['beta/1']);
+  t.is(added.status, 201);
+  const { want_id } = (await added.json()) as { want_id: string };
+  await waitForWant(platform, want_id, ['successful']);
+  t.true(existsSync(join(dir, 'beta-1.done')));
+
+  writeFileSync(graphFile, '{"jobs": [');
+  const broken = await post(['alpha/2']);
+  t.is(broken.status, 400);
+  const body = (await broken.json()) as { error: string };
+  t.regex(body.error, /platform\.json/);
+  t.regex(body.error, /last valid graph/);
+  // The daemon goes on with the last good graph for work already accepted...
+  t.is(platform.resolver.jobFor('beta/9').label, 'beta');
+
+  writeFileSync(graphFile, JSON.stringify({ jobs: [job('alpha')] }));
+  const fixed = await post(['alpha/2']);
+  t.is(fixed.status, 201);
+  t.is((await post(['beta/2'])).status, 400, 'beta is gone again');
+});
