@@ -94,3 +94,30 @@ test('a config program that hangs holds up neither replies nor other wants', asy
   await waitForWant(platform, slow, ['successful']);
   t.pass();
 });
+
+test('a want not satisfied within its ttl is canceled with its derived wants, and its run is killed', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [
+      { label: 'stuck', outputs: ['stuck/(?<n>\\d+)'], exec: bash('echo $$ > stuck.pid; sleep 100') },
+      {
+        label: 'top',
+        outputs: ['top/(?<n>\\d+)'],
+        inputs: [{ partition_ref: 'stuck/${n}', dep_type: 'MATERIALIZE' }],
+        exec: bash('true'),
+      },
+    ],
+  });
+  const r = await platform.createWant({ partitions: ['top/1'], comment: '', data_timestamp: 0, ttl_seconds: 1, sla_seconds: 0 });
+  if (!r.ok) return t.fail(r.error);
+  await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'the input to run');
+  await waitForWant(platform, r.want_id, ['canceled'], 5000);
+  // The root's cancel and its children's are one batch, folded event by event: wait for the whole of it.
+  const s = await waitFor(platform, (st) => st.wants_by_status.canceled.size === 2, 'the derived want to be canceled too');
+  const root = s.wants.get(r.want_id)!;
+  t.regex(root.cancel_reason, /ttl of 1 s expired/);
+  t.true(root.updated_at - root.created_at >= 1000, 'not before its time');
+  for (const child of root.child_want_ids) t.is(s.wants.get(child)?.status, 'canceled');
+  const run = await waitFor(platform, (st) => st.job_runs_by_status.canceled.size === 1, 'the run to be canceled');
+  t.is(run.job_runs_by_status.running.size, 0);
+});

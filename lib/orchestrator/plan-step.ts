@@ -230,11 +230,23 @@ class Planner {
     for (const want of [...activeWants(this.state)]) {
       const current = this.state.wants.get(want.want_id);
       if (!current || TERMINAL_WANT_STATUSES.has(current.status)) continue;
+      if (this.expire(current)) continue;
       const missingInputs = new Set<string>();
       const covered = this.childRefs(current);
       for (const ref of current.partitions) this.scheduleRef(current, ref, missingInputs, covered);
       if (missingInputs.size > 0) this.deriveWant(current, [...missingInputs], 'derived');
     }
+  }
+
+  /**
+   * A want that asked for its partitions within `ttl_seconds` and is still not satisfied is canceled, with its
+   * derived wants and the runs only it needs. Derived wants go with their root rather than on their own clock.
+   */
+  private expire(want: WantRecord): boolean {
+    if (want.ttl_seconds <= 0 || want.parent_want_id) return false;
+    if (this.input.now < want.created_at + want.ttl_seconds * 1000) return false;
+    this.cancelWant(want, `its ttl of ${want.ttl_seconds} s expired before its partitions were built`);
+    return true;
   }
 
   /** Refs the want's active derived wants already ask for. */

@@ -23,6 +23,10 @@ export interface WantView {
   data_timestamp: string | null;
   ttl_seconds: number;
   sla_seconds: number;
+  /** When the want is due: created_at + sla_seconds; null without an SLA. */
+  sla_deadline: string | null;
+  /** When an unsatisfied want is canceled: created_at + ttl_seconds; null without a TTL. */
+  expires_at: string | null;
   source: string;
   parent_want_id: string | null;
   root_want_id: string;
@@ -45,6 +49,8 @@ export function wantView(state: BuildState, w: WantRecord): WantView {
     data_timestamp: w.data_timestamp ? iso(w.data_timestamp) : null,
     ttl_seconds: w.ttl_seconds,
     sla_seconds: w.sla_seconds,
+    sla_deadline: w.sla_seconds ? iso(w.created_at + w.sla_seconds * 1000) : null,
+    expires_at: w.ttl_seconds && !w.parent_want_id ? iso(w.created_at + w.ttl_seconds * 1000) : null,
     source: w.source,
     parent_want_id: w.parent_want_id || null,
     root_want_id: w.root_want_id,
