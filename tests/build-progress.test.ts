@@ -43,7 +43,7 @@ function wantCreated(want_id: string, partitions: string[], at: number, parent =
 
 function queued(job_run_id: string, job_label: string, outputs: string[], want_ids: string[], at: number, attempt = 1): EventView {
   return ev(
-    { type: 'job_run_queued', job_run_queued: { job_run_id, job_label, config: { outputs, inputs: [], args: [], env: {} }, want_ids, attempt } },
+    { type: 'job_run_queued', job_run_queued: { job_run_id, job_label, config: { outputs, inputs: [], args: [], env: {} }, want_ids, attempt, exec: [], timeout_seconds: 0 } },
     at,
   );
 }
@@ -213,6 +213,8 @@ test('a run snapshot reports the steps the events would have shown', (t) => {
     config: { outputs: ['daily/revenue/date=2026-01-05'], inputs: [], args: [], env: {} },
     want_ids: ['w-1'],
     attempt: 1,
+    exec: ['bash', 'daily.sh'],
+    timeout_seconds: 0,
     pid: 4,
     exit_code: 0,
     signal: null,

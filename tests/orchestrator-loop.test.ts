@@ -78,7 +78,6 @@ test('a step that throws is logged, its callers get the error, and the loop goes
       }
       return real.policy;
     },
-    execFor: (label) => real.execFor(label),
     resolve: (refs) => real.resolve(refs),
   };
   const log = await EventLog.open(join(dir, '.platform', 'bel'));

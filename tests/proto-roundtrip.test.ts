@@ -198,7 +198,7 @@ test('decode fills every default in; defaults are not written', (t) => {
       job_label: '',
       config: { outputs: [], inputs: [], args: [], env: {} },
       want_ids: [],
-      attempt: 0,
+      attempt: 0, exec: [], timeout_seconds: 0,
     },
   };
   const bytes = encodeEvent(e);
@@ -216,7 +216,7 @@ test('decode fills every default in; defaults are not written', (t) => {
       job_label: 'l',
       config: { outputs: [], inputs: [{ dep_type: 'QUERY', partition_ref: '' }], args: [], env: { '': '' } },
       want_ids: [''],
-      attempt: 1,
+      attempt: 1, exec: [], timeout_seconds: 0,
     },
   };
   t.deepEqual(decodeEvent(encodeEvent(dep)), dep);

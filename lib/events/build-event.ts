@@ -43,6 +43,10 @@ export interface JobRunQueued {
   config: JobConfig;
   want_ids: string[];
   attempt: number;
+  /** The program (argv prefix; the config's args follow) as the graph said when the run was queued. */
+  exec: string[];
+  /** 0 = none. */
+  timeout_seconds: number;
 }
 
 export interface JobRunStarted {

@@ -1,25 +1,29 @@
 /**
  * Which processes belong to which job runs. A pid recorded before a crash may since have been reused by an
  * unrelated process, and a job's children outlive their group leader; but every process of a job run
- * inherits PLATFORM_JOB_RUN_ID, so the environment tells, whatever the pids and groups did.
+ * inherits PLATFORM_WORKSPACE and PLATFORM_JOB_RUN_ID, so the environment tells, whatever the pids and groups
+ * did. Run ids repeat across workspaces (every workspace has an r-1): only both together identify a run.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 
-const ENV_KEY = 'PLATFORM_JOB_RUN_ID=';
+const RUN_KEY = 'PLATFORM_JOB_RUN_ID=';
+const WORKSPACE_KEY = 'PLATFORM_WORKSPACE=';
 
-function jobRunIdOf(pid: number): string | undefined {
+/** The job run a process belongs to in `workspace`, if any. */
+function jobRunIdOf(pid: number, workspace: string): string | undefined {
+  let environ: string[];
   try {
-    const environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    const entry = environ.split('\0').find((e) => e.startsWith(ENV_KEY));
-    return entry?.slice(ENV_KEY.length);
+    environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
   } catch {
     // Gone, or not ours to read: either way not a process we may kill.
     return undefined;
   }
+  if (!environ.includes(`${WORKSPACE_KEY}${workspace}`)) return undefined;
+  return environ.find((e) => e.startsWith(RUN_KEY))?.slice(RUN_KEY.length);
 }
 
 /** The live processes of the given job runs: one pass over /proc (start-up only; empty where /proc is absent). */
-export function findJobRunProcesses(ids: ReadonlySet<string>): Map<string, number[]> {
+export function findJobRunProcesses(workspace: string, ids: ReadonlySet<string>): Map<string, number[]> {
   const found = new Map<string, number[]>();
   if (ids.size === 0) return found;
   let entries: string[];
@@ -32,7 +36,7 @@ export function findJobRunProcesses(ids: ReadonlySet<string>): Map<string, numbe
     if (!/^\d+$/.test(name)) continue;
     const pid = Number(name);
     if (pid === process.pid) continue;
-    const id = jobRunIdOf(pid);
+    const id = jobRunIdOf(pid, workspace);
     if (id !== undefined && ids.has(id)) found.set(id, [...(found.get(id) ?? []), pid]);
   }
   return found;

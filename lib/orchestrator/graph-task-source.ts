@@ -1,13 +1,12 @@
 /** The graph as the orchestrator's TaskSource: a failing job's refs fail alone, the rest still resolve. */
 import { errorMessage } from '../errors.js';
-import type { JobDefinition } from '../graph/graph-definition.js';
 import type { JobResolver } from '../graph/job-resolver.js';
 import type { WorkspaceGraph } from '../graph/workspace-graph.js';
 import type { JobPolicy, SchedulingPolicy, TaskResolution } from './plan-step.js';
 import type { TaskSource } from './task-source.js';
 
 export class GraphTaskSource implements TaskSource {
-  private view: { resolver: JobResolver; policy: SchedulingPolicy; byLabel: Map<string, JobDefinition> };
+  private view: { resolver: JobResolver; policy: SchedulingPolicy };
 
   constructor(private readonly graph: WorkspaceGraph) {
     this.view = viewOf(graph.current());
@@ -23,11 +22,6 @@ export class GraphTaskSource implements TaskSource {
 
   get policy(): SchedulingPolicy {
     return this.view.policy;
-  }
-
-  execFor(job_label: string): { exec: string[]; timeout_seconds: number } | undefined {
-    const job = this.view.byLabel.get(job_label);
-    return job && { exec: job.exec, timeout_seconds: job.timeout_seconds };
   }
 
   async resolve(refs: readonly string[]): Promise<Map<string, TaskResolution>> {
@@ -46,7 +40,7 @@ export class GraphTaskSource implements TaskSource {
       [...groups].map(async ([label, group]) => {
         try {
           for (const [ref, task] of await this.view.resolver.resolve(group)) {
-            out.set(ref, { ok: true, job_label: task.job_label, config: task.config });
+            out.set(ref, { ok: true, job_label: task.job_label, config: task.config, exec: task.job.exec, timeout_seconds: task.job.timeout_seconds });
           }
         } catch (err) {
           // One bad ref must not fail the others batched with it: alone, each gets its own answer.
@@ -69,6 +63,5 @@ function viewOf(resolver: JobResolver) {
   return {
     resolver,
     policy: { max_concurrent_job_runs: graph.max_concurrent_job_runs, jobs },
-    byLabel: new Map(graph.jobs.map((j) => [j.label, j])),
   };
 }

@@ -16,6 +16,7 @@ import {
   merge,
   takeUntil,
 } from 'rxjs';
+import { errorMessage } from '../errors.js';
 import type { EventLog } from '../events/event-log.js';
 import type { JobLaunch, JobOutcome } from '../executor/job-launch.js';
 import { findJobRunProcesses, killProcesses } from '../executor/job-process-identity.js';
@@ -49,6 +50,7 @@ export class Orchestrator {
   private readonly launched = new Set<string>();
   private readonly resolutions = new Map<string, TaskResolution>();
   private readonly resolving = new Set<string>();
+  private graphGeneration = 0;
   private readonly wake = new Subject<void>();
   private readonly stop$ = new Subject<void>();
   private subscription: Subscription | undefined;
@@ -108,7 +110,7 @@ export class Orchestrator {
     const state = this.opts.store.current();
     const running = [...state.job_runs_by_status.running].map(([, id]) => id);
     const queued = [...state.job_runs_by_status.queued].map(([, id]) => id);
-    for (const pids of findJobRunProcesses(new Set([...running, ...queued])).values()) killProcesses(pids);
+    for (const pids of findJobRunProcesses(this.opts.workspaceRoot, new Set([...running, ...queued])).values()) killProcesses(pids);
     for (const id of running) {
       this.outcomes.push({ job_run_id: id, status: 'canceled', reason: 'lost: the server stopped while it ran' });
     }
@@ -134,6 +136,9 @@ export class Orchestrator {
    * restarted server knows to rebuild them.
    */
   async shutdown(): Promise<void> {
+    // Never started: it recovered nothing and ran nothing, so it has nothing to record (and must not mark the
+    // previous server's lost runs canceled without having killed them).
+    if (!this.subscription) return;
     await this.stop();
     await this.opts.executor.shutdown('the server shut down');
     const { store, log, tasks } = this.opts;
@@ -175,7 +180,12 @@ export class Orchestrator {
     const started = this.started.splice(0);
     const outcomes = this.outcomes.splice(0);
     try {
-      if (await tasks.refresh?.()) this.resolutions.clear();
+      if (await tasks.refresh?.()) {
+        // Answers of the old graph, given or still coming, must not be used from here on.
+        this.graphGeneration++;
+        this.resolutions.clear();
+        this.resolving.clear();
+      }
       const state = store.current();
       const newRefs = pending.flatMap((p) => (p.command.kind === 'create_want' ? p.command.request.partitions : []));
       const resolved = await this.resolutionsFor(refsToResolve(state, newRefs));
@@ -220,17 +230,18 @@ export class Orchestrator {
     const todo = refs.filter((ref) => !this.resolutions.has(ref) && !this.resolving.has(ref));
     if (todo.length > 0) {
       for (const ref of todo) this.resolving.add(ref);
+      const generation = this.graphGeneration;
+      const current = () => generation === this.graphGeneration;
       const done = this.opts.tasks.resolve(todo).then(
         (results) => {
-          for (const [ref, r] of results) this.resolutions.set(ref, r);
+          if (current()) for (const [ref, r] of results) this.resolutions.set(ref, r);
         },
         (err: unknown) => {
-          const error = err instanceof Error ? err.message : String(err);
-          for (const ref of todo) this.resolutions.set(ref, { ok: false, job_label: '', error });
+          if (current()) for (const ref of todo) this.resolutions.set(ref, { ok: false, job_label: '', error: errorMessage(err) });
         },
       );
       void done.finally(() => {
-        for (const ref of todo) this.resolving.delete(ref);
+        if (current()) for (const ref of todo) this.resolving.delete(ref);
         this.wake.next();
       });
       await Promise.race([done, new Promise((resolve) => setTimeout(resolve, RESOLVE_WAIT_MS))]);
@@ -244,16 +255,15 @@ export class Orchestrator {
   }
 
   private launch(run: JobRunRecord): void {
-    const exec = this.opts.tasks.execFor(run.job_label);
     const launch: JobLaunch = {
       job_run_id: run.job_run_id,
-      argv: [...(exec?.exec ?? []), ...run.config.args],
-      env: run.config.env,
+      argv: [...run.exec, ...run.config.args],
+      env: { ...run.config.env, PLATFORM_WORKSPACE: this.opts.workspaceRoot },
       outputs: run.config.outputs,
       cwd: this.opts.workspaceRoot,
       stdin: JSON.stringify(run.config),
       log_dir: join(this.opts.workspaceRoot, '.platform', 'logs', run.job_run_id),
-      timeout_seconds: exec?.timeout_seconds ?? 0,
+      timeout_seconds: run.timeout_seconds,
     };
     this.launched.add(run.job_run_id);
     const { pid } = this.opts.executor.start(launch);

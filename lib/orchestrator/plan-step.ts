@@ -11,8 +11,15 @@ import { reduce } from '../state/reduce.js';
 import type { Command, CommandDecision } from './command.js';
 
 export type TaskResolution =
-  | { ok: true; job_label: string; config: JobConfig }
+  | { ok: true; job_label: string; config: JobConfig; exec: string[]; timeout_seconds: number }
   | { ok: false; job_label: string; error: string };
+
+interface QueuedTask {
+  job_label: string;
+  config: JobConfig;
+  exec: readonly string[];
+  timeout_seconds: number;
+}
 
 export interface JobPolicy {
   retries: number;
@@ -219,7 +226,9 @@ class Planner {
   /** A failed run, retried up to the job's `retries` with backoff. */
   private failRun(run: JobRunRecord, exit_code: number, signal: string, reason: string): void {
     const retries = this.input.policy.jobs.get(run.job_label)?.retries ?? 0;
-    const retry_at = run.attempt <= retries ? this.input.now + retryDelayMs(run.attempt) : 0;
+    // A retry is for someone: with no active want on any output, the failure is final.
+    const wanted = run.config.outputs.some((ref) => this.state.active_wants_by_ref.has(ref));
+    const retry_at = wanted && run.attempt <= retries ? this.input.now + retryDelayMs(run.attempt) : 0;
     this.emit({
       type: 'job_run_failed',
       job_run_failed: { job_run_id: run.job_run_id, exit_code, signal, reason, retry_at },
@@ -249,9 +258,9 @@ class Planner {
     return true;
   }
 
-  /** Refs the want's active derived wants already ask for. */
+  /** Refs the want already asks for, itself or through its active derived wants. */
   private childRefs(want: WantRecord): Set<string> {
-    const refs = new Set<string>();
+    const refs = new Set<string>(want.partitions);
     for (const id of want.child_want_ids) {
       const child = this.state.wants.get(id);
       if (child && !TERMINAL_WANT_STATUSES.has(child.status)) for (const ref of child.partitions) refs.add(ref);
@@ -265,10 +274,10 @@ class Planner {
       const last = this.state.job_runs.get(p.job_run_id);
       if (!last || ACTIVE_JOB_RUN_STATUSES.has(last.status)) return;
       if (last.status === 'failed' && last.retry_at > 0 && this.input.now >= last.retry_at) {
-        this.queueRun(last.job_label, last.config, want, last.attempt + 1);
+        this.queueRun(last, want, last.attempt + 1);
       } else if (last.status === 'dep_missed') {
         const notLive = last.missing.filter((m) => this.state.partitions.get(m)?.status !== 'live');
-        if (notLive.length === 0) this.queueRun(last.job_label, last.config, want, last.attempt);
+        if (notLive.length === 0) this.queueRun(last, want, last.attempt);
         const unwanted = notLive.filter((m) => !this.state.active_wants_by_ref.has(m));
         if (unwanted.length > 0) this.deriveWant(want, unwanted, 'dep_missed');
       }
@@ -291,7 +300,7 @@ class Planner {
       // the chain from this want to the run stays traceable (and survives the other want's cancel).
       if (!covered.has(dep.partition_ref)) missingInputs.add(dep.partition_ref);
     }
-    if (ready) this.queueRun(task.job_label, task.config, want, 1);
+    if (ready) this.queueRun(task, want, 1);
   }
 
   private deriveWant(parent: WantRecord, partitions: string[], source: 'derived' | 'dep_missed'): void {
@@ -312,15 +321,21 @@ class Planner {
     });
   }
 
-  private queueRun(job_label: string, config: JobConfig, want: WantRecord, attempt: number): string {
+  /** Queues a run of `task`: a resolved config, or an earlier run of the same outputs being run again. */
+  private queueRun(task: QueuedTask, want: WantRecord, attempt: number): string {
     const job_run_id = `r-${this.state.job_runs.size + 1}`;
-    this.emit({ type: 'job_run_queued', job_run_queued: { job_run_id, job_label, config, want_ids: [want.want_id], attempt } });
+    const { job_label, config, exec, timeout_seconds } = task;
+    this.emit({
+      type: 'job_run_queued',
+      job_run_queued: { job_run_id, job_label, config, want_ids: [want.want_id], attempt, exec: [...exec], timeout_seconds },
+    });
     return job_run_id;
   }
 
   /** A ref whose config cannot be made fails as a run that never started, so the reason is on record. */
   private failUnresolvable(ref: string, task: { job_label: string; error: string }, want: WantRecord): void {
-    const job_run_id = this.queueRun(task.job_label || UNRESOLVED_JOB, { outputs: [ref], inputs: [], args: [], env: {} }, want, 1);
+    const unresolved = { outputs: [ref], inputs: [], args: [], env: {} };
+    const job_run_id = this.queueRun({ job_label: task.job_label || UNRESOLVED_JOB, config: unresolved, exec: [], timeout_seconds: 0 }, want, 1);
     const neededBy = want.parent_want_id
       ? `it is an input wanted by ${want.want_id} for ${want.parent_want_id}`
       : `it was asked for by want ${want.want_id}`;

@@ -7,6 +7,4 @@ export interface TaskSource {
   readonly policy: SchedulingPolicy;
   /** Picks up a changed graph before a step; true when it changed (cached resolutions are then dropped). */
   refresh?(): Promise<boolean>;
-  /** Program, timeout for a job label. */
-  execFor(job_label: string): { exec: string[]; timeout_seconds: number } | undefined;
 }

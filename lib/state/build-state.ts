@@ -71,6 +71,8 @@ export interface JobRunRecord {
   readonly config: JobConfig;
   readonly want_ids: readonly string[];
   readonly attempt: number;
+  readonly exec: readonly string[];
+  readonly timeout_seconds: number;
   readonly status: JobRunStatus;
   readonly pid: number;
   readonly exit_code: number | null;

@@ -68,6 +68,8 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         config: e.config,
         want_ids: e.want_ids,
         attempt: e.attempt,
+        exec: e.exec,
+        timeout_seconds: e.timeout_seconds,
         status: 'queued',
         pid: 0,
         exit_code: null,
@@ -156,7 +158,8 @@ function endRun(
   const next = putJobRun(state, { ...run, ...detail, status, ended_at: at });
   // Only the outputs this run is still responsible for move; a newer run owns the rest.
   const owned = run.config.outputs.filter((ref) => next.partitions.get(ref)?.job_run_id === id);
-  return setPartitions(state, next, owned, partitionStatus, id, eventId, at);
+  // Outputs left waiting (missing inputs) that no active want asks for any more are not waited for.
+  return settleAbandoned(setPartitions(state, next, owned, partitionStatus, id, eventId, at), owned, eventId, at);
 }
 
 /** Moves partitions to a status and re-derives the wants that ask for them. */

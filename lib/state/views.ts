@@ -87,6 +87,9 @@ export interface JobRunView {
   config: JobConfig;
   want_ids: string[];
   attempt: number;
+  /** The program the run was started with; the config's args follow it. */
+  exec: string[];
+  timeout_seconds: number;
   pid: number | null;
   exit_code: number | null;
   signal: string | null;
@@ -108,6 +111,8 @@ export function jobRunView(r: JobRunRecord): JobRunView {
     config: r.config,
     want_ids: [...r.want_ids],
     attempt: r.attempt,
+    exec: [...r.exec],
+    timeout_seconds: r.timeout_seconds,
     pid: r.pid || null,
     exit_code: r.exit_code,
     signal: r.signal || null,

@@ -108,6 +108,8 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
           config: arbJobConfig(options),
           want_ids: fc.array(p.wantId, { maxLength: 3 }),
           attempt: arbUint32,
+          exec: fc.array(arbText, { maxLength: 3 }),
+          timeout_seconds: arbUint32,
         })
         .map((job_run_queued) => ({ type, job_run_queued }));
     case 'job_run_started':

@@ -78,8 +78,8 @@ export function registerServe(program: Command): void {
         workspace_root: root,
         version: VERSION,
       });
-      platform.start();
       if (stopRequested) void server.close('signal');
+      else platform.start();
       await server.closed;
       removeServerInfo(root, process.pid);
       process.exit(0);
