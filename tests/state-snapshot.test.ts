@@ -77,7 +77,7 @@ test('a store opens from its snapshot and reads only the events after it', async
   t.is(second.current().last_event_id, 31);
 });
 
-test('a snapshot ahead of the log, of other code, or unreadable is ignored: the log is replayed', async (t) => {
+test('a snapshot ahead of the log, of other code or another log, unreadable or malformed is ignored: the log is replayed', async (t) => {
   const { dir, log } = await logWith(t, 5);
   t.teardown(() => log.close());
   const path = join(dir, '.platform', 'snapshot.json');
@@ -88,12 +88,14 @@ test('a snapshot ahead of the log, of other code, or unreadable is ignored: the 
   const store = await StateStore.open(log, path);
   await store.saveSnapshot(path, 0);
   store.close();
-  const good = JSON.parse(readFileSync(path, 'utf8')) as { version: string; snapshot: Snapshot };
+  const good = JSON.parse(readFileSync(path, 'utf8')) as { version: string; last_event_timestamp: number; snapshot: Snapshot };
 
   const variants: Array<[string, string]> = [
     ['ahead of the log', JSON.stringify({ ...good, snapshot: { ...good.snapshot, last_event_id: 99 } })],
     ['of other code', JSON.stringify({ ...good, version: 'another-build', snapshot: { ...good.snapshot, wants: [] } })],
     ['unreadable', '{"version": '],
+    ['of another log as long as this one', JSON.stringify({ ...good, last_event_timestamp: good.last_event_timestamp + 1 })],
+    ['malformed (records out of order)', JSON.stringify({ ...good, snapshot: { ...good.snapshot, wants: [...good.snapshot.wants].reverse() } })],
   ];
   for (const [what, text] of variants) {
     writeFileSync(path, text);

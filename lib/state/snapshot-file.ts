@@ -16,19 +16,29 @@ import { SNAPSHOT_FORMAT, type Snapshot } from './snapshot.js';
  */
 export function stateCodeFingerprint(): string {
   const dir = dirname(fileURLToPath(import.meta.url));
+  const files = readdirSync(dir).filter((n) => n.endsWith('.js')).sort();
+  // Run from sources (no compiled files here), there is nothing to vouch for a snapshot: none is trusted.
+  if (files.length === 0) return '';
   const hash = createHash('sha256');
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.js')).sort()) {
-    hash.update(name).update(readFileSync(join(dir, name)));
-  }
+  for (const name of files) hash.update(name).update(readFileSync(join(dir, name)));
   return hash.digest('hex').slice(0, 16);
 }
 
 interface SnapshotFile {
   version: string;
+  /** The timestamp of the event at `snapshot.last_event_id`: a snapshot of another log of the same length fails it. */
+  last_event_timestamp: number;
   snapshot: Snapshot;
 }
 
-export async function readSnapshot(path: string, version: string, latestEventId: number): Promise<Snapshot | undefined> {
+/** The log as far as a snapshot needs to know it: its newest id, and the timestamp of any event. */
+export interface LogProbe {
+  latestId(): number;
+  timestampOf(id: number): Promise<number | undefined>;
+}
+
+export async function readSnapshot(path: string, version: string, log: LogProbe): Promise<Snapshot | undefined> {
+  if (version === '') return undefined;
   let parsed: SnapshotFile;
   try {
     parsed = JSON.parse(await readFile(path, 'utf8')) as SnapshotFile;
@@ -37,13 +47,15 @@ export async function readSnapshot(path: string, version: string, latestEventId:
   }
   const snap = parsed?.snapshot;
   if (parsed?.version !== version || snap?.format !== SNAPSHOT_FORMAT) return undefined;
-  if (!Number.isSafeInteger(snap.last_event_id) || snap.last_event_id < 0 || snap.last_event_id > latestEventId) return undefined;
+  if (!Number.isSafeInteger(snap.last_event_id) || snap.last_event_id < 0 || snap.last_event_id > log.latestId()) return undefined;
+  if (snap.last_event_id > 0 && (await log.timestampOf(snap.last_event_id)) !== parsed.last_event_timestamp) return undefined;
   return snap;
 }
 
-export async function writeSnapshot(path: string, version: string, snapshot: Snapshot): Promise<void> {
+export async function writeSnapshot(path: string, version: string, snapshot: Snapshot, lastEventTimestamp: number): Promise<void> {
+  if (version === '') return;
   const tmp = `${path}.${process.pid}.tmp`;
-  const file: SnapshotFile = { version, snapshot };
+  const file: SnapshotFile = { version, last_event_timestamp: lastEventTimestamp, snapshot };
   await writeFile(tmp, JSON.stringify(file));
   await rename(tmp, path);
 }

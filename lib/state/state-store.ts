@@ -7,7 +7,7 @@ import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
 import { fromSnapshot, toSnapshot } from './snapshot.js';
-import { readSnapshot, stateCodeFingerprint, writeSnapshot } from './snapshot-file.js';
+import { readSnapshot, stateCodeFingerprint, writeSnapshot, type LogProbe } from './snapshot-file.js';
 
 /** Below this many events since the last snapshot, replaying them is cheaper than writing a new one. */
 export const SNAPSHOT_MIN_NEW_EVENTS = 1000;
@@ -21,6 +21,7 @@ export class StateStore {
     log: EventLog,
     replayed: BuildState,
     private snapshotEventId: number,
+    private readonly logProbe: LogProbe,
   ) {
     this.latest = new BehaviorSubject(replayed);
     this.state$ = log.appended$.pipe(scan(reduce, replayed), startWith(replayed), shareReplay(1));
@@ -33,16 +34,25 @@ export class StateStore {
    * events after it are read), else from the first event.
    */
   static async open(log: EventLog, snapshotPath?: string): Promise<StateStore> {
-    const snapshot = snapshotPath ? await readSnapshot(snapshotPath, stateCodeFingerprint(), log.latestId()) : undefined;
-    const start = snapshot ? fromSnapshot(snapshot) : initialState();
-    return new StateStore(log, await replayLog(log, start), snapshot?.last_event_id ?? 0);
+    const snapshot = snapshotPath ? await readSnapshot(snapshotPath, stateCodeFingerprint(), probe(log)) : undefined;
+    let start = initialState();
+    if (snapshot) {
+      try {
+        start = fromSnapshot(snapshot);
+      } catch {
+        // A snapshot that parses but does not hold together is only a lost shortcut: replay the log.
+        start = initialState();
+      }
+    }
+    return new StateStore(log, await replayLog(log, start), start.last_event_id, probe(log));
   }
 
   /** Writes the current state as the snapshot, if enough events came since the one it started from. */
   async saveSnapshot(snapshotPath: string, minNewEvents = SNAPSHOT_MIN_NEW_EVENTS): Promise<boolean> {
     const state = this.current();
     if (state.last_event_id - this.snapshotEventId < minNewEvents) return false;
-    await writeSnapshot(snapshotPath, stateCodeFingerprint(), toSnapshot(state));
+    const timestamp = (await this.logProbe.timestampOf(state.last_event_id)) ?? 0;
+    await writeSnapshot(snapshotPath, stateCodeFingerprint(), toSnapshot(state), timestamp);
     this.snapshotEventId = state.last_event_id;
     return true;
   }
@@ -62,4 +72,8 @@ export async function replayLog(log: EventLog, start: BuildState = initialState(
   let state = start;
   for await (const batch of log.replay(start.last_event_id + 1)) for (const event of batch) state = reduce(state, event);
   return state;
+}
+
+function probe(log: EventLog): LogProbe {
+  return { latestId: () => log.latestId(), timestampOf: async (id) => (await log.get(id))?.timestamp };
 }
