@@ -3,7 +3,7 @@
  * when an input is built for someone else, and a slow config program holds up no one else.
  */
 import test from 'ava';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bash, makeWorkspace, openPlatform, want, waitFor, waitForWant } from './helpers/jobs-fixture.js';
 
@@ -120,4 +120,26 @@ test('a want not satisfied within its ttl is canceled with its derived wants, an
   for (const child of root.child_want_ids) t.is(s.wants.get(child)?.status, 'canceled');
   const run = await waitFor(platform, (st) => st.job_runs_by_status.canceled.size === 1, 'the run to be canceled');
   t.is(run.job_runs_by_status.running.size, 0);
+});
+
+test('one ref its config program rejects fails alone; the batch is bisected, not re-run ref by ref', async (t) => {
+  const dir = makeWorkspace(t, {
+    // Fails the whole run when any ref it is given is bad/…; counts its runs.
+    'config.sh':
+      'echo run >> config-runs.txt\n' +
+      'for r in "$@"; do case "$r" in bad/*) echo "cannot configure $r" >&2; exit 2;; esac; done\n' +
+      'printf \'{"configs": [\'; sep=""; for r in "$@"; do printf \'%s{"outputs": ["%s"]}\' "$sep" "$r"; sep=","; done; echo "]}"\n',
+  });
+  const platform = await openPlatform(t, dir, {
+    jobs: [{ label: 'cfg', outputs: ['(?:good|bad)/(?<n>\\d+)'], config: ['bash', 'config.sh'], exec: bash('true') }],
+  });
+  const good = Array.from({ length: 15 }, (_, i) => `good/${i}`);
+  // One want: its 16 refs reach the config program as one batch.
+  const id = await want(platform, [...good, 'bad/1']);
+  await waitForWant(platform, id, ['failed']);
+  const s = await waitFor(platform, (st) => good.every((ref) => st.partitions.get(ref)?.status === 'live'), 'every good ref to be built');
+  const badRun = [...s.job_runs.values()].find((r) => r.config.outputs.includes('bad/1'))!;
+  t.regex(badRun.reason, /cannot configure bad\/1/);
+  const runs = readFileSync(join(dir, 'config-runs.txt'), 'utf8').trim().split('\n').length;
+  t.true(runs <= 1 + 2 * Math.ceil(Math.log2(16)), `config program ran ${runs} times for 16 refs`);
 });

@@ -75,6 +75,7 @@ async function runOnce(
     throw new GraphError('config_failed', failureMessage(job, config, refs, what, run.stderr, extra), {
       jobs: [job.label],
       ...(refs.length === 1 ? { ref: refs[0] } : {}),
+      ...(run.timedOut ? { timedOut: true } : {}),
     });
   };
 

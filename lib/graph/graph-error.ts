@@ -7,6 +7,8 @@ export interface GraphErrorDetails {
   jobs?: string[];
   /** For `cycle`: the refs around the cycle, first == last. */
   cycle?: string[];
+  /** For `config_failed`: the program ran out of time (running it again on part of the refs would not help). */
+  timedOut?: boolean;
 }
 
 /**
@@ -20,6 +22,7 @@ export class GraphError extends Error {
   readonly ref?: string;
   readonly jobs?: string[];
   readonly cycle?: string[];
+  readonly timedOut?: boolean;
 
   constructor(code: GraphErrorCode, message: string, details: GraphErrorDetails = {}, options?: { cause?: unknown }) {
     super(message, options);
@@ -27,6 +30,7 @@ export class GraphError extends Error {
     if (details.ref !== undefined) this.ref = details.ref;
     if (details.jobs !== undefined) this.jobs = details.jobs;
     if (details.cycle !== undefined) this.cycle = details.cycle;
+    if (details.timedOut !== undefined) this.timedOut = details.timedOut;
   }
 }
 

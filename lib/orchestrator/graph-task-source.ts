@@ -1,5 +1,6 @@
 /** The graph as the orchestrator's TaskSource: a failing job's refs fail alone, the rest still resolve. */
 import { errorMessage } from '../errors.js';
+import { GraphError } from '../graph/graph-error.js';
 import type { JobResolver } from '../graph/job-resolver.js';
 import type { WorkspaceGraph } from '../graph/workspace-graph.js';
 import type { JobPolicy, SchedulingPolicy, TaskResolution } from './plan-step.js';
@@ -36,24 +37,29 @@ export class GraphTaskSource implements TaskSource {
         out.set(ref, { ok: false, job_label: '', error: errorMessage(err) });
       }
     }
-    await Promise.all(
-      [...groups].map(async ([label, group]) => {
-        try {
-          for (const [ref, task] of await this.view.resolver.resolve(group)) {
-            out.set(ref, { ok: true, job_label: task.job_label, config: task.config, exec: task.job.exec, timeout_seconds: task.job.timeout_seconds });
-          }
-        } catch (err) {
-          // One bad ref must not fail the others batched with it: alone, each gets its own answer.
-          if (group.length === 1) {
-            out.set(group[0]!, { ok: false, job_label: label, error: errorMessage(err) });
-            return;
-          }
-          const alone = await Promise.all(group.map((ref) => this.resolve([ref])));
-          for (const m of alone) for (const [ref, r] of m) out.set(ref, r);
-        }
-      }),
-    );
+    await Promise.all([...groups].map(([label, group]) => this.resolveGroup(label, group, out)));
     return out;
+  }
+
+  /**
+   * One job's refs in one config-program run. When the run fails, the batch is split in halves and each is tried
+   * again, so one bad ref fails alone for about 2·log2(n) extra runs; a run that timed out is not split, since n
+   * more waits would not help.
+   */
+  private async resolveGroup(label: string, group: string[], out: Map<string, TaskResolution>): Promise<void> {
+    try {
+      for (const [ref, task] of await this.view.resolver.resolve(group)) {
+        const { exec, timeout_seconds } = task.job;
+        out.set(ref, { ok: true, job_label: task.job_label, config: task.config, exec, timeout_seconds });
+      }
+    } catch (err) {
+      if (group.length === 1 || (err instanceof GraphError && err.timedOut)) {
+        for (const ref of group) out.set(ref, { ok: false, job_label: label, error: errorMessage(err) });
+        return;
+      }
+      const half = Math.ceil(group.length / 2);
+      await Promise.all([this.resolveGroup(label, group.slice(0, half), out), this.resolveGroup(label, group.slice(half), out)]);
+    }
   }
 }
 
