@@ -7,6 +7,8 @@ import type { BuildEvent } from './build-event.js';
 import type { EventLog } from './event-log.js';
 
 const PAGE = 1000;
+/** Live events held while the backlog is read. */
+const MAX_BUFFERED = 100_000;
 
 /**
  * `ready` is awaited before each backlog page: a consumer that writes to a slow socket holds the reading back
@@ -23,7 +25,14 @@ export function tailEvents(log: EventLog, afterId: number, ready: () => Promise<
       subscriber.next(e);
     };
     const live = log.appended$.subscribe({
-      next: (e) => (caughtUp ? forward(e) : buffered.push(e)),
+      next: (e) => {
+        if (caughtUp) return forward(e);
+        buffered.push(e);
+        // A consumer so slow that the live events outgrow this while it reads the backlog is told to come back.
+        if (buffered.length > MAX_BUFFERED) {
+          subscriber.error(new Error(`fell more than ${MAX_BUFFERED} events behind; resume after event ${last}`));
+        }
+      },
       complete: () => subscriber.complete(),
     });
     (async () => {

@@ -10,6 +10,8 @@ export interface SseMessage {
 }
 
 const HEARTBEAT_MS = 15_000;
+/** What a stream may have waiting in the socket for a client that does not read. */
+export const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
 
 export function sendSse(req: Request, res: Response, messages$: Observable<SseMessage>, stop$: Observable<unknown>): void {
   res.status(200);
@@ -22,9 +24,17 @@ export function sendSse(req: Request, res: Response, messages$: Observable<SseMe
   // The heartbeat stops with the messages, so a finished stream completes and the response ends.
   const ended$ = new Subject<void>();
   const heartbeat$ = interval(HEARTBEAT_MS).pipe(map(() => ': heartbeat\n\n'), takeUntil(ended$));
-  const frames$ = merge(messages$.pipe(map(frame), finalize(() => ended$.next())), heartbeat$).pipe(takeUntil(stop$));
+  const overflow$ = new Subject<void>();
+  const frames$ = merge(messages$.pipe(map(frame), finalize(() => ended$.next())), heartbeat$).pipe(
+    takeUntil(merge(stop$, overflow$)),
+  );
   const subscription = frames$.subscribe({
-    next: (text) => res.write(text),
+    next: (text) => {
+      res.write(text);
+      // A client that stopped reading must not make the server hold an ever-growing buffer: its stream ends
+      // (it can resume from the last id it saw with Last-Event-ID).
+      if (res.writableLength > MAX_UNREAD_BYTES) overflow$.next();
+    },
     error: (err: unknown) => {
       res.write(frame({ event: 'error', data: JSON.stringify({ error: errorMessage(err) }) }));
       res.end();

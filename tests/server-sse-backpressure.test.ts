@@ -1,0 +1,44 @@
+/** An SSE client that stops reading holds the server's backlog reading back; when it reads again it gets it all. */
+import test from 'ava';
+import { connect } from 'node:net';
+import type { EventPayload } from '../lib/events/build-event.js';
+import { sleep, startServer } from './helpers/server-fixture.js';
+
+const EVENTS = 60_000;
+
+test('a stream from event 0 reads the log only as fast as the client takes it, and loses nothing', async (t) => {
+  const f = await startServer(t);
+  const payload = (i: number): EventPayload => ({ type: 'want_canceled', want_canceled: { want_id: `w-${i}`, reason: 'x'.repeat(200) } });
+  for (let i = 0; i < EVENTS; i += 5000) {
+    await f.platform.log.append(Array.from({ length: 5000 }, (_, k) => payload(i + k)), Date.now());
+  }
+  // Count the pages the stream reads from the log.
+  const log = f.platform.log;
+  const list = log.list.bind(log);
+  let pages = 0;
+  log.list = (offset, limit) => {
+    pages++;
+    return list(offset, limit);
+  };
+
+  const port = new URL(f.url).port;
+  const socket = connect(Number(port), '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  socket.pause(); // a client that does not read
+  socket.write(`GET /api/events/stream?after=0 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+  await sleep(1500);
+  const whilePaused = pages;
+  t.true(whilePaused < 20, `read ${whilePaused} of ${EVENTS / 1000} pages for a client that read nothing`);
+
+  let text = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (text += chunk));
+  socket.resume();
+  const lastId = `id: ${EVENTS}\n`;
+  for (let i = 0; i < 200 && !text.includes(lastId); i++) await sleep(50);
+  const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+  t.is(ids.length, EVENTS);
+  t.true(ids.every((id, i) => id === i + 1), 'every event once, in order');
+  t.true(pages >= EVENTS / 1000, 'the rest was read once the client read');
+});
