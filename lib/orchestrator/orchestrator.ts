@@ -17,6 +17,7 @@ import {
   takeUntil,
 } from 'rxjs';
 import { errorMessage } from '../errors.js';
+import type { EventPayload } from '../events/build-event.js';
 import type { EventLog } from '../events/event-log.js';
 import type { JobLaunch, JobOutcome } from '../executor/job-launch.js';
 import { findJobRunProcesses, killProcesses } from '../executor/job-process-identity.js';
@@ -24,6 +25,7 @@ import type { ProcessExecutor } from '../executor/process-executor.js';
 import type { JobRunRecord } from '../state/build-state.js';
 import type { StateStore } from '../state/state-store.js';
 import type { CommandQueue } from './command-queue.js';
+import { addCandidate, addWait, mergeCandidates, touchedCandidates, type Candidates, type Waiters } from './candidates.js';
 import { planStep, refsToResolve, type TaskResolution } from './plan-step.js';
 import type { TaskSource } from './task-source.js';
 
@@ -51,6 +53,11 @@ export class Orchestrator {
   private readonly resolutions = new Map<string, TaskResolution>();
   private readonly resolving = new Set<string>();
   private graphGeneration = 0;
+  /** Wants to schedule in the next narrow step, and input ref -> wants waiting on it (see step()). */
+  private touched: Candidates = new Map();
+  private waiters: Waiters = new Map();
+  private needFullScan = true;
+  private readonly timers = new Set<NodeJS.Timeout>();
   private readonly wake = new Subject<void>();
   private readonly stop$ = new Subject<void>();
   private subscription: Subscription | undefined;
@@ -88,7 +95,7 @@ export class Orchestrator {
         concatMap((trigger) =>
           // A burst of signals queues many triggers; the first step takes all the work, and the rest, checked
           // when their turn comes, find nothing new and are skipped.
-          defer(() => (trigger === 'tick' || this.dirty ? this.runStep() : Promise.resolve())).pipe(
+          defer(() => (trigger === 'tick' || this.dirty ? this.runStep(trigger === 'tick') : Promise.resolve())).pipe(
             catchError((err: unknown) => {
               this.logError(`orchestrator: step failed, continuing: ${err instanceof Error ? err.stack : String(err)}`);
               return EMPTY;
@@ -126,6 +133,8 @@ export class Orchestrator {
   /** No new step starts; resolves once the step in progress has finished. */
   async stop(): Promise<void> {
     this.stopping = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
     this.stop$.next();
     await this.inStep;
     this.subscription?.unsubscribe();
@@ -165,13 +174,17 @@ export class Orchestrator {
     this.outcomeSubscription?.unsubscribe();
   }
 
-  private runStep(): Promise<void> {
-    const step = this.step();
+  private runStep(fullScan: boolean): Promise<void> {
+    const step = this.step(fullScan);
     this.inStep = step.catch(() => undefined);
     return step;
   }
 
-  private async step(): Promise<void> {
+  /**
+   * One step. Between ticks a step schedules only the wants that recent events touched (and those waiting on
+   * what changed); a tick schedules every active want, so anything a narrow step missed waits a tick at most.
+   */
+  private async step(tick: boolean): Promise<void> {
     await this.gate;
     if (this.stopping) return;
     this.dirty = false;
@@ -185,12 +198,19 @@ export class Orchestrator {
         this.graphGeneration++;
         this.resolutions.clear();
         this.resolving.clear();
+        this.needFullScan = true;
       }
       const state = store.current();
       const newRefs = pending.flatMap((p) => (p.command.kind === 'create_want' ? p.command.request.partitions : []));
-      const resolved = await this.resolutionsFor(refsToResolve(state, newRefs));
+      const fullScan = tick || this.needFullScan;
+      this.needFullScan = false;
+      const candidates = fullScan ? undefined : this.touched;
+      this.touched = new Map();
+      const resolved = await this.resolutionsFor(refsToResolve(state, newRefs, candidates));
       const now = this.now();
       const plan = planStep({
+        ...(candidates ? { candidates } : {}),
+        waiters: this.waiters,
         state: store.current(),
         now,
         commands: pending.map((p) => p.command),
@@ -201,6 +221,10 @@ export class Orchestrator {
         policy: tasks.policy,
       });
       if (plan.events.length > 0) await log.append(plan.events, now);
+      if (fullScan) this.waiters = new Map();
+      for (const [input, wantId, ref] of plan.waits) addWait(this.waiters, input, wantId, ref);
+      mergeCandidates(this.touched, touchedCandidates(plan.state, plan.events, this.waiters));
+      for (const at of deadlinesOf(plan.events, now)) this.wakeAt(at);
       pending.forEach((p, i) => {
         const reply = plan.replies[i]!;
         p.resolve(reply.ok ? { ...reply, state: plan.state } : reply);
@@ -215,6 +239,7 @@ export class Orchestrator {
       for (const p of pending) p.reject(error);
       this.started.unshift(...started);
       this.outcomes.unshift(...outcomes);
+      this.needFullScan = true;
       throw err;
     }
   }
@@ -234,10 +259,17 @@ export class Orchestrator {
       const current = () => generation === this.graphGeneration;
       const done = this.opts.tasks.resolve(todo).then(
         (results) => {
-          if (current()) for (const [ref, r] of results) this.resolutions.set(ref, r);
+          if (!current()) return;
+          const state = this.opts.store.current();
+          for (const [ref, r] of results) {
+            this.resolutions.set(ref, r);
+            for (const id of state.active_wants_by_ref.get(ref) ?? []) addCandidate(this.touched, id, ref);
+          }
         },
         (err: unknown) => {
-          if (current()) for (const ref of todo) this.resolutions.set(ref, { ok: false, job_label: '', error: errorMessage(err) });
+          if (!current()) return;
+          for (const ref of todo) this.resolutions.set(ref, { ok: false, job_label: '', error: errorMessage(err) });
+          this.needFullScan = true;
         },
       );
       void done.finally(() => {
@@ -252,6 +284,18 @@ export class Orchestrator {
       if (r) out.set(ref, r);
     }
     return out;
+  }
+
+  /** A step at `at` (a retry falling due, a ttl running out) that looks at every want. */
+  private wakeAt(at: number): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      // Timers may fire a little early; a step before the deadline would find nothing due and set no new one.
+      if (this.now() < at) return this.wakeAt(at);
+      this.needFullScan = true;
+      this.wake.next();
+    }, Math.max(0, at - this.now()) + 1);
+    this.timers.add(timer);
   }
 
   private launch(run: JobRunRecord): void {
@@ -270,4 +314,16 @@ export class Orchestrator {
     this.started.push({ job_run_id: run.job_run_id, pid });
     this.dirty = true;
   }
+}
+
+/** When the step's events call for another look: retries falling due and root wants' ttls running out. */
+function deadlinesOf(events: readonly EventPayload[], now: number): number[] {
+  const at: number[] = [];
+  for (const e of events) {
+    if (e.type === 'job_run_failed' && e.job_run_failed.retry_at > 0) at.push(e.job_run_failed.retry_at);
+    if (e.type === 'want_created' && e.want_created.ttl_seconds > 0 && !e.want_created.parent_want_id) {
+      at.push(now + e.want_created.ttl_seconds * 1000);
+    }
+  }
+  return at;
 }

@@ -8,6 +8,7 @@ import type { JobOutcome } from '../executor/job-launch.js';
 import type { BuildState, JobRunRecord, WantRecord } from '../state/build-state.js';
 import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { reduce } from '../state/reduce.js';
+import { mergeCandidates, touchedCandidates, type Candidates, type Waiters } from './candidates.js';
 import type { Command, CommandDecision } from './command.js';
 
 export type TaskResolution =
@@ -44,6 +45,13 @@ export interface StepInput {
   policy: SchedulingPolicy;
   /** The last step before shutdown: record what happened, schedule and start nothing. */
   final?: boolean;
+  /**
+   * The wants to schedule, besides those this step's own events touch; absent: every active want (a full scan,
+   * which the loop does on every tick, so a want missed here waits a tick at most).
+   */
+  candidates?: Candidates;
+  /** Which refs wait for which inputs: a change of an input makes its waiting refs candidates. */
+  waiters?: Waiters;
 }
 
 export interface StepPlan {
@@ -56,6 +64,8 @@ export interface StepPlan {
   launch: JobRunRecord[];
   /** Running runs to kill (their cancel is already among `events`). */
   kill: string[];
+  /** [input ref, want id, ref]: what the scheduled refs wait for (for the caller's `waiters`). */
+  waits: Array<[string, string, string]>;
 }
 
 /** The job label of a run recorded for a ref no job could be found or configured for. */
@@ -73,26 +83,33 @@ export function planStep(input: StepInput): StepPlan {
   const replies = input.commands.map((c) => plan.command(c));
   for (const s of input.started) plan.started(s.job_run_id, s.pid);
   for (const o of input.outcomes) plan.outcome(o);
-  if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill };
+  if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill, waits: [] };
   plan.schedule();
   const launch = plan.launches();
-  return { events: plan.events, state: plan.state, replies, launch, kill: plan.kill };
+  return { events: plan.events, state: plan.state, replies, launch, kill: plan.kill, waits: plan.waits };
 }
 
-/** Refs whose configs the next step may need: partitions of active wants that no run is building. */
-export function refsToResolve(state: BuildState, extra: readonly string[] = []): string[] {
+/** Refs whose configs the next step may need: partitions of (candidate) active wants that no run is building. */
+export function refsToResolve(state: BuildState, extra: readonly string[] = [], candidates?: Candidates): string[] {
   const refs = new Set<string>(extra);
-  for (const want of activeWants(state)) {
-    for (const ref of want.partitions) if (needsBuild(state, want, ref)) refs.add(ref);
+  for (const want of activeWants(state, candidates)) {
+    for (const ref of candidates?.get(want.want_id) ?? want.partitions) if (needsBuild(state, want, ref)) refs.add(ref);
   }
   return [...refs];
 }
 
-function* activeWants(state: BuildState): Generator<WantRecord> {
-  // Active wants are few compared to history; each status index is walked only over its own members.
+/** Active wants in creation order: the candidates among them, or all (each status index walked over its own). */
+function* activeWants(state: BuildState, candidates?: Candidates): Generator<WantRecord> {
   const ids: Array<[number, string]> = [];
-  for (const status of ['idle', 'building', 'upstream_building'] as const) {
-    for (const entry of state.wants_by_status[status]) ids.push(entry);
+  if (candidates) {
+    for (const id of candidates.keys()) {
+      const w = state.wants.get(id);
+      if (w && !TERMINAL_WANT_STATUSES.has(w.status)) ids.push([w.seq, id]);
+    }
+  } else {
+    for (const status of ['idle', 'building', 'upstream_building'] as const) {
+      for (const entry of state.wants_by_status[status]) ids.push(entry);
+    }
   }
   ids.sort((a, b) => a[0] - b[0]);
   for (const [, id] of ids) {
@@ -114,6 +131,7 @@ class Planner {
   state: BuildState;
   readonly events: EventPayload[] = [];
   readonly kill: string[] = [];
+  readonly waits: Array<[string, string, string]> = [];
 
   constructor(private readonly input: StepInput) {
     this.state = input.state;
@@ -236,13 +254,19 @@ class Planner {
   }
 
   schedule(): void {
-    for (const want of [...activeWants(this.state)]) {
+    const { candidates, waiters } = this.input;
+    const pairs = candidates
+      ? mergeCandidates(mergeCandidates(new Map(), candidates), touchedCandidates(this.state, this.events, waiters ?? new Map()))
+      : undefined;
+    for (const want of [...activeWants(this.state, pairs)]) {
       const current = this.state.wants.get(want.want_id);
       if (!current || TERMINAL_WANT_STATUSES.has(current.status)) continue;
       if (this.expire(current)) continue;
       const missingInputs = new Set<string>();
-      const covered = this.childRefs(current);
-      for (const ref of current.partitions) this.scheduleRef(current, ref, missingInputs, covered);
+      // Built only when an input turns out missing: most steps never need it.
+      let covered: Set<string> | undefined;
+      const isCovered = (ref: string) => (covered ??= this.childRefs(current)).has(ref);
+      for (const ref of pairs?.get(current.want_id) ?? current.partitions) this.scheduleRef(current, ref, missingInputs, isCovered);
       if (missingInputs.size > 0) this.deriveWant(current, [...missingInputs], 'derived');
     }
   }
@@ -268,7 +292,7 @@ class Planner {
     return refs;
   }
 
-  private scheduleRef(want: WantRecord, ref: string, missingInputs: Set<string>, covered: ReadonlySet<string>): void {
+  private scheduleRef(want: WantRecord, ref: string, missingInputs: Set<string>, isCovered: (ref: string) => boolean): void {
     const p = this.state.partitions.get(ref);
     if (p?.status === 'building') {
       const last = this.state.job_runs.get(p.job_run_id);
@@ -277,6 +301,7 @@ class Planner {
         this.queueRun(last, want, last.attempt + 1);
       } else if (last.status === 'dep_missed') {
         const notLive = last.missing.filter((m) => this.state.partitions.get(m)?.status !== 'live');
+        for (const m of notLive) this.waits.push([m, want.want_id, ref]);
         if (notLive.length === 0) this.queueRun(last, want, last.attempt);
         const unwanted = notLive.filter((m) => !this.state.active_wants_by_ref.has(m));
         if (unwanted.length > 0) this.deriveWant(want, unwanted, 'dep_missed');
@@ -296,9 +321,10 @@ class Planner {
       const status = this.state.partitions.get(dep.partition_ref)?.status;
       if (status === 'live') continue;
       ready = false;
+      this.waits.push([dep.partition_ref, want.want_id, ref]);
       // Even an input another want is building gets a derived want of this one: it joins that build, and
       // the chain from this want to the run stays traceable (and survives the other want's cancel).
-      if (!covered.has(dep.partition_ref)) missingInputs.add(dep.partition_ref);
+      if (!isCovered(dep.partition_ref)) missingInputs.add(dep.partition_ref);
     }
     if (ready) this.queueRun(task, want, 1);
   }
@@ -358,16 +384,17 @@ class Planner {
       const run = this.state.job_runs.get(id);
       if (run) count(run);
     }
-    const waiting: JobRunRecord[] = [];
-    for (const [, id] of this.state.job_runs_by_status.queued) {
+    for (const id of launched) {
       const run = this.state.job_runs.get(id);
-      if (!run) continue;
-      if (launched.has(id)) count(run);
-      else waiting.push(run);
+      if (run?.status === 'queued') count(run);
     }
     const out: JobRunRecord[] = [];
-    for (const run of waiting) {
+    // Oldest first, and no further than the free capacity: a long queue is not walked when nothing can start.
+    for (const [, id] of this.state.job_runs_by_status.queued) {
       if (active >= policy.max_concurrent_job_runs) break;
+      if (launched.has(id)) continue;
+      const run = this.state.job_runs.get(id);
+      if (!run) continue;
       const limit = policy.jobs.get(run.job_label)?.max_concurrency ?? 0;
       if (limit > 0 && (perJob.get(run.job_label) ?? 0) >= limit) continue;
       count(run);

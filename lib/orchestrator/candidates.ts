@@ -1,0 +1,85 @@
+/**
+ * What a narrow step schedules: (want, ref) pairs that events touched, so a step's cost follows what changed,
+ * not how many partitions are wanted. A want mapped to `null` is scheduled whole (a new want, say).
+ */
+import type { EventPayload } from '../events/build-event.js';
+import type { BuildState } from '../state/build-state.js';
+
+export type Candidates = Map<string, Set<string> | null>;
+
+/** input ref -> want id -> that want's refs waiting for the input. */
+export type Waiters = Map<string, Map<string, Set<string>>>;
+
+export function addCandidate(c: Candidates, wantId: string, ref: string | null): void {
+  const refs = c.get(wantId);
+  if (refs === null) return;
+  if (ref === null) c.set(wantId, null);
+  else if (refs) refs.add(ref);
+  else c.set(wantId, new Set([ref]));
+}
+
+export function mergeCandidates(into: Candidates, from: Candidates): Candidates {
+  for (const [wantId, refs] of from) {
+    if (refs === null) addCandidate(into, wantId, null);
+    else for (const ref of refs) addCandidate(into, wantId, ref);
+  }
+  return into;
+}
+
+export function addWait(waiters: Waiters, input: string, wantId: string, ref: string): void {
+  let wants = waiters.get(input);
+  if (!wants) waiters.set(input, (wants = new Map()));
+  let refs = wants.get(wantId);
+  if (!refs) wants.set(wantId, (refs = new Set()));
+  refs.add(ref);
+}
+
+/**
+ * The pairs `events` may have given something to do: new wants (whole), the parent of a canceled want (it may
+ * need its inputs asked for again), each active want on an output of a run that changed, and the refs that
+ * wait on such an output.
+ */
+export function touchedCandidates(state: BuildState, events: readonly EventPayload[], waiters: Waiters): Candidates {
+  const c: Candidates = new Map();
+  const touchRef = (ref: string) => {
+    for (const id of state.active_wants_by_ref.get(ref) ?? []) addCandidate(c, id, ref);
+    for (const [id, refs] of waiters.get(ref) ?? []) for (const r of refs) addCandidate(c, id, r);
+  };
+  for (const e of events) {
+    switch (e.type) {
+      case 'want_created':
+        addCandidate(c, e.want_created.want_id, null);
+        break;
+      case 'want_canceled': {
+        const parent = state.wants.get(e.want_canceled.want_id)?.parent_want_id;
+        if (parent) addCandidate(c, parent, null);
+        break;
+      }
+      case 'partition_tainted':
+        touchRef(e.partition_tainted.partition_ref);
+        break;
+      case 'job_run_started':
+        break;
+      default:
+        for (const ref of state.job_runs.get(jobRunIdOf(e))?.config.outputs ?? []) touchRef(ref);
+    }
+  }
+  return c;
+}
+
+function jobRunIdOf(e: EventPayload): string {
+  switch (e.type) {
+    case 'job_run_queued':
+      return e.job_run_queued.job_run_id;
+    case 'job_run_succeeded':
+      return e.job_run_succeeded.job_run_id;
+    case 'job_run_failed':
+      return e.job_run_failed.job_run_id;
+    case 'job_run_canceled':
+      return e.job_run_canceled.job_run_id;
+    case 'job_run_dep_missed':
+      return e.job_run_dep_missed.job_run_id;
+    default:
+      return '';
+  }
+}
