@@ -143,3 +143,39 @@ test('one ref its config program rejects fails alone; the batch is bisected, not
   const runs = readFileSync(join(dir, 'config-runs.txt'), 'utf8').trim().split('\n').length;
   t.true(runs <= 1 + 2 * Math.ceil(Math.log2(16)), `config program ran ${runs} times for 16 refs`);
 });
+
+test('a dep_missed job gets its own want for the missing input, so another want’s cancel cannot strand it', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [
+      { label: 'y', outputs: ['y/(?<n>\\d+)'], exec: bash('while [ ! -f release-y ]; do sleep 0.05; done; touch y.done') },
+      {
+        label: 'x',
+        outputs: ['x/(?<n>\\d+)'],
+        inputs: [{ partition_ref: 'y/${n}', dep_type: 'MATERIALIZE' }],
+        exec: bash('touch x.done'),
+      },
+      { label: 'a', outputs: ['a/(?<n>\\d+)'], exec: bash('[ -f x.done ] || { echo \'PLATFORM_MISSING_DEPS {"missing": ["x/1"]}\'; exit 1; }') },
+    ],
+  });
+  const other = await want(platform, ['x/1']); // asks for x/1 first; x/1 waits for y/1
+  await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'y/1 to run');
+  const mine = await want(platform, ['a/1']);
+  await waitFor(platform, (s) => s.job_runs_by_status.dep_missed.size === 1, 'a/1 to miss x/1');
+  await platform.cancelWant(other); // x/1 has no run of its own yet: no run event will announce anything
+  writeFileSync(join(dir, 'release-y'), '');
+  const s = await waitForWant(platform, mine, ['successful']);
+  t.true([...s.wants.values()].some((w) => w.parent_want_id === mine && w.source === 'dep_missed'));
+});
+
+test('a retry pending when the server restarts happens after the restart, on time', async (t) => {
+  const dir = makeWorkspace(t);
+  const graph = { jobs: [{ label: 'f', outputs: ['f/(?<n>\\d+)'], exec: bash('[ -f failed-once ] && exit 0; touch failed-once; exit 1'), retries: 2 }] };
+  const first = await openPlatform(t, dir, graph);
+  const id = await want(first, ['f/1']);
+  await waitFor(first, (s) => [...s.job_runs.values()].some((r) => r.status === 'failed' && r.retry_at > 0), 'a retry to be pending');
+  await first.close();
+  const second = await openPlatform(t, dir, graph); // its tick is 60 s: only the recorded deadline can wake it
+  const s = await waitForWant(second, id, ['successful'], 8000);
+  t.is(s.job_runs.size, 2);
+});

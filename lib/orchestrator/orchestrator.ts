@@ -17,7 +17,6 @@ import {
   takeUntil,
 } from 'rxjs';
 import { errorMessage } from '../errors.js';
-import type { EventPayload } from '../events/build-event.js';
 import type { EventLog } from '../events/event-log.js';
 import type { JobLaunch, JobOutcome } from '../executor/job-launch.js';
 import { findJobRunProcesses, killProcesses } from '../executor/job-process-identity.js';
@@ -46,6 +45,9 @@ type Trigger = 'tick' | 'signal';
 /** How long a step waits for config programs before going on without their results. */
 const RESOLVE_WAIT_MS = 25;
 
+/** How soon a step that failed is tried again. */
+const STEP_RETRY_MS = 250;
+
 export class Orchestrator {
   private readonly started: Array<{ job_run_id: string; pid: number }> = [];
   private readonly outcomes: JobOutcome[] = [];
@@ -57,7 +59,7 @@ export class Orchestrator {
   private touched: Candidates = new Map();
   private waiters: Waiters = new Map();
   private needFullScan = true;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly wake = new Subject<void>();
   private readonly stop$ = new Subject<void>();
   private subscription: Subscription | undefined;
@@ -133,7 +135,7 @@ export class Orchestrator {
   /** No new step starts; resolves once the step in progress has finished. */
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const timer of this.timers) clearTimeout(timer);
+    for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.stop$.next();
     await this.inStep;
@@ -224,7 +226,7 @@ export class Orchestrator {
       if (fullScan) this.waiters = new Map();
       for (const [input, wantId, ref] of plan.waits) addWait(this.waiters, input, wantId, ref);
       mergeCandidates(this.touched, touchedCandidates(plan.state, plan.events, this.waiters));
-      for (const at of deadlinesOf(plan.events, now)) this.wakeAt(at);
+      for (const at of plan.deadlines) this.wakeAt(at);
       pending.forEach((p, i) => {
         const reply = plan.replies[i]!;
         p.resolve(reply.ok ? { ...reply, state: plan.state } : reply);
@@ -240,6 +242,8 @@ export class Orchestrator {
       this.started.unshift(...started);
       this.outcomes.unshift(...outcomes);
       this.needFullScan = true;
+      // Try again soon (not at once: a fault that persists must not spin the loop).
+      this.wakeAt(this.now() + STEP_RETRY_MS);
       throw err;
     }
   }
@@ -288,14 +292,16 @@ export class Orchestrator {
 
   /** A step at `at` (a retry falling due, a ttl running out) that looks at every want. */
   private wakeAt(at: number): void {
+    // One timer per deadline: a full scan sees every pending retry and ttl again.
+    if (this.timers.has(at)) return;
     const timer = setTimeout(() => {
-      this.timers.delete(timer);
+      this.timers.delete(at);
       // Timers may fire a little early; a step before the deadline would find nothing due and set no new one.
       if (this.now() < at) return this.wakeAt(at);
       this.needFullScan = true;
       this.wake.next();
     }, Math.max(0, at - this.now()) + 1);
-    this.timers.add(timer);
+    this.timers.set(at, timer);
   }
 
   private launch(run: JobRunRecord): void {
@@ -314,16 +320,4 @@ export class Orchestrator {
     this.started.push({ job_run_id: run.job_run_id, pid });
     this.dirty = true;
   }
-}
-
-/** When the step's events call for another look: retries falling due and root wants' ttls running out. */
-function deadlinesOf(events: readonly EventPayload[], now: number): number[] {
-  const at: number[] = [];
-  for (const e of events) {
-    if (e.type === 'job_run_failed' && e.job_run_failed.retry_at > 0) at.push(e.job_run_failed.retry_at);
-    if (e.type === 'want_created' && e.want_created.ttl_seconds > 0 && !e.want_created.parent_want_id) {
-      at.push(now + e.want_created.ttl_seconds * 1000);
-    }
-  }
-  return at;
 }

@@ -66,6 +66,8 @@ export interface StepPlan {
   kill: string[];
   /** [input ref, want id, ref]: what the scheduled refs wait for (for the caller's `waiters`). */
   waits: Array<[string, string, string]>;
+  /** Times (epoch ms) at which something seen in this step falls due: a retry, a ttl. */
+  deadlines: number[];
 }
 
 /** The job label of a run recorded for a ref no job could be found or configured for. */
@@ -83,10 +85,10 @@ export function planStep(input: StepInput): StepPlan {
   const replies = input.commands.map((c) => plan.command(c));
   for (const s of input.started) plan.started(s.job_run_id, s.pid);
   for (const o of input.outcomes) plan.outcome(o);
-  if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill, waits: [] };
+  if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill, waits: [], deadlines: [] };
   plan.schedule();
   const launch = plan.launches();
-  return { events: plan.events, state: plan.state, replies, launch, kill: plan.kill, waits: plan.waits };
+  return { events: plan.events, state: plan.state, replies, launch, kill: plan.kill, waits: plan.waits, deadlines: plan.deadlines };
 }
 
 /** Refs whose configs the next step may need: partitions of (candidate) active wants that no run is building. */
@@ -132,6 +134,7 @@ class Planner {
   readonly events: EventPayload[] = [];
   readonly kill: string[] = [];
   readonly waits: Array<[string, string, string]> = [];
+  readonly deadlines: number[] = [];
 
   constructor(private readonly input: StepInput) {
     this.state = input.state;
@@ -277,7 +280,11 @@ class Planner {
    */
   private expire(want: WantRecord): boolean {
     if (want.ttl_seconds <= 0 || want.parent_want_id) return false;
-    if (this.input.now < want.created_at + want.ttl_seconds * 1000) return false;
+    const expiry = want.created_at + want.ttl_seconds * 1000;
+    if (this.input.now < expiry) {
+      this.deadlines.push(expiry);
+      return false;
+    }
     this.cancelWant(want, `its ttl of ${want.ttl_seconds} s expired before its partitions were built`);
     return true;
   }
@@ -297,14 +304,16 @@ class Planner {
     if (p?.status === 'building') {
       const last = this.state.job_runs.get(p.job_run_id);
       if (!last || ACTIVE_JOB_RUN_STATUSES.has(last.status)) return;
-      if (last.status === 'failed' && last.retry_at > 0 && this.input.now >= last.retry_at) {
-        this.queueRun(last, want, last.attempt + 1);
+      if (last.status === 'failed' && last.retry_at > 0) {
+        if (this.input.now >= last.retry_at) this.queueRun(last, want, last.attempt + 1);
+        else this.deadlines.push(last.retry_at);
       } else if (last.status === 'dep_missed') {
         const notLive = last.missing.filter((m) => this.state.partitions.get(m)?.status !== 'live');
         for (const m of notLive) this.waits.push([m, want.want_id, ref]);
         if (notLive.length === 0) this.queueRun(last, want, last.attempt);
-        const unwanted = notLive.filter((m) => !this.state.active_wants_by_ref.has(m));
-        if (unwanted.length > 0) this.deriveWant(want, unwanted, 'dep_missed');
+        // Like any missing input: asked for by this want itself, never left to whoever else wants it now.
+        const unasked = notLive.filter((m) => !isCovered(m));
+        if (unasked.length > 0) this.deriveWant(want, unasked, 'dep_missed');
       }
       return;
     }
