@@ -16,7 +16,6 @@ import {
   merge,
   takeUntil,
 } from 'rxjs';
-import { errorMessage } from '../errors.js';
 import type { EventLog } from '../events/event-log.js';
 import type { JobLaunch, JobOutcome } from '../executor/job-launch.js';
 import { findJobRunProcesses, killProcesses } from '../executor/job-process-identity.js';
@@ -25,7 +24,8 @@ import type { JobRunRecord } from '../state/build-state.js';
 import type { StateStore } from '../state/state-store.js';
 import type { CommandQueue } from './command-queue.js';
 import { addCandidate, addWait, mergeCandidates, touchedCandidates, type Candidates, type Waiters } from './candidates.js';
-import { planStep, refsToResolve, type TaskResolution } from './plan-step.js';
+import { planStep, refsToResolve } from './plan-step.js';
+import { ResolutionCache } from './resolution-cache.js';
 import type { TaskSource } from './task-source.js';
 
 export interface OrchestratorOptions {
@@ -42,9 +42,6 @@ export interface OrchestratorOptions {
 
 type Trigger = 'tick' | 'signal';
 
-/** How long a step waits for config programs before going on without their results. */
-const RESOLVE_WAIT_MS = 25;
-
 /** How soon a step that failed is tried again. */
 const STEP_RETRY_MS = 250;
 
@@ -52,9 +49,7 @@ export class Orchestrator {
   private readonly started: Array<{ job_run_id: string; pid: number }> = [];
   private readonly outcomes: JobOutcome[] = [];
   private readonly launched = new Set<string>();
-  private readonly resolutions = new Map<string, TaskResolution>();
-  private readonly resolving = new Set<string>();
-  private graphGeneration = 0;
+  private readonly resolutions: ResolutionCache;
   /** Wants to schedule in the next narrow step, and input ref -> wants waiting on it (see step()). */
   private touched: Candidates = new Map();
   private waiters: Waiters = new Map();
@@ -73,6 +68,12 @@ export class Orchestrator {
 
   constructor(private readonly opts: OrchestratorOptions) {
     this.now = opts.now ?? Date.now;
+    // Configs that arrive make the wants on those refs worth another look.
+    this.resolutions = new ResolutionCache(opts.tasks, (refs) => {
+      const state = opts.store.current();
+      for (const ref of refs) for (const id of state.active_wants_by_ref.get(ref) ?? []) addCandidate(this.touched, id, ref);
+      this.wake.next();
+    });
     this.logError = opts.logError ?? ((m) => process.stderr.write(`${m}\n`));
   }
 
@@ -196,10 +197,7 @@ export class Orchestrator {
     const outcomes = this.outcomes.splice(0);
     try {
       if (await tasks.refresh?.()) {
-        // Answers of the old graph, given or still coming, must not be used from here on.
-        this.graphGeneration++;
-        this.resolutions.clear();
-        this.resolving.clear();
+        this.resolutions.invalidate();
         this.needFullScan = true;
       }
       const state = store.current();
@@ -208,7 +206,7 @@ export class Orchestrator {
       this.needFullScan = false;
       const candidates = fullScan ? undefined : this.touched;
       this.touched = new Map();
-      const resolved = await this.resolutionsFor(refsToResolve(state, newRefs, candidates));
+      const resolved = await this.resolutions.lookup(refsToResolve(state, newRefs, candidates));
       const now = this.now();
       const plan = planStep({
         ...(candidates ? { candidates } : {}),
@@ -246,48 +244,6 @@ export class Orchestrator {
       this.wakeAt(this.now() + STEP_RETRY_MS);
       throw err;
     }
-  }
-
-  /**
-   * Configs for the refs this step may build. Resolving can mean running config programs, which may take
-   * seconds: the step waits briefly for them, and otherwise goes on without; their results arrive for a later
-   * step, so a slow config program never holds up replies, outcomes or cancels.
-   */
-  private async resolutionsFor(refs: readonly string[]): Promise<Map<string, TaskResolution>> {
-    const needed = new Set(refs);
-    for (const ref of this.resolutions.keys()) if (!needed.has(ref)) this.resolutions.delete(ref);
-    const todo = refs.filter((ref) => !this.resolutions.has(ref) && !this.resolving.has(ref));
-    if (todo.length > 0) {
-      for (const ref of todo) this.resolving.add(ref);
-      const generation = this.graphGeneration;
-      const current = () => generation === this.graphGeneration;
-      const done = this.opts.tasks.resolve(todo).then(
-        (results) => {
-          if (!current()) return;
-          const state = this.opts.store.current();
-          for (const [ref, r] of results) {
-            this.resolutions.set(ref, r);
-            for (const id of state.active_wants_by_ref.get(ref) ?? []) addCandidate(this.touched, id, ref);
-          }
-        },
-        (err: unknown) => {
-          if (!current()) return;
-          for (const ref of todo) this.resolutions.set(ref, { ok: false, job_label: '', error: errorMessage(err) });
-          this.needFullScan = true;
-        },
-      );
-      void done.finally(() => {
-        if (current()) for (const ref of todo) this.resolving.delete(ref);
-        this.wake.next();
-      });
-      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, RESOLVE_WAIT_MS))]);
-    }
-    const out = new Map<string, TaskResolution>();
-    for (const ref of refs) {
-      const r = this.resolutions.get(ref);
-      if (r) out.set(ref, r);
-    }
-    return out;
   }
 
   /** A step at `at` (a retry falling due, a ttl running out) that looks at every want. */

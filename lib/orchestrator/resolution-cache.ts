@@ -1,0 +1,68 @@
+/**
+ * Configs for the refs a step may build. Resolving can mean running config programs, which may take seconds:
+ * a lookup waits briefly for them and otherwise answers without; their results are kept for a later step, which
+ * `onArrival` asks for. So a slow config program never holds up replies, outcomes or cancels.
+ */
+import { errorMessage } from '../errors.js';
+import type { TaskResolution } from './plan-step.js';
+import type { TaskSource } from './task-source.js';
+
+/** How long a lookup waits for config programs before answering without their results. */
+const RESOLVE_WAIT_MS = 25;
+
+export class ResolutionCache {
+  private readonly results = new Map<string, TaskResolution>();
+  private readonly resolving = new Set<string>();
+  /** Bumped when the graph changes: answers of an older graph, given or still coming, are dropped. */
+  private generation = 0;
+
+  constructor(
+    private readonly source: TaskSource,
+    private readonly onArrival: (refs: readonly string[]) => void,
+  ) {}
+
+  /** What is known for `refs`; starts resolving the rest. Keeps only `refs`' results (the cache stays small). */
+  async lookup(refs: readonly string[]): Promise<Map<string, TaskResolution>> {
+    const needed = new Set(refs);
+    for (const ref of this.results.keys()) if (!needed.has(ref)) this.results.delete(ref);
+    const todo = refs.filter((ref) => !this.results.has(ref) && !this.resolving.has(ref));
+    if (todo.length > 0) {
+      await Promise.race([this.resolve(todo), new Promise((resolve) => setTimeout(resolve, RESOLVE_WAIT_MS))]);
+    }
+    const out = new Map<string, TaskResolution>();
+    for (const ref of refs) {
+      const r = this.results.get(ref);
+      if (r) out.set(ref, r);
+    }
+    return out;
+  }
+
+  /** The graph changed: nothing known so far holds. */
+  invalidate(): void {
+    this.generation++;
+    this.results.clear();
+    this.resolving.clear();
+  }
+
+  private resolve(todo: string[]): Promise<void> {
+    for (const ref of todo) this.resolving.add(ref);
+    const generation = this.generation;
+    const current = () => generation === this.generation;
+    return this.source.resolve(todo).then(
+      (results) => {
+        if (!current()) return;
+        for (const [ref, r] of results) this.results.set(ref, r);
+        for (const ref of todo) this.resolving.delete(ref);
+        this.onArrival(todo);
+      },
+      (err: unknown) => {
+        if (!current()) return;
+        for (const ref of todo) {
+          this.results.set(ref, { ok: false, job_label: '', error: errorMessage(err) });
+          this.resolving.delete(ref);
+        }
+        this.onArrival(todo);
+      },
+    );
+  }
+}
