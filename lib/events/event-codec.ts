@@ -12,6 +12,7 @@ import type { Field, Type } from 'protobufjs';
 import { schema } from '../proto/schema.js';
 import { EVENT_TYPES } from './build-event.js';
 import type { BuildEvent, EventType, WantSource } from './build-event.js';
+import { errorMessage } from '../errors.js';
 
 /** Thrown when an event cannot be encoded or a stored record cannot be decoded. */
 export class EventCodecError extends Error {
@@ -243,7 +244,7 @@ export function decodeEvent(bytes: Uint8Array, expectedId?: number): BuildEvent 
     try {
       msg = schema.BuildEvent.decode(bytes) as unknown as Obj;
     } catch (err) {
-      throw new FieldError(`corrupt record (${bytes.length} bytes): ${err instanceof Error ? err.message : String(err)}`);
+      throw new FieldError(`corrupt record (${bytes.length} bytes): ${errorMessage(err)}`);
     }
     const event_id = longToNumber(msg['event_id'], 'event_id');
     if (expectedId === undefined) {

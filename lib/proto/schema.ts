@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import type { Enum, Root, Service, Type } from 'protobufjs';
+import { errorMessage } from '../errors.js';
 
 export type { Enum, Root, Service, Type };
 
@@ -57,7 +58,7 @@ function loadRoot(keepCase: boolean): Root {
     root.loadSync([...PROTO_FILES], { keepCase });
     root.resolveAll();
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     throw new Error(`cannot load protobuf schema from ${dir}: ${message}`, { cause: err });
   }
   return root;

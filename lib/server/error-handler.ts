@@ -1,6 +1,7 @@
 /** The last middleware: every error becomes JSON `{"error", "want_id"?}`; only real faults are 500s, and logged. */
 import type { NextFunction, Request, Response } from 'express';
 import { HttpError, errorBody } from './http-error.js';
+import { errorMessage } from '../errors.js';
 
 interface BodyParserError {
   type: string;
@@ -46,7 +47,7 @@ export function errorHandler(logError: (message: string) => void) {
     // (zlib's error, given status 400 by body-parser), a path parameter that is not valid percent-encoding, ...
     const status = clientErrorStatus(err);
     if (status !== undefined) {
-      res.status(status === 413 ? 413 : 400).json(errorBody(`Bad request: ${err instanceof Error ? err.message : String(err)}.`));
+      res.status(status === 413 ? 413 : 400).json(errorBody(`Bad request: ${errorMessage(err)}.`));
       return;
     }
     logError(`${req.method} ${req.originalUrl} failed: ${err instanceof Error ? err.stack : String(err)}`);

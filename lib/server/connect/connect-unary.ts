@@ -18,6 +18,7 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import { gunzip } from 'node:zlib';
+import { errorMessage } from '../../errors.js';
 import protojson from 'protobufjs/ext/protojson.js';
 import type { IConversionOptions, Message, Type } from 'protobufjs';
 
@@ -274,7 +275,7 @@ function decodeRequest(type: Type, codec: Codec, body: Buffer): Record<string, u
     try {
       message = type.decode(body);
     } catch (err) {
-      throw new RpcError('invalid_argument', `The body is not a valid binary ${type.name}: ${errorMessage(err)}.`);
+      throw new RpcError('invalid_argument', `The body is not a valid binary ${type.name}: ${sentence(err)}.`);
     }
   } else {
     let text: string;
@@ -287,12 +288,12 @@ function decodeRequest(type: Type, codec: Codec, body: Buffer): Record<string, u
     try {
       json = JSON.parse(text);
     } catch (err) {
-      throw new RpcError('invalid_argument', `The body is not valid JSON: ${errorMessage(err)}.`);
+      throw new RpcError('invalid_argument', `The body is not valid JSON: ${sentence(err)}.`);
     }
     try {
       message = protojson.fromJson(type, json);
     } catch (err) {
-      throw new RpcError('invalid_argument', `The body is not a valid ${type.name} in proto3 JSON: ${errorMessage(err)}.`);
+      throw new RpcError('invalid_argument', `The body is not a valid ${type.name} in proto3 JSON: ${sentence(err)}.`);
     }
   }
   return type.toObject(message, TO_OBJECT);
@@ -306,6 +307,7 @@ function toRpcError(err: unknown, method: UnaryMethod, req: Request, options: Un
   return new RpcError('internal', 'Internal error; the server log has the details.');
 }
 
-function errorMessage(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).replace(/\.$/, '');
+/** An error message to end a sentence with: without its own final period. */
+function sentence(err: unknown): string {
+  return errorMessage(err).replace(/\.$/, '');
 }
