@@ -231,7 +231,8 @@ test('a want for a ref being built joins the run; a want for a live ref is succe
   const after = platform.state();
   t.is(after.wants.get(third)!.status, 'successful');
   t.deepEqual(after.wants.get(third)!.job_run_ids, []);
-  // Give the loop a few ticks to (wrongly) schedule something.
+  // Give the loop steps, including a full scan (what a tick does), to (wrongly) schedule something.
+  platform.orchestrator.scanAll();
   await sleep(300);
   t.is(runsFor(platform.state(), 'once/2').length, 1);
   t.deepEqual(lines(dir, 'invocations.txt').map((l) => l.split(' ')[0]), ['2']);

@@ -56,7 +56,7 @@ test('the example workspace has the marker, a .gitignore for data/ and a valid g
 test('building weekly/revenue/week=2026-W02 of the example: weekly = sum of dailies = sum of raw orders', async (t) => {
   const dir = copyExample(t);
   // The graph comes from the workspace's own platform.json.
-  const platform = await Platform.open(dir, { tickMs: 50, logError: (m) => t.log(m) });
+  const platform = await Platform.open(dir, { tickMs: 60_000, logError: (m) => t.log(m) });
   t.teardown(() => platform.close());
   const ref = 'weekly/revenue/week=2026-W02';
   const w = await want(platform, [ref]);

@@ -11,7 +11,7 @@ test('a job added to platform.json is buildable without a restart; an invalid ed
   const dir = makeWorkspace(t);
   const graphFile = join(dir, 'platform.json');
   writeFileSync(graphFile, JSON.stringify({ jobs: [job('alpha')] }));
-  const platform = await Platform.open(dir, { tickMs: 50 });
+  const platform = await Platform.open(dir, { tickMs: 60_000 });
   t.teardown(() => platform.close());
   const server = await startServer(t, platform);
   const post = (partitions: string[]) =>

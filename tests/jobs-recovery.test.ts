@@ -44,7 +44,7 @@ test('recovery kills the lost run’s processes of this workspace only, then reb
   const foreign = fakeJob(other, 'r-1'); // every workspace has an r-1
   killAtTeardown(t, () => [mine, foreign]);
 
-  const platform = await Platform.open(dir, { graph: parseGraph(graph, 'test'), tickMs: 50 });
+  const platform = await Platform.open(dir, { graph: parseGraph(graph, 'test'), tickMs: 60_000 });
   t.teardown(() => platform.close());
   t.true(await poll(() => !isPidAlive(mine), 2000), 'the orphan of this workspace is killed');
   t.true(isPidAlive(foreign), 'the job of another workspace is left alone');
@@ -78,7 +78,7 @@ test('a run queued before an edit of platform.json runs with the exec it was que
       ],
     });
   writeFileSync(join(dir, 'platform.json'), graphOf('old'));
-  const platform = await Platform.open(dir, { tickMs: 50 });
+  const platform = await Platform.open(dir, { tickMs: 60_000 });
   t.teardown(() => platform.close());
   const id = await want(platform, ['w/1', 'w/2']);
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1 && s.job_runs_by_status.queued.size === 1, 'one running, one queued');

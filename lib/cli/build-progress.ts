@@ -40,6 +40,8 @@ export interface BuildModel {
    */
   rootCreated: boolean;
   readonly wants: Map<string, TrackedWant>;
+  /** Every partition the tracked wants ask for: a run for one of them serves the build. */
+  readonly wantedRefs: Set<string>;
   /** In the order they became known. */
   readonly runs: Map<string, TrackedRun>;
 }
@@ -65,20 +67,22 @@ export function newBuildModel(
     wantStatus: root.status,
     rootCreated: options.rootCreated ?? false,
     wants: new Map([[root.want_id, { want_id: root.want_id, partitions: [...root.partitions] }]]),
+    wantedRefs: new Set(root.partitions),
     runs: new Map(),
   };
 }
 
 /** Adds a want the build depends on (a derived want, or one read from the server). */
 export function trackWant(model: BuildModel, want: TrackedWant): void {
-  if (!model.wants.has(want.want_id)) model.wants.set(want.want_id, { want_id: want.want_id, partitions: [...want.partitions] });
+  if (model.wants.has(want.want_id)) return;
+  model.wants.set(want.want_id, { want_id: want.want_id, partitions: [...want.partitions] });
+  for (const ref of want.partitions) model.wantedRefs.add(ref);
 }
 
 function servesBuild(model: BuildModel, wantIds: readonly string[], outputs: readonly string[]): boolean {
   if (wantIds.some((id) => model.wants.has(id))) return true;
   // A run another want queued for a ref this build wants: the build joins it (as the server records it).
-  for (const w of model.wants.values()) if (outputs.some((ref) => w.partitions.includes(ref))) return true;
-  return false;
+  return outputs.some((ref) => model.wantedRefs.has(ref));
 }
 
 /**

@@ -1,14 +1,7 @@
 /** The shape every `... list` command shares: status/limit/offset options, a page, a table or JSON, a footer. */
 import type { Command } from 'commander';
-import type { PlatformClient } from '../client/platform-client.js';
+import type { Page, PlatformClient } from '../client/platform-client.js';
 import { connect, line, pageFooter, parseCount, printJson } from './output.js';
-
-export interface PageOf<T> {
-  data: T[];
-  total: number;
-  offset: number;
-  limit: number;
-}
 
 export interface PagedListSpec<T> {
   /** Plural noun for help and the footer: 'wants'. */
@@ -17,7 +10,7 @@ export interface PagedListSpec<T> {
   statuses: readonly string[];
   /** Extra string options: [flag, help, key]. */
   extra?: ReadonlyArray<[string, string, string]>;
-  fetch(client: PlatformClient, query: { status?: string; limit?: number; offset?: number; [key: string]: unknown }): Promise<PageOf<T>>;
+  fetch(client: PlatformClient, query: { status?: string; limit?: number; offset?: number; [key: string]: unknown }): Promise<Page<T>>;
   rows(items: T[]): string;
 }
 

@@ -11,23 +11,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Observable } from 'rxjs';
-import type { BuildEvent } from '../events/build-event.js';
 import type { JobRunStatus, PartitionStatus, WantStatus } from '../state/build-state.js';
-import type { JobRunView, PartitionView, WantView } from '../state/views.js';
+import type { Page } from '../state/queries.js';
+import type { EventView, JobRunView, PartitionView, WantView } from '../state/views.js';
 import { NoServerError } from './server-connection.js';
 import { sseStream, type SseMessage } from './sse-client.js';
 
-export type { JobRunView, PartitionView, WantView, SseMessage };
+export type { EventView, JobRunView, Page, PartitionView, WantView, SseMessage };
 
-/** An event as the API renders it: the envelope with an ISO time, `type` and the payload under that name. */
-export type EventView = BuildEvent extends infer E ? (E extends BuildEvent ? Omit<E, 'timestamp'> & { timestamp: string } : never) : never;
-
-export interface Page<T> {
-  data: T[];
-  total: number;
-  offset: number;
-  limit: number;
-}
 
 export interface EventPage {
   data: EventView[];

@@ -32,7 +32,9 @@ export class GraphTaskSource implements TaskSource {
     for (const ref of refs) {
       try {
         const label = this.view.resolver.jobFor(ref).label;
-        groups.set(label, [...(groups.get(label) ?? []), ref]);
+        let group = groups.get(label);
+        if (!group) groups.set(label, (group = []));
+        group.push(ref);
       } catch (err) {
         out.set(ref, { ok: false, job_label: '', error: errorMessage(err) });
       }

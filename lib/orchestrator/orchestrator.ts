@@ -126,6 +126,12 @@ export class Orchestrator {
     }
   }
 
+  /** Runs a step that looks at every active want now, as a tick does. */
+  scanAll(): void {
+    this.needFullScan = true;
+    this.wake.next();
+  }
+
   /** Test and embedding hook: holds the loop before its next step until the returned function is called. */
   hold(): () => void {
     let release!: () => void;

@@ -4,14 +4,18 @@
  * `onArrival` asks for. So a slow config program never holds up replies, outcomes or cancels.
  */
 import { errorMessage } from '../errors.js';
+import { LruCache } from '../graph/lru-cache.js';
 import type { TaskResolution } from './plan-step.js';
 import type { TaskSource } from './task-source.js';
 
 /** How long a lookup waits for config programs before answering without their results. */
 const RESOLVE_WAIT_MS = 25;
 
+/** Most refs whose config is kept between steps. */
+const CAPACITY = 100_000;
+
 export class ResolutionCache {
-  private readonly results = new Map<string, TaskResolution>();
+  private results = new LruCache<string, TaskResolution>(CAPACITY);
   private readonly resolving = new Set<string>();
   /** Bumped when the graph changes: answers of an older graph, given or still coming, are dropped. */
   private generation = 0;
@@ -21,10 +25,11 @@ export class ResolutionCache {
     private readonly onArrival: (refs: readonly string[]) => void,
   ) {}
 
-  /** What is known for `refs`; starts resolving the rest. Keeps only `refs`' results (the cache stays small). */
+  /**
+   * What is known for `refs`; starts resolving the rest. A config is kept (a ref waiting for its inputs is looked
+   * up step after step); a failure is handed out once, so a later want for the ref tries again.
+   */
   async lookup(refs: readonly string[]): Promise<Map<string, TaskResolution>> {
-    const needed = new Set(refs);
-    for (const ref of this.results.keys()) if (!needed.has(ref)) this.results.delete(ref);
     const todo = refs.filter((ref) => !this.results.has(ref) && !this.resolving.has(ref));
     if (todo.length > 0) {
       await Promise.race([this.resolve(todo), new Promise((resolve) => setTimeout(resolve, RESOLVE_WAIT_MS))]);
@@ -32,7 +37,9 @@ export class ResolutionCache {
     const out = new Map<string, TaskResolution>();
     for (const ref of refs) {
       const r = this.results.get(ref);
-      if (r) out.set(ref, r);
+      if (!r) continue;
+      out.set(ref, r);
+      if (!r.ok) this.results.delete(ref);
     }
     return out;
   }
@@ -40,7 +47,7 @@ export class ResolutionCache {
   /** The graph changed: nothing known so far holds. */
   invalidate(): void {
     this.generation++;
-    this.results.clear();
+    this.results = new LruCache(CAPACITY);
     this.resolving.clear();
   }
 

@@ -127,7 +127,8 @@ export function jobRunView(r: JobRunRecord): JobRunView {
 }
 
 /** An event as JSON: the envelope with an ISO time, the oneof case in `type` and its payload under that name. */
-export type EventView = Omit<BuildEvent, 'timestamp'> & { timestamp: string };
+// Distributed over the union, so each event type keeps its own payload field.
+export type EventView = BuildEvent extends infer E ? (E extends BuildEvent ? Omit<E, 'timestamp'> & { timestamp: string } : never) : never;
 
 export function eventView(e: BuildEvent): EventView {
   return { ...e, timestamp: iso(e.timestamp) } as EventView;

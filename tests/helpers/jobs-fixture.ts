@@ -37,7 +37,7 @@ export function writeFiles(dir: string, files: Record<string, string>): void {
 }
 
 /**
- * A platform on `dir` with the graph `graph` (the platform.json object), a fast tick, closed at teardown. Orchestrator
+ * A platform on `dir` with the graph `graph` (the platform.json object), no tick to speak of, closed at teardown. Orchestrator
  * errors are collected in `errors` so a test can show them.
  */
 export async function openPlatform(
