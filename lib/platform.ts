@@ -138,7 +138,7 @@ export class Platform {
     return followFile(this.logPath(job_run_id, stream), this.jobRunEnded$(job_run_id));
   }
 
-  /** Rejects with QueueFullError when 100 commands are already waiting. */
+  /** Rejects with QueueFullError when the command queue (capacity `queueCapacity`, default 100) is full. */
   createWant(request: CreateWantRequest): Promise<CommandResult> {
     return this.queue.offer({ kind: 'create_want', request });
   }

@@ -45,7 +45,3 @@ export function defaultMaxConcurrentJobRuns(): number {
 export function emptyGraph(): GraphDefinition {
   return { max_concurrent_job_runs: defaultMaxConcurrentJobRuns(), jobs: [] };
 }
-
-export function isConfigProgramJob(job: JobDefinition): job is JobDefinition & { config: string[] } {
-  return job.config !== undefined;
-}

@@ -6,7 +6,7 @@
 import type { EventPayload, JobConfig } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import type { BuildState, JobRunRecord, WantRecord } from '../state/build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES } from '../state/build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, ACTIVE_WANT_STATUSES, TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { reduce } from '../state/reduce.js';
 import { mergeCandidates, touchedCandidates, type Candidates, type Waiters } from './candidates.js';
 import type { Command, CommandDecision } from './command.js';
@@ -109,7 +109,7 @@ function* activeWants(state: BuildState, candidates?: Candidates): Generator<Wan
       if (w && !TERMINAL_WANT_STATUSES.has(w.status)) ids.push([w.seq, id]);
     }
   } else {
-    for (const status of ['idle', 'building', 'upstream_building'] as const) {
+    for (const status of ACTIVE_WANT_STATUSES) {
       for (const entry of state.wants_by_status[status]) ids.push(entry);
     }
   }

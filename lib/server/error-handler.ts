@@ -27,7 +27,7 @@ export function errorHandler(logError: (message: string) => void) {
     if (isBodyParserError(err)) {
       switch (err.type) {
         case 'entity.too.large':
-          res.status(413).json(errorBody(`The request body is larger than the limit of ${err.limit ?? 1048576} bytes.`));
+          res.status(413).json(errorBody(`The request body is larger than the limit of ${err.limit !== undefined ? `${err.limit} bytes` : '1 MiB'}; send less per request.`));
           return;
         case 'entity.parse.failed':
           res.status(400).json(errorBody(`The body is not valid JSON: ${err.message}.`));

@@ -28,6 +28,7 @@ export const TERMINAL_WANT_STATUSES: ReadonlySet<WantStatus> = new Set([
   'successful', 'failed', 'upstream_failed', 'canceled',
 ]);
 export const ACTIVE_JOB_RUN_STATUSES: ReadonlySet<JobRunStatus> = new Set(['queued', 'running']);
+export const ACTIVE_WANT_STATUSES: readonly WantStatus[] = WANT_STATUSES.filter((s) => !TERMINAL_WANT_STATUSES.has(s));
 
 export interface WantRecord {
   readonly want_id: string;

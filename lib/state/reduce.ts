@@ -133,7 +133,7 @@ function joinedRuns(state: BuildState, refs: readonly string[]): string[] {
     const p = state.partitions.get(ref);
     if (p?.status !== 'building') continue;
     const run = state.job_runs.get(p.job_run_id);
-    if (run && (run.status === 'queued' || run.status === 'running')) ids.add(run.job_run_id);
+    if (run && ACTIVE_JOB_RUN_STATUSES.has(run.status)) ids.add(run.job_run_id);
   }
   return [...ids];
 }
