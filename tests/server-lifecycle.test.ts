@@ -20,6 +20,7 @@ import {
   waitForWant,
   type ServerFixture,
 } from './helpers/server-fixture.js';
+import { isPidAlive } from '../lib/executor/pid-liveness.js';
 
 /** Everything the API shows, read page by page. */
 async function snapshot(f: ServerFixture) {
@@ -31,14 +32,6 @@ async function snapshot(f: ServerFixture) {
   };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test('a restart on the same workspace keeps every want, partition, job run and event; new ids continue', async (t) => {
   const dir = await makeWorkspace(t);
@@ -107,7 +100,7 @@ test('a job run cut off by a shutdown is recorded canceled, and the restarted se
     return r.status === 'running' ? r : undefined;
   });
   await first.close();
-  await waitFor('the interrupted job process to be gone', () => !isAlive(running.pid));
+  await waitFor('the interrupted job process to be gone', () => !isPidAlive(running.pid));
 
   const second = await startServer(t, { dir, graph });
   const interrupted = await second.getJson(`/api/job_runs/${runId}`);
@@ -133,7 +126,7 @@ test('graceful shutdown in-process: a write in flight completes 201, SSE streams
 
   let closedResolved = false;
   void f.server.closed.then(() => (closedResolved = true));
-  const closing = f.server.close('test');
+  const closing = f.server.close();
   // The SSE stream ends at once; the in-flight write waits for the orchestrator.
   await stream.ended;
   t.true(stream.isDone);
@@ -257,7 +250,7 @@ test('SIGTERM to serve: a request in flight completes, the SSE stream ends, runn
   t.deepEqual(exit, { code: 0, signal: null }, cli.stderr());
   t.regex(cli.stdout(), /Shutdown complete/);
   t.false(existsSync(infoPath), 'server.json removed');
-  t.false(isAlive(run.pid), 'the running job was killed');
+  t.false(isPidAlive(run.pid), 'the running job was killed');
 
   // What happened is on record.
   const platform = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test') });

@@ -5,6 +5,7 @@
  * did. Run ids repeat across workspaces (every workspace has an r-1): only both together identify a run.
  */
 import { readFileSync, readdirSync } from 'node:fs';
+import { signalGroup } from './process-group.js';
 
 const RUN_KEY = 'PLATFORM_JOB_RUN_ID=';
 const WORKSPACE_KEY = 'PLATFORM_WORKSPACE=';
@@ -42,15 +43,9 @@ export function findJobRunProcesses(workspace: string, ids: ReadonlySet<string>)
   return found;
 }
 
-/** SIGKILL to each process and to the group it leads, if it leads one. */
+/** SIGKILL to each process, with the group it leads if it leads one. */
 export function killProcesses(pids: readonly number[]): void {
   for (const pid of pids) {
-    for (const target of [-pid, pid]) {
-      try {
-        process.kill(target, 'SIGKILL');
-      } catch {
-        // Not a group leader, or already gone.
-      }
-    }
+    signalGroup(pid, 'SIGKILL'); // its group if it leads one, else the process itself
   }
 }

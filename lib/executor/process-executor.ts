@@ -15,6 +15,7 @@ import type { Readable } from 'node:stream';
 import { Observable, Subject } from 'rxjs';
 import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
 import { MissingDepsScanner } from './missing-deps-scanner.js';
+import { signalGroup } from './process-group.js';
 import { spawnFailureReason } from './spawn-failure.js';
 
 export interface ProcessExecutorOptions {
@@ -287,10 +288,10 @@ export class ProcessExecutor {
 
   /** SIGTERM to the process group now, SIGKILL after the grace (for members that ignore SIGTERM). */
   private killGroup(run: Run): void {
-    signalGroup(run, 'SIGTERM');
+    signalRun(run, 'SIGTERM');
     const pending = new Promise<void>((resolve) => {
       setTimeout(() => {
-        signalGroup(run, 'SIGKILL');
+        signalRun(run, 'SIGKILL');
         resolve();
       }, this.killGraceMs);
     });
@@ -357,20 +358,9 @@ export class ProcessExecutor {
   }
 }
 
-function signalGroup(run: Run, signal: NodeJS.Signals): void {
-  if (run.pid <= 0) return;
-  try {
-    process.kill(-run.pid, signal);
-  } catch {
-    // The group is gone (ESRCH); fall back to the process itself in case it is not a group leader.
-    if (!run.exited) {
-      try {
-        process.kill(run.pid, signal);
-      } catch {
-        /* already gone */
-      }
-    }
-  }
+function signalRun(run: Run, signal: NodeJS.Signals): void {
+  // Once the process has exited its pid may be reused: only its group (still ours while members live) is signalled.
+  signalGroup(run.pid, signal, !run.exited);
 }
 
 function note(file: WriteStream, text: string): void {

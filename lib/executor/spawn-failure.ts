@@ -1,6 +1,7 @@
 /** Why a job's program could not start, said so the reader knows what to fix in platform.json. */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { errorMessage } from '../errors.js';
 
 /** A message that names the program and says what to fix. */
 export function spawnFailureReason(program: string, cwd: string, err: unknown): string {
@@ -13,7 +14,7 @@ export function spawnFailureReason(program: string, cwd: string, err: unknown): 
     return `${prefix}: not found; check exec in platform.json`;
   }
   if (code === 'EACCES') return `${prefix}: permission denied (is it executable?); check exec in platform.json`;
-  const message = (err as Error)?.message ?? String(err);
+  const message = errorMessage(err);
   return `${prefix}: ${message}`;
 }
 

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
+import { signalGroup } from '../executor/process-group.js';
 import type { JobConfig } from '../events/build-event.js';
 import type { JobDefinition } from './graph-definition.js';
 import { GraphError } from './graph-error.js';
 import { JobConfigResponseError, parseJobConfigResponse } from './job-config-response.js';
+import { errorMessage } from '../errors.js';
 
 export const DEFAULT_CONFIG_TIMEOUT_MS = 30_000;
 /** Refs per process are capped by their total size so that argv stays far below the OS limit (E2BIG). */
@@ -96,7 +98,7 @@ async function runOnce(
     const reason =
       err instanceof JobConfigResponseError
         ? `printed a JobConfigResponse that is not valid: ${err.message}`
-        : `did not print a JobConfigResponse as JSON on stdout (${(err as Error).message})`;
+        : `did not print a JobConfigResponse as JSON on stdout (${errorMessage(err)})`;
     fail(reason, `  stdout began with: ${snippet ? JSON.stringify(snippet) : '(nothing)'}\n`);
   }
 
@@ -174,11 +176,7 @@ function collect(argv: string[], cwd: string, options: ConfigProgramOptions): Pr
       return;
     }
     const kill = (): void => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
+      if (!signalGroup(child.pid ?? 0, 'SIGKILL', false)) child.kill('SIGKILL');
       child.stdout?.destroy();
       child.stderr?.destroy();
     };

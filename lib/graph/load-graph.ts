@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { emptyGraph, type GraphDefinition } from './graph-definition.js';
 import { GraphError } from './graph-error.js';
 import { parseGraph } from './parse-graph.js';
+import { errorMessage } from '../errors.js';
 
 export const GRAPH_FILE = 'platform.json';
 
@@ -17,7 +18,7 @@ export async function loadGraph(workspaceRoot: string): Promise<GraphDefinition>
     text = await readFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return emptyGraph();
-    throw new GraphError('invalid_graph', `${file}: cannot read the job graph: ${(err as Error).message}`, {}, { cause: err });
+    throw new GraphError('invalid_graph', `${file}: cannot read the job graph: ${errorMessage(err)}`, {}, { cause: err });
   }
   return parseGraphText(text, file);
 }
@@ -28,7 +29,7 @@ export function parseGraphText(text: string, source: string): GraphDefinition {
   try {
     json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (err) {
-    const message = (err as Error).message;
+    const message = errorMessage(err);
     const where = jsonErrorPosition(message, text);
     throw new GraphError(
       'invalid_graph',

@@ -3,6 +3,7 @@ import { defaultMaxConcurrentJobRuns, type GraphDefinition, type JobDefinition }
 import { GraphError } from './graph-error.js';
 import { compileOutputPattern, type OutputPattern } from './output-pattern.js';
 import { templateVariables } from './template.js';
+import { errorMessage } from '../errors.js';
 
 const TOP_LEVEL_KEYS = ['max_concurrent_job_runs', 'jobs'] as const;
 const JOB_KEYS = [
@@ -102,7 +103,7 @@ export function parseGraph(json: unknown, source: string): GraphDefinition {
       } catch (err) {
         failJob(
           `outputs[${k}]`,
-          `${JSON.stringify(out)} is not a valid regular expression (${(err as Error).message}). ` +
+          `${JSON.stringify(out)} is not a valid regular expression (${errorMessage(err)}). ` +
             'Remember that a backslash is written "\\\\" inside a JSON string.',
         );
       }

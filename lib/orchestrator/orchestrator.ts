@@ -279,7 +279,7 @@ export class Orchestrator {
     };
     this.launched.add(run.job_run_id);
     const { pid } = this.opts.executor.start(launch);
+    // Recorded by the next step, which the step that launched it wakes.
     this.started.push({ job_run_id: run.job_run_id, pid });
-    this.dirty = true;
   }
 }

@@ -25,7 +25,7 @@ export interface RunningServer {
   readonly url: string;
   /** Resolves once shutdown is complete, whatever started it. */
   readonly closed: Promise<void>;
-  close(reason?: string): Promise<void>;
+  close(): Promise<void>;
 }
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 3 * 3_600_000;
@@ -61,11 +61,11 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
     (idleMs) => {
       const hours = (idleMs / 3_600_000).toFixed(2);
       logError(`Server idle for ${hours} hours (timeout ${(timeoutMs / 3_600_000).toFixed(2)} hours), shutting down`);
-      void close('idle');
+      void close();
     },
   );
 
-  const close = (_reason = 'requested'): Promise<void> => {
+  const close = (): Promise<void> => {
     closing ??= (async () => {
       idleSub.unsubscribe();
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));

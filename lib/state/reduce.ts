@@ -87,9 +87,8 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       let next = putJobRun(s, { ...run, want_ids: [...served] });
       for (const id of served) {
         const w = next.wants.get(id);
-        if (w && !w.job_run_ids.includes(run.job_run_id)) {
-          next = putWant(next, { ...w, job_run_ids: [...w.job_run_ids, run.job_run_id] });
-        }
+        // The run is new, so it is on no want's list yet.
+        if (w) next = putWant(next, { ...w, job_run_ids: [...w.job_run_ids, run.job_run_id] });
       }
       return setPartitions(s, next, e.config.outputs, 'building', run.job_run_id, event.event_id, at);
     }

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { GRAPH_FILE, parseGraphText } from '../../graph/load-graph.js';
 import { MARKER, findWorkspaceRoot } from '../../client/workspace.js';
 import { globalOptions } from '../global-options.js';
+import { errorMessage } from '../../errors.js';
 
 /**
  * Two declarative jobs: `greeting` writes data/greeting/<date>.txt, `loud_greeting` needs it (MATERIALIZE) and
@@ -63,7 +64,7 @@ export function initWorkspace(root: string): InitResult {
     try {
       parseGraphText(readFileSync(graph, 'utf8'), graph);
     } catch (err) {
-      graph_error = (err as Error).message;
+      graph_error = errorMessage(err);
     }
   } else {
     writeFileSync(graph, `${JSON.stringify(STARTER_GRAPH, null, 2)}\n`, { flag: 'wx' });

@@ -59,7 +59,7 @@ export function registerServe(program: Command): void {
       let server: RunningServer | undefined;
       const stop = () => {
         stopRequested = true;
-        void server?.close('signal');
+        void server?.close();
       };
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
@@ -78,7 +78,7 @@ export function registerServe(program: Command): void {
         workspace_root: root,
         version: VERSION,
       });
-      if (stopRequested) void server.close('signal');
+      if (stopRequested) void server.close();
       else platform.start();
       await server.closed;
       removeServerInfo(root, process.pid);
