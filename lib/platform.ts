@@ -3,7 +3,7 @@
  * wired together. The server, the tests and other RxJS apps all start here.
  */
 import { join } from 'node:path';
-import { type Observable, filter, map, take } from 'rxjs';
+import { type Observable, type SchedulerLike, filter, map, take } from 'rxjs';
 import type { BuildEvent } from './events/build-event.js';
 import { errorMessage } from './errors.js';
 import { EventLog } from './events/event-log.js';
@@ -29,6 +29,11 @@ export interface PlatformOptions {
   queueCapacity?: number;
   /** Orchestrator tick; default 500 ms. */
   tickMs?: number;
+  /**
+   * Where the orchestrator's steps, tick, deadlines and retries are scheduled, and its clock; default
+   * asyncScheduler. A test passes one it can hold (no step starts until released) or a virtual one.
+   */
+  scheduler?: SchedulerLike;
   logError?: (message: string) => void;
   /**
    * Start the orchestrator at once (default true). A daemon passes false and calls `start()` once its port is
@@ -71,6 +76,7 @@ export class Platform {
         tasks: new GraphTaskSource(graph),
         workspaceRoot,
         ...(options.tickMs !== undefined ? { tickMs: options.tickMs } : {}),
+        ...(options.scheduler ? { scheduler: options.scheduler } : {}),
         ...(options.logError ? { logError: options.logError } : {}),
       });
       if (options.start !== false) orchestrator.start();

@@ -16,15 +16,17 @@ import { Orchestrator } from '../lib/orchestrator/orchestrator.js';
 import type { TaskSource } from '../lib/orchestrator/task-source.js';
 import { StateStore } from '../lib/state/state-store.js';
 import { Platform } from '../lib/platform.js';
+import { HoldableScheduler } from './helpers/holdable-scheduler.js';
 import { makeWorkspace, TEST_GRAPH, waitFor } from './helpers/server-fixture.js';
 
 const want = (ref: string, comment = ''): CreateWantRequest => ({ partitions: [ref], comment, data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
 
 test('one step takes every pending command, appends their events in one batch, and replies only once they are durable', async (t) => {
   const dir = await makeWorkspace(t);
-  const platform = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test'), tickMs: 60_000 });
+  const loop = new HoldableScheduler();
+  const platform = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test'), tickMs: 60_000, scheduler: loop });
   t.teardown(() => platform.close());
-  const release = platform.orchestrator.hold();
+  const release = loop.hold();
   const replies = Array.from({ length: 5 }, (_, i) => platform.createWant(want('slow/batch', `c${i}`)));
   await waitFor('five commands queued', () => platform.queue.size === 5);
   const latestBefore = platform.log.latestId();
@@ -106,10 +108,11 @@ test('a step that throws is logged, its callers get the error, and the loop goes
 
 test('closing lets no new step start: a command still waiting is refused, nothing more is written', async (t) => {
   const dir = await makeWorkspace(t);
-  const platform = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test'), tickMs: 60_000 });
+  const loop = new HoldableScheduler();
+  const platform = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test'), tickMs: 60_000, scheduler: loop });
   const done = await platform.createWant(want('ok/before-close'));
   t.true(done.ok);
-  const release = platform.orchestrator.hold();
+  const release = loop.hold();
   const waiting = platform.createWant(want('ok/never'));
   await waitFor('the command to be queued', () => platform.queue.size === 1);
   const latest = platform.log.latestId();

@@ -3,6 +3,7 @@
  * and as the real `bin/platform serve` subprocess with a real SIGTERM), and `--port` validation.
  */
 import test from 'ava';
+import { HoldableScheduler } from './helpers/holdable-scheduler.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -113,10 +114,11 @@ test('a job run cut off by a shutdown is recorded canceled, and the restarted se
 });
 
 test('graceful shutdown in-process: a write in flight completes 201, SSE streams end, new connections are refused', async (t) => {
-  const f = await startServer(t);
+  const loop = new HoldableScheduler();
+  const f = await startServer(t, { platform: { scheduler: loop } });
   const stream = await SseReader.open(`${f.url}/api/events/stream`);
   t.teardown(() => stream.close());
-  const release = f.platform.orchestrator.hold();
+  const release = loop.hold();
   let released = false;
   t.teardown(() => {
     if (!released) release();

@@ -4,12 +4,14 @@
  * accepted write is answered and recorded.
  */
 import test from 'ava';
+import { HoldableScheduler } from './helpers/holdable-scheduler.js';
 import { startServer, waitFor, waitForWant } from './helpers/server-fixture.js';
 
 test('a full command queue answers 503 with Retry-After; every accepted write completes once the loop runs', async (t) => {
-  const f = await startServer(t);
+  const loop = new HoldableScheduler();
+  const f = await startServer(t, { platform: { scheduler: loop } });
   t.is(f.platform.queue.capacity, 100);
-  const release = f.platform.orchestrator.hold();
+  const release = loop.hold();
   let released = false;
   t.teardown(() => {
     if (!released) release();

@@ -5,6 +5,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type Observable, Subject } from 'rxjs';
 import type { GraphDefinition } from './graph-definition.js';
 import { GraphError } from './graph-error.js';
 import { JobResolver } from './job-resolver.js';
@@ -15,6 +16,9 @@ export class WorkspaceGraph {
   private stamp: string;
   private problem: GraphError | undefined;
   private queue: Promise<void> = Promise.resolve();
+  private readonly replaced = new Subject<JobResolver>();
+  /** The new graph, each time an edited platform.json is taken into use (by whichever caller reloaded it). */
+  readonly changes$: Observable<JobResolver> = this.replaced.asObservable();
 
   private constructor(
     private readonly root: string,
@@ -60,6 +64,7 @@ export class WorkspaceGraph {
     try {
       this.resolver = new JobResolver(await loadGraph(this.root), this.root);
       this.problem = undefined;
+      this.replaced.next(this.resolver);
     } catch (err) {
       if (!(err instanceof GraphError)) throw err;
       this.problem = err;

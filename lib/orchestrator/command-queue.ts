@@ -26,38 +26,39 @@ export class QueueClosedError extends Error {
 }
 
 export class CommandQueue {
-  private pending: PendingCommand[] = [];
+  /** Accepted, not yet taken by a step: what counts against the capacity, and what a close refuses. */
+  private readonly waiting = new Set<PendingCommand>();
   private closed = false;
-  private readonly offered = new Subject<void>();
-  /** Emits once per accepted command: the orchestrator's wake-up signal. */
-  readonly signal$: Observable<void> = this.offered.asObservable();
+  private readonly offered = new Subject<PendingCommand>();
+  /** Every accepted command, as it is accepted: one of the orchestrator's inputs. */
+  readonly command$: Observable<PendingCommand> = this.offered.asObservable();
 
   constructor(readonly capacity = 100) {}
 
   get size(): number {
-    return this.pending.length;
+    return this.waiting.size;
   }
 
   offer(command: Command): Promise<CommandResult> {
     if (this.closed) return Promise.reject(new QueueClosedError());
-    if (this.pending.length >= this.capacity) return Promise.reject(new QueueFullError(this.capacity));
+    if (this.waiting.size >= this.capacity) return Promise.reject(new QueueFullError(this.capacity));
     return new Promise<CommandResult>((resolve, reject) => {
-      this.pending.push({ command, resolve, reject });
-      this.offered.next();
+      const pending: PendingCommand = { command, resolve, reject };
+      this.waiting.add(pending);
+      this.offered.next(pending);
     });
   }
 
-  /** Takes every pending command, oldest first. */
-  drain(): PendingCommand[] {
-    const taken = this.pending;
-    this.pending = [];
-    return taken;
+  /** A step takes the command; false when it was refused meanwhile (the queue closed), so it must be skipped. */
+  take(pending: PendingCommand): boolean {
+    return this.waiting.delete(pending);
   }
 
-  /** Refuses new commands; the ones still pending are refused too, so no caller waits forever. */
+  /** Refuses new commands; the ones not yet taken are refused too, so no caller waits forever. */
   close(): void {
     this.closed = true;
-    for (const p of this.drain()) p.reject(new QueueClosedError());
+    for (const p of this.waiting) p.reject(new QueueClosedError());
+    this.waiting.clear();
     this.offered.complete();
   }
 }

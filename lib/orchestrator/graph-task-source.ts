@@ -1,4 +1,5 @@
 /** The graph as the orchestrator's TaskSource: a failing job's refs fail alone, the rest still resolve. */
+import type { Observable } from 'rxjs';
 import { errorMessage } from '../errors.js';
 import { GraphError } from '../graph/graph-error.js';
 import type { JobResolver } from '../graph/job-resolver.js';
@@ -11,6 +12,10 @@ export class GraphTaskSource implements TaskSource {
 
   constructor(private readonly graph: WorkspaceGraph) {
     this.view = viewOf(graph.current());
+  }
+
+  get changes$(): Observable<unknown> {
+    return this.graph.changes$;
   }
 
   /** Picks up an edited platform.json; true when the graph in use changed. */

@@ -1,8 +1,9 @@
 /**
  * Configs for the refs a step may build. Resolving can mean running config programs, which may take seconds:
  * a lookup waits briefly for them and otherwise answers without; their results are kept for a later step, which
- * `onArrival` asks for. So a slow config program never holds up replies, outcomes or cancels.
+ * `arrivals$` asks for. So a slow config program never holds up replies, outcomes or cancels.
  */
+import { type Observable, type SchedulerLike, Subject, firstValueFrom, from, race, timer } from 'rxjs';
 import { errorMessage } from '../errors.js';
 import { LruCache } from '../graph/lru-cache.js';
 import type { TaskResolution } from './plan-step.js';
@@ -20,9 +21,13 @@ export class ResolutionCache {
   /** Bumped when the graph changes: answers of an older graph, given or still coming, are dropped. */
   private generation = 0;
 
+  private readonly arrived = new Subject<readonly string[]>();
+  /** Refs whose configs (or failures) arrived after a lookup stopped waiting for them. */
+  readonly arrivals$: Observable<readonly string[]> = this.arrived.asObservable();
+
   constructor(
     private readonly source: TaskSource,
-    private readonly onArrival: (refs: readonly string[]) => void,
+    private readonly scheduler: SchedulerLike,
   ) {}
 
   /**
@@ -32,7 +37,7 @@ export class ResolutionCache {
   async lookup(refs: readonly string[]): Promise<Map<string, TaskResolution>> {
     const todo = refs.filter((ref) => !this.results.has(ref) && !this.resolving.has(ref));
     if (todo.length > 0) {
-      await Promise.race([this.resolve(todo), new Promise((resolve) => setTimeout(resolve, RESOLVE_WAIT_MS))]);
+      await firstValueFrom(race(from(this.resolve(todo)), timer(RESOLVE_WAIT_MS, this.scheduler)));
     }
     const out = new Map<string, TaskResolution>();
     for (const ref of refs) {
@@ -60,7 +65,7 @@ export class ResolutionCache {
         if (!current()) return;
         for (const [ref, r] of results) this.results.set(ref, r);
         for (const ref of todo) this.resolving.delete(ref);
-        this.onArrival(todo);
+        this.arrived.next(todo);
       },
       (err: unknown) => {
         if (!current()) return;
@@ -68,7 +73,7 @@ export class ResolutionCache {
           this.results.set(ref, { ok: false, job_label: '', error: errorMessage(err) });
           this.resolving.delete(ref);
         }
-        this.onArrival(todo);
+        this.arrived.next(todo);
       },
     );
   }

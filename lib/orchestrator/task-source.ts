@@ -1,4 +1,5 @@
 /** Where the orchestrator gets a JobConfig for a ref: the graph, behind a narrow interface. */
+import type { Observable } from 'rxjs';
 import type { TaskResolution, SchedulingPolicy } from './plan-step.js';
 
 export interface TaskSource {
@@ -7,4 +8,6 @@ export interface TaskSource {
   readonly policy: SchedulingPolicy;
   /** Picks up a changed graph before a step; true when it changed (cached resolutions are then dropped). */
   refresh?(): Promise<boolean>;
+  /** Emits when the graph behind the source changed (whoever reloaded it): cached resolutions no longer hold. */
+  readonly changes$?: Observable<unknown>;
 }
