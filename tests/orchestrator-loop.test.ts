@@ -4,6 +4,7 @@
  * is logged and the loop goes on; a stop lets no new step start.
  */
 import test from 'ava';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventLog } from '../lib/events/event-log.js';
 import { ProcessExecutor } from '../lib/executor/process-executor.js';
@@ -130,4 +131,52 @@ test('closing lets no new step start: a command still waiting is refused, nothin
   // Whatever the final step recorded (runs that ended), no want was created after the close began.
   const after = await reopened.log.list(latest, 1000);
   t.false(after.some((e) => e.type === 'want_created'));
+});
+
+test('a step that fails loses no job-run news: the started and exited of a run are recorded once the retry succeeds', async (t) => {
+  const dir = await makeWorkspace(t);
+  const graph = parseGraph(
+    { jobs: [{ label: 'gate', outputs: ['gate/(?<n>\\d+)'], exec: ['bash', '-c', 'while [ ! -f release ]; do sleep 0.02; done', 'gate'] }] },
+    'test',
+  );
+  const real = new GraphTaskSource(await WorkspaceGraph.open(dir, graph));
+  // The real task source, made to throw in the next `faults` steps (when the planner reads the policy).
+  let faults = 0;
+  const flaky: TaskSource = {
+    get policy() {
+      if (faults > 0) {
+        faults--;
+        throw new Error('injected fault');
+      }
+      return real.policy;
+    },
+    resolve: (refs) => real.resolve(refs),
+  };
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  t.teardown(() => log.close());
+  const store = await StateStore.open(log);
+  t.teardown(() => store.close());
+  const queue = new CommandQueue(100);
+  const errors: string[] = [];
+  const orchestrator = new Orchestrator({ log, store, queue, executor: new ProcessExecutor(), tasks: flaky, workspaceRoot: dir, tickMs: 60_000, logError: (m) => errors.push(m) });
+  orchestrator.start();
+  t.teardown(() => orchestrator.shutdown());
+
+  const created = await queue.offer({ kind: 'create_want', request: want('gate/1') });
+  if (!created.ok) return t.fail(created.error);
+  // The step that launched the run has replied; the next one, which records the start, fails twice.
+  faults = 2;
+  const run = await waitFor('the run to be recorded running', () => [...store.current().job_runs.values()].find((r) => r.status === 'running'));
+  t.is(errors.length, 2);
+  t.true(run.pid > 0, 'the pid from the failed steps was kept');
+  // Now the step that records its exit fails once.
+  faults = 1;
+  writeFileSync(join(dir, 'release'), '');
+  await waitFor('the want to be built', () => store.current().wants.get(created.want_id)?.status === 'successful');
+  t.is(errors.length, 3);
+  t.true(errors.every((e) => /step failed, continuing: Error: injected fault/.test(e)));
+  const events = await log.list(0, 1000);
+  t.is(events.filter((e) => e.type === 'job_run_started').length, 1, 'started once');
+  t.is(events.filter((e) => e.type === 'job_run_succeeded').length, 1, 'exited once');
+  t.is(store.current().job_runs.size, 1, 'nothing was run twice');
 });

@@ -12,19 +12,12 @@ import {
   type SchedulerLike,
   Subject,
   asyncScheduler,
-  catchError,
-  concatMap,
-  defer,
   from,
-  ignoreElements,
   interval,
   map,
   merge,
   of,
-  race,
-  take,
   takeUntil,
-  timer,
   type Observable,
 } from 'rxjs';
 import type { EventLog } from '../events/event-log.js';
@@ -40,6 +33,7 @@ import { dueTimes } from './due-times.js';
 import { addResolvedRefs, collectBatch, retryBatch, type OrchestratorInput, type StepBatch } from './orchestrator-input.js';
 import { planStep, refsToResolve } from './plan-step.js';
 import { ResolutionCache } from './resolution-cache.js';
+import { retryingStep } from './retrying-step.js';
 import { stepInBatches } from './step-in-batches.js';
 import type { TaskSource } from './task-source.js';
 
@@ -164,19 +158,18 @@ export class Orchestrator {
 
   /** One step over a batch of inputs; emits what it could not record if the loop stopped while it retried. */
   private step(inputs: OrchestratorInput[]): Observable<StepBatch> {
-    const attempt = (batch: StepBatch): Observable<StepBatch> =>
-      defer(() => this.runStep(batch)).pipe(
-        ignoreElements(),
-        catchError((err: unknown) => {
-          this.logError(`orchestrator: step failed, continuing: ${err instanceof Error ? err.stack : errorMessage(err)}`);
-          // Nothing of this step was recorded: callers hear of the fault; the job-run news is tried again.
-          const error = err instanceof Error ? err : new Error(String(err));
-          for (const p of batch.commands) p.reject(error);
-          const rest = retryBatch(batch);
-          return race(timer(STEP_RETRY_MS, this.scheduler).pipe(concatMap(() => attempt(rest))), this.stop$.pipe(take(1), map(() => rest)));
-        }),
-      );
-    return attempt(collectBatch(inputs));
+    return retryingStep((batch: StepBatch) => this.runStep(batch), {
+      delayMs: STEP_RETRY_MS,
+      scheduler: this.scheduler,
+      stop$: this.stop$,
+      onFailure: (batch, err) => {
+        this.logError(`orchestrator: step failed, continuing: ${err instanceof Error ? err.stack : errorMessage(err)}`);
+        // Nothing of this step was recorded: callers hear of the fault; the job-run news is tried again.
+        const error = err instanceof Error ? err : new Error(String(err));
+        for (const p of batch.commands) p.reject(error);
+        return retryBatch(batch);
+      },
+    })(collectBatch(inputs));
   }
 
   /**

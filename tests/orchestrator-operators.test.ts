@@ -1,0 +1,196 @@
+/**
+ * The orchestrator loop's timing operators on virtual time (RxJS TestScheduler): batching inputs per step,
+ * deadlines falling due, and a failed step retried with its batch. No real clock: every "nothing happened" is
+ * exact.
+ */
+import test from 'ava';
+import { ReplaySubject, type SchedulerAction, type SchedulerLike, throwError, timer } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { dueTimes } from '../lib/orchestrator/due-times.js';
+import { retryingStep } from '../lib/orchestrator/retrying-step.js';
+import { stepInBatches } from '../lib/orchestrator/step-in-batches.js';
+import { collectBatch, retryBatch } from '../lib/orchestrator/orchestrator-input.js';
+
+const scheduler = (t: { deepEqual: (a: unknown, b: unknown) => void }) => new TestScheduler((actual, expected) => t.deepEqual(actual, expected));
+
+/** `ts`, with everything scheduled on it `extra` ms late (a loop held for a while). */
+const later = (ts: TestScheduler, extra: number): SchedulerLike => ({
+  now: () => ts.now(),
+  schedule: <T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T) => ts.schedule(work, delay + extra, state),
+});
+
+test('stepInBatches: a burst is one batch; inputs during a step wait and form the next; steps never overlap', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ cold, hot, expectObservable }) => {
+    const input$ = hot('  a-b-c 5ms d-e ---|');
+    const starts: Array<[number, string]> = [];
+    // Each step takes 4 ms and emits its batch when it ends.
+    const out$ = input$.pipe(
+      stepInBatches(
+        (batch: string[]) => {
+          starts.push([ts.now(), batch.join('')]);
+          return cold('----(x|)', { x: batch.join('') });
+        },
+        ts,
+      ),
+    );
+    // a starts a step at once (0); b, c (2, 4) arrive while it runs and start the next at 4 (when it ends);
+    // d, e arrive at 10 and 12 while nothing runs: d starts a step at 10, e waits for it.
+    expectObservable(out$).toBe('----a---b-----d---(e|)', { a: 'a', b: 'bc', d: 'd', e: 'e' });
+    ts.flush();
+    t.deepEqual(starts, [
+      [0, 'a'],
+      [4, 'bc'],
+      [10, 'd'],
+      [14, 'e'],
+    ]);
+  });
+});
+
+test('stepInBatches: the batch is cut when the step starts, not when it is asked for', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ hot, expectObservable, cold }) => {
+    // A scheduler that runs steps 3 ms after they are asked for (a held loop, say).
+    const late = later(ts, 3);
+    const out$ = hot('abc----|').pipe(stepInBatches((batch: string[]) => cold('(x|)', { x: batch.join('') }), late));
+    expectObservable(out$).toBe('---x---|', { x: 'abc' });
+  });
+});
+
+test('stepInBatches: completion starts no new step and hands over what no step took', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ hot, cold, expectObservable }) => {
+    const left: string[][] = [];
+    const out$ = hot('a-b|').pipe(
+      stepInBatches((batch: string[]) => cold('-----(x|)', { x: batch.join('') }), ts, { leftover: (inputs) => left.push(inputs) }),
+    );
+    // The step of a finishes at 5; b never gets a step of its own.
+    expectObservable(out$).toBe('-----(a|)', { a: 'a' });
+    ts.flush();
+    t.deepEqual(left, [['b']]);
+  });
+});
+
+test('stepInBatches: a step that was asked for but not started when the input completes never starts', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ hot, cold, expectObservable }) => {
+    let steps = 0;
+    const left: string[][] = [];
+    const held = later(ts, 10);
+    const out$ = hot('a|').pipe(
+      stepInBatches(
+        (batch: string[]) => {
+          steps++;
+          return cold('(x|)', { x: batch.join('') });
+        },
+        held,
+        { leftover: (inputs) => left.push(inputs) },
+      ),
+    );
+    expectObservable(out$).toBe('-|');
+    ts.flush();
+    t.is(steps, 0);
+    t.deepEqual(left, [['a']]);
+  });
+});
+
+test('dueTimes: one emission per distinct deadline when it falls due, however often it is named', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ hot, expectObservable }) => {
+    // Deadlines are absolute times; +1 ms so a step never comes before them.
+    const deadlines$ = hot('a-b-a-c', { a: 10, b: 5, c: 10 });
+    expectObservable(deadlines$.pipe(dueTimes(ts))).toBe('------b----a', { a: 10, b: 5 });
+  });
+});
+
+test('dueTimes: a deadline named again after it fired fires again; one in the past fires at once', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ hot, expectObservable }) => {
+    const deadlines$ = hot('a 10ms a 5ms p', { a: 3, p: 0 });
+    // 3 fires at 4; named again at 11 (already past) it fires at 12; 0 named at 17 fires at 18.
+    expectObservable(deadlines$.pipe(dueTimes(ts))).toBe('----a-------a-----p', { a: 3, p: 0 });
+  });
+});
+
+test('retryingStep: a failing step is retried with the rest of its batch after the delay until it succeeds', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ expectObservable }) => {
+    const stop$ = new ReplaySubject<void>(1);
+    const attempts: Array<[number, string[]]> = [];
+    const failures: string[] = [];
+    let fail = 2;
+    const step = retryingStep(
+      (batch: { commands: string[]; news: string[] }) => {
+        attempts.push([ts.now(), [...batch.commands, ...batch.news]]);
+        return fail-- > 0 ? throwError(() => new Error('disk fault')) : timer(1, ts);
+      },
+      {
+        delayMs: 250,
+        scheduler: ts,
+        stop$,
+        onFailure: (batch, err) => {
+          failures.push((err as Error).message);
+          return { commands: [], news: batch.news };
+        },
+      },
+    );
+    // Completes once the third attempt (at 500) has run for 1 ms; emits nothing: all was recorded.
+    expectObservable(step({ commands: ['create w'], news: ['r-1 exited'] })).toBe('501ms |');
+    ts.flush();
+    t.deepEqual(attempts, [
+      [0, ['create w', 'r-1 exited']],
+      [250, ['r-1 exited']],
+      [500, ['r-1 exited']],
+    ]);
+    t.deepEqual(failures, ['disk fault', 'disk fault']);
+  });
+});
+
+test('retryingStep: a stop while a retry waits hands the rest of the batch over at once', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ expectObservable, cold }) => {
+    const stop$ = new ReplaySubject<void>(1);
+    cold('100ms a').subscribe(() => stop$.next());
+    let runs = 0;
+    const step = retryingStep(
+      () => {
+        runs++;
+        return throwError(() => new Error('still failing'));
+      },
+      { delayMs: 250, scheduler: ts, stop$, onFailure: (batch: string[]) => batch.filter((x) => x !== 'command') },
+    );
+    expectObservable(step(['command', 'news'])).toBe('100ms (r|)', { r: ['news'] });
+    ts.flush();
+    t.is(runs, 1, 'no retry after the stop');
+  });
+});
+
+test('collectBatch: job-run news and commands keep their order; ticks, deadlines and graph edits ask for a full scan', (t) => {
+  const noop = () => undefined;
+  const cmd = (comment: string) => ({
+    command: { kind: 'create_want' as const, request: { partitions: ['a'], comment, data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 } },
+    resolve: noop,
+    reject: noop,
+  });
+  const narrow = collectBatch([
+    { kind: 'command', pending: cmd('one') },
+    { kind: 'started', job_run_id: 'r-1', pid: 10 },
+    { kind: 'outcome', outcome: { job_run_id: 'r-1', status: 'succeeded' } },
+    { kind: 'command', pending: cmd('two') },
+    { kind: 'configs', refs: ['x'] },
+  ]);
+  t.deepEqual(
+    narrow.commands.map((c) => (c.command.kind === 'create_want' ? c.command.request.comment : '')),
+    ['one', 'two'],
+  );
+  t.deepEqual(narrow.started, [{ job_run_id: 'r-1', pid: 10 }]);
+  t.deepEqual(narrow.outcomes, [{ job_run_id: 'r-1', status: 'succeeded' }]);
+  t.deepEqual(narrow.resolvedRefs, ['x']);
+  t.false(narrow.fullScan);
+  for (const kind of ['tick', 'scan', 'graph'] as const) t.true(collectBatch([{ kind }]).fullScan, kind);
+  t.true(collectBatch([{ kind: 'deadline', at: 5 }]).fullScan);
+  const rest = retryBatch(narrow);
+  t.deepEqual(rest.commands, [], 'commands were answered with the fault');
+  t.deepEqual(rest.outcomes, narrow.outcomes, 'news is kept');
+  t.true(rest.fullScan);
+});
