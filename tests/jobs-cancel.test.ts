@@ -3,6 +3,7 @@
  * the background), the run and the want are recorded canceled, and a run another active want still needs lives on.
  */
 import test, { type ExecutionContext } from 'ava';
+import { LATER, planAt } from './helpers/plan-at.js';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import {
@@ -14,7 +15,6 @@ import {
   pidsIn,
   poll,
   runsFor,
-  sleep,
   waitFor,
   waitForWant,
   want,
@@ -88,7 +88,7 @@ test('canceling a want kills the job and its grandchild within a second; run and
   // Canceling again is a no-op success.
   const again = await platform.cancelWant(w);
   t.true(again.ok);
-  await sleep(200);
+  t.deepEqual((await planAt(platform, LATER())).events, [], 'nothing is ever due for it again');
   t.is(runsFor(platform.state(), 'hold/1').length, 1);
 });
 
@@ -101,9 +101,9 @@ test('canceling a want does not cancel a run that another active want still need
   const b = await want(platform, ['hold/2']);
   t.deepEqual(platform.state().wants.get(b)!.job_run_ids, [run.job_run_id]);
 
+  // The planner's decision for the cancel: no kill (a kill is recorded as the run's cancel in the same step).
+  t.deepEqual((await planAt(platform, Date.now(), [{ kind: 'cancel_want', want_id: a, reason: 'test' }])).kill, []);
   t.true((await platform.cancelWant(a)).ok);
-  // Give a kill time to happen if it (wrongly) were going to.
-  await sleep(700);
   let state = platform.state();
   t.is(state.wants.get(a)!.status, 'canceled');
   t.is(state.wants.get(b)!.status, 'building');
@@ -128,8 +128,8 @@ test('canceling a want cancels its derived wants, but not an input run a direct 
   const derivedId = platform.state().wants.get(top)!.child_want_ids[0]!;
   t.truthy(derivedId);
 
+  t.deepEqual((await planAt(platform, Date.now(), [{ kind: 'cancel_want', want_id: top, reason: 'test' }])).kill, []);
   t.true((await platform.cancelWant(top)).ok);
-  await sleep(700);
   const state = platform.state();
   t.is(state.wants.get(top)!.status, 'canceled');
   t.is(state.wants.get(derivedId)!.status, 'canceled', 'the derived want goes with its parent');
