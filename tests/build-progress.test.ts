@@ -35,6 +35,7 @@ function wantCreated(want_id: string, partitions: string[], at: number, parent =
         source: parent ? 'derived' : 'user',
         parent_want_id: parent,
         root_want_id: root,
+        rebuild: 'missing',
       },
     },
     at,
@@ -43,13 +44,13 @@ function wantCreated(want_id: string, partitions: string[], at: number, parent =
 
 function queued(job_run_id: string, job_label: string, outputs: string[], want_ids: string[], at: number, attempt = 1): EventView {
   return ev(
-    { type: 'job_run_queued', job_run_queued: { job_run_id, job_label, config: { outputs, inputs: [], args: [], env: {} }, want_ids, attempt, exec: [], timeout_seconds: 0 } },
+    { type: 'job_run_queued', job_run_queued: { job_run_id, job_label, config: { outputs, inputs: [], args: [], env: {} }, want_ids, attempt, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '' } },
     at,
   );
 }
 
 const started = (id: string, at: number) => ev({ type: 'job_run_started', job_run_started: { job_run_id: id, pid: 100 } }, at);
-const succeeded = (id: string, at: number) => ev({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id: id } }, at);
+const succeeded = (id: string, at: number) => ev({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id: id, builds: [] } }, at);
 const failed = (id: string, at: number, exit_code: number, retry_at = 0, reason = '') =>
   ev({ type: 'job_run_failed', job_run_failed: { job_run_id: id, exit_code, signal: '', reason, retry_at } }, at);
 

@@ -198,7 +198,7 @@ test('decode fills every default in; defaults are not written', (t) => {
       job_label: '',
       config: { outputs: [], inputs: [], args: [], env: {} },
       want_ids: [],
-      attempt: 0, exec: [], timeout_seconds: 0,
+      attempt: 0, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '',
     },
   };
   const bytes = encodeEvent(e);
@@ -216,14 +216,14 @@ test('decode fills every default in; defaults are not written', (t) => {
       job_label: 'l',
       config: { outputs: [], inputs: [{ dep_type: 'QUERY', partition_ref: '' }], args: [], env: { '': '' } },
       want_ids: [''],
-      attempt: 1, exec: [], timeout_seconds: 0,
+      attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '',
     },
   };
   t.deepEqual(decodeEvent(encodeEvent(dep)), dep);
 });
 
 test('decodeEvent rejects corrupt and unknown records naming the event', (t) => {
-  const good = encodeEvent({ event_id: 7, timestamp: 1, type: 'job_run_succeeded', job_run_succeeded: { job_run_id: 'r' } });
+  const good = encodeEvent({ event_id: 7, timestamp: 1, type: 'job_run_succeeded', job_run_succeeded: { job_run_id: 'r', builds: [] } });
 
   const truncated = t.throws(() => decodeEvent(good.subarray(0, good.length - 1), 7), { instanceOf: EventCodecError });
   t.regex(truncated.message, /event 7/);
@@ -277,6 +277,7 @@ test('encodeEvent rejects invalid events', (t) => {
             source: 'robot',
             parent_want_id: '',
             root_want_id: '',
+            rebuild: 'missing',
           },
         }),
       ),

@@ -155,7 +155,7 @@ test('the indexes agree with the records after any event list, and after every p
 
 test('the pooled generator reaches the interesting states, so the properties are not vacuous', (t) => {
   const seen = new Set<string>();
-  for (const events of fc.sample(pooledEvents, { seed: 1, numRuns: 400 })) {
+  for (const events of fc.sample(pooledEvents, { seed: 1, numRuns: 1500 })) {
     const s = fold(events);
     for (const st of WANT_STATUSES) if (s.wants_by_status[st].size > 0) seen.add(`want:${st}`);
     for (const st of PARTITION_STATUSES) if (s.partitions_by_status[st].size > 0) seen.add(`partition:${st}`);
@@ -256,6 +256,7 @@ function wantCreated(want_id: string, partitions: string[], extra: Partial<Extra
       source: 'user',
       parent_want_id: '',
       root_want_id: '',
+      rebuild: 'missing',
       ...extra,
     },
   };
@@ -263,10 +264,10 @@ function wantCreated(want_id: string, partitions: string[], extra: Partial<Extra
 const config = (outputs: string[], inputs: JobConfig['inputs'] = []): JobConfig => ({ outputs, inputs, args: [], env: {} });
 const queued = (job_run_id: string, outputs: string[], want_ids: string[], attempt = 1): EventPayload => ({
   type: 'job_run_queued',
-  job_run_queued: { job_run_id, job_label: 'job', config: config(outputs), want_ids, attempt, exec: [], timeout_seconds: 0 },
+  job_run_queued: { job_run_id, job_label: 'job', config: config(outputs), want_ids, attempt, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '' },
 });
 const started = (job_run_id: string, pid: number): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid } });
-const succeeded = (job_run_id: string): EventPayload => ({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id } });
+const succeeded = (job_run_id: string): EventPayload => ({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [] } });
 const failed = (job_run_id: string, retry_at = 0, exit_code = 1): EventPayload => ({
   type: 'job_run_failed',
   job_run_failed: { job_run_id, exit_code, signal: '', reason: `exited with code ${exit_code}`, retry_at },
@@ -360,8 +361,8 @@ test('a final failure fails the want and makes every want above it upstream_fail
   let s = apply(
     initialState(),
     wantCreated('root', ['q1']),
-    wantCreated('mid', ['m1'], { source: 'derived', parent_want_id: 'root', root_want_id: 'root' }),
-    wantCreated('leaf', ['p1'], { source: 'derived', parent_want_id: 'mid', root_want_id: 'root' }),
+    wantCreated('mid', ['m1'], { source: 'derived', parent_want_id: 'root', root_want_id: 'root', rebuild: 'missing' }),
+    wantCreated('leaf', ['p1'], { source: 'derived', parent_want_id: 'mid', root_want_id: 'root', rebuild: 'missing' }),
   );
   t.deepEqual(s.wants.get('root')!.child_want_ids, ['mid']);
   t.deepEqual(s.wants.get('mid')!.child_want_ids, ['leaf']);

@@ -28,7 +28,13 @@ export interface WantCreated {
   source: WantSource;
   parent_want_id: string;
   root_want_id: string;
+  /** '' (recorded before rebuild policies existed) reads as 'missing'. */
+  rebuild: RebuildPolicy | '';
 }
+
+/** What a want rebuilds: what is absent (the spec's default), also what is stale or tainted, or everything. */
+export type RebuildPolicy = 'missing' | 'stale' | 'all';
+export const REBUILD_POLICIES: readonly RebuildPolicy[] = ['missing', 'stale', 'all'];
 
 export type WantSource = 'user' | 'derived' | 'dep_missed';
 
@@ -47,6 +53,15 @@ export interface JobRunQueued {
   exec: string[];
   /** 0 = none. */
   timeout_seconds: number;
+  /** The builds of its inputs that were live when it was queued. */
+  input_builds: BuildInput[];
+  job_fingerprint: string;
+}
+
+/** A partition's build: an input a run consumed, or an output it made. */
+export interface BuildInput {
+  partition_ref: string;
+  build_id: string;
 }
 
 export interface JobRunStarted {
@@ -56,6 +71,8 @@ export interface JobRunStarted {
 
 export interface JobRunSucceeded {
   job_run_id: string;
+  /** The build each output it still owned got: its lineage is this plus the run's `input_builds`. */
+  builds: BuildInput[];
 }
 
 export interface JobRunFailed {
@@ -83,6 +100,29 @@ export interface PartitionTainted {
   reason: string;
 }
 
+export interface TaintCreated {
+  taint_id: string;
+  /** Every ref tainted, downstream ones included. */
+  partitions: string[];
+  reason: string;
+  downstream: boolean;
+}
+
+export interface JobFingerprint {
+  job_label: string;
+  fingerprint: string;
+}
+
+export interface JobDefinitionsChanged {
+  jobs: JobFingerprint[];
+}
+
+export interface WantSlaMissed {
+  want_id: string;
+  /** Epoch ms. */
+  deadline: number;
+}
+
 export type EventPayload =
   | { type: 'want_created'; want_created: WantCreated }
   | { type: 'want_canceled'; want_canceled: WantCanceled }
@@ -92,7 +132,10 @@ export type EventPayload =
   | { type: 'job_run_failed'; job_run_failed: JobRunFailed }
   | { type: 'job_run_canceled'; job_run_canceled: JobRunCanceled }
   | { type: 'job_run_dep_missed'; job_run_dep_missed: JobRunDepMissed }
-  | { type: 'partition_tainted'; partition_tainted: PartitionTainted };
+  | { type: 'partition_tainted'; partition_tainted: PartitionTainted }
+  | { type: 'taint_created'; taint_created: TaintCreated }
+  | { type: 'job_definitions_changed'; job_definitions_changed: JobDefinitionsChanged }
+  | { type: 'want_sla_missed'; want_sla_missed: WantSlaMissed };
 
 export type EventType = EventPayload['type'];
 
@@ -106,6 +149,9 @@ export const EVENT_TYPES: readonly EventType[] = [
   'job_run_canceled',
   'job_run_dep_missed',
   'partition_tainted',
+  'taint_created',
+  'job_definitions_changed',
+  'want_sla_missed',
 ];
 
 /** An event as the log stores it: the payload plus its id (dense from 1) and epoch-ms timestamp. */

@@ -29,6 +29,8 @@ export interface JobDefinition {
   timeout_seconds: number;
   /** Most runs of this job at once; 0 = unlimited. */
   max_concurrency: number;
+  /** A label for the job's code: changing it makes the partitions the job built stale. */
+  version?: string;
 }
 
 export interface GraphDefinition {

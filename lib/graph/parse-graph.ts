@@ -17,6 +17,7 @@ const JOB_KEYS = [
   'retries',
   'timeout_seconds',
   'max_concurrency',
+  'version',
 ] as const;
 const INPUT_KEYS = ['partition_ref', 'dep_type'] as const;
 const DEP_TYPES: readonly DepType[] = ['QUERY', 'MATERIALIZE'];
@@ -209,6 +210,12 @@ export function parseGraph(json: unknown, source: string): GraphDefinition {
       max_concurrency: maxConc,
     };
     if (config !== undefined) job.config = config;
+    if (obj.version !== undefined) {
+      if (typeof obj.version !== 'string') {
+        failJob('version', `must be a string (bump it when the job's code changes, so its partitions turn stale), got ${JSON.stringify(obj.version)}`);
+      }
+      job.version = obj.version as string;
+    }
     jobs.push(job);
   });
 

@@ -1,4 +1,5 @@
 /** What HTTP handlers (and embedders) ask of the orchestrator, and what it answers. */
+import type { RebuildPolicy } from '../events/build-event.js';
 import type { BuildState } from '../state/build-state.js';
 
 export interface CreateWantRequest {
@@ -8,17 +9,33 @@ export interface CreateWantRequest {
   data_timestamp: number;
   ttl_seconds: number;
   sla_seconds: number;
+  /** Default 'missing'. */
+  rebuild?: RebuildPolicy;
+}
+
+export interface CreateTaintRequest {
+  partitions: string[];
+  reason: string;
+  /** Taint too every partition whose current build (transitively) consumed a tainted build. */
+  downstream: boolean;
 }
 
 export type Command =
   | { kind: 'create_want'; request: CreateWantRequest }
-  | { kind: 'cancel_want'; want_id: string; reason: string };
+  | { kind: 'cancel_want'; want_id: string; reason: string }
+  | { kind: 'create_taint'; request: CreateTaintRequest };
+
+/** A taint's reply: its id and every ref it tainted (downstream ones included). */
+export interface TaintReply {
+  taint_id: string;
+  partitions: string[];
+}
 
 export type CommandResult =
-  | { ok: true; status: 200 | 201; want_id: string; state: BuildState }
+  | { ok: true; status: 200 | 201; want_id: string; taint?: TaintReply; state: BuildState }
   | { ok: false; status: 400 | 404 | 409; error: string; want_id?: string };
 
 /** A decision of the planner before the step's events are durable; the loop adds the state once they are. */
 export type CommandDecision =
-  | { ok: true; status: 200 | 201; want_id: string }
+  | { ok: true; status: 200 | 201; want_id: string; taint?: TaintReply }
   | { ok: false; status: 400 | 404 | 409; error: string; want_id?: string };

@@ -2,6 +2,7 @@
 import type { Observable } from 'rxjs';
 import { errorMessage } from '../errors.js';
 import { GraphError } from '../graph/graph-error.js';
+import { jobFingerprint } from '../graph/job-fingerprint.js';
 import type { JobResolver } from '../graph/job-resolver.js';
 import type { WorkspaceGraph } from '../graph/workspace-graph.js';
 import type { JobPolicy, SchedulingPolicy, TaskResolution } from './plan-step.js';
@@ -57,7 +58,8 @@ export class GraphTaskSource implements TaskSource {
     try {
       for (const [ref, task] of await this.view.resolver.resolve(group)) {
         const { exec, timeout_seconds } = task.job;
-        out.set(ref, { ok: true, job_label: task.job_label, config: task.config, exec, timeout_seconds });
+        const job_fingerprint = this.view.policy.jobs.get(task.job_label)?.fingerprint ?? '';
+        out.set(ref, { ok: true, job_label: task.job_label, config: task.config, exec, timeout_seconds, job_fingerprint });
       }
     } catch (err) {
       if (group.length === 1 || (err instanceof GraphError && err.timedOut)) {
@@ -72,7 +74,9 @@ export class GraphTaskSource implements TaskSource {
 
 function viewOf(resolver: JobResolver) {
   const graph = resolver.graph;
-  const jobs = new Map<string, JobPolicy>(graph.jobs.map((j) => [j.label, { retries: j.retries, max_concurrency: j.max_concurrency }]));
+  const jobs = new Map<string, JobPolicy>(
+    graph.jobs.map((j) => [j.label, { retries: j.retries, max_concurrency: j.max_concurrency, fingerprint: jobFingerprint(j) }]),
+  );
   return {
     resolver,
     policy: { max_concurrent_job_runs: graph.max_concurrent_job_runs, jobs },

@@ -6,13 +6,15 @@
 import type { EventPayload, JobConfig } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import type { BuildState, JobRunRecord, WantRecord } from '../state/build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, ACTIVE_WANT_STATUSES, TERMINAL_WANT_STATUSES } from '../state/build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, ACTIVE_WANT_STATUSES, TERMINAL_WANT_STATUSES, wantClockStart } from '../state/build-state.js';
 import { reduce } from '../state/reduce.js';
+import { currentConsumers } from '../state/staleness.js';
+import { mustRebuild } from '../state/want-status.js';
 import { mergeCandidates, touchedCandidates, type Candidates, type Waiters } from './candidates.js';
-import type { Command, CommandDecision } from './command.js';
+import type { Command, CommandDecision, CreateTaintRequest } from './command.js';
 
 export type TaskResolution =
-  | { ok: true; job_label: string; config: JobConfig; exec: string[]; timeout_seconds: number }
+  | { ok: true; job_label: string; config: JobConfig; exec: string[]; timeout_seconds: number; job_fingerprint: string }
   | { ok: false; job_label: string; error: string };
 
 interface QueuedTask {
@@ -20,11 +22,14 @@ interface QueuedTask {
   config: JobConfig;
   exec: readonly string[];
   timeout_seconds: number;
+  job_fingerprint: string;
 }
 
 export interface JobPolicy {
   retries: number;
   max_concurrency: number;
+  /** Of the job definition (exec, templates, version): recorded with each build; a change makes them stale. */
+  fingerprint: string;
 }
 
 export interface SchedulingPolicy {
@@ -86,6 +91,8 @@ export function planStep(input: StepInput): StepPlan {
   for (const s of input.started) plan.started(s.job_run_id, s.pid);
   for (const o of input.outcomes) plan.outcome(o);
   if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill, waits: [], deadlines: [] };
+  if (!input.candidates) plan.recordJobDefinitions();
+  plan.missSlas();
   plan.schedule();
   const launch = plan.launches();
   return { events: plan.events, state: plan.state, replies, launch, kill: plan.kill, waits: plan.waits, deadlines: plan.deadlines };
@@ -124,7 +131,8 @@ function* activeWants(state: BuildState, candidates?: Candidates): Generator<Wan
 function needsBuild(state: BuildState, want: WantRecord, ref: string): boolean {
   const p = state.partitions.get(ref);
   if (!p) return true;
-  if (p.status === 'live' || p.status === 'building') return false;
+  if (p.status === 'live') return mustRebuild(want, p);
+  if (p.status === 'building') return false;
   if (p.status === 'failed') return p.changed_event_id <= want.created_event_id;
   return true;
 }
@@ -161,10 +169,12 @@ class Planner {
           source: 'user',
           parent_want_id: '',
           root_want_id: want_id,
+          rebuild: r.rebuild ?? 'missing',
         },
       });
       return { ok: true, status: 201, want_id };
     }
+    if (c.kind === 'create_taint') return this.createTaint(c.request);
     const want = this.state.wants.get(c.want_id);
     if (!want) return { ok: false, status: 404, error: `No want with id '${c.want_id}'.`, want_id: c.want_id };
     if (want.status === 'canceled') return { ok: true, status: 200, want_id: want.want_id };
@@ -178,6 +188,58 @@ class Planner {
     }
     this.cancelWant(want, c.reason);
     return { ok: true, status: 200, want_id: want.want_id };
+  }
+
+  /**
+   * A taint of built partitions, and with `downstream` of every partition whose current build consumed a tainted
+   * build, transitively. A ref never built is refused whole: a taint is about data that exists.
+   */
+  private createTaint(r: CreateTaintRequest): CommandDecision {
+    const never = r.partitions.filter((ref) => !this.state.partitions.get(ref)?.build_id && this.state.partitions.get(ref)?.status !== 'live');
+    if (never.length > 0) {
+      return {
+        ok: false,
+        status: 400,
+        error: `Cannot taint ${never.map((ref) => `'${ref}'`).join(', ')}: never built, so there is nothing to rebuild (want it instead).`,
+      };
+    }
+    const refs = [...new Set(r.partitions)];
+    if (r.downstream) {
+      const seen = new Set(refs);
+      for (let i = 0; i < refs.length; i++) {
+        for (const c of currentConsumers(this.state, this.state.partitions.get(refs[i]!)?.build_id ?? '')) {
+          if (!seen.has(c)) {
+            seen.add(c);
+            refs.push(c);
+          }
+        }
+      }
+    }
+    const taint_id = `t-${this.state.taints.size + 1}`;
+    this.emit({ type: 'taint_created', taint_created: { taint_id, partitions: refs, reason: r.reason, downstream: r.downstream } });
+    return { ok: true, status: 201, want_id: '', taint: { taint_id, partitions: refs } };
+  }
+
+  /** Jobs whose definition is new or changed since last recorded (the graph was edited): one event for all. */
+  recordJobDefinitions(): void {
+    const jobs: Array<{ job_label: string; fingerprint: string }> = [];
+    for (const [job_label, policy] of this.input.policy.jobs) {
+      if (policy.fingerprint && this.state.job_fingerprints.get(job_label) !== policy.fingerprint) jobs.push({ job_label, fingerprint: policy.fingerprint });
+    }
+    if (jobs.length > 0) this.emit({ type: 'job_definitions_changed', job_definitions_changed: { jobs } });
+  }
+
+  /** Wants past their sla deadline and not successful: recorded once each; the next deadline wakes the loop. */
+  missSlas(): void {
+    for (const [key] of this.state.sla_pending.entries()) {
+      const [deadlineText, want_id] = key.split('\0') as [string, string];
+      const deadline = Number(deadlineText);
+      if (deadline > this.input.now) {
+        this.deadlines.push(deadline);
+        return;
+      }
+      this.emit({ type: 'want_sla_missed', want_sla_missed: { want_id, deadline } });
+    }
   }
 
   /** Cancels the want and the wants derived from it, then every run that no active want still needs. */
@@ -213,7 +275,11 @@ class Planner {
     const job_run_id = o.job_run_id;
     switch (o.status) {
       case 'succeeded':
-        this.emit({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id } });
+        // Each output it still owns gets a build id (the lineage: these with the run's input_builds).
+        const builds = run.config.outputs
+          .filter((ref) => this.state.partitions.get(ref)?.job_run_id === job_run_id)
+          .map((partition_ref, i) => ({ partition_ref, build_id: `b-${this.state.builds.size + 1 + i}` }));
+        this.emit({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds } });
         return;
       case 'failed':
         this.failRun(run, o.exit_code, o.signal, o.reason);
@@ -280,7 +346,7 @@ class Planner {
    */
   private expire(want: WantRecord): boolean {
     if (want.ttl_seconds <= 0 || want.parent_want_id) return false;
-    const expiry = want.created_at + want.ttl_seconds * 1000;
+    const expiry = wantClockStart(want) + want.ttl_seconds * 1000;
     if (this.input.now < expiry) {
       this.deadlines.push(expiry);
       return false;
@@ -327,8 +393,9 @@ class Planner {
     let ready = true;
     for (const dep of task.config.inputs) {
       if (dep.dep_type !== 'MATERIALIZE') continue;
-      const status = this.state.partitions.get(dep.partition_ref)?.status;
-      if (status === 'live') continue;
+      const input = this.state.partitions.get(dep.partition_ref);
+      // Under 'stale' or 'all' a live input may have to be rebuilt first: the want's closure comes up to date.
+      if (input?.status === 'live' && !mustRebuild(want, input)) continue;
       ready = false;
       this.waits.push([dep.partition_ref, want.want_id, ref]);
       // Even an input another want is building gets a derived want of this one: it joins that build, and
@@ -352,6 +419,7 @@ class Planner {
         source,
         parent_want_id: parent.want_id,
         root_want_id: parent.root_want_id,
+        rebuild: parent.rebuild,
       },
     });
   }
@@ -359,10 +427,25 @@ class Planner {
   /** Queues a run of `task`: a resolved config, or an earlier run of the same outputs being run again. */
   private queueRun(task: QueuedTask, want: WantRecord, attempt: number): string {
     const job_run_id = `r-${this.state.job_runs.size + 1}`;
-    const { job_label, config, exec, timeout_seconds } = task;
+    const { job_label, config, exec, timeout_seconds, job_fingerprint } = task;
+    // What it consumes: the builds of its inputs (MATERIALIZE and QUERY) live now.
+    const input_builds = config.inputs.flatMap((dep) => {
+      const p = this.state.partitions.get(dep.partition_ref);
+      return p?.status === 'live' && p.build_id ? [{ partition_ref: dep.partition_ref, build_id: p.build_id }] : [];
+    });
     this.emit({
       type: 'job_run_queued',
-      job_run_queued: { job_run_id, job_label, config, want_ids: [want.want_id], attempt, exec: [...exec], timeout_seconds },
+      job_run_queued: {
+        job_run_id,
+        job_label,
+        config,
+        want_ids: [want.want_id],
+        attempt,
+        exec: [...exec],
+        timeout_seconds,
+        input_builds,
+        job_fingerprint,
+      },
     });
     return job_run_id;
   }
@@ -370,7 +453,11 @@ class Planner {
   /** A ref whose config cannot be made fails as a run that never started, so the reason is on record. */
   private failUnresolvable(ref: string, task: { job_label: string; error: string }, want: WantRecord): void {
     const unresolved = { outputs: [ref], inputs: [], args: [], env: {} };
-    const job_run_id = this.queueRun({ job_label: task.job_label || UNRESOLVED_JOB, config: unresolved, exec: [], timeout_seconds: 0 }, want, 1);
+    const job_run_id = this.queueRun(
+      { job_label: task.job_label || UNRESOLVED_JOB, config: unresolved, exec: [], timeout_seconds: 0, job_fingerprint: '' },
+      want,
+      1,
+    );
     const neededBy = want.parent_want_id
       ? `it is an input wanted by ${want.want_id} for ${want.parent_want_id}`
       : `it was asked for by want ${want.want_id}`;

@@ -1,4 +1,4 @@
-import type { JobConfig, WantSource } from '../events/build-event.js';
+import type { BuildInput, JobConfig, RebuildPolicy, WantSource } from '../events/build-event.js';
 import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
 import type { PartitionCounts } from './want-status.js';
 
@@ -52,6 +52,11 @@ export interface WantRecord {
   readonly cancel_reason: string;
   /** Its partitions by where they stand (see want-status.ts); kept by reduce as partitions move. */
   readonly counts: PartitionCounts;
+  readonly rebuild: RebuildPolicy;
+  /** Its sla deadline passed before it was successful (recorded once, by `want_sla_missed`). */
+  readonly sla_missed: boolean;
+  /** Partitions that had a build and were built again by runs serving this want. */
+  readonly rebuilt: readonly string[];
 }
 
 export interface PartitionRecord {
@@ -63,6 +68,34 @@ export interface PartitionRecord {
   readonly changed_event_id: number;
   readonly created_at: number;
   readonly updated_at: number;
+  /** The current build (the last that made it live); '' if it never was. */
+  readonly build_id: string;
+  /** Event id of the current build ('all' wants rebuild what was built before they were made). */
+  readonly built_event_id: number;
+  /** Why the current build is out of date; empty when it is not (see staleness.ts). */
+  readonly stale_reasons: readonly string[];
+}
+
+/** One time a partition became live: by which run, from which builds of its inputs. */
+export interface BuildRecord {
+  readonly build_id: string;
+  readonly seq: number;
+  readonly partition_ref: string;
+  readonly job_run_id: string;
+  readonly job_label: string;
+  readonly built_at: number;
+  readonly event_id: number;
+  readonly inputs: readonly BuildInput[];
+  readonly job_fingerprint: string;
+}
+
+export interface TaintRecord {
+  readonly taint_id: string;
+  readonly seq: number;
+  readonly partitions: readonly string[];
+  readonly reason: string;
+  readonly downstream: boolean;
+  readonly created_at: number;
 }
 
 export interface JobRunRecord {
@@ -85,6 +118,9 @@ export interface JobRunRecord {
   readonly queued_at: number;
   readonly started_at: number | null;
   readonly ended_at: number | null;
+  /** The builds of its inputs that were live when it was queued: what its outputs' builds consumed. */
+  readonly input_builds: readonly BuildInput[];
+  readonly job_fingerprint: string;
 }
 
 /** A status index: creation seq -> id, so a page of one status costs the page. */
@@ -103,6 +139,19 @@ export interface BuildState {
   readonly job_runs: OrderedMap<string, JobRunRecord>;
   readonly job_run_order: OrderedMap<number, string>;
   readonly job_runs_by_status: StatusIndex<JobRunStatus>;
+  readonly builds: OrderedMap<string, BuildRecord>;
+  /** `<ref>\0<build seq, 12 digits>` -> build id: a partition's history is a range, newest last. */
+  readonly build_history: OrderedMap<string, string>;
+  /** `<input build id>\0<consumer ref>` -> the last build of that ref that consumed the input build. */
+  readonly consumers: OrderedMap<string, string>;
+  /** `<job label>\0<ref>`: partitions whose current build that job made (a job edit makes them stale). */
+  readonly partitions_by_job: OrderedMap<string, true>;
+  /** The job definitions' fingerprints as last recorded. */
+  readonly job_fingerprints: OrderedMap<string, string>;
+  readonly taints: OrderedMap<string, TaintRecord>;
+  readonly taint_order: OrderedMap<number, string>;
+  /** `<sla deadline, 15 digits>\0<want id>` of wants whose sla can still be missed: the due ones are a prefix. */
+  readonly sla_pending: OrderedMap<string, true>;
 }
 
 function statusIndex<S extends string>(statuses: readonly S[]): StatusIndex<S> {
@@ -125,5 +174,28 @@ export function initialState(): BuildState {
     job_runs: OrderedMap.empty(compareStrings),
     job_run_order: OrderedMap.empty(compareNumbers),
     job_runs_by_status: statusIndex(JOB_RUN_STATUSES),
+    builds: OrderedMap.empty(compareStrings),
+    build_history: OrderedMap.empty(compareStrings),
+    consumers: OrderedMap.empty(compareStrings),
+    partitions_by_job: OrderedMap.empty(compareStrings),
+    job_fingerprints: OrderedMap.empty(compareStrings),
+    taints: OrderedMap.empty(compareStrings),
+    taint_order: OrderedMap.empty(compareNumbers),
+    sla_pending: OrderedMap.empty(compareStrings),
   };
+}
+
+/** Keys of the composite indexes above. */
+export const historyKey = (ref: string, seq: number): string => `${ref}\0${String(seq).padStart(12, '0')}`;
+export const consumerKey = (inputBuildId: string, consumerRef: string): string => `${inputBuildId}\0${consumerRef}`;
+export const jobPartitionKey = (label: string, ref: string): string => `${label}\0${ref}`;
+export const slaKey = (deadline: number, wantId: string): string => `${String(deadline).padStart(15, '0')}\0${wantId}`;
+
+/** When a want's clock starts: its data's timestamp if it has one (ttl and sla count from it), else its creation. */
+export function wantClockStart(want: Pick<WantRecord, 'data_timestamp' | 'created_at'>): number {
+  return want.data_timestamp > 0 ? want.data_timestamp : want.created_at;
+}
+
+export function slaDeadline(want: Pick<WantRecord, 'data_timestamp' | 'created_at' | 'sla_seconds'>): number {
+  return want.sla_seconds > 0 ? wantClockStart(want) + want.sla_seconds * 1000 : 0;
 }

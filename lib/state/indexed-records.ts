@@ -8,7 +8,7 @@ import type {
   PartitionRecord,
   WantRecord,
 } from './build-state.js';
-import { TERMINAL_WANT_STATUSES } from './build-state.js';
+import { TERMINAL_WANT_STATUSES, slaDeadline, slaKey } from './build-state.js';
 
 export function putWant(state: BuildState, want: WantRecord): BuildState {
   const old = state.wants.get(want.want_id);
@@ -30,8 +30,14 @@ export function putWant(state: BuildState, want: WantRecord): BuildState {
       });
     }
   }
+  let slaPending = state.sla_pending;
+  // Once successful or canceled, a want can no longer miss its sla.
+  if (old && old.status !== want.status && (want.status === 'successful' || want.status === 'canceled') && want.sla_seconds > 0) {
+    slaPending = slaPending.delete(slaKey(slaDeadline(want), want.want_id));
+  }
   return {
     ...state,
+    sla_pending: slaPending,
     wants: state.wants.set(want.want_id, want),
     want_order: old ? state.want_order : state.want_order.set(want.seq, want.want_id),
     wants_by_status: wantsByStatus,

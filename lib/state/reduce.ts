@@ -2,10 +2,11 @@
  * The fold: build state is `events.reduce(reduce, initialState())`. Pure: no clock, no I/O, no mutation of
  * its inputs, so replaying the log any number of times gives the same state.
  */
-import type { BuildEvent } from '../events/build-event.js';
-import type { BuildState, JobRunRecord, JobRunStatus, PartitionStatus, WantRecord } from './build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES } from './build-state.js';
+import type { BuildEvent, BuildInput } from '../events/build-event.js';
+import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionRecord, PartitionStatus, TaintRecord, WantRecord } from './build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
 import { putJobRun, putPartition, putWant } from './indexed-records.js';
+import { currentConsumers, refreshStale } from './staleness.js';
 import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCategory } from './want-status.js';
 
 export function reduce(state: BuildState, event: BuildEvent): BuildState {
@@ -34,10 +35,17 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         job_run_ids: joinedRuns(s, e.partitions),
         cancel_reason: '',
         counts: NO_COUNTS,
+        rebuild: e.rebuild || 'missing',
+        sla_missed: false,
+        rebuilt: [],
       };
-      want = { ...want, counts: countPartitions(s, want.partitions, want.created_event_id) };
+      want = { ...want, counts: countPartitions(s, want.partitions, want) };
       want = { ...want, status: deriveWantStatus(s, want) };
       let next = putWant(s, want);
+      // Only what a user asked for has an sla of its own; derived wants serve their root's.
+      if (!want.parent_want_id && want.sla_seconds > 0 && want.status !== 'successful') {
+        next = { ...next, sla_pending: next.sla_pending.set(slaKey(slaDeadline(want), want.want_id), true) };
+      }
       // The runs it joins serve it too.
       for (const runId of want.job_run_ids) {
         const run = next.job_runs.get(runId);
@@ -80,6 +88,8 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         queued_at: at,
         started_at: null,
         ended_at: null,
+        input_builds: e.input_builds,
+        job_fingerprint: e.job_fingerprint,
       };
       // Every active want on an output is a want of this run, whether it asked first or joined.
       const served = new Set(e.want_ids);
@@ -98,8 +108,19 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       if (s.job_runs.get(e.job_run_id)?.status !== 'queued') return s;
       return updateRun(s, e.job_run_id, (r) => ({ ...r, status: 'running', pid: e.pid, started_at: at }));
     }
-    case 'job_run_succeeded':
-      return endRun(s, event.job_run_succeeded.job_run_id, 'succeeded', { exit_code: 0 }, 'live', event.event_id, at);
+    case 'job_run_succeeded': {
+      const e = event.job_run_succeeded;
+      const run = s.job_runs.get(e.job_run_id);
+      let next = endRun(s, e.job_run_id, 'succeeded', { exit_code: 0 }, 'live', event.event_id, at);
+      if (next === s || !run) return next;
+      // Only outputs the run still owned became live by it (a newer run owns the rest).
+      const owned = e.builds.filter((b) => run.config.outputs.includes(b.partition_ref) && s.partitions.get(b.partition_ref)?.job_run_id === run.job_run_id);
+      for (const b of owned) {
+        const lineage = { ...b, job_run_id: run.job_run_id, job_label: run.job_label, inputs: run.input_builds, job_fingerprint: run.job_fingerprint };
+        next = built(next, lineage, event.event_id, at);
+      }
+      return next;
+    }
     case 'job_run_failed': {
       const e = event.job_run_failed;
       const detail = { exit_code: e.exit_code, signal: e.signal, reason: e.reason, retry_at: e.retry_at };
@@ -118,12 +139,133 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     }
     case 'partition_tainted': {
       const e = event.partition_tainted;
-      const p = s.partitions.get(e.partition_ref);
-      if (!p) return s;
-      const next = putPartition(s, { ...p, status: 'tainted', changed_event_id: event.event_id, updated_at: at });
-      return recountWants(s, next, [p.ref], event.event_id, at);
+      return taint(s, [e.partition_ref], event.event_id, at);
+    }
+    case 'taint_created': {
+      const e = event.taint_created;
+      if (s.taints.has(e.taint_id)) return s;
+      const record: TaintRecord = {
+        taint_id: e.taint_id,
+        seq: s.taints.size + 1,
+        partitions: e.partitions,
+        reason: e.reason,
+        downstream: e.downstream,
+        created_at: at,
+      };
+      const next = { ...s, taints: s.taints.set(record.taint_id, record), taint_order: s.taint_order.set(record.seq, record.taint_id) };
+      return taint(next, e.partitions, event.event_id, at);
+    }
+    case 'job_definitions_changed': {
+      let fingerprints = s.job_fingerprints;
+      const affected: string[] = [];
+      for (const { job_label, fingerprint } of event.job_definitions_changed.jobs) {
+        const old = fingerprints.get(job_label);
+        fingerprints = fingerprints.set(job_label, fingerprint);
+        if (old === undefined || old === fingerprint) continue;
+        const prefix = jobPartitionKey(job_label, '');
+        for (const [key] of s.partitions_by_job.entriesFrom(prefix)) {
+          if (!key.startsWith(prefix)) break;
+          affected.push(key.slice(prefix.length));
+        }
+      }
+      return refreshStale({ ...s, job_fingerprints: fingerprints }, affected, putCounted(event.event_id, at));
+    }
+    case 'want_sla_missed': {
+      const e = event.want_sla_missed;
+      const want = s.wants.get(e.want_id);
+      if (!want || want.sla_missed) return s;
+      const next = putWant(s, { ...want, sla_missed: true });
+      return { ...next, sla_pending: next.sla_pending.delete(slaKey(slaDeadline(want), want.want_id)) };
     }
   }
+}
+
+interface Lineage {
+  partition_ref: string;
+  build_id: string;
+  job_run_id: string;
+  job_label: string;
+  inputs: readonly BuildInput[];
+  job_fingerprint: string;
+}
+
+/** A partition became live with a new build: history, lineage and the staleness of what consumed the old one. */
+function built(s: BuildState, e: Lineage, eventId: number, at: number): BuildState {
+  if (s.builds.has(e.build_id)) return s;
+  const ref = e.partition_ref;
+  const build: BuildRecord = {
+    build_id: e.build_id,
+    seq: s.builds.size + 1,
+    partition_ref: ref,
+    job_run_id: e.job_run_id,
+    job_label: e.job_label,
+    built_at: at,
+    event_id: eventId,
+    inputs: e.inputs,
+    job_fingerprint: e.job_fingerprint,
+  };
+  const old = s.partitions.get(ref);
+  const replaced = old?.build_id ?? '';
+  let consumers = s.consumers;
+  for (const input of e.inputs) consumers = consumers.set(consumerKey(input.build_id, ref), e.build_id);
+  let byJob = s.partitions_by_job;
+  const oldBuild = replaced ? s.builds.get(replaced) : undefined;
+  if (oldBuild) byJob = byJob.delete(jobPartitionKey(oldBuild.job_label, ref));
+  byJob = byJob.set(jobPartitionKey(e.job_label, ref), true);
+  let next: BuildState = {
+    ...s,
+    builds: s.builds.set(build.build_id, build),
+    build_history: s.build_history.set(historyKey(ref, build.seq), build.build_id),
+    consumers,
+    partitions_by_job: byJob,
+  };
+  // endRun has just made it live; now it is live with this build.
+  const before = next;
+  const base: PartitionRecord = old ?? {
+    ref,
+    status: 'live',
+    job_run_id: e.job_run_id,
+    changed_event_id: eventId,
+    created_at: at,
+    updated_at: at,
+    build_id: '',
+    built_event_id: 0,
+    stale_reasons: [],
+  };
+  next = putPartition(next, { ...base, build_id: e.build_id, built_event_id: eventId, stale_reasons: [] });
+  next = recountWants(before, next, [ref], eventId, at);
+  // Whoever consumed the old build now has an input rebuilt since.
+  const downstream = replaced ? currentConsumers(s, replaced) : [];
+  next = refreshStale(next, [ref, ...downstream], putCounted(eventId, at));
+  // A rebuild on behalf of a want: its detail lists it.
+  if (replaced) {
+    const run = next.job_runs.get(e.job_run_id);
+    for (const id of run?.want_ids ?? []) {
+      const w = next.wants.get(id);
+      if (w && !w.rebuilt.includes(ref)) next = putWant(next, { ...w, rebuilt: [...w.rebuilt, ref] });
+    }
+  }
+  return next;
+}
+
+/** Marks built partitions tainted (a build in flight will replace the taint anyway); their consumers turn stale. */
+function taint(s: BuildState, refs: readonly string[], eventId: number, at: number): BuildState {
+  let next = s;
+  const moved: string[] = [];
+  for (const ref of refs) {
+    const p = next.partitions.get(ref);
+    if (!p || p.status === 'building' || p.status === 'tainted') continue;
+    next = putPartition(next, { ...p, status: 'tainted', changed_event_id: eventId, updated_at: at });
+    moved.push(ref);
+  }
+  next = recountWants(s, next, moved, eventId, at);
+  const downstream = moved.flatMap((ref) => currentConsumers(next, next.partitions.get(ref)!.build_id));
+  return refreshStale(next, downstream, putCounted(eventId, at));
+}
+
+/** A partition write that also re-counts the active wants on it (its staleness may change what they need). */
+function putCounted(eventId: number, at: number): (state: BuildState, p: PartitionRecord) => BuildState {
+  return (state, p) => recountWants(state, putPartition(state, p), [p.ref], eventId, at);
 }
 
 function joinedRuns(state: BuildState, refs: readonly string[]): string[] {
@@ -181,9 +323,16 @@ function setPartitions(
       changed_event_id: old && old.status === status ? old.changed_event_id : eventId,
       created_at: old ? old.created_at : at,
       updated_at: at,
+      build_id: old?.build_id ?? '',
+      built_event_id: old?.built_event_id ?? 0,
+      stale_reasons: old?.stale_reasons ?? [],
     });
   }
-  return recountWants(before, next, refs, eventId, at);
+  next = recountWants(before, next, refs, eventId, at);
+  // A tainted partition that is being built again (or failed to be) is no longer what its consumers are told.
+  const untainted = refs.filter((ref) => before.partitions.get(ref)?.status === 'tainted' && status !== 'tainted');
+  const downstream = untainted.flatMap((ref) => currentConsumers(next, next.partitions.get(ref)!.build_id));
+  return downstream.length > 0 ? refreshStale(next, downstream, putCounted(eventId, at)) : next;
 }
 
 /**
@@ -201,8 +350,8 @@ function recountWants(before: BuildState, state: BuildState, refs: readonly stri
       if (!want) continue;
       const counts = moveCount(
         want.counts,
-        partitionCategory(before, was, want.created_event_id),
-        partitionCategory(next, now, want.created_event_id),
+        partitionCategory(before, was, want),
+        partitionCategory(next, now, want),
       );
       if (counts !== want.counts) next = putWant(next, { ...want, counts });
     }

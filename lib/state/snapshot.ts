@@ -8,15 +8,22 @@ import {
   PARTITION_STATUSES,
   TERMINAL_WANT_STATUSES,
   WANT_STATUSES,
+  type BuildRecord,
   type BuildState,
   type JobRunRecord,
+  type TaintRecord,
+  consumerKey,
+  historyKey,
+  jobPartitionKey,
+  slaDeadline,
+  slaKey,
   type PartitionRecord,
   type StatusIndex,
   type WantRecord,
 } from './build-state.js';
 import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
 
-export const SNAPSHOT_FORMAT = 1;
+export const SNAPSHOT_FORMAT = 2;
 
 export interface Snapshot {
   format: typeof SNAPSHOT_FORMAT;
@@ -27,6 +34,12 @@ export interface Snapshot {
   partitions: PartitionRecord[];
   /** In job run id order. */
   job_runs: JobRunRecord[];
+  /** In build id order. */
+  builds: BuildRecord[];
+  /** In taint id order. */
+  taints: TaintRecord[];
+  /** [job label, fingerprint] in label order. */
+  job_fingerprints: Array<[string, string]>;
 }
 
 export function toSnapshot(state: BuildState): Snapshot {
@@ -36,6 +49,9 @@ export function toSnapshot(state: BuildState): Snapshot {
     wants: [...state.wants.values()],
     partitions: [...state.partitions.values()],
     job_runs: [...state.job_runs.values()],
+    builds: [...state.builds.values()],
+    taints: [...state.taints.values()],
+    job_fingerprints: [...state.job_fingerprints.entries()],
   };
 }
 
@@ -71,7 +87,28 @@ export function fromSnapshot(snap: Snapshot): BuildState {
       snap.partitions.filter((p) => p.status === s).map((p) => [p.ref, true] as const),
     );
   }
+  const builds = new Map(snap.builds.map((b) => [b.build_id, b] as const));
+  const sorted = <V>(entries: Array<readonly [string, V]>) => OrderedMap.fromSorted(compareStrings, entries.sort(([a], [b]) => compareStrings(a, b)));
+  const consumers = new Map<string, BuildRecord>();
+  // The last build of each ref that consumed an input build: builds in seq order, later ones overwrite.
+  for (const b of bySeq(snap.builds)) for (const input of b.inputs) consumers.set(consumerKey(input.build_id, b.partition_ref), b);
+  const slaPending = snap.wants.filter(
+    (w) => !w.parent_want_id && w.sla_seconds > 0 && !w.sla_missed && w.status !== 'successful' && w.status !== 'canceled',
+  );
   return {
+    builds: OrderedMap.fromSorted(compareStrings, snap.builds.map((b) => [b.build_id, b] as const)),
+    build_history: sorted(snap.builds.map((b) => [historyKey(b.partition_ref, b.seq), b.build_id] as const)),
+    consumers: sorted([...consumers].map(([key, b]) => [key, b.build_id] as const)),
+    partitions_by_job: sorted(
+      snap.partitions.flatMap((p) => {
+        const b = p.build_id ? builds.get(p.build_id) : undefined;
+        return b ? [[jobPartitionKey(b.job_label, p.ref), true] as const] : [];
+      }),
+    ),
+    job_fingerprints: OrderedMap.fromSorted(compareStrings, snap.job_fingerprints),
+    taints: OrderedMap.fromSorted(compareStrings, snap.taints.map((t) => [t.taint_id, t] as const)),
+    taint_order: OrderedMap.fromSorted(compareNumbers, bySeq(snap.taints).map((t) => [t.seq, t.taint_id] as const)),
+    sla_pending: sorted(slaPending.map((w) => [slaKey(slaDeadline(w), w.want_id), true] as const)),
     last_event_id: snap.last_event_id,
     wants: OrderedMap.fromSorted(compareStrings, snap.wants.map((w) => [w.want_id, w] as const)),
     want_order: OrderedMap.fromSorted(compareNumbers, wantsBySeq.map((w) => [w.seq, w.want_id] as const)),

@@ -18,14 +18,29 @@ export interface PartitionCounts {
 
 export const NO_COUNTS: PartitionCounts = { live: 0, failed: 0, active: 0, waiting: 0 };
 
-export function partitionCategory(state: BuildState, p: PartitionRecord | undefined, wantCreatedEventId: number): PartitionCategory {
+/** What of a want decides where its partitions stand: when it was made and what it rebuilds. */
+export type WantBasis = Pick<WantRecord, 'created_event_id' | 'rebuild'>;
+
+/** A live partition that a want must still rebuild: stale or tainted ones for 'stale', older ones for 'all'. */
+export function mustRebuild(want: WantBasis, p: PartitionRecord): boolean {
+  switch (want.rebuild) {
+    case 'missing':
+      return false;
+    case 'stale':
+      return p.stale_reasons.length > 0;
+    case 'all':
+      return p.built_event_id <= want.created_event_id;
+  }
+}
+
+export function partitionCategory(state: BuildState, p: PartitionRecord | undefined, want: WantBasis): PartitionCategory {
   if (!p) return 'none';
   switch (p.status) {
     case 'live':
-      return 'live';
+      return mustRebuild(want, p) ? 'none' : 'live';
     // A partition that failed before this want existed is the reason to rebuild it, not this want's failure.
     case 'failed':
-      return p.changed_event_id > wantCreatedEventId ? 'failed' : 'none';
+      return p.changed_event_id > want.created_event_id ? 'failed' : 'none';
     case 'building': {
       const run = state.job_runs.get(p.job_run_id);
       // A failed run waiting out its retry backoff is still this partition's build, not an upstream wait.
@@ -37,10 +52,10 @@ export function partitionCategory(state: BuildState, p: PartitionRecord | undefi
   }
 }
 
-export function countPartitions(state: BuildState, refs: readonly string[], wantCreatedEventId: number): PartitionCounts {
+export function countPartitions(state: BuildState, refs: readonly string[], want: WantBasis): PartitionCounts {
   const counts = { ...NO_COUNTS };
   for (const ref of refs) {
-    const c = partitionCategory(state, state.partitions.get(ref), wantCreatedEventId);
+    const c = partitionCategory(state, state.partitions.get(ref), want);
     if (c !== 'none') counts[c]++;
   }
   return counts;

@@ -49,6 +49,8 @@ interface Pools {
   jobRunId: fc.Arbitrary<string>;
   jobLabel: fc.Arbitrary<string>;
   ref: fc.Arbitrary<string>;
+  buildId: fc.Arbitrary<string>;
+  taintId: fc.Arbitrary<string>;
 }
 
 function pools(options: PayloadOptions): Pools {
@@ -58,9 +60,11 @@ function pools(options: PayloadOptions): Pools {
       jobRunId: fc.constantFrom('r1', 'r2', 'r3', 'r4'),
       jobLabel: fc.constantFrom('//jobs:a', '//jobs:b'),
       ref: fc.constantFrom('p1', 'p2', 'p3', 'p4', 'p5', 'p6'),
+      buildId: fc.constantFrom('b1', 'b2', 'b3', 'b4', 'b5', 'b6', 'b7', 'b8'),
+      taintId: fc.constantFrom('t1', 't2', 't3'),
     };
   }
-  return { wantId: arbText, jobRunId: arbText, jobLabel: arbText, ref: arbText };
+  return { wantId: arbText, jobRunId: arbText, jobLabel: arbText, ref: arbText, buildId: arbText, taintId: arbText };
 }
 
 // Env keys: anything but '__proto__' (an object key that plain JS objects cannot hold as data).
@@ -96,6 +100,7 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
           source: arbWantSource,
           parent_want_id: fc.oneof(fc.constant(''), p.wantId),
           root_want_id: fc.oneof(fc.constant(''), p.wantId),
+          rebuild: fc.constantFrom('' as const, 'missing' as const, 'stale' as const, 'all' as const),
         })
         .map((want_created) => ({ type, want_created }));
     case 'want_canceled':
@@ -110,12 +115,16 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
           attempt: arbUint32,
           exec: fc.array(arbText, { maxLength: 3 }),
           timeout_seconds: arbUint32,
+          input_builds: fc.array(arbBuildInput(p), { maxLength: 3 }),
+          job_fingerprint: fc.oneof(fc.constant(''), fc.constantFrom('f1', 'f2'), arbText),
         })
         .map((job_run_queued) => ({ type, job_run_queued }));
     case 'job_run_started':
       return fc.record({ job_run_id: p.jobRunId, pid: arbUint32 }).map((job_run_started) => ({ type, job_run_started }));
     case 'job_run_succeeded':
-      return fc.record({ job_run_id: p.jobRunId }).map((job_run_succeeded) => ({ type, job_run_succeeded }));
+      return fc
+        .record({ job_run_id: p.jobRunId, builds: fc.array(arbBuildInput(p), { maxLength: 2 }) })
+        .map((job_run_succeeded) => ({ type, job_run_succeeded }));
     case 'job_run_failed':
       return fc
         .record({ job_run_id: p.jobRunId, exit_code: arbInt32, signal: arbText, reason: arbText, retry_at: arbInt64 })
@@ -128,14 +137,39 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
         .map((job_run_dep_missed) => ({ type, job_run_dep_missed }));
     case 'partition_tainted':
       return fc.record({ partition_ref: p.ref, reason: arbText }).map((partition_tainted) => ({ type, partition_tainted }));
+    case 'taint_created':
+      return fc
+        .record({ taint_id: p.taintId, partitions: fc.array(p.ref, { maxLength: 3 }), reason: arbText, downstream: fc.boolean() })
+        .map((taint_created) => ({ type, taint_created }));
+    case 'job_definitions_changed':
+      return fc
+        .record({ jobs: fc.array(fc.record({ job_label: p.jobLabel, fingerprint: fc.constantFrom('f1', 'f2', 'f3') }), { maxLength: 2 }) })
+        .map((job_definitions_changed) => ({ type, job_definitions_changed }));
+    case 'want_sla_missed':
+      return fc.record({ want_id: p.wantId, deadline: arbInt64 }).map((want_sla_missed) => ({ type, want_sla_missed }));
   }
+}
+
+function arbBuildInput(p: Pools): fc.Arbitrary<{ partition_ref: string; build_id: string }> {
+  return fc.record({ partition_ref: p.ref, build_id: p.buildId });
 }
 
 
 /** Arbitrary payload of any event type. */
 export function arbEventPayload(options: PayloadOptions = {}): fc.Arbitrary<EventPayload> {
-  return fc.oneof(...EVENT_TYPES.map((t) => arbPayloadOfType(t, options)));
+  // The want and run lifecycle carries most of the state's logic: weighted up so that random histories reach deep
+  // states (a derived want that failed under an active parent) often, not by luck of the seed.
+  const weight = (t: EventType): number => LIFECYCLE_WEIGHTS[t] ?? 1;
+  return fc.oneof(...EVENT_TYPES.map((t) => ({ arbitrary: arbPayloadOfType(t, options), weight: weight(t) })));
 }
+
+const LIFECYCLE_WEIGHTS: Partial<Record<EventType, number>> = {
+  want_created: 5,
+  job_run_queued: 4,
+  job_run_started: 2,
+  job_run_failed: 4,
+  job_run_succeeded: 3,
+};
 
 /** Arbitrary single event with any valid id (>= 1) and timestamp. */
 export function arbBuildEvent(options: PayloadOptions = {}): fc.Arbitrary<BuildEvent> {

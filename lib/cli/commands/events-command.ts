@@ -20,8 +20,10 @@ export function eventSummary(e: EventView): string {
     }
     case 'job_run_started':
       return `${e.job_run_started.job_run_id} pid ${e.job_run_started.pid}`;
-    case 'job_run_succeeded':
-      return e.job_run_succeeded.job_run_id;
+    case 'job_run_succeeded': {
+      const r = e.job_run_succeeded;
+      return `${r.job_run_id}${r.builds.length > 0 ? `: ${r.builds.map((b) => `${b.partition_ref} ${b.build_id}`).join(', ')}` : ''}`;
+    }
     case 'job_run_failed': {
       const f = e.job_run_failed;
       const how = f.signal ? `signal ${f.signal}` : `exit ${f.exit_code}`;
@@ -33,6 +35,14 @@ export function eventSummary(e: EventView): string {
       return `${e.job_run_dep_missed.job_run_id} missing ${e.job_run_dep_missed.missing.join(', ')}`;
     case 'partition_tainted':
       return `${e.partition_tainted.partition_ref}: ${e.partition_tainted.reason}`;
+    case 'taint_created': {
+      const tc = e.taint_created;
+      return `${tc.taint_id}: ${tc.partitions.join(', ')}${tc.reason ? ` (${tc.reason})` : ''}`;
+    }
+    case 'job_definitions_changed':
+      return e.job_definitions_changed.jobs.map((j) => `${j.job_label} -> ${j.fingerprint}`).join(', ');
+    case 'want_sla_missed':
+      return `${e.want_sla_missed.want_id} missed its sla (deadline ${new Date(e.want_sla_missed.deadline).toISOString()})`;
   }
 }
 
