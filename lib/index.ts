@@ -1,7 +1,7 @@
 /** The embedding API: open a platform on a workspace, use its streams, optionally serve it over HTTP. */
 export { Platform, type PlatformOptions } from './platform.js';
 export { startHttpServer, type HttpServerOptions, type RunningServer } from './server/http-server.js';
-export type { BuildEvent, EventPayload, EventType, JobConfig, DataDep, DepType } from './events/build-event.js';
+export type { BuildEvent, BuildInput, EventPayload, EventType, JobConfig, DataDep, DepType, RebuildPolicy } from './events/build-event.js';
 export type {
   BuildState,
   WantRecord,
@@ -11,10 +11,12 @@ export type {
   JobRunRecord,
   JobRunStatus,
 } from './state/build-state.js';
-export type { CreateWantRequest, CommandResult } from './orchestrator/command.js';
+export type { CreateWantRequest, CreateTaintRequest, CommandResult, TaintReply } from './orchestrator/command.js';
 export { QueueFullError, QueueClosedError } from './orchestrator/command-queue.js';
 export { reduce } from './state/reduce.js';
 export { initialState } from './state/build-state.js';
 export { wantView, partitionView, jobRunView, eventView } from './state/views.js';
 export { parseGraph } from './graph/parse-graph.js';
 export type { GraphDefinition, JobDefinition } from './graph/graph-definition.js';
+export { partitionDetail, lineage, taintView, type PartitionDetailView, type LineageNode, type TaintView, type BuildView } from './state/lineage-queries.js';
+export { staleFromScratch } from './state/staleness.js';

@@ -15,7 +15,7 @@ import type { GraphDefinition } from './graph/graph-definition.js';
 import type { GraphError } from './graph/graph-error.js';
 import type { JobResolver } from './graph/job-resolver.js';
 import { WorkspaceGraph } from './graph/workspace-graph.js';
-import type { CommandResult, CreateWantRequest } from './orchestrator/command.js';
+import type { CommandResult, CreateTaintRequest, CreateWantRequest } from './orchestrator/command.js';
 import { CommandQueue } from './orchestrator/command-queue.js';
 import { GraphTaskSource } from './orchestrator/graph-task-source.js';
 import { Orchestrator } from './orchestrator/orchestrator.js';
@@ -151,6 +151,11 @@ export class Platform {
 
   cancelWant(want_id: string, reason = 'canceled by request'): Promise<CommandResult> {
     return this.queue.offer({ kind: 'cancel_want', want_id, reason });
+  }
+
+  /** Taints built partitions (and with `downstream` what consumed them); the reply's `taint` lists every ref. */
+  createTaint(request: CreateTaintRequest): Promise<CommandResult> {
+    return this.queue.offer({ kind: 'create_taint', request });
   }
 
   /** Lets the current orchestrator step finish, records running job runs as canceled, closes the log. */

@@ -1,0 +1,172 @@
+/**
+ * Reads of builds, lineage and taints. Each is bounded: a partition's history is a range of `build_history`
+ * (O(log n + page)), its downstream a range of `consumers`, a lineage tree stops at a depth and a node count.
+ */
+import type { BuildState, BuildRecord, PartitionStatus, TaintRecord } from './build-state.js';
+import { historyKey } from './build-state.js';
+import { currentConsumers } from './staleness.js';
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export interface BuildView {
+  build_id: string;
+  job_run_id: string;
+  job_label: string;
+  built_at: string;
+  /** The builds of its inputs it consumed. */
+  inputs: Array<{ partition_ref: string; build_id: string }>;
+}
+
+export interface PartitionDetailView {
+  partition_ref: string;
+  status: PartitionStatus;
+  stale: boolean;
+  stale_reasons: string[];
+  /** The build that made it live last; null if it never was. */
+  current_build: BuildView | null;
+  /** Its builds, newest first: `builds_limit` of them from `builds_offset`. */
+  builds: BuildView[];
+  builds_total: number;
+  /** Refs whose current build consumed this partition's current build (at most `downstream_limit`). */
+  downstream: string[];
+  downstream_total: number;
+  job_run_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DetailQuery {
+  builds_offset: number;
+  builds_limit: number;
+  downstream_limit: number;
+}
+
+export function buildView(b: BuildRecord): BuildView {
+  return {
+    build_id: b.build_id,
+    job_run_id: b.job_run_id,
+    job_label: b.job_label,
+    built_at: iso(b.built_at),
+    inputs: b.inputs.map((i) => ({ partition_ref: i.partition_ref, build_id: i.build_id })),
+  };
+}
+
+/** Undefined for a ref never seen. */
+export function partitionDetail(state: BuildState, ref: string, q: DetailQuery): PartitionDetailView | undefined {
+  const p = state.partitions.get(ref);
+  if (!p) return undefined;
+  const current = p.build_id ? state.builds.get(p.build_id) : undefined;
+  // The history is the key range [ref\0, ref\x01): rank arithmetic gives its size and a page without a walk.
+  const start = state.build_history.rank(historyKey(ref, 0));
+  const end = state.build_history.rank(`${ref}\u0001`);
+  const total = end - start;
+  const builds: BuildView[] = [];
+  for (let i = 0; i < q.builds_limit && q.builds_offset + i < total; i++) {
+    const entry = state.build_history.at(end - 1 - q.builds_offset - i);
+    const b = entry && state.builds.get(entry[1]);
+    if (b) builds.push(buildView(b));
+  }
+  const downstream = current ? currentConsumers(state, current.build_id) : [];
+  return {
+    partition_ref: p.ref,
+    status: p.status,
+    stale: p.stale_reasons.length > 0,
+    stale_reasons: [...p.stale_reasons],
+    current_build: current ? buildView(current) : null,
+    builds,
+    builds_total: total,
+    downstream: downstream.slice(0, q.downstream_limit),
+    downstream_total: downstream.length,
+    job_run_id: p.job_run_id,
+    created_at: iso(p.created_at),
+    updated_at: iso(p.updated_at),
+  };
+}
+
+export interface LineageNode {
+  partition_ref: string;
+  /** Upstream: the build this node's consumer consumed; downstream and the root: the current build. */
+  build_id: string | null;
+  status: PartitionStatus | 'absent';
+  stale: boolean;
+  /** Upstream only: the input has been rebuilt since its consumer's build took this one. */
+  rebuilt_since: boolean;
+  children: LineageNode[];
+  /** Children left out: the depth or the node budget ran out here. */
+  truncated: boolean;
+}
+
+/** Most nodes one lineage answer holds. */
+export const LINEAGE_MAX_NODES = 500;
+
+/**
+ * The tree of what a partition's current build consumed (upstream, following each build's recorded inputs), or of
+ * what consumed it (downstream, following current builds), to `depth` levels.
+ */
+export function lineage(state: BuildState, ref: string, direction: 'upstream' | 'downstream', depth: number): LineageNode | undefined {
+  const root = state.partitions.get(ref);
+  if (!root) return undefined;
+  let budget = LINEAGE_MAX_NODES;
+  const node = (partition_ref: string, build_id: string | null, level: number): LineageNode => {
+    budget--;
+    const p = state.partitions.get(partition_ref);
+    const out: LineageNode = {
+      partition_ref,
+      build_id,
+      status: p?.status ?? 'absent',
+      stale: (p?.stale_reasons.length ?? 0) > 0,
+      rebuilt_since: direction === 'upstream' && build_id !== null && p !== undefined && p.build_id !== build_id,
+      children: [],
+      truncated: false,
+    };
+    if (build_id === null) return out;
+    const next: Array<[string, string | null]> =
+      direction === 'upstream'
+        ? (state.builds.get(build_id)?.inputs ?? []).map((i) => [i.partition_ref, i.build_id])
+        : currentConsumers(state, build_id).map((c) => [c, state.partitions.get(c)?.build_id || null]);
+    if (next.length === 0) return out;
+    if (level >= depth) {
+      out.truncated = true;
+      return out;
+    }
+    for (const [childRef, childBuild] of next) {
+      if (budget <= 0) {
+        out.truncated = true;
+        break;
+      }
+      out.children.push(node(childRef, childBuild, level + 1));
+    }
+    return out;
+  };
+  return node(ref, root.build_id || null, 0);
+}
+
+export interface TaintView {
+  taint_id: string;
+  reason: string;
+  downstream: boolean;
+  created_at: string;
+  /** The refs it tainted (at most `partitions_limit` of them in lists). */
+  partitions: string[];
+  partitions_total: number;
+  /** Of those, how many are still tainted (not rebuilt since); in the detail only (null in lists, to keep a page cheap). */
+  still_tainted: number | null;
+}
+
+/** `partitionsLimit` given: a list item (the first refs, no count of what is still tainted). */
+export function taintView(state: BuildState, t: TaintRecord, partitionsLimit?: number): TaintView {
+  let still: number | null = null;
+  if (partitionsLimit === undefined) {
+    still = 0;
+    for (const ref of t.partitions) if (state.partitions.get(ref)?.status === 'tainted') still++;
+  }
+  return {
+    taint_id: t.taint_id,
+    reason: t.reason,
+    downstream: t.downstream,
+    created_at: iso(t.created_at),
+    partitions: partitionsLimit === undefined ? [...t.partitions] : t.partitions.slice(0, partitionsLimit),
+    partitions_total: t.partitions.length,
+    still_tainted: still,
+  };
+}

@@ -1,0 +1,211 @@
+/**
+ * Partitions that change, with real job processes: build ids and lineage, staleness after a rebuild, `stale` and
+ * `all` rebuild policies, taints with and without downstream, a want joining a rebuild in flight, a job's
+ * `version` edit, history across a restart and a snapshot, and the sla miss recorded once.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RebuildPolicy } from '../lib/events/build-event.js';
+import { Platform } from '../lib/platform.js';
+import { fromSnapshot, toSnapshot } from '../lib/state/snapshot.js';
+import { lineage, partitionDetail } from '../lib/state/lineage-queries.js';
+import { LATER, planAt } from './helpers/plan-at.js';
+import { bash, lines, makeWorkspace, openPlatform, runsFor, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+
+/** raw/<n> -> clean/<n> -> report/<n>; each run appends "<job> <n>" to runs.txt. */
+const chain = (version = '1') => ({
+  jobs: [
+    { label: 'raw', outputs: ['raw/(?<n>\\d+)'], args: ['${n}'], exec: bash('echo "raw $1" >> runs.txt'), version },
+    {
+      label: 'clean',
+      outputs: ['clean/(?<n>\\d+)'],
+      inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }],
+      args: ['${n}'],
+      exec: bash('echo "clean $1" >> runs.txt'),
+    },
+    {
+      label: 'report',
+      outputs: ['report/(?<n>\\d+)'],
+      inputs: [{ partition_ref: 'clean/${n}', dep_type: 'MATERIALIZE' }],
+      args: ['${n}'],
+      exec: bash('echo "report $1" >> runs.txt'),
+    },
+  ],
+});
+
+async function build(platform: Platform, refs: string[], rebuild: RebuildPolicy = 'missing'): Promise<string> {
+  const r = await platform.createWant({ partitions: refs, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild });
+  if (!r.ok) throw new Error(r.error);
+  const s = await waitForWant(platform, r.want_id);
+  if (s.wants.get(r.want_id)?.status !== 'successful') throw new Error(`want ${r.want_id} ended ${s.wants.get(r.want_id)?.status}`);
+  return r.want_id;
+}
+
+/** A platform reading platform.json (so an edit of it is picked up), no tick, closed at teardown. */
+async function openFromFile(t: ExecutionContext, dir: string): Promise<Platform> {
+  const platform = await Platform.open(dir, { tickMs: 60_000 });
+  t.teardown(() => platform.close());
+  return platform;
+}
+
+const detail = (platform: Platform, ref: string) => partitionDetail(platform.state(), ref, { builds_offset: 0, builds_limit: 20, downstream_limit: 100 })!;
+
+test('every build gets an id with the builds it consumed; a rebuild makes the two above stale; build --stale rebuilds exactly those', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, chain());
+  await build(platform, ['report/1']);
+  t.deepEqual(lines(dir, 'runs.txt'), ['raw 1', 'clean 1', 'report 1']);
+  const report = detail(platform, 'report/1');
+  const clean = detail(platform, 'clean/1');
+  const raw = detail(platform, 'raw/1');
+  t.regex(raw.current_build!.build_id, /^b-\d+$/);
+  t.deepEqual(clean.current_build!.inputs, [{ partition_ref: 'raw/1', build_id: raw.current_build!.build_id }]);
+  t.deepEqual(report.current_build!.inputs, [{ partition_ref: 'clean/1', build_id: clean.current_build!.build_id }]);
+  t.is(report.current_build!.job_label, 'report');
+  t.deepEqual(raw.downstream, ['clean/1']);
+  t.false(report.stale);
+
+  // Rebuild the bottom (as `build --force raw/1` does).
+  await build(platform, ['raw/1'], 'all');
+  t.deepEqual(lines(dir, 'runs.txt').slice(3), ['raw 1']);
+  const rawAfter = detail(platform, 'raw/1');
+  t.is(rawAfter.builds_total, 2);
+  t.deepEqual(rawAfter.builds.map((b) => b.build_id), [rawAfter.current_build!.build_id, raw.current_build!.build_id], 'newest first');
+  t.deepEqual(detail(platform, 'clean/1').stale_reasons, [`input raw/1 was rebuilt since ${raw.current_build!.build_id}`]);
+  t.deepEqual(detail(platform, 'report/1').stale_reasons, ['input clean/1 is stale']);
+  t.true(detail(platform, 'report/1').stale);
+
+  // A `missing` want of the top does nothing; a `stale` one brings the chain up to date, each partition once.
+  await build(platform, ['report/1']);
+  t.is(lines(dir, 'runs.txt').length, 4);
+  const top = await build(platform, ['report/1'], 'stale');
+  t.deepEqual(lines(dir, 'runs.txt').slice(4), ['clean 1', 'report 1'], 'clean, then report; raw was not stale');
+  for (const ref of ['raw/1', 'clean/1', 'report/1']) t.false(detail(platform, ref).stale, `${ref} up to date`);
+  t.deepEqual(detail(platform, 'report/1').current_build!.inputs, [{ partition_ref: 'clean/1', build_id: detail(platform, 'clean/1').current_build!.build_id }]);
+  const s = platform.state();
+  const rebuilt = [top, ...s.wants.get(top)!.child_want_ids].flatMap((id) => s.wants.get(id)!.rebuilt);
+  t.deepEqual(rebuilt.sort(), ['clean/1', 'report/1']);
+
+  // Lineage: upstream of report is clean then raw; downstream of raw is clean then report.
+  const up = lineage(platform.state(), 'report/1', 'upstream', 5)!;
+  t.deepEqual([up.partition_ref, up.children[0]!.partition_ref, up.children[0]!.children[0]!.partition_ref], ['report/1', 'clean/1', 'raw/1']);
+  const down = lineage(platform.state(), 'raw/1', 'downstream', 1)!;
+  t.deepEqual(down.children.map((c) => c.partition_ref), ['clean/1']);
+  t.true(down.children[0]!.truncated, 'depth 1 stops below clean');
+  t.is(runsFor(platform.state(), 'raw/1').length, 2);
+});
+
+test('`all` rebuilds the whole closure once; a taint without downstream marks one partition and its consumers stale', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, chain());
+  await build(platform, ['report/2']);
+  await build(platform, ['report/2'], 'all');
+  t.deepEqual(lines(dir, 'runs.txt'), ['raw 2', 'clean 2', 'report 2', 'raw 2', 'clean 2', 'report 2']);
+
+  const taint = await platform.createTaint({ partitions: ['clean/2'], reason: 'late rows', downstream: false });
+  if (!taint.ok) return t.fail(taint.error);
+  t.deepEqual(taint.taint!.partitions, ['clean/2']);
+  t.is(platform.state().partitions.get('clean/2')!.status, 'tainted');
+  t.deepEqual(detail(platform, 'report/2').stale_reasons, ['input clean/2 is tainted']);
+  t.is(platform.state().taints.get(taint.taint!.taint_id)!.reason, 'late rows');
+  // A want for the tainted partition rebuilds it, which clears the taint (its consumer is now "rebuilt since").
+  await build(platform, ['clean/2']);
+  t.deepEqual(lines(dir, 'runs.txt').slice(6), ['clean 2']);
+  t.is(platform.state().partitions.get('clean/2')!.status, 'live');
+  t.regex(detail(platform, 'report/2').stale_reasons[0]!, /^input clean\/2 was rebuilt since b-/);
+});
+
+test('a taint with downstream taints every consumer transitively; a want then rebuilds the chain; a never-built ref is refused', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, chain());
+  await build(platform, ['report/3']);
+  const refused = await platform.createTaint({ partitions: ['raw/3', 'raw/99'], reason: '', downstream: true });
+  t.false(refused.ok);
+  if (!refused.ok) {
+    t.is(refused.status, 400);
+    t.regex(refused.error, /raw\/99/);
+  }
+  t.is(platform.state().partitions.get('raw/3')!.status, 'live', 'a refused taint taints nothing');
+
+  const taint = await platform.createTaint({ partitions: ['raw/3'], reason: 'bad load', downstream: true });
+  if (!taint.ok) return t.fail(taint.error);
+  t.deepEqual(taint.taint!.partitions, ['raw/3', 'clean/3', 'report/3']);
+  for (const ref of ['raw/3', 'clean/3', 'report/3']) t.is(platform.state().partitions.get(ref)!.status, 'tainted');
+  await build(platform, ['report/3']);
+  t.deepEqual(lines(dir, 'runs.txt').slice(3), ['raw 3', 'clean 3', 'report 3']);
+  for (const ref of ['raw/3', 'clean/3', 'report/3']) t.false(detail(platform, ref).stale);
+});
+
+test('a want for a tainted partition joins the rebuild already in flight', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [{ label: 'gate', outputs: ['gate/(?<n>\\d+)'], exec: bash('echo run >> gate.txt; while [ ! -f release ]; do sleep 0.02; done') }],
+  });
+  writeFileSync(join(dir, 'release'), '');
+  await build(platform, ['gate/1']);
+  const { unlinkSync } = await import('node:fs');
+  unlinkSync(join(dir, 'release'));
+  t.true((await platform.createTaint({ partitions: ['gate/1'], reason: '', downstream: false })).ok);
+  const a = await platform.createWant({ partitions: ['gate/1'], comment: 'a', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+  if (!a.ok) return t.fail(a.error);
+  const s = await waitFor(platform, (st) => runsFor(st, 'gate/1').some((r) => r.status === 'running'), 'the rebuild to run');
+  const rebuild = runsFor(s, 'gate/1').find((r) => r.status === 'running')!;
+  const b = await platform.createWant({ partitions: ['gate/1'], comment: 'b', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+  if (!b.ok) return t.fail(b.error);
+  t.deepEqual(platform.state().wants.get(b.want_id)!.job_run_ids, [rebuild.job_run_id], 'b joined the run in flight');
+  writeFileSync(join(dir, 'release'), '');
+  await waitForWant(platform, b.want_id, ['successful']);
+  t.deepEqual(lines(dir, 'gate.txt'), ['run', 'run'], 'built once more, not twice');
+});
+
+test('editing a job version makes its partitions stale; history and lineage survive a restart and a snapshot', async (t) => {
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(chain('1')));
+  const first = await openFromFile(t, dir);
+  await build(first, ['report/4']);
+  t.false(detail(first, 'raw/4').stale);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(chain('2')));
+  await first.refreshGraph();
+  first.orchestrator.scanAll();
+  await waitFor(first, (s) => (s.partitions.get('raw/4')?.stale_reasons.length ?? 0) > 0, 'raw/4 to turn stale');
+  t.regex(detail(first, 'raw/4').stale_reasons[0]!, /^job raw changed since this build/);
+  t.deepEqual(detail(first, 'clean/4').stale_reasons, ['input raw/4 is stale']);
+  const before = ['raw/4', 'clean/4', 'report/4'].map((ref) => detail(first, ref));
+  const tree = lineage(first.state(), 'report/4', 'upstream', 5);
+  const viaSnapshot = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(first.state()))));
+  t.deepEqual(
+    ['raw/4', 'clean/4', 'report/4'].map((ref) => partitionDetail(viaSnapshot, ref, { builds_offset: 0, builds_limit: 20, downstream_limit: 100 })),
+    before,
+    'a snapshot keeps history, lineage and staleness',
+  );
+  t.deepEqual(lineage(viaSnapshot, 'report/4', 'upstream', 5), tree);
+  await first.close();
+  const second = await openFromFile(t, dir);
+  t.deepEqual(['raw/4', 'clean/4', 'report/4'].map((ref) => detail(second, ref)), before, 'a restart replays the same');
+  t.deepEqual(lineage(second.state(), 'report/4', 'upstream', 5), tree);
+});
+
+test('a want not successful by its sla deadline gets want_sla_missed once, counted from its data timestamp', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [{ label: 'gate', outputs: ['gate/(?<n>\\d+)'], exec: bash('while [ ! -f release ]; do sleep 0.02; done') }],
+  });
+  // Its data is from 1.5 s ago and its sla is 2 s: due in half a second, not two.
+  const dataTimestamp = Date.now() - 1500;
+  const r = await platform.createWant({ partitions: ['gate/1'], comment: '', data_timestamp: dataTimestamp, ttl_seconds: 0, sla_seconds: 2 });
+  if (!r.ok) return t.fail(r.error);
+  const s = await waitFor(platform, (st) => st.wants.get(r.want_id)?.sla_missed === true, 'the sla miss', 5000);
+  t.true(s.wants.get(r.want_id)!.sla_missed);
+  const events = await platform.log.list(0, 1000);
+  const missed = events.filter((e) => e.type === 'want_sla_missed');
+  t.is(missed.length, 1);
+  const deadline = dataTimestamp + 2000;
+  t.is(missed[0]!.type === 'want_sla_missed' ? missed[0]!.want_sla_missed.deadline : 0, deadline);
+  t.true(missed[0]!.timestamp >= deadline, 'not before the deadline');
+  t.true(missed[0]!.timestamp < deadline + 1500, `on time (${missed[0]!.timestamp - deadline} ms late)`);
+  // Once: no later step records it again.
+  t.false((await planAt(platform, LATER())).events.some((e) => e.type === 'want_sla_missed'));
+  writeFileSync(join(dir, 'release'), '');
+  await waitForWant(platform, r.want_id, ['successful']);
+});
