@@ -70,6 +70,14 @@ function indexViolations(s: BuildState): string[] {
     const expected = activeByRef.get(ref) ?? new Set();
     check(ids.length === expected.size && ids.every((id) => expected.has(id)), `active_wants_by_ref[${ref}] = ${ids} but active wants are ${[...expected]}`);
   }
+  // Builds: each once in the history of its partition; the sla counter counts the wants that missed it.
+  check(s.build_history.size === s.builds.size, `build_history holds ${s.build_history.size}, there are ${s.builds.size} builds`);
+  for (const [key, id] of s.build_history) check(key.startsWith(`${s.builds.get(id)?.partition_ref}\u0000`), `history ${key} -> ${id} is not that build's partition`);
+  check(s.wants_sla_missed === [...s.wants.values()].filter((w) => w.sla_missed).length, `wants_sla_missed is ${s.wants_sla_missed}`);
+  for (const [key] of s.sla_pending) {
+    const w = s.wants.get(key.split('\u0000')[1]!);
+    check(w !== undefined && !w.sla_missed && w.status !== 'successful' && w.status !== 'canceled', `sla_pending holds ${key}`);
+  }
   // Partitions: in exactly the status index of their status.
   let indexedPartitions = 0;
   for (const st of PARTITION_STATUSES) indexedPartitions += s.partitions_by_status[st].size;

@@ -152,6 +152,8 @@ export interface BuildState {
   readonly taint_order: OrderedMap<number, string>;
   /** `<sla deadline, 15 digits>\0<want id>` of wants whose sla can still be missed: the due ones are a prefix. */
   readonly sla_pending: OrderedMap<string, true>;
+  /** How many wants missed their sla (for the metrics counter). */
+  readonly wants_sla_missed: number;
 }
 
 function statusIndex<S extends string>(statuses: readonly S[]): StatusIndex<S> {
@@ -182,6 +184,7 @@ export function initialState(): BuildState {
     taints: OrderedMap.empty(compareStrings),
     taint_order: OrderedMap.empty(compareNumbers),
     sla_pending: OrderedMap.empty(compareStrings),
+    wants_sla_missed: 0,
   };
 }
 

@@ -38,6 +38,7 @@ export function putWant(state: BuildState, want: WantRecord): BuildState {
   return {
     ...state,
     sla_pending: slaPending,
+    wants_sla_missed: state.wants_sla_missed + (want.sla_missed && !old?.sla_missed ? 1 : 0),
     wants: state.wants.set(want.want_id, want),
     want_order: old ? state.want_order : state.want_order.set(want.seq, want.want_id),
     wants_by_status: wantsByStatus,

@@ -109,6 +109,7 @@ export function fromSnapshot(snap: Snapshot): BuildState {
     taints: OrderedMap.fromSorted(compareStrings, snap.taints.map((t) => [t.taint_id, t] as const)),
     taint_order: OrderedMap.fromSorted(compareNumbers, bySeq(snap.taints).map((t) => [t.seq, t.taint_id] as const)),
     sla_pending: sorted(slaPending.map((w) => [slaKey(slaDeadline(w), w.want_id), true] as const)),
+    wants_sla_missed: snap.wants.filter((w) => w.sla_missed).length,
     last_event_id: snap.last_event_id,
     wants: OrderedMap.fromSorted(compareStrings, snap.wants.map((w) => [w.want_id, w] as const)),
     want_order: OrderedMap.fromSorted(compareNumbers, wantsBySeq.map((w) => [w.seq, w.want_id] as const)),
