@@ -9,6 +9,7 @@ import { jobRunsRoutes } from './routes/job-runs-routes.js';
 import { metricsRoutes } from './routes/metrics-routes.js';
 import { partitionsRoutes } from './routes/partitions-routes.js';
 import { statusRoutes } from './routes/status-routes.js';
+import { taintsRoutes } from './routes/taints-routes.js';
 import { wantsRoutes } from './routes/wants-routes.js';
 import { serviceRoutes } from './connect/service-routes.js';
 import type { ServerContext } from './server-context.js';
@@ -34,6 +35,7 @@ export function createApp(ctx: ServerContext, onRequest: () => void, logError: (
   app.use(express.json({ limit: MAX_BODY_BYTES, strict: false }));
   app.use(wantsRoutes(ctx));
   app.use(partitionsRoutes(ctx));
+  app.use(taintsRoutes(ctx));
   app.use(jobRunsRoutes(ctx));
   app.use(eventsRoutes(ctx));
   app.use(metricsRoutes(ctx));

@@ -1,5 +1,6 @@
 /** Turns query strings and JSON bodies into typed requests, or an HttpError that says what to fix. */
-import type { CreateWantRequest } from '../orchestrator/command.js';
+import { REBUILD_POLICIES, type RebuildPolicy } from '../events/build-event.js';
+import type { CreateTaintRequest, CreateWantRequest } from '../orchestrator/command.js';
 import type { PageQuery } from '../state/queries.js';
 import { HttpError } from './http-error.js';
 
@@ -48,7 +49,8 @@ export function pageQuery(query: Query): PageQuery {
   };
 }
 
-const WANT_FIELDS = new Set(['partitions', 'comment', 'data_timestamp', 'ttl_seconds', 'sla_seconds']);
+const WANT_FIELDS = new Set(['partitions', 'comment', 'data_timestamp', 'ttl_seconds', 'sla_seconds', 'rebuild']);
+const TAINT_FIELDS = new Set(['partitions', 'reason', 'downstream']);
 
 /**
  * What is wrong with a ref's shape, or undefined when nothing is (whether a job produces it is the graph's
@@ -70,26 +72,45 @@ export function checkRef(ref: unknown, where: string): string {
   return ref as string;
 }
 
-export function parseCreateWant(body: unknown): CreateWantRequest {
-  if (body === undefined) {
-    throw new HttpError(400, "Expected a JSON body (Content-Type: application/json) like {\"partitions\": [\"daily/revenue/date=2026-01-05\"]}.");
-  }
+/** A JSON object body with only `allowed` fields, or a 400 that shows what a good one looks like. */
+function objectBody(body: unknown, allowed: ReadonlySet<string>, what: string, example: string): Record<string, unknown> {
+  if (body === undefined) throw new HttpError(400, `Expected a JSON body (Content-Type: application/json) like ${example}.`);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new HttpError(400, `The body must be a JSON object, got ${typeName(body)}.`);
   }
   const b = body as Record<string, unknown>;
   for (const key of Object.keys(b)) {
-    if (!WANT_FIELDS.has(key)) {
-      throw new HttpError(400, `Unknown field '${key}'; a want takes ${[...WANT_FIELDS].join(', ')}.`);
-    }
+    if (!allowed.has(key)) throw new HttpError(400, `Unknown field '${key}'; ${what} takes ${[...allowed].join(', ')}.`);
   }
+  return b;
+}
+
+/** The body's `partitions`: a non-empty array of well-formed refs, duplicates dropped. */
+function partitionsField(b: Record<string, unknown>, what: string): string[] {
   if (!Array.isArray(b.partitions) || b.partitions.length === 0) {
     throw new HttpError(400, "Field 'partitions' must be a non-empty array of partition refs.");
   }
   if (b.partitions.length > MAX_PARTITIONS_PER_WANT) {
-    throw new HttpError(400, `A want may name at most ${MAX_PARTITIONS_PER_WANT} partitions; got ${b.partitions.length}. Split it into several wants.`);
+    throw new HttpError(400, `${what} may name at most ${MAX_PARTITIONS_PER_WANT} partitions; got ${b.partitions.length}. Split it.`);
   }
-  const partitions = [...new Set(b.partitions.map((ref, i) => checkRef(ref, `partitions[${i}]`)))];
+  return [...new Set(b.partitions.map((ref, i) => checkRef(ref, `partitions[${i}]`)))];
+}
+
+export function parseCreateTaint(body: unknown): CreateTaintRequest {
+  const b = objectBody(body, TAINT_FIELDS, 'a taint', '{"partitions": ["raw/orders/date=2026-01-05"], "reason": "late rows", "downstream": true}');
+  const partitions = partitionsField(b, 'A taint');
+  const reason = b.reason ?? '';
+  if (typeof reason !== 'string' || reason.length > MAX_COMMENT_LENGTH) {
+    throw new HttpError(400, `Field 'reason' must be a string of at most ${MAX_COMMENT_LENGTH} characters.`);
+  }
+  const downstream = b.downstream ?? false;
+  if (typeof downstream !== 'boolean') throw new HttpError(400, `Field 'downstream' must be true or false, got ${JSON.stringify(downstream)}.`);
+  return { partitions, reason, downstream };
+}
+
+export function parseCreateWant(body: unknown): CreateWantRequest {
+  const b = objectBody(body, WANT_FIELDS, 'a want', '{"partitions": ["daily/revenue/date=2026-01-05"]}');
+  const partitions = partitionsField(b, 'A want');
   const comment = b.comment ?? '';
   if (typeof comment !== 'string' || comment.length > MAX_COMMENT_LENGTH) {
     throw new HttpError(400, `Field 'comment' must be a string of at most ${MAX_COMMENT_LENGTH} characters.`);
@@ -100,7 +121,19 @@ export function parseCreateWant(body: unknown): CreateWantRequest {
     data_timestamp: parseTimestamp(b.data_timestamp),
     ttl_seconds: seconds(b.ttl_seconds, 'ttl_seconds'),
     sla_seconds: seconds(b.sla_seconds, 'sla_seconds'),
+    rebuild: rebuildPolicy(b.rebuild),
   };
+}
+
+function rebuildPolicy(value: unknown): RebuildPolicy {
+  if (value === undefined || value === null) return 'missing';
+  if (typeof value !== 'string' || !(REBUILD_POLICIES as readonly string[]).includes(value)) {
+    throw new HttpError(
+      400,
+      `Field 'rebuild' must be one of ${REBUILD_POLICIES.join(', ')} (what is absent; also what is stale or tainted; everything), got ${JSON.stringify(value)}.`,
+    );
+  }
+  return value as RebuildPolicy;
 }
 
 function seconds(value: unknown, name: string): number {

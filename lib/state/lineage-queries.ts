@@ -170,3 +170,17 @@ export function taintView(state: BuildState, t: TaintRecord, partitionsLimit?: n
     still_tainted: still,
   };
 }
+
+/** Taints in creation order (`reverse`: newest first), each with its first refs. */
+export function listTaints(state: BuildState, q: { offset: number; limit: number; reverse: boolean }) {
+  const entries = q.reverse ? state.taint_order.sliceReverse(q.offset, q.limit) : state.taint_order.slice(q.offset, q.limit);
+  const data: TaintView[] = [];
+  for (const [, id] of entries) {
+    const t = state.taints.get(id);
+    if (t) data.push(taintView(state, t, TAINT_LIST_REFS));
+  }
+  return { data, total: state.taint_order.size, offset: q.offset, limit: q.limit };
+}
+
+/** How many refs a taint shows in a list item (the detail shows all). */
+export const TAINT_LIST_REFS = 20;

@@ -1,5 +1,5 @@
 /** The JSON shapes of the HTTP API (snake_case, ISO 8601 times), rendered from state records. */
-import type { BuildEvent, JobConfig } from '../events/build-event.js';
+import type { BuildEvent, JobConfig, RebuildPolicy } from '../events/build-event.js';
 import type {
   BuildState,
   JobRunRecord,
@@ -9,6 +9,7 @@ import type {
   WantRecord,
   WantStatus,
 } from './build-state.js';
+import { slaDeadline, wantClockStart } from './build-state.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
@@ -34,6 +35,28 @@ export interface WantView {
   job_run_ids: string[];
   partition_status: Record<string, PartitionStatus | 'absent'>;
   cancel_reason: string | null;
+  /** What it rebuilds: missing (default), stale, all. */
+  rebuild: RebuildPolicy;
+  /** It was not successful by its sla deadline. */
+  sla_missed: boolean;
+  /** Partitions that had a build and were built again for it or its derived wants (at most 1000). */
+  rebuilt: string[];
+}
+
+/** Most refs a want's `rebuilt` shows; its derived wants are walked until then. */
+const REBUILT_SHOWN = 1000;
+
+function rebuiltFor(state: BuildState, w: WantRecord): string[] {
+  const out = new Set<string>();
+  const stack = [w.want_id];
+  let visited = 0;
+  while (stack.length > 0 && out.size < REBUILT_SHOWN && visited++ < REBUILT_SHOWN) {
+    const want = state.wants.get(stack.pop()!);
+    if (!want) continue;
+    for (const ref of want.rebuilt) out.add(ref);
+    stack.push(...want.child_want_ids);
+  }
+  return [...out].slice(0, REBUILT_SHOWN);
 }
 
 export function wantView(state: BuildState, w: WantRecord): WantView {
@@ -49,8 +72,8 @@ export function wantView(state: BuildState, w: WantRecord): WantView {
     data_timestamp: w.data_timestamp ? iso(w.data_timestamp) : null,
     ttl_seconds: w.ttl_seconds,
     sla_seconds: w.sla_seconds,
-    sla_deadline: w.sla_seconds ? iso(w.created_at + w.sla_seconds * 1000) : null,
-    expires_at: w.ttl_seconds && !w.parent_want_id ? iso(w.created_at + w.ttl_seconds * 1000) : null,
+    sla_deadline: w.sla_seconds ? iso(slaDeadline(w)) : null,
+    expires_at: w.ttl_seconds && !w.parent_want_id ? iso(wantClockStart(w) + w.ttl_seconds * 1000) : null,
     source: w.source,
     parent_want_id: w.parent_want_id || null,
     root_want_id: w.root_want_id,
@@ -58,6 +81,9 @@ export function wantView(state: BuildState, w: WantRecord): WantView {
     job_run_ids: [...w.job_run_ids],
     partition_status,
     cancel_reason: w.cancel_reason || null,
+    rebuild: w.rebuild,
+    sla_missed: w.sla_missed,
+    rebuilt: rebuiltFor(state, w),
   };
 }
 
@@ -67,6 +93,9 @@ export interface PartitionView {
   job_run_id: string;
   created_at: string;
   updated_at: string;
+  /** Its current build; null if it was never live. */
+  build_id: string | null;
+  stale: boolean;
 }
 
 export function partitionView(p: PartitionRecord): PartitionView {
@@ -74,6 +103,8 @@ export function partitionView(p: PartitionRecord): PartitionView {
     partition_ref: p.ref,
     status: p.status,
     job_run_id: p.job_run_id,
+    build_id: p.build_id || null,
+    stale: p.stale_reasons.length > 0,
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
   };

@@ -14,6 +14,9 @@ export function metricsRoutes({ platform }: ServerContext): Router {
     };
     metric('platform_wants_total', 'counter', 'Total number of wants.', [['', s.wants.size]]);
     metric('platform_job_runs_total', 'counter', 'Total number of job runs.', [['', s.job_runs.size]]);
+    metric('platform_wants_sla_missed_total', 'counter', 'Wants not successful by their sla deadline.', [['', s.wants_sla_missed]]);
+    metric('platform_builds_total', 'counter', 'Times a partition became live (builds).', [['', s.builds.size]]);
+    metric('platform_taints_total', 'counter', 'Taints created.', [['', s.taints.size]]);
     metric('platform_wants', 'gauge', 'Wants by status.', WANT_STATUSES.map((st) => [`{status="${st}"}`, s.wants_by_status[st].size]));
     metric('platform_job_runs', 'gauge', 'Job runs by status.', JOB_RUN_STATUSES.map((st) => [`{status="${st}"}`, s.job_runs_by_status[st].size]));
     metric('platform_partitions', 'gauge', 'Partitions by status.', PARTITION_STATUSES.map((st) => [`{status="${st}"}`, s.partitions_by_status[st].size]));

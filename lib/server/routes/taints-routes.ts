@@ -1,0 +1,30 @@
+import { Router } from 'express';
+import { listTaints, taintView } from '../../state/lineage-queries.js';
+import { awaitCommand } from '../command-reply.js';
+import { HttpError } from '../http-error.js';
+import { pageQuery, parseCreateTaint } from '../request-parsing.js';
+import type { ServerContext } from '../server-context.js';
+
+export function taintsRoutes({ platform }: ServerContext): Router {
+  const router = Router();
+
+  router.get('/api/taints', (req, res) => {
+    res.json(listTaints(platform.state(), pageQuery(req.query)));
+  });
+
+  router.post('/api/taints', async (req, res) => {
+    const request = parseCreateTaint(req.body);
+    const result = await awaitCommand(() => platform.createTaint(request));
+    if (!result.taint) throw new Error('orchestrator replied to a taint without one');
+    res.status(201).json(result.taint);
+  });
+
+  router.get('/api/taints/:id', (req, res) => {
+    const state = platform.state();
+    const taint = state.taints.get(req.params.id);
+    if (!taint) throw new HttpError(404, `No taint with id '${req.params.id}'. GET /api/taints lists them.`);
+    res.json(taintView(state, taint));
+  });
+
+  return router;
+}

@@ -1,0 +1,109 @@
+/**
+ * Partitions that change over HTTP, against the real server and real job processes: partition detail (ref as one
+ * %2F-encoded segment), lineage, taints as a resource, rebuild policies on POST /api/wants, the new list and
+ * detail fields, the metrics counters, and clear 400/404s for bad input.
+ */
+import test from 'ava';
+import { createWant, startServer, waitForWant } from './helpers/server-fixture.js';
+
+const CHAIN = {
+  jobs: [
+    { label: 'raw', outputs: ['raw/(?<n>\\d+)'], exec: ['bash', '-c', 'true'] },
+    { label: 'clean', outputs: ['clean/(?<n>\\d+)'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: ['bash', '-c', 'true'] },
+    { label: 'report', outputs: ['report/(?<n>\\d+)'], inputs: [{ partition_ref: 'clean/${n}', dep_type: 'MATERIALIZE' }], exec: ['bash', '-c', 'true'] },
+  ],
+};
+
+const enc = encodeURIComponent;
+
+test('partition detail, lineage and list items show builds, lineage and staleness; unknown refs are 404', async (t) => {
+  const f = await startServer(t, { graph: CHAIN });
+  await waitForWant(f, await createWant(f, ['report/1']), ['successful']);
+  const raw = await f.getJson(`/api/partitions/${enc('raw/1')}`);
+  t.is(raw.partition_ref, 'raw/1');
+  t.is(raw.status, 'live');
+  t.false(raw.stale);
+  t.regex(raw.current_build.build_id, /^b-\d+$/);
+  t.deepEqual(raw.downstream, ['clean/1']);
+  t.is(raw.builds_total, 1);
+
+  // Rebuild the bottom: the two above turn stale, and say why.
+  const force = await createWant(f, ['raw/1'], { rebuild: 'all' });
+  t.is((await waitForWant(f, force, ['successful'])).rebuild, 'all');
+  const clean = await f.getJson(`/api/partitions/${enc('clean/1')}`);
+  t.true(clean.stale);
+  t.deepEqual(clean.stale_reasons, [`input raw/1 was rebuilt since ${raw.current_build.build_id}`]);
+  t.deepEqual(clean.current_build.inputs, [{ partition_ref: 'raw/1', build_id: raw.current_build.build_id }]);
+  const history = await f.getJson(`/api/partitions/${enc('raw/1')}?builds_limit=1`);
+  t.is(history.builds_total, 2);
+  t.is(history.builds.length, 1);
+  t.is(history.builds[0].build_id, history.current_build.build_id, 'newest first');
+  const list = await f.getJson('/api/partitions?prefix=report/');
+  t.true(list.data[0].stale);
+  t.regex(list.data[0].build_id, /^b-/);
+
+  const tree = await f.getJson(`/api/partitions/${enc('report/1')}/lineage?depth=5`);
+  t.is(tree.direction, 'upstream');
+  t.is(tree.root.children[0].partition_ref, 'clean/1');
+  t.is(tree.root.children[0].children[0].partition_ref, 'raw/1');
+  t.true(tree.root.children[0].children[0].rebuilt_since, 'clean consumed a build of raw that has been replaced');
+  // Downstream follows current builds: clean's consumed the replaced build of raw, so nothing is below raw now.
+  const downBefore = await f.getJson(`/api/partitions/${enc('raw/1')}/lineage?direction=downstream`);
+  t.deepEqual(downBefore.root.children, []);
+
+  // A stale rebuild of the top brings the chain up to date; the want says what it rebuilt.
+  const stale = await createWant(f, ['report/1'], { rebuild: 'stale' });
+  const done = await waitForWant(f, stale, ['successful']);
+  t.deepEqual([...done.rebuilt].sort(), ['clean/1', 'report/1']);
+  t.false((await f.getJson(`/api/partitions/${enc('report/1')}`)).stale);
+  const down = await f.getJson(`/api/partitions/${enc('raw/1')}/lineage?direction=downstream&depth=5`);
+  t.deepEqual(down.root.children.map((c: { partition_ref: string }) => c.partition_ref), ['clean/1']);
+  t.deepEqual(down.root.children[0].children.map((c: { partition_ref: string }) => c.partition_ref), ['report/1']);
+
+  const missing = await f.api(`/api/partitions/${enc('raw/404')}`);
+  t.is(missing.status, 404);
+  t.regex(((await missing.json()) as { error: string }).error, /raw\/404/);
+  t.is((await f.api(`/api/partitions/${enc('raw/404')}/lineage`)).status, 404);
+  const badLimit = await f.api(`/api/partitions/${enc('raw/1')}?builds_limit=0`);
+  t.is(badLimit.status, 400);
+  const badRebuild = await f.postWant({ partitions: ['raw/1'], rebuild: 'everything' });
+  t.is(badRebuild.status, 400);
+  t.regex(((await badRebuild.json()) as { error: string }).error, /rebuild.*missing, stale, all/);
+});
+
+test('taints: 201 with every ref tainted (downstream included), listed and shown; bad bodies and never-built refs are 400', async (t) => {
+  const f = await startServer(t, { graph: CHAIN });
+  await waitForWant(f, await createWant(f, ['report/2']), ['successful']);
+  const post = (body: unknown) => f.api('/api/taints', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  const never = await post({ partitions: ['raw/2', 'raw/77'] });
+  t.is(never.status, 400);
+  t.regex(((await never.json()) as { error: string }).error, /raw\/77.*never built/);
+  t.is((await post({ partitions: [] })).status, 400);
+  t.is((await post({ partitions: ['raw/2'], downstream: 'yes' })).status, 400);
+  t.is((await post({ partitions: ['raw/2'], because: 'x' })).status, 400);
+  t.is((await f.getJson(`/api/partitions/${enc('raw/2')}`)).status, 'live', 'a refused taint changed nothing');
+
+  const res = await post({ partitions: ['raw/2'], reason: 'bad load', downstream: true });
+  t.is(res.status, 201);
+  const taint = (await res.json()) as { taint_id: string; partitions: string[] };
+  t.regex(taint.taint_id, /^t-\d+$/);
+  t.deepEqual(taint.partitions, ['raw/2', 'clean/2', 'report/2']);
+  for (const ref of taint.partitions) t.is((await f.getJson(`/api/partitions/${enc(ref)}`)).status, 'tainted');
+  const shown = await f.getJson(`/api/taints/${taint.taint_id}`);
+  t.is(shown.reason, 'bad load');
+  t.true(shown.downstream);
+  t.is(shown.still_tainted, 3);
+  const list = await f.getJson('/api/taints');
+  t.is(list.total, 1);
+  t.is(list.data[0].taint_id, taint.taint_id);
+  t.is((await f.api('/api/taints/t-99')).status, 404);
+
+  // A want rebuilds what the taint marked; the taint's detail then counts none still tainted.
+  await waitForWant(f, await createWant(f, ['report/2']), ['successful']);
+  t.is((await f.getJson(`/api/taints/${taint.taint_id}`)).still_tainted, 0);
+  const metrics = await (await f.api('/metrics')).text();
+  t.regex(metrics, /^platform_taints_total 1$/m);
+  t.regex(metrics, /^platform_builds_total 6$/m);
+  t.regex(metrics, /^platform_wants_sla_missed_total 0$/m);
+});
