@@ -58,7 +58,7 @@ function explain(top: Type, json: unknown, err: unknown): string {
     }
   }
   // The reader's messages read "<.full.Type>[.field]: <what>: <value>".
-  const rest = message.startsWith(`${type.fullName}`) ? message.slice(type.fullName.length) : `: ${message}`;
+  const rest = message.startsWith(type.fullName) ? message.slice(type.fullName.length) : `: ${message}`;
   const where = at === '' ? (rest.startsWith('.') ? rest.slice(1) : `the response${rest}`) : `${at}${rest}`;
   const field = /^\.(\w+):/.exec(rest)?.[1];
   const resolved = field === undefined ? undefined : type.fields[field]?.resolvedType;
