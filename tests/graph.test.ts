@@ -5,6 +5,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GraphDefinition } from '../lib/graph/graph-definition.js';
 import { GraphError } from '../lib/graph/graph-error.js';
+import { JobConfigResponseError, parseJobConfigResponse } from '../lib/graph/job-config-response.js';
 import { JobMatcher, matchJob } from '../lib/graph/job-matcher.js';
 import { JobResolver } from '../lib/graph/job-resolver.js';
 import { loadGraph } from '../lib/graph/load-graph.js';
@@ -389,6 +390,49 @@ test('resolve: bad JSON, a missing ref and a timeout are config_failed', async (
   t.regex(e3!.message, /did not finish within 0\.5 s and was killed/);
   t.regex(e3!.message, /thinking very hard/);
   t.true(Date.now() - started < 10_000);
+});
+
+test('JobConfigResponse: proto and JSON names, enum names or numbers, defaults filled in', (t) => {
+  t.deepEqual(
+    parseJobConfigResponse({
+      configs: [
+        { outputs: ['a'], inputs: [{ partition_ref: 'x', dep_type: 'MATERIALIZE' }, { partitionRef: 'y', depType: 1 }, { partitionRef: 'z' }], env: { A: 'b' } },
+        { args: null },
+      ],
+    }),
+    [
+      {
+        outputs: ['a'],
+        inputs: [
+          { dep_type: 'MATERIALIZE', partition_ref: 'x' },
+          { dep_type: 'MATERIALIZE', partition_ref: 'y' },
+          { dep_type: 'QUERY', partition_ref: 'z' },
+        ],
+        args: [],
+        env: { A: 'b' },
+      },
+      { outputs: [], inputs: [], args: [], env: {} },
+    ],
+  );
+  t.deepEqual(parseJobConfigResponse({}), []);
+  t.deepEqual(parseJobConfigResponse({ configs: null }), []);
+});
+
+test('JobConfigResponse: an invalid one names where and what, and what would do', (t) => {
+  const error = (value: unknown): string => t.throws(() => parseJobConfigResponse(value), { instanceOf: JobConfigResponseError }).message;
+  t.is(error({ configs: [{ outputs: ['a'] }, { input: [] }] }), 'configs[1]: unknown field: "input" (expected one of outputs, inputs, args, env)');
+  t.is(error({ configs: [{ outputs: ['a', 1] }] }), 'configs[0].outputs: expected string: 1');
+  t.is(
+    error({ configs: [{ outputs: ['b'] }, { inputs: [{ partition_ref: 'y' }, { partition_ref: 'x', dep_type: 'materialize' }] }] }),
+    'configs[1].inputs[1].dep_type: unknown enum value: "materialize" (expected "QUERY" (0) or "MATERIALIZE" (1))',
+  );
+  t.is(error({ configs: [{ inputs: [{ partition_ref: 'x', dep_type: 7 }] }] }), 'configs[0].inputs[0].dep_type must be "QUERY" (0) or "MATERIALIZE" (1), not 7');
+  t.is(error({ configs: [{ inputs: [{ dep_type: 0 }] }] }), 'configs[0].inputs[0].partition_ref must be a non-empty string, not ""');
+  t.is(error({ configs: [{ env: { A: 1 } }] }), 'configs[0].env: expected string: 1');
+  t.is(error({ configs: [{ inputs: [null] }] }), 'configs[0].inputs[0]: expected object: null');
+  t.is(error({ configs: {} }), 'configs: expected array: {}');
+  t.is(error([]), 'the response: expected object: [] (print one JSON object such as {"configs": [...]})');
+  t.is(error({ config: [] }), 'the response: unknown field: "config" (expected one of configs)');
 });
 
 // ---------------------------------------------------------------------------------------------

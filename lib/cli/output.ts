@@ -8,8 +8,6 @@ import { CommanderError, type Command } from 'commander';
 import { PlatformClient } from '../client/platform-client.js';
 import { connectServer } from '../client/server-connection.js';
 import { serverLogPath } from '../client/start-daemon.js';
-import { parseDuration } from '../duration.js';
-import { errorMessage } from '../errors.js';
 import { globalOptions, type GlobalOptions } from './global-options.js';
 
 export const isTty = (stream: NodeJS.WriteStream = process.stdout): boolean => Boolean(stream.isTTY);
@@ -116,23 +114,6 @@ export function pageFooter(page: { data: unknown[]; total: number; offset: numbe
 /** An error in how the command was called: printed by commander, exit code 2. */
 export function usageError(cmd: Command, message: string): never {
   cmd.error(message, { exitCode: 2, code: 'platform.usage' });
-}
-
-export function parseCount(cmd: Command, name: string, value: string | undefined, min = 0): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
-    usageError(cmd, `${name} must be a whole number${min > 0 ? ` from ${min}` : ''}, got '${value}'.`);
-  }
-  return Number(value);
-}
-
-/** A duration option (90, 90s, 5m, 3h, 250ms) in milliseconds; anything else is a usage error. */
-export function parseDurationOption(cmd: Command, name: string, value: string): number {
-  try {
-    return parseDuration(value, name);
-  } catch (err) {
-    usageError(cmd, errorMessage(err));
-  }
 }
 
 /**

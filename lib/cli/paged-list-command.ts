@@ -1,7 +1,8 @@
 /** The shape every `... list` command shares: status/limit/offset options, a page, a table or JSON, a footer. */
 import type { Command } from 'commander';
 import type { Page, PlatformClient } from '../client/platform-client.js';
-import { connect, line, pageFooter, parseCount, printJson } from './output.js';
+import { parsedOption, wholeNumber } from './option-parsers.js';
+import { connect, line, pageFooter, printJson } from './output.js';
 
 export interface PagedListSpec<T> {
   /** Plural noun for help and the footer: 'wants'. */
@@ -21,15 +22,13 @@ export function pagedListCommand<T>(parent: Command, spec: PagedListSpec<T>): Co
     .option('--status <status>', `only ${spec.noun} in this status (${spec.statuses.join(', ')})`);
   for (const [flag, help] of spec.extra ?? []) cmd.option(flag, help);
   return cmd
-    .option('--limit <n>', 'at most this many (1-1000, default 100)')
-    .option('--offset <n>', 'skip this many')
-    .action(async (opts: Record<string, string | undefined>, self: Command) => {
-      const limit = parseCount(self, '--limit', opts.limit, 1);
-      const offset = parseCount(self, '--offset', opts.offset);
-      const extra: Record<string, string | undefined> = {};
+    .addOption(parsedOption('--limit <n>', 'at most this many (1-1000, default 100)', wholeNumber({ min: 1 })))
+    .addOption(parsedOption('--offset <n>', 'skip this many', wholeNumber()))
+    .action(async (opts: { status?: string; limit?: number; offset?: number } & Record<string, unknown>, self: Command) => {
+      const extra: Record<string, unknown> = {};
       for (const [, , key] of spec.extra ?? []) extra[key] = opts[key];
       const { client, options } = await connect(self);
-      const page = await spec.fetch(client, { ...extra, status: opts.status, limit, offset });
+      const page = await spec.fetch(client, { ...extra, status: opts.status, limit: opts.limit, offset: opts.offset });
       if (options.json) return printJson(page);
       if (page.data.length > 0) line(spec.rows(page.data));
       const footer = pageFooter(page, spec.noun);

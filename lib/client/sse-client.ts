@@ -6,6 +6,7 @@
  * There is no automatic reconnect: a caller that wants to resume passes the last id it saw as `lastEventId`
  * (sent as the `Last-Event-ID` header, which is how the server resumes a stream).
  */
+import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { Observable } from 'rxjs';
 
 export interface SseMessage {
@@ -27,16 +28,22 @@ export interface SseOptions {
   requestError?: (error: unknown) => Error;
 }
 
-/** Incremental parser of the `text/event-stream` format (WHATWG HTML, "Server-sent events"). */
+/**
+ * Incremental parser of the `text/event-stream` format, over eventsource-parser. It adds what that parser leaves
+ * to its caller: the id that persists from one message to the next (EventSource's `lastEventId`), `message` as
+ * the default event name, and a leading BOM in already decoded text. One difference from the standard: an `id:`
+ * in a block without data is dropped with it (our server never sends one).
+ */
 export class SseParser {
-  private buffer = '';
-  private data: string[] = [];
-  private hasData = false;
-  private event = '';
   private lastId: string | undefined;
   private first = true;
-  /** A chunk ended on '\r': a '\n' starting the next chunk belongs to the same line end. */
-  private pendingCr = false;
+  private readonly completed: SseMessage[] = [];
+  private readonly parser: EventSourceParser = createParser({
+    onEvent: (m) => {
+      if (m.id !== undefined) this.lastId = m.id === '' ? undefined : m.id;
+      this.completed.push({ event: m.event ?? 'message', id: this.lastId, data: m.data });
+    },
+  });
 
   /** Feeds decoded text; returns the messages it completed. */
   push(text: string): SseMessage[] {
@@ -44,66 +51,13 @@ export class SseParser {
       this.first = false;
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     }
-    if (this.pendingCr && text.startsWith('\n')) text = text.slice(1);
-    this.pendingCr = false;
-    this.buffer += text;
-    const out: SseMessage[] = [];
-    let start = 0;
-    for (let i = 0; i < this.buffer.length; i++) {
-      const c = this.buffer.charCodeAt(i);
-      if (c !== 10 && c !== 13) continue;
-      const line = this.buffer.slice(start, i);
-      if (c === 13) {
-        if (i + 1 < this.buffer.length) {
-          if (this.buffer.charCodeAt(i + 1) === 10) i++;
-        } else {
-          this.pendingCr = true;
-        }
-      }
-      start = i + 1;
-      const message = this.line(line);
-      if (message) out.push(message);
-    }
-    this.buffer = this.buffer.slice(start);
-    return out;
+    this.parser.feed(text);
+    return this.completed.splice(0);
   }
 
   /** The last id the stream set, for resuming. */
   get lastEventId(): string | undefined {
     return this.lastId;
-  }
-
-  private line(line: string): SseMessage | undefined {
-    if (line === '') return this.dispatch();
-    if (line.startsWith(':')) return undefined;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    switch (field) {
-      case 'event':
-        this.event = value;
-        break;
-      case 'data':
-        this.data.push(value);
-        this.hasData = true;
-        break;
-      case 'id':
-        if (!value.includes('\u0000')) this.lastId = value === '' ? undefined : value;
-        break;
-      default:
-        // `retry` and unknown fields: ignored (there is no automatic reconnect here).
-        break;
-    }
-    return undefined;
-  }
-
-  private dispatch(): SseMessage | undefined {
-    const message = this.hasData ? { event: this.event || 'message', id: this.lastId, data: this.data.join('\n') } : undefined;
-    this.data = [];
-    this.hasData = false;
-    this.event = '';
-    return message;
   }
 }
 

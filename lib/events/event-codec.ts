@@ -3,12 +3,12 @@
  * protobuf bytes (snake_case schema root).
  *
  * Encoding checks the event against the schema (types and integer ranges) and leaves out fields holding their
- * default value ('' / 0 / [] / {}), so records stay small. Decoding fills every field back in, maps enums to
- * their names and 64-bit integers to JS numbers (refusing values beyond Number.MAX_SAFE_INTEGER), so that
+ * default value ('' / 0 / [] / {}), so records stay small. Decoding is protobufjs' toObject: every field filled back
+ * in, enums by name, 64-bit integers as JS numbers (refusing values beyond Number.MAX_SAFE_INTEGER), so that
  * `decodeEvent(encodeEvent(e))` deep-equals `e` for every valid event.
  */
 import protobuf from 'protobufjs';
-import type { Field, Type } from 'protobufjs';
+import type { Field, IConversionOptions, Type } from 'protobufjs';
 import { schema } from '../proto/schema.js';
 import { EVENT_TYPES } from './build-event.js';
 import type { BuildEvent, EventType, WantSource } from './build-event.js';
@@ -138,54 +138,57 @@ function messageToWire(type: Type, value: unknown, where: string, depth: number)
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Decoded message -> plain data (every field present).
+// Decoded message -> plain data (every field present): protobufjs' toObject, then what it leaves to us.
 
-function longToNumber(v: unknown, where: string): number {
-  let n: number;
-  if (typeof v === 'number') n = v;
-  else if (isObj(v) && typeof v['toNumber'] === 'function') n = (v as { toNumber(): number }).toNumber();
-  else throw new FieldError(`${where}: expected a 64-bit integer, got ${describe(v)}`);
-  if (!Number.isSafeInteger(n)) throw new FieldError(`${where}: ${n} is beyond the safe integer range`);
-  return n;
-}
+/** Every field present, enums by name, 64-bit integers as JS numbers, the oneof case named in `payload`. */
+const PLAIN: IConversionOptions = { longs: Number, enums: String, defaults: true, arrays: true, objects: true, oneofs: true };
 
-function valueFromWire(field: Field, v: unknown, where: string, depth: number): unknown {
-  const resolved = field.resolvedType;
-  if (resolved instanceof protobuf.Type) {
-    return messageFromWire(resolved, v ?? resolved.create(), where, depth + 1);
-  }
-  if (resolved instanceof protobuf.Enum) {
-    const name = typeof v === 'number' ? resolved.valuesById[v] : undefined;
-    if (name === undefined) throw new FieldError(`${where}: unknown ${resolved.name} value ${describe(v)}`);
-    return name;
-  }
-  if (field.long) return longToNumber(v, where);
+/** A 64-bit integer that toObject turned into a number: beyond 2^53 it is no longer exact. */
+function safeInteger(v: unknown, where: string): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new FieldError(`${where}: ${describe(v)} is beyond the safe integer range`);
   return v;
 }
 
-function messageFromWire(type: Type, msg: unknown, where: string, depth: number): Obj {
-  if (depth > MAX_DEPTH) throw new FieldError(`${where}: nested too deeply`);
-  if (!isObj(msg)) throw new FieldError(`${where}: expected a message, got ${describe(msg)}`);
-  const out: Obj = {};
-  for (const field of type.fieldsArray) {
-    const v = msg[field.name];
+/**
+ * What toObject leaves open: 64-bit integers beyond the safe range, enum numbers this version has no name for
+ * (left as numbers), and sub-messages absent on the wire (left null, filled here with their defaults).
+ */
+function settle(type: Type, obj: Obj, where: string): Obj {
+  for (const field of fieldsToSettle(type)) {
     const at = where === '' ? field.name : `${where}.${field.name}`;
+    const v = obj[field.name];
     if (field.map) {
-      const map: Obj = {};
-      if (isObj(v)) {
-        for (const k of Object.keys(v)) {
-          const item = valueFromWire(field, v[k], `${at}[${JSON.stringify(k)}]`, depth);
-          Object.defineProperty(map, k, { value: item, enumerable: true, writable: true, configurable: true });
-        }
-      }
-      out[field.name] = map;
+      const map = v as Obj;
+      for (const k of Object.keys(map)) map[k] = settleValue(field, map[k], `${at}[${JSON.stringify(k)}]`);
     } else if (field.repeated) {
-      out[field.name] = Array.isArray(v) ? v.map((item: unknown, i) => valueFromWire(field, item, `${at}[${i}]`, depth)) : [];
+      (v as unknown[]).forEach((item, i, items) => (items[i] = settleValue(field, item, `${at}[${i}]`)));
     } else {
-      out[field.name] = valueFromWire(field, v, at, depth);
+      obj[field.name] = settleValue(field, v, at);
     }
   }
-  return out;
+  return obj;
+}
+
+const settled = new WeakMap<Type, readonly Field[]>();
+
+/** The fields settle() has anything to do with; strings and the like are left as toObject made them. */
+function fieldsToSettle(type: Type): readonly Field[] {
+  let fields = settled.get(type);
+  if (fields === undefined) {
+    fields = type.fieldsArray.filter((f) => f.resolve().long || f.resolvedType !== null);
+    settled.set(type, fields);
+  }
+  return fields;
+}
+
+function settleValue(field: Field, v: unknown, where: string): unknown {
+  const resolved = field.resolvedType;
+  if (resolved instanceof protobuf.Type) return settle(resolved, (v ?? resolved.toObject(resolved.create(), PLAIN)) as Obj, where);
+  if (resolved instanceof protobuf.Enum && typeof v !== 'string') {
+    throw new FieldError(`${where}: unknown ${resolved.name} value ${describe(v)}`);
+  }
+  if (field.long) return safeInteger(v, where);
+  return v;
 }
 
 function checkWantSource(type: EventType, payload: Obj, where: string): void {
@@ -240,25 +243,24 @@ export function decodeEvent(bytes: Uint8Array, expectedId?: number): BuildEvent 
   let eventId = expectedId;
   try {
     if (!(bytes instanceof Uint8Array)) throw new FieldError(`expected a Uint8Array, got ${describe(bytes)}`);
-    let msg: Obj;
+    let obj: Obj;
     try {
-      msg = schema.BuildEvent.decode(bytes) as unknown as Obj;
+      obj = schema.BuildEvent.toObject(schema.BuildEvent.decode(bytes), PLAIN);
     } catch (err) {
       throw new FieldError(`corrupt record (${bytes.length} bytes): ${errorMessage(err)}`);
     }
-    const event_id = longToNumber(msg['event_id'], 'event_id');
+    const event_id = safeInteger(obj['event_id'], 'event_id');
     if (expectedId === undefined) {
       label = `event ${event_id}`;
       eventId = event_id;
     } else if (event_id !== expectedId) {
       throw new FieldError(`record holds event_id ${event_id}`);
     }
-    const timestamp = longToNumber(msg['timestamp'], 'timestamp');
-    const oneof = schema.BuildEvent.oneofs['payload'];
-    const type = oneof?.oneof.find((name) => msg[name] != null);
+    const timestamp = safeInteger(obj['timestamp'], 'timestamp');
+    const type = obj['payload'];
     if (type === undefined) throw new FieldError('no known payload (unknown event type or corrupt record)');
-    if (!isEventType(type)) throw new FieldError(`event type ${type} is not known to this version`);
-    const payload = messageFromWire(payloadType(type), msg[type], type, 0);
+    if (!isEventType(type)) throw new FieldError(`event type ${describe(type)} is not known to this version`);
+    const payload = settle(payloadType(type), obj[type] as Obj, type);
     checkWantSource(type, payload, type);
     return { event_id, timestamp, type, [type]: payload } as unknown as BuildEvent;
   } catch (err) {

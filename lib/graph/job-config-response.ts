@@ -1,94 +1,106 @@
-import type { DataDep, DepType, JobConfig } from '../events/build-event.js';
+import protobuf from 'protobufjs';
+import type { Type } from 'protobufjs';
+import protojson from 'protobufjs/ext/protojson.js';
+import type { DataDep, JobConfig } from '../events/build-event.js';
+import { errorMessage } from '../errors.js';
+import { schema } from '../proto/schema.js';
 
 /**
- * Pure parsing of a config program's `JobConfigResponse` JSON into fully-filled `JobConfig`s.
+ * Parsing of a config program's `JobConfigResponse` JSON into fully-filled `JobConfig`s, by protobufjs' ProtoJSON
+ * reader against the proto schema.
  *
- * Accepts both the snake_case field names of the proto and proto3 canonical JSON (lowerCamelCase), enum values as
- * names or numbers, and omitted or null fields as their defaults (proto3 JSON leaves defaults out). Unknown fields are
- * rejected, as a stock proto3 JSON parser does, so that a typo such as "input" does not silently drop inputs.
+ * ProtoJSON accepts both the field names of the proto (snake_case) and their lowerCamelCase JSON names, enum values as
+ * names or numbers, and omitted or null fields as their defaults. Unknown fields are rejected, so that a typo such as
+ * "input" does not silently drop inputs. On top of the schema: every input names a partition, and its dep_type is one
+ * this version knows (edition 2023 enums are open, so the reader lets any number through).
  */
 
 export class JobConfigResponseError extends Error {
   override readonly name = 'JobConfigResponseError';
 }
 
-const DEP_TYPE_BY_NUMBER: readonly DepType[] = ['QUERY', 'MATERIALIZE'];
+/** toObject options giving the plain shape of build-event.ts: enum names, every field present. */
+const PLAIN: protobuf.IConversionOptions = { enums: String, defaults: true, arrays: true, objects: true };
 
 export function parseJobConfigResponse(value: unknown): JobConfig[] {
-  const top = object(value, '');
-  checkKeys(top, ['configs'], '');
-  const configs = top.configs;
-  if (configs === undefined || configs === null) return [];
-  if (!Array.isArray(configs)) throw bad('configs', 'must be an array of JobConfig objects', configs);
-  return configs.map((c, i) => normalizeJobConfig(c, `configs[${i}]`));
+  const type = schema.JobConfigResponse;
+  let message: protobuf.Message;
+  try {
+    message = protojson.fromJson(type, value);
+  } catch (err) {
+    throw new JobConfigResponseError(explain(type, value, err));
+  }
+  const { configs } = type.toObject(message, PLAIN) as { configs: JobConfig[] };
+  configs.forEach((c, i) => c.inputs.forEach((d, k) => checkDataDep(d, `configs[${i}].inputs[${k}]`)));
+  return configs;
 }
 
-export function normalizeJobConfig(value: unknown, at: string): JobConfig {
-  const c = object(value, at);
-  checkKeys(c, ['outputs', 'inputs', 'args', 'env'], at);
-  const inputs = c.inputs;
-  const out: JobConfig = {
-    outputs: strings(c.outputs, `${at}.outputs`),
-    inputs: [],
-    args: strings(c.args, `${at}.args`),
-    env: {},
-  };
-  if (inputs !== undefined && inputs !== null) {
-    if (!Array.isArray(inputs)) throw bad(`${at}.inputs`, 'must be an array of DataDep objects', inputs);
-    out.inputs = inputs.map((d, k) => dataDep(d, `${at}.inputs[${k}]`));
+function checkDataDep(d: DataDep, at: string): void {
+  if (d.partition_ref === '') throw new JobConfigResponseError(`${at}.partition_ref must be a non-empty string, not ""`);
+  if (typeof d.dep_type !== 'string' || !Object.hasOwn(schema.DepType.values, d.dep_type)) {
+    throw new JobConfigResponseError(`${at}.dep_type must be ${enumValues(schema.DepType)}, not ${shown(d.dep_type)}`);
   }
-  if (c.env !== undefined && c.env !== null) {
-    const env = object(c.env, `${at}.env`);
-    for (const [key, v] of Object.entries(env)) {
-      if (typeof v !== 'string') throw bad(`${at}.env.${key}`, 'must be a string', v);
-      out.env[key] = v;
+}
+
+/**
+ * The reader's error names the message type and field, not where in the document they are: walk down to the
+ * innermost message value that fails on its own, so the error reads "configs[2].inputs[0].dep_type: ...", and add
+ * what would have been accepted.
+ */
+function explain(top: Type, json: unknown, err: unknown): string {
+  const { type, value, at } = locate(top, json, '');
+  let message = errorMessage(err);
+  if (type !== top) {
+    try {
+      protojson.fromJson(type, value);
+    } catch (inner) {
+      message = errorMessage(inner);
     }
   }
-  return out;
+  // The reader's messages read "<.full.Type>[.field]: <what>: <value>".
+  const rest = message.startsWith(type.fullName) ? message.slice(type.fullName.length) : `: ${message}`;
+  const where = at === '' ? (rest.startsWith('.') ? rest.slice(1) : `the response${rest}`) : `${at}${rest}`;
+  const field = /^\.(\w+):/.exec(rest)?.[1];
+  const resolved = field === undefined ? undefined : type.fields[field]?.resolvedType;
+  let hint = '';
+  if (/^: unknown field:/.test(rest)) hint = ` (expected one of ${type.fieldsArray.map((f) => f.name).join(', ')})`;
+  else if (resolved instanceof protobuf.Enum) {
+    hint = ` (expected ${enumValues(resolved)})`;
+  } else if (at === '' && !isRecord(json)) hint = ' (print one JSON object such as {"configs": [...]})';
+  return `${where}${hint}`;
 }
 
-function dataDep(value: unknown, at: string): DataDep {
-  const d = object(value, at);
-  checkKeys(d, ['dep_type', 'depType', 'partition_ref', 'partitionRef'], at);
-  const ref = d.partition_ref ?? d.partitionRef;
-  if (typeof ref !== 'string' || ref.length === 0) throw bad(`${at}.partition_ref`, 'must be a non-empty string', ref);
-  const raw = d.dep_type ?? d.depType;
-  let depType: DepType;
-  if (raw === undefined || raw === null) depType = 'QUERY'; // proto default (QUERY = 0), omitted by proto3 JSON
-  else if (typeof raw === 'number' && DEP_TYPE_BY_NUMBER[raw] !== undefined) depType = DEP_TYPE_BY_NUMBER[raw]!;
-  else if (raw === 'QUERY' || raw === 'MATERIALIZE') depType = raw;
-  else throw bad(`${at}.dep_type`, 'must be "QUERY" (0) or "MATERIALIZE" (1)', raw);
-  return { dep_type: depType, partition_ref: ref };
-}
-
-function object(value: unknown, at: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw bad(at || 'the response', 'must be a JSON object', value);
-  }
-  return value as Record<string, unknown>;
-}
-
-function strings(value: unknown, at: string): string[] {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw bad(at, 'must be an array of strings', value);
-  value.forEach((v, k) => {
-    if (typeof v !== 'string') throw bad(`${at}[${k}]`, 'must be a string', v);
-  });
-  return [...(value as string[])];
-}
-
-function checkKeys(obj: Record<string, unknown>, allowed: readonly string[], at: string): void {
-  for (const key of Object.keys(obj)) {
-    if (!allowed.includes(key)) {
-      throw new JobConfigResponseError(
-        `${at ? `${at}: ` : ''}unknown field ${JSON.stringify(key)} (expected one of ${allowed.join(', ')})`,
-      );
+function locate(type: Type, value: unknown, at: string): { type: Type; value: unknown; at: string } {
+  if (!isRecord(value)) return { type, value, at };
+  for (const [key, v] of Object.entries(value)) {
+    const field = type.fieldsArray.find((f) => f.name === key || f.jsonName === key);
+    const inner = field?.resolve().resolvedType;
+    if (!field || field.map || !(inner instanceof protobuf.Type)) continue;
+    const items: unknown[] = field.repeated ? (Array.isArray(v) ? v : []) : [v];
+    for (const [i, item] of items.entries()) {
+      if (item === null && !field.repeated) continue;
+      try {
+        protojson.fromJson(inner, item);
+      } catch {
+        return locate(inner, item, `${at === '' ? '' : `${at}.`}${key}${field.repeated ? `[${i}]` : ''}`);
+      }
     }
   }
+  return { type, value, at };
 }
 
-function bad(at: string, what: string, got: unknown): JobConfigResponseError {
-  let shown = JSON.stringify(got) ?? String(got);
-  if (shown.length > 80) shown = `${shown.slice(0, 77)}...`;
-  return new JobConfigResponseError(`${at} ${what}, not ${shown}`);
+/** `"QUERY" (0) or "MATERIALIZE" (1)` */
+function enumValues(e: protobuf.Enum): string {
+  return Object.entries(e.values)
+    .map(([name, n]) => `"${name}" (${n})`)
+    .join(' or ');
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

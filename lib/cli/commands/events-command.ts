@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { lastValueFrom, tap } from 'rxjs';
 import type { EventView } from '../../client/platform-client.js';
-import { colors, connect, line, parseCount, printJson, table, usageExitCode, when } from '../output.js';
+import { parsedOption, wholeNumber } from '../option-parsers.js';
+import { colors, connect, line, printJson, table, usageExitCode, when } from '../output.js';
 
 /** What an event says, in one short phrase. */
 export function eventSummary(e: EventView): string {
@@ -64,12 +65,15 @@ export function registerEvents(program: Command): void {
   const events = program
     .command('events')
     .description('show the build event log; --follow streams new events as they happen')
-    .option('--offset <id>', 'start after this event id (default: the first; with --follow, the last 20 events)')
-    .option('--limit <n>', 'at most this many (1-10000, default 10000; with --follow, only the backlog)')
+    .addOption(
+      parsedOption('--offset <id>', 'start after this event id (default: the first; with --follow, the last 20 events)', wholeNumber()),
+    )
+    .addOption(
+      parsedOption('--limit <n>', 'at most this many (1-10000, default 10000; with --follow, only the backlog)', wholeNumber({ min: 1 })),
+    )
     .option('-f, --follow', 'keep streaming events until interrupted')
-    .action(async (opts: { offset?: string; limit?: string; follow?: boolean }, cmd: Command) => {
-      const offset = parseCount(cmd, '--offset', opts.offset);
-      const limit = parseCount(cmd, '--limit', opts.limit, 1);
+    .action(async (opts: { offset?: number; limit?: number; follow?: boolean }, cmd: Command) => {
+      const { offset, limit } = opts;
       const { client, options } = await connect(cmd);
       if (!opts.follow) {
         const page = await client.listEvents({ offset, limit });

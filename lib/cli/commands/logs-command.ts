@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { lastValueFrom, tap } from 'rxjs';
 import type { LogEnd } from '../../client/platform-client.js';
-import { connect, errColors, parseCount, statusColor, usageError, usageExitCode } from '../output.js';
+import { parsedOption, wholeNumber } from '../option-parsers.js';
+import { connect, errColors, statusColor, usageError, usageExitCode } from '../output.js';
 
 export function registerLogs(program: Command): void {
   const logs = program
@@ -11,10 +12,10 @@ export function registerLogs(program: Command): void {
     .argument('<job_run_id>')
     .option('--stderr', 'the stderr log instead of stdout')
     .option('-f, --follow', 'stream the log while the job runs, until it ends')
-    .option('-n, --tail <lines>', 'only the last lines (1-10000; not with -f)')
-    .action(async (id: string, opts: { stderr?: boolean; follow?: boolean; tail?: string }, cmd: Command) => {
+    .addOption(parsedOption('-n, --tail <lines>', 'only the last lines (1-10000; not with -f)', wholeNumber({ min: 1 })))
+    .action(async (id: string, opts: { stderr?: boolean; follow?: boolean; tail?: number }, cmd: Command) => {
       const stream = opts.stderr ? 'stderr' : 'stdout';
-      const tail = parseCount(cmd, '--tail', opts.tail, 1);
+      const { tail } = opts;
       if (tail !== undefined && opts.follow) usageError(cmd, '--tail and --follow do not go together: -f prints the log from its start.');
       const { client } = await connect(cmd);
       if (!opts.follow) {

@@ -8,14 +8,7 @@ import { DEFAULT_IDLE_TIMEOUT_MS, startHttpServer, type RunningServer } from '..
 import { parseDuration } from '../../duration.js';
 import { VERSION } from '../../version.js';
 import { globalOptions } from '../global-options.js';
-import { parseDurationOption } from '../output.js';
-
-function parsePort(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) > 65535) {
-    throw new Error(`--port must be a whole number from 0 to 65535 (0 = any free port); got '${text}'.`);
-  }
-  return Number(text);
-}
+import { duration, parsedOption, wholeNumber } from '../option-parsers.js';
 
 /** The workspace to serve: -C, else the nearest one above, else this directory (serve starts at the root). */
 function serveRoot(workspace: string | undefined): string {
@@ -32,26 +25,30 @@ export function registerServe(program: Command): void {
   program
     .command('serve')
     .description('run the workspace daemon in the foreground (the CLI starts one on demand)')
-    .option('--port <port>', 'TCP port on 127.0.0.1 (0 = any free port)', '8080')
-    .option(
-      '--idle-timeout <duration>',
-      'shut down after this long without requests or running jobs (90, 90s, 5m, 3h; default: $PLATFORM_IDLE_TIMEOUT, else 3h)',
+    .addOption(
+      parsedOption('--port <port>', 'TCP port on 127.0.0.1 (0 = any free port)', wholeNumber({ max: 65535, note: '0 = any free port' })).default(8080),
     )
-    .option('--idle-check-interval <duration>', 'how often to check for idleness (default: 60s, or a quarter of a shorter idle timeout)')
-    .action(async (opts: { port: string; idleTimeout?: string; idleCheckInterval?: string }, cmd: Command) => {
-      const port = parsePort(opts.port);
+    .addOption(
+      parsedOption(
+        '--idle-timeout <duration>',
+        'shut down after this long without requests or running jobs (90, 90s, 5m, 3h; default: $PLATFORM_IDLE_TIMEOUT, else 3h)',
+        duration,
+      ),
+    )
+    .addOption(
+      parsedOption(
+        '--idle-check-interval <duration>',
+        'how often to check for idleness (default: 60s, or a quarter of a shorter idle timeout)',
+        duration,
+      ),
+    )
+    .action(async (opts: { port: number; idleTimeout?: number; idleCheckInterval?: number }, cmd: Command) => {
+      const { port } = opts;
       // The environment sets the default, so daemons the CLI starts on demand (tests, CI) can be short-lived.
       const envIdle = process.env.PLATFORM_IDLE_TIMEOUT;
       const idleTimeoutMs =
-        opts.idleTimeout !== undefined
-          ? parseDurationOption(cmd, '--idle-timeout', opts.idleTimeout)
-          : envIdle
-            ? parseDuration(envIdle, 'PLATFORM_IDLE_TIMEOUT')
-            : DEFAULT_IDLE_TIMEOUT_MS;
-      const idleCheckMs =
-        opts.idleCheckInterval !== undefined
-          ? parseDurationOption(cmd, '--idle-check-interval', opts.idleCheckInterval)
-          : Math.min(60_000, Math.max(1_000, Math.floor(idleTimeoutMs / 4)));
+        opts.idleTimeout ?? (envIdle ? parseDuration(envIdle, 'PLATFORM_IDLE_TIMEOUT') : DEFAULT_IDLE_TIMEOUT_MS);
+      const idleCheckMs = opts.idleCheckInterval ?? Math.min(60_000, Math.max(1_000, Math.floor(idleTimeoutMs / 4)));
       const root = serveRoot(globalOptions(cmd).workspace);
       mkdirSync(platformDir(root), { recursive: true });
       // Handlers first: a signal while opening or binding still ends the daemon through a clean shutdown.

@@ -11,16 +11,16 @@ import { removeServerInfo } from '../../client/server-info.js';
 import { fetchStatus, probeServer, terminateServer } from '../../client/server-probe.js';
 import { errorMessage } from '../../errors.js';
 import { globalOptions } from '../global-options.js';
-import { parseDurationOption } from '../output.js';
+import { duration, parsedOption } from '../option-parsers.js';
 
 export function registerStop(program: Command): void {
   program
     .command('stop')
     .description("stop the workspace's server gracefully (running job runs are recorded canceled); no server is not an error")
-    .option('--timeout <duration>', 'how long to wait for it to exit (90, 90s, 5m)', '40s')
-    .action(async (opts: { timeout: string }, cmd: Command) => {
+    .addOption(parsedOption('--timeout <duration>', 'how long to wait for it to exit (90, 90s, 5m)', duration).default(40_000, '40s'))
+    .action(async (opts: { timeout: number }, cmd: Command) => {
       const g = globalOptions(cmd);
-      const timeoutMs = parseDurationOption(cmd, '--timeout', opts.timeout);
+      const timeoutMs = opts.timeout;
       const say = (human: string, json: object): void => {
         process.stdout.write(g.json ? `${JSON.stringify(json)}\n` : `${human}\n`);
       };

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { WANT_STATUSES } from '../../state/build-state.js';
 import { followWant, readWantToFollow } from '../follow-want.js';
+import { isoTime, parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import type { CreateWantBody, WantView } from '../../client/platform-client.js';
 import {
@@ -10,7 +11,6 @@ import {
   detailTable,
   line,
   listShort,
-  parseCount,
   printJson,
   statusColor,
   table,
@@ -57,10 +57,6 @@ export function wantRows(wants: WantView[]): string {
   );
 }
 
-function seconds(cmd: Command, name: string, value: string | undefined): number | undefined {
-  return parseCount(cmd, name, value);
-}
-
 export function registerWant(program: Command): void {
   const want = program.command('want').description('create, list, inspect, wait for and cancel wants');
 
@@ -69,12 +65,12 @@ export function registerWant(program: Command): void {
     .description('create a want for one or more partitions')
     .option('-p, --partition <ref>', 'a partition to build (repeatable)', collect)
     .option('--comment <text>', 'why the partitions are wanted')
-    .option('--ttl <seconds>', 'how long the want stays valid')
-    .option('--sla <seconds>', 'how soon the partitions are needed')
-    .option('--data-timestamp <iso>', 'the data time the want is about (ISO 8601)')
+    .addOption(parsedOption('--ttl <seconds>', 'how long the want stays valid', wholeNumber()))
+    .addOption(parsedOption('--sla <seconds>', 'how soon the partitions are needed', wholeNumber()))
+    .addOption(parsedOption('--data-timestamp <iso>', 'the data time the want is about (ISO 8601)', isoTime))
     .action(
       async (
-        opts: { partition?: string[]; comment?: string; ttl?: string; sla?: string; dataTimestamp?: string },
+        opts: { partition?: string[]; comment?: string; ttl?: number; sla?: number; dataTimestamp?: string },
         cmd: Command,
       ) => {
         if (!opts.partition || opts.partition.length === 0) {
@@ -82,16 +78,9 @@ export function registerWant(program: Command): void {
         }
         const body: CreateWantBody = { partitions: opts.partition };
         if (opts.comment !== undefined) body.comment = opts.comment;
-        const ttl = seconds(cmd, '--ttl', opts.ttl);
-        if (ttl !== undefined) body.ttl_seconds = ttl;
-        const sla = seconds(cmd, '--sla', opts.sla);
-        if (sla !== undefined) body.sla_seconds = sla;
-        if (opts.dataTimestamp !== undefined) {
-          if (Number.isNaN(Date.parse(opts.dataTimestamp))) {
-            usageError(cmd, `--data-timestamp must be an ISO 8601 time such as 2026-01-05T00:00:00Z, got '${opts.dataTimestamp}'.`);
-          }
-          body.data_timestamp = opts.dataTimestamp;
-        }
+        if (opts.ttl !== undefined) body.ttl_seconds = opts.ttl;
+        if (opts.sla !== undefined) body.sla_seconds = opts.sla;
+        if (opts.dataTimestamp !== undefined) body.data_timestamp = opts.dataTimestamp;
         const { client, options } = await connect(cmd);
         const reply = await client.createWant(body);
         if (options.json) return printJson(reply);

@@ -1,0 +1,52 @@
+/**
+ * Option values checked where commander reads them (`Option#argParser`): a bad value is reported by commander as
+ * "error: option '--ttl <seconds>' argument 'soon' is invalid. --ttl must be a whole number.", exit code 2.
+ */
+import { InvalidArgumentError, Option } from 'commander';
+import { parseDuration } from '../duration.js';
+import { errorMessage } from '../errors.js';
+
+/** Turns the option's long name (`--ttl`) into the parser of its values. */
+export type OptionParser<T> = (name: string) => (value: string) => T;
+
+/** A usage error: exit code 2, like other command-line tools, whether or not the command goes through usageExitCode. */
+class OptionValueError extends InvalidArgumentError {
+  constructor(message: string) {
+    super(message);
+    this.exitCode = 2;
+  }
+}
+
+/** An option whose values go through `parser`, which names the option in its messages. */
+export function parsedOption<T>(flags: string, description: string, parser: OptionParser<T>): Option {
+  const option = new Option(flags, description);
+  return option.argParser(parser(option.long ?? option.name()));
+}
+
+/** Digits only (no sign, point or exponent), at least `min`, at most `max` (default: the largest safe integer). */
+export function wholeNumber(range: { min?: number; max?: number; note?: string } = {}): OptionParser<number> {
+  const { min = 0, max = Number.MAX_SAFE_INTEGER, note } = range;
+  const bounds = max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : min > 0 ? ` of at least ${min}` : '';
+  return (name) => (value) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max || !Number.isSafeInteger(n)) {
+      throw new OptionValueError(`${name} must be a whole number${bounds}${note ? ` (${note})` : ''}.`);
+    }
+    return n;
+  };
+}
+
+/** A duration (90, 90s, 5m, 3h, 250ms) in milliseconds. */
+export const duration: OptionParser<number> = (name) => (value) => {
+  try {
+    return parseDuration(value, name);
+  } catch (err) {
+    throw new OptionValueError(errorMessage(err));
+  }
+};
+
+/** An ISO 8601 time, kept as the text given (the server reads it). */
+export const isoTime: OptionParser<string> = (name) => (value) => {
+  if (Number.isNaN(Date.parse(value))) throw new OptionValueError(`${name} must be an ISO 8601 time such as 2026-01-05T00:00:00Z.`);
+  return value;
+};

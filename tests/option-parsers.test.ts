@@ -1,0 +1,38 @@
+import test from 'ava';
+import { Command, CommanderError } from 'commander';
+import { duration, isoTime, parsedOption, wholeNumber } from '../lib/cli/option-parsers.js';
+
+function program(): Command {
+  return new Command('p')
+    .exitOverride()
+    .configureOutput({ writeErr: () => {} })
+    .addOption(parsedOption('-n, --count <n>', 'a count', wholeNumber({ min: 1 })))
+    .addOption(parsedOption('--port <port>', 'a port', wholeNumber({ max: 65535, note: '0 = any free port' })))
+    .addOption(parsedOption('--wait <duration>', 'a duration', duration))
+    .addOption(parsedOption('--at <iso>', 'a time', isoTime));
+}
+
+test('option values arrive parsed', (t) => {
+  const args = ['-n', '3', '--port', '0', '--wait', '5m', '--at', '2026-01-05T00:00:00Z'];
+  t.deepEqual(program().parse(args, { from: 'user' }).opts(), { count: 3, port: 0, wait: 300_000, at: '2026-01-05T00:00:00Z' });
+  t.deepEqual(program().parse([], { from: 'user' }).opts(), {});
+});
+
+test('a bad option value is a usage error (exit 2) that names the option and what it takes', (t) => {
+  const cases: Array<[string[], RegExp]> = [
+    [['-n', '0'], /argument '0' is invalid\. --count must be a whole number of at least 1\.$/],
+    [['--count', '1.5'], /--count must be a whole number/],
+    [['--count', '9007199254740993'], /--count must be a whole number/],
+    [['--port', '65536'], /--port must be a whole number from 0 to 65535 \(0 = any free port\)\.$/],
+    [['--port', '-1'], /--port must be a whole number/],
+    [['--wait', '10x'], /--wait must be a duration like 90, 90s, 5m or 3h/],
+    [['--wait', '0'], /--wait must be more than zero/],
+    [['--at', 'yesterday'], /--at must be an ISO 8601 time such as 2026-01-05T00:00:00Z\.$/],
+  ];
+  for (const [args, message] of cases) {
+    const err = t.throws(() => program().parse(args, { from: 'user' }), { instanceOf: CommanderError }, args.join(' '));
+    t.is(err.exitCode, 2, args.join(' '));
+    t.is(err.code, 'commander.invalidArgument');
+    t.regex(err.message, message);
+  }
+});
