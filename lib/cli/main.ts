@@ -7,6 +7,8 @@ import { registerWant } from './commands/want-command.js';
 import { registerLogs } from './commands/logs-command.js';
 import { registerGraph } from './commands/graph-command.js';
 import { registerPartitions } from './commands/partitions-command.js';
+import { registerLineage } from './commands/lineage-command.js';
+import { registerTaint } from './commands/taint-command.js';
 import { registerJobRuns } from './commands/job-runs-command.js';
 import { registerEvents } from './commands/events-command.js';
 import { registerInit } from './commands/init-command.js';
@@ -29,6 +31,8 @@ export function buildProgram(): Command {
   registerLogs(program);
   registerGraph(program);
   registerPartitions(program);
+  registerLineage(program);
+  registerTaint(program);
   registerJobRuns(program);
   registerEvents(program);
   registerInit(program);

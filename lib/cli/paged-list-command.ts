@@ -16,10 +16,8 @@ export interface PagedListSpec<T> {
 }
 
 export function pagedListCommand<T>(parent: Command, spec: PagedListSpec<T>): Command {
-  const cmd = parent
-    .command('list')
-    .description(spec.description)
-    .option('--status <status>', `only ${spec.noun} in this status (${spec.statuses.join(', ')})`);
+  const cmd = parent.command('list').description(spec.description);
+  if (spec.statuses.length > 0) cmd.option('--status <status>', `only ${spec.noun} in this status (${spec.statuses.join(', ')})`);
   for (const [flag, help] of spec.extra ?? []) cmd.option(flag, help);
   return cmd
     .addOption(parsedOption('--limit <n>', 'at most this many (1-1000, default 100)', wholeNumber({ min: 1 })))

@@ -14,10 +14,12 @@ import type { Observable } from 'rxjs';
 import type { JobRunStatus, PartitionStatus, WantStatus } from '../state/build-state.js';
 import type { Page } from '../state/queries.js';
 import type { EventView, JobRunView, PartitionView, WantView } from '../state/views.js';
+import type { LineageNode, PartitionDetailView, TaintView } from '../state/lineage-queries.js';
+import type { RebuildPolicy } from '../events/build-event.js';
 import { NoServerError } from './server-connection.js';
 import { sseStream, type SseMessage } from './sse-client.js';
 
-export type { EventView, JobRunView, Page, PartitionView, WantView, SseMessage };
+export type { EventView, JobRunView, Page, PartitionView, WantView, SseMessage, PartitionDetailView, LineageNode, TaintView };
 
 
 export interface EventPage {
@@ -41,6 +43,25 @@ export interface CreateWantBody {
   data_timestamp?: string | number;
   ttl_seconds?: number;
   sla_seconds?: number;
+  rebuild?: RebuildPolicy;
+}
+
+export interface CreateTaintBody {
+  partitions: string[];
+  reason?: string;
+  downstream?: boolean;
+}
+
+export interface TaintReply {
+  taint_id: string;
+  partitions: string[];
+}
+
+export interface LineageReply {
+  direction: 'upstream' | 'downstream';
+  depth: number;
+  max_nodes: number;
+  root: LineageNode;
 }
 
 export interface CreateWantReply {
@@ -163,6 +184,29 @@ export class PlatformClient {
 
   listJobRuns(params: PageParams & { status?: JobRunStatus | string } = {}): Promise<Page<JobRunView>> {
     return this.getJson(`/api/job_runs${query({ ...pageParams(params), status: params.status })}`);
+  }
+
+  /** A partition's status, staleness, current build, history (newest first) and downstream. */
+  getPartition(ref: string, params: { builds_limit?: number; builds_offset?: number } = {}): Promise<PartitionDetailView> {
+    return this.getJson(`/api/partitions/${encodeURIComponent(ref)}${query({ builds_limit: params.builds_limit, builds_offset: params.builds_offset })}`);
+  }
+
+  lineage(ref: string, params: { direction?: 'upstream' | 'downstream'; depth?: number } = {}): Promise<LineageReply> {
+    return this.getJson(`/api/partitions/${encodeURIComponent(ref)}/lineage${query({ direction: params.direction, depth: params.depth })}`);
+  }
+
+  // ---- taints
+
+  createTaint(body: CreateTaintBody): Promise<TaintReply> {
+    return this.write('POST', '/api/taints', body);
+  }
+
+  listTaints(params: PageParams = {}): Promise<Page<TaintView>> {
+    return this.getJson(`/api/taints${query(pageParams(params))}`);
+  }
+
+  getTaint(id: string): Promise<TaintView> {
+    return this.getJson(`/api/taints/${encodeURIComponent(id)}`);
   }
 
   getJobRun(id: string): Promise<JobRunView> {

@@ -9,6 +9,8 @@ import { connect, errColors, line, printJson, usageExitCode } from '../output.js
 
 interface BuildOptions {
   comment?: string;
+  stale?: boolean;
+  force?: boolean;
   detach?: boolean;
   cancelOnInterrupt?: boolean;
 }
@@ -19,7 +21,12 @@ async function runBuild(refs: string[], opts: BuildOptions, cmd: Command): Promi
   const startedAt = Date.now();
   // The latest event id before the want exists: following from it misses nothing the want causes.
   const { latest_id: after } = await client.listEvents({ limit: 1 });
-  const reply = await client.createWant({ partitions: refs, ...(opts.comment !== undefined ? { comment: opts.comment } : {}) });
+  const rebuild = opts.force ? 'all' : opts.stale ? 'stale' : undefined;
+  const reply = await client.createWant({
+    partitions: refs,
+    ...(opts.comment !== undefined ? { comment: opts.comment } : {}),
+    ...(rebuild ? { rebuild } : {}),
+  });
   const rootId = reply.want_id;
 
   if (opts.detach) {
@@ -44,6 +51,8 @@ export function registerBuild(program: Command): void {
     .description('want partitions built and wait for them, showing progress (exit 0 when built)')
     .argument('<ref...>', 'partition refs, e.g. daily/revenue/date=2026-01-05')
     .option('--comment <text>', 'why the partitions are wanted')
+    .option('--stale', 'also rebuild what is stale or tainted in their inputs, inputs first')
+    .option('--force', 'rebuild them and everything they need, even what is up to date')
     .option('--detach', 'print the want id and return once the want is accepted')
     .option('--cancel-on-interrupt', 'on Ctrl-C cancel the want (default: it keeps building)')
     .action(async (refs: string[], opts: BuildOptions, cmd: Command) => runBuild(refs, opts, cmd));

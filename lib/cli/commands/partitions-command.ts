@@ -1,8 +1,36 @@
-/** `platform partitions list`. */
+/** `platform partitions list|get`. */
 import type { Command } from 'commander';
+import type { PartitionDetailView } from '../../client/platform-client.js';
 import { PARTITION_STATUSES } from '../../state/build-state.js';
+import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
-import { statusColor, table, usageExitCode, when } from '../output.js';
+import { colors, connect, detailTable, line, printJson, statusColor, table, usageExitCode, when } from '../output.js';
+
+export function partitionDetail(p: PartitionDetailView): string {
+  const rows: Array<[string, string | number | null]> = [
+    ['partition', p.partition_ref],
+    ['status', statusColor(p.status)],
+    ['stale', p.stale ? colors.yellow(p.stale_reasons.join('\n')) : 'no'],
+  ];
+  const b = p.current_build;
+  if (b) {
+    rows.push(['current build', `${b.build_id} by ${b.job_run_id} (${b.job_label}), ${when(b.built_at)}`]);
+    rows.push(['consumed', b.inputs.length > 0 ? b.inputs.map((i) => `${i.partition_ref} @ ${i.build_id}`).join('\n') : '(no inputs)']);
+  } else {
+    rows.push(['current build', 'none (never live)']);
+  }
+  const more = p.downstream_total > p.downstream.length ? `\n… ${p.downstream_total - p.downstream.length} more` : '';
+  rows.push(['downstream', p.downstream.length > 0 ? `${p.downstream.join('\n')}${more}` : '(nothing consumed this build)']);
+  rows.push(['updated', when(p.updated_at)]);
+  const history =
+    p.builds.length > 0
+      ? `\n${table(
+          ['Build', 'Job run', 'Job', 'Built', 'Consumed'],
+          p.builds.map((h) => [h.build_id, h.job_run_id, h.job_label, when(h.built_at), h.inputs.map((i) => `${i.partition_ref}@${i.build_id}`).join(', ')]),
+        )}${p.builds_total > p.builds.length ? `\n${colors.dim(`${p.builds.length} of ${p.builds_total} builds; --builds N shows more`)}` : ''}`
+      : '';
+  return detailTable(rows) + history;
+}
 
 export function registerPartitions(program: Command): void {
   const partitions = program.command('partitions').description('the partitions the platform knows of');
@@ -14,9 +42,20 @@ export function registerPartitions(program: Command): void {
     fetch: (client, q) => client.listPartitions(q),
     rows: (items) =>
       table(
-        ['Partition', 'Status', 'Job run', 'Updated'],
-        items.map((p) => [p.partition_ref, statusColor(p.status), p.job_run_id, when(p.updated_at)]),
+        ['Partition', 'Status', 'Build', 'Stale', 'Job run', 'Updated'],
+        items.map((p) => [p.partition_ref, statusColor(p.status), p.build_id ?? '', p.stale ? colors.yellow('stale') : '', p.job_run_id, when(p.updated_at)]),
       ),
   });
+  partitions
+    .command('get')
+    .description('one partition: status, why it is stale, its current build and what it consumed, its history, what consumed it')
+    .argument('<ref>', 'the partition ref')
+    .addOption(parsedOption('--builds <n>', 'how many past builds to show (default 20)', wholeNumber({ min: 1, max: 1000 })))
+    .action(async (ref: string, opts: { builds?: number }, cmd: Command) => {
+      const { client, options } = await connect(cmd);
+      const p = await client.getPartition(ref, opts.builds !== undefined ? { builds_limit: opts.builds } : {});
+      if (options.json) return printJson(p);
+      line(partitionDetail(p));
+    });
   usageExitCode(partitions);
 }

@@ -34,7 +34,9 @@ export function wantDetail(w: WantView): string {
   if (w.comment) rows.push(['comment', w.comment]);
   if (w.data_timestamp) rows.push(['data timestamp', w.data_timestamp]);
   if (w.ttl_seconds) rows.push(['ttl', `${w.ttl_seconds}s`]);
-  if (w.sla_seconds) rows.push(['sla', `${w.sla_seconds}s`]);
+  if (w.sla_seconds) rows.push(['sla', `${w.sla_seconds}s (due ${when(w.sla_deadline)})${w.sla_missed ? ` ${colors.red('missed')}` : ''}`]);
+  if (w.rebuild !== 'missing') rows.push(['rebuild', w.rebuild]);
+  if (w.rebuilt.length > 0) rows.push(['rebuilt', listShort(w.rebuilt, 10)]);
   if (w.parent_want_id) rows.push(['parent want', w.parent_want_id]);
   if (w.root_want_id && w.root_want_id !== w.want_id) rows.push(['root want', w.root_want_id]);
   if (w.child_want_ids.length > 0) rows.push(['derived wants', w.child_want_ids.join(', ')]);
@@ -48,7 +50,7 @@ export function wantRows(wants: WantView[]): string {
     ['Want', 'Status', 'Partitions', 'Created', 'Job runs', 'Comment'],
     wants.map((w) => [
       w.want_id,
-      statusColor(w.status),
+      w.sla_missed ? `${statusColor(w.status)} ${colors.red('sla missed')}` : statusColor(w.status),
       listShort(w.partitions, 2),
       when(w.created_at),
       w.job_run_ids.length,

@@ -1,0 +1,57 @@
+/** `platform taint <ref...> [--downstream] [--reason]` and `platform taints list|get`. */
+import type { Command } from 'commander';
+import type { TaintView } from '../../client/platform-client.js';
+import { pagedListCommand } from '../paged-list-command.js';
+import { connect, detailTable, line, listShort, printJson, table, usageExitCode, when } from '../output.js';
+
+function taintDetail(t: TaintView): string {
+  return detailTable([
+    ['taint', t.taint_id],
+    ['reason', t.reason || '(none given)'],
+    ['downstream', t.downstream ? 'yes' : 'no'],
+    ['created', when(t.created_at)],
+    ['partitions', `${t.partitions.join('\n')}${t.partitions_total > t.partitions.length ? `\n… ${t.partitions_total - t.partitions.length} more` : ''}`],
+    ['still tainted', t.still_tainted === null ? '' : `${t.still_tainted} of ${t.partitions_total}`],
+  ]);
+}
+
+export function registerTaint(program: Command): void {
+  const taint = program
+    .command('taint')
+    .description('mark built partitions for rebuild: wants for them rebuild them (--downstream: what consumed them too)')
+    .argument('<ref...>', 'partition refs that were built')
+    .option('--downstream', 'also taint every partition whose current build consumed a tainted one, transitively')
+    .option('--reason <text>', 'why (shown with the taint)')
+    .action(async (refs: string[], opts: { downstream?: boolean; reason?: string }, cmd: Command) => {
+      const { client, options } = await connect(cmd);
+      const reply = await client.createTaint({ partitions: refs, downstream: opts.downstream === true, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) });
+      if (options.json) return printJson(reply);
+      line(`${reply.taint_id}: tainted ${reply.partitions.length} partition${reply.partitions.length === 1 ? '' : 's'}: ${listShort(reply.partitions, 10)}`);
+      line("Wants for them rebuild them: 'platform build <ref>' (or 'platform build --stale <ref>' for what consumed them).");
+    });
+  usageExitCode(taint);
+
+  const taints = program.command('taints').description('the taints made so far');
+  pagedListCommand(taints, {
+    noun: 'taints',
+    description: 'list taints, oldest first',
+    statuses: [],
+    fetch: (client, q) => client.listTaints(q),
+    rows: (items) =>
+      table(
+        ['Taint', 'Partitions', 'Downstream', 'Reason', 'Created'],
+        items.map((t) => [t.taint_id, `${listShort(t.partitions, 2)} (${t.partitions_total})`, t.downstream ? 'yes' : '', t.reason, when(t.created_at)]),
+      ),
+  });
+  taints
+    .command('get')
+    .description('one taint: its partitions and how many are still tainted')
+    .argument('<taint_id>', 'e.g. t-1')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const { client, options } = await connect(cmd);
+      const t = await client.getTaint(id);
+      if (options.json) return printJson(t);
+      line(taintDetail(t));
+    });
+  usageExitCode(taints);
+}

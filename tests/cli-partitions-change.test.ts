@@ -1,0 +1,130 @@
+/**
+ * The CLI of partitions that change, as a user runs it: the real binary against a real server (one per file:
+ * the tests use distinct partitions) with real job processes. `build --force` and `--stale`, `partitions get`,
+ * `lineage` (a tree, or --json), `taint` and `taints list|get`, and their errors.
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(REPO, 'bin', 'platform');
+
+/** raw/<n> -> clean/<n> -> report/<n>; each run appends "<job> <n>" to runs.txt in the workspace. */
+const GRAPH = {
+  jobs: [
+    { label: 'raw', outputs: ['raw/(?<n>\\d+)'], args: ['${n}'], exec: ['bash', '-c', 'echo "raw $1" >> runs.txt', 'raw'] },
+    {
+      label: 'clean',
+      outputs: ['clean/(?<n>\\d+)'],
+      inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }],
+      args: ['${n}'],
+      exec: ['bash', '-c', 'echo "clean $1" >> runs.txt', 'clean'],
+    },
+    {
+      label: 'report',
+      outputs: ['report/(?<n>\\d+)'],
+      inputs: [{ partition_ref: 'clean/${n}', dep_type: 'MATERIALIZE' }],
+      args: ['${n}'],
+      exec: ['bash', '-c', 'echo "report $1" >> runs.txt', 'report'],
+    },
+  ],
+};
+
+let ws = '';
+let url = '';
+let server: RunningServer;
+
+test.before(async () => {
+  ws = realpathSync(mkdtempSync(join(tmpdir(), 'platform-cli-change-')));
+  mkdirSync(join(ws, '.platform'), { recursive: true });
+  const platform = await Platform.open(ws, { graph: parseGraph(GRAPH, 'test'), tickMs: 50 });
+  server = await startHttpServer(platform, { port: 0, log: () => {}, drainMs: 2_000 });
+  url = server.url;
+});
+
+test.after.always(async () => {
+  await server?.close();
+  if (ws) rmSync(ws, { recursive: true, force: true });
+});
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(...args: string[]): Promise<Result> {
+  const env = { ...process.env };
+  delete env.FORCE_COLOR;
+  delete env.NO_COLOR;
+  const child = spawn(process.execPath, [BIN, '--server-url', url, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+const runs = (n: number) =>
+  readFileSync(join(ws, 'runs.txt'), 'utf8')
+    .split('\n')
+    .filter((l) => l.endsWith(` ${n}`));
+
+test('build --force rebuilds the bottom; partitions get and lineage show why the rest is stale; build --stale fixes exactly that', async (t) => {
+  t.is((await cli('build', 'report/1')).code, 0);
+  const forced = await cli('build', '--force', 'raw/1');
+  t.is(forced.code, 0, forced.stderr);
+  t.deepEqual(runs(1), ['raw 1', 'clean 1', 'report 1', 'raw 1']);
+
+  const got = await cli('partitions', 'get', 'clean/1');
+  t.is(got.code, 0, got.stderr);
+  t.regex(got.stdout, /stale\s+│?\s*input raw\/1 was rebuilt since b-\d+/);
+  t.regex(got.stdout, /consumed\s+│?\s*raw\/1 @ b-\d+/);
+  const json = JSON.parse((await cli('--json', 'partitions', 'get', 'report/1')).stdout);
+  t.deepEqual(json.stale_reasons, ['input clean/1 is stale']);
+  t.is(json.builds_total, 1);
+
+  const tree = await cli('lineage', 'report/1');
+  t.is(tree.code, 0, tree.stderr);
+  const lines = tree.stdout.trimEnd().split('\n');
+  t.regex(lines[0]!, /^report\/1 b-\d+ live stale$/);
+  t.regex(lines[1]!, /^└─ clean\/1 b-\d+ live stale$/);
+  t.regex(lines[2]!, /^   └─ raw\/1 b-\d+ live rebuilt since$/);
+  const down = JSON.parse((await cli('--json', 'lineage', 'raw/1', '--downstream', '--depth', '2')).stdout);
+  t.is(down.direction, 'downstream');
+  t.deepEqual(down.root.children, [], "clean's current build consumed the replaced build of raw");
+
+  const stale = await cli('build', '--stale', 'report/1');
+  t.is(stale.code, 0, stale.stderr);
+  t.deepEqual(runs(1).slice(4), ['clean 1', 'report 1']);
+  t.false(JSON.parse((await cli('--json', 'partitions', 'get', 'report/1')).stdout).stale);
+  const list = await cli('partitions', 'list', '--prefix', 'report/');
+  t.regex(list.stdout, /report\/1\s+│?\s*live\s+│?\s*b-\d+/);
+});
+
+test('taint --downstream names every ref it tainted; taints list and get show it; a never-built ref is a clear error', async (t) => {
+  t.is((await cli('build', 'report/2')).code, 0);
+  const refused = await cli('taint', 'raw/2', 'raw/404');
+  t.is(refused.code, 1);
+  t.regex(refused.stderr, /raw\/404.*never built/);
+
+  const tainted = await cli('taint', 'raw/2', '--downstream', '--reason', 'bad load');
+  t.is(tainted.code, 0, tainted.stderr);
+  t.regex(tainted.stdout, /^t-\d+: tainted 3 partitions: raw\/2, clean\/2, report\/2/m);
+  const id = /^(t-\d+)/.exec(tainted.stdout)![1]!;
+  const shown = await cli('taints', 'get', id);
+  t.regex(shown.stdout, /bad load/);
+  t.regex(shown.stdout, /3 of 3/);
+  const listed = JSON.parse((await cli('--json', 'taints', 'list')).stdout);
+  t.true(listed.data.some((x: { taint_id: string }) => x.taint_id === id));
+  t.is((await cli('taints', 'get', 't-999')).code, 1);
+
+  t.is((await cli('build', 'report/2')).code, 0);
+  t.deepEqual(runs(2), ['raw 2', 'clean 2', 'report 2', 'raw 2', 'clean 2', 'report 2']);
+  t.regex((await cli('taints', 'get', id)).stdout, /0 of 3/);
+});
