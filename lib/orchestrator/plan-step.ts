@@ -220,11 +220,15 @@ class Planner {
     return { ok: true, status: 201, want_id: '', taint: { taint_id, partitions: refs } };
   }
 
-  /** Jobs whose definition is new or changed since last recorded (the graph was edited): one event for all. */
+  /**
+   * Jobs whose definition changed since it was recorded (the graph was edited): one event for all, so what they
+   * built turns stale now, not when they next run. A job never run has nothing recorded and nothing to make stale.
+   */
   recordJobDefinitions(): void {
     const jobs: Array<{ job_label: string; fingerprint: string }> = [];
     for (const [job_label, policy] of this.input.policy.jobs) {
-      if (policy.fingerprint && this.state.job_fingerprints.get(job_label) !== policy.fingerprint) jobs.push({ job_label, fingerprint: policy.fingerprint });
+      const recorded = this.state.job_fingerprints.get(job_label);
+      if (policy.fingerprint && recorded !== undefined && recorded !== policy.fingerprint) jobs.push({ job_label, fingerprint: policy.fingerprint });
     }
     if (jobs.length > 0) this.emit({ type: 'job_definitions_changed', job_definitions_changed: { jobs } });
   }

@@ -95,6 +95,8 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const served = new Set(e.want_ids);
       for (const ref of e.config.outputs) for (const id of s.active_wants_by_ref.get(ref) ?? []) served.add(id);
       let next = putJobRun(s, { ...run, want_ids: [...served] });
+      // The definition a run is queued with is the job's current one: a first run records it, an edit shows here.
+      if (e.job_fingerprint) next = recordFingerprint(next, e.job_label, e.job_fingerprint, event.event_id, at);
       for (const id of served) {
         const w = next.wants.get(id);
         // The run is new, so it is on no want's list yet.
@@ -156,19 +158,9 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       return taint(next, e.partitions, event.event_id, at);
     }
     case 'job_definitions_changed': {
-      let fingerprints = s.job_fingerprints;
-      const affected: string[] = [];
-      for (const { job_label, fingerprint } of event.job_definitions_changed.jobs) {
-        const old = fingerprints.get(job_label);
-        fingerprints = fingerprints.set(job_label, fingerprint);
-        if (old === undefined || old === fingerprint) continue;
-        const prefix = jobPartitionKey(job_label, '');
-        for (const [key] of s.partitions_by_job.entriesFrom(prefix)) {
-          if (!key.startsWith(prefix)) break;
-          affected.push(key.slice(prefix.length));
-        }
-      }
-      return refreshStale({ ...s, job_fingerprints: fingerprints }, affected, putCounted(event.event_id, at));
+      let next = s;
+      for (const { job_label, fingerprint } of event.job_definitions_changed.jobs) next = recordFingerprint(next, job_label, fingerprint, event.event_id, at);
+      return next;
     }
     case 'want_sla_missed': {
       const e = event.want_sla_missed;
@@ -261,6 +253,21 @@ function taint(s: BuildState, refs: readonly string[], eventId: number, at: numb
   next = recountWants(s, next, moved, eventId, at);
   const downstream = moved.flatMap((ref) => currentConsumers(next, next.partitions.get(ref)!.build_id));
   return refreshStale(next, downstream, putCounted(eventId, at));
+}
+
+/** The job's definition as now known; a change makes the partitions it built before stale, O(those partitions). */
+function recordFingerprint(s: BuildState, label: string, fingerprint: string, eventId: number, at: number): BuildState {
+  const old = s.job_fingerprints.get(label);
+  if (old === fingerprint) return s;
+  const next = { ...s, job_fingerprints: s.job_fingerprints.set(label, fingerprint) };
+  if (old === undefined) return next;
+  const affected: string[] = [];
+  const prefix = jobPartitionKey(label, '');
+  for (const [key] of s.partitions_by_job.entriesFrom(prefix)) {
+    if (!key.startsWith(prefix)) break;
+    affected.push(key.slice(prefix.length));
+  }
+  return refreshStale(next, affected, putCounted(eventId, at));
 }
 
 /** A partition write that also re-counts the active wants on it (its staleness may change what they need). */

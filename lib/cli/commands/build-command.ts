@@ -4,7 +4,9 @@
  * Ctrl-C (the want keeps building unless `--cancel-on-interrupt`; `platform want wait <want_id>` resumes waiting).
  */
 import type { Command } from 'commander';
+import { fromEvent } from 'rxjs';
 import { followWant } from '../follow-want.js';
+import { settleFollow } from '../settle-follow.js';
 import { connect, errColors, line, printJson, usageExitCode } from '../output.js';
 
 interface BuildOptions {
@@ -41,8 +43,11 @@ async function runBuild(refs: string[], opts: BuildOptions, cmd: Command): Promi
     }
     return;
   }
-  const follow = { want: reply.want, derived: [], after, created: true, cancelOnInterrupt: opts.cancelOnInterrupt === true };
-  await followWant(ctx, follow, startedAt);
+  const follow = { want: reply.want, derived: [], after, created: true };
+  // Ctrl-C from the moment the want exists is ours: it must be reported (or the want canceled).
+  const result = await followWant(ctx, follow, startedAt, fromEvent(process, 'SIGINT'));
+  const code = await settleFollow(client, rootId, result, opts.cancelOnInterrupt === true);
+  if (code !== 0) process.exit(code);
 }
 
 export function registerBuild(program: Command): void {

@@ -42,8 +42,8 @@ export function registerPartitions(program: Command): void {
     fetch: (client, q) => client.listPartitions(q),
     rows: (items) =>
       table(
-        ['Partition', 'Status', 'Build', 'Stale', 'Job run', 'Updated'],
-        items.map((p) => [p.partition_ref, statusColor(p.status), p.build_id ?? '', p.stale ? colors.yellow('stale') : '', p.job_run_id, when(p.updated_at)]),
+        ['Partition', 'Status', 'Job run', 'Build', 'Stale', 'Updated'],
+        items.map((p) => [p.partition_ref, statusColor(p.status), p.job_run_id, p.build_id ?? '', p.stale ? colors.yellow('stale') : '', when(p.updated_at)]),
       ),
   });
   partitions

@@ -1,7 +1,9 @@
 /** `platform want create|list|get|wait|cancel`. */
 import type { Command } from 'commander';
 import { WANT_STATUSES } from '../../state/build-state.js';
+import { fromEvent } from 'rxjs';
 import { followWant, readWantToFollow } from '../follow-want.js';
+import { settleFollow } from '../settle-follow.js';
 import { isoTime, parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import type { CreateWantBody, WantView } from '../../client/platform-client.js';
@@ -120,7 +122,9 @@ export function registerWant(program: Command): void {
       const follow = await readWantToFollow(ctx.client, id);
       // Elapsed times count from the want's creation, as for the build that created it.
       const created = Date.parse(follow.want.created_at);
-      await followWant(ctx, { ...follow, cancelOnInterrupt: opts.cancelOnInterrupt === true }, Number.isNaN(created) ? Date.now() : created);
+      const result = await followWant(ctx, follow, Number.isNaN(created) ? Date.now() : created, fromEvent(process, 'SIGINT'));
+      const code = await settleFollow(ctx.client, follow.want.want_id, result, opts.cancelOnInterrupt === true);
+      if (code !== 0) process.exit(code);
     });
 
   want

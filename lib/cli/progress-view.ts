@@ -1,0 +1,111 @@
+/**
+ * Where a followed build's progress goes: redrawn in place on a terminal (a live block under the permanent lines
+ * of ended runs), one plain line per job run change in a pipe, nothing with --json.
+ */
+import { type Subscription, interval } from 'rxjs';
+import { elapsed, plainLine, renderProgress, type BuildModel, type Paint, type RunChange } from './build-progress.js';
+import { colors, line } from './output.js';
+
+const REDRAW_MS = 100;
+
+/** Where progress goes: redrawn on a terminal, plain lines in a pipe, nothing with --json. */
+export interface ProgressView {
+  start(): void;
+  changes(changes: RunChange[]): void;
+  note(text: string, at?: number): void;
+  refresh(): void;
+  stop(): void;
+}
+
+const paint: Paint = {
+  good: (s) => colors.green(s),
+  bad: (s) => colors.red(s),
+  busy: (s) => colors.yellow(s),
+  dim: (s) => colors.dim(s),
+  bold: (s) => colors.bold(s),
+};
+
+export class PlainView implements ProgressView {
+  constructor(private readonly model: BuildModel) {}
+  start(): void {}
+  changes(changes: RunChange[]): void {
+    for (const c of changes) line(plainLine(c, this.model.startedAt));
+  }
+  note(text: string, at = Date.now()): void {
+    line(`[${elapsed(at - this.model.startedAt)}] ${text}`);
+  }
+  refresh(): void {}
+  stop(): void {}
+}
+
+export class SilentView implements ProgressView {
+  start(): void {}
+  changes(): void {}
+  note(): void {}
+  refresh(): void {}
+  stop(): void {}
+}
+
+/** The live block at the bottom of the terminal; ended runs are printed above it as permanent lines. */
+export class TtyView implements ProgressView {
+  private drawn = 0;
+  private redraws: Subscription | undefined;
+  private stopped = false;
+  private readonly out = process.stdout;
+
+  constructor(private readonly model: BuildModel) {}
+
+  start(): void {
+    this.out.write('\x1b[?25l');
+    process.once('exit', () => this.out.write('\x1b[?25h'));
+    // Elapsed times tick on screen even when no event comes.
+    this.redraws = interval(REDRAW_MS).subscribe(() => this.refresh());
+    this.refresh();
+  }
+
+  changes(changes: RunChange[]): void {
+    const ended = changes.filter((c) => c.status !== 'queued' && c.status !== 'running');
+    if (ended.length > 0) {
+      this.clear();
+      for (const c of ended) this.out.write(`${this.permanent(c)}\n`);
+    }
+    this.refresh();
+  }
+
+  note(text: string): void {
+    this.clear();
+    this.out.write(`${text}\n`);
+    this.refresh();
+  }
+
+  private permanent(c: RunChange): string {
+    const text = plainLine(c, this.model.startedAt);
+    if (c.status === 'succeeded') return `${colors.green('✓')} ${text}`;
+    if (c.status === 'failed') return `${colors.red('✗')} ${c.run.retrying ? text : colors.red(text)}`;
+    return `${colors.magenta('•')} ${text}`;
+  }
+
+  refresh(): void {
+    if (this.stopped) return;
+    const width = Math.max(20, (this.out.columns || 80) - 1);
+    const lines = renderProgress(this.model, Date.now(), width, paint);
+    this.clear();
+    this.out.write(lines.join('\n'));
+    this.drawn = lines.length;
+  }
+
+  private clear(): void {
+    if (this.drawn === 0) return;
+    this.out.write(`\r${this.drawn > 1 ? `\x1b[${this.drawn - 1}A` : ''}\x1b[J`);
+    this.drawn = 0;
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.redraws?.unsubscribe();
+    this.clear();
+    this.stopped = true;
+    this.out.write('\x1b[?25h');
+  }
+}
+
