@@ -5,7 +5,8 @@
  * shows progress (progress-view.ts). Ends with a summary table and says how it came out; the command chooses the
  * exit code (settle-follow.ts).
  */
-import { type Observable, defer, filter, firstValueFrom, map, tap } from 'rxjs';
+import { EMPTY, type Observable, ReplaySubject, catchError, connectable, defer, filter, firstValueFrom, map, tap, throwError } from 'rxjs';
+import { NoServerError } from '../client/server-connection.js';
 import type { EventView, JobRunView, PlatformClient, WantView } from '../client/platform-client.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { applyEvent, applyRunSnapshot, elapsed, failedRuns, newBuildModel, trackWant, type TrackedRun } from './build-progress.js';
@@ -133,6 +134,9 @@ export async function followWant(
     else view.note(`want ${rootId} ${what}`);
   }
   view.start();
+  // Ctrl-C from now on is ours (the want exists and must be reported), even while the first reads are made.
+  const interrupts = connectable(interrupt$, { connector: () => new ReplaySubject<unknown>(1), resetOnDisconnect: false });
+  const listening = interrupts.connect();
 
   let closed = false;
   // Runs the want joined (already queued or running for another want), and those of a want that was already
@@ -151,6 +155,8 @@ export async function followWant(
     await snapshot([root, ...follow.derived].flatMap((w) => w.job_run_ids));
     // Each event updates the model and the view; those that concern the build are reasons to read the want.
     const relevant$ = client.eventStream({ after }).pipe(
+      // A server shutting down may drop the connection rather than end the stream: the same news for the user.
+      catchError((err: unknown) => (err instanceof NoServerError ? EMPTY : throwError(() => err))),
       map((m) => {
         if (m.event === 'error') throw new Error(`the server failed to stream events: ${m.data}`);
         return parseEvent(m.data);
@@ -186,7 +192,7 @@ export async function followWant(
       );
     ending = TERMINAL_WANT_STATUSES.has(root.status)
       ? { kind: 'done', want: root }
-      : await firstValueFrom(followEnding({ relevant$, readWant, interrupt$, pollMs: POLL_MS }));
+      : await firstValueFrom(followEnding({ relevant$, readWant, interrupt$: interrupts, pollMs: POLL_MS }));
     if (ending.kind === 'done') {
       // The want's status can be read before the stream delivered the last run events: catch up on those runs.
       const active = [...model.runs.values()].filter((r) => r.status === 'queued' || r.status === 'running');
@@ -197,6 +203,7 @@ export async function followWant(
     }
   } finally {
     closed = true;
+    listening.unsubscribe();
     view.stop();
   }
 
