@@ -15,7 +15,7 @@ import {
   waitForWant,
   type ServerFixture,
 } from './helpers/server-fixture.js';
-import { isPidAlive } from '../lib/executor/pid-liveness.js';
+import { isPidAlive } from '../lib/system/pid-liveness.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
