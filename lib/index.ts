@@ -15,6 +15,6 @@ export type { CreateWantRequest, CommandResult } from './orchestrator/command.js
 export { QueueFullError, QueueClosedError } from './orchestrator/command-queue.js';
 export { reduce } from './state/reduce.js';
 export { initialState } from './state/build-state.js';
-export { wantView, partitionView, jobRunView, eventView } from './state/views.js';
+export { wantView, partitionView, jobRunView, eventView } from './server/views.js';
 export { parseGraph } from './graph/parse-graph.js';
 export type { GraphDefinition, JobDefinition } from './graph/graph-definition.js';

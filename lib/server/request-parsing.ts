@@ -1,6 +1,8 @@
 /** Turns query strings and JSON bodies into typed requests, or an HttpError that says what to fix. */
+import type { CreateWantBody } from '../api/create-want.js';
+import type { PageOrder } from '../api/page.js';
 import type { CreateWantRequest } from '../orchestrator/command.js';
-import type { PageQuery } from '../state/queries.js';
+import type { PageQuery } from './queries.js';
 import { HttpError } from './http-error.js';
 
 export const MAX_REF_LENGTH = 1024;
@@ -44,11 +46,19 @@ export function pageQuery(query: Query): PageQuery {
   return {
     offset: intParam(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
     limit: intParam(query, 'limit', DEFAULT_PAGE, 1, MAX_PAGE),
-    reverse: enumParam(query, 'order', ['asc', 'desc'] as const) === 'desc',
+    reverse: enumParam<PageOrder>(query, 'order', ['asc', 'desc']) === 'desc',
   };
 }
 
-const WANT_FIELDS = new Set(['partitions', 'comment', 'data_timestamp', 'ttl_seconds', 'sla_seconds']);
+// Every field of the API's CreateWantBody, and only those: a field added there fails the compile here.
+const WANT_FIELD_SET: Record<keyof CreateWantBody, true> = {
+  partitions: true,
+  comment: true,
+  data_timestamp: true,
+  ttl_seconds: true,
+  sla_seconds: true,
+};
+const WANT_FIELDS: ReadonlySet<string> = new Set(Object.keys(WANT_FIELD_SET));
 
 /**
  * What is wrong with a ref's shape, or undefined when nothing is (whether a job produces it is the graph's
@@ -77,7 +87,7 @@ export function parseCreateWant(body: unknown): CreateWantRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new HttpError(400, `The body must be a JSON object, got ${typeName(body)}.`);
   }
-  const b = body as Record<string, unknown>;
+  const b = body as { [K in keyof CreateWantBody]?: unknown };
   for (const key of Object.keys(b)) {
     if (!WANT_FIELDS.has(key)) {
       throw new HttpError(400, `Unknown field '${key}'; a want takes ${[...WANT_FIELDS].join(', ')}.`);

@@ -1,6 +1,8 @@
 import { Router } from 'express';
+import type { Page } from '../../api/page.js';
+import type { PartitionView } from '../../api/views.js';
 import { PARTITION_STATUSES } from '../../state/build-state.js';
-import { listPartitions } from '../../state/queries.js';
+import { listPartitions } from '../queries.js';
 import { enumParam, MAX_REF_LENGTH, pageQuery, stringParam } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
 
@@ -14,7 +16,7 @@ export function partitionsRoutes({ platform }: ServerContext): Router {
         ...pageQuery(req.query),
         ...(status ? { status } : {}),
         ...(prefix ? { prefix } : {}),
-      }),
+      }) satisfies Page<PartitionView>,
     );
   });
   return router;
