@@ -15,8 +15,9 @@ export type { CreateWantRequest, CreateTaintRequest, CommandResult, TaintReply }
 export { QueueFullError, QueueClosedError } from './orchestrator/command-queue.js';
 export { reduce } from './state/reduce.js';
 export { initialState } from './state/build-state.js';
-export { wantView, partitionView, jobRunView, eventView } from './state/views.js';
+export { wantView, partitionView, jobRunView, eventView } from './server/views.js';
 export { parseGraph } from './graph/parse-graph.js';
 export type { GraphDefinition, JobDefinition } from './graph/graph-definition.js';
-export { partitionDetail, lineage, taintView, type PartitionDetailView, type LineageNode, type TaintView, type BuildView } from './state/lineage-queries.js';
+export { partitionDetail, lineage, taintView } from './server/lineage-queries.js';
+export type { PartitionDetailView, LineageNode, LineageReply, TaintView, BuildView, CreateTaintBody } from './api/partitions-change.js';
 export { staleFromScratch } from './state/staleness.js';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectServer } from '../lib/client/server-connection.js';
-import { isPidAlive } from '../lib/executor/pid-liveness.js';
+import { isPidAlive } from '../lib/system/pid-liveness.js';
 import { parseGraphText } from '../lib/graph/load-graph.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));

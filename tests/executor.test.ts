@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
 import type { JobLaunch, JobOutcome } from '../lib/executor/job-launch.js';
 import { MissingDepsScanner } from '../lib/executor/missing-deps-scanner.js';
-import { isPidAlive } from '../lib/executor/pid-liveness.js';
+import { isPidAlive } from '../lib/system/pid-liveness.js';
 import { ProcessExecutor } from '../lib/executor/process-executor.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { RebuildPolicy } from '../lib/events/build-event.js';
 import { Platform } from '../lib/platform.js';
 import { fromSnapshot, toSnapshot } from '../lib/state/snapshot.js';
-import { lineage, partitionDetail } from '../lib/state/lineage-queries.js';
+import { lineage, partitionDetail } from '../lib/server/lineage-queries.js';
 import { LATER, planAt } from './helpers/plan-at.js';
 import { bash, lines, makeWorkspace, openPlatform, runsFor, waitFor, waitForWant } from './helpers/jobs-fixture.js';
 

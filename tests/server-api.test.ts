@@ -15,7 +15,7 @@ import {
   waitForWant,
   type ServerFixture,
 } from './helpers/server-fixture.js';
-import { isPidAlive } from '../lib/executor/pid-liveness.js';
+import { isPidAlive } from '../lib/system/pid-liveness.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -45,12 +45,14 @@ test('GET /health answers 200 with a plain OK', async (t) => {
 
 test('POST /api/wants answers 201 with the want detail, and GET sees it right after the reply', async (t) => {
   const f = await startServer(t);
+  // Data of a minute ago: ttl and sla count from it (not from the want's creation), so both are still ahead.
+  const dataTimestamp = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000).toISOString();
   const res = await f.postWant({
     partitions: ['ok/first', 'ok/second', 'ok/first'],
     comment: 'from the test',
-    ttl_seconds: 60,
+    ttl_seconds: 600,
     sla_seconds: 120,
-    data_timestamp: '2026-01-05T00:00:00Z',
+    data_timestamp: dataTimestamp,
   });
   t.is(res.status, 201);
   const body = (await res.json()) as { want_id: string; want: any };
@@ -59,9 +61,11 @@ test('POST /api/wants answers 201 with the want detail, and GET sees it right af
   t.is(w.want_id, body.want_id);
   t.deepEqual(w.partitions, ['ok/first', 'ok/second'], 'duplicate refs are dropped, order kept');
   t.is(w.comment, 'from the test');
-  t.is(w.ttl_seconds, 60);
+  t.is(w.ttl_seconds, 600);
   t.is(w.sla_seconds, 120);
-  t.is(w.data_timestamp, '2026-01-05T00:00:00.000Z');
+  t.is(w.data_timestamp, dataTimestamp);
+  t.is(w.expires_at, new Date(Date.parse(dataTimestamp) + 600_000).toISOString());
+  t.is(w.sla_deadline, new Date(Date.parse(dataTimestamp) + 120_000).toISOString());
   t.is(w.source, 'user');
   t.is(w.parent_want_id, null);
   t.is(w.root_want_id, body.want_id);

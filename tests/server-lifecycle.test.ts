@@ -21,7 +21,7 @@ import {
   waitForWant,
   type ServerFixture,
 } from './helpers/server-fixture.js';
-import { isPidAlive } from '../lib/executor/pid-liveness.js';
+import { isPidAlive } from '../lib/system/pid-liveness.js';
 
 /** Everything the API shows, read page by page. */
 async function snapshot(f: ServerFixture) {

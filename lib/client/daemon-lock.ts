@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { isPidAlive } from '../executor/pid-liveness.js';
+import { isPidAlive } from '../system/pid-liveness.js';
 import { platformDir } from './workspace.js';
 
 export interface LockOwner {

@@ -11,97 +11,23 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Observable } from 'rxjs';
-import type { JobRunStatus, PartitionStatus, WantStatus } from '../state/build-state.js';
-import type { Page } from '../state/queries.js';
-import type { EventView, JobRunView, PartitionView, WantView } from '../state/views.js';
-import type { LineageNode, PartitionDetailView, TaintView } from '../state/lineage-queries.js';
-import type { RebuildPolicy } from '../events/build-event.js';
+import type { CreateWantBody, CreateWantReply } from '../api/create-want.js';
+import type { ConnectErrorBody, ErrorBody } from '../api/error-body.js';
+import type { LogEnd, LogStream } from '../api/job-run-log.js';
+import type { EventPage, Page, PageParams } from '../api/page.js';
+import type { GraphAnalyzeResponseJson, JobConfigJson, JobConfigResponseJson, JobGraphJson, TaskJson } from '../api/platform-service.js';
+import type { JobRunStatus, PartitionStatus, WantStatus } from '../api/statuses.js';
+import type { EventView, JobRunView, PartitionView, WantView } from '../api/views.js';
+import type { CreateTaintBody, LineageReply, PartitionDetailView, TaintReply, TaintView } from '../api/partitions-change.js';
 import { NoServerError } from './server-connection.js';
 import { sseStream, type SseMessage } from './sse-client.js';
 
-export type { EventView, JobRunView, Page, PartitionView, WantView, SseMessage, PartitionDetailView, LineageNode, TaintView };
+// The CLI takes the API's types from the client it holds (it could equally import api/).
+export type { CreateWantBody, EventView, JobConfigJson, JobGraphJson, JobRunView, LogEnd, Page, TaskJson, WantView };
+export type { SseMessage };
 
-
-export interface EventPage {
-  data: EventView[];
-  latest_id: number;
-  offset: number;
-  limit: number;
-}
-
-export interface PageParams {
-  offset?: number;
-  limit?: number;
-  /** `desc` lists newest first. */
-  order?: 'asc' | 'desc';
-}
-
-export interface CreateWantBody {
-  partitions: string[];
-  comment?: string;
-  /** ISO 8601 or epoch milliseconds. */
-  data_timestamp?: string | number;
-  ttl_seconds?: number;
-  sla_seconds?: number;
-  rebuild?: RebuildPolicy;
-}
-
-export interface CreateTaintBody {
-  partitions: string[];
-  reason?: string;
-  downstream?: boolean;
-}
-
-export interface TaintReply {
-  taint_id: string;
-  partitions: string[];
-}
-
-export interface LineageReply {
-  direction: 'upstream' | 'downstream';
-  depth: number;
-  max_nodes: number;
-  root: LineageNode;
-}
-
-export interface CreateWantReply {
-  want_id: string;
-  want: WantView;
-}
-
-/** The end of a followed log: how the job run ended. */
-export interface LogEnd {
-  status: JobRunStatus | 'unknown';
-  exit_code: number | null;
-}
-
-export type LogStream = 'stdout' | 'stderr';
-
-/** PlatformService messages in canonical proto3 JSON (camelCase). */
-export interface DataDepJson {
-  depType?: 'QUERY' | 'MATERIALIZE';
-  partitionRef?: string;
-}
-export interface JobConfigJson {
-  outputs?: string[];
-  inputs?: DataDepJson[];
-  args?: string[];
-  env?: Record<string, string>;
-}
-export interface TaskJson {
-  jobLabel?: string;
-  config?: JobConfigJson;
-}
-export interface JobGraphJson {
-  outputs?: string[];
-  nodes?: TaskJson[];
-}
-export interface GraphAnalyzeResponseJson {
-  graph?: JobGraphJson;
-}
-export interface JobConfigResponseJson {
-  configs?: JobConfigJson[];
-}
+/** An error body as parsed, before it is checked: any field of either kind of error may be there, of any type. */
+type UncheckedErrorBody = { [K in keyof (ErrorBody & ConnectErrorBody)]?: unknown };
 
 export class ClientError extends Error {
   constructor(
@@ -314,7 +240,7 @@ export class PlatformClient {
       parsed = undefined;
     }
     if (!res.ok) {
-      const e = (parsed ?? {}) as { code?: unknown; message?: unknown; error?: unknown };
+      const e = (parsed ?? {}) as UncheckedErrorBody;
       const code = typeof e.code === 'string' ? e.code : undefined;
       const message =
         typeof e.message === 'string' && e.message !== ''
@@ -377,7 +303,7 @@ export async function responseError(res: Response): Promise<ClientError> {
   } catch {
     body = undefined;
   }
-  const b = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; message?: unknown; want_id?: unknown; code?: unknown };
+  const b = (typeof body === 'object' && body !== null ? body : {}) as UncheckedErrorBody;
   const message =
     typeof b.error === 'string'
       ? b.error

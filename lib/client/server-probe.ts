@@ -8,12 +8,12 @@
 import { existsSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isPidAlive } from '../executor/pid-liveness.js';
-import type { ServerStatus } from '../server/routes/status-routes.js';
+import { isPidAlive } from '../system/pid-liveness.js';
+import type { ServerStatus } from '../api/server-status.js';
 import { VERSION } from '../version.js';
 import { readServerInfo, serverInfoPath, type ServerInfo } from './server-info.js';
 
-export type { ServerStatus } from '../server/routes/status-routes.js';
+export type { ServerStatus } from '../api/server-status.js';
 
 export type Probe =
   | { state: 'running'; url: string; info: ServerInfo; status: ServerStatus }

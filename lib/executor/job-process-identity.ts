@@ -5,7 +5,7 @@
  * did. Run ids repeat across workspaces (every workspace has an r-1): only both together identify a run.
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import { signalGroup } from './process-group.js';
+import { signalGroup } from '../system/process-group.js';
 
 const RUN_KEY = 'PLATFORM_JOB_RUN_ID=';
 const WORKSPACE_KEY = 'PLATFORM_WORKSPACE=';

@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream';
 import { Observable, Subject } from 'rxjs';
 import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
 import { MissingDepsScanner } from './missing-deps-scanner.js';
-import { signalGroup } from './process-group.js';
+import { signalGroup } from '../system/process-group.js';
 import { spawnFailureReason } from './spawn-failure.js';
 
 export interface ProcessExecutorOptions {

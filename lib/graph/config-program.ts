@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { signalGroup } from '../executor/process-group.js';
+import { signalGroup } from '../system/process-group.js';
 import type { JobConfig } from '../events/build-event.js';
 import type { JobDefinition } from './graph-definition.js';
 import { GraphError } from './graph-error.js';

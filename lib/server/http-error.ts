@@ -1,4 +1,6 @@
 /** Errors a handler throws on purpose; the error middleware turns them into `{"error", "want_id"?}`. */
+import type { ErrorBody } from '../api/error-body.js';
+
 export class HttpError extends Error {
   constructor(
     readonly status: 400 | 403 | 404 | 409 | 413 | 415 | 503 | 500,
@@ -9,11 +11,6 @@ export class HttpError extends Error {
     super(message);
     this.name = 'HttpError';
   }
-}
-
-export interface ErrorBody {
-  error: string;
-  want_id?: string;
 }
 
 export function errorBody(message: string, wantId?: string): ErrorBody {

@@ -1,7 +1,9 @@
 /** Turns query strings and JSON bodies into typed requests, or an HttpError that says what to fix. */
+import type { CreateWantBody } from '../api/create-want.js';
+import type { PageOrder } from '../api/page.js';
 import { REBUILD_POLICIES, type RebuildPolicy } from '../events/build-event.js';
 import type { CreateTaintRequest, CreateWantRequest } from '../orchestrator/command.js';
-import type { PageQuery } from '../state/queries.js';
+import type { PageQuery } from './queries.js';
 import { HttpError } from './http-error.js';
 
 export const MAX_REF_LENGTH = 1024;
@@ -45,11 +47,20 @@ export function pageQuery(query: Query): PageQuery {
   return {
     offset: intParam(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
     limit: intParam(query, 'limit', DEFAULT_PAGE, 1, MAX_PAGE),
-    reverse: enumParam(query, 'order', ['asc', 'desc'] as const) === 'desc',
+    reverse: enumParam<PageOrder>(query, 'order', ['asc', 'desc']) === 'desc',
   };
 }
 
-const WANT_FIELDS = new Set(['partitions', 'comment', 'data_timestamp', 'ttl_seconds', 'sla_seconds', 'rebuild']);
+// Every field of the API's CreateWantBody, and only those: a field added there fails the compile here.
+const WANT_FIELD_SET: Record<keyof CreateWantBody, true> = {
+  partitions: true,
+  comment: true,
+  data_timestamp: true,
+  ttl_seconds: true,
+  sla_seconds: true,
+  rebuild: true,
+};
+const WANT_FIELDS: ReadonlySet<string> = new Set(Object.keys(WANT_FIELD_SET));
 const TAINT_FIELDS = new Set(['partitions', 'reason', 'downstream']);
 
 /**
@@ -78,7 +89,7 @@ function objectBody(body: unknown, allowed: ReadonlySet<string>, what: string, e
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new HttpError(400, `The body must be a JSON object, got ${typeName(body)}.`);
   }
-  const b = body as Record<string, unknown>;
+  const b = body as { [K in keyof CreateWantBody]?: unknown };
   for (const key of Object.keys(b)) {
     if (!allowed.has(key)) throw new HttpError(400, `Unknown field '${key}'; ${what} takes ${[...allowed].join(', ')}.`);
   }

@@ -2,6 +2,7 @@
 import type { Request, Response } from 'express';
 import { type Observable, Subject, finalize, interval, merge, map, takeUntil } from 'rxjs';
 import { errorMessage } from '../errors.js';
+import { errorBody } from './http-error.js';
 
 export interface SseMessage {
   event?: string;
@@ -36,7 +37,7 @@ export function sendSse(req: Request, res: Response, messages$: Observable<SseMe
       if (res.writableLength > MAX_UNREAD_BYTES) overflow$.next();
     },
     error: (err: unknown) => {
-      res.write(frame({ event: 'error', data: JSON.stringify({ error: errorMessage(err) }) }));
+      res.write(frame({ event: 'error', data: JSON.stringify(errorBody(errorMessage(err))) }));
       res.end();
     },
     complete: () => res.end(),

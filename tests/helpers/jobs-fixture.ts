@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { filter, firstValueFrom, timeout } from 'rxjs';
 import type { ExecutionContext } from 'ava';
-import { isPidAlive } from '../../lib/executor/pid-liveness.js';
+import { isPidAlive } from '../../lib/system/pid-liveness.js';
 import { parseGraph } from '../../lib/graph/parse-graph.js';
 import { Platform, type PlatformOptions } from '../../lib/platform.js';
 import { startHttpServer, type RunningServer } from '../../lib/server/http-server.js';

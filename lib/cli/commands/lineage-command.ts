@@ -1,6 +1,6 @@
 /** `platform lineage <ref> [--downstream] [--depth N]`: what a partition's build consumed, or what consumed it, as a tree. */
 import type { Command } from 'commander';
-import type { LineageNode } from '../../client/platform-client.js';
+import type { LineageNode } from '../../api/partitions-change.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { colors, connect, line, printJson, statusColor, usageExitCode } from '../output.js';
 

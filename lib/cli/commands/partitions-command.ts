@@ -1,6 +1,6 @@
 /** `platform partitions list|get`. */
 import type { Command } from 'commander';
-import type { PartitionDetailView } from '../../client/platform-client.js';
+import type { PartitionDetailView } from '../../api/partitions-change.js';
 import { PARTITION_STATUSES } from '../../state/build-state.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';

@@ -1,6 +1,6 @@
 /** `platform taint <ref...> [--downstream] [--reason]` and `platform taints list|get`. */
 import type { Command } from 'commander';
-import type { TaintView } from '../../client/platform-client.js';
+import type { TaintView } from '../../api/partitions-change.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import { connect, detailTable, line, listShort, printJson, table, usageExitCode, when } from '../output.js';
 

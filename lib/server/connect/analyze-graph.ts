@@ -3,18 +3,9 @@
  * MATERIALIZE closure once, inputs before the tasks that need them (QUERY inputs are listed in the configs but not
  * followed). `graph.outputs` are the requested refs, duplicates once, in request order.
  */
+import type { ProtoGraphAnalyzeResponse } from '../../api/platform-service.js';
 import type { JobResolver } from '../../graph/job-resolver.js';
-import { protoJobConfig, type ProtoJobConfig } from './get-job-configs.js';
-
-/** `platform.v1.Task` as the canonical (camelCase) protobufjs root takes it. */
-export interface ProtoTask {
-  jobLabel: string;
-  config: ProtoJobConfig;
-}
-
-export interface ProtoGraphAnalyzeResponse {
-  graph: { outputs: string[]; nodes: ProtoTask[] };
-}
+import { protoJobConfig } from './get-job-configs.js';
 
 /** Rejects with the resolver's GraphError (`unknown_ref`, `ambiguous_ref`, `config_failed`, `cycle`). */
 export async function analyzeGraph(resolver: JobResolver, outputRefs: readonly string[]): Promise<ProtoGraphAnalyzeResponse> {

@@ -21,25 +21,7 @@ import { gunzip } from 'node:zlib';
 import { errorMessage } from '../../errors.js';
 import protojson from 'protobufjs/ext/protojson.js';
 import type { IConversionOptions, Message, Type } from 'protobufjs';
-
-/** Connect error codes, as written on the wire. */
-export type ConnectCode =
-  | 'canceled'
-  | 'unknown'
-  | 'invalid_argument'
-  | 'deadline_exceeded'
-  | 'not_found'
-  | 'already_exists'
-  | 'permission_denied'
-  | 'resource_exhausted'
-  | 'failed_precondition'
-  | 'aborted'
-  | 'out_of_range'
-  | 'unimplemented'
-  | 'internal'
-  | 'unavailable'
-  | 'data_loss'
-  | 'unauthenticated';
+import type { ConnectCode, ConnectErrorBody } from '../../api/error-body.js';
 
 /** HTTP status of each code (Connect protocol, "Error Codes"). */
 export const CONNECT_HTTP_STATUS: Readonly<Record<ConnectCode, number>> = {
@@ -129,7 +111,7 @@ export function writeRpcError(res: Response, err: RpcError): void {
     if (!res.writableEnded) res.end();
     return;
   }
-  const body = Buffer.from(JSON.stringify({ code: err.code, message: err.message }));
+  const body = Buffer.from(JSON.stringify({ code: err.code, message: err.message } satisfies ConnectErrorBody));
   res.status(err.status);
   for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
   res.setHeader('Content-Type', CONTENT_TYPE_JSON);

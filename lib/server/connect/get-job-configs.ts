@@ -4,26 +4,9 @@
  * the same ref asked twice) is listed once: two configs are the same task when their job and their set of outputs
  * are the same. Inputs are not followed (that is AnalyzeGraph).
  */
-import type { DepType, JobConfig } from '../../events/build-event.js';
+import type { ProtoJobConfig, ProtoJobConfigResponse } from '../../api/platform-service.js';
+import type { JobConfig } from '../../events/build-event.js';
 import type { JobResolver, ResolvedTask } from '../../graph/job-resolver.js';
-
-/** `platform.v1.DataDep` as the canonical (camelCase) protobufjs root takes it. */
-export interface ProtoDataDep {
-  depType: DepType;
-  partitionRef: string;
-}
-
-/** `platform.v1.JobConfig` as the canonical (camelCase) protobufjs root takes it. */
-export interface ProtoJobConfig {
-  outputs: string[];
-  inputs: ProtoDataDep[];
-  args: string[];
-  env: Record<string, string>;
-}
-
-export interface ProtoJobConfigResponse {
-  configs: ProtoJobConfig[];
-}
 
 /** A copy in proto field names (the resolver's configs are shared and cached: never handed out). */
 export function protoJobConfig(config: JobConfig): ProtoJobConfig {

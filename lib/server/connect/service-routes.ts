@@ -22,12 +22,13 @@
  * Anything else is `internal`, logged, with a generic message.
  */
 import { Router, type RequestHandler } from 'express';
+import type { ConnectCode } from '../../api/error-body.js';
 import { isGraphError, type GraphErrorCode } from '../../graph/graph-error.js';
 import { PLATFORM_SERVICE, platformService } from '../../proto/schema.js';
 import { refProblem } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
 import { analyzeGraph } from './analyze-graph.js';
-import { RpcError, unaryHandler, writeRpcError, type ConnectCode } from './connect-unary.js';
+import { RpcError, unaryHandler, writeRpcError } from './connect-unary.js';
 import { getJobConfigs } from './get-job-configs.js';
 
 /** Most refs in one request. */

@@ -1,6 +1,8 @@
 import { Router } from 'express';
 import { map } from 'rxjs';
-import { eventView } from '../../state/views.js';
+import type { EventPage } from '../../api/page.js';
+import type { EventView } from '../../api/views.js';
+import { eventView } from '../views.js';
 import { HttpError } from '../http-error.js';
 import { intParam } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
@@ -15,7 +17,7 @@ export function eventsRoutes({ platform, shutdown$ }: ServerContext): Router {
     const offset = intParam(req.query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
     const limit = intParam(req.query, 'limit', MAX_EVENTS_PER_READ, 1, MAX_EVENTS_PER_READ);
     const events = await platform.log.list(offset, limit);
-    res.json({ data: events.map(eventView), latest_id: platform.log.latestId(), offset, limit });
+    res.json({ data: events.map(eventView), latest_id: platform.log.latestId(), offset, limit } satisfies EventPage);
   });
 
   // Resumes after `Last-Event-ID` (what EventSource sends on reconnect) or `?after=`; a new stream starts now.
@@ -40,7 +42,7 @@ export function eventsRoutes({ platform, shutdown$ }: ServerContext): Router {
     }
     const event = await platform.log.get(Number(req.params.id));
     if (!event) throw new HttpError(404, `No event with id ${req.params.id}; the latest is ${platform.log.latestId()}.`);
-    res.json(eventView(event));
+    res.json(eventView(event) satisfies EventView);
   });
 
   return router;

@@ -2,9 +2,12 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Router } from 'express';
 import { Observable } from 'rxjs';
+import type { LogEnd } from '../../api/job-run-log.js';
+import type { Page } from '../../api/page.js';
+import type { JobRunView } from '../../api/views.js';
 import { JOB_RUN_STATUSES, type JobRunRecord } from '../../state/build-state.js';
-import { listJobRuns } from '../../state/queries.js';
-import { jobRunView } from '../../state/views.js';
+import { listJobRuns } from '../queries.js';
+import { jobRunView } from '../views.js';
 import { HttpError } from '../http-error.js';
 import { enumParam, intParam, pageQuery } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
@@ -21,11 +24,11 @@ export function jobRunsRoutes({ platform, shutdown$ }: ServerContext): Router {
 
   router.get('/api/job_runs', (req, res) => {
     const status = enumParam(req.query, 'status', JOB_RUN_STATUSES);
-    res.json(listJobRuns(platform.state(), { ...pageQuery(req.query), ...(status ? { status } : {}) }));
+    res.json(listJobRuns(platform.state(), { ...pageQuery(req.query), ...(status ? { status } : {}) }) satisfies Page<JobRunView>);
   });
 
   router.get('/api/job_runs/:id', (req, res) => {
-    res.json(jobRunView(runOr404(req.params.id)));
+    res.json(jobRunView(runOr404(req.params.id)) satisfies JobRunView);
   });
 
   router.get('/api/job_runs/:id/logs/:stream', async (req, res) => {
@@ -100,7 +103,7 @@ function logMessages(lines$: Observable<string>, ended$: Observable<JobRunRecord
       next: (line) => subscriber.next({ event: 'log', data: line }),
       error: (err: unknown) => subscriber.error(err),
       complete: () => {
-        const end = last ? { status: last.status, exit_code: last.exit_code } : { status: 'unknown', exit_code: null };
+        const end: LogEnd = last ? { status: last.status, exit_code: last.exit_code } : { status: 'unknown', exit_code: null };
         subscriber.next({ event: 'end', data: JSON.stringify(end) });
         subscriber.complete();
       },

@@ -1,7 +1,9 @@
 import { Router } from 'express';
+import type { Page } from '../../api/page.js';
+import type { PartitionView } from '../../api/views.js';
 import { PARTITION_STATUSES } from '../../state/build-state.js';
-import { listPartitions } from '../../state/queries.js';
-import { lineage, LINEAGE_MAX_NODES, partitionDetail } from '../../state/lineage-queries.js';
+import { listPartitions } from '../queries.js';
+import { lineage, LINEAGE_MAX_NODES, partitionDetail } from '../lineage-queries.js';
 import { HttpError } from '../http-error.js';
 import { DEFAULT_PAGE, enumParam, intParam, MAX_PAGE, MAX_REF_LENGTH, pageQuery, stringParam } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
@@ -16,7 +18,7 @@ export function partitionsRoutes({ platform }: ServerContext): Router {
         ...pageQuery(req.query),
         ...(status ? { status } : {}),
         ...(prefix ? { prefix } : {}),
-      }),
+      }) satisfies Page<PartitionView>,
     );
   });
 

@@ -4,26 +4,9 @@
  * status` shows it. Every figure is an index size, so it costs nothing whatever the history.
  */
 import { Router } from 'express';
+import type { ServerStatus } from '../../api/server-status.js';
 import { VERSION } from '../../version.js';
 import type { ServerContext } from '../server-context.js';
-
-export interface StatusCounts {
-  wants: number;
-  job_runs: number;
-  partitions: number;
-  running_job_runs: number;
-  queued_commands: number;
-}
-
-export interface ServerStatus {
-  pid: number;
-  port: number;
-  started_at: string;
-  uptime_seconds: number;
-  workspace_root: string;
-  version: string;
-  counts: StatusCounts;
-}
 
 /** `startedAt` defaults to the moment the router is built, i.e. when the server's app is created. */
 export function statusRoutes({ platform }: ServerContext, startedAt: Date = new Date()): Router {

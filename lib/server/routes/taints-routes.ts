@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { listTaints, taintView } from '../../state/lineage-queries.js';
+import { listTaints, taintView } from '../lineage-queries.js';
 import { awaitCommand } from '../command-reply.js';
 import { HttpError } from '../http-error.js';
 import { pageQuery, parseCreateTaint } from '../request-parsing.js';

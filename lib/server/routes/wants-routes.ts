@@ -1,8 +1,11 @@
 import { Router } from 'express';
+import type { CreateWantReply } from '../../api/create-want.js';
+import type { Page } from '../../api/page.js';
+import type { WantView } from '../../api/views.js';
 import { isGraphError } from '../../graph/graph-error.js';
 import { WANT_STATUSES } from '../../state/build-state.js';
-import { listWants } from '../../state/queries.js';
-import { wantView } from '../../state/views.js';
+import { listWants } from '../queries.js';
+import { wantView } from '../views.js';
 import { awaitCommand } from '../command-reply.js';
 import { HttpError } from '../http-error.js';
 import { enumParam, pageQuery, parseCreateWant } from '../request-parsing.js';
@@ -13,7 +16,7 @@ export function wantsRoutes({ platform }: ServerContext): Router {
 
   router.get('/api/wants', (req, res) => {
     const status = enumParam(req.query, 'status', WANT_STATUSES);
-    res.json(listWants(platform.state(), { ...pageQuery(req.query), ...(status ? { status } : {}) }));
+    res.json(listWants(platform.state(), { ...pageQuery(req.query), ...(status ? { status } : {}) }) satisfies Page<WantView>);
   });
 
   router.post('/api/wants', async (req, res) => {
@@ -32,21 +35,21 @@ export function wantsRoutes({ platform }: ServerContext): Router {
     const result = await awaitCommand(() => platform.createWant(request));
     const want = result.state.wants.get(result.want_id);
     if (!want) throw new Error(`orchestrator replied with unknown want ${result.want_id}`);
-    res.status(201).json({ want_id: result.want_id, want: wantView(result.state, want) });
+    res.status(201).json({ want_id: result.want_id, want: wantView(result.state, want) } satisfies CreateWantReply);
   });
 
   router.get('/api/wants/:id', (req, res) => {
     const state = platform.state();
     const want = state.wants.get(req.params.id);
     if (!want) throw new HttpError(404, `No want with id '${req.params.id}'.`, req.params.id);
-    res.json(wantView(state, want));
+    res.json(wantView(state, want) satisfies WantView);
   });
 
   router.delete('/api/wants/:id', async (req, res) => {
     const result = await awaitCommand(() => platform.cancelWant(req.params.id));
     const want = result.state.wants.get(result.want_id);
     if (!want) throw new Error(`orchestrator replied with unknown want ${result.want_id}`);
-    res.status(200).json(wantView(result.state, want));
+    res.status(200).json(wantView(result.state, want) satisfies WantView);
   });
 
   return router;

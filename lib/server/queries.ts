@@ -1,21 +1,9 @@
-/** Pages of build state. Each costs O(log n + page) through the state's indexes, never a scan of history. */
-import type { BuildState, JobRunStatus, PartitionStatus, WantStatus } from './build-state.js';
-import type { OrderedMap } from './ordered-map.js';
-import {
-  jobRunView,
-  partitionView,
-  wantView,
-  type JobRunView,
-  type PartitionView,
-  type WantView,
-} from './views.js';
-
-export interface Page<T> {
-  data: T[];
-  total: number;
-  offset: number;
-  limit: number;
-}
+/** Pages of build state as views. Each costs O(log n + page) through the state's indexes, never a scan of history. */
+import type { Page } from '../api/page.js';
+import type { JobRunView, PartitionView, WantView } from '../api/views.js';
+import type { BuildState, JobRunStatus, PartitionStatus, WantStatus } from '../state/build-state.js';
+import type { OrderedMap } from '../state/ordered-map.js';
+import { jobRunView, partitionView, wantView } from './views.js';
 
 export interface PageQuery {
   offset: number;

@@ -1,47 +1,11 @@
-/** The JSON shapes of the HTTP API (snake_case, ISO 8601 times), rendered from state records. */
-import type { BuildEvent, JobConfig, RebuildPolicy } from '../events/build-event.js';
-import type {
-  BuildState,
-  JobRunRecord,
-  JobRunStatus,
-  PartitionRecord,
-  PartitionStatus,
-  WantRecord,
-  WantStatus,
-} from './build-state.js';
-import { slaDeadline, wantClockStart } from './build-state.js';
+/** The API's views (api/views.ts) rendered from state records. */
+import type { EventView, JobRunView, PartitionView, WantView } from '../api/views.js';
+import type { BuildEvent } from '../events/build-event.js';
+import type { BuildState, JobRunRecord, PartitionRecord, PartitionStatus, WantRecord } from '../state/build-state.js';
+import { slaDeadline, wantClockStart } from '../state/build-state.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
-
-export interface WantView {
-  want_id: string;
-  partitions: string[];
-  status: WantStatus;
-  created_at: string;
-  updated_at: string;
-  comment: string;
-  data_timestamp: string | null;
-  ttl_seconds: number;
-  sla_seconds: number;
-  /** When the want is due: created_at + sla_seconds; null without an SLA. */
-  sla_deadline: string | null;
-  /** When an unsatisfied want is canceled: created_at + ttl_seconds; null without a TTL. */
-  expires_at: string | null;
-  source: string;
-  parent_want_id: string | null;
-  root_want_id: string;
-  child_want_ids: string[];
-  job_run_ids: string[];
-  partition_status: Record<string, PartitionStatus | 'absent'>;
-  cancel_reason: string | null;
-  /** What it rebuilds: missing (default), stale, all. */
-  rebuild: RebuildPolicy;
-  /** It was not successful by its sla deadline. */
-  sla_missed: boolean;
-  /** Partitions that had a build and were built again for it or its derived wants (at most 1000). */
-  rebuilt: string[];
-}
 
 /** Most refs a want's `rebuilt` shows; its derived wants are walked until then. */
 const REBUILT_SHOWN = 1000;
@@ -87,17 +51,6 @@ export function wantView(state: BuildState, w: WantRecord): WantView {
   };
 }
 
-export interface PartitionView {
-  partition_ref: string;
-  status: PartitionStatus;
-  job_run_id: string;
-  created_at: string;
-  updated_at: string;
-  /** Its current build; null if it was never live. */
-  build_id: string | null;
-  stale: boolean;
-}
-
 export function partitionView(p: PartitionRecord): PartitionView {
   return {
     partition_ref: p.ref,
@@ -108,29 +61,6 @@ export function partitionView(p: PartitionRecord): PartitionView {
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
   };
-}
-
-export interface JobRunView {
-  job_run_id: string;
-  job_label: string;
-  status: JobRunStatus;
-  outputs: string[];
-  config: JobConfig;
-  want_ids: string[];
-  attempt: number;
-  /** The program the run was started with; the config's args follow it. */
-  exec: string[];
-  timeout_seconds: number;
-  pid: number | null;
-  exit_code: number | null;
-  signal: string | null;
-  reason: string | null;
-  missing: string[];
-  retry_at: string | null;
-  queued_at: string;
-  started_at: string | null;
-  ended_at: string | null;
-  duration_ms: number | null;
 }
 
 export function jobRunView(r: JobRunRecord): JobRunView {
@@ -156,10 +86,6 @@ export function jobRunView(r: JobRunRecord): JobRunView {
     duration_ms: r.started_at !== null && r.ended_at !== null ? r.ended_at - r.started_at : null,
   };
 }
-
-/** An event as JSON: the envelope with an ISO time, the oneof case in `type` and its payload under that name. */
-// Distributed over the union, so each event type keeps its own payload field.
-export type EventView = BuildEvent extends infer E ? (E extends BuildEvent ? Omit<E, 'timestamp'> & { timestamp: string } : never) : never;
 
 export function eventView(e: BuildEvent): EventView {
   return { ...e, timestamp: iso(e.timestamp) } as EventView;

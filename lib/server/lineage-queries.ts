@@ -2,38 +2,15 @@
  * Reads of builds, lineage and taints. Each is bounded: a partition's history is a range of `build_history`
  * (O(log n + page)), its downstream a range of `consumers`, a lineage tree stops at a depth and a node count.
  */
-import type { BuildState, BuildRecord, PartitionStatus, TaintRecord } from './build-state.js';
-import { historyKey } from './build-state.js';
-import { currentConsumers } from './staleness.js';
+import type { BuildView, LineageNode, PartitionDetailView, TaintView } from '../api/partitions-change.js';
+import type { Page } from '../api/page.js';
+import type { BuildRecord, BuildState, TaintRecord } from '../state/build-state.js';
+import { historyKey } from '../state/build-state.js';
+import { currentConsumers } from '../state/staleness.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export interface BuildView {
-  build_id: string;
-  job_run_id: string;
-  job_label: string;
-  built_at: string;
-  /** The builds of its inputs it consumed. */
-  inputs: Array<{ partition_ref: string; build_id: string }>;
-}
 
-export interface PartitionDetailView {
-  partition_ref: string;
-  status: PartitionStatus;
-  stale: boolean;
-  stale_reasons: string[];
-  /** The build that made it live last; null if it never was. */
-  current_build: BuildView | null;
-  /** Its builds, newest first: `builds_limit` of them from `builds_offset`. */
-  builds: BuildView[];
-  builds_total: number;
-  /** Refs whose current build consumed this partition's current build (at most `downstream_limit`). */
-  downstream: string[];
-  downstream_total: number;
-  job_run_id: string;
-  created_at: string;
-  updated_at: string;
-}
 
 export interface DetailQuery {
   builds_offset: number;
@@ -83,18 +60,6 @@ export function partitionDetail(state: BuildState, ref: string, q: DetailQuery):
   };
 }
 
-export interface LineageNode {
-  partition_ref: string;
-  /** Upstream: the build this node's consumer consumed; downstream and the root: the current build. */
-  build_id: string | null;
-  status: PartitionStatus | 'absent';
-  stale: boolean;
-  /** Upstream only: the input has been rebuilt since its consumer's build took this one. */
-  rebuilt_since: boolean;
-  children: LineageNode[];
-  /** Children left out: the depth or the node budget ran out here. */
-  truncated: boolean;
-}
 
 /** Most nodes one lineage answer holds. */
 export const LINEAGE_MAX_NODES = 500;
@@ -141,17 +106,6 @@ export function lineage(state: BuildState, ref: string, direction: 'upstream' | 
   return node(ref, root.build_id || null, 0);
 }
 
-export interface TaintView {
-  taint_id: string;
-  reason: string;
-  downstream: boolean;
-  created_at: string;
-  /** The refs it tainted (at most `partitions_limit` of them in lists). */
-  partitions: string[];
-  partitions_total: number;
-  /** Of those, how many are still tainted (not rebuilt since); in the detail only (null in lists, to keep a page cheap). */
-  still_tainted: number | null;
-}
 
 /** `partitionsLimit` given: a list item (the first refs, no count of what is still tainted). */
 export function taintView(state: BuildState, t: TaintRecord, partitionsLimit?: number): TaintView {
@@ -172,7 +126,7 @@ export function taintView(state: BuildState, t: TaintRecord, partitionsLimit?: n
 }
 
 /** Taints in creation order (`reverse`: newest first), each with its first refs. */
-export function listTaints(state: BuildState, q: { offset: number; limit: number; reverse: boolean }) {
+export function listTaints(state: BuildState, q: { offset: number; limit: number; reverse: boolean }): Page<TaintView> {
   const entries = q.reverse ? state.taint_order.sliceReverse(q.offset, q.limit) : state.taint_order.slice(q.offset, q.limit);
   const data: TaintView[] = [];
   for (const [, id] of entries) {

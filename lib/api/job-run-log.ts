@@ -1,0 +1,13 @@
+/**
+ * `GET /api/job_runs/:id/logs/:stream`: the log as text, or with `?follow=true` as SSE: `log` messages (one line
+ * each), then one `end` message with a `LogEnd` as data.
+ */
+import type { JobRunStatus } from './statuses.js';
+
+export type LogStream = 'stdout' | 'stderr';
+
+/** The end of a followed log: how the job run ended. */
+export interface LogEnd {
+  status: JobRunStatus | 'unknown';
+  exit_code: number | null;
+}

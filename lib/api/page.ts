@@ -1,0 +1,28 @@
+/** Lists come in pages: what a list request asks for and what it gets back. */
+import type { EventView } from './views.js';
+
+/** `?order=`: `desc` lists newest first. */
+export type PageOrder = 'asc' | 'desc';
+
+/** The query of a list request (`?offset=&limit=&order=`). */
+export interface PageParams {
+  offset?: number;
+  limit?: number;
+  /** `desc` lists newest first. */
+  order?: PageOrder;
+}
+
+export interface Page<T> {
+  data: T[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+/** `GET /api/events`: events by id after `offset`, with the latest id instead of a total. */
+export interface EventPage {
+  data: EventView[];
+  latest_id: number;
+  offset: number;
+  limit: number;
+}

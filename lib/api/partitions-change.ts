@@ -1,0 +1,76 @@
+/** Builds, lineage and taints as the HTTP API shows them (see docs/partitions-that-change.md). */
+import type { PartitionStatus } from './statuses.js';
+
+export interface BuildView {
+  build_id: string;
+  job_run_id: string;
+  job_label: string;
+  built_at: string;
+  /** The builds of its inputs it consumed. */
+  inputs: Array<{ partition_ref: string; build_id: string }>;
+}
+
+export interface PartitionDetailView {
+  partition_ref: string;
+  status: PartitionStatus;
+  stale: boolean;
+  stale_reasons: string[];
+  /** The build that made it live last; null if it never was. */
+  current_build: BuildView | null;
+  /** Its builds, newest first: `builds_limit` of them from `builds_offset`. */
+  builds: BuildView[];
+  builds_total: number;
+  /** Refs whose current build consumed this partition's current build (at most `downstream_limit`). */
+  downstream: string[];
+  downstream_total: number;
+  job_run_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface LineageNode {
+  partition_ref: string;
+  /** Upstream: the build this node's consumer consumed; downstream and the root: the current build. */
+  build_id: string | null;
+  status: PartitionStatus | 'absent';
+  stale: boolean;
+  /** Upstream only: the input has been rebuilt since its consumer's build took this one. */
+  rebuilt_since: boolean;
+  children: LineageNode[];
+  /** Children left out: the depth or the node budget ran out here. */
+  truncated: boolean;
+}
+
+export interface TaintView {
+  taint_id: string;
+  reason: string;
+  downstream: boolean;
+  created_at: string;
+  /** The refs it tainted (at most `partitions_limit` of them in lists). */
+  partitions: string[];
+  partitions_total: number;
+  /** Of those, how many are still tainted (not rebuilt since); in the detail only (null in lists, to keep a page cheap). */
+  still_tainted: number | null;
+}
+
+export interface LineageReply {
+  direction: 'upstream' | 'downstream';
+  depth: number;
+  /** Most nodes one answer holds; a node whose children were left out says `truncated`. */
+  max_nodes: number;
+  root: LineageNode;
+}
+
+/** `POST /api/taints`. */
+export interface CreateTaintBody {
+  partitions: string[];
+  reason?: string;
+  /** Taint too every partition whose current build (transitively) consumed a tainted build. */
+  downstream?: boolean;
+}
+
+/** Its reply: the taint and every ref it tainted, downstream ones included. */
+export interface TaintReply {
+  taint_id: string;
+  partitions: string[];
+}

@@ -1,0 +1,70 @@
+/** The JSON shapes of the HTTP API's resources (snake_case, ISO 8601 times); the server renders them from state. */
+import type { BuildEvent, JobConfig, RebuildPolicy } from '../events/build-event.js';
+import type { JobRunStatus, PartitionStatus, WantStatus } from './statuses.js';
+
+export interface WantView {
+  want_id: string;
+  partitions: string[];
+  status: WantStatus;
+  created_at: string;
+  updated_at: string;
+  comment: string;
+  data_timestamp: string | null;
+  ttl_seconds: number;
+  sla_seconds: number;
+  /** When the want is due: its data timestamp (else created_at) + sla_seconds; null without an SLA. */
+  sla_deadline: string | null;
+  /** When an unsatisfied want is canceled: its data timestamp (else created_at) + ttl_seconds; null without a TTL. */
+  expires_at: string | null;
+  source: string;
+  parent_want_id: string | null;
+  root_want_id: string;
+  child_want_ids: string[];
+  job_run_ids: string[];
+  partition_status: Record<string, PartitionStatus | 'absent'>;
+  cancel_reason: string | null;
+  /** What it rebuilds: missing (default), stale, all. */
+  rebuild: RebuildPolicy;
+  /** It was not successful by its sla deadline. */
+  sla_missed: boolean;
+  /** Partitions that had a build and were built again for it or its derived wants (at most 1000). */
+  rebuilt: string[];
+}
+
+export interface PartitionView {
+  partition_ref: string;
+  status: PartitionStatus;
+  job_run_id: string;
+  created_at: string;
+  updated_at: string;
+  /** Its current build; null if it was never live. */
+  build_id: string | null;
+  stale: boolean;
+}
+
+export interface JobRunView {
+  job_run_id: string;
+  job_label: string;
+  status: JobRunStatus;
+  outputs: string[];
+  config: JobConfig;
+  want_ids: string[];
+  attempt: number;
+  /** The program the run was started with; the config's args follow it. */
+  exec: string[];
+  timeout_seconds: number;
+  pid: number | null;
+  exit_code: number | null;
+  signal: string | null;
+  reason: string | null;
+  missing: string[];
+  retry_at: string | null;
+  queued_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+  duration_ms: number | null;
+}
+
+/** An event as JSON: the envelope with an ISO time, the oneof case in `type` and its payload under that name. */
+// Distributed over the union, so each event type keeps its own payload field.
+export type EventView = BuildEvent extends infer E ? (E extends BuildEvent ? Omit<E, 'timestamp'> & { timestamp: string } : never) : never;
