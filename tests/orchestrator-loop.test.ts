@@ -3,7 +3,7 @@
  * source): one step takes every pending command and writes them in one batch before replying; a step that throws
  * is logged and the loop goes on; a stop lets no new step start.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventLog } from '../lib/events/event-log.js';
@@ -67,17 +67,18 @@ test('one step takes every pending command, appends their events in one batch, a
   t.is(queued.length, 1);
 });
 
-test('a step that throws is logged, its callers get the error, and the loop goes on', async (t) => {
-  const dir = await makeWorkspace(t);
-  const graph = parseGraph(TEST_GRAPH, 'test');
-  const real = new GraphTaskSource(await WorkspaceGraph.open(dir, graph));
-  let failNext = true;
-  // The real task source, made to throw once in the middle of a step (when the planner reads the policy).
+/**
+ * An orchestrator over real parts whose task source (the real one) throws in the next `faults.count` steps, when the
+ * planner reads the policy: a fault in the middle of a step.
+ */
+async function flakyOrchestrator(t: ExecutionContext, dir: string, graphJson: unknown, tickMs: number) {
+  const real = new GraphTaskSource(await WorkspaceGraph.open(dir, parseGraph(graphJson, 'test')));
+  const faults = { count: 0, message: 'injected fault' };
   const flaky: TaskSource = {
     get policy() {
-      if (failNext) {
-        failNext = false;
-        throw new Error('injected resolver fault');
+      if (faults.count > 0) {
+        faults.count--;
+        throw new Error(faults.message);
       }
       return real.policy;
     },
@@ -88,11 +89,18 @@ test('a step that throws is logged, its callers get the error, and the loop goes
   const store = await StateStore.open(log);
   t.teardown(() => store.close());
   const queue = new CommandQueue(100);
-  const executor = new ProcessExecutor();
   const errors: string[] = [];
-  const orchestrator = new Orchestrator({ log, store, queue, executor, tasks: flaky, workspaceRoot: dir, tickMs: 50, logError: (m) => errors.push(m) });
+  const orchestrator = new Orchestrator({ log, store, queue, executor: new ProcessExecutor(), tasks: flaky, workspaceRoot: dir, tickMs, logError: (m) => errors.push(m) });
   orchestrator.start();
   t.teardown(() => orchestrator.shutdown());
+  return { log, store, queue, errors, faults };
+}
+
+test('a step that throws is logged, its callers get the error, and the loop goes on', async (t) => {
+  const dir = await makeWorkspace(t);
+  const { log, store, queue, errors, faults } = await flakyOrchestrator(t, dir, TEST_GRAPH, 50);
+  faults.count = 1;
+  faults.message = 'injected resolver fault';
 
   const first = queue.offer({ kind: 'create_want', request: want('ok/one') });
   await t.throwsAsync(first, { message: /injected resolver fault/ });
@@ -135,42 +143,18 @@ test('closing lets no new step start: a command still waiting is refused, nothin
 
 test('a step that fails loses no job-run news: the started and exited of a run are recorded once the retry succeeds', async (t) => {
   const dir = await makeWorkspace(t);
-  const graph = parseGraph(
-    { jobs: [{ label: 'gate', outputs: ['gate/(?<n>\\d+)'], exec: ['bash', '-c', 'while [ ! -f release ]; do sleep 0.02; done', 'gate'] }] },
-    'test',
-  );
-  const real = new GraphTaskSource(await WorkspaceGraph.open(dir, graph));
-  // The real task source, made to throw in the next `faults` steps (when the planner reads the policy).
-  let faults = 0;
-  const flaky: TaskSource = {
-    get policy() {
-      if (faults > 0) {
-        faults--;
-        throw new Error('injected fault');
-      }
-      return real.policy;
-    },
-    resolve: (refs) => real.resolve(refs),
-  };
-  const log = await EventLog.open(join(dir, '.platform', 'bel'));
-  t.teardown(() => log.close());
-  const store = await StateStore.open(log);
-  t.teardown(() => store.close());
-  const queue = new CommandQueue(100);
-  const errors: string[] = [];
-  const orchestrator = new Orchestrator({ log, store, queue, executor: new ProcessExecutor(), tasks: flaky, workspaceRoot: dir, tickMs: 60_000, logError: (m) => errors.push(m) });
-  orchestrator.start();
-  t.teardown(() => orchestrator.shutdown());
+  const graphJson = { jobs: [{ label: 'gate', outputs: ['gate/(?<n>\\d+)'], exec: ['bash', '-c', 'while [ ! -f release ]; do sleep 0.02; done', 'gate'] }] };
+  const { log, store, queue, errors, faults } = await flakyOrchestrator(t, dir, graphJson, 60_000);
 
   const created = await queue.offer({ kind: 'create_want', request: want('gate/1') });
   if (!created.ok) return t.fail(created.error);
   // The step that launched the run has replied; the next one, which records the start, fails twice.
-  faults = 2;
+  faults.count = 2;
   const run = await waitFor('the run to be recorded running', () => [...store.current().job_runs.values()].find((r) => r.status === 'running'));
   t.is(errors.length, 2);
   t.true(run.pid > 0, 'the pid from the failed steps was kept');
   // Now the step that records its exit fails once.
-  faults = 1;
+  faults.count = 1;
   writeFileSync(join(dir, 'release'), '');
   await waitFor('the want to be built', () => store.current().wants.get(created.want_id)?.status === 'successful');
   t.is(errors.length, 3);

@@ -107,13 +107,19 @@ function partitionsField(b: Record<string, unknown>, what: string): string[] {
   return [...new Set(b.partitions.map((ref, i) => checkRef(ref, `partitions[${i}]`)))];
 }
 
+/** An optional free-text field ('' when absent). */
+function textField(b: Record<string, unknown>, name: string): string {
+  const value = b[name] ?? '';
+  if (typeof value !== 'string' || value.length > MAX_COMMENT_LENGTH) {
+    throw new HttpError(400, `Field '${name}' must be a string of at most ${MAX_COMMENT_LENGTH} characters.`);
+  }
+  return value;
+}
+
 export function parseCreateTaint(body: unknown): CreateTaintRequest {
   const b = objectBody(body, TAINT_FIELDS, 'a taint', '{"partitions": ["raw/orders/date=2026-01-05"], "reason": "late rows", "downstream": true}');
   const partitions = partitionsField(b, 'A taint');
-  const reason = b.reason ?? '';
-  if (typeof reason !== 'string' || reason.length > MAX_COMMENT_LENGTH) {
-    throw new HttpError(400, `Field 'reason' must be a string of at most ${MAX_COMMENT_LENGTH} characters.`);
-  }
+  const reason = textField(b, 'reason');
   const downstream = b.downstream ?? false;
   if (typeof downstream !== 'boolean') throw new HttpError(400, `Field 'downstream' must be true or false, got ${JSON.stringify(downstream)}.`);
   return { partitions, reason, downstream };
@@ -122,10 +128,7 @@ export function parseCreateTaint(body: unknown): CreateTaintRequest {
 export function parseCreateWant(body: unknown): CreateWantRequest {
   const b = objectBody(body, WANT_FIELDS, 'a want', '{"partitions": ["daily/revenue/date=2026-01-05"]}');
   const partitions = partitionsField(b, 'A want');
-  const comment = b.comment ?? '';
-  if (typeof comment !== 'string' || comment.length > MAX_COMMENT_LENGTH) {
-    throw new HttpError(400, `Field 'comment' must be a string of at most ${MAX_COMMENT_LENGTH} characters.`);
-  }
+  const comment = textField(b, 'comment');
   return {
     partitions,
     comment,
