@@ -209,3 +209,26 @@ test('a want not successful by its sla deadline gets want_sla_missed once, count
   writeFileSync(join(dir, 'release'), '');
   await waitForWant(platform, r.want_id, ['successful']);
 });
+
+test('an active want whose built partition is tainted rebuilds it (event-driven, no tick)', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [
+      {
+        label: 'gate',
+        outputs: ['gate/(?<n>\\d+)'],
+        args: ['${n}'],
+        exec: bash('echo "gate $1" >> runs.txt; if [ "$1" = 2 ]; then while [ ! -f release ]; do sleep 0.02; done; fi'),
+      },
+    ],
+  });
+  const r = await platform.createWant({ partitions: ['gate/1', 'gate/2'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+  if (!r.ok) return t.fail(r.error);
+  await waitFor(platform, (s) => s.partitions.get('gate/1')?.status === 'live', 'gate/1 to be built');
+  t.true((await platform.createTaint({ partitions: ['gate/1'], reason: '', downstream: false })).ok);
+  await waitFor(platform, (s) => runsFor(s, 'gate/1').length === 2, 'gate/1 to be rebuilt for the want still active');
+  writeFileSync(join(dir, 'release'), '');
+  const s = await waitForWant(platform, r.want_id, ['successful']);
+  t.is(s.partitions.get('gate/1')!.status, 'live');
+  t.deepEqual(lines(dir, 'runs.txt').filter((l) => l === 'gate 1'), ['gate 1', 'gate 1']);
+});

@@ -58,6 +58,13 @@ export function touchedCandidates(state: BuildState, events: readonly EventPaylo
       case 'partition_tainted':
         touchRef(e.partition_tainted.partition_ref);
         break;
+      case 'taint_created':
+        // Active wants on a tainted partition rebuild it.
+        for (const ref of e.taint_created.partitions) touchRef(ref);
+        break;
+      case 'job_definitions_changed':
+      case 'want_sla_missed':
+        break;
       case 'job_run_started':
         break;
       default:
