@@ -104,7 +104,7 @@ test('build --force rebuilds the bottom; partitions get and lineage show why the
   t.deepEqual(runs(1).slice(4), ['clean 1', 'report 1']);
   t.false(JSON.parse((await cli('--json', 'partitions', 'get', 'report/1')).stdout).stale);
   const list = await cli('partitions', 'list', '--prefix', 'report/');
-  t.regex(list.stdout, /report\/1\s+│?\s*live\s+│?\s*b-\d+/);
+  t.regex(list.stdout, /report\/1\s+│ live\s+│ r-\d+\s+│ b-\d+\s+│\s+│/);
 });
 
 test('taint --downstream names every ref it tainted; taints list and get show it; a never-built ref is a clear error', async (t) => {
@@ -127,4 +127,13 @@ test('taint --downstream names every ref it tainted; taints list and get show it
   t.is((await cli('build', 'report/2')).code, 0);
   t.deepEqual(runs(2), ['raw 2', 'clean 2', 'report 2', 'raw 2', 'clean 2', 'report 2']);
   t.regex((await cli('taints', 'get', id)).stdout, /0 of 3/);
+});
+
+test('build expands brace patterns into one want; a malformed pattern is a usage error naming what to fix', async (t) => {
+  const r = await cli('--json', 'build', '--detach', 'raw/{10..12}', 'raw/{12,13}');
+  t.is(r.code, 0, r.stderr);
+  t.deepEqual(JSON.parse(r.stdout).want.partitions, ['raw/10', 'raw/11', 'raw/12', 'raw/13']);
+  const bad = await cli('build', 'raw/{5..1}');
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /raw\/\{5\.\.1\}.*runs backwards; write \{1\.\.5\}/);
 });

@@ -7,7 +7,8 @@ import type { Command } from 'commander';
 import { fromEvent } from 'rxjs';
 import { followWant } from '../follow-want.js';
 import { settleFollow } from '../settle-follow.js';
-import { connect, errColors, line, printJson, usageExitCode } from '../output.js';
+import { expandPatterns, PatternError } from '../../graph/partition-pattern.js';
+import { connect, errColors, line, printJson, usageError, usageExitCode } from '../output.js';
 
 interface BuildOptions {
   comment?: string;
@@ -17,7 +18,14 @@ interface BuildOptions {
   cancelOnInterrupt?: boolean;
 }
 
-async function runBuild(refs: string[], opts: BuildOptions, cmd: Command): Promise<void> {
+async function runBuild(patterns: string[], opts: BuildOptions, cmd: Command): Promise<void> {
+  let refs: string[];
+  try {
+    refs = expandPatterns(patterns);
+  } catch (err) {
+    if (err instanceof PatternError) usageError(cmd, err.message);
+    throw err;
+  }
   const ctx = await connect(cmd);
   const { client, options } = ctx;
   const startedAt = Date.now();
@@ -54,7 +62,7 @@ export function registerBuild(program: Command): void {
   const build = program
     .command('build')
     .description('want partitions built and wait for them, showing progress (exit 0 when built)')
-    .argument('<ref...>', 'partition refs, e.g. daily/revenue/date=2026-01-05')
+    .argument('<ref...>', "partition refs, or brace patterns: 'daily/revenue/date={2026-01-01..2026-01-31}', 'h={00..23}', '{a,b}'")
     .option('--comment <text>', 'why the partitions are wanted')
     .option('--stale', 'also rebuild what is stale or tainted in their inputs, inputs first')
     .option('--force', 'rebuild them and everything they need, even what is up to date')

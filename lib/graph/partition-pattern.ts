@@ -1,0 +1,133 @@
+/**
+ * Brace patterns for partition refs, shared by the CLI and the API: `{a,b,c}` (a list), `{1..24}` and `{01..24}`
+ * (an integer range, zero padding kept), `{2026-01-01..2026-03-31}` (a date range, days), several braces in one
+ * ref (their cartesian product, leftmost slowest). Pure: a pattern in, refs (or a clear error) out. The count is
+ * known before anything is expanded, so an expansion that would be too large is refused without being built.
+ */
+
+/** Most refs one pattern may expand to. */
+export const MAX_EXPANSION = 100_000;
+
+export class PatternError extends Error {
+  constructor(
+    readonly pattern: string,
+    message: string,
+  ) {
+    super(`Partition pattern ${JSON.stringify(pattern)}: ${message}`);
+    this.name = 'PatternError';
+  }
+}
+
+type Part = { literal: string } | { choices: (i: number) => string; count: number };
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DAY_MS = 86_400_000;
+
+function parseDate(text: string): number | undefined {
+  const m = DATE.exec(text);
+  if (!m) return undefined;
+  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  // Date.UTC rolls 2026-02-30 over to March: a date that does not round-trip does not exist.
+  return new Date(ms).toISOString().slice(0, 10) === text ? ms : undefined;
+}
+
+function braceSet(pattern: string, body: string): Part {
+  const range = /^(.+)\.\.(.+)$/.exec(body);
+  if (range && !body.includes(',')) {
+    const [, from, to] = range as unknown as [string, string, string];
+    if (/^\d+$/.test(from) && /^\d+$/.test(to)) {
+      const a = Number(from);
+      const b = Number(to);
+      if (b < a) throw new PatternError(pattern, `the range {${body}} runs backwards; write {${to}..${from}}.`);
+      const width = from.length > 1 && from.startsWith('0') ? from.length : 0;
+      return { count: b - a + 1, choices: (i) => String(a + i).padStart(width, '0') };
+    }
+    const a = parseDate(from);
+    const b = parseDate(to);
+    if (a !== undefined && b !== undefined) {
+      if (b < a) throw new PatternError(pattern, `the date range {${body}} runs backwards; write {${to}..${from}}.`);
+      return { count: Math.round((b - a) / DAY_MS) + 1, choices: (i) => new Date(a + i * DAY_MS).toISOString().slice(0, 10) };
+    }
+    throw new PatternError(
+      pattern,
+      `{${body}} is neither an integer range like {1..24} or {01..24} nor a date range like {2026-01-01..2026-03-31} (real dates, YYYY-MM-DD).`,
+    );
+  }
+  const items = body.split(',');
+  if (items.some((item) => item === '')) throw new PatternError(pattern, `the list {${body}} has an empty item.`);
+  return { count: items.length, choices: (i) => items[i]! };
+}
+
+function parse(pattern: string): Part[] {
+  const parts: Part[] = [];
+  let i = 0;
+  while (i < pattern.length) {
+    const open = pattern.indexOf('{', i);
+    const close = pattern.indexOf('}', i);
+    if (close !== -1 && (open === -1 || close < open)) throw new PatternError(pattern, `a '}' at position ${close + 1} closes no '{'.`);
+    if (open === -1) {
+      parts.push({ literal: pattern.slice(i) });
+      break;
+    }
+    if (open > i) parts.push({ literal: pattern.slice(i, open) });
+    const end = pattern.indexOf('}', open);
+    if (end === -1) throw new PatternError(pattern, `the '{' at position ${open + 1} is never closed.`);
+    const body = pattern.slice(open + 1, end);
+    if (body.includes('{')) throw new PatternError(pattern, `braces cannot nest (at position ${open + 1}).`);
+    if (body === '') throw new PatternError(pattern, `empty braces {} at position ${open + 1}.`);
+    parts.push(braceSet(pattern, body));
+    i = end + 1;
+  }
+  return parts;
+}
+
+/** How many refs the pattern stands for (1 for a plain ref), without expanding it. */
+export function patternSize(pattern: string): number {
+  let n = 1;
+  for (const p of parse(pattern)) if ('count' in p) n *= p.count;
+  return n;
+}
+
+/** True when the text has brace syntax (a plain ref expands to itself). */
+export function isPattern(text: string): boolean {
+  return text.includes('{') || text.includes('}');
+}
+
+/** Every ref of the pattern, in order; refuses one that is malformed or over `max` refs. */
+export function expandPattern(pattern: string, max = MAX_EXPANSION): string[] {
+  const parts = parse(pattern);
+  let total = 1;
+  for (const p of parts) if ('count' in p) total *= p.count;
+  if (total > max) {
+    throw new PatternError(pattern, `expands to ${total.toLocaleString('en')} partitions; the limit is ${max.toLocaleString('en')}. Split the range.`);
+  }
+  const out: string[] = new Array(total);
+  for (let k = 0; k < total; k++) {
+    let rest = k;
+    let ref = '';
+    // Mixed radix, rightmost fastest: the digit of each set is taken from the right.
+    const pieces: string[] = new Array(parts.length);
+    for (let j = parts.length - 1; j >= 0; j--) {
+      const p = parts[j]!;
+      if ('literal' in p) {
+        pieces[j] = p.literal;
+        continue;
+      }
+      pieces[j] = p.choices(rest % p.count);
+      rest = Math.floor(rest / p.count);
+    }
+    ref = pieces.join('');
+    out[k] = ref;
+  }
+  return out;
+}
+
+/** Several patterns (or plain refs) expanded and de-duplicated, first occurrence kept, within `max` in all. */
+export function expandPatterns(patterns: readonly string[], max = MAX_EXPANSION): string[] {
+  let total = 0;
+  for (const p of patterns) {
+    total += patternSize(p);
+    if (total > max) throw new PatternError(patterns.join(' '), `expands to more than ${max.toLocaleString('en')} partitions. Split it.`);
+  }
+  return [...new Set(patterns.flatMap((p) => expandPattern(p, max)))];
+}
