@@ -4,7 +4,9 @@
  * Ctrl-C (the want keeps building unless `--cancel-on-interrupt`; `platform want wait <want_id>` resumes waiting).
  */
 import type { Command } from 'commander';
+import { fromEvent } from 'rxjs';
 import { followWant } from '../follow-want.js';
+import { exitAfterFollow } from './follow-exit.js';
 import { connect, errColors, line, printJson, usageExitCode } from '../output.js';
 
 interface BuildOptions {
@@ -35,7 +37,7 @@ async function runBuild(refs: string[], opts: BuildOptions, cmd: Command): Promi
     return;
   }
   const follow = { want: reply.want, derived: [], after, created: true, cancelOnInterrupt: opts.cancelOnInterrupt === true };
-  await followWant(ctx, follow, startedAt);
+  exitAfterFollow(await followWant(ctx, follow, startedAt, fromEvent(process, 'SIGINT')));
 }
 
 export function registerBuild(program: Command): void {

@@ -37,7 +37,8 @@ export function registerServe(program: Command): void {
       '--idle-timeout <duration>',
       'shut down after this long without requests or running jobs (90, 90s, 5m, 3h; default: $PLATFORM_IDLE_TIMEOUT, else 3h)',
     )
-    .option('--idle-check-interval <duration>', 'how often to check for idleness (default: 60s, or a quarter of a shorter idle timeout)')
+    // The idle timer is exact now; the option stays accepted (and checked) so scripts that pass it keep working.
+    .option('--idle-check-interval <duration>', 'no longer needed: the idle timeout is timed exactly')
     .action(async (opts: { port: string; idleTimeout?: string; idleCheckInterval?: string }, cmd: Command) => {
       const port = parsePort(opts.port);
       // The environment sets the default, so daemons the CLI starts on demand (tests, CI) can be short-lived.
@@ -48,10 +49,7 @@ export function registerServe(program: Command): void {
           : envIdle
             ? parseDuration(envIdle, 'PLATFORM_IDLE_TIMEOUT')
             : DEFAULT_IDLE_TIMEOUT_MS;
-      const idleCheckMs =
-        opts.idleCheckInterval !== undefined
-          ? parseDurationOption(cmd, '--idle-check-interval', opts.idleCheckInterval)
-          : Math.min(60_000, Math.max(1_000, Math.floor(idleTimeoutMs / 4)));
+      if (opts.idleCheckInterval !== undefined) parseDurationOption(cmd, '--idle-check-interval', opts.idleCheckInterval);
       const root = serveRoot(globalOptions(cmd).workspace);
       mkdirSync(platformDir(root), { recursive: true });
       // Handlers first: a signal while opening or binding still ends the daemon through a clean shutdown.
@@ -66,7 +64,7 @@ export function registerServe(program: Command): void {
       // The orchestrator starts only once the port is bound: a daemon that cannot listen touches no job run.
       const platform = await Platform.open(root, { start: false });
       try {
-        server = await startHttpServer(platform, { port, idleTimeoutMs, idleCheckMs });
+        server = await startHttpServer(platform, { port, idleTimeoutMs });
       } catch (err) {
         await platform.close();
         throw err;

@@ -1,8 +1,10 @@
 /** `platform want create|list|get|wait|cancel`. */
 import type { Command } from 'commander';
+import { fromEvent } from 'rxjs';
 import { WANT_STATUSES } from '../../state/build-state.js';
 import { followWant, readWantToFollow } from '../follow-want.js';
 import { pagedListCommand } from '../paged-list-command.js';
+import { exitAfterFollow } from './follow-exit.js';
 import type { CreateWantBody, WantView } from '../../client/platform-client.js';
 import {
   colors,
@@ -129,7 +131,8 @@ export function registerWant(program: Command): void {
       const follow = await readWantToFollow(ctx.client, id);
       // Elapsed times count from the want's creation, as for the build that created it.
       const created = Date.parse(follow.want.created_at);
-      await followWant(ctx, { ...follow, cancelOnInterrupt: opts.cancelOnInterrupt === true }, Number.isNaN(created) ? Date.now() : created);
+      const startedAt = Number.isNaN(created) ? Date.now() : created;
+      exitAfterFollow(await followWant(ctx, { ...follow, cancelOnInterrupt: opts.cancelOnInterrupt === true }, startedAt, fromEvent(process, 'SIGINT')));
     });
 
   want
