@@ -45,7 +45,9 @@ export interface FollowSources<W extends { status: WantStatus }> {
   readWant: () => Observable<W>;
   /** Ctrl-C presses. */
   sigint$: Observable<unknown>;
+  /** How often the want is read anyway, should an event that concerns it go unnoticed. */
   pollMs: number;
+  /** What the poll runs on (tests pass a virtual one). */
   scheduler?: SchedulerLike;
 }
 
@@ -61,7 +63,10 @@ function readCoalesced<R>(read: () => Observable<R>): (trigger$: Observable<unkn
     defer(() => {
       const results$ = new Subject<R>();
       // throttle's duration is the read itself: leading starts one, trailing starts one more after it if needed.
-      const reads$ = trigger$.pipe(throttle(() => read().pipe(tap((r) => results$.next(r))), { leading: true, trailing: true }), ignoreElements());
+      const reads$ = trigger$.pipe(
+        throttle(() => read().pipe(tap((r) => results$.next(r))), { leading: true, trailing: true }),
+        ignoreElements(),
+      );
       return merge(results$, reads$);
     });
 }

@@ -5,12 +5,38 @@
  * progress (see progress-view.ts) and ends with a summary table. When it ends is decided by followEnding (the
  * want over, Ctrl-C, the stream ended); what that means for the exit code is the caller's choice.
  */
-import { type Observable, EMPTY, catchError, concatMap, defer, filter, firstValueFrom, from, ignoreElements, map, mergeMap, merge, of, race, share, take, tap } from 'rxjs';
-import type { EventView, JobRunView, PlatformClient, WantView } from '../client/platform-client.js';
-import type { SseMessage } from '../client/sse-client.js';
+import {
+  type Observable,
+  EMPTY,
+  catchError,
+  concatMap,
+  defer,
+  filter,
+  firstValueFrom,
+  from,
+  ignoreElements,
+  map,
+  merge,
+  mergeMap,
+  of,
+  race,
+  share,
+  take,
+  tap,
+} from 'rxjs';
+import type { EventView, JobRunView, PlatformClient, SseMessage, WantView } from '../client/platform-client.js';
 import { errorMessage } from '../errors.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
-import { applyEvent, applyRunSnapshot, elapsed, failedRuns, newBuildModel, trackWant, type BuildModel, type TrackedRun } from './build-progress.js';
+import {
+  applyEvent,
+  applyRunSnapshot,
+  elapsed,
+  failedRuns,
+  newBuildModel,
+  trackWant,
+  type BuildModel,
+  type TrackedRun,
+} from './build-progress.js';
 import { followEnding } from './follow-ending.js';
 import { colors, duration, endedHow, isTty, line, listShort, printJson, statusColor, table, type CommandContext } from './output.js';
 import { progressView, type ProgressView } from './progress-view.js';

@@ -3,7 +3,19 @@
  * `timeoutMs` starts, and any busy spell (a request, a job run) drops that timer, so the next quiet spell
  * starts a fresh one. The first timer to run out emits how long the server was idle, once.
  */
-import { type OperatorFunction, type SchedulerLike, NEVER, asyncScheduler, defer, distinctUntilChanged, map, pipe, switchMap, take, timer } from 'rxjs';
+import {
+  type OperatorFunction,
+  type SchedulerLike,
+  NEVER,
+  asyncScheduler,
+  defer,
+  distinctUntilChanged,
+  map,
+  pipe,
+  switchMap,
+  take,
+  timer,
+} from 'rxjs';
 
 export function idleTimeout(timeoutMs: number, scheduler: SchedulerLike = asyncScheduler): OperatorFunction<boolean, number> {
   return pipe(
