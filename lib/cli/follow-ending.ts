@@ -83,12 +83,13 @@ export function followEnding<W extends { status: WantStatus }>(sources: FollowSo
     const events$ = sources.events$.pipe(share({ resetOnComplete: false, resetOnError: false }));
     // A read that fails is not an ending: the stream's end or error says what happened to the server.
     const tryRead = () => readWant().pipe(catchError(() => EMPTY));
+    // The stream first, then the first read: a change between the two is seen by one or the other.
     const checks$ = merge(
-      of(true),
       events$.pipe(
         filter((concerns) => concerns),
         catchError(() => EMPTY),
       ),
+      of(true),
       interval(pollMs, scheduler),
     );
     const over$ = checks$.pipe(readCoalesced(tryRead), filter(isOver), take(1), map(done));
