@@ -17,14 +17,10 @@ import type { ServerContext } from './server-context.js';
 export const DASHBOARD_ORIGIN = 'http://localhost:3000';
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-export function createApp(ctx: ServerContext, onRequest: () => void, logError: (m: string) => void): Express {
+export function createApp(ctx: ServerContext, logError: (m: string) => void): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
-  app.use((_req, _res, next) => {
-    onRequest();
-    next();
-  });
   app.use(loopbackGuard);
   // Only the dashboard's origin gets CORS headers; any other origin gets none, so browsers refuse it.
   app.use(cors({ origin: (origin, cb) => cb(null, origin === DASHBOARD_ORIGIN), methods: ['GET', 'POST', 'DELETE'] }));

@@ -1,19 +1,20 @@
 /**
- * The daemon around a Platform: listens on 127.0.0.1 only, resets the idle clock on every request, and shuts
- * down gracefully: stop accepting, end SSE streams, let in-flight requests finish (the orchestrator still
- * answers them), then let the current orchestrator step finish and start no other, and close the log.
+ * The daemon around a Platform: listens on 127.0.0.1 only, shuts down by itself after the idle timeout with no
+ * request in flight and no job run running, and shuts down gracefully: stop accepting, end SSE streams, let
+ * in-flight requests finish (the orchestrator still answers them), then let the current orchestrator step finish
+ * and start no other, and close the log.
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ReplaySubject, type Subscription } from 'rxjs';
 import type { Platform } from '../platform.js';
 import { createApp } from './app.js';
-import { IdleClock, idle$ } from './idle-clock.js';
+import { idleTimeout } from './idle-timeout.js';
+import { serverBusy$ } from './server-busy.js';
 
 export interface HttpServerOptions {
   port: number;
   idleTimeoutMs?: number;
-  idleCheckMs?: number;
   /** How long in-flight requests get to finish at shutdown before their sockets are closed. */
   drainMs?: number;
   log?: (line: string) => void;
@@ -29,7 +30,6 @@ export interface RunningServer {
 }
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 3 * 3_600_000;
-export const DEFAULT_IDLE_CHECK_MS = 60_000;
 
 export async function startHttpServer(platform: Platform, options: HttpServerOptions): Promise<RunningServer> {
   const log = options.log ?? ((l: string) => process.stdout.write(`${l}\n`));
@@ -37,11 +37,10 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   // Replays its one value and never completes: an SSE stream opened while the server shuts down (a request on a
   // kept-alive connection) ends at once too, where a completed notifier would be ignored by takeUntil.
   const shutdown$ = new ReplaySubject<void>(1);
-  const clock = new IdleClock();
-  const app = createApp({ platform, shutdown$ }, () => clock.touch(), logError);
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(options.port, '127.0.0.1', () => resolve(s));
-    s.once('error', (err: NodeJS.ErrnoException) => {
+  const server: Server = createServer(createApp({ platform, shutdown$ }, logError));
+  await new Promise<void>((resolve, reject) => {
+    server.listen(options.port, '127.0.0.1', () => resolve());
+    server.once('error', (err: NodeJS.ErrnoException) => {
       reject(
         err.code === 'EADDRINUSE'
           ? new Error(`Port ${options.port} on 127.0.0.1 is in use; pick another with --port (0 = any free port).`)
@@ -56,15 +55,15 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   let closing: Promise<void> | undefined;
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
+  // Subscribed as soon as the port is bound, before any request can be handled, so the timer counts every one.
   const timeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-  const idleSub: Subscription = idle$(clock, timeoutMs, options.idleCheckMs ?? DEFAULT_IDLE_CHECK_MS, () => platform.executor.runningCount() > 0).subscribe(
-    (idleMs) => {
+  const idleSub: Subscription = serverBusy$(server, platform.state$)
+    .pipe(idleTimeout(timeoutMs))
+    .subscribe((idleMs) => {
       const hours = (idleMs / 3_600_000).toFixed(2);
       logError(`Server idle for ${hours} hours (timeout ${(timeoutMs / 3_600_000).toFixed(2)} hours), shutting down`);
       void close();
-    },
-  );
-
+    });
   const close = (): Promise<void> => {
     closing ??= (async () => {
       idleSub.unsubscribe();

@@ -35,20 +35,14 @@ export function registerServe(program: Command): void {
         duration,
       ),
     )
-    .addOption(
-      parsedOption(
-        '--idle-check-interval <duration>',
-        'how often to check for idleness (default: 60s, or a quarter of a shorter idle timeout)',
-        duration,
-      ),
-    )
+    // The idle timer is exact now; the option stays accepted (and checked) so scripts that pass it keep working.
+    .addOption(parsedOption('--idle-check-interval <duration>', 'no longer needed: the idle timeout is timed exactly', duration))
     .action(async (opts: { port: number; idleTimeout?: number; idleCheckInterval?: number }, cmd: Command) => {
       const { port } = opts;
       // The environment sets the default, so daemons the CLI starts on demand (tests, CI) can be short-lived.
       const envIdle = process.env.PLATFORM_IDLE_TIMEOUT;
       const idleTimeoutMs =
         opts.idleTimeout ?? (envIdle ? parseDuration(envIdle, 'PLATFORM_IDLE_TIMEOUT') : DEFAULT_IDLE_TIMEOUT_MS);
-      const idleCheckMs = opts.idleCheckInterval ?? Math.min(60_000, Math.max(1_000, Math.floor(idleTimeoutMs / 4)));
       const root = serveRoot(globalOptions(cmd).workspace);
       mkdirSync(platformDir(root), { recursive: true });
       // Handlers first: a signal while opening or binding still ends the daemon through a clean shutdown.
@@ -63,7 +57,7 @@ export function registerServe(program: Command): void {
       // The orchestrator starts only once the port is bound: a daemon that cannot listen touches no job run.
       const platform = await Platform.open(root, { start: false });
       try {
-        server = await startHttpServer(platform, { port, idleTimeoutMs, idleCheckMs });
+        server = await startHttpServer(platform, { port, idleTimeoutMs });
       } catch (err) {
         await platform.close();
         throw err;
