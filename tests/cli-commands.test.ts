@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
+import { testSlots } from './helpers/test-slots.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin', 'platform');
@@ -75,17 +76,45 @@ interface Env {
   platform: Platform;
 }
 
-async function startServer(t: ExecutionContext): Promise<Env> {
+async function openEnv(): Promise<Env> {
   const ws = realpathSync(mkdtempSync(join(tmpdir(), 'platform-cli-')));
   mkdirSync(join(ws, '.platform'), { recursive: true });
   const platform = await Platform.open(ws, { graph: parseGraph(GRAPH, 'test'), tickMs: 50 });
   const server = await startHttpServer(platform, { port: 0, log: () => {}, drainMs: 2_000 });
-  t.teardown(async () => {
-    await server.close();
-    rmSync(ws, { recursive: true, force: true });
-  });
   return { url: server.url, ws, server, platform };
 }
+
+async function closeEnv(env: Env): Promise<void> {
+  await env.server.close();
+  rmSync(env.ws, { recursive: true, force: true });
+}
+
+/** A server of its own: the tests that count wants, runs or events, or stop the server, need one. */
+async function startServer(t: ExecutionContext): Promise<Env> {
+  const env = await openEnv();
+  t.teardown(() => closeEnv(env));
+  return env;
+}
+
+/** One server for the tests that only read the graph: they create nothing, so they cannot see each other. */
+let readOnly: Env | undefined;
+test.before(async () => {
+  readOnly = await openEnv();
+});
+test.after.always(async () => {
+  if (readOnly) await closeEnv(readOnly);
+});
+function graphServer(): Env {
+  if (!readOnly) throw new Error('the shared read-only server did not start (see test.before)');
+  return readOnly;
+}
+
+/**
+ * Each test runs the CLI as node processes, one after another, and sometimes waits on a job. Four tests at a time
+ * keep two cores busy through those waits; all 24 at once made the waits for live output time out (measured: five
+ * failures in every run on a loaded 2-core machine, none with 2, 4 or 8 slots; 4 was the fastest).
+ */
+const slot = testSlots(4);
 
 interface Result {
   code: number | null;
@@ -153,7 +182,7 @@ const DAILY = `daily/revenue/date=${DAY}`;
 
 // ---------------------------------------------------------------- wants
 
-test('want create sends every field and prints the want; --json prints the reply', async (t) => {
+test('want create sends every field and prints the want; --json prints the reply', slot(async (t) => {
   const env = await startServer(t);
   const r = await cli(
     env.url,
@@ -179,9 +208,9 @@ test('want create sends every field and prints the want; --json prints the reply
   t.is(reply.want_id, 'w-2');
   t.deepEqual(reply.want.partitions, ['slow/a']);
   t.is(reply.want.want_id, 'w-2');
-});
+}));
 
-test('want create: usage errors exit 2, server refusals exit 1 with the server message', async (t) => {
+test('want create: usage errors exit 2, server refusals exit 1 with the server message', slot(async (t) => {
   const env = await startServer(t);
   const none = await cli(env.url, 'want', 'create');
   t.is(none.code, 2);
@@ -196,9 +225,9 @@ test('want create: usage errors exit 2, server refusals exit 1 with the server m
   t.regex(unknown.stderr, /^platform: .*nobody\/makes\/this/);
   noStack(t, unknown);
   t.is((await api(env, 'GET', '/api/wants')).body.total, 0);
-});
+}));
 
-test('want list: a table, --json, --status, --limit and --offset', async (t) => {
+test('want list: a table, --json, --status, --limit and --offset', slot(async (t) => {
   const env = await startServer(t);
   for (const ref of ['slow/a', 'slow/b', 'slow/c']) t.is((await api(env, 'POST', '/api/wants', { partitions: [ref] })).status, 201);
   await api(env, 'DELETE', '/api/wants/w-2');
@@ -225,9 +254,9 @@ test('want list: a table, --json, --status, --limit and --offset', async (t) => 
   t.is(bad.code, 1);
   t.regex(bad.stderr, /^platform: Query parameter 'status' must be one of/);
   t.is((await cli(env.url, 'want', 'list', '--limit', '0')).code, 2);
-});
+}));
 
-test('want get: a table or JSON; an unknown id exits 1 with the server message and no stack', async (t) => {
+test('want get: a table or JSON; an unknown id exits 1 with the server message and no stack', slot(async (t) => {
   const env = await startServer(t);
   await api(env, 'POST', '/api/wants', { partitions: ['slow/a'], comment: 'hello' });
   const r = await cli(env.url, 'want', 'get', 'w-1');
@@ -245,9 +274,9 @@ test('want get: a table or JSON; an unknown id exits 1 with the server message a
   const usage = await cli(env.url, 'want', 'get');
   t.is(usage.code, 2);
   t.regex(usage.stderr, /missing required argument/);
-});
+}));
 
-test('want cancel cancels and kills its run; canceling a successful want is refused', async (t) => {
+test('want cancel cancels and kills its run; canceling a successful want is refused', slot(async (t) => {
   const env = await startServer(t);
   await api(env, 'POST', '/api/wants', { partitions: ['slow/a'] });
   await waitFor('the slow run to start', async () => (await api(env, 'GET', '/api/job_runs/r-1')).body.status === 'running');
@@ -267,11 +296,11 @@ test('want cancel cancels and kills its run; canceling a successful want is refu
   const missing = await cli(env.url, 'want', 'cancel', 'w-404');
   t.is(missing.code, 1);
   t.regex(missing.stderr, /No want with id 'w-404'/);
-});
+}));
 
 // ---------------------------------------------------------------- build
 
-test('build waits until the want is built by real jobs, in dependency order, and exits 0', async (t) => {
+test('build waits until the want is built by real jobs, in dependency order, and exits 0', slot(async (t) => {
   const env = await startServer(t);
   const r = await cli(env.url, 'build', DAILY, 'daily/revenue/date=2026-01-06', '--comment', 'nightly');
   t.is(r.code, 0, r.stderr);
@@ -300,9 +329,9 @@ test('build waits until the want is built by real jobs, in dependency order, and
   // The summary table names every run, then the verdict.
   for (const run of runs) t.regex(r.stdout, new RegExp(`│ ${run.job_run_id}\\s+│ ${run.job_label}\\s+│ succeeded`));
   t.regex(r.stdout, /✓ want w-1 successful in \d+\.\ds \(4 job runs\)\.\n$/);
-});
+}));
 
-test('build of partitions that are already live returns at once; --json gives the want and its runs', async (t) => {
+test('build of partitions that are already live returns at once; --json gives the want and its runs', slot(async (t) => {
   const env = await startServer(t);
   const first = await cli(env.url, '--json', 'build', RAW);
   t.is(first.code, 0, first.stderr);
@@ -315,9 +344,9 @@ test('build of partitions that are already live returns at once; --json gives th
   t.is(again.code, 0, again.stderr);
   t.regex(again.stdout, /want w-2 successful .*nothing to build/);
   t.is((await api(env, 'GET', '/api/job_runs')).body.total, 1);
-});
+}));
 
-test('a failing build exits 1 naming the failed job run and how to read its logs', async (t) => {
+test('a failing build exits 1 naming the failed job run and how to read its logs', slot(async (t) => {
   const env = await startServer(t);
   const r = await cli(env.url, 'build', 'broken/x');
   t.is(r.code, 1);
@@ -330,9 +359,9 @@ test('a failing build exits 1 naming the failed job run and how to read its logs
   // And what the message points at works.
   const logs = await cli(env.url, 'logs', 'r-1', '--stderr');
   t.is(logs.stdout, 'disk on fire\n');
-});
+}));
 
-test('a build whose input fails is upstream_failed and names the run of the derived want', async (t) => {
+test('a build whose input fails is upstream_failed and names the run of the derived want', slot(async (t) => {
   const env = await startServer(t);
   const r = await cli(env.url, 'build', 'report/q1');
   t.is(r.code, 1);
@@ -342,17 +371,17 @@ test('a build whose input fails is upstream_failed and names the run of the deri
   t.is(failed[0]!.job_label, 'broken');
   t.true(r.stderr.includes(`job run ${failed[0]!.job_run_id} (broken) failed`));
   t.true(r.stderr.includes(`platform logs ${failed[0]!.job_run_id}`));
-});
+}));
 
-test('build --detach prints the want id and returns while the want builds', async (t) => {
+test('build --detach prints the want id and returns while the want builds', slot(async (t) => {
   const env = await startServer(t);
   const r = await cli(env.url, 'build', '--detach', 'slow/a');
   t.is(r.code, 0, r.stderr);
   t.is(r.stdout, 'w-1\n');
   t.is(await wantStatus(env, 'w-1'), 'building');
-});
+}));
 
-test('Ctrl-C leaves the want building and says so; --cancel-on-interrupt cancels it', async (t) => {
+test('Ctrl-C leaves the want building and says so; --cancel-on-interrupt cancels it', slot(async (t) => {
   const env = await startServer(t);
   const b = start(env.url, ['build', 'slow/a']);
   await waitFor('the run to be reported running', () => /r-1 slow running/.test(b.out()));
@@ -371,9 +400,9 @@ test('Ctrl-C leaves the want building and says so; --cancel-on-interrupt cancels
   t.regex(rc.stderr, /want w-2 is canceled/);
   t.is(await wantStatus(env, 'w-2'), 'canceled');
   t.is(await wantStatus(env, 'w-1'), 'building');
-});
+}));
 
-test('want wait follows a want that is building like build does, until it ends; exit 0 when successful', async (t) => {
+test('want wait follows a want that is building like build does, until it ends; exit 0 when successful', slot(async (t) => {
   const env = await startServer(t);
   t.is((await api(env, 'POST', '/api/wants', { partitions: ['gated/w'] })).status, 201);
   await waitFor('the run to start', async () => (await api(env, 'GET', '/api/job_runs/r-1')).body.status === 'running');
@@ -399,9 +428,9 @@ test('want wait follows a want that is building like build does, until it ends; 
   const json = JSON.parse((await cli(env.url, '--json', 'want', 'wait', 'w-1')).stdout);
   t.is(json.status, 'successful');
   t.deepEqual(json.job_runs.map((run: { job_run_id: string }) => run.job_run_id), ['r-1']);
-});
+}));
 
-test('want wait exits 1 for a want that fails, naming the failed run of a derived want; an unknown want is an error', async (t) => {
+test('want wait exits 1 for a want that fails, naming the failed run of a derived want; an unknown want is an error', slot(async (t) => {
   const env = await startServer(t);
   const detached = await cli(env.url, 'build', '--detach', 'report/w');
   t.is(detached.code, 0, detached.stderr);
@@ -419,9 +448,9 @@ test('want wait exits 1 for a want that fails, naming the failed run of a derive
   t.is(missing.code, 1);
   t.is(missing.stderr, "platform: No want with id 'w-99'.\n");
   t.is((await cli(env.url, 'want', 'wait')).code, 2);
-});
+}));
 
-test('build says so and exits 1 when the server shuts down under it', async (t) => {
+test('build says so and exits 1 when the server shuts down under it', slot(async (t) => {
   const env = await startServer(t);
   const b = start(env.url, ['build', 'slow/a']);
   await waitFor('the run to be reported running', () => /r-1 slow running/.test(b.out()));
@@ -431,12 +460,12 @@ test('build says so and exits 1 when the server shuts down under it', async (t) 
   t.regex(r.stderr, /^platform: the server ended the event stream before want w-1 finished/);
   t.regex(r.stderr, /'platform want wait w-1' resumes waiting/);
   noStack(t, r);
-});
+}));
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 // script(1) gives the CLI a pseudo-terminal, as a user's shell would.
-test('on a terminal, build redraws a live progress block in place, then the summary', async (t) => {
+test('on a terminal, build redraws a live progress block in place, then the summary', slot(async (t) => {
   const script = spawnSync('script', ['--version'], { stdio: 'ignore' });
   if (script.status !== 0) {
     return t.fail(`script(1) is needed to run the CLI on a pseudo-terminal and did not run (${script.error?.message ?? `exit ${script.status}`}); install util-linux (Debian: bsdutils).`);
@@ -464,11 +493,11 @@ test('on a terminal, build redraws a live progress block in place, then the summ
   t.regex(text, /✓ want w-1 successful in \d+\.\ds \(1 job run\)\./);
   // Nothing of the live block is left after the summary.
   t.false(text.slice(text.indexOf('┌')).includes('▸'));
-});
+}));
 
 // ---------------------------------------------------------------- logs
 
-test('logs prints stdout or stderr of a run; an unknown run is an error', async (t) => {
+test('logs prints stdout or stderr of a run; an unknown run is an error', slot(async (t) => {
   const env = await startServer(t);
   t.is((await cli(env.url, 'build', 'chatty/a')).code, 0);
   const out = await cli(env.url, 'logs', 'r-1');
@@ -487,9 +516,9 @@ test('logs prints stdout or stderr of a run; an unknown run is an error', async 
   const missing = await cli(env.url, 'logs', 'r-77');
   t.is(missing.code, 1);
   t.is(missing.stderr, "platform: No job run with id 'r-77'.\n");
-});
+}));
 
-test('logs -f streams a running job line by line and ends when the run ends', async (t) => {
+test('logs -f streams a running job line by line and ends when the run ends', slot(async (t) => {
   const env = await startServer(t);
   await api(env, 'POST', '/api/wants', { partitions: ['gated/b'] });
   await waitFor('the run to start', async () => (await api(env, 'GET', '/api/job_runs/r-1')).status === 200);
@@ -508,11 +537,11 @@ test('logs -f streams a running job line by line and ends when the run ends', as
   t.is((await api(env, 'GET', '/api/job_runs/r-1')).body.status, 'succeeded');
   const stderrFollow = await cli(env.url, 'logs', '--follow', '--stderr', 'r-1');
   t.is(stderrFollow.stdout, 'a warning\n');
-});
+}));
 
 // ---------------------------------------------------------------- partitions, job runs
 
-test('partitions list and job-runs list/get, with filters, as tables and JSON', async (t) => {
+test('partitions list and job-runs list/get, with filters, as tables and JSON', slot(async (t) => {
   const env = await startServer(t);
   t.is((await cli(env.url, 'build', DAILY)).code, 0);
   t.is((await cli(env.url, 'build', 'broken/z')).code, 1);
@@ -550,11 +579,11 @@ test('partitions list and job-runs list/get, with filters, as tables and JSON', 
   const missing = await cli(env.url, 'job-runs', 'get', 'r-99');
   t.is(missing.code, 1);
   t.is(missing.stderr, "platform: No job run with id 'r-99'.\n");
-});
+}));
 
 // ---------------------------------------------------------------- events
 
-test('events lists the log as a table or JSON, from an offset, up to a limit', async (t) => {
+test('events lists the log as a table or JSON, from an offset, up to a limit', slot(async (t) => {
   const env = await startServer(t);
   t.is((await cli(env.url, 'build', RAW)).code, 0);
   const page = (await api(env, 'GET', '/api/events')).body;
@@ -575,9 +604,9 @@ test('events lists the log as a table or JSON, from an offset, up to a limit', a
   t.is(json.latest_id, 4);
   const tail = await cli(env.url, 'events', '--offset', '1', '--limit', '2');
   t.regex(tail.stdout, /more events after 3 \(latest id 4\): --offset 3/);
-});
+}));
 
-test('events --follow prints events as they happen until it is stopped', async (t) => {
+test('events --follow prints events as they happen until it is stopped', slot(async (t) => {
   const env = await startServer(t);
   t.is((await api(env, 'POST', '/api/wants', { partitions: ['slow/a'] })).status, 201);
   const f = start(env.url, ['events', '--follow']);
@@ -602,12 +631,12 @@ test('events --follow prints events as they happen until it is stopped', async (
   j.child.kill('SIGTERM');
   const first = JSON.parse((await j.done).stdout.split('\n')[0]!);
   t.is(first.event_id, 3);
-});
+}));
 
 // ---------------------------------------------------------------- graph
 
-test('graph analyze prints the job graph as a tree, a table or JSON', async (t) => {
-  const env = await startServer(t);
+test('graph analyze prints the job graph as a tree, a table or JSON', slot(async (t) => {
+  const env = graphServer();
   const tree = await cli(env.url, 'graph', 'analyze', DAILY);
   t.is(tree.code, 0, tree.stderr);
   t.deepEqual(tree.stdout.split('\n').slice(0, 2), [`${DAILY}  ← daily_revenue`, `└── ${RAW}  ← raw_orders`]);
@@ -621,10 +650,10 @@ test('graph analyze prints the job graph as a tree, a table or JSON', async (t) 
   t.is(unknown.code, 1);
   t.regex(unknown.stderr, /^platform: .*no\/such\/ref/);
   noStack(t, unknown);
-});
+}));
 
-test('graph configs prints the job configurations', async (t) => {
-  const env = await startServer(t);
+test('graph configs prints the job configurations', slot(async (t) => {
+  const env = graphServer();
   const r = await cli(env.url, 'graph', 'configs', DAILY, 'raw/orders/date=2026-01-07');
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /│ daily\/revenue\/date=2026-01-05\s+│ raw\/orders\/date=2026-01-05 \(MATERIALIZE\)\s+│ 2026-01-05/);
@@ -632,19 +661,19 @@ test('graph configs prints the job configurations', async (t) => {
   const json = JSON.parse((await cli(env.url, '--json', 'graph', 'configs', DAILY)).stdout);
   t.deepEqual(json.configs[0].outputs, [DAILY]);
   t.deepEqual(json.configs[0].inputs, [{ depType: 'MATERIALIZE', partitionRef: RAW }]);
-});
+}));
 
-test('stop --timeout takes a duration; anything else is a usage error (exit 2), not a silent default', async (t) => {
+test('stop --timeout takes a duration; anything else is a usage error (exit 2), not a silent default', slot(async (t) => {
   for (const bad of ['abc', '0', '10x', '5 minutes']) {
     const r = await cli(undefined, 'stop', '--timeout', bad);
     t.is(r.code, 2, `--timeout '${bad}': ${r.stderr}`);
     t.regex(r.stderr, /--timeout must be (a duration like 90, 90s, 5m or 3h|more than zero)/);
   }
-});
+}));
 
 // ---------------------------------------------------------------- no server
 
-test('no server at the URL: a clear message, exit 1, no stack trace', async (t) => {
+test('no server at the URL: a clear message, exit 1, no stack trace', slot(async (t) => {
   const s = createServer();
   await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
   const port = (s.address() as AddressInfo).port;
@@ -656,4 +685,4 @@ test('no server at the URL: a clear message, exit 1, no stack trace', async (t) 
     t.is(r.stderr, `platform: No server at ${url}: nothing is listening there (connection refused). Start the daemon with 'platform serve', or check --server-url.\n`);
     noStack(t, r);
   }
-});
+}));
