@@ -11,7 +11,7 @@ import {
   ReplaySubject,
   type SchedulerLike,
   Subject,
-  asyncScheduler,
+  asapScheduler,
   from,
   interval,
   map,
@@ -71,7 +71,8 @@ export class Orchestrator {
   private readonly logError: (message: string) => void;
 
   constructor(private readonly opts: OrchestratorOptions) {
-    this.scheduler = opts.scheduler ?? asyncScheduler;
+    // asap: a step asked for now starts on setImmediate (not a 1 ms timer hop); timers with a delay run as async ones.
+    this.scheduler = opts.scheduler ?? asapScheduler;
     this.resolutions = new ResolutionCache(opts.tasks, this.scheduler);
     this.logError = opts.logError ?? ((m) => process.stderr.write(`${m}\n`));
   }
