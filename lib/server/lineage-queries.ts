@@ -5,7 +5,7 @@
 import type { BuildView, LineageNode, PartitionDetailView, TaintView } from '../api/partitions-change.js';
 import type { Page } from '../api/page.js';
 import type { BuildRecord, BuildState, TaintRecord } from '../state/build-state.js';
-import { historyKey } from '../state/build-state.js';
+import { buildLineage, historyKey } from '../state/build-state.js';
 import { currentConsumers } from '../state/staleness.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -18,13 +18,14 @@ export interface DetailQuery {
   downstream_limit: number;
 }
 
-export function buildView(b: BuildRecord): BuildView {
+export function buildView(state: BuildState, b: BuildRecord): BuildView {
+  const { job_label, inputs } = buildLineage(state, b);
   return {
     build_id: b.build_id,
     job_run_id: b.job_run_id,
-    job_label: b.job_label,
+    job_label,
     built_at: iso(b.built_at),
-    inputs: b.inputs.map((i) => ({ partition_ref: i.partition_ref, build_id: i.build_id })),
+    inputs: inputs.map((i) => ({ partition_ref: i.partition_ref, build_id: i.build_id })),
   };
 }
 
@@ -41,7 +42,7 @@ export function partitionDetail(state: BuildState, ref: string, q: DetailQuery):
   for (let i = 0; i < q.builds_limit && q.builds_offset + i < total; i++) {
     const entry = state.build_history.at(end - 1 - q.builds_offset - i);
     const b = entry && state.builds.get(entry[1]);
-    if (b) builds.push(buildView(b));
+    if (b) builds.push(buildView(state, b));
   }
   const downstream = current ? currentConsumers(state, current.build_id) : [];
   return {
@@ -49,7 +50,7 @@ export function partitionDetail(state: BuildState, ref: string, q: DetailQuery):
     status: p.status,
     stale: p.stale_reasons.length > 0,
     stale_reasons: [...p.stale_reasons],
-    current_build: current ? buildView(current) : null,
+    current_build: current ? buildView(state, current) : null,
     builds,
     builds_total: total,
     downstream: downstream.slice(0, q.downstream_limit),
@@ -87,7 +88,10 @@ export function lineage(state: BuildState, ref: string, direction: 'upstream' | 
     if (build_id === null) return out;
     const next: Array<[string, string | null]> =
       direction === 'upstream'
-        ? (state.builds.get(build_id)?.inputs ?? []).map((i) => [i.partition_ref, i.build_id])
+        ? (() => {
+            const b = state.builds.get(build_id);
+            return (b ? buildLineage(state, b).inputs : []).map((i): [string, string] => [i.partition_ref, i.build_id]);
+          })()
         : currentConsumers(state, build_id).map((c) => [c, state.partitions.get(c)?.build_id || null]);
     if (next.length === 0) return out;
     if (level >= depth) {

@@ -76,17 +76,33 @@ export interface PartitionRecord {
   readonly stale_reasons: readonly string[];
 }
 
-/** One time a partition became live: by which run, from which builds of its inputs. */
+/**
+ * One time a partition became live, by which run. What the run consumed, its job and that job's fingerprint are
+ * the run's (`buildLineage`): kept once, on the run, not again on each of its outputs' builds.
+ */
 export interface BuildRecord {
   readonly build_id: string;
   readonly seq: number;
   readonly partition_ref: string;
   readonly job_run_id: string;
-  readonly job_label: string;
   readonly built_at: number;
   readonly event_id: number;
+}
+
+export interface BuildLineage {
+  readonly job_label: string;
   readonly inputs: readonly BuildInput[];
   readonly job_fingerprint: string;
+}
+
+const NO_LINEAGE: BuildLineage = { job_label: '', inputs: [], job_fingerprint: '' };
+
+export function buildLineage(state: Pick<BuildState, 'job_runs'>, build: BuildRecord): BuildLineage {
+  return state.job_runs.get(build.job_run_id) ? lineageOfRun(state.job_runs.get(build.job_run_id)!) : NO_LINEAGE;
+}
+
+function lineageOfRun(run: JobRunRecord): BuildLineage {
+  return { job_label: run.job_label, inputs: run.input_builds, job_fingerprint: run.job_fingerprint };
 }
 
 export interface TaintRecord {

@@ -4,7 +4,7 @@
  */
 import type { BuildEvent, BuildInput } from '../events/build-event.js';
 import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionRecord, PartitionStatus, TaintRecord, WantRecord } from './build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
 import { putJobRun, putPartition, putWant } from './indexed-records.js';
 import { currentConsumers, refreshStale } from './staleness.js';
 import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCategory } from './want-status.js';
@@ -190,11 +190,8 @@ function built(s: BuildState, e: Lineage, eventId: number, at: number): BuildSta
     seq: s.builds.size + 1,
     partition_ref: ref,
     job_run_id: e.job_run_id,
-    job_label: e.job_label,
     built_at: at,
     event_id: eventId,
-    inputs: e.inputs,
-    job_fingerprint: e.job_fingerprint,
   };
   const old = s.partitions.get(ref);
   const replaced = old?.build_id ?? '';
@@ -202,7 +199,7 @@ function built(s: BuildState, e: Lineage, eventId: number, at: number): BuildSta
   for (const input of e.inputs) consumers = consumers.set(consumerKey(input.build_id, ref), e.build_id);
   let byJob = s.partitions_by_job;
   const oldBuild = replaced ? s.builds.get(replaced) : undefined;
-  if (oldBuild) byJob = byJob.delete(jobPartitionKey(oldBuild.job_label, ref));
+  if (oldBuild) byJob = byJob.delete(jobPartitionKey(buildLineage(s, oldBuild).job_label, ref));
   byJob = byJob.set(jobPartitionKey(e.job_label, ref), true);
   let next: BuildState = {
     ...s,

@@ -34,15 +34,13 @@ export interface Snapshot {
   partitions: PartitionRecord[];
   /** In job run id order. */
   job_runs: JobRunRecord[];
-  /** In build id order; what the build's job run holds (label, inputs, fingerprint) is not repeated. */
-  builds: SnapshotBuild[];
+  /** In build id order. */
+  builds: BuildRecord[];
   /** In taint id order. */
   taints: TaintRecord[];
   /** [job label, fingerprint] in label order. */
   job_fingerprints: Array<[string, string]>;
 }
-
-export type SnapshotBuild = Omit<BuildRecord, 'job_label' | 'inputs' | 'job_fingerprint'>;
 
 export function toSnapshot(state: BuildState): Snapshot {
   return {
@@ -51,7 +49,7 @@ export function toSnapshot(state: BuildState): Snapshot {
     wants: [...state.wants.values()],
     partitions: [...state.partitions.values()],
     job_runs: [...state.job_runs.values()],
-    builds: [...state.builds.values()].map(({ job_label: _l, inputs: _i, job_fingerprint: _f, ...rest }) => rest),
+    builds: [...state.builds.values()],
     taints: [...state.taints.values()],
     job_fingerprints: [...state.job_fingerprints.entries()],
   };
@@ -75,10 +73,7 @@ function statusIndex<S extends string, T extends { seq: number; status: S }>(
 
 export function fromSnapshot(snap: Snapshot): BuildState {
   const runs = new Map(snap.job_runs.map((r) => [r.job_run_id, r] as const));
-  const fullBuilds: BuildRecord[] = snap.builds.map((b) => {
-    const run = runs.get(b.job_run_id);
-    return { ...b, job_label: run?.job_label ?? '', inputs: run?.input_builds ?? [], job_fingerprint: run?.job_fingerprint ?? '' };
-  });
+  const lineageOf = (b: BuildRecord) => runs.get(b.job_run_id);
   const wantsBySeq = bySeq(snap.wants);
   const runsBySeq = bySeq(snap.job_runs);
   // A want is active from its creation until it ends, so creation order is the order the fold added it in.
@@ -94,22 +89,27 @@ export function fromSnapshot(snap: Snapshot): BuildState {
       snap.partitions.filter((p) => p.status === s).map((p) => [p.ref, true] as const),
     );
   }
-  const builds = new Map(fullBuilds.map((b) => [b.build_id, b] as const));
-  const sorted = <V>(entries: Array<readonly [string, V]>) => OrderedMap.fromSorted(compareStrings, entries.sort(([a], [b]) => compareStrings(a, b)));
+  const builds = new Map(snap.builds.map((b) => [b.build_id, b] as const));
+  // The keys sorted natively (code-unit order, as compareStrings), not through a comparator: several times faster.
+  const sorted = <V>(entries: Array<readonly [string, V]>) => {
+    const byKey = new Map(entries);
+    return OrderedMap.fromSorted(compareStrings, [...byKey.keys()].sort().map((k) => [k, byKey.get(k)!] as const));
+  };
   const consumers = new Map<string, BuildRecord>();
   // The last build of each ref that consumed an input build: builds in seq order, later ones overwrite.
-  for (const b of bySeq(fullBuilds)) for (const input of b.inputs) consumers.set(consumerKey(input.build_id, b.partition_ref), b);
+  for (const b of bySeq(snap.builds)) for (const input of lineageOf(b)?.input_builds ?? []) consumers.set(consumerKey(input.build_id, b.partition_ref), b);
   const slaPending = snap.wants.filter(
     (w) => !w.parent_want_id && w.sla_seconds > 0 && !w.sla_missed && w.status !== 'successful' && w.status !== 'canceled',
   );
   return {
-    builds: OrderedMap.fromSorted(compareStrings, fullBuilds.map((b) => [b.build_id, b] as const)),
-    build_history: sorted(fullBuilds.map((b) => [historyKey(b.partition_ref, b.seq), b.build_id] as const)),
+    builds: OrderedMap.fromSorted(compareStrings, snap.builds.map((b) => [b.build_id, b] as const)),
+    build_history: sorted(snap.builds.map((b) => [historyKey(b.partition_ref, b.seq), b.build_id] as const)),
     consumers: sorted([...consumers].map(([key, b]) => [key, b.build_id] as const)),
     partitions_by_job: sorted(
       snap.partitions.flatMap((p) => {
         const b = p.build_id ? builds.get(p.build_id) : undefined;
-        return b ? [[jobPartitionKey(b.job_label, p.ref), true] as const] : [];
+        const label = b && lineageOf(b)?.job_label;
+        return label !== undefined ? [[jobPartitionKey(label, p.ref), true] as const] : [];
       }),
     ),
     job_fingerprints: OrderedMap.fromSorted(compareStrings, snap.job_fingerprints),

@@ -9,14 +9,15 @@
  * property tests hold the two equal.
  */
 import type { BuildState, PartitionRecord } from './build-state.js';
-import { consumerKey } from './build-state.js';
+import { buildLineage, consumerKey } from './build-state.js';
 
 /** The reasons for `ref`, given whether each input is stale (the recorded flag, or a from-scratch answer). */
 export function staleReasons(state: BuildState, ref: string, inputIsStale: (ref: string) => boolean): string[] {
   const p = state.partitions.get(ref);
   if (!p?.build_id) return [];
-  const build = state.builds.get(p.build_id);
-  if (!build) return [];
+  const record = state.builds.get(p.build_id);
+  if (!record) return [];
+  const build = buildLineage(state, record);
   const reasons: string[] = [];
   for (const input of build.inputs) {
     const ip = state.partitions.get(input.partition_ref);
