@@ -35,7 +35,7 @@ function wantCreated(want_id: string, partitions: string[], at: number, parent =
         source: parent ? 'derived' : 'user',
         parent_want_id: parent,
         root_want_id: root,
-        rebuild: 'missing',
+        rebuild: 'missing', priority: 0,
       },
     },
     at,
@@ -226,6 +226,7 @@ test('a run snapshot reports the steps the events would have shown', (t) => {
     started_at: new Date(T0 + 2_000).toISOString(),
     ended_at: new Date(T0 + 4_500).toISOString(),
     duration_ms: 2_500,
+    priority: 0,
   };
   const lines = applyRunSnapshot(m, view).map((c) => plainLine(c, T0));
   t.deepEqual(lines, ['[1.0s] r-9 raw_orders queued', '[2.0s] r-9 raw_orders running', '[4.5s] r-9 raw_orders succeeded']);

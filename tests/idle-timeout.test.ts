@@ -54,3 +54,11 @@ test('unsubscribing (the server closing for another reason) drops the timer', (t
     expectObservable(busy.pipe(idleTimeout(1000, s)), '^ 500ms !').toBe('');
   });
 });
+
+test('a timeout beyond setTimeout ceiling (1000 h) waits the whole time, not 1 ms', (t) => {
+  const s = scheduler(t);
+  s.run(({ hot, expectObservable }) => {
+    const thousandHours = 1000 * 3600_000;
+    expectObservable(hot('q', B).pipe(idleTimeout(thousandHours, s))).toBe(`${thousandHours}ms (i|)`, { i: thousandHours });
+  });
+});

@@ -91,17 +91,17 @@ async function flakyOrchestrator(t: ExecutionContext, dir: string, graphJson: un
   const queue = new CommandQueue(100);
   const errors: string[] = [];
   const orchestrator = new Orchestrator({ log, store, queue, executor: new ProcessExecutor(), tasks: flaky, workspaceRoot: dir, tickMs, logError: (m) => errors.push(m) });
-  orchestrator.start();
   t.teardown(() => orchestrator.shutdown());
-  return { log, store, queue, errors, faults };
+  // Started by the test, so that what it offers right after is in the first step's batch.
+  return { log, store, queue, errors, faults, start: () => orchestrator.start() };
 }
 
 test('a step that throws is logged, its callers get the error, and the loop goes on', async (t) => {
   const dir = await makeWorkspace(t);
-  const { log, store, queue, errors, faults } = await flakyOrchestrator(t, dir, TEST_GRAPH, 50);
+  const { log, store, queue, errors, faults, start } = await flakyOrchestrator(t, dir, TEST_GRAPH, 50);
   faults.count = 1;
   faults.message = 'injected resolver fault';
-
+  start();
   const first = queue.offer({ kind: 'create_want', request: want('ok/one') });
   await t.throwsAsync(first, { message: /injected resolver fault/ });
   await waitFor('the fault to be logged', () => errors.length > 0);
@@ -144,8 +144,8 @@ test('closing lets no new step start: a command still waiting is refused, nothin
 test('a step that fails loses no job-run news: the started and exited of a run are recorded once the retry succeeds', async (t) => {
   const dir = await makeWorkspace(t);
   const graphJson = { jobs: [{ label: 'gate', outputs: ['gate/(?<n>\\d+)'], exec: ['bash', '-c', 'while [ ! -f release ]; do sleep 0.02; done', 'gate'] }] };
-  const { log, store, queue, errors, faults } = await flakyOrchestrator(t, dir, graphJson, 60_000);
-
+  const { log, store, queue, errors, faults, start } = await flakyOrchestrator(t, dir, graphJson, 60_000);
+  start();
   const created = await queue.offer({ kind: 'create_want', request: want('gate/1') });
   if (!created.ok) return t.fail(created.error);
   // The step that launched the run has replied; the next one, which records the start, fails twice.

@@ -194,3 +194,11 @@ test('collectBatch: job-run news and commands keep their order; ticks, deadlines
   t.deepEqual(rest.outcomes, narrow.outcomes, 'news is kept');
   t.true(rest.fullScan);
 });
+
+test('dueTimes: a deadline beyond setTimeout ceiling waits the ceiling (one early wake-up), not 1 ms', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ cold, expectObservable }) => {
+    const thirtyDays = 30 * 24 * 3600_000;
+    expectObservable(cold('a', { a: thirtyDays }).pipe(dueTimes(ts))).toBe(`${2 ** 31 - 1}ms a`, { a: thirtyDays });
+  });
+});

@@ -277,7 +277,7 @@ test('encodeEvent rejects invalid events', (t) => {
             source: 'robot',
             parent_want_id: '',
             root_want_id: '',
-            rebuild: 'missing',
+            rebuild: 'missing', priority: 0,
           },
         }),
       ),

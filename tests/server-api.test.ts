@@ -117,7 +117,7 @@ test('POST /api/wants refuses invalid requests with 400 and a JSON error, and cr
     { name: 'blank ref', body: '{"partitions": ["   "]}', mention: /empty/ },
     { name: 'ref with a control character', body: JSON.stringify({ partitions: ['ok/a\nb'] }), mention: /control/ },
     { name: 'ref over 1024 characters', body: JSON.stringify({ partitions: [tooLong] }), mention: /1024/ },
-    { name: 'unknown field', body: '{"partitions": ["ok/a"], "priority": 5}', mention: /priority/ },
+    { name: 'unknown field', body: '{"partitions": ["ok/a"], "urgency": 5}', mention: /urgency/ },
     { name: 'ttl as a string', body: '{"partitions": ["ok/a"], "ttl_seconds": "60"}', mention: /ttl_seconds/ },
     { name: 'negative ttl', body: '{"partitions": ["ok/a"], "ttl_seconds": -1}', mention: /ttl_seconds/ },
     { name: 'fractional ttl', body: '{"partitions": ["ok/a"], "ttl_seconds": 1.5}', mention: /ttl_seconds/ },

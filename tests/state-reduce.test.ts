@@ -13,6 +13,7 @@ import {
   initialState,
   JOB_RUN_STATUSES,
   PARTITION_STATUSES,
+  queueKey,
   TERMINAL_WANT_STATUSES,
   WANT_STATUSES,
   type BuildState,
@@ -69,6 +70,12 @@ function indexViolations(s: BuildState): string[] {
     check(new Set(ids).size === ids.length, `active_wants_by_ref[${ref}] has duplicates`);
     const expected = activeByRef.get(ref) ?? new Set();
     check(ids.length === expected.size && ids.every((id) => expected.has(id)), `active_wants_by_ref[${ref}] = ${ids} but active wants are ${[...expected]}`);
+  }
+  // Queued runs: each once in the launch order, under its priority.
+  check(s.queued_by_priority.size === s.job_runs_by_status.queued.size, `queued_by_priority holds ${s.queued_by_priority.size}, ${s.job_runs_by_status.queued.size} runs are queued`);
+  for (const [key, id] of s.queued_by_priority) {
+    const r = s.job_runs.get(id);
+    check(r !== undefined && r.status === 'queued' && key === queueKey(r.priority, r.seq), `queued_by_priority ${key} -> ${id}`);
   }
   // Builds: each once in the history of its partition; the sla counter counts the wants that missed it.
   check(s.build_history.size === s.builds.size, `build_history holds ${s.build_history.size}, there are ${s.builds.size} builds`);
@@ -264,7 +271,7 @@ function wantCreated(want_id: string, partitions: string[], extra: Partial<Extra
       source: 'user',
       parent_want_id: '',
       root_want_id: '',
-      rebuild: 'missing',
+      rebuild: 'missing', priority: 0,
       ...extra,
     },
   };
@@ -369,8 +376,8 @@ test('a final failure fails the want and makes every want above it upstream_fail
   let s = apply(
     initialState(),
     wantCreated('root', ['q1']),
-    wantCreated('mid', ['m1'], { source: 'derived', parent_want_id: 'root', root_want_id: 'root', rebuild: 'missing' }),
-    wantCreated('leaf', ['p1'], { source: 'derived', parent_want_id: 'mid', root_want_id: 'root', rebuild: 'missing' }),
+    wantCreated('mid', ['m1'], { source: 'derived', parent_want_id: 'root', root_want_id: 'root', rebuild: 'missing', priority: 0 }),
+    wantCreated('leaf', ['p1'], { source: 'derived', parent_want_id: 'mid', root_want_id: 'root', rebuild: 'missing', priority: 0 }),
   );
   t.deepEqual(s.wants.get('root')!.child_want_ids, ['mid']);
   t.deepEqual(s.wants.get('mid')!.child_want_ids, ['leaf']);

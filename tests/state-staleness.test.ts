@@ -127,3 +127,21 @@ test('a rebuild marks direct consumers "rebuilt" and theirs "stale"; a job edit 
   t.deepEqual(s.partitions.get('c')!.stale_reasons, ['job job-c changed since this build (fingerprint f1 -> f2)']);
   t.deepEqual(s.partitions.get('b')!.stale_reasons, []);
 });
+
+test('a retry queued with the definition of its first attempt does not set an edited job back', (t) => {
+  const queued = (job_run_id: string, job_fingerprint: string): EventPayload => ({
+    type: 'job_run_queued',
+    job_run_queued: { job_run_id, job_label: 'j', config: { outputs: ['p'], inputs: [], args: [], env: {} }, want_ids: [], attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint },
+  });
+  const log = (payloads: EventPayload[]) => payloads.map((e, i) => ({ event_id: i + 1, timestamp: i, ...e }) as BuildEvent);
+  const s = fold(
+    log([
+      queued('r-1', 'old'),
+      { type: 'job_run_succeeded', job_run_succeeded: { job_run_id: 'r-1', builds: [{ partition_ref: 'p', build_id: 'b-1' }] } },
+      { type: 'job_definitions_changed', job_definitions_changed: { jobs: [{ job_label: 'j', fingerprint: 'new' }] } },
+      queued('r-2', 'old'),
+    ]),
+  );
+  t.is(s.job_fingerprints.get('j'), 'new');
+  t.deepEqual(s.partitions.get('p')!.stale_reasons, ['job j changed since this build (fingerprint old -> new)']);
+});

@@ -11,6 +11,8 @@ export interface CreateWantBody {
   sla_seconds?: number;
   /** What to rebuild: 'missing' (default), 'stale' (also stale or tainted inputs), 'all'. */
   rebuild?: RebuildPolicy;
+  /** Whole number, default 0; higher first when runs wait for capacity. */
+  priority?: number;
 }
 
 export interface CreateWantReply {

@@ -29,6 +29,8 @@ export interface WantView {
   sla_missed: boolean;
   /** Partitions that had a build and were built again for it or its derived wants (at most 1000). */
   rebuilt: string[];
+  /** Higher first when runs wait for capacity; derived wants carry their root's. */
+  priority: number;
 }
 
 export interface PartitionView {
@@ -63,6 +65,8 @@ export interface JobRunView {
   started_at: string | null;
   ended_at: string | null;
   duration_ms: number | null;
+  /** The highest priority of the wants it serves (queued runs start in this order). */
+  priority: number;
 }
 
 /** An event as JSON: the envelope with an ISO time, the oneof case in `type` and its payload under that name. */

@@ -36,6 +36,13 @@ export function wholeNumber(range: { min?: number; max?: number; note?: string }
   };
 }
 
+/** A whole number that may be negative (a priority). */
+export const integer: OptionParser<number> = (name) => (value) => {
+  const n = Number(value);
+  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(n)) throw new OptionValueError(`${name} must be a whole number, such as 10 or -5.`);
+  return n;
+};
+
 /** A duration (90, 90s, 5m, 3h, 250ms) in milliseconds. */
 export const duration: OptionParser<number> = (name) => (value) => {
   try {

@@ -30,6 +30,8 @@ export interface WantCreated {
   root_want_id: string;
   /** '' (recorded before rebuild policies existed) reads as 'missing'. */
   rebuild: RebuildPolicy | '';
+  /** Higher first when runs wait for capacity (default 0); derived wants carry their root's. */
+  priority: number;
 }
 
 /** What a want rebuilds: what is absent (the spec's default), also what is stale or tainted, or everything. */

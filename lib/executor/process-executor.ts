@@ -17,6 +17,7 @@ import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from './job-l
 import { MissingDepsScanner } from './missing-deps-scanner.js';
 import { signalGroup } from '../system/process-group.js';
 import { spawnFailureReason } from './spawn-failure.js';
+import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 
 export interface ProcessExecutorOptions {
   /** Wait between SIGTERM and SIGKILL of a canceled / timed-out run's process group. Default 500 ms. */
@@ -30,8 +31,6 @@ export interface ProcessExecutorOptions {
   shutdownTimeoutMs?: number;
 }
 
-/** setTimeout's ceiling (~24.8 days); longer timeouts are clamped to it. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type KillCause = { kind: 'cancel'; reason: string } | { kind: 'timeout' };
 

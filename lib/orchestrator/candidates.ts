@@ -34,6 +34,11 @@ export function addWait(waiters: Waiters, input: string, wantId: string, ref: st
   refs.add(ref);
 }
 
+/** The (want, ref) pairs waiting on any of `inputs`. */
+export function addWaiting(c: Candidates, waiters: Waiters, inputs: readonly string[]): void {
+  for (const input of inputs) for (const [id, refs] of waiters.get(input) ?? []) for (const ref of refs) addCandidate(c, id, ref);
+}
+
 /**
  * The pairs `events` may have given something to do: new wants (whole), the parent of a canceled want (it may
  * need its inputs asked for again), each active want on an output of a run that changed, and the refs that
@@ -43,7 +48,7 @@ export function touchedCandidates(state: BuildState, events: readonly EventPaylo
   const c: Candidates = new Map();
   const touchRef = (ref: string) => {
     for (const id of state.active_wants_by_ref.get(ref) ?? []) addCandidate(c, id, ref);
-    for (const [id, refs] of waiters.get(ref) ?? []) for (const r of refs) addCandidate(c, id, r);
+    addWaiting(c, waiters, [ref]);
   };
   for (const e of events) {
     switch (e.type) {

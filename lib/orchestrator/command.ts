@@ -11,6 +11,8 @@ export interface CreateWantRequest {
   sla_seconds: number;
   /** Default 'missing'. */
   rebuild?: RebuildPolicy;
+  /** Default 0; higher first when runs wait for capacity. */
+  priority?: number;
 }
 
 export interface CreateTaintRequest {

@@ -27,11 +27,11 @@ import { recoverLostRuns } from '../executor/lost-runs.js';
 import type { ProcessExecutor } from '../executor/process-executor.js';
 import { errorMessage } from '../errors.js';
 import type { StateStore } from '../state/state-store.js';
-import { addWait, touchedCandidates, type Waiters } from './candidates.js';
-import type { CommandQueue } from './command-queue.js';
+import { addWait, addWaiting, touchedCandidates, type Waiters } from './candidates.js';
+import type { CommandQueue, PendingCommand } from './command-queue.js';
 import { dueTimes } from './due-times.js';
 import { addResolvedRefs, collectBatch, retryBatch, type OrchestratorInput, type StepBatch } from './orchestrator-input.js';
-import { planStep, refsToResolve } from './plan-step.js';
+import { planStep, refsToResolve, type StepPlan } from './plan-step.js';
 import { ResolutionCache } from './resolution-cache.js';
 import { retryingStep } from './retrying-step.js';
 import { stepInBatches } from './step-in-batches.js';
@@ -66,6 +66,7 @@ export class Orchestrator {
   private readonly stop$ = new ReplaySubject<void>(1);
   /** Input ref -> wants waiting on it; rebuilt by every full scan (see candidates.ts). */
   private waiters: Waiters = new Map();
+  private stopping = false;
   /** Resolves once the loop has ended, with what no step recorded (for the final step). */
   private ended: Promise<StepBatch> | undefined;
   private readonly logError: (message: string) => void;
@@ -128,6 +129,7 @@ export class Orchestrator {
     // previous server's lost runs canceled without having killed them).
     if (!this.ended) return;
     const { executor, store, log, tasks } = this.opts;
+    this.stopping = true;
     this.stop$.next();
     // From here on no step takes news: the runs that end while the executor shuts down are recorded below.
     const late: JobOutcome[] = [];
@@ -179,13 +181,16 @@ export class Orchestrator {
    * at most.
    */
   private async runStep(batch: StepBatch): Promise<void> {
-    const { queue, store, log, tasks, executor } = this.opts;
+    const { queue, store, log, tasks } = this.opts;
     const pending = batch.commands.filter((p) => queue.take(p));
     const graphChanged = (await tasks.refresh?.()) || batch.graphChanged;
     if (graphChanged) this.resolutions.invalidate();
     const fullScan = batch.fullScan || graphChanged;
     const state = store.current();
     addResolvedRefs(batch.candidates, batch.resolvedRefs, (ref) => state.active_wants_by_ref.get(ref) ?? []);
+    // What waits on the outputs of runs that just ended is scheduled in this step: its configs must be at hand now,
+    // or it would be queued a step late, after a run of lower priority took the free slot.
+    for (const o of batch.outcomes) addWaiting(batch.candidates, this.waiters, state.job_runs.get(o.job_run_id)?.config.outputs ?? []);
     const candidates = fullScan ? undefined : batch.candidates;
     const newRefs = pending.flatMap((p) => (p.command.kind === 'create_want' ? p.command.request.partitions : []));
     const resolved = await this.resolutions.lookup(refsToResolve(state, newRefs, candidates));
@@ -203,7 +208,19 @@ export class Orchestrator {
       policy: tasks.policy,
     });
     if (plan.events.length > 0) await log.append(plan.events, now);
-    // Durable from here on: replies, follow-ups and processes.
+    // Durable from here on: a fault below must not retry the step (its events are written, its runs may be
+    // started); it is logged, and the next tick's full scan picks up whatever it left undone.
+    try {
+      this.afterAppend(plan, pending, fullScan);
+    } catch (err) {
+      this.logError(`orchestrator: after a step was recorded: ${err instanceof Error ? err.stack : errorMessage(err)}`);
+      this.followUps$.next({ kind: 'scan' });
+    }
+  }
+
+  /** Replies, follow-ups and processes of a step whose events are durable. */
+  private afterAppend(plan: StepPlan, pending: PendingCommand[], fullScan: boolean): void {
+    const { executor } = this.opts;
     if (fullScan) this.waiters = new Map();
     for (const [input, wantId, ref] of plan.waits) addWait(this.waiters, input, wantId, ref);
     pending.forEach((p, i) => {
@@ -214,6 +231,9 @@ export class Orchestrator {
     if (touched.size > 0) this.followUps$.next({ kind: 'touched', candidates: touched });
     for (const at of plan.deadlines) this.deadlines$.next(at);
     for (const id of plan.kill) executor.cancel(id, 'want canceled');
+    // A stop asked for while this step ran: the runs stay queued for the next server rather than start only to be
+    // killed by this one's shutdown.
+    if (this.stopping) return;
     for (const run of plan.launch) {
       const { pid } = executor.start(launchForRun(run, this.opts.workspaceRoot));
       this.followUps$.next({ kind: 'started', job_run_id: run.job_run_id, pid });

@@ -170,6 +170,7 @@ class Planner {
           parent_want_id: '',
           root_want_id: want_id,
           rebuild: r.rebuild ?? 'missing',
+          priority: r.priority ?? 0,
         },
       });
       return { ok: true, status: 201, want_id };
@@ -215,9 +216,11 @@ class Planner {
         }
       }
     }
+    // A partition being built is left to that build, which replaces it: it is not tainted, nor said to be.
+    const tainted = refs.filter((ref) => this.state.partitions.get(ref)?.status !== 'building');
     const taint_id = `t-${this.state.taints.size + 1}`;
-    this.emit({ type: 'taint_created', taint_created: { taint_id, partitions: refs, reason: r.reason, downstream: r.downstream } });
-    return { ok: true, status: 201, want_id: '', taint: { taint_id, partitions: refs } };
+    this.emit({ type: 'taint_created', taint_created: { taint_id, partitions: tainted, reason: r.reason, downstream: r.downstream } });
+    return { ok: true, status: 201, want_id: '', taint: { taint_id, partitions: tainted } };
   }
 
   /**
@@ -424,6 +427,7 @@ class Planner {
         parent_want_id: parent.want_id,
         root_want_id: parent.root_want_id,
         rebuild: parent.rebuild,
+        priority: parent.priority,
       },
     });
   }
@@ -489,8 +493,9 @@ class Planner {
       if (run?.status === 'queued') count(run);
     }
     const out: JobRunRecord[] = [];
-    // Oldest first, and no further than the free capacity: a long queue is not walked when nothing can start.
-    for (const [, id] of this.state.job_runs_by_status.queued) {
+    // Highest priority first, then oldest, and no further than the free capacity: a long queue is not walked when
+    // nothing can start.
+    for (const [, id] of this.state.queued_by_priority) {
       if (active >= policy.max_concurrent_job_runs) break;
       if (launched.has(id)) continue;
       const run = this.state.job_runs.get(id);

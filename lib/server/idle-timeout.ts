@@ -4,18 +4,20 @@
  * starts a fresh one. The first timer to run out emits how long the server was idle, once.
  */
 import {
+  type Observable,
   type OperatorFunction,
   type SchedulerLike,
   NEVER,
   asyncScheduler,
   defer,
   distinctUntilChanged,
-  map,
   pipe,
   switchMap,
+  of,
   take,
   timer,
 } from 'rxjs';
+import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 
 export function idleTimeout(timeoutMs: number, scheduler: SchedulerLike = asyncScheduler): OperatorFunction<boolean, number> {
   return pipe(
@@ -25,7 +27,13 @@ export function idleTimeout(timeoutMs: number, scheduler: SchedulerLike = asyncS
         ? NEVER
         : defer(() => {
             const since = scheduler.now();
-            return timer(timeoutMs, scheduler).pipe(map(() => scheduler.now() - since));
+            // A timer longer than setTimeout's ceiling (~24.8 days) would fire at once: wait in legs no longer
+            // than that until the whole timeout has passed.
+            const leg = (): Observable<number> =>
+              timer(Math.min(MAX_TIMER_MS, timeoutMs - (scheduler.now() - since)), scheduler).pipe(
+                switchMap(() => (scheduler.now() - since >= timeoutMs ? of(scheduler.now() - since) : leg())),
+              );
+            return leg();
           }),
     ),
     take(1),

@@ -59,6 +59,7 @@ const WANT_FIELD_SET: Record<keyof CreateWantBody, true> = {
   ttl_seconds: true,
   sla_seconds: true,
   rebuild: true,
+  priority: true,
 };
 const WANT_FIELDS: ReadonlySet<string> = new Set(Object.keys(WANT_FIELD_SET));
 const TAINT_FIELDS = new Set(['partitions', 'reason', 'downstream']);
@@ -136,7 +137,19 @@ export function parseCreateWant(body: unknown): CreateWantRequest {
     ttl_seconds: seconds(b.ttl_seconds, 'ttl_seconds'),
     sla_seconds: seconds(b.sla_seconds, 'sla_seconds'),
     rebuild: rebuildPolicy(b.rebuild),
+    priority: priorityField(b.priority),
   };
+}
+
+/** Priorities fit the log's int32 with room to spare; ordering is all they are for. */
+export const MAX_PRIORITY = 1_000_000;
+
+function priorityField(value: unknown): number {
+  if (value === undefined || value === null) return 0;
+  if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > MAX_PRIORITY) {
+    throw new HttpError(400, `Field 'priority' must be a whole number from -${MAX_PRIORITY} to ${MAX_PRIORITY} (higher runs first; default 0), got ${JSON.stringify(value)}.`);
+  }
+  return value;
 }
 
 function rebuildPolicy(value: unknown): RebuildPolicy {

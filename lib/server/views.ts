@@ -48,6 +48,7 @@ export function wantView(state: BuildState, w: WantRecord): WantView {
     rebuild: w.rebuild,
     sla_missed: w.sla_missed,
     rebuilt: rebuiltFor(state, w),
+    priority: w.priority,
   };
 }
 
@@ -84,6 +85,7 @@ export function jobRunView(r: JobRunRecord): JobRunView {
     started_at: isoOrNull(r.started_at),
     ended_at: isoOrNull(r.ended_at),
     duration_ms: r.started_at !== null && r.ended_at !== null ? r.ended_at - r.started_at : null,
+    priority: r.priority,
   };
 }
 

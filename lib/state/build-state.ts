@@ -57,6 +57,7 @@ export interface WantRecord {
   readonly sla_missed: boolean;
   /** Partitions that had a build and were built again by runs serving this want. */
   readonly rebuilt: readonly string[];
+  readonly priority: number;
 }
 
 export interface PartitionRecord {
@@ -137,6 +138,8 @@ export interface JobRunRecord {
   /** The builds of its inputs that were live when it was queued: what its outputs' builds consumed. */
   readonly input_builds: readonly BuildInput[];
   readonly job_fingerprint: string;
+  /** The highest priority of the wants it serves: queued runs start in this order, then oldest first. */
+  readonly priority: number;
 }
 
 /** A status index: creation seq -> id, so a page of one status costs the page. */
@@ -170,6 +173,8 @@ export interface BuildState {
   readonly sla_pending: OrderedMap<string, true>;
   /** How many wants missed their sla (for the metrics counter). */
   readonly wants_sla_missed: number;
+  /** Queued runs in launch order (`queueKey`): highest priority first, then oldest. */
+  readonly queued_by_priority: OrderedMap<string, string>;
 }
 
 function statusIndex<S extends string>(statuses: readonly S[]): StatusIndex<S> {
@@ -201,6 +206,7 @@ export function initialState(): BuildState {
     taint_order: OrderedMap.empty(compareNumbers),
     sla_pending: OrderedMap.empty(compareStrings),
     wants_sla_missed: 0,
+    queued_by_priority: OrderedMap.empty(compareStrings),
   };
 }
 
@@ -208,6 +214,9 @@ export function initialState(): BuildState {
 export const historyKey = (ref: string, seq: number): string => `${ref}\0${String(seq).padStart(12, '0')}`;
 export const consumerKey = (inputBuildId: string, consumerRef: string): string => `${inputBuildId}\0${consumerRef}`;
 export const jobPartitionKey = (label: string, ref: string): string => `${label}\0${ref}`;
+/** Launch order of a queued run: priority descending (offset so it sorts as text), then creation order. */
+export const queueKey = (priority: number, seq: number): string =>
+  `${String(2 ** 31 - 1 - priority).padStart(11, '0')}\0${String(seq).padStart(12, '0')}`;
 export const slaKey = (deadline: number, wantId: string): string => `${String(deadline).padStart(15, '0')}\0${wantId}`;
 
 /** When a want's clock starts: its data's timestamp if it has one (ttl and sla count from it), else its creation. */

@@ -8,7 +8,7 @@ import type {
   PartitionRecord,
   WantRecord,
 } from './build-state.js';
-import { TERMINAL_WANT_STATUSES, slaDeadline, slaKey } from './build-state.js';
+import { TERMINAL_WANT_STATUSES, queueKey, slaDeadline, slaKey } from './build-state.js';
 
 export function putWant(state: BuildState, want: WantRecord): BuildState {
   const old = state.wants.get(want.want_id);
@@ -67,8 +67,12 @@ export function putJobRun(state: BuildState, run: JobRunRecord): BuildState {
     next[run.status] = next[run.status].set(run.seq, run.job_run_id);
     byStatus = next;
   }
+  let queued = state.queued_by_priority;
+  if (old?.status === 'queued' && (run.status !== 'queued' || old.priority !== run.priority)) queued = queued.delete(queueKey(old.priority, old.seq));
+  if (run.status === 'queued' && (old?.status !== 'queued' || old.priority !== run.priority)) queued = queued.set(queueKey(run.priority, run.seq), run.job_run_id);
   return {
     ...state,
+    queued_by_priority: queued,
     job_runs: state.job_runs.set(run.job_run_id, run),
     job_run_order: old ? state.job_run_order : state.job_run_order.set(run.seq, run.job_run_id),
     job_runs_by_status: byStatus,

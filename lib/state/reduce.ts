@@ -38,6 +38,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         rebuild: e.rebuild || 'missing',
         sla_missed: false,
         rebuilt: [],
+        priority: e.priority,
       };
       want = { ...want, counts: countPartitions(s, want.partitions, want) };
       want = { ...want, status: deriveWantStatus(s, want) };
@@ -46,10 +47,12 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       if (!want.parent_want_id && want.sla_seconds > 0 && want.status !== 'successful') {
         next = { ...next, sla_pending: next.sla_pending.set(slaKey(slaDeadline(want), want.want_id), true) };
       }
-      // The runs it joins serve it too.
+      // The runs it joins serve it too, and start as soon as the most urgent of their wants needs.
       for (const runId of want.job_run_ids) {
         const run = next.job_runs.get(runId);
-        if (run && !run.want_ids.includes(want.want_id)) next = putJobRun(next, { ...run, want_ids: [...run.want_ids, want.want_id] });
+        if (run && !run.want_ids.includes(want.want_id)) {
+          next = putJobRun(next, { ...run, want_ids: [...run.want_ids, want.want_id], priority: Math.max(run.priority, want.priority) });
+        }
       }
       const parent = next.wants.get(e.parent_want_id);
       if (parent) {
@@ -90,13 +93,19 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         ended_at: null,
         input_builds: e.input_builds,
         job_fingerprint: e.job_fingerprint,
+        priority: 0,
       };
       // Every active want on an output is a want of this run, whether it asked first or joined.
       const served = new Set(e.want_ids);
       for (const ref of e.config.outputs) for (const id of s.active_wants_by_ref.get(ref) ?? []) served.add(id);
-      let next = putJobRun(s, { ...run, want_ids: [...served] });
-      // The definition a run is queued with is the job's current one: a first run records it, an edit shows here.
-      if (e.job_fingerprint) next = recordFingerprint(next, e.job_label, e.job_fingerprint, event.event_id, at);
+      let priority = Number.NEGATIVE_INFINITY;
+      for (const id of served) priority = Math.max(priority, s.wants.get(id)?.priority ?? 0);
+      let next = putJobRun(s, { ...run, want_ids: [...served], priority: Number.isFinite(priority) ? priority : 0 });
+      // A job's first run records its definition; later edits come as job_definitions_changed (a retry queued with
+      // the definition of its first attempt must not set the recorded one back).
+      if (e.job_fingerprint && !next.job_fingerprints.has(e.job_label)) {
+        next = recordFingerprint(next, e.job_label, e.job_fingerprint, event.event_id, at);
+      }
       for (const id of served) {
         const w = next.wants.get(id);
         // The run is new, so it is on no want's list yet.

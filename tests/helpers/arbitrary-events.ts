@@ -101,6 +101,7 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
           parent_want_id: fc.oneof(fc.constant(''), p.wantId),
           root_want_id: fc.oneof(fc.constant(''), p.wantId),
           rebuild: fc.constantFrom('' as const, 'missing' as const, 'stale' as const, 'all' as const),
+          priority: fc.oneof(fc.constant(0), fc.integer({ min: -3, max: 3 }), arbInt32),
         })
         .map((want_created) => ({ type, want_created }));
     case 'want_canceled':

@@ -8,10 +8,12 @@ import { fromEvent } from 'rxjs';
 import { followWant } from '../follow-want.js';
 import { settleFollow } from '../settle-follow.js';
 import { expandPatterns, PatternError } from '../../graph/partition-pattern.js';
+import { integer, parsedOption } from '../option-parsers.js';
 import { connect, errColors, line, printJson, usageError, usageExitCode } from '../output.js';
 
 interface BuildOptions {
   comment?: string;
+  priority?: number;
   stale?: boolean;
   force?: boolean;
   detach?: boolean;
@@ -36,6 +38,7 @@ async function runBuild(patterns: string[], opts: BuildOptions, cmd: Command): P
     partitions: refs,
     ...(opts.comment !== undefined ? { comment: opts.comment } : {}),
     ...(rebuild ? { rebuild } : {}),
+    ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
   });
   const rootId = reply.want_id;
 
@@ -64,6 +67,7 @@ export function registerBuild(program: Command): void {
     .description('want partitions built and wait for them, showing progress (exit 0 when built)')
     .argument('<ref...>', "partition refs, or brace patterns: 'daily/revenue/date={2026-01-01..2026-01-31}', 'h={00..23}', '{a,b}'")
     .option('--comment <text>', 'why the partitions are wanted')
+    .addOption(parsedOption('--priority <n>', 'higher runs first when runs wait for capacity (default 0)', integer))
     .option('--stale', 'also rebuild what is stale or tainted in their inputs, inputs first')
     .option('--force', 'rebuild them and everything they need, even what is up to date')
     .option('--detach', 'print the want id and return once the want is accepted')

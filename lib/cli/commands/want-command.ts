@@ -4,7 +4,7 @@ import { WANT_STATUSES } from '../../state/build-state.js';
 import { fromEvent } from 'rxjs';
 import { followWant, readWantToFollow } from '../follow-want.js';
 import { settleFollow } from '../settle-follow.js';
-import { isoTime, parsedOption, wholeNumber } from '../option-parsers.js';
+import { integer, isoTime, parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import type { CreateWantBody, WantView } from '../../client/platform-client.js';
 import {
@@ -38,6 +38,7 @@ export function wantDetail(w: WantView): string {
   if (w.ttl_seconds) rows.push(['ttl', `${w.ttl_seconds}s`]);
   if (w.sla_seconds) rows.push(['sla', `${w.sla_seconds}s (due ${when(w.sla_deadline)})${w.sla_missed ? ` ${colors.red('missed')}` : ''}`]);
   if (w.rebuild !== 'missing') rows.push(['rebuild', w.rebuild]);
+  if (w.priority !== 0) rows.push(['priority', w.priority]);
   if (w.rebuilt.length > 0) rows.push(['rebuilt', listShort(w.rebuilt, 10)]);
   if (w.parent_want_id) rows.push(['parent want', w.parent_want_id]);
   if (w.root_want_id && w.root_want_id !== w.want_id) rows.push(['root want', w.root_want_id]);
@@ -72,9 +73,10 @@ export function registerWant(program: Command): void {
     .addOption(parsedOption('--ttl <seconds>', 'how long the want stays valid', wholeNumber()))
     .addOption(parsedOption('--sla <seconds>', 'how soon the partitions are needed', wholeNumber()))
     .addOption(parsedOption('--data-timestamp <iso>', 'the data time the want is about (ISO 8601)', isoTime))
+    .addOption(parsedOption('--priority <n>', 'higher runs first when runs wait for capacity (default 0)', integer))
     .action(
       async (
-        opts: { partition?: string[]; comment?: string; ttl?: number; sla?: number; dataTimestamp?: string },
+        opts: { partition?: string[]; comment?: string; ttl?: number; sla?: number; dataTimestamp?: string; priority?: number },
         cmd: Command,
       ) => {
         if (!opts.partition || opts.partition.length === 0) {
@@ -85,6 +87,7 @@ export function registerWant(program: Command): void {
         if (opts.ttl !== undefined) body.ttl_seconds = opts.ttl;
         if (opts.sla !== undefined) body.sla_seconds = opts.sla;
         if (opts.dataTimestamp !== undefined) body.data_timestamp = opts.dataTimestamp;
+        if (opts.priority !== undefined) body.priority = opts.priority;
         const { client, options } = await connect(cmd);
         const reply = await client.createWant(body);
         if (options.json) return printJson(reply);
