@@ -24,24 +24,33 @@ const tick = () => new Promise((r) => setTimeout(r, 50));
 test('the backlog is read a page at a time, only as fast as the consumer says it is ready', async (t) => {
   const log = await openLog(t);
   await log.append(Array.from({ length: 2500 }, (_, i) => canceled(i)), 1);
+  // The tail asks `ready` before each page; it blocks while no grant is left. Waiting for that block (not for a
+  // fixed time) makes the test exact however slow the machine is.
   let grants = 1;
   let wake: (() => void) | undefined;
+  let blocked: (() => void) | undefined;
+  const nextBlock = () => new Promise<void>((r) => (blocked = r));
   const ready = async () => {
-    while (grants === 0) await new Promise<void>((r) => (wake = r));
+    while (grants === 0) {
+      blocked?.();
+      await new Promise<void>((r) => (wake = r));
+    }
     grants--;
   };
   const seen: number[] = [];
+  let waiting = nextBlock();
   const sub = tailEvents(log, 0, ready).subscribe((e) => seen.push(e.event_id));
   t.teardown(() => sub.unsubscribe());
-  await tick();
+  await waiting;
   t.is(seen.length, 1000, 'one page, then it waits');
+  waiting = nextBlock();
   grants = 1;
   wake?.();
-  await tick();
+  await waiting;
   t.is(seen.length, 2000);
   grants = 10;
   wake?.();
-  await tick();
+  while (seen.length < 2500) await tick();
   t.deepEqual(seen, Array.from({ length: 2500 }, (_, i) => i + 1));
 });
 
