@@ -20,6 +20,8 @@ import {
 } from '../lib/state/build-state.js';
 import type { OrderedMap } from '../lib/state/ordered-map.js';
 import { reduce } from '../lib/state/reduce.js';
+import { partitionCategory } from '../lib/state/want-status.js';
+import { settled } from '../lib/state/want-window.js';
 import { replayLog, StateStore } from '../lib/state/state-store.js';
 import { arbEventList } from './helpers/arbitrary-events.js';
 import { canon } from './helpers/state-canon.js';
@@ -84,6 +86,24 @@ function indexViolations(s: BuildState): string[] {
   for (const [key] of s.sla_pending) {
     const w = s.wants.get(key.split('\u0000')[1]!);
     check(w !== undefined && !w.sla_missed && w.status !== 'successful' && w.status !== 'canceled', `sla_pending holds ${key}`);
+  }
+  // Windows: exactly the released partitions of active windowed wants not settled for them, and no others (a
+  // partition reopened by a taint beyond what was released may be open too).
+  for (const [key] of s.window_open) {
+    const [wantId, ref] = key.split('\u0000') as [string, string];
+    const w = s.wants.get(wantId);
+    check(w !== undefined && w.window > 0 && !TERMINAL_WANT_STATUSES.has(w.status), `window_open holds ${key} of no active windowed want`);
+    if (w) {
+      check(w.partitions.includes(ref), `window_open holds ${key}, not a partition of ${wantId}`);
+      check(!settled(partitionCategory(s, s.partitions.get(ref), w)), `window_open holds ${key}, settled for ${wantId}`);
+    }
+  }
+  for (const [, w] of s.wants) {
+    if (w.window === 0 || TERMINAL_WANT_STATUSES.has(w.status)) continue;
+    for (const ref of w.partitions.slice(0, w.released)) {
+      const open = !settled(partitionCategory(s, s.partitions.get(ref), w));
+      check(s.window_open.has(`${w.want_id}\u0000${ref}`) === open, `${w.want_id}'s released ${ref} is ${open ? 'not ' : ''}in window_open`);
+    }
   }
   // Partitions: in exactly the status index of their status.
   let indexedPartitions = 0;
@@ -271,7 +291,7 @@ function wantCreated(want_id: string, partitions: string[], extra: Partial<Extra
       source: 'user',
       parent_want_id: '',
       root_want_id: '',
-      rebuild: 'missing', priority: 0,
+      rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '',
       ...extra,
     },
   };

@@ -32,11 +32,20 @@ export interface WantCreated {
   rebuild: RebuildPolicy | '';
   /** Higher first when runs wait for capacity (default 0); derived wants carry their root's. */
   priority: number;
+  /** The backfill this want is; '' for any other want. */
+  backfill_id: string;
+  /** Most job runs serving this want and its derived wants at once; 0 = no cap of its own. */
+  max_concurrent_job_runs: number;
+  /** The brace pattern its partitions were expanded from; '' when they were listed. */
+  pattern: string;
 }
 
-/** What a want rebuilds: what is absent (the spec's default), also what is stale or tainted, or everything. */
-export type RebuildPolicy = 'missing' | 'stale' | 'all';
-export const REBUILD_POLICIES: readonly RebuildPolicy[] = ['missing', 'stale', 'all'];
+/**
+ * What a want rebuilds: anything not live (the spec's default), also what is stale or tainted, everything, or
+ * only what never was built nor attempted (a failed or tainted partition is left as it is).
+ */
+export type RebuildPolicy = 'missing' | 'stale' | 'all' | 'absent';
+export const REBUILD_POLICIES: readonly RebuildPolicy[] = ['missing', 'stale', 'all', 'absent'];
 
 export type WantSource = 'user' | 'derived' | 'dep_missed';
 
@@ -125,6 +134,12 @@ export interface WantSlaMissed {
   deadline: number;
 }
 
+/** More of a windowed want's partitions released into scheduling: the first `released` of them now are. */
+export interface WantReleased {
+  want_id: string;
+  released: number;
+}
+
 export type EventPayload =
   | { type: 'want_created'; want_created: WantCreated }
   | { type: 'want_canceled'; want_canceled: WantCanceled }
@@ -137,7 +152,8 @@ export type EventPayload =
   | { type: 'partition_tainted'; partition_tainted: PartitionTainted }
   | { type: 'taint_created'; taint_created: TaintCreated }
   | { type: 'job_definitions_changed'; job_definitions_changed: JobDefinitionsChanged }
-  | { type: 'want_sla_missed'; want_sla_missed: WantSlaMissed };
+  | { type: 'want_sla_missed'; want_sla_missed: WantSlaMissed }
+  | { type: 'want_released'; want_released: WantReleased };
 
 export type EventType = EventPayload['type'];
 
@@ -154,6 +170,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   'taint_created',
   'job_definitions_changed',
   'want_sla_missed',
+  'want_released',
 ];
 
 /** An event as the log stores it: the payload plus its id (dense from 1) and epoch-ms timestamp. */

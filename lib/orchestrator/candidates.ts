@@ -67,6 +67,10 @@ export function touchedCandidates(state: BuildState, events: readonly EventPaylo
         // Active wants on a tainted partition rebuild it.
         for (const ref of e.taint_created.partitions) touchRef(ref);
         break;
+      case 'want_released':
+        // Its newly open partitions are scheduled in the next step, once their configs are at hand.
+        addCandidate(c, e.want_released.want_id, null);
+        break;
       case 'job_definitions_changed':
       case 'want_sla_missed':
         break;

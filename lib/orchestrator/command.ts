@@ -15,6 +15,21 @@ export interface CreateWantRequest {
   priority?: number;
 }
 
+/** What a backfill rebuilds in its range: what never was built, also what failed or is tainted, or everything. */
+export type BackfillPolicy = 'missing' | 'failed' | 'all';
+export const BACKFILL_POLICIES: readonly BackfillPolicy[] = ['missing', 'failed', 'all'];
+
+export interface CreateBackfillRequest {
+  partitions: string[];
+  /** The brace pattern they were expanded from; '' when listed. */
+  pattern: string;
+  policy: BackfillPolicy;
+  priority: number;
+  /** 0 = no cap of its own (the graph's limits still hold). */
+  max_concurrent_job_runs: number;
+  comment: string;
+}
+
 export interface CreateTaintRequest {
   partitions: string[];
   reason: string;
@@ -25,7 +40,8 @@ export interface CreateTaintRequest {
 export type Command =
   | { kind: 'create_want'; request: CreateWantRequest }
   | { kind: 'cancel_want'; want_id: string; reason: string }
-  | { kind: 'create_taint'; request: CreateTaintRequest };
+  | { kind: 'create_taint'; request: CreateTaintRequest }
+  | { kind: 'create_backfill'; request: CreateBackfillRequest };
 
 /** A taint's reply: its id and every ref it tainted (downstream ones included). */
 export interface TaintReply {
@@ -33,11 +49,17 @@ export interface TaintReply {
   partitions: string[];
 }
 
+/** A backfill's reply: its id and how many partitions its range holds. */
+export interface BackfillReply {
+  backfill_id: string;
+  partitions: number;
+}
+
 export type CommandResult =
-  | { ok: true; status: 200 | 201; want_id: string; taint?: TaintReply; state: BuildState }
+  | { ok: true; status: 200 | 201; want_id: string; taint?: TaintReply; backfill?: BackfillReply; state: BuildState }
   | { ok: false; status: 400 | 404 | 409; error: string; want_id?: string };
 
 /** A decision of the planner before the step's events are durable; the loop adds the state once they are. */
 export type CommandDecision =
-  | { ok: true; status: 200 | 201; want_id: string; taint?: TaintReply }
+  | { ok: true; status: 200 | 201; want_id: string; taint?: TaintReply; backfill?: BackfillReply }
   | { ok: false; status: 400 | 404 | 409; error: string; want_id?: string };

@@ -34,6 +34,7 @@ import { addResolvedRefs, collectBatch, retryBatch, type OrchestratorInput, type
 import { planStep, refsToResolve, type StepPlan } from './plan-step.js';
 import { ResolutionCache } from './resolution-cache.js';
 import { retryingStep } from './retrying-step.js';
+import { UNCAPPED_WINDOW } from '../state/want-window.js';
 import { stepInBatches } from './step-in-batches.js';
 import type { TaskSource } from './task-source.js';
 
@@ -192,7 +193,11 @@ export class Orchestrator {
     // or it would be queued a step late, after a run of lower priority took the free slot.
     for (const o of batch.outcomes) addWaiting(batch.candidates, this.waiters, state.job_runs.get(o.job_run_id)?.config.outputs ?? []);
     const candidates = fullScan ? undefined : batch.candidates;
-    const newRefs = pending.flatMap((p) => (p.command.kind === 'create_want' ? p.command.request.partitions : []));
+    // A new want's first partitions are resolved in the step that creates it (only the first window of a large one:
+    // the rest are resolved as they are released).
+    const newRefs = pending.flatMap((p) =>
+      p.command.kind === 'create_want' || p.command.kind === 'create_backfill' ? p.command.request.partitions.slice(0, UNCAPPED_WINDOW) : [],
+    );
     const resolved = await this.resolutions.lookup(refsToResolve(state, newRefs, candidates));
     const now = this.scheduler.now();
     const plan = planStep({

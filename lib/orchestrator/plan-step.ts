@@ -3,15 +3,17 @@
  * reading, resolved job configs) in; the events to append, the replies, and the processes to start and kill
  * out. The loop (orchestrator.ts) does the effects.
  */
-import type { EventPayload, JobConfig } from '../events/build-event.js';
+import type { EventPayload, JobConfig, RebuildPolicy } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import type { BuildState, JobRunRecord, WantRecord } from '../state/build-state.js';
 import { ACTIVE_JOB_RUN_STATUSES, ACTIVE_WANT_STATUSES, TERMINAL_WANT_STATUSES, wantClockStart } from '../state/build-state.js';
 import { reduce } from '../state/reduce.js';
 import { currentConsumers } from '../state/staleness.js';
-import { mustRebuild } from '../state/want-status.js';
+import { mustRebuild, partitionCategory } from '../state/want-status.js';
+import { isSchedulable, schedulableRefs, settled } from '../state/want-window.js';
 import { mergeCandidates, touchedCandidates, type Candidates, type Waiters } from './candidates.js';
-import type { Command, CommandDecision, CreateTaintRequest } from './command.js';
+import { CapCounter } from './run-caps.js';
+import type { BackfillPolicy, Command, CommandDecision, CreateBackfillRequest, CreateTaintRequest } from './command.js';
 
 export type TaskResolution =
   | { ok: true; job_label: string; config: JobConfig; exec: string[]; timeout_seconds: number; job_fingerprint: string }
@@ -75,6 +77,11 @@ export interface StepPlan {
   deadlines: number[];
 }
 
+const NOT_A_BACKFILL = { backfill_id: '', max_concurrent_job_runs: 0, pattern: '' } as const;
+
+/** A backfill's policy as the rebuild policy of its want. */
+const BACKFILL_REBUILD: Record<BackfillPolicy, RebuildPolicy> = { missing: 'absent', failed: 'missing', all: 'all' };
+
 /** The job label of a run recorded for a ref no job could be found or configured for. */
 export const UNRESOLVED_JOB = '(unresolved)';
 
@@ -102,7 +109,9 @@ export function planStep(input: StepInput): StepPlan {
 export function refsToResolve(state: BuildState, extra: readonly string[] = [], candidates?: Candidates): string[] {
   const refs = new Set<string>(extra);
   for (const want of activeWants(state, candidates)) {
-    for (const ref of candidates?.get(want.want_id) ?? want.partitions) if (needsBuild(state, want, ref)) refs.add(ref);
+    for (const ref of candidates?.get(want.want_id) ?? schedulableRefs(state, want)) {
+      if (isSchedulable(state, want, ref) && needsBuild(state, want, ref)) refs.add(ref);
+    }
   }
   return [...refs];
 }
@@ -127,14 +136,10 @@ function* activeWants(state: BuildState, candidates?: Candidates): Generator<Wan
   }
 }
 
-/** True when nothing has built the ref for this want and nothing is about to. */
+/** True when nothing has built the ref for this want and nothing is about to, and its policy wants it built. */
 function needsBuild(state: BuildState, want: WantRecord, ref: string): boolean {
   const p = state.partitions.get(ref);
-  if (!p) return true;
-  if (p.status === 'live') return mustRebuild(want, p);
-  if (p.status === 'building') return false;
-  if (p.status === 'failed') return p.changed_event_id <= want.created_event_id;
-  return true;
+  return p?.status !== 'building' && partitionCategory(state, p, want) === 'none';
 }
 
 class Planner {
@@ -171,11 +176,13 @@ class Planner {
           root_want_id: want_id,
           rebuild: r.rebuild ?? 'missing',
           priority: r.priority ?? 0,
+          ...NOT_A_BACKFILL,
         },
       });
       return { ok: true, status: 201, want_id };
     }
     if (c.kind === 'create_taint') return this.createTaint(c.request);
+    if (c.kind === 'create_backfill') return this.createBackfill(c.request);
     const want = this.state.wants.get(c.want_id);
     if (!want) return { ok: false, status: 404, error: `No want with id '${c.want_id}'.`, want_id: c.want_id };
     if (want.status === 'canceled') return { ok: true, status: 200, want_id: want.want_id };
@@ -189,6 +196,32 @@ class Planner {
     }
     this.cancelWant(want, c.reason);
     return { ok: true, status: 200, want_id: want.want_id };
+  }
+
+  /** A backfill is a want that goes on past failures, scheduled a window at a time, with its own cap. */
+  private createBackfill(r: CreateBackfillRequest): CommandDecision {
+    const want_id = `w-${this.state.wants.size + 1}`;
+    const backfill_id = `bf-${this.state.backfills.size + 1}`;
+    this.emit({
+      type: 'want_created',
+      want_created: {
+        want_id,
+        partitions: r.partitions,
+        comment: r.comment,
+        data_timestamp: 0,
+        ttl_seconds: 0,
+        sla_seconds: 0,
+        source: 'user',
+        parent_want_id: '',
+        root_want_id: want_id,
+        rebuild: BACKFILL_REBUILD[r.policy],
+        priority: r.priority,
+        backfill_id,
+        max_concurrent_job_runs: r.max_concurrent_job_runs,
+        pattern: r.pattern,
+      },
+    });
+    return { ok: true, status: 201, want_id, backfill: { backfill_id, partitions: this.state.wants.get(want_id)?.partitions.length ?? 0 } };
   }
 
   /**
@@ -342,9 +375,30 @@ class Planner {
       // Built only when an input turns out missing: most steps never need it.
       let covered: Set<string> | undefined;
       const isCovered = (ref: string) => (covered ??= this.childRefs(current)).has(ref);
-      for (const ref of pairs?.get(current.want_id) ?? current.partitions) this.scheduleRef(current, ref, missingInputs, isCovered);
+      for (const ref of pairs?.get(current.want_id) ?? schedulableRefs(this.state, current)) {
+        if (isSchedulable(this.state, current, ref)) this.scheduleRef(current, ref, missingInputs, isCovered);
+      }
       if (missingInputs.size > 0) this.deriveWant(current, [...missingInputs], 'derived');
+      this.release(current.want_id);
     }
+  }
+
+  /**
+   * Tops a windowed want's window up: releases its next partitions until as many are open as its window holds.
+   * Released partitions that are already settled for it (live, say) are passed over, at most a few windows' worth
+   * per step, so even a range that is mostly built costs a step no more than that.
+   */
+  private release(wantId: string): void {
+    const want = this.state.wants.get(wantId);
+    if (!want || want.window === 0 || want.released >= want.partitions.length || TERMINAL_WANT_STATUSES.has(want.status)) return;
+    let open = schedulableRefs(this.state, want).length;
+    let next = want.released;
+    const limit = Math.min(want.partitions.length, want.released + 4 * want.window);
+    while (open < want.window && next < limit) {
+      const ref = want.partitions[next++]!;
+      if (!settled(partitionCategory(this.state, this.state.partitions.get(ref), want))) open++;
+    }
+    if (next > want.released) this.emit({ type: 'want_released', want_released: { want_id: want.want_id, released: next } });
   }
 
   /**
@@ -398,9 +452,17 @@ class Planner {
       return;
     }
     let ready = true;
+    const backfillStart = this.backfillStart(want);
     for (const dep of task.config.inputs) {
       if (dep.dep_type !== 'MATERIALIZE') continue;
       const input = this.state.partitions.get(dep.partition_ref);
+      // A backfill goes on past a failure: what needed the failed input fails too, with the reason on record,
+      // rather than wait for it (or build it again) forever.
+      if (backfillStart > 0 && input?.status === 'failed' && input.changed_event_id > backfillStart) {
+        const error = `its input '${dep.partition_ref}' failed (job run ${input.job_run_id}), so it cannot be built`;
+        this.failUnresolvable(ref, { job_label: task.job_label, error }, want);
+        return;
+      }
       // Under 'stale' or 'all' a live input may have to be rebuilt first: the want's closure comes up to date.
       if (input?.status === 'live' && !mustRebuild(want, input)) continue;
       ready = false;
@@ -410,6 +472,12 @@ class Planner {
       if (!isCovered(dep.partition_ref)) missingInputs.add(dep.partition_ref);
     }
     if (ready) this.queueRun(task, want, 1);
+  }
+
+  /** The event id that created the backfill a want serves (itself or its root); 0 when it serves none. */
+  private backfillStart(want: WantRecord): number {
+    const root = want.parent_want_id ? this.state.wants.get(want.root_want_id) : want;
+    return root?.backfill_id ? root.created_event_id : 0;
   }
 
   private deriveWant(parent: WantRecord, partitions: string[], source: 'derived' | 'dep_missed'): void {
@@ -428,6 +496,7 @@ class Planner {
         root_want_id: parent.root_want_id,
         rebuild: parent.rebuild,
         priority: parent.priority,
+        ...NOT_A_BACKFILL,
       },
     });
   }
@@ -475,14 +544,16 @@ class Planner {
     });
   }
 
-  /** Queued runs to start now, oldest first, within the global and per-job limits. */
+  /** Queued runs to start now, highest priority then oldest first, within the global, per-job and per-want limits. */
   launches(): JobRunRecord[] {
     const { policy, launched } = this.input;
     const perJob = new Map<string, number>();
+    const caps = new CapCounter(this.state);
     let active = 0;
     const count = (run: JobRunRecord) => {
       active++;
       perJob.set(run.job_label, (perJob.get(run.job_label) ?? 0) + 1);
+      caps.count(run);
     };
     for (const [, id] of this.state.job_runs_by_status.running) {
       const run = this.state.job_runs.get(id);
@@ -502,6 +573,8 @@ class Planner {
       if (!run) continue;
       const limit = policy.jobs.get(run.job_label)?.max_concurrency ?? 0;
       if (limit > 0 && (perJob.get(run.job_label) ?? 0) >= limit) continue;
+      // A backfill at its cap: its queued runs are few (its window), so passing them over stays cheap.
+      if (!caps.mayStart(run)) continue;
       count(run);
       out.push(run);
     }

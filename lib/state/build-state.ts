@@ -58,6 +58,19 @@ export interface WantRecord {
   /** Partitions that had a build and were built again by runs serving this want. */
   readonly rebuilt: readonly string[];
   readonly priority: number;
+  /** The backfill this want is ('' for any other): it goes on past failed partitions (want-status.ts). */
+  readonly backfill_id: string;
+  /** Most runs serving it and its derived wants at once; 0 = no cap of its own. */
+  readonly max_concurrent_job_runs: number;
+  /** The brace pattern its partitions came from; '' when they were listed. */
+  readonly pattern: string;
+  /**
+   * How many of its partitions may be open at once (want-window.ts); 0: the want is small and schedules all of
+   * them. A windowed want's scheduling costs its window, not its range.
+   */
+  readonly window: number;
+  /** How many of its partitions, from the first, have been released into its window. */
+  readonly released: number;
 }
 
 export interface PartitionRecord {
@@ -175,6 +188,12 @@ export interface BuildState {
   readonly wants_sla_missed: number;
   /** Queued runs in launch order (`queueKey`): highest priority first, then oldest. */
   readonly queued_by_priority: OrderedMap<string, string>;
+  /** `<want id>\0<ref>` of a windowed want's released partitions that are not settled yet (want-window.ts). */
+  readonly window_open: OrderedMap<string, true>;
+  /** Backfill id -> its want id. */
+  readonly backfills: OrderedMap<string, string>;
+  /** Creation order -> backfill id. */
+  readonly backfill_order: OrderedMap<number, string>;
 }
 
 function statusIndex<S extends string>(statuses: readonly S[]): StatusIndex<S> {
@@ -207,6 +226,9 @@ export function initialState(): BuildState {
     sla_pending: OrderedMap.empty(compareStrings),
     wants_sla_missed: 0,
     queued_by_priority: OrderedMap.empty(compareStrings),
+    window_open: OrderedMap.empty(compareStrings),
+    backfills: OrderedMap.empty(compareStrings),
+    backfill_order: OrderedMap.empty(compareNumbers),
   };
 }
 

@@ -9,6 +9,7 @@ import type {
   WantRecord,
 } from './build-state.js';
 import { TERMINAL_WANT_STATUSES, queueKey, slaDeadline, slaKey } from './build-state.js';
+import { closeWindow } from './want-window.js';
 
 export function putWant(state: BuildState, want: WantRecord): BuildState {
   const old = state.wants.get(want.want_id);
@@ -30,6 +31,9 @@ export function putWant(state: BuildState, want: WantRecord): BuildState {
       });
     }
   }
+  // An ended want has nothing open any more.
+  let windowOpen = state.window_open;
+  if (wasActive && !isActive && want.window > 0) windowOpen = closeWindow(state, want.want_id).window_open;
   let slaPending = state.sla_pending;
   // Once successful or canceled, a want can no longer miss its sla.
   if (old && old.status !== want.status && (want.status === 'successful' || want.status === 'canceled') && want.sla_seconds > 0) {
@@ -38,6 +42,7 @@ export function putWant(state: BuildState, want: WantRecord): BuildState {
   return {
     ...state,
     sla_pending: slaPending,
+    window_open: windowOpen,
     wants_sla_missed: state.wants_sla_missed + (want.sla_missed && !old?.sla_missed ? 1 : 0),
     wants: state.wants.set(want.want_id, want),
     want_order: old ? state.want_order : state.want_order.set(want.seq, want.want_id),

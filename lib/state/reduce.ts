@@ -8,6 +8,7 @@ import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES, buildLineage, consumer
 import { putJobRun, putPartition, putWant } from './indexed-records.js';
 import { currentConsumers, refreshStale } from './staleness.js';
 import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCategory } from './want-status.js';
+import { openKey, settled, windowFor } from './want-window.js';
 
 export function reduce(state: BuildState, event: BuildEvent): BuildState {
   const s: BuildState = { ...state, last_event_id: event.event_id };
@@ -39,10 +40,25 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         sla_missed: false,
         rebuilt: [],
         priority: e.priority,
+        backfill_id: e.backfill_id,
+        max_concurrent_job_runs: e.max_concurrent_job_runs,
+        pattern: e.pattern,
+        window: 0,
+        released: 0,
       };
+      const window = windowFor(want.partitions.length, want.max_concurrent_job_runs);
+      want = { ...want, window, released: window > 0 ? window : want.partitions.length };
       want = { ...want, counts: countPartitions(s, want.partitions, want) };
       want = { ...want, status: deriveWantStatus(s, want) };
       let next = putWant(s, want);
+      if (want.backfill_id && !next.backfills.has(want.backfill_id)) {
+        next = {
+          ...next,
+          backfills: next.backfills.set(want.backfill_id, want.want_id),
+          backfill_order: next.backfill_order.set(next.backfills.size + 1, want.backfill_id),
+        };
+      }
+      if (window > 0 && !TERMINAL_WANT_STATUSES.has(want.status)) next = openReleased(next, want, 0, want.released);
       // Only what a user asked for has an sla of its own; derived wants serve their root's.
       if (!want.parent_want_id && want.sla_seconds > 0 && want.status !== 'successful') {
         next = { ...next, sla_pending: next.sla_pending.set(slaKey(slaDeadline(want), want.want_id), true) };
@@ -171,6 +187,14 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       for (const { job_label, fingerprint } of event.job_definitions_changed.jobs) next = recordFingerprint(next, job_label, fingerprint, event.event_id, at);
       return next;
     }
+    case 'want_released': {
+      const e = event.want_released;
+      const want = s.wants.get(e.want_id);
+      if (!want || want.window === 0 || TERMINAL_WANT_STATUSES.has(want.status) || e.released <= want.released) return s;
+      const released = Math.min(e.released, want.partitions.length);
+      const next = putWant(s, { ...want, released });
+      return openReleased(next, want, want.released, released);
+    }
     case 'want_sla_missed': {
       const e = event.want_sla_missed;
       const want = s.wants.get(e.want_id);
@@ -179,6 +203,16 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       return { ...next, sla_pending: next.sla_pending.delete(slaKey(slaDeadline(want), want.want_id)) };
     }
   }
+}
+
+/** Opens the want's partitions [from, to) that are not settled for it. */
+function openReleased(state: BuildState, want: WantRecord, from: number, to: number): BuildState {
+  let open = state.window_open;
+  for (let i = from; i < to; i++) {
+    const ref = want.partitions[i]!;
+    if (!settled(partitionCategory(state, state.partitions.get(ref), want))) open = open.set(openKey(want.want_id, ref), true);
+  }
+  return { ...state, window_open: open };
 }
 
 interface Lineage {
@@ -361,12 +395,15 @@ function recountWants(before: BuildState, state: BuildState, refs: readonly stri
     for (const wantId of next.active_wants_by_ref.get(ref) ?? []) {
       const want = next.wants.get(wantId);
       if (!want) continue;
-      const counts = moveCount(
-        want.counts,
-        partitionCategory(before, was, want),
-        partitionCategory(next, now, want),
-      );
+      const from = partitionCategory(before, was, want);
+      const to = partitionCategory(next, now, want);
+      const counts = moveCount(want.counts, from, to);
       if (counts !== want.counts) next = putWant(next, { ...want, counts });
+      // A windowed want's partition that settles leaves its window; one that unsettles (a taint) is open again.
+      if (want.window > 0 && settled(from) !== settled(to)) {
+        const key = openKey(wantId, ref);
+        next = { ...next, window_open: settled(to) ? next.window_open.delete(key) : next.window_open.set(key, true) };
+      }
     }
   }
   for (const ref of unique) {

@@ -24,7 +24,7 @@ import {
 } from './build-state.js';
 import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
 
-export const SNAPSHOT_FORMAT = 2;
+export const SNAPSHOT_FORMAT = 3;
 
 export interface Snapshot {
   format: typeof SNAPSHOT_FORMAT;
@@ -41,6 +41,11 @@ export interface Snapshot {
   taints: TaintRecord[];
   /** [job label, fingerprint] in label order. */
   job_fingerprints: Array<[string, string]>;
+  /**
+   * The open partitions of windowed wants (`<want id>\0<ref>`, sorted): kept, not derived, since a taint may
+   * reopen a partition beyond what a want released.
+   */
+  window_open: string[];
 }
 
 export function toSnapshot(state: BuildState): Snapshot {
@@ -53,6 +58,7 @@ export function toSnapshot(state: BuildState): Snapshot {
     builds: [...state.builds.values()],
     taints: [...state.taints.values()],
     job_fingerprints: [...state.job_fingerprints.entries()],
+    window_open: [...state.window_open.keys()],
   };
 }
 
@@ -99,6 +105,10 @@ export function fromSnapshot(snap: Snapshot): BuildState {
   const consumers = new Map<string, BuildRecord>();
   // The last build of each ref that consumed an input build: builds in seq order, later ones overwrite.
   for (const b of bySeq(snap.builds)) for (const input of lineageOf(b)?.input_builds ?? []) consumers.set(consumerKey(input.build_id, b.partition_ref), b);
+  // Backfills are numbered in the order their wants were made; a repeated id keeps its first want, as the fold does.
+  const firstOfId = new Map<string, WantRecord>();
+  for (const w of wantsBySeq) if (w.backfill_id !== '' && !firstOfId.has(w.backfill_id)) firstOfId.set(w.backfill_id, w);
+  const backfills = [...firstOfId.values()];
   const slaPending = snap.wants.filter(
     (w) => !w.parent_want_id && w.sla_seconds > 0 && !w.sla_missed && w.status !== 'successful' && w.status !== 'canceled',
   );
@@ -119,6 +129,9 @@ export function fromSnapshot(snap: Snapshot): BuildState {
     sla_pending: sorted(slaPending.map((w) => [slaKey(slaDeadline(w), w.want_id), true] as const)),
     wants_sla_missed: snap.wants.filter((w) => w.sla_missed).length,
     queued_by_priority: sorted(snap.job_runs.filter((r) => r.status === 'queued').map((r) => [queueKey(r.priority, r.seq), r.job_run_id] as const)),
+    window_open: OrderedMap.fromSorted(compareStrings, snap.window_open.map((key) => [key, true] as const)),
+    backfills: sorted(backfills.map((w) => [w.backfill_id, w.want_id] as const)),
+    backfill_order: OrderedMap.fromSorted(compareNumbers, backfills.map((w, i) => [i + 1, w.backfill_id] as const)),
     last_event_id: snap.last_event_id,
     wants: OrderedMap.fromSorted(compareStrings, snap.wants.map((w) => [w.want_id, w] as const)),
     want_order: OrderedMap.fromSorted(compareNumbers, wantsBySeq.map((w) => [w.seq, w.want_id] as const)),

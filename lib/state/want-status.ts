@@ -6,17 +6,21 @@
 import type { BuildState, PartitionRecord, WantRecord, WantStatus } from './build-state.js';
 import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES } from './build-state.js';
 
-/** Where one partition stands for one want. */
-export type PartitionCategory = 'live' | 'failed' | 'active' | 'waiting' | 'none';
+/**
+ * Where one partition stands for one want. `skipped`: left as it is by the want's policy (under 'absent', a
+ * partition that failed before the want, or is tainted): settled without a build.
+ */
+export type PartitionCategory = 'live' | 'failed' | 'skipped' | 'active' | 'waiting' | 'none';
 
 export interface PartitionCounts {
   readonly live: number;
   readonly failed: number;
+  readonly skipped: number;
   readonly active: number;
   readonly waiting: number;
 }
 
-export const NO_COUNTS: PartitionCounts = { live: 0, failed: 0, active: 0, waiting: 0 };
+export const NO_COUNTS: PartitionCounts = { live: 0, failed: 0, skipped: 0, active: 0, waiting: 0 };
 
 /** What of a want decides where its partitions stand: when it was made and what it rebuilds. */
 export type WantBasis = Pick<WantRecord, 'created_event_id' | 'rebuild'>;
@@ -25,6 +29,7 @@ export type WantBasis = Pick<WantRecord, 'created_event_id' | 'rebuild'>;
 export function mustRebuild(want: WantBasis, p: PartitionRecord): boolean {
   switch (want.rebuild) {
     case 'missing':
+    case 'absent':
       return false;
     case 'stale':
       return p.stale_reasons.length > 0;
@@ -40,7 +45,10 @@ export function partitionCategory(state: BuildState, p: PartitionRecord | undefi
       return mustRebuild(want, p) ? 'none' : 'live';
     // A partition that failed before this want existed is the reason to rebuild it, not this want's failure.
     case 'failed':
-      return p.changed_event_id > want.created_event_id ? 'failed' : 'none';
+      if (p.changed_event_id > want.created_event_id) return 'failed';
+      return want.rebuild === 'absent' ? 'skipped' : 'none';
+    case 'tainted':
+      return want.rebuild === 'absent' ? 'skipped' : 'none';
     case 'building': {
       const run = state.job_runs.get(p.job_run_id);
       // A failed run waiting out its retry backoff is still this partition's build, not an upstream wait.
@@ -73,8 +81,19 @@ export function deriveWantStatus(state: BuildState, want: WantRecord): WantStatu
   // Terminal states are final: a later rebuild or taint belongs to newer wants.
   if (TERMINAL_WANT_STATUSES.has(want.status)) return want.status;
   const { counts } = want;
+  const done = counts.live + counts.skipped;
+  if (want.backfill_id) {
+    // A backfill goes on past failures: it ends once every partition is settled, failed if any failed. A failed
+    // input fails the partitions that needed it (plan-step.ts), so its derived wants' failures need no look here.
+    if (done + counts.failed === want.partitions.length) return counts.failed > 0 ? 'failed' : 'successful';
+    if (counts.active > 0) return 'building';
+    if (counts.waiting > 0 || want.child_want_ids.some((id) => !TERMINAL_WANT_STATUSES.has(state.wants.get(id)?.status ?? 'canceled'))) {
+      return 'upstream_building';
+    }
+    return 'idle';
+  }
   if (counts.failed > 0) return 'failed';
-  if (counts.live === want.partitions.length) return 'successful';
+  if (done === want.partitions.length) return 'successful';
   let childActive = false;
   for (const childId of want.child_want_ids) {
     const child = state.wants.get(childId);

@@ -92,7 +92,7 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
       return fc
         .record({
           want_id: p.wantId,
-          partitions: fc.array(p.ref, { maxLength: 4 }),
+          partitions: fc.array(p.ref, { maxLength: 6 }),
           comment: arbText,
           data_timestamp: arbInt64,
           ttl_seconds: arbUint64,
@@ -100,8 +100,12 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
           source: arbWantSource,
           parent_want_id: fc.oneof(fc.constant(''), p.wantId),
           root_want_id: fc.oneof(fc.constant(''), p.wantId),
-          rebuild: fc.constantFrom('' as const, 'missing' as const, 'stale' as const, 'all' as const),
+          rebuild: fc.constantFrom('' as const, 'missing' as const, 'stale' as const, 'all' as const, 'absent' as const),
           priority: fc.oneof(fc.constant(0), fc.integer({ min: -3, max: 3 }), arbInt32),
+          backfill_id: fc.oneof(fc.constant(''), fc.constantFrom('bf-1', 'bf-2')),
+          // Small caps make small wants windowed (a window is twice the cap), so the folds reach windows.
+          max_concurrent_job_runs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 }), arbUint32),
+          pattern: fc.oneof(fc.constant(''), arbText),
         })
         .map((want_created) => ({ type, want_created }));
     case 'want_canceled':
@@ -146,6 +150,8 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
       return fc
         .record({ jobs: fc.array(fc.record({ job_label: p.jobLabel, fingerprint: fc.constantFrom('f1', 'f2', 'f3') }), { maxLength: 2 }) })
         .map((job_definitions_changed) => ({ type, job_definitions_changed }));
+    case 'want_released':
+      return fc.record({ want_id: p.wantId, released: fc.oneof(fc.integer({ min: 0, max: 7 }), arbUint32) }).map((want_released) => ({ type, want_released }));
     case 'want_sla_missed':
       return fc.record({ want_id: p.wantId, deadline: arbInt64 }).map((want_sla_missed) => ({ type, want_sla_missed }));
   }

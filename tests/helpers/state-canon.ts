@@ -24,6 +24,10 @@ export function canon(s: BuildState) {
     job_runs: entries(s.job_runs),
     job_run_order: entries(s.job_run_order),
     job_runs_by_status: byStatus(JOB_RUN_STATUSES, s.job_runs_by_status),
+    queued_by_priority: entries(s.queued_by_priority),
+    window_open: entries(s.window_open),
+    backfills: entries(s.backfills),
+    backfill_order: entries(s.backfill_order),
     sizes: {
       wants: s.wants.size,
       partitions: s.partitions.size,

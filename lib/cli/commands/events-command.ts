@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { lastValueFrom, tap } from 'rxjs';
 import type { EventView } from '../../client/platform-client.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
-import { colors, connect, line, printJson, table, usageExitCode, when } from '../output.js';
+import { colors, connect, line, listShort, printJson, table, usageExitCode, when } from '../output.js';
 
 /** What an event says, in one short phrase. */
 export function eventSummary(e: EventView): string {
@@ -11,7 +11,9 @@ export function eventSummary(e: EventView): string {
     case 'want_created': {
       const w = e.want_created;
       const from = w.parent_want_id ? ` for ${w.parent_want_id}` : '';
-      return `${w.want_id} (${w.source}${from}): ${w.partitions.join(', ')}`;
+      const backfill = w.backfill_id ? `, backfill ${w.backfill_id}` : '';
+      const what = w.pattern ? `${w.pattern} (${w.partitions.length} partitions)` : listShort(w.partitions, 5);
+      return `${w.want_id} (${w.source}${from}${backfill}): ${what}`;
     }
     case 'want_canceled':
       return `${e.want_canceled.want_id}: ${e.want_canceled.reason}`;
@@ -44,6 +46,8 @@ export function eventSummary(e: EventView): string {
       return e.job_definitions_changed.jobs.map((j) => `${j.job_label} -> ${j.fingerprint}`).join(', ');
     case 'want_sla_missed':
       return `${e.want_sla_missed.want_id} missed its sla (deadline ${new Date(e.want_sla_missed.deadline).toISOString()})`;
+    case 'want_released':
+      return `${e.want_released.want_id}: its first ${e.want_released.released} partitions are released for scheduling`;
   }
 }
 
