@@ -11,7 +11,9 @@ export type {
   JobRunRecord,
   JobRunStatus,
 } from './state/build-state.js';
-export type { CreateWantRequest, CreateTaintRequest, CommandResult, TaintReply } from './orchestrator/command.js';
+export type { CreateWantRequest, CreateTaintRequest, CreateBackfillRequest, BackfillPolicy, BackfillReply, CommandResult, TaintReply } from './orchestrator/command.js';
+export { backfillView, backfillWant, listBackfills } from './server/backfill-queries.js';
+export type { BackfillView, BackfillCounts, CreateBackfillBody, CreateBackfillReply } from './api/backfills.js';
 export { QueueFullError, QueueClosedError } from './orchestrator/command-queue.js';
 export { reduce } from './state/reduce.js';
 export { initialState } from './state/build-state.js';

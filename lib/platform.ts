@@ -15,7 +15,7 @@ import type { GraphDefinition } from './graph/graph-definition.js';
 import type { GraphError } from './graph/graph-error.js';
 import type { JobResolver } from './graph/job-resolver.js';
 import { WorkspaceGraph } from './graph/workspace-graph.js';
-import type { CommandResult, CreateTaintRequest, CreateWantRequest } from './orchestrator/command.js';
+import type { CommandResult, CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from './orchestrator/command.js';
 import { CommandQueue } from './orchestrator/command-queue.js';
 import { GraphTaskSource } from './orchestrator/graph-task-source.js';
 import { Orchestrator } from './orchestrator/orchestrator.js';
@@ -156,6 +156,11 @@ export class Platform {
   /** Taints built partitions (and with `downstream` what consumed them); the reply's `taint` lists every ref. */
   createTaint(request: CreateTaintRequest): Promise<CommandResult> {
     return this.queue.offer({ kind: 'create_taint', request });
+  }
+
+  /** A backfill: a want over a range that goes on past failures, under its own cap; the reply's `backfill` has its id. */
+  createBackfill(request: CreateBackfillRequest): Promise<CommandResult> {
+    return this.queue.offer({ kind: 'create_backfill', request });
   }
 
   /** Lets the current orchestrator step finish, records running job runs as canceled, closes the log. */

@@ -4,7 +4,9 @@ import type { JobRunStatus, PartitionStatus, WantStatus } from './statuses.js';
 
 export interface WantView {
   want_id: string;
+  /** Its partitions (the first 10,000; `partitions_total` counts them all). */
   partitions: string[];
+  partitions_total: number;
   status: WantStatus;
   created_at: string;
   updated_at: string;
@@ -20,7 +22,9 @@ export interface WantView {
   parent_want_id: string | null;
   root_want_id: string;
   child_want_ids: string[];
+  /** The job runs serving it (the latest 10,000; `job_runs_total` counts them all). */
   job_run_ids: string[];
+  job_runs_total: number;
   partition_status: Record<string, PartitionStatus | 'absent'>;
   cancel_reason: string | null;
   /** What it rebuilds: missing (default), stale, all. */
@@ -31,6 +35,12 @@ export interface WantView {
   rebuilt: string[];
   /** Higher first when runs wait for capacity; derived wants carry their root's. */
   priority: number;
+  /** The backfill this want is (see /api/backfills/:id), or null. */
+  backfill_id: string | null;
+  /** Most job runs serving it at once; 0 = no cap of its own. */
+  max_concurrent_job_runs: number;
+  /** The brace pattern its partitions came from; '' when they were listed. */
+  pattern: string;
 }
 
 export interface PartitionView {

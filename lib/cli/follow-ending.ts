@@ -30,17 +30,20 @@ import {
 import type { WantView } from '../client/platform-client.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 
-export type Ending =
-  | { kind: 'done'; want: WantView }
+/** What is followed: a want, or anything that ends as a want does (a backfill). */
+type Followed = Pick<WantView, 'status'>;
+
+export type Ending<T extends Followed = WantView> =
+  | { kind: 'done'; want: T }
   | { kind: 'stream-ended' }
   | { kind: 'interrupted' }
   | { kind: 'error'; error: unknown };
 
-export interface EndingSources {
+export interface EndingSources<T extends Followed = WantView> {
   /** One value per event that concerns the build (a reason to read the want); completes when the server ends the stream. */
   relevant$: Observable<unknown>;
-  /** Reads the root want once. */
-  readWant: () => Observable<WantView>;
+  /** Reads the root want (or backfill) once. */
+  readWant: () => Observable<T>;
   /** Ctrl-C. */
   interrupt$: Observable<unknown>;
   /** How often the want is read anyway. */
@@ -48,9 +51,15 @@ export interface EndingSources {
   scheduler?: SchedulerLike;
 }
 
-const ended = (w: WantView): boolean => TERMINAL_WANT_STATUSES.has(w.status);
+const ended = <T extends Followed>(w: T): boolean => TERMINAL_WANT_STATUSES.has(w.status);
 
-export function followEnding({ relevant$, readWant, interrupt$, pollMs, scheduler = asyncScheduler }: EndingSources): Observable<Ending> {
+export function followEnding<T extends Followed = WantView>({
+  relevant$,
+  readWant,
+  interrupt$,
+  pollMs,
+  scheduler = asyncScheduler,
+}: EndingSources<T>): Observable<Ending<T>> {
   const events$ = relevant$.pipe(share());
   // A read that fails says nothing: the stream's end or error tells what happened to the server; the poll retries.
   const read = () => readWant().pipe(catchError(() => EMPTY));
@@ -58,16 +67,16 @@ export function followEnding({ relevant$, readWant, interrupt$, pollMs, schedule
   const done$ = merge(timer(0, pollMs, scheduler), events$.pipe(catchError(() => EMPTY))).pipe(
     switchMap(read),
     filter(ended),
-    map((want): Ending => ({ kind: 'done', want })),
+    map((want): Ending<T> => ({ kind: 'done', want })),
   );
   const streamEnd$ = concat(
     events$.pipe(ignoreElements()),
     defer(() => read()).pipe(
-      map((want): Ending => (ended(want) ? { kind: 'done', want } : { kind: 'stream-ended' })),
+      map((want): Ending<T> => (ended(want) ? { kind: 'done', want } : { kind: 'stream-ended' })),
       // Read nothing (the server is gone): the stream ended all the same.
-      (answer$) => concat(answer$, of<Ending>({ kind: 'stream-ended' })).pipe(take(1)),
+      (answer$) => concat(answer$, of<Ending<T>>({ kind: 'stream-ended' })).pipe(take(1)),
     ),
-  ).pipe(catchError((error: unknown) => of<Ending>({ kind: 'error', error })));
-  const interrupted$ = interrupt$.pipe(map((): Ending => ({ kind: 'interrupted' })));
+  ).pipe(catchError((error: unknown) => of<Ending<T>>({ kind: 'error', error })));
+  const interrupted$ = interrupt$.pipe(map((): Ending<T> => ({ kind: 'interrupted' })));
   return race(done$, streamEnd$, interrupted$).pipe(take(1));
 }

@@ -9,6 +9,7 @@ import { registerGraph } from './commands/graph-command.js';
 import { registerPartitions } from './commands/partitions-command.js';
 import { registerLineage } from './commands/lineage-command.js';
 import { registerTaint } from './commands/taint-command.js';
+import { registerBackfill } from './commands/backfill-command.js';
 import { registerJobRuns } from './commands/job-runs-command.js';
 import { registerEvents } from './commands/events-command.js';
 import { registerInit } from './commands/init-command.js';
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerPartitions(program);
   registerLineage(program);
   registerTaint(program);
+  registerBackfill(program);
   registerJobRuns(program);
   registerEvents(program);
   registerInit(program);

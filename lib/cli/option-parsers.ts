@@ -57,3 +57,11 @@ export const isoTime: OptionParser<string> = (name) => (value) => {
   if (Number.isNaN(Date.parse(value))) throw new OptionValueError(`${name} must be an ISO 8601 time such as 2026-01-05T00:00:00Z.`);
   return value;
 };
+
+/** One of a fixed set of words; `meaning` says what each is for. */
+export function oneOf<T extends string>(values: readonly T[], meaning: string): OptionParser<T> {
+  return (name) => (value) => {
+    if (!(values as readonly string[]).includes(value)) throw new OptionValueError(`${name} must be one of ${values.join(', ')} (${meaning}).`);
+    return value as T;
+  };
+}

@@ -18,11 +18,13 @@ import type { EventPage, Page, PageParams } from '../api/page.js';
 import type { GraphAnalyzeResponseJson, JobConfigJson, JobConfigResponseJson, JobGraphJson, TaskJson } from '../api/platform-service.js';
 import type { JobRunStatus, PartitionStatus, WantStatus } from '../api/statuses.js';
 import type { EventView, JobRunView, PartitionView, WantView } from '../api/views.js';
+import type { BackfillView, CreateBackfillBody, CreateBackfillReply } from '../api/backfills.js';
 import type { CreateTaintBody, LineageReply, PartitionDetailView, TaintReply, TaintView } from '../api/partitions-change.js';
 import { NoServerError } from './server-connection.js';
 import { sseStream, type SseMessage } from './sse-client.js';
 
 // The CLI takes the API's types from the client it holds (it could equally import api/).
+export type { BackfillView, CreateBackfillBody, CreateBackfillReply };
 export type { CreateWantBody, EventView, JobConfigJson, JobGraphJson, JobRunView, LogEnd, Page, TaskJson, WantView };
 export type { SseMessage };
 
@@ -133,6 +135,24 @@ export class PlatformClient {
 
   getTaint(id: string): Promise<TaintView> {
     return this.getJson(`/api/taints/${encodeURIComponent(id)}`);
+  }
+
+  // ---- backfills
+
+  createBackfill(body: CreateBackfillBody): Promise<CreateBackfillReply> {
+    return this.write('POST', '/api/backfills', body);
+  }
+
+  listBackfills(params: PageParams = {}): Promise<Page<BackfillView>> {
+    return this.getJson(`/api/backfills${query(pageParams(params))}`);
+  }
+
+  getBackfill(id: string): Promise<BackfillView> {
+    return this.getJson(`/api/backfills/${encodeURIComponent(id)}`);
+  }
+
+  cancelBackfill(id: string): Promise<BackfillView> {
+    return this.write('DELETE', `/api/backfills/${encodeURIComponent(id)}`);
   }
 
   getJobRun(id: string): Promise<JobRunView> {

@@ -10,6 +10,7 @@ import { metricsRoutes } from './routes/metrics-routes.js';
 import { partitionsRoutes } from './routes/partitions-routes.js';
 import { statusRoutes } from './routes/status-routes.js';
 import { taintsRoutes } from './routes/taints-routes.js';
+import { backfillsRoutes } from './routes/backfills-routes.js';
 import { wantsRoutes } from './routes/wants-routes.js';
 import { serviceRoutes } from './connect/service-routes.js';
 import type { ServerContext } from './server-context.js';
@@ -32,6 +33,7 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   app.use(wantsRoutes(ctx));
   app.use(partitionsRoutes(ctx));
   app.use(taintsRoutes(ctx));
+  app.use(backfillsRoutes(ctx));
   app.use(jobRunsRoutes(ctx));
   app.use(eventsRoutes(ctx));
   app.use(metricsRoutes(ctx));

@@ -2,7 +2,9 @@
 import type { CreateWantBody } from '../api/create-want.js';
 import type { PageOrder } from '../api/page.js';
 import { REBUILD_POLICIES, type RebuildPolicy } from '../events/build-event.js';
-import type { CreateTaintRequest, CreateWantRequest } from '../orchestrator/command.js';
+import type { CreateBackfillBody } from '../api/backfills.js';
+import { BACKFILL_POLICIES, type BackfillPolicy, type CreateBackfillRequest, type CreateTaintRequest, type CreateWantRequest } from '../orchestrator/command.js';
+import { MAX_EXPANSION, PatternError, expandPattern } from '../graph/partition-pattern.js';
 import type { PageQuery } from './queries.js';
 import { HttpError } from './http-error.js';
 
@@ -63,6 +65,17 @@ const WANT_FIELD_SET: Record<keyof CreateWantBody, true> = {
 };
 const WANT_FIELDS: ReadonlySet<string> = new Set(Object.keys(WANT_FIELD_SET));
 const TAINT_FIELDS = new Set(['partitions', 'reason', 'downstream']);
+const BACKFILL_FIELD_SET: Record<keyof CreateBackfillBody, true> = {
+  pattern: true,
+  partitions: true,
+  policy: true,
+  priority: true,
+  max_concurrent_job_runs: true,
+  comment: true,
+};
+const BACKFILL_FIELDS: ReadonlySet<string> = new Set(Object.keys(BACKFILL_FIELD_SET));
+/** A backfill's cap fits any machine; a bigger one is a typo. */
+export const MAX_BACKFILL_CAP = 10_000;
 
 /**
  * What is wrong with a ref's shape, or undefined when nothing is (whether a job produces it is the graph's
@@ -98,12 +111,12 @@ function objectBody(body: unknown, allowed: ReadonlySet<string>, what: string, e
 }
 
 /** The body's `partitions`: a non-empty array of well-formed refs, duplicates dropped. */
-function partitionsField(b: Record<string, unknown>, what: string): string[] {
+function partitionsField(b: Record<string, unknown>, what: string, max = MAX_PARTITIONS_PER_WANT): string[] {
   if (!Array.isArray(b.partitions) || b.partitions.length === 0) {
     throw new HttpError(400, "Field 'partitions' must be a non-empty array of partition refs.");
   }
-  if (b.partitions.length > MAX_PARTITIONS_PER_WANT) {
-    throw new HttpError(400, `${what} may name at most ${MAX_PARTITIONS_PER_WANT} partitions; got ${b.partitions.length}. Split it.`);
+  if (b.partitions.length > max) {
+    throw new HttpError(400, `${what} may name at most ${max} partitions; got ${b.partitions.length}. Split it.`);
   }
   return [...new Set(b.partitions.map((ref, i) => checkRef(ref, `partitions[${i}]`)))];
 }
@@ -138,6 +151,54 @@ export function parseCreateWant(body: unknown): CreateWantRequest {
     sla_seconds: seconds(b.sla_seconds, 'sla_seconds'),
     rebuild: rebuildPolicy(b.rebuild),
     priority: priorityField(b.priority),
+  };
+}
+
+/**
+ * A backfill: its range as a brace pattern (expanded here, up to 100,000 refs) or a list, what to rebuild in it,
+ * its priority and cap.
+ */
+export function parseCreateBackfill(body: unknown): CreateBackfillRequest {
+  const example = '{"pattern": "daily/revenue/date={2026-01-01..2026-03-31}", "policy": "missing", "max_concurrent_job_runs": 2}';
+  const b = objectBody(body, BACKFILL_FIELDS, 'a backfill', example);
+  if ((b.pattern === undefined) === (b.partitions === undefined)) {
+    throw new HttpError(400, `Give exactly one of 'pattern' (a brace pattern) and 'partitions' (a list of refs), like ${example}.`);
+  }
+  let partitions: string[];
+  let pattern = '';
+  if (b.pattern !== undefined) {
+    if (typeof b.pattern !== 'string' || b.pattern.length > MAX_REF_LENGTH) {
+      throw new HttpError(400, `Field 'pattern' must be a string of at most ${MAX_REF_LENGTH} characters, like ${JSON.stringify('h={00..23}')}.`);
+    }
+    pattern = b.pattern;
+    try {
+      partitions = expandPattern(pattern, MAX_EXPANSION);
+    } catch (err) {
+      if (err instanceof PatternError) throw new HttpError(400, `Field 'pattern': ${err.message}`);
+      throw err;
+    }
+    partitions.forEach((ref, i) => checkRef(ref, `the pattern's ref ${i + 1}`));
+  } else {
+    partitions = partitionsField(b, 'A backfill', MAX_EXPANSION);
+  }
+  const policy = b.policy ?? 'missing';
+  if (typeof policy !== 'string' || !(BACKFILL_POLICIES as readonly string[]).includes(policy)) {
+    throw new HttpError(
+      400,
+      `Field 'policy' must be one of ${BACKFILL_POLICIES.join(', ')} (what was never built; also what failed or is tainted; everything), got ${JSON.stringify(policy)}.`,
+    );
+  }
+  const cap = b.max_concurrent_job_runs ?? 0;
+  if (typeof cap !== 'number' || !Number.isInteger(cap) || cap < 0 || cap > MAX_BACKFILL_CAP) {
+    throw new HttpError(400, `Field 'max_concurrent_job_runs' must be a whole number from 0 (no cap) to ${MAX_BACKFILL_CAP}, got ${JSON.stringify(cap)}.`);
+  }
+  return {
+    partitions,
+    pattern,
+    policy: policy as BackfillPolicy,
+    priority: priorityField(b.priority),
+    max_concurrent_job_runs: cap,
+    comment: textField(b, 'comment'),
   };
 }
 

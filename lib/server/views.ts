@@ -23,12 +23,17 @@ function rebuiltFor(state: BuildState, w: WantRecord): string[] {
   return [...out].slice(0, REBUILT_SHOWN);
 }
 
+/** Most partitions (and job runs) a want's detail lists: a backfill's range is read through /api/backfills. */
+export const WANT_LIST_SHOWN = 10_000;
+
 export function wantView(state: BuildState, w: WantRecord): WantView {
+  const partitions = w.partitions.slice(0, WANT_LIST_SHOWN);
   const partition_status: Record<string, PartitionStatus | 'absent'> = {};
-  for (const ref of w.partitions) partition_status[ref] = state.partitions.get(ref)?.status ?? 'absent';
+  for (const ref of partitions) partition_status[ref] = state.partitions.get(ref)?.status ?? 'absent';
   return {
     want_id: w.want_id,
-    partitions: [...w.partitions],
+    partitions,
+    partitions_total: w.partitions.length,
     status: w.status,
     created_at: iso(w.created_at),
     updated_at: iso(w.updated_at),
@@ -42,13 +47,17 @@ export function wantView(state: BuildState, w: WantRecord): WantView {
     parent_want_id: w.parent_want_id || null,
     root_want_id: w.root_want_id,
     child_want_ids: [...w.child_want_ids],
-    job_run_ids: [...w.job_run_ids],
+    job_run_ids: w.job_run_ids.slice(-WANT_LIST_SHOWN),
+    job_runs_total: w.job_run_ids.length,
     partition_status,
     cancel_reason: w.cancel_reason || null,
     rebuild: w.rebuild,
     sla_missed: w.sla_missed,
     rebuilt: rebuiltFor(state, w),
     priority: w.priority,
+    backfill_id: w.backfill_id || null,
+    max_concurrent_job_runs: w.max_concurrent_job_runs,
+    pattern: w.pattern,
   };
 }
 

@@ -2,12 +2,12 @@ import { Router } from 'express';
 import type { CreateWantReply } from '../../api/create-want.js';
 import type { Page } from '../../api/page.js';
 import type { WantView } from '../../api/views.js';
-import { isGraphError } from '../../graph/graph-error.js';
 import { WANT_STATUSES } from '../../state/build-state.js';
 import { listWants } from '../queries.js';
 import { wantView } from '../views.js';
 import { awaitCommand } from '../command-reply.js';
 import { HttpError } from '../http-error.js';
+import { checkProduced } from '../produced-refs.js';
 import { enumParam, pageQuery, parseCreateWant } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
 
@@ -21,17 +21,7 @@ export function wantsRoutes({ platform }: ServerContext): Router {
 
   router.post('/api/wants', async (req, res) => {
     const request = parseCreateWant(req.body);
-    const problem = await platform.refreshGraph();
-    if (problem) throw new HttpError(400, `${problem.message} (the server goes on with the last valid graph; fix the file and retry)`);
-    // A ref no job produces is refused now, not discovered later as a failed build.
-    for (const ref of request.partitions) {
-      try {
-        platform.resolver.jobFor(ref);
-      } catch (err) {
-        if (isGraphError(err)) throw new HttpError(400, err.message);
-        throw err;
-      }
-    }
+    await checkProduced(platform, request.partitions);
     const result = await awaitCommand(() => platform.createWant(request));
     const want = result.state.wants.get(result.want_id);
     if (!want) throw new Error(`orchestrator replied with unknown want ${result.want_id}`);

@@ -1,0 +1,51 @@
+/**
+ * A backfill's progress as the terminal shows it: one aggregate bar and its counts, however many partitions and
+ * runs it has (a line per run is for builds; ten thousand of them are not read, they are counted). Pure: a view
+ * of the backfill in, lines out.
+ */
+import type { BackfillView } from '../client/platform-client.js';
+import { elapsed } from './build-progress.js';
+
+const BAR_WIDTH = 24;
+
+export interface BackfillPaint {
+  good: (s: string) => string;
+  bad: (s: string) => string;
+  busy: (s: string) => string;
+  dim: (s: string) => string;
+}
+
+const plain: BackfillPaint = { good: (s) => s, bad: (s) => s, busy: (s) => s, dim: (s) => s };
+
+export function settledCount(b: BackfillView): number {
+  return b.counts.live + b.counts.failed + b.counts.skipped;
+}
+
+/** `bf-1 building [#####-----] 42% 4200/10000 · 3m10s` then `live 4100 · failed 2 · skipped 98 · building 2 ...`. */
+export function renderBackfill(b: BackfillView, elapsedMs: number, paint: BackfillPaint = plain): string[] {
+  const done = settledCount(b);
+  const filled = b.partitions === 0 ? BAR_WIDTH : Math.floor((done / b.partitions) * BAR_WIDTH);
+  const pct = b.partitions === 0 ? 100 : Math.floor((done / b.partitions) * 100);
+  const head =
+    `${b.backfill_id} ${b.status} [${paint.good('#'.repeat(filled))}${paint.dim('-'.repeat(BAR_WIDTH - filled))}] ` +
+    `${pct}% ${done}/${b.partitions} partitions · ${elapsed(elapsedMs)}`;
+  const c = b.counts;
+  const parts = [
+    `live ${c.live}`,
+    c.failed > 0 ? paint.bad(`failed ${c.failed}`) : `failed 0`,
+    `skipped ${c.skipped}`,
+    c.building > 0 ? paint.busy(`building ${c.building}`) : 'building 0',
+    `waiting ${c.waiting}`,
+    `pending ${c.pending}`,
+    `${b.running_job_runs} running${b.max_concurrent_job_runs > 0 ? ` (cap ${b.max_concurrent_job_runs})` : ''}`,
+  ];
+  return [head, `  ${parts.join(' · ')}`];
+}
+
+/** For a pipe: a line when the backfill crosses each tenth of its range, or changes status. */
+export function plainMilestone(before: BackfillView | undefined, now: BackfillView): boolean {
+  if (!before) return true;
+  if (before.status !== now.status) return true;
+  const tenth = (b: BackfillView) => (b.partitions === 0 ? 10 : Math.floor((settledCount(b) / b.partitions) * 10));
+  return tenth(now) > tenth(before);
+}

@@ -1,0 +1,141 @@
+/**
+ * `platform backfill <pattern>`: builds a range of partitions as one backfill and shows its progress as an
+ * aggregate bar until it ends (exit 0 when every partition is live or skipped, 1 when some failed or it was
+ * canceled, 130 on Ctrl-C: the backfill keeps going). `platform backfills list|get|wait|cancel`.
+ */
+import type { Command } from 'commander';
+import { fromEvent } from 'rxjs';
+import type { BackfillView } from '../../client/platform-client.js';
+import { BACKFILL_POLICIES, type BackfillPolicy } from '../../orchestrator/command.js';
+import { followBackfill } from '../follow-backfill.js';
+import { EXIT_INTERRUPTED } from '../settle-follow.js';
+import { pagedListCommand } from '../paged-list-command.js';
+import { integer, oneOf, parsedOption, wholeNumber } from '../option-parsers.js';
+import { renderBackfill } from '../backfill-progress.js';
+import { connect, detailTable, line, printJson, statusColor, table, usageExitCode, when, type CommandContext } from '../output.js';
+import type { FollowResult } from '../follow-want.js';
+
+interface BackfillOptions {
+  policy?: BackfillPolicy;
+  priority?: number;
+  maxConcurrent?: number;
+  comment?: string;
+  detach?: boolean;
+}
+
+const policy = oneOf(BACKFILL_POLICIES, 'what was never built; also what failed or is tainted; everything');
+
+function backfillDetail(b: BackfillView): string {
+  return detailTable([
+    ['backfill', b.backfill_id],
+    ['want', b.want_id],
+    ['status', statusColor(b.status)],
+    ['range', b.pattern || `${b.partitions} listed partitions`],
+    ['policy', b.policy],
+    ['priority', b.priority],
+    ['cap', b.max_concurrent_job_runs > 0 ? `${b.max_concurrent_job_runs} job runs at once` : 'none of its own'],
+    ['progress', renderBackfill(b, Date.parse(b.updated_at) - Date.parse(b.created_at)).join('\n')],
+    ['created', when(b.created_at)],
+    ['comment', b.comment],
+    ['canceled', b.cancel_reason ?? ''],
+  ]);
+}
+
+/** Waits for a backfill; the exit code as `platform build` gives it. */
+async function waitFor(ctx: CommandContext, b: BackfillView, after: number, startedAt: number): Promise<void> {
+  const result: FollowResult = await followBackfill(ctx, b, after, startedAt, fromEvent(process, 'SIGINT'));
+  if (result.kind === 'successful') return;
+  if (result.kind === 'unsuccessful') throw new Error(result.message);
+  process.stderr.write(`platform: interrupted; backfill ${b.backfill_id} keeps going; \`platform backfills cancel ${b.backfill_id}\` stops it.\n`);
+  process.exit(EXIT_INTERRUPTED);
+}
+
+export function registerBackfill(program: Command): void {
+  const backfill = program
+    .command('backfill')
+    .description('build a range of partitions as one backfill, with its own priority and cap, and show its progress')
+    .argument('<pattern>', "a brace pattern: 'daily/revenue/date={2026-01-01..2026-03-31}', 'h={00..23}', '{a,b}'")
+    .addOption(parsedOption('--policy <policy>', 'missing (default): what was never built; failed: also what failed or is tainted; all: everything', policy))
+    .addOption(parsedOption('--priority <n>', 'higher runs first when runs wait for capacity (default 0)', integer))
+    .addOption(parsedOption('--max-concurrent <n>', 'most job runs of this backfill at once (default: no cap of its own)', wholeNumber({ min: 1, max: 10_000 })))
+    .option('--comment <text>', 'why the backfill is run')
+    .option('--detach', 'print the backfill id and return once it is accepted')
+    .action(async (pattern: string, opts: BackfillOptions, cmd: Command) => {
+      const ctx = await connect(cmd);
+      const { client, options } = ctx;
+      const startedAt = Date.now();
+      const { latest_id: after } = await client.listEvents({ limit: 1 });
+      const reply = await client.createBackfill({
+        pattern,
+        ...(opts.policy !== undefined ? { policy: opts.policy } : {}),
+        ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
+        ...(opts.maxConcurrent !== undefined ? { max_concurrent_job_runs: opts.maxConcurrent } : {}),
+        ...(opts.comment !== undefined ? { comment: opts.comment } : {}),
+      });
+      if (opts.detach) {
+        if (options.json) return printJson(reply);
+        line(reply.backfill_id);
+        if (process.stderr.isTTY) {
+          process.stderr.write(`backfill ${reply.backfill_id} (want ${reply.want_id}) of ${reply.partitions} partitions; follow it with 'platform backfills wait ${reply.backfill_id}'\n`);
+        }
+        return;
+      }
+      if (!options.json) line(`backfill ${reply.backfill_id} (want ${reply.want_id}) of ${reply.partitions} partitions: ${pattern}`);
+      await waitFor(ctx, await client.getBackfill(reply.backfill_id), after, startedAt);
+    });
+  usageExitCode(backfill);
+
+  const backfills = program.command('backfills').description('the backfills made so far');
+  pagedListCommand(backfills, {
+    noun: 'backfills',
+    description: 'list backfills, oldest first',
+    statuses: [],
+    fetch: (client, q) => client.listBackfills(q),
+    rows: (items) =>
+      table(
+        ['Backfill', 'Status', 'Range', 'Policy', 'Progress', 'Failed', 'Priority', 'Cap', 'Created'],
+        items.map((b) => [
+          b.backfill_id,
+          statusColor(b.status),
+          b.pattern || `${b.partitions} partitions`,
+          b.policy,
+          `${Math.floor(b.progress * 100)}% of ${b.partitions}`,
+          b.counts.failed,
+          b.priority,
+          b.max_concurrent_job_runs || '',
+          when(b.created_at),
+        ]),
+      ),
+  });
+  backfills
+    .command('get')
+    .description('one backfill: its range, policy, cap and progress')
+    .argument('<backfill_id>', 'e.g. bf-1')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const { client, options } = await connect(cmd);
+      const b = await client.getBackfill(id);
+      if (options.json) return printJson(b);
+      line(backfillDetail(b));
+    });
+  backfills
+    .command('wait')
+    .description('show a backfill\'s progress until it ends (exit 0 when it is successful)')
+    .argument('<backfill_id>', 'e.g. bf-1')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const ctx = await connect(cmd);
+      const { latest_id: after } = await ctx.client.listEvents({ limit: 1 });
+      const b = await ctx.client.getBackfill(id);
+      await waitFor(ctx, b, after, Date.parse(b.created_at));
+    });
+  backfills
+    .command('cancel')
+    .description('cancel a backfill: its queued runs are dropped, running ones no one else needs are stopped')
+    .argument('<backfill_id>', 'e.g. bf-1')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const { client, options } = await connect(cmd);
+      const b = await client.cancelBackfill(id);
+      if (options.json) return printJson(b);
+      line(`backfill ${b.backfill_id} is ${b.status} (${b.counts.live} of ${b.partitions} partitions live).`);
+    });
+  usageExitCode(backfills);
+}

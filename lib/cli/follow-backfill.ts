@@ -1,0 +1,101 @@
+/**
+ * Following a backfill, for `platform backfill` and `platform backfills wait`: every event is a reason to read the
+ * backfill again (throttled: a busy log does not become a read per event), each read redraws one aggregate block
+ * (backfill-progress.ts), and it ends as a want's follow does (follow-ending.ts): when the backfill ends, on Ctrl-C
+ * (the backfill keeps going), or when the server ends the stream.
+ */
+import { EMPTY, type Observable, ReplaySubject, catchError, connectable, defer, firstValueFrom, interval, tap, throttleTime, asyncScheduler } from 'rxjs';
+import { NoServerError } from '../client/server-connection.js';
+import type { BackfillView } from '../client/platform-client.js';
+import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
+import { plainMilestone, renderBackfill, type BackfillPaint } from './backfill-progress.js';
+import { followEnding, type Ending } from './follow-ending.js';
+import { colors, isTty, line, printJson, statusColor, type CommandContext } from './output.js';
+import type { FollowResult } from './follow-want.js';
+
+const POLL_MS = 5_000;
+/** At most this often a burst of events makes a read. */
+const READ_EVERY_MS = 200;
+const REDRAW_MS = 250;
+
+const paint: BackfillPaint = {
+  good: (s) => colors.green(s),
+  bad: (s) => colors.red(s),
+  busy: (s) => colors.yellow(s),
+  dim: (s) => colors.dim(s),
+};
+
+export async function followBackfill(
+  { client, options }: CommandContext,
+  first: BackfillView,
+  after: number,
+  startedAt: number,
+  interrupt$: Observable<unknown>,
+): Promise<FollowResult> {
+  const tty = isTty() && !options.json;
+  let latest = first;
+  let shownPlain: BackfillView | undefined;
+  let drawn = 0;
+  const draw = () => {
+    if (options.json) return;
+    if (!tty) {
+      if (plainMilestone(shownPlain, latest)) {
+        line(renderBackfill(latest, Date.now() - startedAt).join(''));
+        shownPlain = latest;
+      }
+      return;
+    }
+    const lines = renderBackfill(latest, Date.now() - startedAt, paint);
+    if (drawn > 0) process.stdout.write(`\r${drawn > 1 ? `\x1b[${drawn - 1}A` : ''}\x1b[J`);
+    process.stdout.write(lines.join('\n'));
+    drawn = lines.length;
+  };
+  const interrupts = connectable(interrupt$, { connector: () => new ReplaySubject<unknown>(1), resetOnDisconnect: false });
+  const listening = interrupts.connect();
+  const redraws = tty ? interval(REDRAW_MS).subscribe(draw) : undefined;
+  draw();
+  let ending: Ending<BackfillView>;
+  try {
+    const relevant$ = client.eventStream({ after }).pipe(
+      catchError((err: unknown) => (err instanceof NoServerError ? EMPTY : Promise.reject(err))),
+      throttleTime(READ_EVERY_MS, asyncScheduler, { leading: true, trailing: true }),
+    );
+    const readWant = () =>
+      defer(() => client.getBackfill(first.backfill_id)).pipe(
+        tap((b) => {
+          latest = b;
+          draw();
+        }),
+      );
+    ending = TERMINAL_WANT_STATUSES.has(first.status)
+      ? { kind: 'done', want: first }
+      : await firstValueFrom(followEnding({ relevant$, readWant, interrupt$: interrupts, pollMs: POLL_MS }));
+  } finally {
+    listening.unsubscribe();
+    redraws?.unsubscribe();
+    if (tty && drawn > 0) process.stdout.write('\n');
+  }
+  if (ending.kind === 'interrupted') return { kind: 'interrupted' };
+  if (ending.kind === 'error') throw ending.error;
+  const id = first.backfill_id;
+  if (ending.kind === 'stream-ended') {
+    throw new Error(
+      `the server ended the event stream before backfill ${id} finished (it shut down?). The backfill is kept and goes on when the server starts again: 'platform backfills get ${id}' shows where it is, 'platform backfills wait ${id}' resumes waiting.`,
+    );
+  }
+  const b = ending.want;
+  latest = b;
+  if (options.json) printJson(b);
+  else {
+    if (!tty || drawn === 0) line(renderBackfill(b, Date.now() - startedAt).join(''));
+    const c = b.counts;
+    line(`backfill ${colors.bold(id)} ${statusColor(b.status)}: ${c.live} live, ${c.failed} failed, ${c.skipped} skipped of ${b.partitions}.`);
+  }
+  if (b.status === 'successful') return { kind: 'successful' };
+  const why =
+    b.status === 'canceled'
+      ? `backfill ${id} was canceled${b.cancel_reason ? ` (${b.cancel_reason})` : ''}.`
+      : `backfill ${id} ended ${b.status}: ${b.counts.failed} of its ${b.partitions} partitions failed. ` +
+        `List them: platform partitions list --status failed; why one failed: platform partitions get <ref>.`;
+  return { kind: 'unsuccessful', message: why };
+}

@@ -1,0 +1,65 @@
+/**
+ * Reads of backfills. A backfill's counts are its want's, kept by the fold as partitions move, so a view costs
+ * the runs running now (at most the graph's concurrency), never its range.
+ */
+import type { BackfillPolicy, BackfillView } from '../api/backfills.js';
+import type { Page } from '../api/page.js';
+import type { RebuildPolicy } from '../events/build-event.js';
+import type { BuildState, WantRecord } from '../state/build-state.js';
+import type { PageQuery } from './queries.js';
+
+const POLICY_OF: Record<RebuildPolicy, BackfillPolicy> = { absent: 'missing', missing: 'failed', all: 'all', stale: 'failed' };
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export function backfillView(state: BuildState, want: WantRecord): BackfillView {
+  const c = want.counts;
+  const total = want.partitions.length;
+  const settled = c.live + c.failed + c.skipped;
+  let running = 0;
+  for (const [, id] of state.job_runs_by_status.running) {
+    const run = state.job_runs.get(id);
+    if (run && run.want_ids.some((w) => state.wants.get(w)?.root_want_id === want.want_id)) running++;
+  }
+  return {
+    backfill_id: want.backfill_id,
+    want_id: want.want_id,
+    status: want.status,
+    pattern: want.pattern,
+    partitions: total,
+    policy: POLICY_OF[want.rebuild],
+    priority: want.priority,
+    max_concurrent_job_runs: want.max_concurrent_job_runs,
+    comment: want.comment,
+    counts: {
+      live: c.live,
+      failed: c.failed,
+      skipped: c.skipped,
+      building: c.active,
+      waiting: c.waiting,
+      pending: Math.max(0, total - settled - c.active - c.waiting),
+    },
+    progress: total === 0 ? 1 : Math.round((settled / total) * 10_000) / 10_000,
+    running_job_runs: running,
+    created_at: iso(want.created_at),
+    updated_at: iso(want.updated_at),
+    cancel_reason: want.cancel_reason || null,
+  };
+}
+
+/** The backfill's want, or undefined when there is no such backfill. */
+export function backfillWant(state: BuildState, backfillId: string): WantRecord | undefined {
+  const wantId = state.backfills.get(backfillId);
+  return wantId === undefined ? undefined : state.wants.get(wantId);
+}
+
+/** Backfills in creation order (`reverse`: newest first). */
+export function listBackfills(state: BuildState, q: PageQuery): Page<BackfillView> {
+  const entries = q.reverse ? state.backfill_order.sliceReverse(q.offset, q.limit) : state.backfill_order.slice(q.offset, q.limit);
+  const data: BackfillView[] = [];
+  for (const [, id] of entries) {
+    const want = backfillWant(state, id);
+    if (want) data.push(backfillView(state, want));
+  }
+  return { data, total: state.backfill_order.size, offset: q.offset, limit: q.limit };
+}
