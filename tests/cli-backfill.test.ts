@@ -1,0 +1,171 @@
+/**
+ * Backfills as a user meets them: the REST resource (create by pattern or list, read, list, cancel, and every bad
+ * request refused with a JSON error that creates nothing), a 10,000-partition backfill accepted whole with bounded
+ * reads, and the real CLI: `backfill` with its progress and exit codes, `backfills list|get|wait|cancel`, --json.
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(REPO, 'bin', 'platform');
+
+const GRAPH = {
+  max_concurrent_job_runs: 2,
+  jobs: [
+    { label: 'day', outputs: ['day/date=(?<date>[0-9-]+)'], exec: ['bash', '-c', 'exit 0', 'day'] },
+    { label: 'bad', outputs: ['bad/(?<n>\\d+)'], args: ['${n}'], exec: ['bash', '-c', '[ "$1" = 2 ] && exit 5; exit 0', 'bad'] },
+    // Never ends by itself: what a cancel has to stop.
+    { label: 'slow', outputs: ['slow/(?<n>\\d+)'], exec: ['bash', '-c', 'sleep 60', 'slow'] },
+  ],
+};
+
+let ws = '';
+let url = '';
+let server: RunningServer;
+let platform: Platform;
+
+test.before(async () => {
+  ws = realpathSync(mkdtempSync(join(tmpdir(), 'platform-backfill-')));
+  mkdirSync(join(ws, '.platform'), { recursive: true });
+  platform = await Platform.open(ws, { graph: parseGraph(GRAPH, 'test'), tickMs: 50 });
+  server = await startHttpServer(platform, { port: 0, log: () => {}, drainMs: 2_000 });
+  url = server.url;
+});
+
+test.after.always(async () => {
+  await server?.close();
+  if (ws) rmSync(ws, { recursive: true, force: true });
+});
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(...args: string[]): Promise<Result> {
+  const env = { ...process.env };
+  delete env.FORCE_COLOR;
+  delete env.NO_COLOR;
+  const child = spawn(process.execPath, [BIN, '--server-url', url, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test.serial('bad backfill requests are 400 or 404 with a JSON error and create nothing', async (t) => {
+  const before = platform.state().last_event_id;
+  const cases: Array<[unknown, RegExp]> = [
+    [{}, /exactly one of 'pattern'/],
+    [{ pattern: 'day/date={2026-01-01..2026-01-02}', partitions: ['day/date=2026-01-01'] }, /exactly one of/],
+    [{ pattern: 'day/date={2026-01-05..2026-01-01}' }, /pattern.*backwards/],
+    [{ pattern: 'day/date={1..100000}{1..2}' }, /100,?000/],
+    [{ pattern: 'day/date=x', policy: 'some' }, /policy.*missing, failed, all/],
+    [{ pattern: 'day/date=x', max_concurrent_job_runs: -1 }, /max_concurrent_job_runs/],
+    [{ pattern: 'day/date=x', priority: 1.5 }, /priority/],
+    [{ pattern: 'day/date=x', surprise: 1 }, /Unknown field 'surprise'/],
+    [{ pattern: 'nothing/{1..9}' }, /9 of the 9 refs have no job/],
+  ];
+  for (const [body, message] of cases) {
+    const r = await api('POST', '/api/backfills', body);
+    t.is(r.status, 400, JSON.stringify(body));
+    t.regex(r.json.error, message, JSON.stringify(body));
+  }
+  t.is(platform.state().last_event_id, before, 'nothing was recorded');
+  for (const method of ['GET', 'DELETE']) {
+    const r = await api(method, '/api/backfills/bf-999');
+    t.is(r.status, 404);
+    t.regex(r.json.error, /No backfill with id 'bf-999'/);
+  }
+});
+
+test.serial('a 10,000-partition backfill is accepted whole; its reads are bounded while it builds; a cancel closes it', async (t) => {
+  const created = await api('POST', '/api/backfills', { pattern: 'day/date={2000-01-01..2027-05-18}', comment: 'ten thousand days' });
+  t.is(created.status, 201, JSON.stringify(created.json));
+  t.like(created.json, { partitions: 10_000 });
+  t.regex(created.json.backfill_id, /^bf-\d+$/);
+  const id = created.json.backfill_id;
+  const one = await api('GET', `/api/backfills/${id}`);
+  t.like(one.json, { backfill_id: id, want_id: created.json.want_id, partitions: 10_000, policy: 'missing', pattern: 'day/date={2000-01-01..2027-05-18}' });
+  const c = one.json.counts;
+  t.is(c.live + c.failed + c.skipped + c.building + c.waiting + c.pending, 10_000, 'the counts add up');
+  const want = await api('GET', `/api/wants/${created.json.want_id}`);
+  t.is(want.json.partitions_total, 10_000);
+  t.is(want.json.backfill_id, id);
+  const state = platform.state();
+  t.true(state.window_open.size <= 256, `a window is open, not the range (${state.window_open.size})`);
+  const going = await until(() => api('GET', `/api/backfills/${id}`), (r) => r.json.counts.live >= 300, 'three hundred days to be built');
+  t.true(going.json.progress > 0 && going.json.progress < 1, `progress ${going.json.progress}`);
+  t.true(platform.state().wants.get(created.json.want_id)!.released > 256, 'the window moved on');
+  const canceled = await api('DELETE', `/api/backfills/${id}`);
+  t.like(canceled.json, { status: 'canceled', cancel_reason: `backfill ${id} canceled by request` });
+  t.is(platform.state().window_open.size, 0, 'a canceled backfill has nothing open');
+  const listed = await api('GET', '/api/backfills?limit=1&order=desc');
+  t.is(listed.json.data.length, 1);
+  t.true(listed.json.total >= 1);
+});
+
+test.serial('CLI: backfill follows to the end with exit 1 when partitions failed; list, get and --json show it', async (t) => {
+  const r = await cli('backfill', 'bad/{1..4}', '--max-concurrent', '1', '--priority', '3');
+  t.is(r.code, 1, r.stderr);
+  t.regex(r.stdout, /^backfill (bf-\d+) \(want w-\d+\) of 4 partitions: bad\/\{1\.\.4\}/m);
+  t.regex(r.stdout, /bf-\d+ failed \[#+-*\] 100% 4\/4 partitions/);
+  t.regex(r.stdout, /3 live, 1 failed, 0 skipped of 4/);
+  t.regex(r.stderr, /1 of its 4 partitions failed/);
+  const id = /^backfill (bf-\d+)/m.exec(r.stdout)![1]!;
+  const got = JSON.parse((await cli('--json', 'backfills', 'get', id)).stdout);
+  t.like(got, { backfill_id: id, status: 'failed', priority: 3, max_concurrent_job_runs: 1, counts: { live: 3, failed: 1 } });
+  const table = await cli('backfills', 'list');
+  t.regex(table.stdout, new RegExp(`${id}\\s+│ failed\\s+│ bad/\\{1\\.\\.4\\}`));
+  const again = await cli('backfill', 'bad/{1..3}', '--policy', 'failed');
+  t.is(again.code, 1, 'bad/2 fails again under the failed policy');
+  const skip = await cli('--json', 'backfill', 'bad/{1..3}');
+  t.is(skip.code, 0, skip.stderr);
+  t.like(JSON.parse(skip.stdout), { status: 'successful', counts: { live: 2, skipped: 1 } });
+  const bad = await cli('backfill', 'bad/{1..3}', '--policy', 'some');
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /--policy must be one of missing, failed, all/);
+});
+
+test.serial('CLI: backfill --detach prints the id; backfills cancel stops its running job; wait reports the cancel', async (t) => {
+  const r = await cli('backfill', 'slow/{1..5}', '--detach', '--max-concurrent', '1');
+  t.is(r.code, 0, r.stderr);
+  const id = r.stdout.trim();
+  t.regex(id, /^bf-\d+$/);
+  await until(() => api('GET', `/api/backfills/${id}`), (b) => b.json.running_job_runs === 1, 'its first run to start');
+  const canceled = await cli('backfills', 'cancel', id);
+  t.is(canceled.code, 0, canceled.stderr);
+  t.regex(canceled.stdout, new RegExp(`backfill ${id} is canceled`));
+  const waited = await cli('backfills', 'wait', id);
+  t.is(waited.code, 1);
+  t.regex(waited.stderr, new RegExp(`backfill ${id} was canceled`));
+  await until(() => api('GET', '/api/job_runs?status=running'), (x) => x.json.data.length === 0, 'no run left running');
+  const again = await api('DELETE', `/api/backfills/${id}`);
+  t.is(again.status, 200, 'a second cancel is a no-op');
+});
