@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { firstValueFrom, filter } from 'rxjs';
 import { Platform } from '../lib/platform.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
+import { backfillBench, type BackfillFigures } from './backfill.js';
 
 const DAYS = Number(process.env.BENCH_DAYS ?? 140);
 const WEEKS = Math.floor(DAYS / 7);
@@ -128,6 +129,7 @@ function have(cmd: string): boolean {
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'platform-bench-'));
   const results: Array<{ tool: string; cold: number; noop: number }> = [];
+  let backfill: BackfillFigures | undefined;
   try {
     const p = await platformRun(join(root, 'platform'));
     results.push({ tool: 'platform', ...p });
@@ -149,6 +151,7 @@ async function main(): Promise<void> {
       const noop = timeIt(() => execFileSync('snakemake', args, { cwd: dir, stdio: 'ignore' }));
       results.push({ tool: 'Snakemake', cold, noop });
     }
+    if (process.env.BENCH_BACKFILL !== '0') backfill = await backfillBench(root, have('make'));
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -160,6 +163,13 @@ async function main(): Promise<void> {
     console.log(
       `${r.tool.padEnd(11)} ${`${r.cold.toFixed(0)} ms`.padStart(10)}   ${`${r.noop.toFixed(0)} ms`.padStart(13)}   ${(r.cold / base.cold).toFixed(2).padStart(16)}x   ${(r.noop / base.noop).toFixed(2).padStart(16)}x`,
     );
+  }
+  if (backfill) {
+    const b = backfill;
+    console.log(`\nbackfill: ${b.partitions} partitions of a trivial job, ${JOBS} at a time`);
+    console.log(`  accepted in ${b.acceptMs.toFixed(0)} ms; built in ${b.buildMs.toFixed(0)} ms (${(b.buildMs / b.partitions).toFixed(2)} ms a partition)`);
+    if (b.makeMs !== undefined) console.log(`  GNU make, ${b.partitions} independent targets: ${b.makeMs.toFixed(0)} ms; platform/make ${(b.buildMs / b.makeMs).toFixed(2)}x`);
+    console.log(`  while it builds: a one-partition want at priority 10 is built in ${b.interactiveMs.toFixed(1)} ms (median); its progress is read in ${b.readMs.toFixed(3)} ms`);
   }
   for (const missing of ['make', 'snakemake'].filter((c) => !have(c))) {
     console.log(`(${missing} not installed: apt-get install ${missing === 'make' ? 'make' : 'snakemake'} to compare)`);

@@ -23,3 +23,4 @@ export type { GraphDefinition, JobDefinition } from './graph/graph-definition.js
 export { partitionDetail, lineage, taintView } from './server/lineage-queries.js';
 export type { PartitionDetailView, LineageNode, LineageReply, TaintView, BuildView, CreateTaintBody } from './api/partitions-change.js';
 export { staleFromScratch } from './state/staleness.js';
+export { expandPattern, expandPatterns, patternSize, PatternError, MAX_EXPANSION } from './graph/partition-pattern.js';

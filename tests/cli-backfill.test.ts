@@ -169,3 +169,12 @@ test.serial('CLI: backfill --detach prints the id; backfills cancel stops its ru
   const again = await api('DELETE', `/api/backfills/${id}`);
   t.is(again.status, 200, 'a second cancel is a no-op');
 });
+
+test.serial('CLI: build of hundreds of partitions shows progress by tenths, not a line per run, and a summary of counts', async (t) => {
+  const r = await cli('build', 'day/date={1990-01-01..1991-02-09}');
+  t.is(r.code, 0, r.stderr);
+  const perRun = r.stdout.split('\n').filter((l) => / r-\d+ day (succeeded|running|queued)/.test(l));
+  t.is(perRun.length, 0, 'no line per run past a few hundred');
+  t.regex(r.stdout, /\d+\/405 job runs ended \(\d+ succeeded, 0 failed\)/);
+  t.regex(r.stdout, /405 job runs: 405 succeeded, 0 failed, 0 other\./);
+});

@@ -11,7 +11,7 @@ import type { EventView, JobRunView, PlatformClient, WantView } from '../client/
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { applyEvent, applyRunSnapshot, elapsed, failedRuns, newBuildModel, trackWant, type TrackedRun } from './build-progress.js';
 import { followEnding, type Ending } from './follow-ending.js';
-import { PlainView, SilentView, TtyView, type ProgressView } from './progress-view.js';
+import { MANY_RUNS, PlainView, SilentView, TtyView, type ProgressView } from './progress-view.js';
 import { colors, duration, endedHow, isTty, line, listShort, printJson, statusColor, table, type CommandContext } from './output.js';
 
 /** A safety net besides the events: how often the root want's status is read anyway. */
@@ -231,7 +231,13 @@ export async function followWant(
     const details = await Promise.all(runs.map((r) => client.getJobRun(r.job_run_id)));
     printJson({ want_id: rootId, status: want.status, want, job_runs: details });
   } else {
-    if (runs.length > 0) line(summaryTable(runs));
+    if (runs.length > MANY_RUNS) {
+      // Ten thousand rows are not a summary: the failures (the first 50), then the counts.
+      const bad = runs.filter((r) => r.status === 'failed' && !r.retrying);
+      if (bad.length > 0) line(summaryTable(bad.slice(0, 50)));
+      const succeeded = runs.filter((r) => r.status === 'succeeded').length;
+      line(`${runs.length} job runs: ${succeeded} succeeded, ${bad.length} failed${bad.length > 50 ? ' (the first 50 shown)' : ''}, ${runs.length - succeeded - bad.length} other.`);
+    } else if (runs.length > 0) line(summaryTable(runs));
     if (want.status === 'successful') {
       const what = runs.length === 0 ? 'nothing to build, every partition was already live' : `${runs.length} job run${runs.length === 1 ? '' : 's'}`;
       line(`${colors.green('✓')} want ${colors.bold(rootId)} ${statusColor('successful')} in ${took} (${what}).`);

@@ -3,10 +3,21 @@
  * of ended runs), one plain line per job run change in a pipe, nothing with --json.
  */
 import { type Subscription, interval } from 'rxjs';
-import { elapsed, plainLine, renderProgress, type BuildModel, type Paint, type RunChange } from './build-progress.js';
+import { countRuns, elapsed, plainLine, renderProgress, type BuildModel, type Paint, type RunChange } from './build-progress.js';
 import { colors, line } from './output.js';
 
 const REDRAW_MS = 100;
+
+/**
+ * Past this many runs a line per run is noise: the bar says how far it is, and only failures get a line of their
+ * own (and, in a pipe, a line at each tenth of the runs ended).
+ */
+export const MANY_RUNS = 300;
+
+/** Many runs, or a want of so many partitions that there will be. */
+const many = (model: BuildModel): boolean => model.runs.size > MANY_RUNS || model.wantedRefs.size > MANY_RUNS;
+
+const worthALine = (model: BuildModel, c: RunChange): boolean => !many(model) || (c.status === 'failed' && !c.run.retrying);
 
 /** Where progress goes: redrawn on a terminal, plain lines in a pipe, nothing with --json. */
 export interface ProgressView {
@@ -26,10 +37,19 @@ const paint: Paint = {
 };
 
 export class PlainView implements ProgressView {
+  private tenth = 0;
   constructor(private readonly model: BuildModel) {}
   start(): void {}
   changes(changes: RunChange[]): void {
-    for (const c of changes) line(plainLine(c, this.model.startedAt));
+    for (const c of changes) if (worthALine(this.model, c)) line(plainLine(c, this.model.startedAt));
+    if (!many(this.model)) return;
+    const counts = countRuns(this.model);
+    const ended = counts.total - counts.queued - counts.running;
+    const tenth = Math.floor((ended / counts.total) * 10);
+    if (tenth > this.tenth) {
+      this.tenth = tenth;
+      this.note(`${ended}/${counts.total} job runs ended (${counts.succeeded} succeeded, ${counts.failed} failed)`);
+    }
   }
   note(text: string, at = Date.now()): void {
     line(`[${elapsed(at - this.model.startedAt)}] ${text}`);
@@ -64,7 +84,7 @@ export class TtyView implements ProgressView {
   }
 
   changes(changes: RunChange[]): void {
-    const ended = changes.filter((c) => c.status !== 'queued' && c.status !== 'running');
+    const ended = changes.filter((c) => c.status !== 'queued' && c.status !== 'running' && worthALine(this.model, c));
     if (ended.length > 0) {
       this.clear();
       for (const c of ended) this.out.write(`${this.permanent(c)}\n`);

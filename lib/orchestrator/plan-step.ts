@@ -392,6 +392,9 @@ class Planner {
     const want = this.state.wants.get(wantId);
     if (!want || want.window === 0 || want.released >= want.partitions.length || TERMINAL_WANT_STATUSES.has(want.status)) return;
     let open = schedulableRefs(this.state, want).length;
+    // Topped up once a quarter of the window is free, not at every run that ends: fewer releases, each followed by
+    // one look at the whole window.
+    if (open > want.window - Math.max(1, Math.floor(want.window / 4))) return;
     let next = want.released;
     const limit = Math.min(want.partitions.length, want.released + 4 * want.window);
     while (open < want.window && next < limit) {
