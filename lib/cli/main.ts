@@ -10,6 +10,7 @@ import { registerPartitions } from './commands/partitions-command.js';
 import { registerLineage } from './commands/lineage-command.js';
 import { registerTaint } from './commands/taint-command.js';
 import { registerBackfill } from './commands/backfill-command.js';
+import { registerUi } from './commands/ui-command.js';
 import { registerJobRuns } from './commands/job-runs-command.js';
 import { registerEvents } from './commands/events-command.js';
 import { registerInit } from './commands/init-command.js';
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerLineage(program);
   registerTaint(program);
   registerBackfill(program);
+  registerUi(program);
   registerJobRuns(program);
   registerEvents(program);
   registerInit(program);

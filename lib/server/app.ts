@@ -1,4 +1,4 @@
-/** The express app: loopback guard, CORS for the local dashboard, JSON bodies up to 1 MiB, the routes, errors. */
+/** The express app: loopback guard, CORS for a local dashboard dev server, JSON bodies up to 1 MiB, the routes, the dashboard, errors. */
 import cors from 'cors';
 import express, { type Express } from 'express';
 import { errorHandler } from './error-handler.js';
@@ -14,6 +14,7 @@ import { backfillsRoutes } from './routes/backfills-routes.js';
 import { wantsRoutes } from './routes/wants-routes.js';
 import { serviceRoutes } from './connect/service-routes.js';
 import type { ServerContext } from './server-context.js';
+import { dashboardRoutes } from './dashboard.js';
 
 export const DASHBOARD_ORIGIN = 'http://localhost:3000';
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -38,6 +39,7 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   app.use(eventsRoutes(ctx));
   app.use(metricsRoutes(ctx));
   app.use(statusRoutes(ctx));
+  app.use(dashboardRoutes());
   app.use((req, _res) => {
     throw new HttpError(404, `No route ${req.method} ${req.path}. See README.md for the API.`);
   });

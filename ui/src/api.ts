@@ -1,0 +1,41 @@
+/** The daemon's JSON API, from the page (same origin). Errors carry the server's own message. */
+import type { Page } from '../../lib/api/page.js';
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+async function answer<T>(res: Response): Promise<T> {
+  const body: unknown = await res.json().catch(() => undefined);
+  if (!res.ok) {
+    const error = typeof body === 'object' && body !== null && 'error' in body ? String((body as { error: unknown }).error) : `${res.status} ${res.statusText}`;
+    throw new ApiError(error, res.status);
+  }
+  return body as T;
+}
+
+export async function get<T>(path: string, signal?: AbortSignal): Promise<T> {
+  return answer<T>(await fetch(path, { headers: { accept: 'application/json' }, ...(signal ? { signal } : {}) }));
+}
+
+export async function send<T>(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  const init: RequestInit = { method, headers: { accept: 'application/json' } };
+  if (body !== undefined) {
+    init.headers = { ...init.headers, 'content-type': 'application/json' };
+    init.body = JSON.stringify(body);
+  }
+  return answer<T>(await fetch(path, init));
+}
+
+/** A query string from the defined values. */
+export function qs(params: Record<string, string | number | undefined>): string {
+  const entries = Object.entries(params).filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== '');
+  return entries.length === 0 ? '' : `?${new URLSearchParams(entries.map(([k, v]) => [k, String(v)])).toString()}`;
+}
+
+export type { Page };

@@ -1,0 +1,48 @@
+/** A status as a coloured badge; the word is always there, so colour is never the only signal. */
+export function Status({ status }: { status: string }) {
+  return <span class={`status status-${status}`}>{status}</span>;
+}
+
+export function ErrorNote({ error }: { error: string | undefined }) {
+  return error ? (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+export function Progress({ value, label }: { value: number; label: string }) {
+  const pct = Math.round(value * 100);
+  return (
+    <div class="progress" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct} aria-label={label}>
+      <div class="progress-fill" style={{ width: `${pct}%` }} />
+      <span class="progress-text">{pct}%</span>
+    </div>
+  );
+}
+
+const units: Array<[number, string]> = [
+  [86_400_000, 'd'],
+  [3_600_000, 'h'],
+  [60_000, 'm'],
+  [1000, 's'],
+];
+
+/** 3h 20m, 42s, 120ms: the two largest units. */
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || ms < 0) return '';
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const parts: string[] = [];
+  let rest = ms;
+  for (const [size, unit] of units) {
+    if (rest >= size && parts.length < 2) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  return parts.join(' ');
+}
+
+export function age(iso: string | null | undefined, now = Date.now()): string {
+  return iso ? duration(now - Date.parse(iso)) : '';
+}

@@ -1,0 +1,77 @@
+/**
+ * The page's one connection to the daemon's event stream. The browser's EventSource reconnects by itself and
+ * sends Last-Event-ID, so a restarted daemon resumes where the page left off; the connection state feeds the
+ * banner. Events are handed to listeners in batches, one per animation frame: a burst of a thousand events a second
+ * is a handful of renders, not a thousand.
+ */
+import type { EventView } from '../../lib/api/views.js';
+import { EVENT_TYPES } from '../../lib/events/build-event.js';
+
+export type Connection = 'connecting' | 'live' | 'lost';
+
+type BatchListener = (events: readonly EventView[]) => void;
+type ConnectionListener = (c: Connection) => void;
+
+const batchListeners = new Set<BatchListener>();
+const connectionListeners = new Set<ConnectionListener>();
+let connection: Connection = 'connecting';
+let buffer: EventView[] = [];
+let scheduled = false;
+let source: EventSource | undefined;
+
+function setConnection(c: Connection): void {
+  if (c === connection) return;
+  connection = c;
+  for (const l of connectionListeners) l(c);
+}
+
+function flush(): void {
+  scheduled = false;
+  const batch = buffer;
+  buffer = [];
+  if (batch.length === 0) return;
+  for (const l of batchListeners) l(batch);
+}
+
+let lastId = '';
+
+function receive(m: MessageEvent<string>): void {
+  if (m.lastEventId) lastId = m.lastEventId;
+  try {
+    buffer.push(JSON.parse(m.data) as EventView);
+  } catch {
+    return;
+  }
+  if (!scheduled) {
+    scheduled = true;
+    requestAnimationFrame(flush);
+  }
+}
+
+function open(): void {
+  source = new EventSource(lastId ? `/api/events/stream?after=${lastId}` : '/api/events/stream');
+  source.onopen = () => setConnection('live');
+  source.onerror = () => setConnection('lost');
+  // Each event is sent under its type's name.
+  for (const type of EVENT_TYPES) source.addEventListener(type, receive);
+}
+
+export function startLive(): void {
+  if (source) return;
+  open();
+  // A stream the browser gave up on (it does after some errors) is opened again, resuming from the last id seen.
+  setInterval(() => {
+    if (source?.readyState === EventSource.CLOSED) open();
+  }, 3000);
+}
+
+export function onEvents(l: BatchListener): () => void {
+  batchListeners.add(l);
+  return () => batchListeners.delete(l);
+}
+
+export function onConnection(l: ConnectionListener): () => void {
+  connectionListeners.add(l);
+  l(connection);
+  return () => connectionListeners.delete(l);
+}

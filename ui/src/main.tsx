@@ -1,0 +1,90 @@
+/** The dashboard: a shell (navigation, connection banner) around one page per URL. */
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { Link } from './components/link.js';
+import { onConnection, startLive, type Connection } from './live.js';
+import { match, useLocation } from './router.js';
+import { BackfillPage, BackfillsPage } from './pages/backfills-page.js';
+import { GraphPage } from './pages/graph-page.js';
+import { JobRunPage } from './pages/job-run-page.js';
+import { JobRunsPage } from './pages/job-runs-page.js';
+import { PartitionPage } from './pages/partition-page.js';
+import { PartitionsPage } from './pages/partitions-page.js';
+import { SchedulesPage } from './pages/schedules-page.js';
+import { WantPage } from './pages/want-page.js';
+import { WantsPage } from './pages/wants-page.js';
+
+const NAV: Array<[string, string]> = [
+  ['/wants', 'Wants'],
+  ['/partitions', 'Partitions'],
+  ['/job_runs', 'Job runs'],
+  ['/backfills', 'Backfills'],
+  ['/schedules', 'Schedules'],
+  ['/graph', 'Graph'],
+];
+
+function Banner() {
+  const [c, setC] = useState<Connection>('connecting');
+  useEffect(() => onConnection(setC), []);
+  if (c === 'live') return null;
+  return (
+    <div class={`banner banner-${c}`} role="status" data-connection={c}>
+      {c === 'lost' ? 'Connection to the daemon lost: reconnecting… (pages show what they last read)' : 'Connecting to the daemon…'}
+    </div>
+  );
+}
+
+function Page() {
+  const location = useLocation();
+  const path = location.path.replace(/\/+$/, '') || '/wants';
+  let m: Record<string, string> | undefined;
+  useEffect(() => {
+    document.title = `platform · ${path.split('/').filter(Boolean).map(decodeURIComponent).join(' · ')}`;
+  }, [path]);
+  if (path === '/' || path === '/wants') return <WantsPage location={location} />;
+  if ((m = match('/wants/:id', path))) return <WantPage id={m.id!} />;
+  if (path === '/partitions') return <PartitionsPage location={location} />;
+  if ((m = match('/partitions/:ref', path))) return <PartitionPage refName={m.ref!} />;
+  if (path === '/job_runs') return <JobRunsPage location={location} />;
+  if ((m = match('/job_runs/:id', path))) return <JobRunPage id={m.id!} />;
+  if (path === '/backfills') return <BackfillsPage />;
+  if ((m = match('/backfills/:id', path))) return <BackfillPage id={m.id!} />;
+  if (path === '/schedules') return <SchedulesPage />;
+  if (path === '/graph') return <GraphPage location={location} />;
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p>
+        No page at <code>{location.path}</code>. <Link href="/wants">Go to the wants.</Link>
+      </p>
+    </section>
+  );
+}
+
+function App() {
+  const location = useLocation();
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header>
+        <span class="brand">platform</span>
+        <nav aria-label="Pages">
+          {NAV.map(([href, label]) => (
+            <Link href={href} class={location.path === href || location.path.startsWith(`${href}/`) ? 'active' : ''}>
+              {label}
+            </Link>
+          ))}
+        </nav>
+      </header>
+      <Banner />
+      <main id="main">
+        <Page />
+      </main>
+    </>
+  );
+}
+
+startLive();
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,71 @@
+/** Job runs by status, paged by the server: duration, exit code, attempt, where it ran. */
+import type { JobRunView } from '../../../lib/api/views.js';
+import { JOB_RUN_STATUSES } from '../../../lib/state/build-state.js';
+import { get, qs, type Page } from '../api.js';
+import { Link } from '../components/link.js';
+import { Status, duration } from '../components/status.js';
+import { VirtualList } from '../components/virtual-list.js';
+import { useEventCount } from '../event-count.js';
+import { setQuery, type Location } from '../router.js';
+
+export const runDuration = (r: JobRunView): string =>
+  r.started_at ? duration((r.ended_at ? Date.parse(r.ended_at) : Date.now()) - Date.parse(r.started_at)) : '';
+
+/** Where a run ran: a worker's name once runs go to workers, this machine otherwise. */
+export const workerOf = (r: JobRunView): string => ('worker' in r && typeof (r as { worker?: unknown }).worker === 'string' ? (r as { worker: string }).worker : 'local');
+
+export function JobRunsPage({ location }: { location: Location }) {
+  const status = location.query.get('status') ?? '';
+  const events = useEventCount((e) => e.type.startsWith('job_run_'));
+  return (
+    <section>
+      <h1>Job runs</h1>
+      <div class="filters">
+        <label>
+          Status{' '}
+          <select value={status} onChange={(e) => setQuery({ status: e.currentTarget.value })}>
+            <option value="">any</option>
+            {JOB_RUN_STATUSES.map((s) => (
+              <option value={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <VirtualList<JobRunView>
+        label="Job runs, newest first"
+        empty="No job runs yet."
+        version={`${status}#${events}`}
+        rowHeight={36}
+        fetchPage={(offset, limit) => get<Page<JobRunView>>(`/api/job_runs${qs({ offset, limit, status, order: 'desc' })}`)}
+        header={
+          <>
+            <span role="columnheader" class="c-id">Run</span>
+            <span role="columnheader" class="c-mid">Job</span>
+            <span role="columnheader" class="c-status">Status</span>
+            <span role="columnheader" class="c-num">Duration</span>
+            <span role="columnheader" class="c-num">Exit</span>
+            <span role="columnheader" class="c-num">Attempt</span>
+            <span role="columnheader" class="c-mid">Worker</span>
+            <span role="columnheader" class="c-wide">Outputs</span>
+          </>
+        }
+        row={(r) => (
+          <>
+            <span role="cell" class="c-id">
+              <Link href={`/job_runs/${encodeURIComponent(r.job_run_id)}`}>{r.job_run_id}</Link>
+            </span>
+            <span role="cell" class="c-mid">{r.job_label}</span>
+            <span role="cell" class="c-status">
+              <Status status={r.status} />
+            </span>
+            <span role="cell" class="c-num">{runDuration(r)}</span>
+            <span role="cell" class="c-num">{r.exit_code ?? r.signal ?? ''}</span>
+            <span role="cell" class="c-num">{r.attempt}</span>
+            <span role="cell" class="c-mid">{workerOf(r)}</span>
+            <span role="cell" class="c-wide">{r.outputs.slice(0, 2).join(', ')}{r.outputs.length > 2 ? ` +${r.outputs.length - 2}` : ''}</span>
+          </>
+        )}
+      />
+    </section>
+  );
+}

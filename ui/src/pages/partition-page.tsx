@@ -1,0 +1,132 @@
+/** One partition: why it is stale, its builds, its lineage up and down as one graph, and a taint button. */
+import { useState } from 'preact/hooks';
+import type { LineageNode, LineageReply, PartitionDetailView, TaintReply } from '../../../lib/api/partitions-change.js';
+import { get, send } from '../api.js';
+import { Dag, type DagNode } from '../components/dag.js';
+import { Link } from '../components/link.js';
+import { ErrorNote, Status, age } from '../components/status.js';
+import { useLive } from '../hooks.js';
+
+interface Loaded {
+  detail: PartitionDetailView;
+  up: LineageReply;
+  down: LineageReply;
+}
+
+const href = (ref: string) => `/partitions/${encodeURIComponent(ref)}`;
+
+/** The two lineage trees as one graph: upstream edges point at their consumer, downstream ones away from it. */
+export function lineageGraph(up: LineageNode, down: LineageNode): { nodes: DagNode[]; edges: Array<[string, string]> } {
+  const nodes = new Map<string, DagNode>();
+  const edges = new Set<string>();
+  const add = (n: LineageNode) => {
+    const status = n.stale && n.status === 'live' ? 'stale' : n.status;
+    if (!nodes.has(n.partition_ref)) nodes.set(n.partition_ref, { id: n.partition_ref, label: n.partition_ref, status, href: href(n.partition_ref) });
+  };
+  const walk = (n: LineageNode, upstream: boolean) => {
+    add(n);
+    for (const c of n.children) {
+      add(c);
+      edges.add(upstream ? `${c.partition_ref}\u0000${n.partition_ref}` : `${n.partition_ref}\u0000${c.partition_ref}`);
+      walk(c, upstream);
+    }
+  };
+  walk(up, true);
+  walk(down, false);
+  return { nodes: [...nodes.values()], edges: [...edges].map((e) => e.split('\u0000') as [string, string]) };
+}
+
+function TaintForm({ refName, onDone }: { refName: string; onDone: (message: string) => void }) {
+  const [reason, setReason] = useState('');
+  const [downstream, setDownstream] = useState(true);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    try {
+      const r = await send<TaintReply>('POST', '/api/taints', { partitions: [refName], reason, downstream });
+      onDone(`${r.taint_id}: tainted ${r.partitions.length} partition${r.partitions.length === 1 ? '' : 's'}.`);
+      setError(undefined);
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    }
+  };
+  return (
+    <form class="card row" onSubmit={submit} aria-label="Taint this partition">
+      <label>
+        Reason <input name="reason" value={reason} onInput={(e) => setReason(e.currentTarget.value)} placeholder="late rows" />
+      </label>
+      <label>
+        <input type="checkbox" checked={downstream} onChange={(e) => setDownstream(e.currentTarget.checked)} /> and what consumed it
+      </label>
+      <button type="submit">Taint</button>
+      <ErrorNote error={error} />
+    </form>
+  );
+}
+
+export function PartitionPage({ refName }: { refName: string }) {
+  const enc = encodeURIComponent(refName);
+  const loaded = useLive<Loaded>(
+    async (signal) => ({
+      detail: await get<PartitionDetailView>(`/api/partitions/${enc}?builds_limit=50`, signal),
+      up: await get<LineageReply>(`/api/partitions/${enc}/lineage?direction=upstream&depth=6`, signal),
+      down: await get<LineageReply>(`/api/partitions/${enc}/lineage?direction=downstream&depth=6`, signal),
+    }),
+    [refName],
+  );
+  const [note, setNote] = useState('');
+  const d = loaded.data?.detail;
+  const graph = loaded.data ? lineageGraph(loaded.data.up.root, loaded.data.down.root) : undefined;
+  return (
+    <section>
+      <h1>
+        {refName} {d ? <Status status={d.status} /> : null} {d?.stale ? <span class="status status-stale">stale</span> : null}
+      </h1>
+      <ErrorNote error={loaded.error} />
+      {d ? (
+        <>
+          {d.stale_reasons.length > 0 ? (
+            <ul class="card reasons" aria-label="Why it is stale">
+              {d.stale_reasons.map((r) => (
+                <li>{r}</li>
+              ))}
+            </ul>
+          ) : null}
+          <TaintForm refName={refName} onDone={setNote} />
+          {note ? <p role="status">{note}</p> : null}
+          <h2>Lineage</h2>
+          {graph ? <Dag nodes={graph.nodes} edges={graph.edges} label={`Lineage of ${refName}`} /> : null}
+          <h2>Builds ({d.builds_total})</h2>
+          <div class="scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Build</th>
+                  <th scope="col">Job run</th>
+                  <th scope="col">Job</th>
+                  <th scope="col">Built</th>
+                  <th scope="col">Consumed</th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.builds.map((b) => (
+                  <tr key={b.build_id}>
+                    <td>{b.build_id}</td>
+                    <td>
+                      <Link href={`/job_runs/${encodeURIComponent(b.job_run_id)}`}>{b.job_run_id}</Link>
+                    </td>
+                    <td>{b.job_label}</td>
+                    <td>{age(b.built_at)} ago</td>
+                    <td class="dim">{b.inputs.map((i) => `${i.partition_ref} @ ${i.build_id}`).join(', ')}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      ) : loaded.error ? null : (
+        <p class="loading">Loading…</p>
+      )}
+    </section>
+  );
+}

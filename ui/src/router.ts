@@ -1,0 +1,50 @@
+/** Each page has a URL of its own (history API), so deep links and reloads land on the same page. */
+import { useEffect, useState } from 'preact/hooks';
+
+const listeners = new Set<() => void>();
+
+export function navigate(to: string): void {
+  if (to === location.pathname + location.search) return;
+  history.pushState(null, '', to);
+  for (const l of listeners) l();
+}
+
+window.addEventListener('popstate', () => {
+  for (const l of listeners) l();
+});
+
+export interface Location {
+  path: string;
+  query: URLSearchParams;
+}
+
+export function useLocation(): Location {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const l = () => setTick((n) => n + 1);
+    listeners.add(l);
+    return () => listeners.delete(l);
+  }, []);
+  return { path: location.pathname, query: new URLSearchParams(location.search) };
+}
+
+/** Replaces the query (filters) without a new history entry per keystroke. */
+export function setQuery(params: Record<string, string>): void {
+  const q = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== ''));
+  const text = q.toString();
+  history.replaceState(null, '', `${location.pathname}${text ? `?${text}` : ''}`);
+  for (const l of listeners) l();
+}
+
+/** `/wants/:id` against `/wants/w-1` -> {id: 'w-1'}; undefined when it does not match. */
+export function match(pattern: string, path: string): Record<string, string> | undefined {
+  const p = pattern.split('/');
+  const a = path.split('/');
+  if (p.length !== a.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < p.length; i++) {
+    if (p[i]!.startsWith(':')) params[p[i]!.slice(1)] = decodeURIComponent(a[i]!);
+    else if (p[i] !== a[i]) return undefined;
+  }
+  return params;
+}
