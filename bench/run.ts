@@ -13,6 +13,7 @@ import { firstValueFrom, filter } from 'rxjs';
 import { Platform } from '../lib/platform.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
 import { backfillBench, type BackfillFigures } from './backfill.js';
+import { canRunUiBench, uiBench, type UiFigures } from './ui-load.js';
 
 const DAYS = Number(process.env.BENCH_DAYS ?? 140);
 const WEEKS = Math.floor(DAYS / 7);
@@ -130,6 +131,7 @@ async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'platform-bench-'));
   const results: Array<{ tool: string; cold: number; noop: number }> = [];
   let backfill: BackfillFigures | undefined;
+  let ui: UiFigures | undefined;
   try {
     const p = await platformRun(join(root, 'platform'));
     results.push({ tool: 'platform', ...p });
@@ -152,6 +154,7 @@ async function main(): Promise<void> {
       results.push({ tool: 'Snakemake', cold, noop });
     }
     if (process.env.BENCH_BACKFILL !== '0') backfill = await backfillBench(root, have('make'));
+    if (process.env.BENCH_UI !== '0' && canRunUiBench()) ui = await uiBench(root);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -170,6 +173,13 @@ async function main(): Promise<void> {
     console.log(`  accepted in ${b.acceptMs.toFixed(0)} ms; built in ${b.buildMs.toFixed(0)} ms (${(b.buildMs / b.partitions).toFixed(2)} ms a partition)`);
     if (b.makeMs !== undefined) console.log(`  GNU make, ${b.partitions} independent targets: ${b.makeMs.toFixed(0)} ms; platform/make ${(b.buildMs / b.makeMs).toFixed(2)}x`);
     console.log(`  while it builds: a one-partition want at priority 10 is built in ${b.interactiveMs.toFixed(1)} ms (median); its progress is read in ${b.readMs.toFixed(3)} ms`);
+  }
+  if (ui) {
+    console.log(`\ndashboard: ${ui.wants} wants, in headless Chromium`);
+    console.log(`  wants page: first rows ${ui.firstRowsMs.toFixed(0)} ms after navigation; a jump to the middle ${ui.jumpMs.toFixed(0)} ms`);
+    console.log(`  ${ui.eventsPerSecond.toFixed(0)} events a second for 3 s: longest gap between frames ${ui.maxFrameGapMs.toFixed(0)} ms`);
+  } else if (process.env.BENCH_UI !== '0') {
+    console.log('(no Chromium: apt-get install chromium to measure the dashboard)');
   }
   for (const missing of ['make', 'snakemake'].filter((c) => !have(c))) {
     console.log(`(${missing} not installed: apt-get install ${missing === 'make' ? 'make' : 'snakemake'} to compare)`);
