@@ -200,3 +200,24 @@ uiTest('after the daemon restarts the page reconnects, with a banner while it is
   await page.locator(`[data-want="${want_id}"]`).waitFor({ timeout: 10_000 });
   noScriptErrors(t, page);
 });
+
+uiTest('on a phone-wide window no page is wider than the screen; the controls are reachable by keyboard', async (t) => {
+  const page = await newPage(t);
+  await page.setViewportSize({ width: 375, height: 740 });
+  for (const path of ['/wants', '/partitions', '/job_runs', '/backfills', '/graph?refs=report/1', `/partitions/${encodeURIComponent('raw/7')}`]) {
+    await page.goto(`${base()}${path}`);
+    await page.locator('main h1').waitFor();
+    const width = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+    t.true(width <= 375, `${path} is ${width} px wide`);
+  }
+  await page.goto(`${base()}/wants`);
+  await page.getByLabel('Partition refs or brace patterns').focus();
+  await page.keyboard.type('raw/55');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/\/wants\/w-\d+$/);
+  await page.locator('h1 .status-successful').waitFor({ timeout: 20_000 });
+  noScriptErrors(t, page);
+});

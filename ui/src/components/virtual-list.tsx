@@ -84,12 +84,15 @@ export function VirtualList<T>({ fetchPage, version, rowHeight, header, row, lab
   }
   return (
     <div class="vlist" role="table" aria-label={label} aria-rowcount={total ?? -1}>
-      <div role="row" class="vrow vhead">
-        {header}
-      </div>
-      <div class="vbody" ref={box} onScroll={(e) => setScrollTop((e.currentTarget as HTMLDivElement).scrollTop)}>
-        <div class="vspace" style={{ height: `${(total ?? 0) * rowHeight}px` }}>
-          {rows}
+      {/* On a narrow window the table scrolls sideways as one: header and rows together. */}
+      <div class="vtable">
+        <div role="row" class="vrow vhead">
+          {header}
+        </div>
+        <div class="vbody" ref={box} onScroll={(e) => setScrollTop((e.currentTarget as HTMLDivElement).scrollTop)}>
+          <div class="vspace" style={{ height: `${(total ?? 0) * rowHeight}px` }}>
+            {rows}
+          </div>
         </div>
       </div>
       {error ? <p class="error" role="alert">{error}</p> : null}
