@@ -35,7 +35,7 @@ function want(i: number): EventPayload {
     type: 'want_created',
     want_created: {
       want_id: id, partitions: [`day/${i}`], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user',
-      parent_want_id: '', root_want_id: id, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '',
+      parent_want_id: '', root_want_id: id, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0,
     },
   };
 }

@@ -24,3 +24,7 @@ export { partitionDetail, lineage, taintView } from './server/lineage-queries.js
 export type { PartitionDetailView, LineageNode, LineageReply, TaintView, BuildView, CreateTaintBody } from './api/partitions-change.js';
 export { staleFromScratch } from './state/staleness.js';
 export { expandPattern, expandPatterns, patternSize, PatternError, MAX_EXPANSION } from './graph/partition-pattern.js';
+export { listSchedules, scheduleView } from './server/schedule-queries.js';
+export type { ScheduleView } from './api/schedules.js';
+export type { ScheduleDefinition } from './graph/schedule-definition.js';
+export { dueTicks, nextTick, tickRefs, templateValues } from './graph/schedule-time.js';

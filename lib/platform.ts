@@ -3,7 +3,7 @@
  * wired together. The server, the tests and other RxJS apps all start here.
  */
 import { join } from 'node:path';
-import { type Observable, type SchedulerLike, filter, map, take } from 'rxjs';
+import { type Observable, type SchedulerLike, filter, map, startWith, take } from 'rxjs';
 import type { BuildEvent } from './events/build-event.js';
 import { errorMessage } from './errors.js';
 import { EventLog } from './events/event-log.js';
@@ -99,6 +99,11 @@ export class Platform {
    */
   refreshGraph(): Promise<GraphError | undefined> {
     return this.graph.refresh();
+  }
+
+  /** The graph in use, now and after each reload of platform.json. */
+  get graph$(): Observable<JobResolver> {
+    return this.graph.changes$.pipe(startWith(this.graph.current()));
   }
 
   /** Starts the orchestrator loop (only needed after `open(..., { start: false })`). */

@@ -35,7 +35,7 @@ function wantCreated(want_id: string, partitions: string[], at: number, parent =
         source: parent ? 'derived' : 'user',
         parent_want_id: parent,
         root_want_id: root,
-        rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '',
+        rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0,
       },
     },
     at,

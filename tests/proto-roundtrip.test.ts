@@ -277,7 +277,7 @@ test('encodeEvent rejects invalid events', (t) => {
             source: 'robot',
             parent_want_id: '',
             root_want_id: '',
-            rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '',
+            rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0,
           },
         }),
       ),

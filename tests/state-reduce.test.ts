@@ -291,7 +291,7 @@ function wantCreated(want_id: string, partitions: string[], extra: Partial<Extra
       source: 'user',
       parent_want_id: '',
       root_want_id: '',
-      rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '',
+      rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0,
       ...extra,
     },
   };

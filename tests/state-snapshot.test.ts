@@ -47,7 +47,7 @@ async function logWith(t: ExecutionContext, events: number): Promise<{ dir: stri
       source: 'user' as const,
       parent_want_id: '',
       root_want_id: `w-${i + 1}`,
-      rebuild: 'missing' as const, priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '',
+      rebuild: 'missing' as const, priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0,
     },
   }));
   await log.append(batch, 1_767_000_000_000);

@@ -11,6 +11,7 @@ import { registerLineage } from './commands/lineage-command.js';
 import { registerTaint } from './commands/taint-command.js';
 import { registerBackfill } from './commands/backfill-command.js';
 import { registerUi } from './commands/ui-command.js';
+import { registerSchedules } from './commands/schedules-command.js';
 import { registerJobRuns } from './commands/job-runs-command.js';
 import { registerEvents } from './commands/events-command.js';
 import { registerInit } from './commands/init-command.js';
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   registerTaint(program);
   registerBackfill(program);
   registerUi(program);
+  registerSchedules(program);
   registerJobRuns(program);
   registerEvents(program);
   registerInit(program);

@@ -19,12 +19,13 @@ import type { GraphAnalyzeResponseJson, JobConfigJson, JobConfigResponseJson, Jo
 import type { JobRunStatus, PartitionStatus, WantStatus } from '../api/statuses.js';
 import type { EventView, JobRunView, PartitionView, WantView } from '../api/views.js';
 import type { BackfillView, CreateBackfillBody, CreateBackfillReply } from '../api/backfills.js';
+import type { ScheduleView } from '../api/schedules.js';
 import type { CreateTaintBody, LineageReply, PartitionDetailView, TaintReply, TaintView } from '../api/partitions-change.js';
 import { NoServerError } from './server-connection.js';
 import { sseStream, type SseMessage } from './sse-client.js';
 
 // The CLI takes the API's types from the client it holds (it could equally import api/).
-export type { BackfillView, CreateBackfillBody, CreateBackfillReply };
+export type { BackfillView, CreateBackfillBody, CreateBackfillReply, ScheduleView };
 export type { CreateWantBody, EventView, JobConfigJson, JobGraphJson, JobRunView, LogEnd, Page, TaskJson, WantView };
 export type { SseMessage };
 
@@ -153,6 +154,12 @@ export class PlatformClient {
 
   cancelBackfill(id: string): Promise<BackfillView> {
     return this.write('DELETE', `/api/backfills/${encodeURIComponent(id)}`);
+  }
+
+  // ---- schedules
+
+  listSchedules(params: PageParams = {}): Promise<Page<ScheduleView>> {
+    return this.getJson(`/api/schedules${query(pageParams(params))}`);
   }
 
   getJobRun(id: string): Promise<JobRunView> {

@@ -38,6 +38,8 @@ export interface WantCreated {
   max_concurrent_job_runs: number;
   /** The brace pattern its partitions were expanded from; '' when they were listed. */
   pattern: string;
+  /** Epoch ms of the schedule tick that made it (source "schedule:<name>"); 0 for any other want. */
+  schedule_tick: number;
 }
 
 /**
@@ -47,7 +49,8 @@ export interface WantCreated {
 export type RebuildPolicy = 'missing' | 'stale' | 'all' | 'absent';
 export const REBUILD_POLICIES: readonly RebuildPolicy[] = ['missing', 'stale', 'all', 'absent'];
 
-export type WantSource = 'user' | 'derived' | 'dep_missed';
+/** Who asked: a user, the orchestrator (inputs of a want; inputs a job said it missed), or a schedule's tick. */
+export type WantSource = 'user' | 'derived' | 'dep_missed' | `schedule:${string}`;
 
 export interface WantCanceled {
   want_id: string;

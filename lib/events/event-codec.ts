@@ -191,11 +191,13 @@ function settleValue(field: Field, v: unknown, where: string): unknown {
   return v;
 }
 
+const SCHEDULE_SOURCE = /^schedule:[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
 function checkWantSource(type: EventType, payload: Obj, where: string): void {
   if (type !== 'want_created') return;
   const source = payload['source'];
-  if (!(WANT_SOURCES as readonly unknown[]).includes(source)) {
-    throw new FieldError(`${where}.source: expected one of ${WANT_SOURCES.join('|')}, got ${describe(source)}`);
+  if (!(WANT_SOURCES as readonly unknown[]).includes(source) && !(typeof source === 'string' && SCHEDULE_SOURCE.test(source))) {
+    throw new FieldError(`${where}.source: expected one of ${WANT_SOURCES.join('|')}|schedule:<name>, got ${describe(source)}`);
   }
 }
 

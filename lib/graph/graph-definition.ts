@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { DataDep } from '../events/build-event.js';
+import type { ScheduleDefinition } from './schedule-definition.js';
 
 /**
  * One job of the graph as `platform.json` declares it, after validation and defaults.
@@ -37,6 +38,8 @@ export interface GraphDefinition {
   /** Most job runs at once across the graph. Default `os.availableParallelism()`. */
   max_concurrent_job_runs: number;
   jobs: JobDefinition[];
+  /** Cron schedules that make wants (default none). */
+  schedules: ScheduleDefinition[];
 }
 
 export function defaultMaxConcurrentJobRuns(): number {
@@ -45,5 +48,5 @@ export function defaultMaxConcurrentJobRuns(): number {
 
 /** The graph of a workspace without `platform.json`: no jobs. */
 export function emptyGraph(): GraphDefinition {
-  return { max_concurrent_job_runs: defaultMaxConcurrentJobRuns(), jobs: [] };
+  return { max_concurrent_job_runs: defaultMaxConcurrentJobRuns(), jobs: [], schedules: [] };
 }

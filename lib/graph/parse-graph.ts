@@ -3,9 +3,10 @@ import { defaultMaxConcurrentJobRuns, type GraphDefinition, type JobDefinition }
 import { GraphError } from './graph-error.js';
 import { compileOutputPattern, type OutputPattern } from './output-pattern.js';
 import { templateVariables } from './template.js';
+import { parseSchedules } from './parse-schedules.js';
 import { errorMessage } from '../errors.js';
 
-const TOP_LEVEL_KEYS = ['max_concurrent_job_runs', 'jobs'] as const;
+const TOP_LEVEL_KEYS = ['max_concurrent_job_runs', 'jobs', 'schedules'] as const;
 const JOB_KEYS = [
   'label',
   'outputs',
@@ -219,7 +220,7 @@ export function parseGraph(json: unknown, source: string): GraphDefinition {
     jobs.push(job);
   });
 
-  return { max_concurrent_job_runs: maxConcurrent, jobs };
+  return { max_concurrent_job_runs: maxConcurrent, jobs, schedules: parseSchedules(top.schedules, fail) };
 }
 
 type Fail = (path: string, message: string, jobs?: string[]) => never;

@@ -79,6 +79,6 @@ function viewOf(resolver: JobResolver) {
   );
   return {
     resolver,
-    policy: { max_concurrent_job_runs: graph.max_concurrent_job_runs, jobs },
+    policy: { max_concurrent_job_runs: graph.max_concurrent_job_runs, jobs, schedules: graph.schedules },
   };
 }

@@ -68,6 +68,8 @@ export class Orchestrator {
   /** Input ref -> wants waiting on it; rebuilt by every full scan (see candidates.ts). */
   private waiters: Waiters = new Map();
   private stopping = false;
+  /** When the loop started (the scheduler's clock): schedules never recorded make wants for ticks after it. */
+  private startedAt = 0;
   /** Resolves once the loop has ended, with what no step recorded (for the final step). */
   private ended: Promise<StepBatch> | undefined;
   private readonly logError: (message: string) => void;
@@ -81,6 +83,7 @@ export class Orchestrator {
 
   start(): void {
     if (this.ended) return;
+    this.startedAt = this.scheduler.now();
     const { queue, executor, tasks, store, workspaceRoot } = this.opts;
     const state = store.current();
     const lost = recoverLostRuns(
@@ -203,6 +206,7 @@ export class Orchestrator {
     const plan = planStep({
       ...(candidates ? { candidates } : {}),
       waiters: this.waiters,
+      schedulesSince: this.startedAt,
       state: store.current(),
       now,
       commands: pending.map((p) => p.command),

@@ -6,7 +6,9 @@
 import type { EventPayload, JobConfig, RebuildPolicy } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import type { BuildState, JobRunRecord, WantRecord } from '../state/build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, ACTIVE_WANT_STATUSES, TERMINAL_WANT_STATUSES, wantClockStart } from '../state/build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, ACTIVE_WANT_STATUSES, SCHEDULE_SOURCE_PREFIX, TERMINAL_WANT_STATUSES, wantClockStart } from '../state/build-state.js';
+import type { ScheduleDefinition } from '../graph/schedule-definition.js';
+import { dueTicks, nextTick, tickRefs } from '../graph/schedule-time.js';
 import { reduce } from '../state/reduce.js';
 import { currentConsumers } from '../state/staleness.js';
 import { mustRebuild, partitionCategory } from '../state/want-status.js';
@@ -37,6 +39,8 @@ export interface JobPolicy {
 export interface SchedulingPolicy {
   max_concurrent_job_runs: number;
   jobs: ReadonlyMap<string, JobPolicy>;
+  /** Cron schedules that make wants at their ticks (none when absent). */
+  schedules?: readonly ScheduleDefinition[];
 }
 
 export interface StepInput {
@@ -59,6 +63,8 @@ export interface StepInput {
   candidates?: Candidates;
   /** Which refs wait for which inputs: a change of an input makes its waiting refs candidates. */
   waiters?: Waiters;
+  /** When this orchestrator started: a schedule with no tick on record makes wants for ticks after it. */
+  schedulesSince?: number;
 }
 
 export interface StepPlan {
@@ -77,7 +83,7 @@ export interface StepPlan {
   deadlines: number[];
 }
 
-const NOT_A_BACKFILL = { backfill_id: '', max_concurrent_job_runs: 0, pattern: '' } as const;
+const NOT_A_BACKFILL = { backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0 } as const;
 
 /** A backfill's policy as the rebuild policy of its want. */
 const BACKFILL_REBUILD: Record<BackfillPolicy, RebuildPolicy> = { missing: 'absent', failed: 'missing', all: 'all' };
@@ -98,7 +104,10 @@ export function planStep(input: StepInput): StepPlan {
   for (const s of input.started) plan.started(s.job_run_id, s.pid);
   for (const o of input.outcomes) plan.outcome(o);
   if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill, waits: [], deadlines: [] };
-  if (!input.candidates) plan.recordJobDefinitions();
+  if (!input.candidates) {
+    plan.recordJobDefinitions();
+    plan.fireSchedules();
+  }
   plan.missSlas();
   plan.schedule();
   const launch = plan.launches();
@@ -219,6 +228,7 @@ class Planner {
         backfill_id,
         max_concurrent_job_runs: r.max_concurrent_job_runs,
         pattern: r.pattern,
+        schedule_tick: 0,
       },
     });
     return { ok: true, status: 201, want_id, backfill: { backfill_id, partitions: this.state.wants.get(want_id)?.partitions.length ?? 0 } };
@@ -267,6 +277,40 @@ class Planner {
       if (policy.fingerprint && recorded !== undefined && recorded !== policy.fingerprint) jobs.push({ job_label, fingerprint: policy.fingerprint });
     }
     if (jobs.length > 0) this.emit({ type: 'job_definitions_changed', job_definitions_changed: { jobs } });
+  }
+
+  /**
+   * A want for each schedule tick that fell due and is not on record yet (after downtime, the latest `catchup` of
+   * them); the next tick is a deadline, so the loop wakes for it. Done in full scans (ticks, deadlines).
+   */
+  fireSchedules(): void {
+    const { now } = this.input;
+    const since = this.input.schedulesSince ?? now;
+    for (const s of this.input.policy.schedules ?? []) {
+      for (const tick of dueTicks(s, this.state.schedule_ticks.get(s.name)?.tick, since, now)) {
+        const want_id = `w-${this.state.wants.size + 1}`;
+        this.emit({
+          type: 'want_created',
+          want_created: {
+            want_id,
+            partitions: tickRefs(s, tick),
+            comment: `schedule ${s.name}, tick ${new Date(tick).toISOString()}`,
+            data_timestamp: tick + s.offset_ms,
+            ttl_seconds: s.ttl_seconds,
+            sla_seconds: s.sla_seconds,
+            source: `${SCHEDULE_SOURCE_PREFIX}${s.name}`,
+            parent_want_id: '',
+            root_want_id: want_id,
+            rebuild: 'missing',
+            priority: s.priority,
+            ...NOT_A_BACKFILL,
+            schedule_tick: tick,
+          },
+        });
+      }
+      const next = nextTick(s, now);
+      if (next !== undefined) this.deadlines.push(next);
+    }
   }
 
   /** Wants past their sla deadline and not successful: recorded once each; the next deadline wakes the loop. */

@@ -11,6 +11,7 @@ import { partitionsRoutes } from './routes/partitions-routes.js';
 import { statusRoutes } from './routes/status-routes.js';
 import { taintsRoutes } from './routes/taints-routes.js';
 import { backfillsRoutes } from './routes/backfills-routes.js';
+import { schedulesRoutes } from './routes/schedules-routes.js';
 import { wantsRoutes } from './routes/wants-routes.js';
 import { serviceRoutes } from './connect/service-routes.js';
 import type { ServerContext } from './server-context.js';
@@ -35,6 +36,7 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   app.use(partitionsRoutes(ctx));
   app.use(taintsRoutes(ctx));
   app.use(backfillsRoutes(ctx));
+  app.use(schedulesRoutes(ctx));
   app.use(jobRunsRoutes(ctx));
   app.use(eventsRoutes(ctx));
   app.use(metricsRoutes(ctx));

@@ -6,7 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ReplaySubject, type Subscription } from 'rxjs';
+import { ReplaySubject, type Subscription, map } from 'rxjs';
 import type { Platform } from '../platform.js';
 import { createApp } from './app.js';
 import { idleTimeout } from './idle-timeout.js';
@@ -57,7 +57,8 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   const closed = new Promise<void>((r) => (resolveClosed = r));
   // Subscribed as soon as the port is bound, before any request can be handled, so the timer counts every one.
   const timeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-  const idleSub: Subscription = serverBusy$(server, platform.state$)
+  const scheduled$ = platform.graph$.pipe(map((g) => g.graph.schedules.length > 0));
+  const idleSub: Subscription = serverBusy$(server, platform.state$, scheduled$)
     .pipe(idleTimeout(timeoutMs))
     .subscribe((idleMs) => {
       const hours = (idleMs / 3_600_000).toFixed(2);

@@ -1,5 +1,5 @@
 /**
- * Whether the daemon is busy, as a stream: a request is in flight or a job run is running. What the idle timeout
+ * Whether the daemon is busy, as a stream: a request is in flight, a job run is running, or it keeps schedules. What the idle timeout
  * waits on. An SSE stream (events, a followed log) counts as activity when it opens, not for as long as it stays
  * open: a forgotten dashboard tab or `events --follow` must not keep a daemon alive for ever (as before).
  */
@@ -22,11 +22,15 @@ function requestsInFlight$(server: Server): Observable<number> {
   );
 }
 
-export function serverBusy$(server: Server, state$: Observable<BuildState>): Observable<boolean> {
+/**
+ * `scheduled$`: whether the graph has schedules; a daemon with schedules is always busy, since only it makes their
+ * wants (it would otherwise stop after the idle timeout and miss the ticks).
+ */
+export function serverBusy$(server: Server, state$: Observable<BuildState>, scheduled$: Observable<boolean> = of(false)): Observable<boolean> {
   const requests$ = requestsInFlight$(server).pipe(map((n) => n > 0));
   const running$ = state$.pipe(map((s) => s.job_runs_by_status.running.size > 0));
-  return combineLatest([requests$, running$]).pipe(
-    map(([requesting, running]) => requesting || running),
+  return combineLatest([requests$, running$, scheduled$]).pipe(
+    map(([requesting, running, scheduled]) => requesting || running || scheduled),
     distinctUntilChanged(),
   );
 }

@@ -71,6 +71,8 @@ export interface WantRecord {
   readonly window: number;
   /** How many of its partitions, from the first, have been released into its window. */
   readonly released: number;
+  /** The schedule tick that made it (epoch ms); 0 when no schedule did. */
+  readonly schedule_tick: number;
 }
 
 export interface PartitionRecord {
@@ -194,7 +196,16 @@ export interface BuildState {
   readonly backfills: OrderedMap<string, string>;
   /** Creation order -> backfill id. */
   readonly backfill_order: OrderedMap<number, string>;
+  /** Schedule name -> its latest tick recorded (a want made for it): a tick is made into a want once. */
+  readonly schedule_ticks: OrderedMap<string, ScheduleTick>;
 }
+
+export interface ScheduleTick {
+  readonly tick: number;
+  readonly want_id: string;
+}
+
+export const SCHEDULE_SOURCE_PREFIX = 'schedule:';
 
 function statusIndex<S extends string>(statuses: readonly S[]): StatusIndex<S> {
   const index = {} as Record<S, OrderedMap<number, string>>;
@@ -229,6 +240,7 @@ export function initialState(): BuildState {
     window_open: OrderedMap.empty(compareStrings),
     backfills: OrderedMap.empty(compareStrings),
     backfill_order: OrderedMap.empty(compareNumbers),
+    schedule_ticks: OrderedMap.empty(compareStrings),
   };
 }
 

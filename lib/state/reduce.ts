@@ -4,7 +4,7 @@
  */
 import type { BuildEvent, BuildInput } from '../events/build-event.js';
 import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionRecord, PartitionStatus, TaintRecord, WantRecord } from './build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, TERMINAL_WANT_STATUSES, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
 import { putJobRun, putPartition, putWant } from './indexed-records.js';
 import { currentConsumers, refreshStale } from './staleness.js';
 import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCategory } from './want-status.js';
@@ -45,6 +45,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         pattern: e.pattern,
         window: 0,
         released: 0,
+        schedule_tick: e.schedule_tick,
       };
       const window = windowFor(want.partitions.length, want.max_concurrent_job_runs);
       want = { ...want, window, released: window > 0 ? window : want.partitions.length };
@@ -59,6 +60,12 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         };
       }
       if (window > 0 && !TERMINAL_WANT_STATUSES.has(want.status)) next = openReleased(next, want, 0, want.released);
+      if (e.schedule_tick > 0 && want.source.startsWith(SCHEDULE_SOURCE_PREFIX)) {
+        const name = want.source.slice(SCHEDULE_SOURCE_PREFIX.length);
+        if ((next.schedule_ticks.get(name)?.tick ?? Number.NEGATIVE_INFINITY) < e.schedule_tick) {
+          next = { ...next, schedule_ticks: next.schedule_ticks.set(name, { tick: e.schedule_tick, want_id: want.want_id }) };
+        }
+      }
       // Only what a user asked for has an sla of its own; derived wants serve their root's.
       if (!want.parent_want_id && want.sla_seconds > 0 && want.status !== 'successful') {
         next = { ...next, sla_pending: next.sla_pending.set(slaKey(slaDeadline(want), want.want_id), true) };

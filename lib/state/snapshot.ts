@@ -19,6 +19,8 @@ import {
   slaDeadline,
   slaKey,
   type PartitionRecord,
+  SCHEDULE_SOURCE_PREFIX,
+  type ScheduleTick,
   type StatusIndex,
   type WantRecord,
 } from './build-state.js';
@@ -109,6 +111,13 @@ export function fromSnapshot(snap: Snapshot): BuildState {
   const firstOfId = new Map<string, WantRecord>();
   for (const w of wantsBySeq) if (w.backfill_id !== '' && !firstOfId.has(w.backfill_id)) firstOfId.set(w.backfill_id, w);
   const backfills = [...firstOfId.values()];
+  // A schedule's latest tick: the first want made for the highest tick, as the fold keeps it.
+  const ticks = new Map<string, ScheduleTick>();
+  for (const w of wantsBySeq) {
+    if (w.schedule_tick <= 0 || !w.source.startsWith(SCHEDULE_SOURCE_PREFIX)) continue;
+    const name = w.source.slice(SCHEDULE_SOURCE_PREFIX.length);
+    if ((ticks.get(name)?.tick ?? Number.NEGATIVE_INFINITY) < w.schedule_tick) ticks.set(name, { tick: w.schedule_tick, want_id: w.want_id });
+  }
   const slaPending = snap.wants.filter(
     (w) => !w.parent_want_id && w.sla_seconds > 0 && !w.sla_missed && w.status !== 'successful' && w.status !== 'canceled',
   );
@@ -129,6 +138,7 @@ export function fromSnapshot(snap: Snapshot): BuildState {
     sla_pending: sorted(slaPending.map((w) => [slaKey(slaDeadline(w), w.want_id), true] as const)),
     wants_sla_missed: snap.wants.filter((w) => w.sla_missed).length,
     queued_by_priority: sorted(snap.job_runs.filter((r) => r.status === 'queued').map((r) => [queueKey(r.priority, r.seq), r.job_run_id] as const)),
+    schedule_ticks: sorted([...ticks]),
     window_open: OrderedMap.fromSorted(compareStrings, snap.window_open.map((key) => [key, true] as const)),
     backfills: sorted(backfills.map((w) => [w.backfill_id, w.want_id] as const)),
     backfill_order: OrderedMap.fromSorted(compareNumbers, backfills.map((w, i) => [i + 1, w.backfill_id] as const)),

@@ -42,7 +42,7 @@ const arbUint64 = fc.oneof(
 const arbUint32 = fc.oneof(fc.integer({ min: 0, max: 100 }), fc.constantFrom(0, UINT32_MAX, 2 ** 31));
 const arbInt32 = fc.oneof(fc.integer({ min: -1, max: 255 }), fc.constantFrom(-(2 ** 31), 2 ** 31 - 1));
 
-export const arbWantSource: fc.Arbitrary<WantSource> = fc.constantFrom('user', 'derived', 'dep_missed');
+export const arbWantSource: fc.Arbitrary<WantSource> = fc.constantFrom<WantSource>('user', 'derived', 'dep_missed', 'schedule:daily', 'schedule:hourly');
 
 interface Pools {
   wantId: fc.Arbitrary<string>;
@@ -106,6 +106,7 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
           // Small caps make small wants windowed (a window is twice the cap), so the folds reach windows.
           max_concurrent_job_runs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 }), arbUint32),
           pattern: fc.oneof(fc.constant(''), arbText),
+          schedule_tick: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 5 }), arbInt64),
         })
         .map((want_created) => ({ type, want_created }));
     case 'want_canceled':

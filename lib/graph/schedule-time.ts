@@ -1,0 +1,104 @@
+/**
+ * The time arithmetic of schedules, pure: which ticks of a cron fall due (with catch-up after downtime), when the
+ * next one is, and what a tick's templates say. Ticks are epoch ms; the cron is read by cron-parser in the
+ * schedule's time zone.
+ */
+import { CronExpressionParser } from 'cron-parser';
+import type { ScheduleDefinition } from './schedule-definition.js';
+import { fillTemplate } from './template.js';
+
+export const TEMPLATE_VARIABLES = ['date', 'hour', 'minute', 'week', 'month', 'year'] as const;
+export type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
+
+/** Throws with cron-parser's reason when the expression is not a 5- or 6-field cron it reads. */
+export function checkCron(cron: string, timezone: string): void {
+  const fields = cron.trim().split(/\s+/).length;
+  if (!cron.trim().startsWith('@') && fields !== 5 && fields !== 6) throw new Error(`has ${fields} fields; a cron has 5 (minute first) or 6 (second first)`);
+  CronExpressionParser.parse(cron, { tz: timezone, currentDate: 0 });
+}
+
+/**
+ * The ticks to make wants for now, oldest first: those after `last` (the last one recorded; or, for a schedule
+ * never recorded, after `since`) up to `now`, at most the latest `catchup` of them. Walks back from now, so it
+ * costs `catchup` steps however long the daemon was down.
+ */
+export function dueTicks(s: Pick<ScheduleDefinition, 'cron' | 'timezone' | 'catchup'>, last: number | undefined, since: number, now: number): number[] {
+  const after = last ?? since;
+  const it = CronExpressionParser.parse(s.cron, { tz: s.timezone, currentDate: now + 1 });
+  const ticks: number[] = [];
+  while (ticks.length < Math.max(1, s.catchup)) {
+    let t: number;
+    try {
+      t = it.prev().getTime();
+    } catch {
+      break;
+    }
+    if (t <= after) break;
+    ticks.push(t);
+  }
+  return ticks.reverse();
+}
+
+/** The first tick after `now`; undefined when the cron has none. */
+export function nextTick(s: Pick<ScheduleDefinition, 'cron' | 'timezone'>, now: number): number | undefined {
+  try {
+    return CronExpressionParser.parse(s.cron, { tz: s.timezone, currentDate: now }).next().getTime();
+  } catch {
+    return undefined;
+  }
+}
+
+/** "-1d", "+2h", "30m", "-15s", "500ms" in ms; throws for anything else. */
+export function parseOffset(text: string): number {
+  const m = /^([+-]?)(\d+)(ms|s|m|h|d|w)$/.exec(text.trim());
+  if (!m) throw new Error(`${JSON.stringify(text)} is not an offset like "-1d", "+2h", "-30m", "15s"`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[m[3] as 'ms' | 's' | 'm' | 'h' | 'd' | 'w'];
+  return (m[1] === '-' ? -1 : 1) * Number(m[2]) * unit;
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** The calendar parts of an instant in a time zone. */
+function parts(ms: number, timezone: string): { year: number; month: number; day: number; hour: number; minute: number } {
+  const f = new Intl.DateTimeFormat('en-US', {
+    timeZone: timezone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+  });
+  const got: Record<string, number> = {};
+  for (const p of f.formatToParts(new Date(ms))) if (p.type !== 'literal') got[p.type] = Number(p.value);
+  return { year: got.year!, month: got.month!, day: got.day!, hour: got.hour!, minute: got.minute! };
+}
+
+/** ISO 8601 week of a calendar date: 2026-W02. */
+function isoWeek(year: number, month: number, day: number): string {
+  const d = new Date(Date.UTC(year, month - 1, day));
+  const weekday = d.getUTCDay() || 7;
+  d.setUTCDate(d.getUTCDate() + 4 - weekday);
+  const weekYear = d.getUTCFullYear();
+  const week = Math.ceil(((d.getTime() - Date.UTC(weekYear, 0, 1)) / 86_400_000 + 1) / 7);
+  return `${weekYear}-W${pad(week)}`;
+}
+
+/** The template values of an instant: date 2026-01-05, hour 07, minute 30, week 2026-W02, month 01, year 2026. */
+export function templateValues(ms: number, timezone: string): Record<TemplateVariable, string> {
+  const p = parts(ms, timezone);
+  return {
+    date: `${p.year}-${pad(p.month)}-${pad(p.day)}`,
+    hour: pad(p.hour),
+    minute: pad(p.minute),
+    week: isoWeek(p.year, p.month, p.day),
+    month: pad(p.month),
+    year: String(p.year),
+  };
+}
+
+/** The refs a tick wants: each template filled from the tick time plus the schedule's offset. */
+export function tickRefs(s: Pick<ScheduleDefinition, 'partitions' | 'offset_ms' | 'timezone'>, tick: number): string[] {
+  const values = templateValues(tick + s.offset_ms, s.timezone);
+  return s.partitions.map((t) => fillTemplate(t, values));
+}

@@ -1,0 +1,129 @@
+/**
+ * Schedules with a real daemon (`platform serve`, real job processes): a 6-field schedule every 2 s makes wants
+ * with the right refs and data_timestamp; after kill -9 the restarted daemon makes up the missed ticks (at most
+ * `catchup`), and a second restart makes none twice; GET /api/schedules and `platform schedules --json` show the
+ * last and next tick; a daemon with schedules is never idle.
+ */
+import test from 'ava';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { of } from 'rxjs';
+import { createServer } from 'node:http';
+import { readServerInfo } from '../lib/client/server-info.js';
+import { templateValues } from '../lib/graph/schedule-time.js';
+import { serverBusy$ } from '../lib/server/server-busy.js';
+import { initialState } from '../lib/state/build-state.js';
+import { killAtTeardown, makeWorkspace, poll, sleep } from './helpers/jobs-fixture.js';
+
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN = join(REPO_ROOT, 'bin', 'platform');
+
+const GRAPH = {
+  jobs: [{ label: 'tick', outputs: ['tick/.*'], exec: ['true'] }],
+  schedules: [{ name: 'every2s', cron: '*/2 * * * * *', partitions: ['tick/${date}T${hour}:${minute}', 'tick/week=${week}'], offset: '-1h', catchup: 2 }],
+};
+
+interface WantJson {
+  want_id: string;
+  source: string;
+  partitions: string[];
+  data_timestamp: string | null;
+  comment: string;
+  created_at: string;
+}
+
+function serve(t: Parameters<typeof killAtTeardown>[0], dir: string): { child: ChildProcess; exited: Promise<void> } {
+  const child = spawn(process.execPath, [BIN, '-C', dir, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'ignore', 'ignore'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  killAtTeardown(t, () => (child.exitCode === null && child.signalCode === null ? [child.pid ?? 0] : []));
+  return { child, exited };
+}
+
+async function scheduledWants(url: string): Promise<WantJson[]> {
+  const page = (await (await fetch(`${url}/api/wants?limit=1000`)).json()) as { data: WantJson[] };
+  return page.data.filter((w) => w.source === 'schedule:every2s');
+}
+
+/** The tick a want was made for: its data timestamp minus the schedule's offset of -1h. */
+const tickOf = (w: WantJson) => Date.parse(w.data_timestamp!) + 3_600_000;
+
+test.serial('a schedule every 2 s makes wants with the right refs and data_timestamp; kill -9 and restarts catch up once', async (t) => {
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(GRAPH));
+  const first = serve(t, dir);
+  t.true(await poll(() => readServerInfo(dir)?.pid === first.child.pid, 10_000, 50), 'serve started');
+  let url = `http://127.0.0.1:${readServerInfo(dir)!.port}`;
+
+  let wants: WantJson[] = [];
+  for (let i = 0; i < 200 && wants.length < 3; i++) {
+    wants = await scheduledWants(url);
+    if (wants.length < 3) await sleep(50);
+  }
+  t.true(wants.length >= 3, `three ticks made wants (${wants.length})`);
+  const ticks = wants.map(tickOf).sort((a, b) => a - b);
+  for (const w of wants) {
+    const tick = tickOf(w);
+    t.is(tick % 2000, 0, 'ticks fall on even seconds');
+    const v = templateValues(tick - 3_600_000, 'UTC');
+    t.deepEqual(w.partitions, [`tick/${v.date}T${v.hour}:${v.minute}`, `tick/week=${v.week}`], 'refs templated from the tick minus one hour');
+    t.regex(w.comment, /^schedule every2s, tick /);
+  }
+  for (let i = 1; i < ticks.length; i++) t.is(ticks[i]! - ticks[i - 1]!, 2000, 'one want per tick, none skipped');
+
+  // GET /api/schedules and the CLI show the last tick and the next.
+  const listed = (await (await fetch(`${url}/api/schedules`)).json()) as { data: Array<{ name: string; last_tick: string; last_want_id: string; next_tick: string }> };
+  t.is(listed.data[0]!.name, 'every2s');
+  t.true(Date.parse(listed.data[0]!.next_tick) > Date.parse(listed.data[0]!.last_tick));
+  const cli = spawnSync(process.execPath, [BIN, '--server-url', url, '--json', 'schedules'], { encoding: 'utf8' });
+  t.is(cli.status, 0, cli.stderr);
+  t.like(JSON.parse(cli.stdout).data[0], { name: 'every2s', cron: '*/2 * * * * *', offset: '-1h', catchup: 2 });
+
+  // Crash it and stay down for 7 s (at least three ticks missed), then start again: the latest two missed ticks
+  // (catchup: 2) are made up, once each; the older ones are not.
+  first.child.kill('SIGKILL');
+  await first.exited;
+  const lastBefore = Math.max(...(await scheduledWants(url).catch(() => wants)).map(tickOf), ...wants.map(tickOf));
+  await sleep(7_000);
+  const second = serve(t, dir);
+  t.true(await poll(() => readServerInfo(dir)?.pid === second.child.pid, 10_000, 50), 'serve started again');
+  url = `http://127.0.0.1:${readServerInfo(dir)!.port}`;
+  let after: WantJson[] = [];
+  for (let i = 0; i < 200; i++) {
+    after = (await scheduledWants(url)).filter((w) => tickOf(w) > lastBefore);
+    if (after.length >= 3) break;
+    await sleep(50);
+  }
+  // The first step of the restarted daemon made the catch-up wants: one batch of events, one timestamp.
+  const firstStep = Math.min(...after.map((w) => Date.parse(w.created_at)));
+  const late = after.filter((w) => Date.parse(w.created_at) === firstStep).map(tickOf).sort((a, b) => a - b);
+  t.is(late.length, 2, `two missed ticks made up at start (${late.map((x) => new Date(x).toISOString()).join(', ')})`);
+  t.is(late[1]! - late[0]!, 2000, 'the latest two, consecutive');
+  const firstAfter = Math.min(...after.map(tickOf));
+  t.is(firstAfter, late[0], 'nothing older than them was made');
+  t.true((firstAfter - lastBefore) / 2000 - 1 >= 1, 'at least one missed tick was left out (more were missed than catchup)');
+
+  // A second crash right away and a restart: no tick is made twice.
+  second.child.kill('SIGKILL');
+  await second.exited;
+  const third = serve(t, dir);
+  t.true(await poll(() => readServerInfo(dir)?.pid === third.child.pid, 10_000, 50), 'serve started a third time');
+  url = `http://127.0.0.1:${readServerInfo(dir)!.port}`;
+  await sleep(2_500);
+  const all = (await scheduledWants(url)).map(tickOf);
+  t.is(new Set(all).size, all.length, 'every tick made one want, across restarts');
+  third.child.kill('SIGTERM');
+  await third.exited;
+});
+
+test('a daemon with schedules is busy even with nothing in flight, so the idle timeout never stops it', async (t) => {
+  const server = createServer();
+  const seen: boolean[] = [];
+  const sub = serverBusy$(server, of(initialState()), of(true)).subscribe((b) => seen.push(b));
+  sub.unsubscribe();
+  t.deepEqual(seen, [true]);
+  const seenWithout: boolean[] = [];
+  serverBusy$(server, of(initialState()), of(false)).subscribe((b) => seenWithout.push(b)).unsubscribe();
+  t.deepEqual(seenWithout, [false]);
+});
