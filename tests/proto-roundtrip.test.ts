@@ -198,7 +198,7 @@ test('decode fills every default in; defaults are not written', (t) => {
       job_label: '',
       config: { outputs: [], inputs: [], args: [], env: {} },
       want_ids: [],
-      attempt: 0, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '',
+      attempt: 0, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [],
     },
   };
   const bytes = encodeEvent(e);
@@ -216,7 +216,7 @@ test('decode fills every default in; defaults are not written', (t) => {
       job_label: 'l',
       config: { outputs: [], inputs: [{ dep_type: 'QUERY', partition_ref: '' }], args: [], env: { '': '' } },
       want_ids: [''],
-      attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '',
+      attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [],
     },
   };
   t.deepEqual(decodeEvent(encodeEvent(dep)), dep);

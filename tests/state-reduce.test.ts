@@ -299,7 +299,7 @@ function wantCreated(want_id: string, partitions: string[], extra: Partial<Extra
 const config = (outputs: string[], inputs: JobConfig['inputs'] = []): JobConfig => ({ outputs, inputs, args: [], env: {} });
 const queued = (job_run_id: string, outputs: string[], want_ids: string[], attempt = 1): EventPayload => ({
   type: 'job_run_queued',
-  job_run_queued: { job_run_id, job_label: 'job', config: config(outputs), want_ids, attempt, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '' },
+  job_run_queued: { job_run_id, job_label: 'job', config: config(outputs), want_ids, attempt, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [] },
 });
 const started = (job_run_id: string, pid: number): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid } });
 const succeeded = (job_run_id: string): EventPayload => ({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [] } });

@@ -71,6 +71,7 @@ function buildOf(ref: string, build_id: string, job_run_id: string, job_label: s
         timeout_seconds: 0,
         input_builds: inputs,
         job_fingerprint,
+        output_inputs: [],
       },
     },
     { type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [{ partition_ref: ref, build_id }] } },
@@ -131,7 +132,7 @@ test('a rebuild marks direct consumers "rebuilt" and theirs "stale"; a job edit 
 test('a retry queued with the definition of its first attempt does not set an edited job back', (t) => {
   const queued = (job_run_id: string, job_fingerprint: string): EventPayload => ({
     type: 'job_run_queued',
-    job_run_queued: { job_run_id, job_label: 'j', config: { outputs: ['p'], inputs: [], args: [], env: {} }, want_ids: [], attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint },
+    job_run_queued: { job_run_id, job_label: 'j', config: { outputs: ['p'], inputs: [], args: [], env: {} }, want_ids: [], attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint, output_inputs: [] },
   });
   const log = (payloads: EventPayload[]) => payloads.map((e, i) => ({ event_id: i + 1, timestamp: i, ...e }) as BuildEvent);
   const s = fold(

@@ -70,6 +70,13 @@ export interface JobRunQueued {
   /** The builds of its inputs that were live when it was queued. */
   input_builds: BuildInput[];
   job_fingerprint: string;
+  /** A batch run's inputs per output; empty for a run of one ref (all its inputs are its output's). */
+  output_inputs: OutputInputs[];
+}
+
+export interface OutputInputs {
+  output: string;
+  inputs: string[];
 }
 
 /** A partition's build: an input a run consumed, or an output it made. */

@@ -32,6 +32,14 @@ export interface JobDefinition {
   max_concurrency: number;
   /** A label for the job's code: changing it makes the partitions the job built stale. */
   version?: string;
+  /** Refs of this job ready at the same time are built by one run, up to `max_partitions` of them. */
+  batch?: BatchPolicy;
+}
+
+export interface BatchPolicy {
+  max_partitions: number;
+  /** How long a ready ref may wait for others to fill its batch; 0: a batch is what is ready in a step. */
+  max_wait_ms: number;
 }
 
 export interface GraphDefinition {

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { JobDefinition } from './graph-definition.js';
 
 export function jobFingerprint(job: JobDefinition): string {
-  const basis = JSON.stringify([job.exec, job.args, job.env, job.inputs, job.config ?? null, job.version ?? '']);
+  // A batch changes the args a run is given (several refs' worth), so it is part of what a run produces from.
+  const basis = JSON.stringify([job.exec, job.args, job.env, job.inputs, job.config ?? null, job.version ?? '', ...(job.batch ? [job.batch.max_partitions] : [])]);
   return createHash('sha256').update(basis).digest('hex').slice(0, 16);
 }

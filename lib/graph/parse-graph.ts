@@ -1,5 +1,5 @@
 import type { DataDep, DepType } from '../events/build-event.js';
-import { defaultMaxConcurrentJobRuns, type GraphDefinition, type JobDefinition } from './graph-definition.js';
+import { defaultMaxConcurrentJobRuns, type BatchPolicy, type GraphDefinition, type JobDefinition } from './graph-definition.js';
 import { GraphError } from './graph-error.js';
 import { compileOutputPattern, type OutputPattern } from './output-pattern.js';
 import { templateVariables } from './template.js';
@@ -19,6 +19,7 @@ const JOB_KEYS = [
   'timeout_seconds',
   'max_concurrency',
   'version',
+  'batch',
 ] as const;
 const INPUT_KEYS = ['partition_ref', 'dep_type'] as const;
 const DEP_TYPES: readonly DepType[] = ['QUERY', 'MATERIALIZE'];
@@ -217,10 +218,31 @@ export function parseGraph(json: unknown, source: string): GraphDefinition {
       }
       job.version = obj.version as string;
     }
+    if (obj.batch !== undefined) job.batch = parseBatch(obj.batch, job, failJob);
     jobs.push(job);
   });
 
   return { max_concurrent_job_runs: maxConcurrent, jobs, schedules: parseSchedules(top.schedules, fail) };
+}
+
+/**
+ * A batched job's runs build several refs: each ref's args are templated and concatenated, and the job reads the
+ * refs from PLATFORM_OUTPUTS. Its env is one for the whole run, so it must not depend on the ref.
+ */
+function parseBatch(raw: unknown, job: JobDefinition, failJob: FailJob): BatchPolicy {
+  if (!isPlainObject(raw)) return failJob('batch', `must be an object like {"max_partitions": 50, "max_wait_ms": 2000}, not ${describe(raw)}.`);
+  for (const key of Object.keys(raw)) if (key !== 'max_partitions' && key !== 'max_wait_ms') failJob(`batch.${key}`, 'unknown key; a batch takes max_partitions and max_wait_ms.');
+  if (job.config !== undefined) failJob('batch', 'a config-program job builds what its program says; batching is for declarative jobs (remove "batch" or "config").');
+  const max = raw.max_partitions;
+  if (!isNonNegativeInteger(max) || max < 1 || max > 100_000) failJob('batch.max_partitions', `must be a whole number from 1 to 100000 (refs built by one run), got ${show(max)}.`);
+  const wait = raw.max_wait_ms ?? 0;
+  if (!isNonNegativeInteger(wait)) failJob('batch.max_wait_ms', `must be a whole number of milliseconds (0 or more), got ${show(wait)}.`);
+  for (const [key, value] of Object.entries(job.env)) {
+    if (templateVariables(value).length > 0) {
+      failJob(`env.${key}`, 'a batched job\'s env is one for all the refs of a run, so it cannot use ${...}; pass per-ref values in args (concatenated per ref) or read PLATFORM_OUTPUTS.');
+    }
+  }
+  return { max_partitions: max as number, max_wait_ms: wait as number };
 }
 
 type Fail = (path: string, message: string, jobs?: string[]) => never;

@@ -75,7 +75,10 @@ export class GraphTaskSource implements TaskSource {
 function viewOf(resolver: JobResolver) {
   const graph = resolver.graph;
   const jobs = new Map<string, JobPolicy>(
-    graph.jobs.map((j) => [j.label, { retries: j.retries, max_concurrency: j.max_concurrency, fingerprint: jobFingerprint(j) }]),
+    graph.jobs.map((j) => [
+      j.label,
+      { retries: j.retries, max_concurrency: j.max_concurrency, fingerprint: jobFingerprint(j), ...(j.batch ? { batch: j.batch } : {}) },
+    ]),
   );
   return {
     resolver,

@@ -3,7 +3,7 @@
  * reading, resolved job configs) in; the events to append, the replies, and the processes to start and kill
  * out. The loop (orchestrator.ts) does the effects.
  */
-import type { EventPayload, JobConfig, RebuildPolicy } from '../events/build-event.js';
+import type { EventPayload, JobConfig, OutputInputs, RebuildPolicy } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import type { BuildState, JobRunRecord, WantRecord } from '../state/build-state.js';
 import { ACTIVE_JOB_RUN_STATUSES, ACTIVE_WANT_STATUSES, SCHEDULE_SOURCE_PREFIX, TERMINAL_WANT_STATUSES, wantClockStart } from '../state/build-state.js';
@@ -15,6 +15,8 @@ import { mustRebuild, partitionCategory } from '../state/want-status.js';
 import { isSchedulable, schedulableRefs, settled } from '../state/want-window.js';
 import { mergeCandidates, touchedCandidates, type Candidates, type Waiters } from './candidates.js';
 import { CapCounter } from './run-caps.js';
+import { halves, joinTasks, planBatches, type ReadyRef } from './batch-runs.js';
+import type { BatchPolicy } from '../graph/graph-definition.js';
 import type { BackfillPolicy, Command, CommandDecision, CreateBackfillRequest, CreateTaintRequest } from './command.js';
 
 export type TaskResolution =
@@ -27,11 +29,15 @@ interface QueuedTask {
   exec: readonly string[];
   timeout_seconds: number;
   job_fingerprint: string;
+  /** A batch's inputs per output (batch-runs.ts); none for a run of one ref. */
+  output_inputs?: readonly OutputInputs[];
 }
 
 export interface JobPolicy {
   retries: number;
   max_concurrency: number;
+  /** Build its ready refs by runs of several (batch-runs.ts). */
+  batch?: BatchPolicy;
   /** Of the job definition (exec, templates, version): recorded with each build; a change makes them stale. */
   fingerprint: string;
 }
@@ -119,7 +125,7 @@ export function refsToResolve(state: BuildState, extra: readonly string[] = [], 
   const refs = new Set<string>(extra);
   for (const want of activeWants(state, candidates)) {
     for (const ref of candidates?.get(want.want_id) ?? schedulableRefs(state, want)) {
-      if (isSchedulable(state, want, ref) && needsBuild(state, want, ref)) refs.add(ref);
+      if (isSchedulable(state, want, ref) && (needsBuild(state, want, ref) || inFailedBatch(state, ref))) refs.add(ref);
     }
   }
   return [...refs];
@@ -145,6 +151,14 @@ function* activeWants(state: BuildState, candidates?: Candidates): Generator<Wan
   }
 }
 
+/** A ref whose last run was a batch that failed and will be retried: the retry needs its own config (halves). */
+function inFailedBatch(state: BuildState, ref: string): boolean {
+  const p = state.partitions.get(ref);
+  if (p?.status !== 'building') return false;
+  const run = state.job_runs.get(p.job_run_id);
+  return run !== undefined && run.status === 'failed' && run.retry_at > 0 && run.config.outputs.length > 1;
+}
+
 /** True when nothing has built the ref for this want and nothing is about to, and its policy wants it built. */
 function needsBuild(state: BuildState, want: WantRecord, ref: string): boolean {
   const p = state.partitions.get(ref);
@@ -157,6 +171,8 @@ class Planner {
   readonly kill: string[] = [];
   readonly waits: Array<[string, string, string]> = [];
   readonly deadlines: number[] = [];
+  /** Ready refs of batched jobs, by job: queued together once every want of the step was looked at. */
+  private readonly ready = new Map<string, Array<ReadyRef<WantRecord>>>();
 
   constructor(private readonly input: StepInput) {
     this.state = input.state;
@@ -425,6 +441,50 @@ class Planner {
       if (missingInputs.size > 0) this.deriveWant(current, [...missingInputs], 'derived');
       this.release(current.want_id);
     }
+    this.queueBatches();
+  }
+
+  /** A ref ready to build: queued now, or, for a batched job, gathered into this step's batches. */
+  private queueReady(task: QueuedTask, want: WantRecord, ref: string): void {
+    const batch = this.input.policy.jobs.get(task.job_label)?.batch;
+    if (!batch) {
+      this.queueRun(task, want, 1);
+      return;
+    }
+    let readyAt = want.created_at;
+    for (const dep of task.config.inputs) {
+      const p = this.state.partitions.get(dep.partition_ref);
+      if (dep.dep_type === 'MATERIALIZE' && p) readyAt = Math.max(readyAt, p.updated_at);
+    }
+    const list = this.ready.get(task.job_label) ?? [];
+    list.push({ ref, task, readyAt, item: want });
+    this.ready.set(task.job_label, list);
+  }
+
+  private queueBatches(): void {
+    for (const [label, ready] of this.ready) {
+      const policy = this.input.policy.jobs.get(label)?.batch;
+      if (!policy) continue;
+      const plan = planBatches(ready, policy, this.input.now);
+      for (const run of plan.runs) this.queueRun(joinTasks(run.map((r) => r.task)), run[0]!.item, 1);
+      this.deadlines.push(...plan.wakeAt);
+    }
+    this.ready.clear();
+  }
+
+  /**
+   * The next attempt of a failed run. A batch goes again in halves, each from its refs' own configs (when they are
+   * at hand), so a bad ref stops failing the rest; a run of one ref goes again as it was.
+   */
+  private retryRun(last: JobRunRecord, want: WantRecord): void {
+    const refs = last.config.outputs;
+    const tasks = refs.map((ref) => this.input.tasks.get(ref));
+    if (refs.length <= 1 || tasks.some((t) => !t?.ok)) {
+      this.queueRun(last, want, last.attempt + 1);
+      return;
+    }
+    const ok = tasks as Array<Extract<TaskResolution, { ok: true }>>;
+    for (const half of halves(ok)) this.queueRun(joinTasks(half), want, last.attempt + 1);
   }
 
   /**
@@ -479,7 +539,7 @@ class Planner {
       const last = this.state.job_runs.get(p.job_run_id);
       if (!last || ACTIVE_JOB_RUN_STATUSES.has(last.status)) return;
       if (last.status === 'failed' && last.retry_at > 0) {
-        if (this.input.now >= last.retry_at) this.queueRun(last, want, last.attempt + 1);
+        if (this.input.now >= last.retry_at) this.retryRun(last, want);
         else this.deadlines.push(last.retry_at);
       } else if (last.status === 'dep_missed') {
         const notLive = last.missing.filter((m) => this.state.partitions.get(m)?.status !== 'live');
@@ -518,7 +578,7 @@ class Planner {
       // the chain from this want to the run stays traceable (and survives the other want's cancel).
       if (!isCovered(dep.partition_ref)) missingInputs.add(dep.partition_ref);
     }
-    if (ready) this.queueRun(task, want, 1);
+    if (ready) this.queueReady(task, want, ref);
   }
 
   /** The event id that created the backfill a want serves (itself or its root); 0 when it serves none. */
@@ -569,6 +629,7 @@ class Planner {
         timeout_seconds,
         input_builds,
         job_fingerprint,
+        output_inputs: task.output_inputs ? task.output_inputs.map((o) => ({ output: o.output, inputs: [...o.inputs] })) : [],
       },
     });
     return job_run_id;

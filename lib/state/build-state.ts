@@ -1,4 +1,4 @@
-import type { BuildInput, JobConfig, RebuildPolicy, WantSource } from '../events/build-event.js';
+import type { BuildInput, JobConfig, OutputInputs, RebuildPolicy, WantSource } from '../events/build-event.js';
 import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
 import type { PartitionCounts } from './want-status.js';
 
@@ -114,11 +114,15 @@ export interface BuildLineage {
 const NO_LINEAGE: BuildLineage = { job_label: '', inputs: [], job_fingerprint: '' };
 
 export function buildLineage(state: Pick<BuildState, 'job_runs'>, build: BuildRecord): BuildLineage {
-  return state.job_runs.get(build.job_run_id) ? lineageOfRun(state.job_runs.get(build.job_run_id)!) : NO_LINEAGE;
+  const run = state.job_runs.get(build.job_run_id);
+  return run ? { job_label: run.job_label, inputs: outputInputBuilds(run, build.partition_ref), job_fingerprint: run.job_fingerprint } : NO_LINEAGE;
 }
 
-function lineageOfRun(run: JobRunRecord): BuildLineage {
-  return { job_label: run.job_label, inputs: run.input_builds, job_fingerprint: run.job_fingerprint };
+/** The builds one output of a run consumed: all the run's, or for a batch run only that output's own inputs. */
+export function outputInputBuilds(run: Pick<JobRunRecord, 'input_builds' | 'output_inputs'>, output: string): readonly BuildInput[] {
+  if (run.output_inputs.length === 0) return run.input_builds;
+  const own = run.output_inputs.find((o) => o.output === output)?.inputs;
+  return own ? run.input_builds.filter((b) => own.includes(b.partition_ref)) : run.input_builds;
 }
 
 export interface TaintRecord {
@@ -153,6 +157,8 @@ export interface JobRunRecord {
   /** The builds of its inputs that were live when it was queued: what its outputs' builds consumed. */
   readonly input_builds: readonly BuildInput[];
   readonly job_fingerprint: string;
+  /** A batch run's inputs per output (empty for a run of one ref). */
+  readonly output_inputs: readonly OutputInputs[];
   /** The highest priority of the wants it serves: queued runs start in this order, then oldest first. */
   readonly priority: number;
 }

@@ -4,7 +4,7 @@
  */
 import type { BuildEvent, BuildInput } from '../events/build-event.js';
 import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionRecord, PartitionStatus, TaintRecord, WantRecord } from './build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, TERMINAL_WANT_STATUSES, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
 import { putJobRun, putPartition, putWant } from './indexed-records.js';
 import { currentConsumers, refreshStale } from './staleness.js';
 import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCategory } from './want-status.js';
@@ -116,6 +116,8 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         ended_at: null,
         input_builds: e.input_builds,
         job_fingerprint: e.job_fingerprint,
+        // Rebuilt field by field: a decoded event lists its fields in another order, and states compare as JSON.
+        output_inputs: e.output_inputs.map((o) => ({ output: o.output, inputs: o.inputs })),
         priority: 0,
       };
       // Every active want on an output is a want of this run, whether it asked first or joined.
@@ -150,7 +152,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       // Only outputs the run still owned became live by it (a newer run owns the rest).
       const owned = e.builds.filter((b) => run.config.outputs.includes(b.partition_ref) && s.partitions.get(b.partition_ref)?.job_run_id === run.job_run_id);
       for (const b of owned) {
-        const lineage = { ...b, job_run_id: run.job_run_id, job_label: run.job_label, inputs: run.input_builds, job_fingerprint: run.job_fingerprint };
+        const lineage = { ...b, job_run_id: run.job_run_id, job_label: run.job_label, inputs: outputInputBuilds(run, b.partition_ref), job_fingerprint: run.job_fingerprint };
         next = built(next, lineage, event.event_id, at);
       }
       return next;

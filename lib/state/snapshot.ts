@@ -15,6 +15,7 @@ import {
   consumerKey,
   historyKey,
   jobPartitionKey,
+  outputInputBuilds,
   queueKey,
   slaDeadline,
   slaKey,
@@ -106,7 +107,10 @@ export function fromSnapshot(snap: Snapshot): BuildState {
   };
   const consumers = new Map<string, BuildRecord>();
   // The last build of each ref that consumed an input build: builds in seq order, later ones overwrite.
-  for (const b of bySeq(snap.builds)) for (const input of lineageOf(b)?.input_builds ?? []) consumers.set(consumerKey(input.build_id, b.partition_ref), b);
+  for (const b of bySeq(snap.builds)) {
+    const run = lineageOf(b);
+    for (const input of run ? outputInputBuilds(run, b.partition_ref) : []) consumers.set(consumerKey(input.build_id, b.partition_ref), b);
+  }
   // Backfills are numbered in the order their wants were made; a repeated id keeps its first want, as the fold does.
   const firstOfId = new Map<string, WantRecord>();
   for (const w of wantsBySeq) if (w.backfill_id !== '' && !firstOfId.has(w.backfill_id)) firstOfId.set(w.backfill_id, w);

@@ -123,6 +123,7 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
           timeout_seconds: arbUint32,
           input_builds: fc.array(arbBuildInput(p), { maxLength: 3 }),
           job_fingerprint: fc.oneof(fc.constant(''), fc.constantFrom('f1', 'f2'), arbText),
+          output_inputs: fc.array(fc.record({ output: p.ref, inputs: fc.array(p.ref, { maxLength: 2 }) }), { maxLength: 3 }),
         })
         .map((job_run_queued) => ({ type, job_run_queued }));
     case 'job_run_started':
