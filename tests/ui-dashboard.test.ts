@@ -29,6 +29,8 @@ const GRAPH = {
     { label: 'chatty', outputs: ['chatty/(?<n>\\d+)'], exec: ['bash', '-c', 'for i in $(seq 1 60); do echo "line $i"; sleep 0.15; done'] },
     { label: 'hold', outputs: ['hold/(?<n>\\d+)'], exec: ['bash', '-c', 'sleep 60'] },
   ],
+  // Once a year: listed with its next tick, never firing during the tests.
+  schedules: [{ name: 'yearly_report', cron: '0 0 1 1 *', partitions: ['report/${year}'] }],
 };
 
 const uiTest = CHROMIUM ? test.serial : test.serial.skip;
@@ -219,5 +221,20 @@ uiTest('on a phone-wide window no page is wider than the screen; the controls ar
   await page.keyboard.press('Enter');
   await page.waitForURL(/\/wants\/w-\d+$/);
   await page.locator('h1 .status-successful').waitFor({ timeout: 20_000 });
+  noScriptErrors(t, page);
+});
+
+uiTest('the schedules page lists each schedule with its next tick; a backfill shows its progress', async (t) => {
+  const page = await newPage(t);
+  await page.goto(`${base()}/schedules`);
+  const row = page.locator('tr', { hasText: 'yearly_report' });
+  await row.waitFor();
+  t.regex(await row.innerText(), /0 0 1 1 \*/);
+  t.regex(await row.innerText(), new RegExp(`${new Date().getUTCFullYear() + 1}-01-01T00:00:00.000Z`));
+  const created = await api<{ backfill_id: string }>('POST', '/api/backfills', { pattern: 'raw/{300..309}' });
+  await page.goto(`${base()}/backfills/${created.backfill_id}`);
+  await page.locator('h1 .status-successful').waitFor({ timeout: 20_000 });
+  t.is(await page.locator('[data-count="live"]').innerText(), '10');
+  t.is(await page.getByRole('progressbar', { name: 'Progress' }).getAttribute('aria-valuenow'), '100');
   noScriptErrors(t, page);
 });
