@@ -11,6 +11,8 @@ import { tailEvents } from './events/event-tail.js';
 import { followFile } from './executor/follow-file.js';
 import { STDERR_LOG, STDOUT_LOG } from './executor/job-launch.js';
 import { ProcessExecutor } from './executor/process-executor.js';
+import { SupervisedExecutor } from './executor/supervised-executor.js';
+import type { Executor } from './executor/executor-port.js';
 import type { GraphDefinition } from './graph/graph-definition.js';
 import type { GraphError } from './graph/graph-error.js';
 import type { JobResolver } from './graph/job-resolver.js';
@@ -40,6 +42,13 @@ export interface PlatformOptions {
    * bound, so a server that cannot listen never touches a job run.
    */
   start?: boolean;
+  /**
+   * Where job runs run. Default: supervised local processes, which outlive the platform (a restart re-attaches to
+   * them). `'in-process'`: children of this process, canceled when it closes.
+   */
+  executor?: 'supervised' | 'in-process' | ((workspaceRoot: string) => Executor);
+  /** Cancel the running job runs when closing (and record them canceled) rather than leave them running. */
+  cancelRunsOnClose?: boolean;
 }
 
 /** `.platform/snapshot.json`: the state at an event id, so a start replays only the events after it. */
@@ -55,7 +64,7 @@ export class Platform {
     readonly log: EventLog,
     readonly store: StateStore,
     readonly queue: CommandQueue,
-    readonly executor: ProcessExecutor,
+    readonly executor: Executor,
     private readonly graph: WorkspaceGraph,
     readonly orchestrator: Orchestrator,
     private readonly logError: (message: string) => void,
@@ -67,7 +76,9 @@ export class Platform {
     try {
       const store = await StateStore.open(log, snapshotPath(workspaceRoot));
       const queue = new CommandQueue(options.queueCapacity ?? 100);
-      const executor = new ProcessExecutor();
+      const choice = options.executor ?? 'supervised';
+      const executor: Executor =
+        typeof choice === 'function' ? choice(workspaceRoot) : choice === 'in-process' ? new ProcessExecutor() : new SupervisedExecutor({ workspaceRoot });
       const orchestrator = new Orchestrator({
         log,
         store,
@@ -75,6 +86,7 @@ export class Platform {
         executor,
         tasks: new GraphTaskSource(graph),
         workspaceRoot,
+        cancelRunsOnShutdown: options.cancelRunsOnClose === true,
         ...(options.tickMs !== undefined ? { tickMs: options.tickMs } : {}),
         ...(options.scheduler ? { scheduler: options.scheduler } : {}),
         ...(options.logError ? { logError: options.logError } : {}),
@@ -168,10 +180,13 @@ export class Platform {
     return this.queue.offer({ kind: 'create_backfill', request });
   }
 
-  /** Lets the current orchestrator step finish, records running job runs as canceled, closes the log. */
-  close(): Promise<void> {
+  /**
+   * Lets the current orchestrator step finish, records what came in, closes the log. Running job runs go on under
+   * their supervisors (the next open re-attaches), unless `cancelRuns` (or the `cancelRunsOnClose` option).
+   */
+  close(options: { cancelRuns?: boolean } = {}): Promise<void> {
     this.closing ??= (async () => {
-      await this.orchestrator.shutdown();
+      await this.orchestrator.shutdown(options);
       this.queue.close();
       // The next start replays only what comes after this; a failure here costs that start time, nothing else.
       await this.store.saveSnapshot(snapshotPath(this.workspaceRoot)).catch((err: unknown) => {

@@ -4,17 +4,15 @@
  * next start resolves (kills the orphaned job, records the run) before building it again.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readServerInfo } from '../lib/client/server-info.js';
-import { TERMINAL_WANT_STATUSES } from '../lib/state/build-state.js';
 import {
   bash,
   isPidAlive,
   killAtTeardown,
-  killHard,
   lines,
   makeWorkspace,
   openPlatform,
@@ -29,8 +27,9 @@ import {
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** a/<n> (quick) -> b/<n>, whose first run sleeps 30 s and later runs finish at once. */
+/** a/<n> (quick) -> b/<n>, whose first run sleeps 3 s (and exits with code 0) and later runs finish at once. */
 const graph = {
+  max_concurrent_job_runs: 4,
   jobs: [
     { label: 'a', outputs: ['a/(?<n>\\d+)'], exec: bash('echo "a $1" >> a-calls.txt'), args: ['${n}'] },
     {
@@ -39,122 +38,134 @@ const graph = {
       inputs: [{ partition_ref: 'a/${n}', dep_type: 'MATERIALIZE' }],
       exec: bash(
         `echo $$ >> b.pid
-         if [ "$(wc -l < b.pid)" -eq 1 ]; then sleep 30; fi
+         if [ "$(wc -l < b.pid)" -eq 1 ]; then sleep 3; fi
          echo "done $1" >> b-done.txt`,
       ),
       args: ['${n}'],
     },
+    // Takes two seconds and fails with code 7: its exit code must reach the log once, whoever is there to see it.
+    { label: 'slowfail', outputs: ['slowfail/(?<n>\\d+)'], exec: bash('sleep 2; exit 7') },
+    // Five seconds, then code 7: long enough to outlive a `platform stop`.
+    { label: 'slow7', outputs: ['slow7/(?<n>\\d+)'], exec: bash('sleep 5; exit 7') },
+    // Hangs the first time (until killed), finishes at once the second.
+    { label: 'once', outputs: ['once/(?<n>\\d+)'], exec: bash('if [ -e once-marker ]; then exit 0; fi; touch once-marker; echo $$ >> once.pid; sleep 30') },
   ],
 };
 
-test('closing the platform mid-build and reopening it finishes the want without duplicated work', async (t) => {
+test('a platform closed mid-build leaves the run going; the reopened one follows it to its end: one run, no rebuild', async (t) => {
   const dir = makeWorkspace(t);
   killAtTeardown(t, () => pidsIn(dir, 'b.pid'));
-  const first = await openPlatform(t, dir, graph);
+  const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false });
+  const w = await want(first, ['b/1']);
+  const running = await waitFor(first, (s) => runsFor(s, 'b/1').some((r) => r.status === 'running'), 'b/1 running');
+  const run = runsFor(running, 'b/1')[0]!;
+  await first.close();
+  t.is(first.state().job_runs.get(run.job_run_id)!.status, 'running', 'left running in the log');
+  t.true(isPidAlive(run.pid), 'its supervisor goes on without the platform');
+
+  const second = await openPlatform(t, dir, graph);
+  const state = await waitForWant(second, w);
+  t.is(state.wants.get(w)!.status, 'successful');
+  t.deepEqual(runsFor(state, 'b/1').map((r) => [r.job_run_id, r.status]), [[run.job_run_id, 'succeeded']], 'followed, not restarted');
+  t.deepEqual(lines(dir, 'b-done.txt'), ['done 1']);
+  t.is(pidsIn(dir, 'b.pid').length, 1, 'the job ran once');
+});
+
+test('closing with cancelRuns kills the run and records it canceled; the reopened platform builds it again', async (t) => {
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => pidsIn(dir, 'b.pid'));
+  const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false });
   const w = await want(first, ['b/1']);
   const running = await waitFor(first, (s) => runsFor(s, 'b/1').some((r) => r.status === 'running'), 'b/1 running');
   const interrupted = runsFor(running, 'b/1')[0]!;
-  t.is(running.partitions.get('a/1')?.status, 'live');
-
-  await first.close();
-  const closed = first.state();
-  t.is(closed.job_runs.get(interrupted.job_run_id)!.status, 'canceled', 'recorded before the log closed');
-  t.true(await poll(() => !isPidAlive(interrupted.pid), 1000), 'the job was stopped with the platform');
-  t.false(TERMINAL_WANT_STATUSES.has(closed.wants.get(w)!.status), `want is ${closed.wants.get(w)!.status}`);
-
+  await first.close({ cancelRuns: true });
+  t.is(first.state().job_runs.get(interrupted.job_run_id)!.status, 'canceled', 'recorded before the log closed');
+  t.true(await poll(() => !isPidAlive(interrupted.pid), 2000), 'the run was stopped with the platform');
   const second = await openPlatform(t, dir, graph);
-  const reopened = second.state();
-  t.is(reopened.job_runs.get(interrupted.job_run_id)!.status, 'canceled', 'the log says so after the restart');
-  t.false(TERMINAL_WANT_STATUSES.has(reopened.wants.get(w)!.status), 'the want is still active');
-
   const state = await waitForWant(second, w);
-  t.is(state.wants.get(w)!.status, 'successful');
-  // Exactly one successful run per partition; a/1 was not rebuilt.
-  t.deepEqual(
-    runsFor(state, 'a/1').map((r) => r.status),
-    ['succeeded'],
-  );
-  t.deepEqual(
-    runsFor(state, 'b/1').map((r) => r.status),
-    ['canceled', 'succeeded'],
-  );
-  t.deepEqual(lines(dir, 'a-calls.txt'), ['a 1']);
+  t.deepEqual(runsFor(state, 'b/1').map((r) => r.status), ['canceled', 'succeeded']);
   t.deepEqual(lines(dir, 'b-done.txt'), ['done 1']);
-  t.is(pidsIn(dir, 'b.pid').length, 2);
 });
 
-test('runs left running by a killed server are resolved on start and built once more', async (t) => {
+test('after kill -9 of the daemon the job goes on; the next daemon re-attaches and records it once; a run nothing supervises is lost and rebuilt', async (t) => {
   const dir = makeWorkspace(t);
   writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
   killAtTeardown(t, () => pidsIn(dir, 'b.pid'));
 
-  const server = spawn(
-    process.execPath,
-    [join(REPO_ROOT, 'bin', 'platform'), '-C', dir, 'serve', '--port', '0', '--idle-timeout', '1h'],
-    { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const server = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'platform'), '-C', dir, 'serve', '--port', '0', '--idle-timeout', '1h'], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let serverErr = '';
   server.stderr!.on('data', (c: Buffer) => (serverErr += c.toString()));
   const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
   killAtTeardown(t, () => (server.exitCode === null && server.signalCode === null ? [server.pid ?? 0] : []));
-
   t.true(await poll(() => readServerInfo(dir)?.pid === server.pid, 10_000, 50), `serve did not start: ${serverErr}`);
   const url = `http://127.0.0.1:${readServerInfo(dir)!.port}`;
-  const created = await fetch(`${url}/api/wants`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ partitions: ['b/2'] }),
-  });
-  t.is(created.status, 201);
-  const { want_id } = (await created.json()) as { want_id: string };
-
-  // Wait over HTTP until b/2 runs, then crash the server.
-  let runId = '';
-  let jobPid = 0;
-  t.true(
-    await poll(() => pidsIn(dir, 'b.pid').length === 1, 10_000, 50),
-    `b/2 never started: ${serverErr}`,
-  );
-  for (let i = 0; i < 100 && !jobPid; i++) {
-    const list = (await (await fetch(`${url}/api/job_runs?status=running`)).json()) as {
-      data: Array<{ job_run_id: string; outputs: string[]; pid: number | null }>;
-    };
-    const run = list.data.find((r) => r.outputs.includes('b/2'));
-    if (run?.pid) {
-      runId = run.job_run_id;
-      jobPid = run.pid;
-    } else await sleep(50);
+  const post = async (partitions: string[]) =>
+    ((await (await fetch(`${url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions }) })).json()) as { want_id: string }).want_id;
+  const bWant = await post(['b/2']);
+  const failWant = await post(['slowfail/1']);
+  const onceWant = await post(['once/1']);
+  killAtTeardown(t, () => pidsIn(dir, 'once.pid'));
+  const running = async () => ((await (await fetch(`${url}/api/job_runs?status=running`)).json()) as { data: Array<{ job_run_id: string; outputs: string[]; pid: number }> }).data;
+  let runs: Awaited<ReturnType<typeof running>> = [];
+  for (let i = 0; i < 200 && runs.length < 3; i++) {
+    runs = await running();
+    if (runs.length < 3) await sleep(50);
   }
-  t.true(jobPid > 0, 'the running run and its pid are recorded');
-  t.deepEqual(pidsIn(dir, 'b.pid'), [jobPid]);
-
+  t.is(runs.length, 3, 'the three runs are running');
+  // Running is recorded when a run's supervisor starts; wait for the jobs themselves.
+  t.true(await poll(() => pidsIn(dir, 'b.pid').length === 1 && pidsIn(dir, 'once.pid').length === 1, 10_000, 20), 'the jobs started');
   server.kill('SIGKILL');
   await exited;
-  t.true(isPidAlive(jobPid), 'a crashed server leaves its job behind (its own process group)');
+  for (const r of runs) t.true(isPidAlive(r.pid), `${r.outputs[0]} goes on without the daemon`);
+  // once/1 loses its supervisor and its job: nothing runs it and nothing will say how it ended.
+  const once = runs.find((r) => r.outputs[0] === 'once/1')!;
+  process.kill(once.pid, 'SIGKILL');
+  for (const pid of pidsIn(dir, 'once.pid')) process.kill(pid, 'SIGKILL');
 
   const platform = await openPlatform(t, dir, graph);
-  const resolved = await waitFor(
-    platform,
-    (s) => s.job_runs.get(runId)?.status !== 'running',
-    `run ${runId} to be resolved after the restart`,
-    5000,
-  );
-  const lost = resolved.job_runs.get(runId)!;
-  t.true(['canceled', 'failed'].includes(lost.status), lost.status);
-  t.regex(lost.reason, /lost/);
-  t.true(await poll(() => !isPidAlive(jobPid), 1000), 'the orphaned job was killed on start');
-
-  const state = await waitForWant(platform, want_id);
-  t.is(state.wants.get(want_id)!.status, 'successful');
-  const bRuns = runsFor(state, 'b/2');
-  t.is(bRuns.filter((r) => r.status === 'succeeded').length, 1, JSON.stringify(bRuns));
-  t.is(bRuns[0]!.job_run_id, runId);
-  t.is(bRuns.length, 2, 'the lost run and one rebuild');
-  t.deepEqual(
-    runsFor(state, 'a/2').map((r) => r.status),
-    ['succeeded'],
-  );
-  t.deepEqual(lines(dir, 'a-calls.txt'), ['a 2']);
+  const s1 = await waitForWant(platform, bWant);
+  t.is(s1.wants.get(bWant)!.status, 'successful');
+  t.deepEqual(runsFor(s1, 'b/2').map((r) => r.status), ['succeeded'], 'followed to its end, not restarted');
   t.deepEqual(lines(dir, 'b-done.txt'), ['done 2']);
-  killHard(jobPid);
+  const s2 = await waitForWant(platform, failWant);
+  const failed = runsFor(s2, 'slowfail/1');
+  t.deepEqual(failed.map((r) => [r.status, r.exit_code]), [['failed', 7]], 'its real exit code, recorded once');
+  const s3 = await waitForWant(platform, onceWant);
+  const onceRuns = runsFor(s3, 'once/1');
+  t.deepEqual(onceRuns.map((r) => r.status), ['canceled', 'succeeded'], 'the lost run, then a new one');
+  t.regex(onceRuns[0]!.reason, /^lost/);
+});
+
+test('a running job survives platform stop and platform start; its exit code is recorded once', async (t) => {
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
+  const env = { ...process.env, PLATFORM_IDLE_TIMEOUT: '30s' };
+  const cli = (...args: string[]) => spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'platform'), '-C', dir, ...args], { env, encoding: 'utf8' });
+  t.teardown(() => void cli('stop', '--cancel-runs'));
+  const created = cli('--json', 'build', '--detach', 'slow7/1');
+  t.is(created.status, 0, created.stderr);
+  const wantId = (JSON.parse(created.stdout) as { want_id: string }).want_id;
+  const url = () => `http://127.0.0.1:${readServerInfo(dir)!.port}`;
+  let pid = 0;
+  for (let i = 0; i < 100 && !pid; i++) {
+    const data = ((await (await fetch(`${url()}/api/job_runs?status=running`)).json()) as { data: Array<{ pid: number }> }).data;
+    if (data[0]) pid = data[0].pid;
+    else await sleep(50);
+  }
+  t.true(pid > 0, 'the run started');
+  const stopped = cli('stop');
+  t.is(stopped.status, 0, stopped.stderr);
+  t.true(isPidAlive(pid), 'the job goes on after platform stop');
+  t.is(cli('start').status, 0);
+  let status = '';
+  for (let i = 0; i < 200 && !['failed', 'successful'].includes(status); i++) {
+    status = ((await (await fetch(`${url()}/api/wants/${wantId}`)).json()) as { status: string }).status;
+    if (!['failed', 'successful'].includes(status)) await sleep(50);
+  }
+  t.is(status, 'failed');
+  const runs = ((await (await fetch(`${url()}/api/job_runs`)).json()) as { data: Array<{ status: string; exit_code: number | null }> }).data;
+  t.deepEqual(runs.map((r) => [r.status, r.exit_code]), [['failed', 7]], 'one run, its real exit code');
 });

@@ -170,14 +170,15 @@ export async function waitForExit(pid: number, timeoutMs: number): Promise<boole
 }
 
 /** SIGTERM (a graceful shutdown: running job runs are recorded canceled), then waits for the process to exit. */
-export async function terminateServer(pid: number, timeoutMs = 40_000): Promise<void> {
+/** SIGTERM: stop, leaving running job runs to their supervisors; SIGUSR2: stop and cancel them. */
+export async function terminateServer(pid: number, timeoutMs = 40_000, signal: 'SIGTERM' | 'SIGUSR2' = 'SIGTERM'): Promise<void> {
   try {
-    process.kill(pid, 'SIGTERM');
+    process.kill(pid, signal);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') return;
     throw err;
   }
   if (!(await waitForExit(pid, timeoutMs))) {
-    throw new Error(`The server (pid ${pid}) did not exit within ${Math.round(timeoutMs / 1000)} s of SIGTERM; see .platform/server.log, or kill it with 'kill -9 ${pid}'.`);
+    throw new Error(`The server (pid ${pid}) did not exit within ${Math.round(timeoutMs / 1000)} s of ${signal}; see .platform/server.log, or kill it with 'kill -9 ${pid}'.`);
   }
 }

@@ -23,6 +23,11 @@ function jobRunIdOf(pid: number, workspace: string): string | undefined {
   return environ.find((e) => e.startsWith(RUN_KEY))?.slice(RUN_KEY.length);
 }
 
+/** Whether a live process is one of the given run's (its supervisor, its job or their children). */
+export function belongsToRun(pid: number, workspace: string, jobRunId: string): boolean {
+  return pid > 0 && jobRunIdOf(pid, workspace) === jobRunId;
+}
+
 /** The live processes of the given job runs: one pass over /proc (start-up only; empty where /proc is absent). */
 export function findJobRunProcesses(workspace: string, ids: ReadonlySet<string>): Map<string, number[]> {
   const found = new Map<string, number[]>();

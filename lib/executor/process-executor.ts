@@ -18,6 +18,7 @@ import { MissingDepsScanner } from './missing-deps-scanner.js';
 import { signalGroup } from '../system/process-group.js';
 import { spawnFailureReason } from './spawn-failure.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
+import type { Executor, Reattached } from './executor-port.js';
 
 export interface ProcessExecutorOptions {
   /** Wait between SIGTERM and SIGKILL of a canceled / timed-out run's process group. Default 500 ms. */
@@ -52,7 +53,7 @@ interface Run {
   resolveDone: () => void;
 }
 
-export class ProcessExecutor {
+export class ProcessExecutor implements Executor {
   private readonly subject = new Subject<JobOutcome>();
   /** Hot: exactly one outcome per started run. Subscribe before start() to be sure to see it. */
   readonly outcomes$: Observable<JobOutcome> = this.subject.asObservable();
@@ -203,6 +204,11 @@ export class ProcessExecutor {
       run.timeoutTimer = undefined;
     }
     this.killGroup(run);
+  }
+
+  /** Its runs are children of this process: none outlives it, none can be found again. */
+  reattach(): Reattached {
+    return 'lost';
   }
 
   /** True from start() until the run's outcome is emitted. */

@@ -23,8 +23,9 @@ import {
 import type { EventLog } from '../events/event-log.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import { launchForRun } from '../executor/launch-for-run.js';
-import { recoverLostRuns } from '../executor/lost-runs.js';
-import type { ProcessExecutor } from '../executor/process-executor.js';
+import { LOST_RUN_REASON } from '../executor/lost-runs.js';
+import type { Executor } from '../executor/executor-port.js';
+import { findJobRunProcesses, killProcesses } from '../executor/job-process-identity.js';
 import { errorMessage } from '../errors.js';
 import type { StateStore } from '../state/state-store.js';
 import { addWait, addWaiting, touchedCandidates, type Waiters } from './candidates.js';
@@ -42,7 +43,9 @@ export interface OrchestratorOptions {
   log: EventLog;
   store: StateStore;
   queue: CommandQueue;
-  executor: ProcessExecutor;
+  executor: Executor;
+  /** At shutdown, cancel the running runs (and record them canceled) rather than leave them for the next daemon. */
+  cancelRunsOnShutdown?: boolean;
   tasks: TaskSource;
   workspaceRoot: string;
   tickMs?: number;
@@ -84,13 +87,9 @@ export class Orchestrator {
   start(): void {
     if (this.ended) return;
     this.startedAt = this.scheduler.now();
-    const { queue, executor, tasks, store, workspaceRoot } = this.opts;
+    const { queue, executor, tasks, store } = this.opts;
     const state = store.current();
-    const lost = recoverLostRuns(
-      workspaceRoot,
-      [...state.job_runs_by_status.running].map(([, id]) => id),
-      [...state.job_runs_by_status.queued].map(([, id]) => id),
-    );
+    const lost = this.reattach(state);
     const outcome = (o: JobOutcome): OrchestratorInput => ({ kind: 'outcome', outcome: o });
     const input$: Observable<OrchestratorInput> = merge(
       of<OrchestratorInput>({ kind: 'scan' }),
@@ -119,16 +118,34 @@ export class Orchestrator {
     });
   }
 
+  /**
+   * What an earlier daemon left: each run the log shows running is looked for (still going: followed to its end;
+   * ended meanwhile: its real outcome; neither: lost); what is left of runs still queued is killed (they may have
+   * been spawned without their start being recorded) and they start again as usual.
+   */
+  private reattach(state: ReturnType<StateStore['current']>): JobOutcome[] {
+    const { executor, workspaceRoot } = this.opts;
+    const queued = new Set([...state.job_runs_by_status.queued].map(([, id]) => id));
+    for (const pids of findJobRunProcesses(workspaceRoot, queued).values()) killProcesses(pids);
+    const lost: JobOutcome[] = [];
+    for (const [, id] of state.job_runs_by_status.running) {
+      const run = state.job_runs.get(id)!;
+      const found = executor.reattach(id, launchForRun(run, workspaceRoot).log_dir, run.pid);
+      if (found === 'lost') lost.push({ job_run_id: id, status: 'canceled', reason: LOST_RUN_REASON });
+    }
+    return lost;
+  }
+
   /** Runs a step that looks at every active want now, as a tick does. */
   scanAll(): void {
     this.followUps$.next({ kind: 'scan' });
   }
 
   /**
-   * Stops the loop, kills the running job runs and records how every run ended in one last batch, so a
-   * restarted server knows to rebuild them.
+   * Stops the loop and records what came in. Running job runs are left to their supervisors for the next daemon to
+   * re-attach, unless `cancelRuns`: then they are killed and recorded canceled (a restarted server rebuilds them).
    */
-  async shutdown(): Promise<void> {
+  async shutdown(options: { cancelRuns?: boolean } = {}): Promise<void> {
     // Never started: it recovered nothing and ran nothing, so it has nothing to record (and must not mark the
     // previous server's lost runs canceled without having killed them).
     if (!this.ended) return;
@@ -139,14 +156,17 @@ export class Orchestrator {
     const late: JobOutcome[] = [];
     const lateNews = executor.outcomes$.subscribe((o) => late.push(o));
     const rest = await this.ended;
-    await executor.shutdown('the server shut down');
+    const cancelRuns = options.cancelRuns ?? this.opts.cancelRunsOnShutdown === true;
+    await executor.shutdown('the server shut down', { cancelRuns });
     lateNews.unsubscribe();
     const outcomes = [...rest.outcomes, ...late];
     const state = store.current();
     const ended = new Set(outcomes.map((o) => o.job_run_id));
-    // A run that was handed to the executor but never reported back still must not stay `running`.
-    for (const [, id] of state.job_runs_by_status.running) {
-      if (!ended.has(id)) outcomes.push({ job_run_id: id, status: 'canceled', reason: 'the server shut down' });
+    // Runs left running stay `running` in the log for the next daemon to re-attach; canceled ones must not.
+    if (cancelRuns) {
+      for (const [, id] of state.job_runs_by_status.running) {
+        if (!ended.has(id)) outcomes.push({ job_run_id: id, status: 'canceled', reason: 'the server shut down' });
+      }
     }
     const now = this.scheduler.now();
     const plan = planStep({

@@ -26,7 +26,8 @@ export interface RunningServer {
   readonly url: string;
   /** Resolves once shutdown is complete, whatever started it. */
   readonly closed: Promise<void>;
-  close(): Promise<void>;
+  /** `cancelRuns`: kill the running job runs and record them canceled, rather than leave them running. */
+  close(options?: { cancelRuns?: boolean }): Promise<void>;
 }
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 3 * 3_600_000;
@@ -65,7 +66,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
       logError(`Server idle for ${hours} hours (timeout ${(timeoutMs / 3_600_000).toFixed(2)} hours), shutting down`);
       void close();
     });
-  const close = (): Promise<void> => {
+  const close = (closeOptions: { cancelRuns?: boolean } = {}): Promise<void> => {
     closing ??= (async () => {
       idleSub.unsubscribe();
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -79,7 +80,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
       await drained;
       clearTimeout(timer);
       clearInterval(sweep);
-      await platform.close();
+      await platform.close(closeOptions);
       log('Shutdown complete');
       resolveClosed();
     })();

@@ -52,6 +52,8 @@ export async function openPlatform(
     // Effectively no tick: every step must come from an event or a deadline (retry, ttl). The tick's full
     // scan is only the daemon's safety net, and must not be what makes these tests pass.
     tickMs: 60_000,
+    // A test's platform takes its runs with it when it closes (the survival of runs is tested on purpose).
+    cancelRunsOnClose: true,
     logError: (m) => {
       errors.push(m);
       t.log(`platform error: ${m}`);

@@ -103,6 +103,7 @@ export async function startServer(t: ExecutionContext, options: FixtureOptions =
   const platform = await Platform.open(dir, {
     graph: parseGraph(options.graph ?? TEST_GRAPH, 'test'),
     tickMs: 100,
+    cancelRunsOnClose: true,
     logError: (m) => errorLines.push(m),
     ...options.platform,
   });

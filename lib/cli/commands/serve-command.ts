@@ -53,12 +53,18 @@ export function registerServe(program: Command): void {
       // Handlers first: a signal while opening or binding still ends the daemon through a clean shutdown.
       let stopRequested = false;
       let server: RunningServer | undefined;
+      let cancelRuns = false;
       const stop = () => {
         stopRequested = true;
-        void server?.close();
+        void server?.close({ cancelRuns });
       };
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
+      // `platform stop --cancel-runs`: the running job runs are killed and recorded canceled instead of left running.
+      process.on('SIGUSR2', () => {
+        cancelRuns = true;
+        stop();
+      });
       // The orchestrator starts only once the port is bound: a daemon that cannot listen touches no job run.
       const platform = await Platform.open(root, { start: false });
       try {
@@ -74,7 +80,7 @@ export function registerServe(program: Command): void {
         workspace_root: root,
         version: VERSION,
       });
-      if (stopRequested) void server.close();
+      if (stopRequested) void server.close({ cancelRuns });
       else platform.start();
       await server.closed;
       removeServerInfo(root, process.pid);

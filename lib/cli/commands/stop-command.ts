@@ -1,8 +1,8 @@
 /**
  * `platform stop`: graceful shutdown of the workspace's daemon. Checks through `/api/status` that the pid in
  * server.json is really this workspace's server (or, when it does not answer, that its command line is this
- * workspace's `platform serve`), sends it SIGTERM (it finishes in-flight requests, records running job runs as
- * canceled, removes server.json), and waits until the process is gone and server.json with it. No server: says
+ * workspace's `platform serve`), sends it SIGTERM (it finishes in-flight requests, leaves running job runs to their
+ * supervisors, removes server.json; with --cancel-runs SIGUSR2: it kills them and records them canceled), and waits until the process is gone and server.json with it. No server: says
  * so and exits 0 (a stale server.json is removed on the way; a live pid we cannot vouch for is never signalled).
  */
 import type { Command } from 'commander';
@@ -16,9 +16,10 @@ import { duration, parsedOption } from '../option-parsers.js';
 export function registerStop(program: Command): void {
   program
     .command('stop')
-    .description("stop the workspace's server gracefully (running job runs are recorded canceled); no server is not an error")
+    .description("stop the workspace's server gracefully; running job runs go on and the next server follows them (--cancel-runs: kill them); no server is not an error")
     .addOption(parsedOption('--timeout <duration>', 'how long to wait for it to exit (90, 90s, 5m)', duration).default(40_000, '40s'))
-    .action(async (opts: { timeout: number }, cmd: Command) => {
+    .option('--cancel-runs', 'kill the running job runs and record them canceled (they are built again when wanted)')
+    .action(async (opts: { timeout: number; cancelRuns?: boolean }, cmd: Command) => {
       const g = globalOptions(cmd);
       const timeoutMs = opts.timeout;
       const say = (human: string, json: object): void => {
@@ -53,7 +54,7 @@ export function registerStop(program: Command): void {
         pid = probe.info.pid;
       }
 
-      await terminateServer(pid, timeoutMs);
+      await terminateServer(pid, timeoutMs, opts.cancelRuns ? 'SIGUSR2' : 'SIGTERM');
       // The server removes its server.json on the way out; if it died before it could, tidy up for it.
       removeServerInfo(root, pid);
       say(`Stopped server (pid ${pid})`, { stopped: true, pid, workspace_root: root });

@@ -1,0 +1,33 @@
+/**
+ * What the orchestrator knows of an executor: the port its adapters implement (ProcessExecutor: processes of this
+ * daemon; SupervisedExecutor: processes that outlive it). Launches go in, one outcome per run comes out.
+ */
+import type { Observable } from 'rxjs';
+import type { JobLaunch, JobOutcome } from './job-launch.js';
+
+/** What became of a run an earlier daemon left running, when this one looks for it. */
+export type Reattached =
+  /** Still going: its outcome will come on outcomes$. */
+  | 'following'
+  /** It ended meanwhile: its real outcome comes on outcomes$. */
+  | 'ended'
+  /** Nothing runs it and nothing recorded how it ended. */
+  | 'lost';
+
+export interface Executor {
+  /** Hot: exactly one outcome per run started or followed. */
+  readonly outcomes$: Observable<JobOutcome>;
+  /** Starts the run; `pid` is what the log records for it (0 when it could not start: a failed outcome follows). */
+  start(launch: JobLaunch): { pid: number };
+  /** Ends the run (its process group within a second); its outcome is 'canceled'. Unknown id: no-op. */
+  cancel(job_run_id: string, reason: string): void;
+  /** Looks for a run the log shows running (started by an earlier daemon, recorded with `pid`). */
+  reattach(job_run_id: string, logDir: string, pid: number): Reattached;
+  /** Runs started or followed whose outcome has not come yet. */
+  runningCount(): number;
+  /**
+   * Stops. With `cancelRuns` every run is canceled and their outcomes awaited; without, runs that can outlive the
+   * daemon are left running for the next one to re-attach (the others are canceled).
+   */
+  shutdown(reason: string, options?: { cancelRuns?: boolean }): Promise<void>;
+}
