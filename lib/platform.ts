@@ -43,8 +43,9 @@ export interface PlatformOptions {
    */
   start?: boolean;
   /**
-   * Where job runs run. Default: supervised local processes, which outlive the platform (a restart re-attaches to
-   * them). `'in-process'`: children of this process, canceled when it closes.
+   * Where job runs run. `'supervised'` (what the daemon uses): each under a supervisor process, outliving the
+   * platform (the next open re-attaches to them), at the cost of a node process per run. Default `'in-process'`:
+   * children of this process, canceled when it closes.
    */
   executor?: 'supervised' | 'in-process' | ((workspaceRoot: string) => Executor);
   /** Cancel the running job runs when closing (and record them canceled) rather than leave them running. */
@@ -76,7 +77,7 @@ export class Platform {
     try {
       const store = await StateStore.open(log, snapshotPath(workspaceRoot));
       const queue = new CommandQueue(options.queueCapacity ?? 100);
-      const choice = options.executor ?? 'supervised';
+      const choice = options.executor ?? 'in-process';
       const executor: Executor =
         typeof choice === 'function' ? choice(workspaceRoot) : choice === 'in-process' ? new ProcessExecutor() : new SupervisedExecutor({ workspaceRoot });
       const orchestrator = new Orchestrator({

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
+import { until } from './helpers/until.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin', 'platform');
@@ -69,15 +70,6 @@ async function api(method: string, path: string, body?: unknown): Promise<{ stat
   return { status: res.status, json: await res.json() };
 }
 
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test.serial('bad backfill requests are 400 or 404 with a JSON error and create nothing', async (t) => {
   const before = platform.state().last_event_id;

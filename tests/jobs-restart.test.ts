@@ -55,7 +55,7 @@ const graph = {
 test('a platform closed mid-build leaves the run going; the reopened one follows it to its end: one run, no rebuild', async (t) => {
   const dir = makeWorkspace(t);
   killAtTeardown(t, () => pidsIn(dir, 'b.pid'));
-  const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false });
+  const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false, executor: 'supervised' });
   const w = await want(first, ['b/1']);
   const running = await waitFor(first, (s) => runsFor(s, 'b/1').some((r) => r.status === 'running'), 'b/1 running');
   const run = runsFor(running, 'b/1')[0]!;
@@ -63,7 +63,7 @@ test('a platform closed mid-build leaves the run going; the reopened one follows
   t.is(first.state().job_runs.get(run.job_run_id)!.status, 'running', 'left running in the log');
   t.true(isPidAlive(run.pid), 'its supervisor goes on without the platform');
 
-  const second = await openPlatform(t, dir, graph);
+  const second = await openPlatform(t, dir, graph, { executor: 'supervised' });
   const state = await waitForWant(second, w);
   t.is(state.wants.get(w)!.status, 'successful');
   t.deepEqual(runsFor(state, 'b/1').map((r) => [r.job_run_id, r.status]), [[run.job_run_id, 'succeeded']], 'followed, not restarted');
@@ -74,14 +74,14 @@ test('a platform closed mid-build leaves the run going; the reopened one follows
 test('closing with cancelRuns kills the run and records it canceled; the reopened platform builds it again', async (t) => {
   const dir = makeWorkspace(t);
   killAtTeardown(t, () => pidsIn(dir, 'b.pid'));
-  const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false });
+  const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false, executor: 'supervised' });
   const w = await want(first, ['b/1']);
   const running = await waitFor(first, (s) => runsFor(s, 'b/1').some((r) => r.status === 'running'), 'b/1 running');
   const interrupted = runsFor(running, 'b/1')[0]!;
   await first.close({ cancelRuns: true });
   t.is(first.state().job_runs.get(interrupted.job_run_id)!.status, 'canceled', 'recorded before the log closed');
   t.true(await poll(() => !isPidAlive(interrupted.pid), 2000), 'the run was stopped with the platform');
-  const second = await openPlatform(t, dir, graph);
+  const second = await openPlatform(t, dir, graph, { executor: 'supervised' });
   const state = await waitForWant(second, w);
   t.deepEqual(runsFor(state, 'b/1').map((r) => r.status), ['canceled', 'succeeded']);
   t.deepEqual(lines(dir, 'b-done.txt'), ['done 1']);
@@ -125,7 +125,7 @@ test('after kill -9 of the daemon the job goes on; the next daemon re-attaches a
   process.kill(once.pid, 'SIGKILL');
   for (const pid of pidsIn(dir, 'once.pid')) process.kill(pid, 'SIGKILL');
 
-  const platform = await openPlatform(t, dir, graph);
+  const platform = await openPlatform(t, dir, graph, { executor: 'supervised' });
   const s1 = await waitForWant(platform, bWant);
   t.is(s1.wants.get(bWant)!.status, 'successful');
   t.deepEqual(runsFor(s1, 'b/2').map((r) => r.status), ['succeeded'], 'followed to its end, not restarted');

@@ -252,7 +252,7 @@ test('SIGTERM to serve: a request in flight completes, the SSE stream ends, runn
   t.true(isPidAlive(run.pid), 'the running job goes on under its supervisor');
 
   // What happened is on record; the run is still running, for this platform to follow (and cancel as it closes).
-  const platform = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test'), cancelRunsOnClose: true });
+  const platform = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test'), cancelRunsOnClose: true, executor: 'supervised' });
   t.teardown(() => platform.close());
   const state = platform.state();
   t.truthy(state.wants.get(inFlightWant), 'the write acknowledged during shutdown is durable');

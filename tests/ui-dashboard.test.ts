@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
+import { until } from './helpers/until.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const ARTIFACTS = join(REPO, 'test-artifacts');
@@ -69,15 +70,6 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
   return (await res.json()) as T;
 }
 
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const pageProblems = new WeakMap<Page, string[]>();
 

@@ -3,7 +3,7 @@
  * reading, resolved job configs) in; the events to append, the replies, and the processes to start and kill
  * out. The loop (orchestrator.ts) does the effects.
  */
-import type { EventPayload, JobConfig, OutputInputs, RebuildPolicy } from '../events/build-event.js';
+import type { EventPayload, JobConfig, RebuildPolicy, WantCreated } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import type { BuildState, JobRunRecord, WantRecord } from '../state/build-state.js';
 import { ACTIVE_JOB_RUN_STATUSES, ACTIVE_WANT_STATUSES, SCHEDULE_SOURCE_PREFIX, TERMINAL_WANT_STATUSES, wantClockStart } from '../state/build-state.js';
@@ -15,7 +15,7 @@ import { mustRebuild, partitionCategory } from '../state/want-status.js';
 import { isSchedulable, schedulableRefs, settled } from '../state/want-window.js';
 import { mergeCandidates, touchedCandidates, type Candidates, type Waiters } from './candidates.js';
 import { CapCounter } from './run-caps.js';
-import { halves, joinTasks, planBatches, type ReadyRef } from './batch-runs.js';
+import { halves, joinTasks, planBatches, type BatchTask, type ReadyRef } from './batch-runs.js';
 import type { BatchPolicy } from '../graph/graph-definition.js';
 import type { BackfillPolicy, Command, CommandDecision, CreateBackfillRequest, CreateTaintRequest } from './command.js';
 
@@ -23,15 +23,8 @@ export type TaskResolution =
   | { ok: true; job_label: string; config: JobConfig; exec: string[]; timeout_seconds: number; job_fingerprint: string }
   | { ok: false; job_label: string; error: string };
 
-interface QueuedTask {
-  job_label: string;
-  config: JobConfig;
-  exec: readonly string[];
-  timeout_seconds: number;
-  job_fingerprint: string;
-  /** A batch's inputs per output (batch-runs.ts); none for a run of one ref. */
-  output_inputs?: readonly OutputInputs[];
-}
+/** A run to queue: a resolved config, an earlier run of the same outputs, or a batch of refs joined (batch-runs.ts). */
+type QueuedTask = BatchTask;
 
 export interface JobPolicy {
   retries: number;
@@ -185,24 +178,15 @@ class Planner {
 
   command(c: Command): CommandDecision {
     if (c.kind === 'create_want') {
-      const want_id = `w-${this.state.wants.size + 1}`;
       const r = c.request;
-      this.emit({
-        type: 'want_created',
-        want_created: {
-          want_id,
-          partitions: r.partitions,
-          comment: r.comment,
-          data_timestamp: r.data_timestamp,
-          ttl_seconds: r.ttl_seconds,
-          sla_seconds: r.sla_seconds,
-          source: 'user',
-          parent_want_id: '',
-          root_want_id: want_id,
-          rebuild: r.rebuild ?? 'missing',
-          priority: r.priority ?? 0,
-          ...NOT_A_BACKFILL,
-        },
+      const want_id = this.createRootWant({
+        partitions: r.partitions,
+        comment: r.comment,
+        data_timestamp: r.data_timestamp,
+        ttl_seconds: r.ttl_seconds,
+        sla_seconds: r.sla_seconds,
+        rebuild: r.rebuild ?? 'missing',
+        priority: r.priority ?? 0,
       });
       return { ok: true, status: 201, want_id };
     }
@@ -223,29 +207,25 @@ class Planner {
     return { ok: true, status: 200, want_id: want.want_id };
   }
 
+  /** A want nobody derived (a user's, a backfill's, a schedule tick's), the fields not given at their defaults. */
+  private createRootWant(w: Pick<WantCreated, 'partitions' | 'comment'> & Partial<WantCreated>): string {
+    const want_id = `w-${this.state.wants.size + 1}`;
+    const defaults = { data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', rebuild: 'missing', priority: 0, ...NOT_A_BACKFILL } as const;
+    this.emit({ type: 'want_created', want_created: { ...defaults, ...w, want_id, parent_want_id: '', root_want_id: want_id } });
+    return want_id;
+  }
+
   /** A backfill is a want that goes on past failures, scheduled a window at a time, with its own cap. */
   private createBackfill(r: CreateBackfillRequest): CommandDecision {
-    const want_id = `w-${this.state.wants.size + 1}`;
     const backfill_id = `bf-${this.state.backfills.size + 1}`;
-    this.emit({
-      type: 'want_created',
-      want_created: {
-        want_id,
-        partitions: r.partitions,
-        comment: r.comment,
-        data_timestamp: 0,
-        ttl_seconds: 0,
-        sla_seconds: 0,
-        source: 'user',
-        parent_want_id: '',
-        root_want_id: want_id,
-        rebuild: BACKFILL_REBUILD[r.policy],
-        priority: r.priority,
-        backfill_id,
-        max_concurrent_job_runs: r.max_concurrent_job_runs,
-        pattern: r.pattern,
-        schedule_tick: 0,
-      },
+    const want_id = this.createRootWant({
+      partitions: r.partitions,
+      comment: r.comment,
+      rebuild: BACKFILL_REBUILD[r.policy],
+      priority: r.priority,
+      backfill_id,
+      max_concurrent_job_runs: r.max_concurrent_job_runs,
+      pattern: r.pattern,
     });
     return { ok: true, status: 201, want_id, backfill: { backfill_id, partitions: this.state.wants.get(want_id)?.partitions.length ?? 0 } };
   }
@@ -304,24 +284,15 @@ class Planner {
     const since = this.input.schedulesSince ?? now;
     for (const s of this.input.policy.schedules ?? []) {
       for (const tick of dueTicks(s, this.state.schedule_ticks.get(s.name)?.tick, since, now)) {
-        const want_id = `w-${this.state.wants.size + 1}`;
-        this.emit({
-          type: 'want_created',
-          want_created: {
-            want_id,
-            partitions: tickRefs(s, tick),
-            comment: `schedule ${s.name}, tick ${new Date(tick).toISOString()}`,
-            data_timestamp: tick + s.offset_ms,
-            ttl_seconds: s.ttl_seconds,
-            sla_seconds: s.sla_seconds,
-            source: `${SCHEDULE_SOURCE_PREFIX}${s.name}`,
-            parent_want_id: '',
-            root_want_id: want_id,
-            rebuild: 'missing',
-            priority: s.priority,
-            ...NOT_A_BACKFILL,
-            schedule_tick: tick,
-          },
+        this.createRootWant({
+          partitions: tickRefs(s, tick),
+          comment: `schedule ${s.name}, tick ${new Date(tick).toISOString()}`,
+          data_timestamp: tick + s.offset_ms,
+          ttl_seconds: s.ttl_seconds,
+          sla_seconds: s.sla_seconds,
+          source: `${SCHEDULE_SOURCE_PREFIX}${s.name}`,
+          priority: s.priority,
+          schedule_tick: tick,
         });
       }
       const next = nextTick(s, now);

@@ -66,7 +66,8 @@ export function registerServe(program: Command): void {
         stop();
       });
       // The orchestrator starts only once the port is bound: a daemon that cannot listen touches no job run.
-      const platform = await Platform.open(root, { start: false });
+      // Job runs under supervisors of their own: a daemon that stops, crashes or is upgraded leaves them running.
+      const platform = await Platform.open(root, { start: false, executor: 'supervised' });
       try {
         server = await startHttpServer(platform, { port, idleTimeoutMs });
       } catch (err) {
