@@ -125,14 +125,17 @@ export class Orchestrator {
    */
   private reattach(state: ReturnType<StateStore['current']>): JobOutcome[] {
     const { executor, workspaceRoot } = this.opts;
-    const queued = new Set([...state.job_runs_by_status.queued].map(([, id]) => id));
-    for (const pids of findJobRunProcesses(workspaceRoot, queued).values()) killProcesses(pids);
+    const leftovers = new Set([...state.job_runs_by_status.queued].map(([, id]) => id));
     const lost: JobOutcome[] = [];
     for (const [, id] of state.job_runs_by_status.running) {
       const run = state.job_runs.get(id)!;
       const found = executor.reattach(id, launchForRun(run, workspaceRoot).log_dir, run.pid);
-      if (found === 'lost') lost.push({ job_run_id: id, status: 'canceled', reason: LOST_RUN_REASON });
+      if (found !== 'lost') continue;
+      lost.push({ job_run_id: id, status: 'canceled', reason: LOST_RUN_REASON });
+      leftovers.add(id);
     }
+    // Whatever is left of runs that will start again (queued) or were lost must not run beside their next attempt.
+    for (const pids of findJobRunProcesses(workspaceRoot, leftovers).values()) killProcesses(pids);
     return lost;
   }
 
