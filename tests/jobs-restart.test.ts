@@ -102,8 +102,19 @@ test('after kill -9 of the daemon the job goes on; the next daemon re-attaches a
   killAtTeardown(t, () => (server.exitCode === null && server.signalCode === null ? [server.pid ?? 0] : []));
   t.true(await poll(() => readServerInfo(dir)?.pid === server.pid, 10_000, 50), `serve did not start: ${serverErr}`);
   const url = `http://127.0.0.1:${readServerInfo(dir)!.port}`;
-  const post = async (partitions: string[]) =>
-    ((await (await fetch(`${url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions }) })).json()) as { want_id: string }).want_id;
+  // A connection the daemon closes just as a loaded machine reuses it fails the fetch: tried again, on a new one,
+  // and a daemon that really died says so with its stderr.
+  const post = async (partitions: string[]): Promise<string> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await fetch(`${url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json', connection: 'close' }, body: JSON.stringify({ partitions }) });
+        return ((await res.json()) as { want_id: string }).want_id;
+      } catch (err) {
+        if (attempt >= 3) throw new Error(`POST /api/wants failed (${String((err as Error).cause ?? err)}); daemon stderr: ${serverErr}`);
+        await sleep(200);
+      }
+    }
+  };
   const bWant = await post(['b/2']);
   const failWant = await post(['slowfail/1']);
   const onceWant = await post(['once/1']);
