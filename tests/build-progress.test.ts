@@ -49,7 +49,7 @@ function queued(job_run_id: string, job_label: string, outputs: string[], want_i
   );
 }
 
-const started = (id: string, at: number) => ev({ type: 'job_run_started', job_run_started: { job_run_id: id, pid: 100 } }, at);
+const started = (id: string, at: number) => ev({ type: 'job_run_started', job_run_started: { job_run_id: id, pid: 100, worker: 'local' } }, at);
 const succeeded = (id: string, at: number) => ev({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id: id, builds: [] } }, at);
 const failed = (id: string, at: number, exit_code: number, retry_at = 0, reason = '') =>
   ev({ type: 'job_run_failed', job_run_failed: { job_run_id: id, exit_code, signal: '', reason, retry_at } }, at);
@@ -217,6 +217,7 @@ test('a run snapshot reports the steps the events would have shown', (t) => {
     exec: ['bash', 'daily.sh'],
     timeout_seconds: 0,
     pid: 4,
+    worker: 'local',
     exit_code: 0,
     signal: null,
     reason: null,

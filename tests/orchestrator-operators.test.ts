@@ -174,7 +174,7 @@ test('collectBatch: job-run news and commands keep their order; ticks, deadlines
   });
   const narrow = collectBatch([
     { kind: 'command', pending: cmd('one') },
-    { kind: 'started', job_run_id: 'r-1', pid: 10 },
+    { kind: 'started', job_run_id: 'r-1', pid: 10, worker: 'local' },
     { kind: 'outcome', outcome: { job_run_id: 'r-1', status: 'succeeded' } },
     { kind: 'command', pending: cmd('two') },
     { kind: 'configs', refs: ['x'] },
@@ -183,7 +183,7 @@ test('collectBatch: job-run news and commands keep their order; ticks, deadlines
     narrow.commands.map((c) => (c.command.kind === 'create_want' ? c.command.request.comment : '')),
     ['one', 'two'],
   );
-  t.deepEqual(narrow.started, [{ job_run_id: 'r-1', pid: 10 }]);
+  t.deepEqual(narrow.started, [{ job_run_id: 'r-1', pid: 10, worker: 'local' }]);
   t.deepEqual(narrow.outcomes, [{ job_run_id: 'r-1', status: 'succeeded' }]);
   t.deepEqual(narrow.resolvedRefs, ['x']);
   t.false(narrow.fullScan);

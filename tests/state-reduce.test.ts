@@ -301,7 +301,7 @@ const queued = (job_run_id: string, outputs: string[], want_ids: string[], attem
   type: 'job_run_queued',
   job_run_queued: { job_run_id, job_label: 'job', config: config(outputs), want_ids, attempt, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [] },
 });
-const started = (job_run_id: string, pid: number): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid } });
+const started = (job_run_id: string, pid: number): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker: 'local' } });
 const succeeded = (job_run_id: string): EventPayload => ({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [] } });
 const failed = (job_run_id: string, retry_at = 0, exit_code = 1): EventPayload => ({
   type: 'job_run_failed',

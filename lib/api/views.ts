@@ -68,6 +68,8 @@ export interface JobRunView {
   exec: string[];
   timeout_seconds: number;
   pid: number | null;
+  /** Where it ran: 'local' (this machine, under a supervisor) or a worker's name; null until it started. */
+  worker: string | null;
   exit_code: number | null;
   signal: string | null;
   reason: string | null;

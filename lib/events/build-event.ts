@@ -88,6 +88,8 @@ export interface BuildInput {
 export interface JobRunStarted {
   job_run_id: string;
   pid: number;
+  /** Where it runs: 'local' for this machine; a worker's name otherwise ('' in logs from before workers). */
+  worker: string;
 }
 
 export interface JobRunSucceeded {

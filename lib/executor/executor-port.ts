@@ -14,11 +14,17 @@ export type Reattached =
   /** Nothing runs it and nothing recorded how it ended. */
   | 'lost';
 
+/** The worker name of runs on this machine. */
+export const LOCAL_WORKER = 'local';
+
 export interface Executor {
   /** Hot: exactly one outcome per run started or followed. */
   readonly outcomes$: Observable<JobOutcome>;
-  /** Starts the run; `pid` is what the log records for it (0 when it could not start: a failed outcome follows). */
-  start(launch: JobLaunch): { pid: number };
+  /**
+   * Starts the run; `pid` and `worker` are what the log records for it (pid 0 when it could not start: a failed
+   * outcome follows).
+   */
+  start(launch: JobLaunch): { pid: number; worker: string };
   /** Ends the run (its process group within a second); its outcome is 'canceled'. Unknown id: no-op. */
   cancel(job_run_id: string, reason: string): void;
   /** Looks for a run the log shows running (started by an earlier daemon, recorded with `pid`). */

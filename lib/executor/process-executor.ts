@@ -18,7 +18,7 @@ import { MissingDepsScanner } from './missing-deps-scanner.js';
 import { signalGroup } from '../system/process-group.js';
 import { spawnFailureReason } from './spawn-failure.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
-import type { Executor, Reattached } from './executor-port.js';
+import { LOCAL_WORKER, type Executor, type Reattached } from './executor-port.js';
 
 export interface ProcessExecutorOptions {
   /** Wait between SIGTERM and SIGKILL of a canceled / timed-out run's process group. Default 500 ms. */
@@ -77,7 +77,7 @@ export class ProcessExecutor implements Executor {
    * dir): it returns `{pid: 0}` and emits a 'failed' outcome asynchronously. Throws only for a job_run_id
    * that is already running (a caller bug).
    */
-  start(launch: JobLaunch): { pid: number } {
+  start(launch: JobLaunch): { pid: number; worker: string } {
     const id = launch.job_run_id;
     if (this.runs.has(id)) throw new Error(`job run ${id} is already running`);
     let resolveDone!: () => void;
@@ -100,13 +100,13 @@ export class ProcessExecutor implements Executor {
 
     if (this.shutDown) {
       this.failNotStarted(run, undefined, 'the executor is shut down');
-      return { pid: 0 };
+      return { pid: 0, worker: LOCAL_WORKER };
     }
     try {
       mkdirSync(launch.log_dir, { recursive: true });
     } catch (err) {
       this.failNotStarted(run, undefined, `could not create log directory '${launch.log_dir}': ${errText(err)}`);
-      return { pid: 0 };
+      return { pid: 0, worker: LOCAL_WORKER };
     }
     const logs = {
       out: createWriteStream(join(launch.log_dir, STDOUT_LOG), { flags: 'a' }),
@@ -120,7 +120,7 @@ export class ProcessExecutor implements Executor {
     const program = launch.argv[0];
     if (program === undefined || program === '') {
       this.failNotStarted(run, logs, 'could not start the job: exec is empty; check exec in platform.json');
-      return { pid: 0 };
+      return { pid: 0, worker: LOCAL_WORKER };
     }
 
     let child: ChildProcess;
@@ -139,7 +139,7 @@ export class ProcessExecutor implements Executor {
       });
     } catch (err) {
       this.failNotStarted(run, logs, spawnFailureReason(program, launch.cwd, err));
-      return { pid: 0 };
+      return { pid: 0, worker: LOCAL_WORKER };
     }
     run.child = child;
 
@@ -151,7 +151,7 @@ export class ProcessExecutor implements Executor {
         child.stderr?.destroy();
         this.failNotStarted(run, logs, spawnFailureReason(program, launch.cwd, err));
       });
-      return { pid: 0 };
+      return { pid: 0, worker: LOCAL_WORKER };
     }
     run.pid = child.pid;
 
@@ -186,7 +186,7 @@ export class ProcessExecutor implements Executor {
     }
 
     void Promise.all([closed, pumped]).then(([{ code, signal }]) => this.finish(run, code, signal));
-    return { pid: run.pid };
+    return { pid: run.pid, worker: LOCAL_WORKER };
   }
 
   /**

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Observable, Subject, type Subscription, interval } from 'rxjs';
 import type { JobLaunch, JobOutcome } from './job-launch.js';
-import type { Executor, Reattached } from './executor-port.js';
+import { LOCAL_WORKER, type Executor, type Reattached } from './executor-port.js';
 import { belongsToRun, findJobRunProcesses, killProcesses } from './job-process-identity.js';
 import { LOST_RUN_REASON } from './lost-runs.js';
 import { CANCEL_FILE, LAUNCH_FILE, readStatus, readSupervisor, writeDurably } from './run-files.js';
@@ -44,7 +44,7 @@ export class SupervisedExecutor implements Executor {
 
   constructor(private readonly opts: SupervisedExecutorOptions) {}
 
-  start(launch: JobLaunch): { pid: number } {
+  start(launch: JobLaunch): { pid: number; worker: string } {
     const id = launch.job_run_id;
     if (this.runs.has(id)) throw new Error(`job run ${id} is already running`);
     const dir = launch.log_dir;
@@ -53,7 +53,7 @@ export class SupervisedExecutor implements Executor {
       writeDurably(join(dir, LAUNCH_FILE), launch);
     } catch (err) {
       this.later({ job_run_id: id, status: 'failed', exit_code: -1, signal: '', reason: `could not write the run's directory '${dir}': ${String(err)}` });
-      return { pid: 0 };
+      return { pid: 0, worker: LOCAL_WORKER };
     }
     // The supervisor carries the run's identity in its environment, as the job does: a later daemon finds it by it.
     const child = spawn(process.execPath, [SUPERVISOR_MAIN, dir], {
@@ -67,7 +67,7 @@ export class SupervisedExecutor implements Executor {
     this.runs.set(id, run);
     child.once('error', (err) => this.end(id, { job_run_id: id, status: 'failed', exit_code: -1, signal: '', reason: `could not start its supervisor: ${err.message}` }));
     child.once('exit', () => this.settle(id));
-    return { pid: run.pid };
+    return { pid: run.pid, worker: LOCAL_WORKER };
   }
 
   cancel(job_run_id: string, reason: string): void {

@@ -10,7 +10,7 @@ export type OrchestratorInput =
   /** A write from HTTP, the CLI or an embedder. */
   | { kind: 'command'; pending: PendingCommand }
   /** A job run's process was spawned. */
-  | { kind: 'started'; job_run_id: string; pid: number }
+  | { kind: 'started'; job_run_id: string; pid: number; worker: string }
   /** A job run's process ended (or was found lost at start-up). */
   | { kind: 'outcome'; outcome: JobOutcome }
   /** Config programs answered for these refs: the active wants on them are worth another look. */
@@ -27,7 +27,7 @@ export type OrchestratorInput =
 
 export interface StepBatch {
   commands: PendingCommand[];
-  started: Array<{ job_run_id: string; pid: number }>;
+  started: Array<{ job_run_id: string; pid: number; worker: string }>;
   outcomes: JobOutcome[];
   /** Refs whose configs arrived (mapped to their active wants when the step reads the state). */
   resolvedRefs: string[];
@@ -51,7 +51,7 @@ export function collectBatch(inputs: readonly OrchestratorInput[]): StepBatch {
         batch.commands.push(input.pending);
         break;
       case 'started':
-        batch.started.push({ job_run_id: input.job_run_id, pid: input.pid });
+        batch.started.push({ job_run_id: input.job_run_id, pid: input.pid, worker: input.worker });
         break;
       case 'outcome':
         batch.outcomes.push(input.outcome);

@@ -263,8 +263,8 @@ export class Orchestrator {
     // killed by this one's shutdown.
     if (this.stopping) return;
     for (const run of plan.launch) {
-      const { pid } = executor.start(launchForRun(run, this.opts.workspaceRoot));
-      this.followUps$.next({ kind: 'started', job_run_id: run.job_run_id, pid });
+      const { pid, worker } = executor.start(launchForRun(run, this.opts.workspaceRoot));
+      this.followUps$.next({ kind: 'started', job_run_id: run.job_run_id, pid, worker });
     }
   }
 }

@@ -53,7 +53,7 @@ export interface StepInput {
   state: BuildState;
   now: number;
   commands: readonly Command[];
-  started: ReadonlyArray<{ job_run_id: string; pid: number }>;
+  started: ReadonlyArray<{ job_run_id: string; pid: number; worker: string }>;
   outcomes: readonly JobOutcome[];
   /** Queued runs already handed to the executor whose start is not yet recorded. */
   launched: ReadonlySet<string>;
@@ -105,7 +105,7 @@ export function retryDelayMs(attempt: number): number {
 export function planStep(input: StepInput): StepPlan {
   const plan = new Planner(input);
   const replies = input.commands.map((c) => plan.command(c));
-  for (const s of input.started) plan.started(s.job_run_id, s.pid);
+  for (const s of input.started) plan.started(s.job_run_id, s.pid, s.worker);
   for (const o of input.outcomes) plan.outcome(o);
   if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill, waits: [], deadlines: [] };
   if (!input.candidates) {
@@ -359,10 +359,10 @@ class Planner {
     }
   }
 
-  started(job_run_id: string, pid: number): void {
+  started(job_run_id: string, pid: number, worker: string): void {
     const run = this.state.job_runs.get(job_run_id);
     if (run?.status !== 'queued') return;
-    this.emit({ type: 'job_run_started', job_run_started: { job_run_id, pid } });
+    this.emit({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker } });
   }
 
   outcome(o: JobOutcome): void {

@@ -86,6 +86,7 @@ export function jobRunView(r: JobRunRecord): JobRunView {
     exec: [...r.exec],
     timeout_seconds: r.timeout_seconds,
     pid: r.pid || null,
+    worker: r.worker || null,
     exit_code: r.exit_code,
     signal: r.signal || null,
     reason: r.reason || null,

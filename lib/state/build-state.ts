@@ -145,6 +145,8 @@ export interface JobRunRecord {
   readonly timeout_seconds: number;
   readonly status: JobRunStatus;
   readonly pid: number;
+  /** Where it ran: 'local', or a worker's name; '' until it started. */
+  readonly worker: string;
   readonly exit_code: number | null;
   readonly signal: string;
   readonly reason: string;

@@ -101,6 +101,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         timeout_seconds: e.timeout_seconds,
         status: 'queued',
         pid: 0,
+        worker: '',
         exit_code: null,
         signal: '',
         reason: '',
@@ -137,7 +138,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const e = event.job_run_started;
       // Only a queued run starts: a start recorded after the run ended (canceled while launching) changes nothing.
       if (s.job_runs.get(e.job_run_id)?.status !== 'queued') return s;
-      return updateRun(s, e.job_run_id, (r) => ({ ...r, status: 'running', pid: e.pid, started_at: at }));
+      return updateRun(s, e.job_run_id, (r) => ({ ...r, status: 'running', pid: e.pid, worker: e.worker || 'local', started_at: at }));
     }
     case 'job_run_succeeded': {
       const e = event.job_run_succeeded;

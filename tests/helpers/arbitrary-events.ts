@@ -127,7 +127,7 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
         })
         .map((job_run_queued) => ({ type, job_run_queued }));
     case 'job_run_started':
-      return fc.record({ job_run_id: p.jobRunId, pid: arbUint32 }).map((job_run_started) => ({ type, job_run_started }));
+      return fc.record({ job_run_id: p.jobRunId, pid: arbUint32, worker: fc.constantFrom('', 'local', 'w1') }).map((job_run_started) => ({ type, job_run_started }));
     case 'job_run_succeeded':
       return fc
         .record({ job_run_id: p.jobRunId, builds: fc.array(arbBuildInput(p), { maxLength: 2 }) })

@@ -343,8 +343,9 @@ export function runCli(t: ExecutionContext, args: string[], cwd: string): CliPro
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  // 'close', not 'exit': the output may still be on its way when the process exits.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
-    child.once('exit', (code, signal) => r({ code, signal })),
+    child.once('close', (code, signal) => r({ code, signal })),
   );
   let running = true;
   void exited.then(() => (running = false));

@@ -54,6 +54,7 @@ export function jobRunDetail(r: JobRunView): string {
     ['args', shellWords(r.config.args)],
     ['env', Object.entries(r.config.env).map(([k, v]) => `${k}=${v}`).join('\n')],
     ['pid', r.pid],
+    ['worker', r.worker ?? ''],
     ['queued', when(r.queued_at)],
     ['started', when(r.started_at)],
     ['ended', when(r.ended_at)],

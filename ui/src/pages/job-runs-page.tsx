@@ -11,8 +11,8 @@ import { setQuery, type Location } from '../router.js';
 export const runDuration = (r: JobRunView): string =>
   r.started_at ? duration((r.ended_at ? Date.parse(r.ended_at) : Date.now()) - Date.parse(r.started_at)) : '';
 
-/** Where a run ran: a worker's name once runs go to workers, this machine otherwise. */
-export const workerOf = (r: JobRunView): string => ('worker' in r && typeof (r as { worker?: unknown }).worker === 'string' ? (r as { worker: string }).worker : 'local');
+/** Where a run ran: 'local' or a worker's name; nothing before it started. */
+export const workerOf = (r: JobRunView): string => r.worker ?? '';
 
 export function JobRunsPage({ location }: { location: Location }) {
   const status = location.query.get('status') ?? '';

@@ -1,0 +1,70 @@
+/**
+ * The orchestrator against the supervised adapter of the executor port (what the daemon uses): a DAG is built,
+ * a cancel ends the job and its grandchild within a second, a timeout, a failure with a retry, and a job that
+ * reports a missing input all come out as with in-process runs; each run's status is on disk in its directory.
+ */
+import test from 'ava';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runs, runsFor, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
+
+const graph = {
+  max_concurrent_job_runs: 4,
+  jobs: [
+    { label: 'raw', outputs: ['raw/(?<n>\\d+)'], exec: bash('echo raw') },
+    { label: 'clean', outputs: ['clean/(?<n>\\d+)'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: bash('echo clean') },
+    { label: 'hold', outputs: ['hold/(?<n>\\d+)'], args: ['${n}'], exec: bash('sleep 100 & echo $! > "child-$1.pid"; sleep 100') },
+    { label: 'slow', outputs: ['slow/(?<n>\\d+)'], timeout_seconds: 1, exec: bash('sleep 30') },
+    // Fails the first time (no marker yet), succeeds the second.
+    { label: 'flaky', outputs: ['flaky/(?<n>\\d+)'], retries: 1, exec: bash('if [ -e flaky-ok ]; then exit 0; fi; touch flaky-ok; exit 4') },
+    // Says raw/9 is missing until it is live (its file is made by the raw job's run via a marker).
+    {
+      label: 'picky',
+      outputs: ['picky/(?<n>\\d+)'],
+      exec: bash('if [ -e picky-ran ]; then exit 0; fi; touch picky-ran; echo \'PLATFORM_MISSING_DEPS {"missing": ["raw/9"]}\'; exit 1'),
+    },
+  ],
+};
+
+const open = (t: Parameters<typeof openPlatform>[0], dir: string) => openPlatform(t, dir, graph, { executor: 'supervised' });
+
+test('a DAG is built under supervisors; each run leaves its status in its directory', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await open(t, dir);
+  const s = await waitForWant(platform, await want(platform, ['clean/1', 'clean/2']), ['successful'], 20_000);
+  t.is(runs(s).length, 4);
+  for (const r of runs(s)) {
+    const status = JSON.parse(readFileSync(join(dir, '.platform', 'logs', r.job_run_id, 'status.json'), 'utf8')) as { status: string };
+    t.is(status.status, 'succeeded');
+    t.is(r.worker, 'local');
+  }
+  t.is(readFileSync(join(dir, '.platform', 'logs', runsFor(s, 'clean/1')[0]!.job_run_id, 'stdout.log'), 'utf8'), 'clean\n');
+});
+
+test('a cancel ends the job and its grandchild within a second; the run is canceled', async (t) => {
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => pidsIn(dir, 'child-1.pid'));
+  const platform = await open(t, dir);
+  const w = await want(platform, ['hold/1']);
+  await waitFor(platform, (s) => runsFor(s, 'hold/1')[0]?.status === 'running', 'hold/1 running');
+  t.true(await poll(() => existsSync(join(dir, 'child-1.pid')) && pidsIn(dir, 'child-1.pid').length > 0, 5000), 'the job started its child');
+  const child = pidsIn(dir, 'child-1.pid')[0]!;
+  const began = Date.now();
+  await platform.cancelWant(w);
+  t.true(await poll(() => !isPidAlive(child), 1500), 'the grandchild is gone');
+  t.true(Date.now() - began < 1500);
+  const s = await waitFor(platform, (x) => runsFor(x, 'hold/1')[0]?.status === 'canceled', 'the run canceled', 5000);
+  t.regex(runsFor(s, 'hold/1')[0]!.reason, /canceled/);
+});
+
+test('a timeout, a failure that is retried, and a reported missing input come out as they do in-process', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await open(t, dir);
+  const s1 = await waitForWant(platform, await want(platform, ['slow/1']), ['failed'], 20_000);
+  t.regex(runsFor(s1, 'slow/1')[0]!.reason, /timed out after 1 s/);
+  const s2 = await waitForWant(platform, await want(platform, ['flaky/1']), ['successful'], 20_000);
+  t.deepEqual(runsFor(s2, 'flaky/1').map((r) => [r.status, r.exit_code]), [['failed', 4], ['succeeded', 0]]);
+  const s3 = await waitForWant(platform, await want(platform, ['picky/1']), ['successful'], 20_000);
+  t.deepEqual(runsFor(s3, 'picky/1').map((r) => r.status), ['dep_missed', 'succeeded']);
+  t.is(s3.partitions.get('raw/9')?.status, 'live', 'the missing input was built');
+});
