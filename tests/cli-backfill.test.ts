@@ -4,16 +4,13 @@
  * reads, and the real CLI: `backfill` with its progress and exit codes, `backfills list|get|wait|cancel`, --json.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
+import { cliAgainst } from './helpers/cli-against.js';
 import { until } from './helpers/until.js';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(REPO, 'bin', 'platform');
 
 const GRAPH = {
   max_concurrent_job_runs: 2,
@@ -43,23 +40,7 @@ test.after.always(async () => {
   if (ws) rmSync(ws, { recursive: true, force: true });
 });
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(...args: string[]): Promise<Result> {
-  const env = { ...process.env };
-  delete env.FORCE_COLOR;
-  delete env.NO_COLOR;
-  const child = spawn(process.execPath, [BIN, '--server-url', url, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const cli = cliAgainst(() => url);
 
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
   const res = await fetch(`${url}${path}`, {

@@ -127,9 +127,14 @@ interface ServerJson {
   version: string;
 }
 
+/** The server.json as it is now; undefined while absent or half written (the fake server writes it in place). */
 function serverJson(root: string): ServerJson | undefined {
   const path = join(root, '.platform', 'server.json');
-  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as ServerJson) : undefined;
+  try {
+    return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as ServerJson) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function serverLog(root: string): string {

@@ -4,15 +4,12 @@
  * `lineage` (a tree, or --json), `taint` and `taints list|get`, and their errors.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
+import { cliAgainst } from './helpers/cli-against.js';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(REPO, 'bin', 'platform');
 
 /** raw/<n> -> clean/<n> -> report/<n>; each run appends "<job> <n>" to runs.txt in the workspace. */
 const GRAPH = {
@@ -52,23 +49,7 @@ test.after.always(async () => {
   if (ws) rmSync(ws, { recursive: true, force: true });
 });
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(...args: string[]): Promise<Result> {
-  const env = { ...process.env };
-  delete env.FORCE_COLOR;
-  delete env.NO_COLOR;
-  const child = spawn(process.execPath, [BIN, '--server-url', url, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const cli = cliAgainst(() => url);
 
 const runs = (n: number) =>
   readFileSync(join(ws, 'runs.txt'), 'utf8')

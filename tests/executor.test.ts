@@ -212,7 +212,7 @@ test('a missing program gives a failed outcome naming it, without throwing', asy
   const out = outcomeOf(ex, l.job_run_id);
   let result: { pid: number } | undefined;
   t.notThrows(() => (result = ex.start(l)));
-  t.deepEqual(result, { pid: 0 });
+  t.deepEqual(result, { pid: 0, worker: 'local' });
   t.true(ex.isRunning(l.job_run_id), 'the outcome comes asynchronously');
   const o = await out;
   t.deepEqual(o, {
@@ -232,8 +232,8 @@ test('a missing working directory and an empty exec are failed outcomes too', as
   const a = launch(ws, ['bash', '-c', 'true'], { cwd: join(ws, 'nope') });
   const b = launch(ws, []);
   const outs = Promise.all([outcomeOf(ex, a.job_run_id), outcomeOf(ex, b.job_run_id)]);
-  t.deepEqual(ex.start(a), { pid: 0 });
-  t.deepEqual(ex.start(b), { pid: 0 });
+  t.deepEqual(ex.start(a), { pid: 0, worker: 'local' });
+  t.deepEqual(ex.start(b), { pid: 0, worker: 'local' });
   const [oa, ob] = await outs;
   t.like(oa, { status: 'failed', exit_code: -1 });
   t.regex((oa as { reason: string }).reason, /could not start 'bash': working directory .*nope' does not exist/);
@@ -265,7 +265,7 @@ test('exactly one outcome per run; shutdown cancels all and waits for them', asy
   for (const pid of pids) t.false(isPidAlive(pid));
   const late = launch(ws, ['true']);
   const lateOut = outcomeOf(ex, late.job_run_id);
-  t.deepEqual(ex.start(late), { pid: 0 });
+  t.deepEqual(ex.start(late), { pid: 0, worker: 'local' });
   t.like(await lateOut, { status: 'failed' });
 });
 
