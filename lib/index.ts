@@ -1,7 +1,7 @@
 /** The embedding API: open a platform on a workspace, use its streams, optionally serve it over HTTP. */
 export { Platform, type PlatformOptions } from './platform.js';
 export { startHttpServer, type HttpServerOptions, type RunningServer } from './server/http-server.js';
-export type { BuildEvent, BuildInput, EventPayload, EventType, JobConfig, DataDep, DepType, RebuildPolicy } from './events/build-event.js';
+export type { BuildEvent, BuildInput, EventPayload, EventType, JobConfig, DataDep, DepType, RebuildPolicy, SchedulesChanged, ScheduleSince } from './events/build-event.js';
 export type {
   BuildState,
   WantRecord,
@@ -10,6 +10,7 @@ export type {
   PartitionStatus,
   JobRunRecord,
   JobRunStatus,
+  ScheduleRecord,
 } from './state/build-state.js';
 export type { CreateWantRequest, CreateTaintRequest, CreateBackfillRequest, BackfillPolicy, BackfillReply, CommandResult, TaintReply } from './orchestrator/command.js';
 export { backfillView, backfillWant, listBackfills } from './server/backfill-queries.js';
@@ -27,4 +28,4 @@ export { expandPattern, expandPatterns, patternSize, PatternError, MAX_EXPANSION
 export { listSchedules, scheduleView } from './server/schedule-queries.js';
 export type { ScheduleView } from './api/schedules.js';
 export type { ScheduleDefinition } from './graph/schedule-definition.js';
-export { dueTicks, nextTick, tickRefs, templateValues } from './graph/schedule-time.js';
+export { dueTicks, firstTickAfter, nextTick, tickRefs, templateValues } from './graph/schedule-time.js';

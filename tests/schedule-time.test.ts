@@ -7,17 +7,17 @@ import { dueTicks, nextTick, parseOffset, templateValues, tickRefs } from '../li
 const at = (iso: string) => Date.parse(iso);
 const daily = { cron: '0 3 * * *', timezone: 'UTC', catchup: 3 };
 
-test('a schedule never recorded makes wants only for ticks after the daemon started', (t) => {
-  t.deepEqual(dueTicks(daily, undefined, at('2026-01-05T03:30:00Z'), at('2026-01-06T02:00:00Z')), []);
-  t.deepEqual(dueTicks(daily, undefined, at('2026-01-05T03:30:00Z'), at('2026-01-06T03:00:00Z')), [at('2026-01-06T03:00:00Z')]);
+test('no tick is due until the first one after the schedule started counting', (t) => {
+  t.deepEqual(dueTicks(daily, at('2026-01-05T03:30:00Z'), at('2026-01-06T02:00:00Z')), []);
+  t.deepEqual(dueTicks(daily, at('2026-01-05T03:30:00Z'), at('2026-01-06T03:00:00Z')), [at('2026-01-06T03:00:00Z')]);
 });
 
 test('after downtime only the latest `catchup` missed ticks are made, oldest first; a recorded tick never again', (t) => {
   const last = at('2026-01-01T03:00:00Z');
   const now = at('2026-01-10T12:00:00Z');
-  t.deepEqual(dueTicks(daily, last, 0, now), [at('2026-01-08T03:00:00Z'), at('2026-01-09T03:00:00Z'), at('2026-01-10T03:00:00Z')]);
-  t.deepEqual(dueTicks({ ...daily, catchup: 1 }, last, 0, now), [at('2026-01-10T03:00:00Z')]);
-  t.deepEqual(dueTicks(daily, at('2026-01-10T03:00:00Z'), 0, now), [], 'the latest is on record');
+  t.deepEqual(dueTicks(daily, last, now), [at('2026-01-08T03:00:00Z'), at('2026-01-09T03:00:00Z'), at('2026-01-10T03:00:00Z')]);
+  t.deepEqual(dueTicks({ ...daily, catchup: 1 }, last, now), [at('2026-01-10T03:00:00Z')]);
+  t.deepEqual(dueTicks(daily, at('2026-01-10T03:00:00Z'), now), [], 'the latest is on record');
 });
 
 test('property: due ticks are after the last, at most now, ascending, at most catchup, and none once recorded', (t) => {
@@ -28,14 +28,14 @@ test('property: due ticks are after the last, at most now, ascending, at most ca
         const last = at('2026-01-01T00:00:00Z') + lastOff;
         const now = last + gap;
         const s = { cron: c, timezone: 'UTC', catchup };
-        const ticks = dueTicks(s, last, 0, now);
+        const ticks = dueTicks(s, last, now);
         if (ticks.length > catchup) return false;
         for (let i = 0; i < ticks.length; i++) if (ticks[i]! <= last || ticks[i]! > now || (i > 0 && ticks[i]! <= ticks[i - 1]!)) return false;
         // The ticks are consecutive: the next tick after each is the one that follows it.
         for (let i = 1; i < ticks.length; i++) if (nextTick(s, ticks[i - 1]!) !== ticks[i]) return false;
         // Some tick was due iff the next tick after `last` is at most now.
         if ((ticks.length > 0) !== ((nextTick(s, last) ?? Infinity) <= now)) return false;
-        return ticks.length === 0 || dueTicks(s, ticks[ticks.length - 1], 0, now).length === 0;
+        return ticks.length === 0 || dueTicks(s, ticks[ticks.length - 1]!, now).length === 0;
       }),
       { numRuns: 300 },
     ),
@@ -52,6 +52,8 @@ test('templates: date, hour, minute, ISO week, month, year of the tick plus its 
   t.throws(() => parseOffset('yesterday'), { message: /not an offset like/ });
 });
 
+const D_JOB = { label: 'd', outputs: ['d/(?<date>\\d{4}-\\d{2}-\\d{2})'], exec: ['true'] };
+
 test('bad schedules are refused at load, naming the schedule and the field', (t) => {
   const graph = (schedule: Record<string, unknown>) => () => parseGraph({ jobs: [], schedules: [{ name: 'daily', cron: '0 3 * * *', partitions: ['d/${date}'], ...schedule }] }, 'platform.json');
   t.throws(graph({ cron: '61 * * * *' }), { message: /schedules\[0\] \(schedule "daily"\)\.cron: "61 \* \* \* \*" is not a cron expression/ });
@@ -64,6 +66,18 @@ test('bad schedules are refused at load, naming the schedule and the field', (t)
   t.throws(() => parseGraph({ jobs: [], schedules: [{ name: 'a', cron: '0 3 * * *', partitions: ['x'] }, { name: 'a', cron: '0 4 * * *', partitions: ['y'] }] }, 'p'), {
     message: /duplicate name "a"/,
   });
-  const ok = parseGraph({ jobs: [], schedules: [{ name: 'daily', cron: '0 3 * * *', partitions: ['d/${date}'], offset: '-1d' }] }, 'p');
+  const ok = parseGraph({ jobs: [D_JOB], schedules: [{ name: 'daily', cron: '0 3 * * *', partitions: ['d/${date}'], offset: '-1d' }] }, 'p');
   t.like(ok.schedules[0], { name: 'daily', timezone: 'UTC', catchup: 1, offset_ms: -86_400_000, priority: 0 });
+});
+
+test('a schedule whose refs no job produces, or two jobs do, is refused at load with a sample ref', (t) => {
+  const graph = (partitions: string[], jobs: unknown[] = [D_JOB]) => () =>
+    parseGraph({ jobs, schedules: [{ name: 'daily', cron: '0 3 * * *', partitions, offset: '-1d' }] }, 'platform.json');
+  t.throws(graph(['d/${date}', 'dd/${date}']), {
+    message: /^platform\.json: schedules\[0\] \(schedule "daily"\)\.partitions\[1\]: "dd\/\$\{date\}" wants refs such as "dd\/2025-12-31" \(its tick 2026-01-01T03:00:00\.000Z\), which no job produces: No job produces ref "dd\/2025-12-31"/,
+  });
+  t.throws(graph(['d/${date}'], [D_JOB, { label: 'also_d', outputs: ['d/.*'], exec: ['true'] }]), {
+    message: /partitions\[0\]: .* which more than one job produces: Ref "d\/2025-12-31" is produced by two jobs/,
+  });
+  t.notThrows(graph(['d/${date}']));
 });

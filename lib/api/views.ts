@@ -41,6 +41,8 @@ export interface WantView {
   max_concurrent_job_runs: number;
   /** The brace pattern its partitions came from; '' when they were listed. */
   pattern: string;
+  /** The schedule tick that made it (source `schedule:<name>`), or null. */
+  schedule_tick: string | null;
 }
 
 export interface PartitionView {

@@ -162,6 +162,11 @@ export class PlatformClient {
     return this.getJson(`/api/schedules${query(pageParams(params))}`);
   }
 
+  /** One schedule by name; 404 (an ApiError) when platform.json has none of that name. */
+  getSchedule(name: string): Promise<ScheduleView> {
+    return this.getJson(`/api/schedules/${encodeURIComponent(name)}`);
+  }
+
   getJobRun(id: string): Promise<JobRunView> {
     return this.getJson(`/api/job_runs/${encodeURIComponent(id)}`);
   }

@@ -152,6 +152,19 @@ export interface WantReleased {
   released: number;
 }
 
+/** A schedule as the log saw it: its ticks count from `since` (epoch ms). */
+export interface ScheduleSince {
+  name: string;
+  cron: string;
+  timezone: string;
+  since: number;
+}
+
+/** Schedules new to the log, or whose cron or time zone changed: each counts its ticks from its `since`. */
+export interface SchedulesChanged {
+  schedules: ScheduleSince[];
+}
+
 export type EventPayload =
   | { type: 'want_created'; want_created: WantCreated }
   | { type: 'want_canceled'; want_canceled: WantCanceled }
@@ -165,7 +178,8 @@ export type EventPayload =
   | { type: 'taint_created'; taint_created: TaintCreated }
   | { type: 'job_definitions_changed'; job_definitions_changed: JobDefinitionsChanged }
   | { type: 'want_sla_missed'; want_sla_missed: WantSlaMissed }
-  | { type: 'want_released'; want_released: WantReleased };
+  | { type: 'want_released'; want_released: WantReleased }
+  | { type: 'schedules_changed'; schedules_changed: SchedulesChanged };
 
 export type EventType = EventPayload['type'];
 
@@ -183,6 +197,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   'job_definitions_changed',
   'want_sla_missed',
   'want_released',
+  'schedules_changed',
 ];
 
 /** An event as the log stores it: the payload plus its id (dense from 1) and epoch-ms timestamp. */

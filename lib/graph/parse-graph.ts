@@ -4,6 +4,7 @@ import { GraphError } from './graph-error.js';
 import { compileOutputPattern, type OutputPattern } from './output-pattern.js';
 import { templateVariables } from './template.js';
 import { parseSchedules } from './parse-schedules.js';
+import { checkScheduleRefs } from './schedule-refs.js';
 import { errorMessage } from '../errors.js';
 
 const TOP_LEVEL_KEYS = ['max_concurrent_job_runs', 'jobs', 'schedules'] as const;
@@ -222,7 +223,9 @@ export function parseGraph(json: unknown, source: string): GraphDefinition {
     jobs.push(job);
   });
 
-  return { max_concurrent_job_runs: maxConcurrent, jobs, schedules: parseSchedules(top.schedules, fail) };
+  const graph: GraphDefinition = { max_concurrent_job_runs: maxConcurrent, jobs, schedules: parseSchedules(top.schedules, fail) };
+  checkScheduleRefs(graph, fail);
+  return graph;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 import type { ScheduleDefinition } from './schedule-definition.js';
+import { LruCache } from './lru-cache.js';
 import { fillTemplate } from './template.js';
 
 export const TEMPLATE_VARIABLES = ['date', 'hour', 'minute', 'week', 'month', 'year'] as const;
@@ -18,12 +19,12 @@ export function checkCron(cron: string, timezone: string): void {
 }
 
 /**
- * The ticks to make wants for now, oldest first: those after `last` (the last one recorded; or, for a schedule
- * never recorded, after `since`) up to `now`, at most the latest `catchup` of them. Walks back from now, so it
- * costs `catchup` steps however long the daemon was down.
+ * The ticks to make wants for now, oldest first: those after `after` (the schedule's start or its last recorded
+ * tick, whichever is later) up to `now`, at most the latest `catchup` of them. Walks back from now, so it costs
+ * `catchup` steps however long the daemon was down.
  */
-export function dueTicks(s: Pick<ScheduleDefinition, 'cron' | 'timezone' | 'catchup'>, last: number | undefined, since: number, now: number): number[] {
-  const after = last ?? since;
+export function dueTicks(s: Pick<ScheduleDefinition, 'cron' | 'timezone' | 'catchup'>, after: number, now: number): number[] {
+  if ((firstTickAfter(s, after) ?? Infinity) > now) return [];
   const it = CronExpressionParser.parse(s.cron, { tz: s.timezone, currentDate: now + 1 });
   const ticks: number[] = [];
   while (ticks.length < Math.max(1, s.catchup)) {
@@ -46,6 +47,22 @@ export function nextTick(s: Pick<ScheduleDefinition, 'cron' | 'timezone'>, now: 
   } catch {
     return undefined;
   }
+}
+
+// Each full scan (every tick of the loop) asks every schedule whether a tick is due: 0.4-0.9 ms a schedule with
+// cron-parser, for an answer that changes only when a tick is made. Remembered per (cron, zone, after), it is a map
+// hit; the function stays pure, since the answer depends on nothing else.
+const firstTicks = new LruCache<string, number | null>(4096);
+
+/** `nextTick`, remembered: the first tick after `after`. */
+export function firstTickAfter(s: Pick<ScheduleDefinition, 'cron' | 'timezone'>, after: number): number | undefined {
+  const key = `${s.cron}\0${s.timezone}\0${after}`;
+  let t = firstTicks.get(key);
+  if (t === undefined) {
+    t = nextTick(s, after) ?? null;
+    firstTicks.set(key, t);
+  }
+  return t ?? undefined;
 }
 
 /** "-1d", "+2h", "30m", "-15s", "500ms" in ms; throws for anything else. */

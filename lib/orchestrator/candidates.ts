@@ -73,6 +73,7 @@ export function touchedCandidates(state: BuildState, events: readonly EventPaylo
         break;
       case 'job_definitions_changed':
       case 'want_sla_missed':
+      case 'schedules_changed':
         break;
       case 'job_run_started':
         break;

@@ -71,8 +71,6 @@ export class Orchestrator {
   /** Input ref -> wants waiting on it; rebuilt by every full scan (see candidates.ts). */
   private waiters: Waiters = new Map();
   private stopping = false;
-  /** When the loop started (the scheduler's clock): schedules never recorded make wants for ticks after it. */
-  private startedAt = 0;
   /** Resolves once the loop has ended, with what no step recorded (for the final step). */
   private ended: Promise<StepBatch> | undefined;
   private readonly logError: (message: string) => void;
@@ -86,7 +84,6 @@ export class Orchestrator {
 
   start(): void {
     if (this.ended) return;
-    this.startedAt = this.scheduler.now();
     const { queue, executor, tasks, store } = this.opts;
     const state = store.current();
     const lost = this.reattach(state);
@@ -229,7 +226,6 @@ export class Orchestrator {
     const plan = planStep({
       ...(candidates ? { candidates } : {}),
       waiters: this.waiters,
-      schedulesSince: this.startedAt,
       state: store.current(),
       now,
       commands: pending.map((p) => p.command),

@@ -6,9 +6,16 @@
 import type { EventPayload, JobConfig, RebuildPolicy, WantCreated } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import type { BuildState, JobRunRecord, WantRecord } from '../state/build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, ACTIVE_WANT_STATUSES, SCHEDULE_SOURCE_PREFIX, TERMINAL_WANT_STATUSES, wantClockStart } from '../state/build-state.js';
+import {
+  ACTIVE_JOB_RUN_STATUSES,
+  ACTIVE_WANT_STATUSES,
+  SCHEDULE_SOURCE_PREFIX,
+  TERMINAL_WANT_STATUSES,
+  scheduleAfter,
+  wantClockStart,
+} from '../state/build-state.js';
 import type { ScheduleDefinition } from '../graph/schedule-definition.js';
-import { dueTicks, nextTick, tickRefs } from '../graph/schedule-time.js';
+import { dueTicks, firstTickAfter, tickRefs } from '../graph/schedule-time.js';
 import { reduce } from '../state/reduce.js';
 import { currentConsumers } from '../state/staleness.js';
 import { mustRebuild, partitionCategory } from '../state/want-status.js';
@@ -62,8 +69,6 @@ export interface StepInput {
   candidates?: Candidates;
   /** Which refs wait for which inputs: a change of an input makes its waiting refs candidates. */
   waiters?: Waiters;
-  /** When this orchestrator started: a schedule with no tick on record makes wants for ticks after it. */
-  schedulesSince?: number;
 }
 
 export interface StepPlan {
@@ -278,12 +283,32 @@ class Planner {
   /**
    * A want for each schedule tick that fell due and is not on record yet (after downtime, the latest `catchup` of
    * them); the next tick is a deadline, so the loop wakes for it. Done in full scans (ticks, deadlines).
+   *
+   * A schedule the log has not seen with its cron and zone is recorded first, counting from now: a new schedule (or
+   * an edited cron) does not make ticks from before it existed, and a daemon killed before a schedule's first tick
+   * still makes that tick when it comes back, since the start is on record and not the daemon's own start time.
    */
   fireSchedules(): void {
     const { now } = this.input;
-    const since = this.input.schedulesSince ?? now;
-    for (const s of this.input.policy.schedules ?? []) {
-      for (const tick of dueTicks(s, this.state.schedule_ticks.get(s.name)?.tick, since, now)) {
+    const schedules = this.input.policy.schedules ?? [];
+    const changed = schedules.flatMap((s) => {
+      const known = this.state.schedules.get(s.name);
+      if (known && known.cron === s.cron && known.timezone === s.timezone) return [];
+      // Only wants of it on record (a log from before schedules were recorded): it counts from its last tick.
+      const since = known && known.cron === '' ? known.tick : now;
+      return [{ name: s.name, cron: s.cron, timezone: s.timezone, since }];
+    });
+    if (changed.length > 0) this.emit({ type: 'schedules_changed', schedules_changed: { schedules: changed } });
+    for (const s of schedules) {
+      const known = this.state.schedules.get(s.name);
+      const after = known ? scheduleAfter(known) : now;
+      const next = firstTickAfter(s, after);
+      if (next === undefined) continue;
+      if (next > now) {
+        this.deadlines.push(next);
+        continue;
+      }
+      for (const tick of dueTicks(s, after, now)) {
         this.createRootWant({
           partitions: tickRefs(s, tick),
           comment: `schedule ${s.name}, tick ${new Date(tick).toISOString()}`,
@@ -295,8 +320,8 @@ class Planner {
           schedule_tick: tick,
         });
       }
-      const next = nextTick(s, now);
-      if (next !== undefined) this.deadlines.push(next);
+      const following = firstTickAfter(s, now);
+      if (following !== undefined) this.deadlines.push(following);
     }
   }
 

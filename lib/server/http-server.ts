@@ -6,7 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ReplaySubject, type Subscription, map } from 'rxjs';
+import { ReplaySubject, type Subscription, distinctUntilChanged, map } from 'rxjs';
 import type { Platform } from '../platform.js';
 import { createApp } from './app.js';
 import { idleTimeout } from './idle-timeout.js';
@@ -58,7 +58,16 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   const closed = new Promise<void>((r) => (resolveClosed = r));
   // Subscribed as soon as the port is bound, before any request can be handled, so the timer counts every one.
   const timeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-  const scheduled$ = platform.graph$.pipe(map((g) => g.graph.schedules.length > 0));
+  // Said on stderr (server.log) when it changes, so whoever wonders why a daemon never stops finds the reason.
+  const scheduled$ = platform.graph$.pipe(
+    map((g) => g.graph.schedules.length > 0),
+    distinctUntilChanged(),
+    map((has, i) => {
+      if (has) logError('platform.json has schedules: this daemon makes their wants, so it does not stop when idle');
+      else if (i > 0) logError('platform.json has no schedules any more: the idle timeout applies again');
+      return has;
+    }),
+  );
   const idleSub: Subscription = serverBusy$(server, platform.state$, scheduled$)
     .pipe(idleTimeout(timeoutMs))
     .subscribe((idleMs) => {

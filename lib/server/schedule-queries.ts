@@ -9,7 +9,7 @@ import type { PageQuery } from './queries.js';
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
 export function scheduleView(state: BuildState, s: ScheduleDefinition, now: number): ScheduleView {
-  const last = state.schedule_ticks.get(s.name);
+  const last = state.schedules.get(s.name);
   const next = nextTick(s, now);
   return {
     name: s.name,
@@ -21,8 +21,9 @@ export function scheduleView(state: BuildState, s: ScheduleDefinition, now: numb
     ttl_seconds: s.ttl_seconds,
     sla_seconds: s.sla_seconds,
     catchup: s.catchup,
-    last_tick: iso(last?.tick),
-    last_want_id: last?.want_id ?? null,
+    since: last?.since ? iso(last.since) : null,
+    last_tick: last?.tick ? iso(last.tick) : null,
+    last_want_id: last?.want_id || null,
     next_tick: iso(next),
     next_partitions: next === undefined ? [] : tickRefs(s, next),
   };

@@ -58,6 +58,7 @@ export function wantView(state: BuildState, w: WantRecord): WantView {
     backfill_id: w.backfill_id || null,
     max_concurrent_job_runs: w.max_concurrent_job_runs,
     pattern: w.pattern,
+    schedule_tick: w.schedule_tick > 0 ? iso(w.schedule_tick) : null,
   };
 }
 

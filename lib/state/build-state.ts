@@ -204,13 +204,28 @@ export interface BuildState {
   readonly backfills: OrderedMap<string, string>;
   /** Creation order -> backfill id. */
   readonly backfill_order: OrderedMap<number, string>;
-  /** Schedule name -> its latest tick recorded (a want made for it): a tick is made into a want once. */
-  readonly schedule_ticks: OrderedMap<string, ScheduleTick>;
+  /**
+   * Schedule name -> what the log says of it: since when it counts ticks (the cron it was seen with) and its latest
+   * tick made into a want. A tick is made into a want once: only ticks after both are due.
+   */
+  readonly schedules: OrderedMap<string, ScheduleRecord>;
 }
 
-export interface ScheduleTick {
+export interface ScheduleRecord {
+  readonly name: string;
+  /** The cron and time zone `since` was recorded for ('' when only wants of the schedule are on record). */
+  readonly cron: string;
+  readonly timezone: string;
+  /** Epoch ms from which its ticks count: when the log first saw it with this cron (0: unknown). */
+  readonly since: number;
+  /** Its latest tick made into a want (epoch ms), and that want; 0 and '' before the first. */
   readonly tick: number;
   readonly want_id: string;
+}
+
+/** Ticks after this are due for the schedule: after its start and after its latest recorded tick. */
+export function scheduleAfter(r: ScheduleRecord): number {
+  return Math.max(r.since, r.tick);
 }
 
 export const SCHEDULE_SOURCE_PREFIX = 'schedule:';
@@ -248,7 +263,7 @@ export function initialState(): BuildState {
     window_open: OrderedMap.empty(compareStrings),
     backfills: OrderedMap.empty(compareStrings),
     backfill_order: OrderedMap.empty(compareNumbers),
-    schedule_ticks: OrderedMap.empty(compareStrings),
+    schedules: OrderedMap.empty(compareStrings),
   };
 }
 

@@ -60,12 +60,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         };
       }
       if (window > 0 && !TERMINAL_WANT_STATUSES.has(want.status)) next = openReleased(next, want, 0, want.released);
-      if (e.schedule_tick > 0 && want.source.startsWith(SCHEDULE_SOURCE_PREFIX)) {
-        const name = want.source.slice(SCHEDULE_SOURCE_PREFIX.length);
-        if ((next.schedule_ticks.get(name)?.tick ?? Number.NEGATIVE_INFINITY) < e.schedule_tick) {
-          next = { ...next, schedule_ticks: next.schedule_ticks.set(name, { tick: e.schedule_tick, want_id: want.want_id }) };
-        }
-      }
+      if (e.schedule_tick > 0 && want.source.startsWith(SCHEDULE_SOURCE_PREFIX)) next = recordScheduleTick(next, want);
       // Only what a user asked for has an sla of its own; derived wants serve their root's.
       if (!want.parent_want_id && want.sla_seconds > 0 && want.status !== 'successful') {
         next = { ...next, sla_pending: next.sla_pending.set(slaKey(slaDeadline(want), want.want_id), true) };
@@ -196,6 +191,14 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       let next = s;
       for (const { job_label, fingerprint } of event.job_definitions_changed.jobs) next = recordFingerprint(next, job_label, fingerprint, event.event_id, at);
       return next;
+    }
+    case 'schedules_changed': {
+      let schedules = s.schedules;
+      for (const { name, cron, timezone, since } of event.schedules_changed.schedules) {
+        const known = schedules.get(name);
+        schedules = schedules.set(name, { name, cron, timezone, since, tick: known?.tick ?? 0, want_id: known?.want_id ?? '' });
+      }
+      return { ...s, schedules };
     }
     case 'want_released': {
       const e = event.want_released;
@@ -453,4 +456,13 @@ function settleAbandoned(state: BuildState, refs: readonly string[], eventId: nu
     next = putPartition(next, { ...p, status: 'canceled', changed_event_id: eventId, updated_at: at });
   }
   return next;
+}
+
+/** A schedule's want: its tick becomes the schedule's latest, unless a later one is on record already. O(log n). */
+function recordScheduleTick(s: BuildState, want: WantRecord): BuildState {
+  const name = want.source.slice(SCHEDULE_SOURCE_PREFIX.length);
+  const known = s.schedules.get(name);
+  if (known && known.tick >= want.schedule_tick) return s;
+  const base = known ?? { name, cron: '', timezone: '', since: 0 };
+  return { ...s, schedules: s.schedules.set(name, { ...base, tick: want.schedule_tick, want_id: want.want_id }) };
 }

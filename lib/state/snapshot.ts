@@ -20,14 +20,14 @@ import {
   slaDeadline,
   slaKey,
   type PartitionRecord,
-  SCHEDULE_SOURCE_PREFIX,
-  type ScheduleTick,
+  type ScheduleRecord,
   type StatusIndex,
   type WantRecord,
 } from './build-state.js';
 import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
 
-export const SNAPSHOT_FORMAT = 3;
+/** 4: schedules are kept as records (since when each counts its ticks is not in its wants). */
+export const SNAPSHOT_FORMAT = 4;
 
 export interface Snapshot {
   format: typeof SNAPSHOT_FORMAT;
@@ -49,6 +49,8 @@ export interface Snapshot {
    * reopen a partition beyond what a want released.
    */
   window_open: string[];
+  /** In name order: kept, not derived, since when a schedule counts from is recorded by no want. */
+  schedules: ScheduleRecord[];
 }
 
 export function toSnapshot(state: BuildState): Snapshot {
@@ -62,6 +64,7 @@ export function toSnapshot(state: BuildState): Snapshot {
     taints: [...state.taints.values()],
     job_fingerprints: [...state.job_fingerprints.entries()],
     window_open: [...state.window_open.keys()],
+    schedules: [...state.schedules.values()],
   };
 }
 
@@ -115,13 +118,6 @@ export function fromSnapshot(snap: Snapshot): BuildState {
   const firstOfId = new Map<string, WantRecord>();
   for (const w of wantsBySeq) if (w.backfill_id !== '' && !firstOfId.has(w.backfill_id)) firstOfId.set(w.backfill_id, w);
   const backfills = [...firstOfId.values()];
-  // A schedule's latest tick: the first want made for the highest tick, as the fold keeps it.
-  const ticks = new Map<string, ScheduleTick>();
-  for (const w of wantsBySeq) {
-    if (w.schedule_tick <= 0 || !w.source.startsWith(SCHEDULE_SOURCE_PREFIX)) continue;
-    const name = w.source.slice(SCHEDULE_SOURCE_PREFIX.length);
-    if ((ticks.get(name)?.tick ?? Number.NEGATIVE_INFINITY) < w.schedule_tick) ticks.set(name, { tick: w.schedule_tick, want_id: w.want_id });
-  }
   const slaPending = snap.wants.filter(
     (w) => !w.parent_want_id && w.sla_seconds > 0 && !w.sla_missed && w.status !== 'successful' && w.status !== 'canceled',
   );
@@ -142,7 +138,7 @@ export function fromSnapshot(snap: Snapshot): BuildState {
     sla_pending: sorted(slaPending.map((w) => [slaKey(slaDeadline(w), w.want_id), true] as const)),
     wants_sla_missed: snap.wants.filter((w) => w.sla_missed).length,
     queued_by_priority: sorted(snap.job_runs.filter((r) => r.status === 'queued').map((r) => [queueKey(r.priority, r.seq), r.job_run_id] as const)),
-    schedule_ticks: sorted([...ticks]),
+    schedules: sorted(snap.schedules.map((r) => [r.name, r] as const)),
     window_open: OrderedMap.fromSorted(compareStrings, snap.window_open.map((key) => [key, true] as const)),
     backfills: sorted(backfills.map((w) => [w.backfill_id, w.want_id] as const)),
     backfill_order: OrderedMap.fromSorted(compareNumbers, backfills.map((w, i) => [i + 1, w.backfill_id] as const)),

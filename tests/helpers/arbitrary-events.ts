@@ -156,6 +156,20 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
       return fc.record({ want_id: p.wantId, released: fc.oneof(fc.integer({ min: 0, max: 7 }), arbUint32) }).map((want_released) => ({ type, want_released }));
     case 'want_sla_missed':
       return fc.record({ want_id: p.wantId, deadline: arbInt64 }).map((want_sla_missed) => ({ type, want_sla_missed }));
+    case 'schedules_changed':
+      return fc
+        .record({
+          schedules: fc.array(
+            fc.record({
+              name: fc.constantFrom('daily', 'hourly'),
+              cron: fc.constantFrom('0 3 * * *', '*/2 * * * * *', ''),
+              timezone: fc.constantFrom('UTC', 'Europe/Paris'),
+              since: fc.oneof(fc.integer({ min: 0, max: 5 }), arbInt64),
+            }),
+            { maxLength: 2 },
+          ),
+        })
+        .map((schedules_changed) => ({ type, schedules_changed }));
   }
 }
 
@@ -168,16 +182,18 @@ function arbBuildInput(p: Pools): fc.Arbitrary<{ partition_ref: string; build_id
 export function arbEventPayload(options: PayloadOptions = {}): fc.Arbitrary<EventPayload> {
   // The want and run lifecycle carries most of the state's logic: weighted up so that random histories reach deep
   // states (a derived want that failed under an active parent) often, not by luck of the seed.
-  const weight = (t: EventType): number => LIFECYCLE_WEIGHTS[t] ?? 1;
+  const weight = (t: EventType): number => LIFECYCLE_WEIGHTS[t] ?? 2;
   return fc.oneof(...EVENT_TYPES.map((t) => ({ arbitrary: arbPayloadOfType(t, options), weight: weight(t) })));
 }
 
 const LIFECYCLE_WEIGHTS: Partial<Record<EventType, number>> = {
-  want_created: 5,
-  job_run_queued: 4,
-  job_run_started: 2,
-  job_run_failed: 4,
-  job_run_succeeded: 3,
+  want_created: 10,
+  job_run_queued: 8,
+  job_run_started: 4,
+  job_run_failed: 8,
+  job_run_succeeded: 6,
+  // Touches only the schedule records, which no other event reads: rare, so the lifecycle keeps its share.
+  schedules_changed: 1,
 };
 
 /** Arbitrary single event with any valid id (>= 1) and timestamp. */

@@ -28,7 +28,7 @@ export function canon(s: BuildState) {
     window_open: entries(s.window_open),
     backfills: entries(s.backfills),
     backfill_order: entries(s.backfill_order),
-    schedule_ticks: entries(s.schedule_ticks),
+    schedules: entries(s.schedules),
     sizes: {
       wants: s.wants.size,
       partitions: s.partitions.size,

@@ -48,6 +48,10 @@ export function eventSummary(e: EventView): string {
       return `${e.want_sla_missed.want_id} missed its sla (deadline ${new Date(e.want_sla_missed.deadline).toISOString()})`;
     case 'want_released':
       return `${e.want_released.want_id}: its first ${e.want_released.released} partitions are released for scheduling`;
+    case 'schedules_changed':
+      return e.schedules_changed.schedules
+        .map((x) => `${x.name} (${x.cron}${x.timezone === 'UTC' ? '' : ` ${x.timezone}`}) ticks from ${new Date(x.since).toISOString()}`)
+        .join(', ');
   }
 }
 
