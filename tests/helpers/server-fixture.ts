@@ -337,8 +337,8 @@ export interface CliProcess {
 }
 
 /** Runs `node bin/platform <args>` with cwd `cwd`; killed (SIGKILL) at teardown if it is still running. */
-export function runCli(t: ExecutionContext, args: string[], cwd: string): CliProcess {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+export function runCli(t: ExecutionContext, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): CliProcess {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));

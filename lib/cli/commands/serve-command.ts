@@ -66,8 +66,11 @@ export function registerServe(program: Command): void {
         stop();
       });
       // The orchestrator starts only once the port is bound: a daemon that cannot listen touches no job run.
-      // Job runs under supervisors of their own: a daemon that stops, crashes or is upgraded leaves them running.
-      const platform = await Platform.open(root, { start: false, executor: 'supervised' });
+      // PLATFORM_EXECUTOR=supervised: job runs under supervisors of their own, so a daemon that stops, crashes or is
+      // upgraded leaves them running. Not yet the default: a node supervisor costs ~0.3 s a run on this machine
+      // (docs/decisions.md); the default runs jobs as this process's children, canceled when it stops.
+      const executor = process.env.PLATFORM_EXECUTOR === 'supervised' ? 'supervised' : 'in-process';
+      const platform = await Platform.open(root, { start: false, executor });
       try {
         server = await startHttpServer(platform, { port, idleTimeoutMs });
       } catch (err) {

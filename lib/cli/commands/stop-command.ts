@@ -16,7 +16,7 @@ import { duration, parsedOption } from '../option-parsers.js';
 export function registerStop(program: Command): void {
   program
     .command('stop')
-    .description("stop the workspace's server gracefully; running job runs go on and the next server follows them (--cancel-runs: kill them); no server is not an error")
+    .description("stop the workspace's server gracefully (supervised job runs go on and the next server follows them; --cancel-runs: kill every run); no server is not an error")
     .addOption(parsedOption('--timeout <duration>', 'how long to wait for it to exit (90, 90s, 5m)', duration).default(40_000, '40s'))
     .option('--cancel-runs', 'kill the running job runs and record them canceled (they are built again when wanted)')
     .action(async (opts: { timeout: number; cancelRuns?: boolean }, cmd: Command) => {
