@@ -95,7 +95,7 @@ test('after kill -9 of the daemon the job goes on; the next daemon re-attaches a
   const server = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'platform'), '-C', dir, 'serve', '--port', '0', '--idle-timeout', '1h'], {
     cwd: dir,
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, PLATFORM_EXECUTOR: 'supervised' },
+    env: { ...process.env },
   });
   let serverErr = '';
   server.stderr!.on('data', (c: Buffer) => (serverErr += c.toString()));
@@ -156,7 +156,7 @@ test('after kill -9 of the daemon the job goes on; the next daemon re-attaches a
 test('a running job survives platform stop and platform start; its exit code is recorded once', async (t) => {
   const dir = makeWorkspace(t);
   writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
-  const env = { ...process.env, PLATFORM_IDLE_TIMEOUT: '30s', PLATFORM_EXECUTOR: 'supervised' };
+  const env = { ...process.env, PLATFORM_IDLE_TIMEOUT: '30s' };
   const cli = (...args: string[]) => spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'platform'), '-C', dir, ...args], { env, encoding: 'utf8' });
   t.teardown(() => void cli('stop', '--cancel-runs'));
   const created = cli('--json', 'build', '--detach', 'slow7/1');

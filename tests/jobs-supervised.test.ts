@@ -15,6 +15,11 @@ const graph = {
     { label: 'clean', outputs: ['clean/(?<n>\\d+)'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: bash('echo clean') },
     { label: 'hold', outputs: ['hold/(?<n>\\d+)'], args: ['${n}'], exec: bash('sleep 100 & echo $! > "child-$1.pid"; sleep 100') },
     { label: 'slow', outputs: ['slow/(?<n>\\d+)'], timeout_seconds: 1, exec: bash('sleep 30') },
+    { label: 'long', outputs: ['long/(?<n>\\d+)'], timeout_seconds: 2, exec: bash('echo $$ > long.pid; sleep 30') },
+    { label: 'killed', outputs: ['killed/(?<n>\\d+)'], exec: bash('kill -KILL $$') },
+    { label: 'nowhere', outputs: ['nowhere/(?<n>\\d+)'], exec: ['definitely-not-a-program-xyz'] },
+    // Copies its stdin (the JobConfig) to a file: the supervisor hands it over untouched.
+    { label: 'config', outputs: ['config/(?<n>\\d+)'], exec: bash('cat > "config-$PLATFORM_JOB_RUN_ID.json"') },
     // Fails the first time (no marker yet), succeeds the second.
     { label: 'flaky', outputs: ['flaky/(?<n>\\d+)'], retries: 1, exec: bash('if [ -e flaky-ok ]; then exit 0; fi; touch flaky-ok; exit 4') },
     // Says raw/9 is missing until it is live (its file is made by the raw job's run via a marker).
@@ -34,8 +39,8 @@ test('a DAG is built under supervisors; each run leaves its status in its direct
   const s = await waitForWant(platform, await want(platform, ['clean/1', 'clean/2']), ['successful'], 20_000);
   t.is(runs(s).length, 4);
   for (const r of runs(s)) {
-    const status = JSON.parse(readFileSync(join(dir, '.platform', 'logs', r.job_run_id, 'status.json'), 'utf8')) as { status: string };
-    t.is(status.status, 'succeeded');
+    const status = JSON.parse(readFileSync(join(dir, '.platform', 'logs', r.job_run_id, 'status.json'), 'utf8')) as { exit_code: number };
+    t.is(status.exit_code, 0);
     t.is(r.worker, 'local');
   }
   t.is(readFileSync(join(dir, '.platform', 'logs', runsFor(s, 'clean/1')[0]!.job_run_id, 'stdout.log'), 'utf8'), 'clean\n');
@@ -67,4 +72,32 @@ test('a timeout, a failure that is retried, and a reported missing input come ou
   const s3 = await waitForWant(platform, await want(platform, ['picky/1']), ['successful'], 20_000);
   t.deepEqual(runsFor(s3, 'picky/1').map((r) => r.status), ['dep_missed', 'succeeded']);
   t.is(s3.partitions.get('raw/9')?.status, 'live', 'the missing input was built');
+});
+
+test('a job killed by a signal, a program that is not there and a job reading its config come out as in-process', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await open(t, dir);
+  const s1 = await waitForWant(platform, await want(platform, ['killed/1']), ['failed'], 20_000);
+  t.like(runsFor(s1, 'killed/1')[0], { status: 'failed', exit_code: -1, signal: 'SIGKILL', reason: 'killed by SIGKILL' });
+  const s2 = await waitForWant(platform, await want(platform, ['nowhere/1']), ['failed'], 20_000);
+  t.is(runsFor(s2, 'nowhere/1')[0]!.reason, "could not start 'definitely-not-a-program-xyz': not found; check exec in platform.json");
+  const s3 = await waitForWant(platform, await want(platform, ['config/1']), ['successful'], 20_000);
+  const id = runsFor(s3, 'config/1')[0]!.job_run_id;
+  t.deepEqual((JSON.parse(readFileSync(join(dir, `config-${id}.json`), 'utf8')) as { outputs: string[] }).outputs, ['config/1']);
+});
+
+test("a run's timeout holds across a restart: the next platform kills it at the deadline the first one set", async (t) => {
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => pidsIn(dir, 'long.pid'));
+  const first = await openPlatform(t, dir, graph, { executor: 'supervised', cancelRunsOnClose: false });
+  const w = await want(first, ['long/1']);
+  const started = await waitFor(first, (s) => runsFor(s, 'long/1')[0]?.status === 'running', 'long/1 running');
+  const run = runsFor(started, 'long/1')[0]!;
+  await first.close();
+  const second = await open(t, dir);
+  const s = await waitForWant(second, w, ['failed'], 20_000);
+  const ended = runsFor(s, 'long/1')[0]!;
+  t.is(ended.job_run_id, run.job_run_id, 'the same run, followed');
+  t.regex(ended.reason, /timed out after 2 s/);
+  t.true(await poll(() => pidsIn(dir, 'long.pid').every((pid) => !isPidAlive(pid)), 2000), 'the job is gone');
 });

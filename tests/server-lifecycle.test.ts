@@ -194,7 +194,7 @@ test('serve exits by itself when idle: stderr says so, stdout says Shutdown comp
 test('SIGTERM to serve: a request in flight completes, the SSE stream ends, running jobs go on, exit 0', async (t) => {
   const dir = await makeWorkspace(t);
   writeFileSync(join(dir, 'platform.json'), JSON.stringify(TEST_GRAPH));
-  const cli = runCli(t, ['-C', dir, 'serve', '--port', '0'], dir, { PLATFORM_EXECUTOR: 'supervised' });
+  const cli = runCli(t, ['-C', dir, 'serve', '--port', '0'], dir);
   const url = (await cli.waitForStdout(/Listening on (http:\/\/127\.0\.0\.1:\d+)/))[1]!;
   const infoPath = join(dir, '.platform', 'server.json');
   await waitFor('server.json', () => existsSync(infoPath));

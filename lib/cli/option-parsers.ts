@@ -65,3 +65,11 @@ export function oneOf<T extends string>(values: readonly T[], meaning: string): 
     return value as T;
   };
 }
+
+/** Where the daemon runs job runs: `local` (each under a supervisor, outliving the daemon) or `in-process`. */
+export type ExecutorChoice = 'local' | 'in-process';
+
+export const executorChoice: OptionParser<ExecutorChoice> = (name) => (value) => {
+  if (value === 'local' || value === 'in-process') return value;
+  throw new OptionValueError(`${name} must be local (job runs outlive the daemon) or in-process (they end with it); got '${value}'.`);
+};

@@ -92,6 +92,13 @@ export interface JobRunStarted {
   worker: string;
 }
 
+/** A run handed to a queue of workers was taken by one: where it runs now, and its pid there. */
+export interface JobRunPlaced {
+  job_run_id: string;
+  worker: string;
+  pid: number;
+}
+
 export interface JobRunSucceeded {
   job_run_id: string;
   /** The build each output it still owned got: its lineage is this plus the run's `input_builds`. */
@@ -179,7 +186,8 @@ export type EventPayload =
   | { type: 'job_definitions_changed'; job_definitions_changed: JobDefinitionsChanged }
   | { type: 'want_sla_missed'; want_sla_missed: WantSlaMissed }
   | { type: 'want_released'; want_released: WantReleased }
-  | { type: 'schedules_changed'; schedules_changed: SchedulesChanged };
+  | { type: 'schedules_changed'; schedules_changed: SchedulesChanged }
+  | { type: 'job_run_placed'; job_run_placed: JobRunPlaced };
 
 export type EventType = EventPayload['type'];
 
@@ -198,6 +206,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   'want_sla_missed',
   'want_released',
   'schedules_changed',
+  'job_run_placed',
 ];
 
 /** An event as the log stores it: the payload plus its id (dense from 1) and epoch-ms timestamp. */

@@ -1,6 +1,6 @@
 /**
  * What the orchestrator knows of an executor: the port its adapters implement (ProcessExecutor: processes of this
- * daemon; SupervisedExecutor: processes that outlive it). Launches go in, one outcome per run comes out.
+ * daemon; SupervisedExecutor: processes under a shell supervisor each, outliving it). Launches go in, one outcome per run comes out.
  */
 import type { Observable } from 'rxjs';
 import type { JobLaunch, JobOutcome } from './job-launch.js';
@@ -14,6 +14,12 @@ export type Reattached =
   /** Nothing runs it and nothing recorded how it ended. */
   | 'lost';
 
+export interface Placement {
+  job_run_id: string;
+  worker: string;
+  pid: number;
+}
+
 /** The worker name of runs on this machine. */
 export const LOCAL_WORKER = 'local';
 
@@ -21,14 +27,19 @@ export interface Executor {
   /** Hot: exactly one outcome per run started or followed. */
   readonly outcomes$: Observable<JobOutcome>;
   /**
+   * Hot, for executors that hand runs to a queue (whose `start` names the queue, not the worker): which worker took
+   * a run, and the job's pid there.
+   */
+  readonly placements$?: Observable<Placement>;
+  /**
    * Starts the run; `pid` and `worker` are what the log records for it (pid 0 when it could not start: a failed
    * outcome follows).
    */
   start(launch: JobLaunch): { pid: number; worker: string };
   /** Ends the run (its process group within a second); its outcome is 'canceled'. Unknown id: no-op. */
   cancel(job_run_id: string, reason: string): void;
-  /** Looks for a run the log shows running (started by an earlier daemon, recorded with `pid`). */
-  reattach(job_run_id: string, logDir: string, pid: number): Reattached;
+  /** Looks for a run the log shows running (started by an earlier daemon as `launch`, recorded with `pid`). */
+  reattach(launch: JobLaunch, pid: number): Reattached;
   /** Runs started or followed whose outcome has not come yet. */
   runningCount(): number;
   /**

@@ -1,5 +1,7 @@
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { MISSING_DEPS_MARKER } from './job-launch.js';
+import { MISSING_DEPS_MARKER, STDERR_LOG, STDOUT_LOG } from './job-launch.js';
 
 /** Longest partial line kept while scanning for the missing-deps marker; longer lines are skipped. */
 const MAX_SCAN_LINE = 1 << 20;
@@ -55,4 +57,22 @@ export class MissingDepsScanner {
       /* not the protocol line after all */
     }
   }
+}
+
+/**
+ * The refs a run reported missing, read back from its log files once it failed (a supervised job writes straight
+ * to its files, so nothing scans the output as it flows). Unreadable files report nothing.
+ */
+export async function missingDepsInLogs(logDir: string): Promise<string[]> {
+  const missing = new Set<string>();
+  for (const name of [STDOUT_LOG, STDERR_LOG]) {
+    const scanner = new MissingDepsScanner(missing);
+    try {
+      for await (const chunk of createReadStream(join(logDir, name))) scanner.push(chunk as Buffer);
+    } catch {
+      // A log that cannot be read tells of no missing input.
+    }
+    scanner.end();
+  }
+  return [...missing];
 }

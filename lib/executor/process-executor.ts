@@ -19,6 +19,7 @@ import { signalGroup } from '../system/process-group.js';
 import { spawnFailureReason } from './spawn-failure.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 import { LOCAL_WORKER, type Executor, type Reattached } from './executor-port.js';
+import { outcomeOfExit, type KillCause } from './exit-outcome.js';
 
 export interface ProcessExecutorOptions {
   /** Wait between SIGTERM and SIGKILL of a canceled / timed-out run's process group. Default 500 ms. */
@@ -32,8 +33,6 @@ export interface ProcessExecutorOptions {
   shutdownTimeoutMs?: number;
 }
 
-
-type KillCause = { kind: 'cancel'; reason: string } | { kind: 'timeout' };
 
 interface Run {
   readonly launch: JobLaunch;
@@ -305,37 +304,10 @@ export class ProcessExecutor implements Executor {
   }
 
   private finish(run: Run, code: number | null, signal: NodeJS.Signals | null): void {
-    const id = run.launch.job_run_id;
     clearTimeout(run.timeoutTimer);
     clearTimeout(run.closeGraceTimer);
-    let outcome: JobOutcome;
-    if (run.kill?.kind === 'cancel') {
-      outcome = { job_run_id: id, status: 'canceled', reason: run.kill.reason };
-    } else if (run.kill?.kind === 'timeout') {
-      outcome = {
-        job_run_id: id,
-        status: 'failed',
-        exit_code: code ?? -1,
-        signal: signal ?? '',
-        reason: `timed out after ${run.launch.timeout_seconds} s`,
-      };
-    } else if (code === 0) {
-      outcome = { job_run_id: id, status: 'succeeded' };
-    } else if (run.missing.size > 0) {
-      outcome = { job_run_id: id, status: 'dep_missed', missing: [...run.missing] };
-    } else if (code !== null) {
-      outcome = { job_run_id: id, status: 'failed', exit_code: code, signal: '', reason: `exited with code ${code}` };
-    } else {
-      const sig = signal ?? '';
-      outcome = {
-        job_run_id: id,
-        status: 'failed',
-        exit_code: -1,
-        signal: sig,
-        reason: sig ? `killed by ${sig}` : 'exited abnormally',
-      };
-    }
-    this.emit(run, outcome);
+    const { job_run_id, timeout_seconds } = run.launch;
+    this.emit(run, outcomeOfExit(job_run_id, { code, signal, kill: run.kill, missing: [...run.missing], timeout_seconds }));
   }
 
   /** A run that never got a process: note the reason in stderr.log, close the logs, then emit 'failed'. */

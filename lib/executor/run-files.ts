@@ -1,22 +1,18 @@
 /**
- * The files a supervised run keeps in its log directory, so that what happened to it outlives any daemon:
- * `launch.json` (what to run, written before the supervisor starts), `supervisor.json` (its pid and the job's),
- * `cancel.json` (why it is being canceled, written before the supervisor is signalled) and `status.json` (how the
- * job ended, written once, atomically, after its logs are closed). A daemon reads them to re-attach.
+ * The files a supervised run keeps in its log directory beside its logs, so that what happened to it outlives any
+ * daemon: `stdin.json` (the job's config, its stdin), `cancel.json` (why it is being canceled, written before its
+ * group is signalled) and `status.json` (`{"exit_code": n}`, written by its supervisor once the job ended). A daemon
+ * reads them to re-attach.
  */
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JobLaunch, JobOutcome } from './job-launch.js';
+import type { JobOutcome } from './job-launch.js';
 
-export const LAUNCH_FILE = 'launch.json';
-export const SUPERVISOR_FILE = 'supervisor.json';
 export const CANCEL_FILE = 'cancel.json';
 export const STATUS_FILE = 'status.json';
 
-export interface SupervisorInfo {
-  supervisor_pid: number;
-  job_pid: number;
-}
+/** What a supervisor recorded; `outcome` is the format of the node supervisors of 0.1.0, still read after an upgrade. */
+export type ExitStatus = { exit_code: number } | { outcome: JobOutcome };
 
 /** Written whole or not at all (a crash mid-write leaves the old file, or none), and on disk before it returns. */
 export function writeDurably(path: string, value: unknown): void {
@@ -39,7 +35,11 @@ function readJson<T>(path: string): T | undefined {
   }
 }
 
-export const readLaunch = (dir: string): JobLaunch | undefined => readJson<JobLaunch>(join(dir, LAUNCH_FILE));
-export const readSupervisor = (dir: string): SupervisorInfo | undefined => readJson<SupervisorInfo>(join(dir, SUPERVISOR_FILE));
-export const readStatus = (dir: string): JobOutcome | undefined => readJson<JobOutcome>(join(dir, STATUS_FILE));
+/** Undefined while the job runs (or when its supervisor died before writing: a half-written file reads as none). */
+export function readExitStatus(dir: string): ExitStatus | undefined {
+  const raw = readJson<{ exit_code?: unknown; status?: unknown }>(join(dir, STATUS_FILE));
+  if (typeof raw?.exit_code === 'number' && raw.status === undefined) return { exit_code: raw.exit_code };
+  if (typeof raw?.status === 'string') return { outcome: raw as JobOutcome };
+  return undefined;
+}
 export const readCancelReason = (dir: string): string | undefined => readJson<{ reason: string }>(join(dir, CANCEL_FILE))?.reason;

@@ -11,6 +11,8 @@ export type OrchestratorInput =
   | { kind: 'command'; pending: PendingCommand }
   /** A job run's process was spawned. */
   | { kind: 'started'; job_run_id: string; pid: number; worker: string }
+  /** A worker took a run handed to a queue. */
+  | { kind: 'placed'; job_run_id: string; pid: number; worker: string }
   /** A job run's process ended (or was found lost at start-up). */
   | { kind: 'outcome'; outcome: JobOutcome }
   /** Config programs answered for these refs: the active wants on them are worth another look. */
@@ -28,6 +30,7 @@ export type OrchestratorInput =
 export interface StepBatch {
   commands: PendingCommand[];
   started: Array<{ job_run_id: string; pid: number; worker: string }>;
+  placed: Array<{ job_run_id: string; pid: number; worker: string }>;
   outcomes: JobOutcome[];
   /** Refs whose configs arrived (mapped to their active wants when the step reads the state). */
   resolvedRefs: string[];
@@ -39,7 +42,7 @@ export interface StepBatch {
 }
 
 export function emptyBatch(): StepBatch {
-  return { commands: [], started: [], outcomes: [], resolvedRefs: [], candidates: new Map(), fullScan: false, graphChanged: false };
+  return { commands: [], started: [], placed: [], outcomes: [], resolvedRefs: [], candidates: new Map(), fullScan: false, graphChanged: false };
 }
 
 /** Folds inputs (in arrival order) into one step's work. */
@@ -52,6 +55,9 @@ export function collectBatch(inputs: readonly OrchestratorInput[]): StepBatch {
         break;
       case 'started':
         batch.started.push({ job_run_id: input.job_run_id, pid: input.pid, worker: input.worker });
+        break;
+      case 'placed':
+        batch.placed.push({ job_run_id: input.job_run_id, pid: input.pid, worker: input.worker });
         break;
       case 'outcome':
         batch.outcomes.push(input.outcome);

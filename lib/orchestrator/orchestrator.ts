@@ -93,6 +93,7 @@ export class Orchestrator {
       from(lost).pipe(map(outcome)),
       queue.command$.pipe(map((pending): OrchestratorInput => ({ kind: 'command', pending }))),
       executor.outcomes$.pipe(map(outcome)),
+      executor.placements$?.pipe(map((p): OrchestratorInput => ({ kind: 'placed', ...p }))) ?? EMPTY,
       this.resolutions.arrivals$.pipe(map((refs): OrchestratorInput => ({ kind: 'configs', refs }))),
       this.deadlines$.pipe(
         dueTimes(this.scheduler),
@@ -126,7 +127,7 @@ export class Orchestrator {
     const lost: JobOutcome[] = [];
     for (const [, id] of state.job_runs_by_status.running) {
       const run = state.job_runs.get(id)!;
-      const found = executor.reattach(id, launchForRun(run, workspaceRoot).log_dir, run.pid);
+      const found = executor.reattach(launchForRun(run, workspaceRoot), run.pid);
       if (found !== 'lost') continue;
       lost.push({ job_run_id: id, status: 'canceled', reason: LOST_RUN_REASON });
       leftovers.add(id);
@@ -174,6 +175,7 @@ export class Orchestrator {
       now,
       commands: [],
       started: rest.started,
+      placed: rest.placed,
       outcomes,
       launched: new Set(rest.started.map((s) => s.job_run_id)),
       tasks: new Map(),
@@ -230,6 +232,7 @@ export class Orchestrator {
       now,
       commands: pending.map((p) => p.command),
       started: batch.started,
+      placed: batch.placed,
       outcomes: batch.outcomes,
       launched: new Set(batch.started.map((s) => s.job_run_id)),
       tasks: resolved,
@@ -275,6 +278,7 @@ function mergeRests(rests: StepBatch[]): StepBatch {
   const out = first!;
   for (const r of others) {
     out.started.push(...r.started);
+    out.placed.push(...r.placed);
     out.outcomes.push(...r.outcomes);
   }
   return out;

@@ -54,6 +54,7 @@ export interface StepInput {
   now: number;
   commands: readonly Command[];
   started: ReadonlyArray<{ job_run_id: string; pid: number; worker: string }>;
+  placed?: ReadonlyArray<{ job_run_id: string; pid: number; worker: string }>;
   outcomes: readonly JobOutcome[];
   /** Queued runs already handed to the executor whose start is not yet recorded. */
   launched: ReadonlySet<string>;
@@ -106,6 +107,7 @@ export function planStep(input: StepInput): StepPlan {
   const plan = new Planner(input);
   const replies = input.commands.map((c) => plan.command(c));
   for (const s of input.started) plan.started(s.job_run_id, s.pid, s.worker);
+  for (const p of input.placed ?? []) plan.placed(p.job_run_id, p.pid, p.worker);
   for (const o of input.outcomes) plan.outcome(o);
   if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill, waits: [], deadlines: [] };
   if (!input.candidates) {
@@ -363,6 +365,11 @@ class Planner {
     const run = this.state.job_runs.get(job_run_id);
     if (run?.status !== 'queued') return;
     this.emit({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker } });
+  }
+
+  placed(job_run_id: string, pid: number, worker: string): void {
+    if (this.state.job_runs.get(job_run_id)?.status !== 'running') return;
+    this.emit({ type: 'job_run_placed', job_run_placed: { job_run_id, worker, pid } });
   }
 
   outcome(o: JobOutcome): void {

@@ -140,6 +140,11 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       if (s.job_runs.get(e.job_run_id)?.status !== 'queued') return s;
       return updateRun(s, e.job_run_id, (r) => ({ ...r, status: 'running', pid: e.pid, worker: e.worker || 'local', started_at: at }));
     }
+    case 'job_run_placed': {
+      const e = event.job_run_placed;
+      if (s.job_runs.get(e.job_run_id)?.status !== 'running') return s;
+      return updateRun(s, e.job_run_id, (r) => ({ ...r, pid: e.pid, worker: e.worker }));
+    }
     case 'job_run_succeeded': {
       const e = event.job_run_succeeded;
       const run = s.job_runs.get(e.job_run_id);

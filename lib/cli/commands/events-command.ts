@@ -22,7 +22,9 @@ export function eventSummary(e: EventView): string {
       return `${r.job_run_id} ${r.job_label} for ${r.want_ids.join(', ')}${r.attempt > 1 ? ` (attempt ${r.attempt})` : ''}: ${r.config.outputs.join(', ')}`;
     }
     case 'job_run_started':
-      return `${e.job_run_started.job_run_id} pid ${e.job_run_started.pid}`;
+      return `${e.job_run_started.job_run_id} pid ${e.job_run_started.pid}${e.job_run_started.worker && e.job_run_started.worker !== 'local' ? ` on ${e.job_run_started.worker}` : ''}`;
+    case 'job_run_placed':
+      return `${e.job_run_placed.job_run_id} taken by ${e.job_run_placed.worker}, pid ${e.job_run_placed.pid}`;
     case 'job_run_succeeded': {
       const r = e.job_run_succeeded;
       return `${r.job_run_id}${r.builds.length > 0 ? `: ${r.builds.map((b) => `${b.partition_ref} ${b.build_id}`).join(', ')}` : ''}`;

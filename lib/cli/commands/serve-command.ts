@@ -7,7 +7,7 @@ import type { RunningServer } from '../../server/http-server.js';
 import { parseDuration } from '../../duration.js';
 import { VERSION } from '../../version.js';
 import { globalOptions } from '../global-options.js';
-import { duration, parsedOption, wholeNumber } from '../option-parsers.js';
+import { duration, executorChoice, parsedOption, wholeNumber, type ExecutorChoice } from '../option-parsers.js';
 
 /** The workspace to serve: -C, else the nearest one above, else this directory (serve starts at the root). */
 function serveRoot(workspace: string | undefined): string {
@@ -34,9 +34,16 @@ export function registerServe(program: Command): void {
         duration,
       ),
     )
+    .addOption(
+      parsedOption(
+        '--executor <where>',
+        'where job runs run: local (each under a supervisor of its own, so they outlive the daemon; the default) or in-process (they end with it); default: $PLATFORM_EXECUTOR, else local',
+        executorChoice,
+      ),
+    )
     // The idle timer is exact now; the option stays accepted (and checked) so scripts that pass it keep working.
     .addOption(parsedOption('--idle-check-interval <duration>', 'no longer needed: the idle timeout is timed exactly', duration))
-    .action(async (opts: { port: number; idleTimeout?: number; idleCheckInterval?: number }, cmd: Command) => {
+    .action(async (opts: { port: number; idleTimeout?: number; idleCheckInterval?: number; executor?: ExecutorChoice }, cmd: Command) => {
       const { port } = opts;
       // Loaded here, not at the top: every other command is a thin HTTP client and starts without express,
       // LevelDB and protobufjs (about 450 modules, 300 ms of each CLI call).
@@ -66,10 +73,10 @@ export function registerServe(program: Command): void {
         stop();
       });
       // The orchestrator starts only once the port is bound: a daemon that cannot listen touches no job run.
-      // PLATFORM_EXECUTOR=supervised: job runs under supervisors of their own, so a daemon that stops, crashes or is
-      // upgraded leaves them running. Not yet the default: a node supervisor costs ~0.3 s a run on this machine
-      // (docs/decisions.md); the default runs jobs as this process's children, canceled when it stops.
-      const executor = process.env.PLATFORM_EXECUTOR === 'supervised' ? 'supervised' : 'in-process';
+      // Local runs under supervisors of their own: a daemon that stops, crashes or is upgraded leaves them running.
+      const envExecutor = process.env.PLATFORM_EXECUTOR;
+      const where = opts.executor ?? (envExecutor ? executorChoice('PLATFORM_EXECUTOR')(envExecutor) : 'local');
+      const executor = where === 'local' ? 'supervised' : 'in-process';
       const platform = await Platform.open(root, { start: false, executor });
       try {
         server = await startHttpServer(platform, { port, idleTimeoutMs });
