@@ -18,6 +18,7 @@ import { registerInit } from './commands/init-command.js';
 import { registerStart } from './commands/start-command.js';
 import { registerStatus } from './commands/status-command.js';
 import { registerStop } from './commands/stop-command.js';
+import { registerWorker } from './commands/worker-command.js';
 
 export function buildProgram(): Command {
   const program = new Command('platform')
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerStart(program);
   registerStatus(program);
   registerStop(program);
+  registerWorker(program);
   return program;
 }
 

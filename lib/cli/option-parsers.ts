@@ -5,6 +5,7 @@
 import { InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../duration.js';
 import { errorMessage } from '../errors.js';
+import { isRedisUrl } from '../executor/redis/redis-url.js';
 
 /** Turns the option's long name (`--ttl`) into the parser of its values. */
 export type OptionParser<T> = (name: string) => (value: string) => T;
@@ -66,10 +67,22 @@ export function oneOf<T extends string>(values: readonly T[], meaning: string): 
   };
 }
 
-/** Where the daemon runs job runs: `local` (each under a supervisor, outliving the daemon) or `in-process`. */
-export type ExecutorChoice = 'local' | 'in-process';
+/**
+ * Where the daemon runs job runs: `local` (each under a supervisor, outliving the daemon), `in-process`, or a
+ * `redis://host:port` URL (on `platform worker`s that take them from a BullMQ queue there).
+ */
+export type ExecutorChoice = 'local' | 'in-process' | `redis${string}`;
 
 export const executorChoice: OptionParser<ExecutorChoice> = (name) => (value) => {
   if (value === 'local' || value === 'in-process') return value;
-  throw new OptionValueError(`${name} must be local (job runs outlive the daemon) or in-process (they end with it); got '${value}'.`);
+  if (isRedisUrl(value)) return value as ExecutorChoice;
+  throw new OptionValueError(
+    `${name} must be local (job runs outlive the daemon), in-process (they end with it) or redis://host:port (they run on platform workers); got '${value}'.`,
+  );
+};
+
+/** A redis:// URL with a host. */
+export const redisUrl: OptionParser<string> = (name) => (value) => {
+  if (isRedisUrl(value)) return value;
+  throw new OptionValueError(`${name} must be a Redis URL such as redis://127.0.0.1:6379; got '${value}'.`);
 };

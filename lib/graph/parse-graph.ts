@@ -7,7 +7,8 @@ import { parseSchedules } from './parse-schedules.js';
 import { checkScheduleRefs } from './schedule-refs.js';
 import { errorMessage } from '../errors.js';
 
-const TOP_LEVEL_KEYS = ['max_concurrent_job_runs', 'jobs', 'schedules'] as const;
+// `executor` is read by `platform serve` (where runs run), not by the graph.
+const TOP_LEVEL_KEYS = ['max_concurrent_job_runs', 'jobs', 'schedules', 'executor'] as const;
 const JOB_KEYS = [
   'label',
   'outputs',

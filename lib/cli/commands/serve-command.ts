@@ -1,5 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Executor } from '../../executor/executor-port.js';
 import type { Command } from 'commander';
 import { writeServerInfo, removeServerInfo } from '../../client/server-info.js';
 import { NoWorkspaceError, findWorkspaceRoot, platformDir } from '../../client/workspace.js';
@@ -20,6 +21,24 @@ function serveRoot(workspace: string | undefined): string {
   }
 }
 
+/** `"executor"` in platform.json, checked like the option (a bad value stops the daemon with the file's name). */
+function executorInGraphFile(root: string): ExecutorChoice | undefined {
+  let raw: unknown;
+  try {
+    raw = (JSON.parse(readFileSync(join(root, 'platform.json'), 'utf8')) as { executor?: unknown }).executor;
+  } catch {
+    return undefined; // no file, or not JSON: the graph loader says what is wrong with it
+  }
+  if (raw === undefined) return undefined;
+  return executorChoice(`"executor" in ${join(root, 'platform.json')}`)(String(raw));
+}
+
+/** Runs on platform workers through the BullMQ queue at `url` (the Redis client is loaded only here). */
+async function redisExecutor(url: string): Promise<(workspaceRoot: string) => Executor> {
+  const { RedisExecutor } = await import('../../executor/redis/redis-executor.js');
+  return (workspaceRoot) => new RedisExecutor({ redisUrl: url, workspaceRoot });
+}
+
 export function registerServe(program: Command): void {
   program
     .command('serve')
@@ -37,7 +56,7 @@ export function registerServe(program: Command): void {
     .addOption(
       parsedOption(
         '--executor <where>',
-        'where job runs run: local (each under a supervisor of its own, so they outlive the daemon; the default) or in-process (they end with it); default: $PLATFORM_EXECUTOR, else local',
+        'where job runs run: local (each under a supervisor of its own, so they outlive the daemon), in-process (they end with it) or redis://host:port (on platform workers; see docs/scale-out.md); default: $PLATFORM_EXECUTOR, else "executor" in platform.json, else local',
         executorChoice,
       ),
     )
@@ -75,8 +94,8 @@ export function registerServe(program: Command): void {
       // The orchestrator starts only once the port is bound: a daemon that cannot listen touches no job run.
       // Local runs under supervisors of their own: a daemon that stops, crashes or is upgraded leaves them running.
       const envExecutor = process.env.PLATFORM_EXECUTOR;
-      const where = opts.executor ?? (envExecutor ? executorChoice('PLATFORM_EXECUTOR')(envExecutor) : 'local');
-      const executor = where === 'local' ? 'supervised' : 'in-process';
+      const where = opts.executor ?? (envExecutor ? executorChoice('PLATFORM_EXECUTOR')(envExecutor) : executorInGraphFile(root) ?? 'local');
+      const executor = where === 'local' ? 'supervised' : where === 'in-process' ? 'in-process' : await redisExecutor(where);
       const platform = await Platform.open(root, { start: false, executor });
       try {
         server = await startHttpServer(platform, { port, idleTimeoutMs });

@@ -1,0 +1,162 @@
+/**
+ * `platform worker`: takes job runs from the BullMQ queue and runs them on this machine with the ProcessExecutor
+ * (process group, timeout, missing-input report), in `workdir` (the same data as the daemon's workspace: a shared
+ * filesystem or object store, the job's business). While it runs, the job's stdout and stderr are shipped to a
+ * bounded Redis stream per run, which the daemon copies into its own log files; the outcome is the BullMQ job's
+ * return value. BullMQ's lock, renewed while the run lasts, is the worker's lease: a worker that dies stops
+ * renewing it and the run turns stalled, which the daemon records as lost.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { Subject, bufferTime, filter, firstValueFrom, map, merge } from 'rxjs';
+import { followFile } from '../follow-file.js';
+import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from '../job-launch.js';
+import { ProcessExecutor } from '../process-executor.js';
+import {
+  DEFAULT_QUEUE,
+  LOG_STREAM_MAXLEN,
+  LOG_STREAM_TTL_SECONDS,
+  cancelChannel,
+  connectRedis,
+  logStreamKey,
+  type CancelMessage,
+  type PlacementReport,
+} from './redis-names.js';
+import { redacted } from './redis-url.js';
+import { WORKER_TOKEN_VAR, startOrphanWatchdog } from './orphan-watchdog.js';
+
+export interface QueueWorkerOptions {
+  redisUrl: string;
+  queue?: string;
+  /** Runs at once on this worker. Default 1. */
+  concurrency?: number;
+  /** Where jobs run; default the daemon's workspace path, as sent with each run (a shared filesystem). */
+  workdir?: string;
+  /** The worker's name, recorded on each run it takes. Default `<hostname>-<pid>`. */
+  name?: string;
+  /** BullMQ lock duration: how long a worker that stopped answering keeps its runs. Default 30 s. */
+  leaseMs?: number;
+  log?: (line: string) => void;
+}
+
+export class QueueWorker {
+  readonly name: string;
+  private readonly queue: string;
+  private readonly connection: Redis;
+  private readonly publisher: Redis;
+  private readonly subscriber: Redis;
+  private readonly executor = new ProcessExecutor();
+  private readonly scratch: string;
+  private readonly worker: Worker<JobLaunch, JobOutcome>;
+  private token: string | undefined;
+
+  constructor(private readonly opts: QueueWorkerOptions) {
+    this.name = opts.name ?? `${hostname()}-${process.pid}`;
+    this.queue = opts.queue ?? DEFAULT_QUEUE;
+    this.connection = connectRedis(opts.redisUrl);
+    this.publisher = connectRedis(opts.redisUrl);
+    this.subscriber = connectRedis(opts.redisUrl);
+    this.scratch = join(tmpdir(), `platform-worker-${process.pid}`);
+    const leaseMs = opts.leaseMs ?? 30_000;
+    this.worker = new Worker<JobLaunch, JobOutcome>(this.queue, (job, _token, signal) => this.run(job, signal), {
+      connection: this.connection,
+      concurrency: opts.concurrency ?? 1,
+      name: this.name,
+      lockDuration: leaseMs,
+      stalledInterval: Math.max(500, Math.floor(leaseMs / 2)),
+      // A stalled run is not handed to another worker by BullMQ: the daemon records it lost and queues a new run,
+      // so one run id never executes twice, at once or after.
+      maxStalledCount: 0,
+      autorun: false,
+    });
+    this.worker.on('error', (err) => this.log(`worker error: ${err.message}`));
+    // Cut off from Redis past its lease: the daemon records the run lost and runs it elsewhere, so it stops here.
+    this.worker.on('lockRenewalFailed', (jobIds: string[]) => {
+      for (const jobId of jobIds) this.worker.cancelJob(jobId, 'this worker lost its lease on the run');
+    });
+  }
+
+  /** Connects, listens for cancels, and takes runs until close(). */
+  async start(): Promise<void> {
+    await this.subscriber.subscribe(cancelChannel(this.queue));
+    this.subscriber.on('message', (_channel: string, text: string) => {
+      try {
+        const { jobId, reason } = JSON.parse(text) as CancelMessage;
+        this.worker.cancelJob(jobId, reason);
+      } catch {
+        // Not a cancel of ours.
+      }
+    });
+    await this.worker.waitUntilReady();
+    this.token = startOrphanWatchdog();
+    void this.worker.run();
+    this.log(`worker ${this.name} takes runs from queue '${this.queue}' at ${redacted(this.opts.redisUrl)} (concurrency ${this.opts.concurrency ?? 1})`);
+  }
+
+  /** Stops taking runs; with `cancelRuns` the running ones are canceled, otherwise awaited. */
+  async close(options: { cancelRuns?: boolean } = {}): Promise<void> {
+    if (options.cancelRuns) this.worker.cancelAllJobs('the worker stopped');
+    await this.worker.close();
+    await this.executor.shutdown('the worker stopped');
+    await Promise.allSettled([this.subscriber.quit(), this.publisher.quit(), this.connection.quit()]);
+    rmSync(this.scratch, { recursive: true, force: true });
+  }
+
+  private async run(job: Job<JobLaunch, JobOutcome>, signal: AbortSignal | undefined): Promise<JobOutcome> {
+    const sent = job.data;
+    const id = sent.job_run_id;
+    const logDir = join(this.scratch, job.id ?? id);
+    rmSync(logDir, { recursive: true, force: true });
+    mkdirSync(logDir, { recursive: true });
+    const env = this.token ? { ...sent.env, [WORKER_TOKEN_VAR]: this.token } : sent.env;
+    const launch: JobLaunch = { ...sent, env, cwd: this.opts.workdir ?? sent.cwd, log_dir: logDir };
+    const outcome = firstValueFrom(this.executor.outcomes$.pipe(filter((o) => o.job_run_id === id)));
+    const { pid } = this.executor.start(launch);
+    const cancel = () => this.executor.cancel(id, typeof signal?.reason === 'string' ? signal.reason : 'canceled');
+    if (signal?.aborted) cancel();
+    signal?.addEventListener('abort', cancel, { once: true });
+    this.log(`${id}: started (pid ${pid})`);
+    const report: PlacementReport = { worker: this.name, pid };
+    void job.updateProgress(report as unknown as object).catch(() => {});
+    const shipped = this.ship(logStreamKey(this.queue, job.id ?? id), logDir, outcome);
+    const result = await outcome;
+    await shipped;
+    rmSync(logDir, { recursive: true, force: true });
+    this.log(`${id}: ${result.status}`);
+    return result;
+  }
+
+  /** Copies the run's two log files into its Redis stream as they grow, then marks the stream's end. */
+  private async ship(key: string, logDir: string, done: Promise<JobOutcome>): Promise<void> {
+    const done$ = new Subject<void>();
+    void done.then(() => done$.next());
+    const lines$ = merge(
+      followFile(join(logDir, STDOUT_LOG), done$).pipe(map((line) => ({ s: 'out', line }))),
+      followFile(join(logDir, STDERR_LOG), done$).pipe(map((line) => ({ s: 'err', line }))),
+    );
+    const writes: Promise<unknown>[] = [];
+    await new Promise<void>((resolve) =>
+      lines$.pipe(bufferTime(100, null, 1000)).subscribe({
+        next: (batch) => {
+          if (batch.length === 0) return;
+          const pipeline = this.publisher.pipeline();
+          for (const s of ['out', 'err']) {
+            const text = batch.filter((b) => b.s === s).map((b) => `${b.line}\n`).join('');
+            if (text !== '') pipeline.xadd(key, 'MAXLEN', '~', LOG_STREAM_MAXLEN, '*', 's', s, 'd', text);
+          }
+          writes.push(pipeline.exec());
+        },
+        complete: () => resolve(),
+      }),
+    );
+    await Promise.allSettled(writes);
+    await this.publisher.multi().xadd(key, '*', 'end', '1').expire(key, LOG_STREAM_TTL_SECONDS).exec().catch(() => {});
+  }
+
+  private log(line: string): void {
+    (this.opts.log ?? ((l: string) => process.stdout.write(`${l}\n`)))(line);
+  }
+}

@@ -1,0 +1,279 @@
+/**
+ * The executor port on BullMQ: the daemon adds each run to a queue (its job id derived from the run's, so a second
+ * start is a no-op), `platform worker`s on any machine take them, and the daemon stays the only writer of the event
+ * log. What comes back: QueueEvents `progress` (which worker took the run, its pid: `placements$`), `completed`
+ * (the outcome, the job's return value) and `failed` (a run whose worker stopped renewing its lease, found by
+ * BullMQ's stalled-job check: lost). The run's output arrives in a Redis stream that is copied into the run's log
+ * files here, so logs read and follow as for local runs. A cancel is published to the workers; the one running it
+ * aborts it through BullMQ's own job cancellation.
+ */
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Queue, QueueEvents, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { Observable, Subject } from 'rxjs';
+import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from '../job-launch.js';
+import type { Executor, Placement, Reattached } from '../executor-port.js';
+import { LOST_RUN_REASON } from '../lost-runs.js';
+import { redacted } from './redis-url.js';
+import {
+  DEFAULT_QUEUE,
+  cancelChannel,
+  connectRedis,
+  logStreamKey,
+  queueJobId,
+  type CancelMessage,
+  type PlacementReport,
+} from './redis-names.js';
+
+export interface RedisExecutorOptions {
+  redisUrl: string;
+  workspaceRoot: string;
+  queue?: string;
+  /** How often the daemon runs BullMQ's stalled-job check itself (so runs of dead workers are found with no worker left). Default 5 s. */
+  stalledCheckMs?: number;
+  logError?: (message: string) => void;
+}
+
+interface RemoteRun {
+  readonly launch: JobLaunch;
+  readonly jobId: string;
+  readonly key: string;
+  /** The last stream entry copied into the log files (kept in the run's directory for a next daemon). */
+  cursor: string;
+  /** The worker marked the end of the output. */
+  logEnded: boolean;
+  onLogEnd: Array<() => void>;
+  settling: boolean;
+}
+
+const CURSOR_FILE = 'redis-log-cursor';
+/** How long an outcome waits for the rest of its output before it is recorded anyway. */
+const LOG_DRAIN_MS = 5000;
+
+export class RedisExecutor implements Executor {
+  private readonly outcomes = new Subject<JobOutcome>();
+  private readonly placements = new Subject<Placement>();
+  readonly outcomes$: Observable<JobOutcome> = this.outcomes.asObservable();
+  readonly placements$: Observable<Placement> = this.placements.asObservable();
+  private readonly queueName: string;
+  private readonly connection: Redis;
+  private readonly reader: Redis;
+  private readonly queue: Queue<JobLaunch, JobOutcome>;
+  private readonly events: QueueEvents;
+  private readonly stalledChecker: Worker;
+  private readonly runs = new Map<string, RemoteRun>();
+  private readonly byJobId = new Map<string, RemoteRun>();
+  private readonly ready: Promise<void>;
+  private wake: (() => void) | undefined;
+  private closed = false;
+
+  constructor(private readonly opts: RedisExecutorOptions) {
+    this.queueName = opts.queue ?? DEFAULT_QUEUE;
+    this.connection = connectRedis(opts.redisUrl);
+    this.reader = connectRedis(opts.redisUrl);
+    this.queue = new Queue<JobLaunch, JobOutcome>(this.queueName, { connection: this.connection });
+    this.events = new QueueEvents(this.queueName, { connection: this.connection });
+    this.stalledChecker = new Worker(this.queueName, undefined, {
+      connection: this.connection,
+      autorun: false,
+      maxStalledCount: 0,
+      stalledInterval: opts.stalledCheckMs ?? 5000,
+    });
+    const onError = (err: Error) => this.error(`Redis: ${err.message}`);
+    this.queue.on('error', onError);
+    this.events.on('error', onError);
+    this.stalledChecker.on('error', onError);
+    this.events.on('progress', ({ jobId, data }) => this.placed(jobId, data));
+    this.events.on('completed', ({ jobId, returnvalue }) => void this.completed(jobId, returnvalue));
+    this.events.on('failed', ({ jobId, failedReason }) => void this.failed(jobId, failedReason));
+    this.ready = Promise.all([this.queue.waitUntilReady(), this.events.waitUntilReady()]).then(async () => {
+      await this.stalledChecker.startStalledCheckTimer();
+    });
+    this.ready.catch((err: unknown) => this.error(`could not reach Redis at ${redacted(opts.redisUrl)}: ${String(err)}`));
+    void this.copyLogs();
+  }
+
+  start(launch: JobLaunch): { pid: number; worker: string } {
+    const run = this.track(launch);
+    this.ready
+      .then(() => this.queue.add('run', launch, { jobId: run.jobId, attempts: 1, removeOnComplete: { age: 7 * 86400 }, removeOnFail: { age: 7 * 86400 } }))
+      .catch((err: unknown) =>
+        this.settle(run, { job_run_id: launch.job_run_id, status: 'failed', exit_code: -1, signal: '', reason: `could not hand the run to Redis at ${redacted(this.opts.redisUrl)}: ${errorText(err)}` }),
+      );
+    return { pid: 0, worker: `redis:${this.queueName}` };
+  }
+
+  cancel(job_run_id: string, reason: string): void {
+    const run = this.runs.get(job_run_id);
+    if (!run || run.settling) return;
+    void (async () => {
+      // Still waiting in the queue: taken out, and it never runs. Taken by a worker: that worker aborts it.
+      const job = await this.queue.getJob(run.jobId);
+      const state = await job?.getState();
+      if (job && (state === 'waiting' || state === 'delayed' || state === 'prioritized')) {
+        try {
+          await job.remove();
+          run.logEnded = true;
+          return this.settle(run, { job_run_id, status: 'canceled', reason });
+        } catch {
+          // A worker took it meanwhile: cancel it there.
+        }
+      }
+      const message: CancelMessage = { jobId: run.jobId, reason };
+      await this.connection.publish(cancelChannel(this.queueName), JSON.stringify(message));
+    })().catch((err: unknown) => this.error(`could not cancel ${job_run_id} on Redis: ${errorText(err)}`));
+  }
+
+  reattach(launch: JobLaunch, _pid: number): Reattached {
+    const run = this.track(launch);
+    run.cursor = readCursor(launch.log_dir) ?? '0';
+    void (async () => {
+      await this.ready;
+      const job = await this.queue.getJob(run.jobId);
+      const state = job ? await job.getState() : 'unknown';
+      if (state === 'completed' && job?.returnvalue) return this.completed(run.jobId, job.returnvalue);
+      if (state === 'failed') return this.failed(run.jobId, job?.failedReason ?? 'failed');
+      if (state === 'unknown') {
+        run.logEnded = true;
+        return this.settle(run, { job_run_id: launch.job_run_id, status: 'canceled', reason: `${LOST_RUN_REASON} (Redis has no such job)` });
+      }
+      // Waiting or running: QueueEvents bring its end.
+    })().catch((err: unknown) => this.error(`could not look up ${launch.job_run_id} on Redis: ${errorText(err)}`));
+    return 'following';
+  }
+
+  runningCount(): number {
+    return this.runs.size;
+  }
+
+  async shutdown(reason: string, options: { cancelRuns?: boolean } = {}): Promise<void> {
+    if (options.cancelRuns && this.runs.size > 0) {
+      const done = new Promise<void>((resolve) => {
+        const sub = this.outcomes$.subscribe(() => {
+          if (this.runs.size > 0) return;
+          sub.unsubscribe();
+          resolve();
+        });
+      });
+      for (const id of [...this.runs.keys()]) this.cancel(id, reason);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([done, new Promise<void>((r) => (timer = setTimeout(r, 5000)))]);
+      clearTimeout(timer);
+    }
+    // Runs left going are the next daemon's: it finds them in the queue.
+    this.closed = true;
+    this.wake?.();
+    await Promise.allSettled([this.stalledChecker.close(), this.events.close(), this.queue.close()]);
+    this.reader.disconnect();
+    await this.connection.quit().catch(() => {});
+  }
+
+  private track(launch: JobLaunch): RemoteRun {
+    const jobId = queueJobId(this.opts.workspaceRoot, launch.job_run_id);
+    const run: RemoteRun = { launch, jobId, key: logStreamKey(this.queueName, jobId), cursor: '0', logEnded: false, onLogEnd: [], settling: false };
+    mkdirSync(launch.log_dir, { recursive: true });
+    this.runs.set(launch.job_run_id, run);
+    this.byJobId.set(jobId, run);
+    this.wake?.();
+    return run;
+  }
+
+  private placed(jobId: string, data: unknown): void {
+    const run = this.byJobId.get(jobId);
+    const report = data as Partial<PlacementReport> | undefined;
+    if (!run || typeof report?.worker !== 'string' || typeof report.pid !== 'number') return;
+    this.placements.next({ job_run_id: run.launch.job_run_id, worker: report.worker, pid: report.pid });
+  }
+
+  private async completed(jobId: string, returnvalue: unknown): Promise<void> {
+    const run = this.byJobId.get(jobId);
+    if (!run) return;
+    const value = typeof returnvalue === 'string' ? (JSON.parse(returnvalue) as JobOutcome) : (returnvalue as JobOutcome);
+    await this.settle(run, { ...value, job_run_id: run.launch.job_run_id });
+  }
+
+  private async failed(jobId: string, failedReason: string): Promise<void> {
+    const run = this.byJobId.get(jobId);
+    if (!run) return;
+    // Our processor never throws: a failed job is one BullMQ gave up on, its worker gone (stalled past its lease).
+    run.logEnded = true;
+    await this.settle(run, { job_run_id: run.launch.job_run_id, status: 'canceled', reason: `${LOST_RUN_REASON} (its worker stopped renewing its lease: ${failedReason})` });
+  }
+
+  /** Records the outcome once the run's output is all in its log files (or after a bounded wait for it). */
+  private async settle(run: RemoteRun, outcome: JobOutcome): Promise<void> {
+    if (run.settling) return;
+    run.settling = true;
+    if (!run.logEnded) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([new Promise<void>((r) => run.onLogEnd.push(r)), new Promise<void>((r) => (timer = setTimeout(r, LOG_DRAIN_MS)))]);
+      clearTimeout(timer);
+    }
+    if (this.closed || this.runs.get(run.launch.job_run_id) !== run) return;
+    this.runs.delete(run.launch.job_run_id);
+    this.byJobId.delete(run.jobId);
+    this.outcomes.next(outcome);
+  }
+
+  /** One blocking XREAD over the output streams of every run followed, appending what comes to its log files. */
+  private async copyLogs(): Promise<void> {
+    while (!this.closed) {
+      const runs = [...this.runs.values()].filter((r) => !r.logEnded);
+      if (runs.length === 0) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = undefined;
+        continue;
+      }
+      let reply: Array<[string, Array<[string, string[]]>]> | null;
+      try {
+        reply = (await this.reader.xread('COUNT', 1000, 'BLOCK', 250, 'STREAMS', ...runs.map((r) => r.key), ...runs.map((r) => r.cursor))) as typeof reply;
+      } catch (err) {
+        if (this.closed) return;
+        this.error(`reading run output from Redis: ${errorText(err)}`);
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      for (const [key, entries] of reply ?? []) {
+        const run = runs.find((r) => r.key === key);
+        if (run) this.append(run, entries);
+      }
+    }
+  }
+
+  private append(run: RemoteRun, entries: Array<[string, string[]]>): void {
+    const out: string[] = [];
+    const err: string[] = [];
+    for (const [id, fields] of entries) {
+      run.cursor = id;
+      const f = new Map<string, string>();
+      for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
+      if (f.get('end') === '1') run.logEnded = true;
+      else (f.get('s') === 'err' ? err : out).push(f.get('d') ?? '');
+    }
+    try {
+      if (out.length > 0) appendFileSync(join(run.launch.log_dir, STDOUT_LOG), out.join(''));
+      if (err.length > 0) appendFileSync(join(run.launch.log_dir, STDERR_LOG), err.join(''));
+      writeFileSync(join(run.launch.log_dir, CURSOR_FILE), run.cursor);
+    } catch (e) {
+      this.error(`could not write the log of ${run.launch.job_run_id}: ${errorText(e)}`);
+    }
+    if (run.logEnded) for (const resolve of run.onLogEnd.splice(0)) resolve();
+  }
+
+  private error(message: string): void {
+    (this.opts.logError ?? ((m: string) => process.stderr.write(`${m}\n`)))(message);
+  }
+}
+
+function readCursor(dir: string): string | undefined {
+  try {
+    return readFileSync(join(dir, CURSOR_FILE), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,138 @@
+/**
+ * The orchestrator against the BullMQ (Redis) adapter of the executor port, with a real redis-server and real
+ * `platform worker` processes: runs execute on the workers and name them, their output reaches the run's log
+ * files, a cancel reaches the remote process group within a second, a worker killed with -9 loses its run by its
+ * lease and the run is rebuilt on another worker (never both at once), a restarted orchestrator re-attaches to a
+ * remote run still going, and a Redis killed and restarted (AOF) loses nothing acknowledged.
+ */
+import test from 'ava';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RedisExecutor } from '../lib/executor/redis/redis-executor.js';
+import type { PlatformOptions } from '../lib/platform.js';
+import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
+import { redisMissing, startRedis } from './helpers/redis-server.js';
+import { runCli } from './helpers/server-fixture.js';
+
+const graph = {
+  max_concurrent_job_runs: 4,
+  jobs: [
+    { label: 'raw', outputs: ['raw/(?<n>\\d+)'], args: ['${n}'], exec: bash('echo "raw $1"; echo "note $1" >&2') },
+    { label: 'clean', outputs: ['clean/(?<n>\\d+)'], args: ['${n}'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: bash('echo "clean $1"') },
+    { label: 'hold', outputs: ['hold/(?<n>\\d+)'], args: ['${n}'], exec: bash('sleep 100 & echo $! > "child-$1.pid"; echo $$ >> hold.pid; sleep 100') },
+    // Hangs the first time (until its worker dies); the second time it says whether the first is still alive.
+    {
+      label: 'once',
+      outputs: ['once/(?<n>\\d+)'],
+      // (A killed process nobody reaped yet is a zombie: it runs no more.)
+      exec: bash(
+        'if [ -e once.pid ]; then s=$(awk \'{print $3}\' "/proc/$(cat once.pid)/stat" 2>/dev/null); case "$s" in ""|Z) echo alone >> once.txt;; *) echo "overlap $s" >> once.txt;; esac; exit 0; fi; echo $$ > once.pid; sleep 100',
+      ),
+    },
+    { label: 'slowish', outputs: ['slowish/(?<n>\\d+)'], exec: bash('echo begin; sleep 2; echo end') },
+  ],
+};
+
+const redisTest = redisMissing ? test.skip : test.serial;
+if (redisMissing) test('Redis executor tests', (t) => {
+  t.log(redisMissing);
+  t.pass();
+});
+
+function executor(url: string, stalledCheckMs = 250): PlatformOptions['executor'] {
+  return (workspaceRoot) => new RedisExecutor({ redisUrl: url, workspaceRoot, stalledCheckMs });
+}
+
+function startWorker(t: Parameters<typeof runCli>[0], dir: string, url: string, name: string, extra: string[] = []) {
+  const w = runCli(t, ['worker', '--redis', url, '--name', name, '--lease', '1s', ...extra], dir);
+  return w;
+}
+
+redisTest("runs execute on the workers, name them, and their output is in the run's log files", async (t) => {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  const w1 = startWorker(t, dir, redis.url, 'w1');
+  const w2 = startWorker(t, dir, redis.url, 'w2');
+  await Promise.all([w1.waitForStdout(/takes runs/), w2.waitForStdout(/takes runs/)]);
+  const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
+  const s = await waitForWant(platform, await want(platform, ['clean/1', 'clean/2', 'clean/3']), ['successful'], 30_000);
+  const all = ['raw/1', 'raw/2', 'raw/3', 'clean/1', 'clean/2', 'clean/3'].map((ref) => runsFor(s, ref)[0]!);
+  t.deepEqual(all.map((r) => r.status), Array(6).fill('succeeded'));
+  for (const r of all) t.true(['w1', 'w2'].includes(r.worker), `${r.job_run_id} ran on ${r.worker}`);
+  const raw2 = runsFor(s, 'raw/2')[0]!;
+  t.true(raw2.pid > 0, 'the pid on the worker is recorded');
+  const logs = join(dir, '.platform', 'logs', raw2.job_run_id);
+  t.is(readFileSync(join(logs, 'stdout.log'), 'utf8'), 'raw 2\n');
+  t.is(readFileSync(join(logs, 'stderr.log'), 'utf8'), 'note 2\n');
+});
+
+redisTest('a cancel reaches the remote process group within a second', async (t) => {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => [...pidsIn(dir, 'child-1.pid'), ...pidsIn(dir, 'hold.pid')]);
+  const w1 = startWorker(t, dir, redis.url, 'w1');
+  await w1.waitForStdout(/takes runs/);
+  const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
+  const w = await want(platform, ['hold/1']);
+  await waitFor(platform, (s) => runsFor(s, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
+  t.true(await poll(() => pidsIn(dir, 'child-1.pid').length > 0, 5000), 'the job started its child');
+  const child = pidsIn(dir, 'child-1.pid')[0]!;
+  const began = Date.now();
+  await platform.cancelWant(w);
+  t.true(await poll(() => !isPidAlive(child), 1500), 'the grandchild is gone');
+  t.true(Date.now() - began < 1500, `gone after ${Date.now() - began} ms`);
+  const s = await waitFor(platform, (x) => runsFor(x, 'hold/1')[0]?.status === 'canceled', 'the run canceled', 10_000);
+  t.regex(runsFor(s, 'hold/1')[0]!.reason, /canceled/);
+});
+
+redisTest('a worker killed with -9: its run is lost by its lease and rebuilt on another worker, never both at once', async (t) => {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => pidsIn(dir, 'once.pid'));
+  const w1 = startWorker(t, dir, redis.url, 'w1');
+  await w1.waitForStdout(/takes runs/);
+  const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
+  const w = await want(platform, ['once/1']);
+  await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.worker === 'w1', 'once/1 taken by w1', 15_000);
+  t.true(await poll(() => pidsIn(dir, 'once.pid').length > 0, 5000), 'the job runs');
+  const w2 = startWorker(t, dir, redis.url, 'w2');
+  await w2.waitForStdout(/takes runs/);
+  const killedAt = Date.now();
+  w1.child.kill('SIGKILL');
+  const s = await waitForWant(platform, w, ['successful'], 30_000);
+  const attempts = runsFor(s, 'once/1');
+  t.deepEqual(attempts.map((r) => r.status), ['canceled', 'succeeded']);
+  t.regex(attempts[0]!.reason, /lost: .*lease/);
+  t.is(attempts[1]!.worker, 'w2');
+  t.deepEqual(readFileSync(join(dir, 'once.txt'), 'utf8').trim().split('\n'), ['alone'], 'the first job was gone before the second ran');
+  t.log(`rebuilt on w2 ${Date.now() - killedAt} ms after the kill (lease 1 s)`);
+});
+
+redisTest('a restarted orchestrator re-attaches to a remote run still going; it is recorded once, with all its output', async (t) => {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  const w1 = startWorker(t, dir, redis.url, 'w1');
+  await w1.waitForStdout(/takes runs/);
+  const first = await openPlatform(t, dir, graph, { executor: executor(redis.url), cancelRunsOnClose: false });
+  const w = await want(first, ['slowish/1']);
+  const running = await waitFor(first, (s) => runsFor(s, 'slowish/1')[0]?.worker === 'w1', 'slowish/1 on w1', 15_000);
+  const run = runsFor(running, 'slowish/1')[0]!;
+  await first.close();
+  const second = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
+  const s = await waitForWant(second, w, ['successful'], 30_000);
+  t.deepEqual(runsFor(s, 'slowish/1').map((r) => [r.job_run_id, r.status, r.worker]), [[run.job_run_id, 'succeeded', 'w1']]);
+  t.is(readFileSync(join(dir, '.platform', 'logs', run.job_run_id, 'stdout.log'), 'utf8'), 'begin\nend\n');
+});
+
+redisTest('Redis killed and restarted mid-build loses nothing acknowledged: the build completes', async (t) => {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  const w1 = startWorker(t, dir, redis.url, 'w1', ['--concurrency', '2']);
+  await w1.waitForStdout(/takes runs/);
+  const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
+  const w = await want(platform, ['slowish/1', 'slowish/2']);
+  await waitFor(platform, (s) => ['slowish/1', 'slowish/2'].every((ref) => runsFor(s, ref)[0]?.worker === 'w1'), 'both on w1', 15_000);
+  await redis.restart();
+  const s = await waitForWant(platform, w, ['successful'], 40_000);
+  t.deepEqual(['slowish/1', 'slowish/2'].map((ref) => runsFor(s, ref).map((r) => r.status)), [['succeeded'], ['succeeded']]);
+});
