@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, filter } from 'rxjs';
-import { Platform } from '../lib/platform.js';
+import { Platform, type PlatformOptions } from '../lib/platform.js';
+import { redisBench } from './redis-workers.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
 import { backfillBench, type BackfillFigures } from './backfill.js';
 import { canRunUiBench, uiBench, type UiFigures } from './ui-load.js';
@@ -91,7 +92,7 @@ async function timeItAsync(fn: () => Promise<void>): Promise<number> {
   return Number(process.hrtime.bigint() - t0) / 1e6;
 }
 
-async function platformRun(dir: string, executor: 'in-process' | 'supervised'): Promise<{ cold: number; noop: number }> {
+async function platformRun(dir: string, executor: PlatformOptions['executor']): Promise<{ cold: number; noop: number }> {
   mkdirSync(join(dir, 'out'), { recursive: true });
   const refs = Array.from({ length: WEEKS }, (_, w) => `weekly/${week(w)}`);
   const build = async (platform: Platform) => {
@@ -136,6 +137,12 @@ async function main(): Promise<void> {
     results.push({ tool: 'platform', ...(await platformRun(join(root, 'platform'), 'in-process')) });
     // What the daemon uses: every run under a shell supervisor, so that it outlives the daemon.
     results.push({ tool: 'platform, supervised', ...(await platformRun(join(root, 'supervised'), 'supervised')) });
+    // Through a BullMQ queue on a local redis-server to one `platform worker` taking 2 at a time.
+    if (have('redis-server')) {
+      const dir = join(root, 'redis');
+      mkdirSync(dir);
+      results.push({ tool: 'platform, Redis worker', ...(await redisBench(dir, (executor) => platformRun(dir, executor))) });
+    }
 
     if (have('make')) {
       const dir = join(root, 'make');
@@ -182,8 +189,8 @@ async function main(): Promise<void> {
   } else if (process.env.BENCH_UI !== '0') {
     console.log('(no Chromium: apt-get install chromium to measure the dashboard)');
   }
-  for (const missing of ['make', 'snakemake'].filter((c) => !have(c))) {
-    console.log(`(${missing} not installed: apt-get install ${missing === 'make' ? 'make' : 'snakemake'} to compare)`);
+  for (const missing of ['make', 'snakemake', 'redis-server'].filter((c) => !have(c))) {
+    console.log(`(${missing} not installed: apt-get install ${missing} to measure it)`);
   }
 }
 

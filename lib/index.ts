@@ -1,5 +1,9 @@
 /** The embedding API: open a platform on a workspace, use its streams, optionally serve it over HTTP. */
 export { Platform, type PlatformOptions } from './platform.js';
+export type { Executor, Placement, Reattached } from './executor/executor-port.js';
+export type { JobLaunch, JobOutcome } from './executor/job-launch.js';
+export { ProcessExecutor } from './executor/process-executor.js';
+export { SupervisedExecutor } from './executor/supervised-executor.js';
 export { startHttpServer, type HttpServerOptions, type RunningServer } from './server/http-server.js';
 export type { BuildEvent, BuildInput, EventPayload, EventType, JobConfig, DataDep, DepType, RebuildPolicy, SchedulesChanged, ScheduleSince } from './events/build-event.js';
 export type {
