@@ -6,18 +6,29 @@
  * remote run still going, and a Redis killed and restarted (AOF) loses nothing acknowledged.
  */
 import test from 'ava';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { RedisExecutor } from '../lib/executor/redis/redis-executor.js';
 import type { PlatformOptions } from '../lib/platform.js';
 import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
 import { redisMissing, startRedis } from './helpers/redis-server.js';
 import { runCli } from './helpers/server-fixture.js';
+import { readServerInfo } from '../lib/client/server-info.js';
 
 const graph = {
   max_concurrent_job_runs: 4,
   jobs: [
-    { label: 'raw', outputs: ['raw/(?<n>\\d+)'], args: ['${n}'], exec: bash('echo "raw $1"; echo "note $1" >&2') },
+    { label: 'raw', outputs: ['raw/(?<n>\\d+)'], args: ['${n}'], exec: bash('echo "raw $1"; echo "note $1" >&2; touch "raw-$1"') },
+    { label: 'slowraw', outputs: ['slowraw/(?<n>\\d+)'], args: ['${n}'], exec: bash('echo $$ >> "slowraw-$1.pid"; sleep 1.5') },
+    {
+      label: 'top',
+      outputs: ['top/(?<n>\\d+)'],
+      args: ['${n}'],
+      inputs: [{ partition_ref: 'slowraw/${n}', dep_type: 'MATERIALIZE' }],
+      exec: bash('echo $$ >> "top-$1.pid"; sleep 1'),
+    },
     { label: 'clean', outputs: ['clean/(?<n>\\d+)'], args: ['${n}'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: bash('echo "clean $1"') },
     { label: 'hold', outputs: ['hold/(?<n>\\d+)'], args: ['${n}'], exec: bash('sleep 100 & echo $! > "child-$1.pid"; echo $$ >> hold.pid; sleep 100') },
     // Hangs the first time (until its worker dies); the second time it says whether the first is still alive.
@@ -33,6 +44,7 @@ const graph = {
   ],
 };
 
+const CLI = fileURLToPath(new URL('../../bin/platform', import.meta.url));
 const redisTest = redisMissing ? test.skip : test.serial;
 if (redisMissing) test('Redis executor tests', (t) => {
   t.log(redisMissing);
@@ -51,14 +63,20 @@ function startWorker(t: Parameters<typeof runCli>[0], dir: string, url: string, 
 redisTest("runs execute on the workers, name them, and their output is in the run's log files", async (t) => {
   const redis = await startRedis(t);
   const dir = makeWorkspace(t);
-  const w1 = startWorker(t, dir, redis.url, 'w1');
-  const w2 = startWorker(t, dir, redis.url, 'w2');
+  const [d1, d2] = [makeWorkspace(t), makeWorkspace(t)];
+  const w1 = startWorker(t, dir, redis.url, 'w1', ['--workdir', d1]);
+  const w2 = startWorker(t, dir, redis.url, 'w2', ['--workdir', d2]);
   await Promise.all([w1.waitForStdout(/takes runs/), w2.waitForStdout(/takes runs/)]);
   const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
   const s = await waitForWant(platform, await want(platform, ['clean/1', 'clean/2', 'clean/3']), ['successful'], 30_000);
   const all = ['raw/1', 'raw/2', 'raw/3', 'clean/1', 'clean/2', 'clean/3'].map((ref) => runsFor(s, ref)[0]!);
   t.deepEqual(all.map((r) => r.status), Array(6).fill('succeeded'));
   for (const r of all) t.true(['w1', 'w2'].includes(r.worker), `${r.job_run_id} ran on ${r.worker}`);
+  for (const n of [1, 2, 3]) {
+    const r = runsFor(s, `raw/${n}`)[0]!;
+    t.true(existsSync(join(r.worker === 'w1' ? d1 : d2, `raw-${n}`)), `raw/${n} ran in ${r.worker}'s working directory`);
+    t.false(existsSync(join(dir, `raw-${n}`)));
+  }
   const raw2 = runsFor(s, 'raw/2')[0]!;
   t.true(raw2.pid > 0, 'the pid on the worker is recorded');
   const logs = join(dir, '.platform', 'logs', raw2.job_run_id);
@@ -135,4 +153,44 @@ redisTest('Redis killed and restarted mid-build loses nothing acknowledged: the 
   await redis.restart();
   const s = await waitForWant(platform, w, ['successful'], 40_000);
   t.deepEqual(['slowish/1', 'slowish/2'].map((ref) => runsFor(s, ref).map((r) => r.status)), [['succeeded'], ['succeeded']]);
+});
+
+redisTest('the daemon killed with -9 mid-build and started again: remote runs re-attached, none restarted, the build completes', async (t) => {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ ...graph, executor: redis.url }));
+  const w1 = startWorker(t, dir, redis.url, 'w1', ['--concurrency', '2']);
+  const w2 = startWorker(t, dir, redis.url, 'w2', ['--concurrency', '2']);
+  await Promise.all([w1.waitForStdout(/takes runs/), w2.waitForStdout(/takes runs/)]);
+  const serve = () => {
+    const child = spawn(process.execPath, [CLI, '-C', dir, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    t.teardown(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+    return { child, exited, err: () => err };
+  };
+  const first = serve();
+  t.true(await poll(() => readServerInfo(dir)?.pid === first.child.pid, 10_000, 50), `serve did not start: ${first.err()}`);
+  let url = `http://127.0.0.1:${readServerInfo(dir)!.port}`;
+  const res = await fetch(`${url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions: ['top/1', 'top/2', 'top/3'] }) });
+  const wantId = ((await res.json()) as { want_id: string }).want_id;
+  t.true(await poll(() => [1, 2, 3].filter((n) => pidsIn(dir, `slowraw-${n}.pid`).length > 0).length >= 2, 15_000, 20), 'slow runs started on the workers');
+  first.child.kill('SIGKILL');
+  await first.exited;
+  const second = serve();
+  t.true(await poll(() => readServerInfo(dir)?.pid === second.child.pid, 10_000, 50), `serve did not start again: ${second.err()}`);
+  url = `http://127.0.0.1:${readServerInfo(dir)!.port}`;
+  let status = '';
+  for (let i = 0; i < 300 && status !== 'successful'; i++) {
+    status = ((await (await fetch(`${url}/api/wants/${wantId}`)).json()) as { status: string }).status;
+    if (status !== 'successful') await new Promise((r) => setTimeout(r, 100));
+  }
+  t.is(status, 'successful', second.err());
+  const runs = ((await (await fetch(`${url}/api/job_runs?limit=100`)).json()) as { data: Array<{ outputs: string[]; status: string; worker: string }> }).data;
+  t.deepEqual(runs.map((r) => r.status).sort(), Array(6).fill('succeeded'), 'one run a partition: none restarted');
+  for (const r of runs) t.true(['w1', 'w2'].includes(r.worker), `${r.outputs[0]} ran on ${r.worker}`);
+  for (const n of [1, 2, 3]) t.is(pidsIn(dir, `slowraw-${n}.pid`).length, 1, `slowraw/${n} ran once`);
 });

@@ -368,7 +368,9 @@ class Planner {
   }
 
   placed(job_run_id: string, pid: number, worker: string): void {
-    if (this.state.job_runs.get(job_run_id)?.status !== 'running') return;
+    const run = this.state.job_runs.get(job_run_id);
+    // Told again (a restarted daemon reads it back from the queue): nothing new to record.
+    if (run?.status !== 'running' || (run.worker === worker && run.pid === pid)) return;
     this.emit({ type: 'job_run_placed', job_run_placed: { job_run_id, worker, pid } });
   }
 

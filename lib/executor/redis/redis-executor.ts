@@ -132,6 +132,8 @@ export class RedisExecutor implements Executor {
       await this.ready;
       const job = await this.queue.getJob(run.jobId);
       const state = job ? await job.getState() : 'unknown';
+      // Taken by a worker while no daemon listened: its name and pid are in the job's progress.
+      if (job?.progress && typeof job.progress === 'object') this.placed(run.jobId, job.progress);
       if (state === 'completed' && job?.returnvalue) return this.completed(run.jobId, job.returnvalue);
       if (state === 'failed') return this.failed(run.jobId, job?.failedReason ?? 'failed');
       if (state === 'unknown') {
