@@ -19,6 +19,7 @@ import { LOCAL_WORKER, type Executor, type Reattached } from './executor-port.js
 import { outcomeOfExit, type KillCause } from './exit-outcome.js';
 import { belongsToRun, findJobRunProcesses, killProcesses } from './job-process-identity.js';
 import { LOST_RUN_REASON } from './lost-runs.js';
+import { cancelAllAndWait } from './cancel-all.js';
 import { missingDepsInLogs } from './missing-deps-scanner.js';
 import { findProgram } from './program-path.js';
 import { CANCEL_FILE, STATUS_FILE, readCancelReason, readExitStatus, writeDurably } from './run-files.js';
@@ -165,18 +166,8 @@ export class SupervisedExecutor implements Executor {
 
   async shutdown(reason: string, options: { cancelRuns?: boolean } = {}): Promise<void> {
     if (options.cancelRuns && this.runs.size > 0) {
-      const done = new Promise<void>((resolve) => {
-        const sub = this.outcomes$.subscribe(() => {
-          if (this.runs.size > 0) return;
-          sub.unsubscribe();
-          resolve();
-        });
-      });
-      for (const id of [...this.runs.keys()]) this.cancel(id, reason);
       this.poll ??= interval(this.opts.pollMs ?? 250).subscribe(() => this.check());
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([done, new Promise<void>((r) => (timer = setTimeout(r, this.opts.shutdownTimeoutMs ?? 5000)))]);
-      clearTimeout(timer);
+      await cancelAllAndWait(this, [...this.runs.keys()], reason, this.opts.shutdownTimeoutMs ?? 5000);
     }
     // The rest go on without us (their timeouts are kept by the next daemon): no more outcomes from this one.
     this.stopped = true;

@@ -15,6 +15,7 @@ import { Observable, Subject } from 'rxjs';
 import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from '../job-launch.js';
 import type { Executor, Placement, Reattached } from '../executor-port.js';
 import { LOST_RUN_REASON } from '../lost-runs.js';
+import { cancelAllAndWait } from '../cancel-all.js';
 import { redacted } from './redis-url.js';
 import {
   DEFAULT_QUEUE,
@@ -150,19 +151,7 @@ export class RedisExecutor implements Executor {
   }
 
   async shutdown(reason: string, options: { cancelRuns?: boolean } = {}): Promise<void> {
-    if (options.cancelRuns && this.runs.size > 0) {
-      const done = new Promise<void>((resolve) => {
-        const sub = this.outcomes$.subscribe(() => {
-          if (this.runs.size > 0) return;
-          sub.unsubscribe();
-          resolve();
-        });
-      });
-      for (const id of [...this.runs.keys()]) this.cancel(id, reason);
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([done, new Promise<void>((r) => (timer = setTimeout(r, 5000)))]);
-      clearTimeout(timer);
-    }
+    if (options.cancelRuns) await cancelAllAndWait(this, [...this.runs.keys()], reason, 5000);
     // Runs left going are the next daemon's: it finds them in the queue.
     this.closed = true;
     this.wake?.();
