@@ -33,9 +33,11 @@ export interface Executor {
   readonly placements$?: Observable<Placement>;
   /**
    * Starts the run; `pid` and `worker` are what the log records for it (pid 0 when it could not start: a failed
-   * outcome follows).
+   * outcome follows). Undefined when the process is started off this thread: its pid comes on `started$`.
    */
-  start(launch: JobLaunch): { pid: number; worker: string };
+  start(launch: JobLaunch): { pid: number; worker: string } | undefined;
+  /** Hot, for executors whose start returns undefined: each run's process is up (before its outcome). */
+  readonly started$?: Observable<Placement>;
   /** Ends the run (its process group within a second); its outcome is 'canceled'. Unknown id: no-op. */
   cancel(job_run_id: string, reason: string): void;
   /** Looks for a run the log shows running (started by an earlier daemon as `launch`, recorded with `pid`). */

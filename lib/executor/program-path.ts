@@ -8,26 +8,53 @@ import { delimiter, resolve } from 'node:path';
 
 export type ProgramLookup = { path: string } | { error: NodeJS.ErrnoException };
 
+/**
+ * Found paths, for a while: a DAG runs the same few programs thousands of times, and a PATH walk is several stats
+ * (a program removed meanwhile fails in the shell, 127 and its message in stderr.log).
+ */
+const FOUND_FOR_MS = 10_000;
+const found = new Map<string, { path: string; at: number }>();
+
 export function findProgram(program: string, cwd: string, pathEnv: string | undefined): ProgramLookup {
-  if (program.includes('/')) return check(resolve(cwd, program));
-  let denied: ProgramLookup | undefined;
-  for (const dir of (pathEnv ?? '/usr/local/bin:/usr/bin:/bin').split(delimiter)) {
-    const found = check(resolve(cwd, dir === '' ? '.' : dir, program));
-    if ('path' in found) return found;
-    if (found.error.code === 'EACCES') denied ??= found;
+  const key = `${cwd}\0${pathEnv ?? ''}\0${program}`;
+  const now = Date.now();
+  const hit = found.get(key);
+  if (hit && now - hit.at < FOUND_FOR_MS) return { path: hit.path };
+  const result = lookUp(program, cwd, pathEnv);
+  if ('path' in result) {
+    if (found.size >= 1000) found.clear();
+    found.set(key, { path: result.path, at: now });
   }
-  return denied ?? { error: errno('ENOENT', program) };
+  return result;
 }
 
-function check(path: string): ProgramLookup {
-  try {
-    if (!statSync(path).isFile()) return { error: errno('EACCES', path) };
-    accessSync(path, constants.X_OK);
-    return { path };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code === 'EACCES' ? 'EACCES' : 'ENOENT';
-    return { error: errno(code, path) };
+function lookUp(program: string, cwd: string, pathEnv: string | undefined): ProgramLookup {
+  if (program.includes('/')) return toLookup(resolve(cwd, program), check(resolve(cwd, program)));
+  let denied: string | undefined;
+  for (const dir of (pathEnv ?? '/usr/local/bin:/usr/bin:/bin').split(delimiter)) {
+    const path = resolve(cwd, dir === '' ? '.' : dir, program);
+    const code = check(path);
+    if (code === undefined) return { path };
+    if (code === 'EACCES') denied ??= path;
   }
+  return denied ? { error: errno('EACCES', denied) } : { error: errno('ENOENT', program) };
+}
+
+/** Undefined when `path` is an executable file; else why not. */
+function check(path: string): 'ENOENT' | 'EACCES' | undefined {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (!stat) return 'ENOENT';
+  if (!stat.isFile()) return 'EACCES';
+  try {
+    accessSync(path, constants.X_OK);
+    return undefined;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EACCES' ? 'EACCES' : 'ENOENT';
+  }
+}
+
+function toLookup(path: string, code: 'ENOENT' | 'EACCES' | undefined): ProgramLookup {
+  return code === undefined ? { path } : { error: errno(code, path) };
 }
 
 function errno(code: string, path: string): NodeJS.ErrnoException {

@@ -3,36 +3,40 @@
  * process group) of its own, running the job as its child with the run's log files as its stdout and stderr, then
  * writing the job's exit status next to them (run-files.ts) and exiting with it. Nothing of the run passes through
  * this process, so a daemon that stops, crashes or is upgraded leaves it running; the next one re-attaches by the
- * pid in the log (checked against the run's identity in /proc) and the status file.
+ * pid in the log (checked against the run's identity in /proc) and the status file. Supervisors are started by a
+ * long-lived launcher shell (run-launcher.ts), off this event loop, so `start` returns before the pid is known: it
+ * comes on `started$`.
  *
  * A shell, not a node process, because a supervisor is paid for on every run: it costs a fork and an exec of
  * `sh` (about a millisecond) where a node supervisor cost ~0.3 s (docs/decisions.md). The price is the shell's
  * exit status: a job killed by a signal and one that exits with 128+n look the same, and are reported as killed.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { Observable, Subject, type Subscription, interval } from 'rxjs';
-import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
-import { LOCAL_WORKER, type Executor, type Reattached } from './executor-port.js';
+import { STDERR_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
+import { LOCAL_WORKER, type Executor, type Placement, type Reattached } from './executor-port.js';
+import { RunLauncher, type LauncherNews } from './run-launcher.js';
 import { outcomeOfExit, type KillCause } from './exit-outcome.js';
 import { belongsToRun, findJobRunProcesses, killProcesses } from './job-process-identity.js';
 import { LOST_RUN_REASON } from './lost-runs.js';
 import { cancelAllAndWait } from './cancel-all.js';
 import { missingDepsInLogs } from './missing-deps-scanner.js';
 import { findProgram } from './program-path.js';
-import { CANCEL_FILE, STATUS_FILE, readCancelReason, readExitStatus, writeDurably } from './run-files.js';
+import { CANCEL_FILE, readCancelReason, readExitStatus, writeDurably } from './run-files.js';
 import { spawnFailureReason } from './spawn-failure.js';
 import { signalGroup } from '../system/process-group.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 
 /**
- * `sh -c SCRIPT <status file> <deadline ms> <program> <args...>`. TERM is caught (not ignored, which the job would
- * inherit) so that a cancel reaching the whole group lets the shell outlive its job and record it; the deadline is
- * there for the next daemon to read from /proc and keep enforcing the run's timeout.
+ * `sh -c SCRIPT <run dir>`: `run.sh` in the run's directory sets the job's directory, environment and argv; the job
+ * gets `stdin.json` on its stdin and the two log files. TERM is caught (not ignored, which the job would inherit) so
+ * that a cancel reaching the whole group lets the shell outlive its job and record it.
  */
-const SUPERVISOR_SCRIPT = 'trap : TERM; s=$0; shift; "$@"; c=$?; printf \'{"exit_code":%d}\\n\' "$c" >"$s"; exit "$c"';
+const SUPERVISOR_SCRIPT =
+  'trap : TERM; d=$0; . "$d/run.sh" && "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log"; c=$?; printf \'{"exit_code":%d}\\n\' "$c" >"$d/status.json"; exit "$c"';
+const RUN_FILE = 'run.sh';
 const STDIN_FILE = 'stdin.json';
 
 export interface SupervisedExecutorOptions {
@@ -48,10 +52,10 @@ export interface SupervisedExecutorOptions {
 interface Run {
   readonly id: string;
   readonly dir: string;
-  /** The supervisor's pid: the leader of the run's process group. */
-  readonly pid: number;
-  /** Ours (started by this daemon): its exit tells. Absent for a re-attached run: the poll tells. */
-  readonly child: ChildProcess | undefined;
+  /** The supervisor's pid: the leader of the run's process group (0 until the launcher said it started). */
+  pid: number;
+  /** Started by this daemon: the launcher tells its end. Otherwise (re-attached) the poll does. */
+  ours: boolean;
   readonly timeoutSeconds: number;
   kill: KillCause | undefined;
   timer: NodeJS.Timeout | undefined;
@@ -62,14 +66,21 @@ interface Run {
 
 export class SupervisedExecutor implements Executor {
   private readonly subject = new Subject<JobOutcome>();
+  private readonly starts = new Subject<Placement>();
   readonly outcomes$: Observable<JobOutcome> = this.subject.asObservable();
+  readonly started$: Observable<Placement> = this.starts.asObservable();
   private readonly runs = new Map<string, Run>();
+  private readonly launcher: RunLauncher;
+  private readonly news: Subscription;
   private poll: Subscription | undefined;
   private stopped = false;
 
-  constructor(private readonly opts: SupervisedExecutorOptions) {}
+  constructor(private readonly opts: SupervisedExecutorOptions) {
+    this.launcher = new RunLauncher(SUPERVISOR_SCRIPT, opts.workspaceRoot);
+    this.news = this.launcher.news$.subscribe((news) => this.hear(news));
+  }
 
-  start(launch: JobLaunch): { pid: number; worker: string } {
+  start(launch: JobLaunch): { pid: number; worker: string } | undefined {
     const id = launch.job_run_id;
     if (this.runs.has(id)) throw new Error(`job run ${id} is already running`);
     const dir = launch.log_dir;
@@ -85,45 +96,31 @@ export class SupervisedExecutor implements Executor {
     if (this.stopped) return fail('the executor is shut down');
     const program = launch.argv[0];
     if (program === undefined || program === '') return fail('could not start the job: exec is empty; check exec in platform.json');
-    const env: NodeJS.ProcessEnv = { ...process.env, ...launch.env, PLATFORM_JOB_RUN_ID: id, PLATFORM_OUTPUTS: JSON.stringify(launch.outputs) };
+    const jobEnv: Record<string, string> = { ...launch.env, PLATFORM_JOB_RUN_ID: id, PLATFORM_OUTPUTS: JSON.stringify(launch.outputs) };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...jobEnv };
     const found = findProgram(program, launch.cwd, env.PATH);
-    const fds: number[] = [];
-    try {
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, STDIN_FILE), launch.stdin);
-      fds.push(openSync(join(dir, STDIN_FILE), 'r'), openSync(join(dir, STDOUT_LOG), 'a'), openSync(join(dir, STDERR_LOG), 'a'));
-    } catch (err) {
-      fds.forEach((fd) => closeSync(fd));
-      return fail(`could not write the run's log directory '${dir}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-    }
-    if ('error' in found) {
-      fds.forEach((fd) => closeSync(fd));
-      return fail(spawnFailureReason(program, launch.cwd, found.error));
-    }
+    if ('error' in found) return fail(spawnFailureReason(program, launch.cwd, found.error));
     const seconds = launch.timeout_seconds;
     const deadline = Number.isFinite(seconds) && seconds > 0 ? Date.now() + seconds * 1000 : 0;
-    let child: ChildProcess;
+    // A variable the shell cannot name is set by a direct spawn instead.
+    const shellNames = Object.keys(jobEnv).every((k) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
+    const runScript = [
+      `cd ${shq(launch.cwd)} &&`,
+      ...(shellNames ? Object.entries(jobEnv).map(([k, v]) => `export ${k}=${shq(v)} &&`) : []),
+      `deadline=${deadline} &&`,
+      `set -- ${[found.path, ...launch.argv.slice(1)].map(shq).join(' ')}`,
+      '',
+    ].join('\n');
     try {
-      child = spawn('/bin/sh', ['-c', SUPERVISOR_SCRIPT, join(dir, STATUS_FILE), String(deadline), found.path, ...launch.argv.slice(1)], {
-        cwd: launch.cwd,
-        env,
-        detached: true,
-        stdio: [fds[0]!, fds[1]!, fds[2]!],
-      });
+      makeRunDir(dir);
+      writeFileSync(join(dir, STDIN_FILE), launch.stdin);
+      writeFileSync(join(dir, RUN_FILE), runScript);
     } catch (err) {
-      return fail(spawnFailureReason(program, launch.cwd, err));
-    } finally {
-      fds.forEach((fd) => closeSync(fd));
+      return fail(`could not write the run's log directory '${dir}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
     }
-    child.unref();
-    if (child.pid === undefined) {
-      child.once('error', (err) => this.later({ job_run_id: id, status: 'failed', exit_code: -1, signal: '', reason: spawnFailureReason(program, launch.cwd, err) }));
-      return { pid: 0, worker: LOCAL_WORKER };
-    }
-    child.on('error', () => {}); // after a spawn, only from kill(): the exit still comes
-    const run = this.follow(id, dir, child.pid, child, seconds, deadline);
-    child.once('exit', (code, signal) => void this.settle(run, fromShell(code, signal)));
-    return { pid: run.pid, worker: LOCAL_WORKER };
+    this.follow(id, dir, 0, true, seconds, deadline);
+    this.launcher.launch(id, dir, env, launch.cwd, !shellNames);
+    return undefined;
   }
 
   cancel(job_run_id: string, reason: string): void {
@@ -142,11 +139,11 @@ export class SupervisedExecutor implements Executor {
   reattach(launch: JobLaunch, pid: number): Reattached {
     const { job_run_id, log_dir: logDir, timeout_seconds } = launch;
     if (readExitStatus(logDir)) {
-      void this.settle(this.follow(job_run_id, logDir, pid, undefined, timeout_seconds, 0), undefined);
+      void this.settle(this.follow(job_run_id, logDir, pid, false, timeout_seconds, 0), undefined);
       return 'ended';
     }
     if (belongsToRun(pid, this.opts.workspaceRoot, job_run_id)) {
-      this.follow(job_run_id, logDir, pid, undefined, timeout_seconds, deadlineOf(pid));
+      this.follow(job_run_id, logDir, pid, false, timeout_seconds, deadlineOf(logDir));
       this.poll ??= interval(this.opts.pollMs ?? 250).subscribe(() => this.check());
       return 'following';
     }
@@ -172,15 +169,35 @@ export class SupervisedExecutor implements Executor {
     // The rest go on without us (their timeouts are kept by the next daemon): no more outcomes from this one.
     this.stopped = true;
     this.poll?.unsubscribe();
-    for (const run of this.runs.values()) {
-      clearTimeout(run.timer);
-      run.child?.removeAllListeners('exit');
-    }
+    for (const run of this.runs.values()) clearTimeout(run.timer);
     this.runs.clear();
+    this.news.unsubscribe();
+    this.launcher.close();
   }
 
-  private follow(id: string, dir: string, pid: number, child: ChildProcess | undefined, timeoutSeconds: number, deadline: number): Run {
-    const run: Run = { id, dir, pid, child, timeoutSeconds, kill: undefined, timer: undefined, killed: undefined, settling: false };
+  /** What the launcher says of the runs it started. */
+  private hear(news: LauncherNews): void {
+    if (news.kind === 'launcher-gone') {
+      // Nothing will tell of their ends any more: their status files and supervisors will.
+      for (const run of this.runs.values()) run.ours = false;
+      this.poll ??= interval(this.opts.pollMs ?? 250).subscribe(() => this.check());
+      return;
+    }
+    const run = this.runs.get(news.id);
+    if (!run || !run.ours) return;
+    if (news.kind === 'started') {
+      run.pid = news.pid;
+      this.starts.next({ job_run_id: run.id, worker: LOCAL_WORKER, pid: news.pid });
+      if (run.kill) this.killGroup(run);
+    } else if (news.kind === 'exited') {
+      void this.settle(run, fromShell(news.status, null));
+    } else {
+      void this.settle(run, undefined, { job_run_id: run.id, status: 'failed', exit_code: -1, signal: '', reason: `could not start its supervisor: ${news.error.message}` });
+    }
+  }
+
+  private follow(id: string, dir: string, pid: number, ours: boolean, timeoutSeconds: number, deadline: number): Run {
+    const run: Run = { id, dir, pid, ours, timeoutSeconds, kill: undefined, timer: undefined, killed: undefined, settling: false };
     this.runs.set(id, run);
     if (deadline > 0) {
       run.timer = setTimeout(() => {
@@ -196,7 +213,7 @@ export class SupervisedExecutor implements Executor {
   /** Re-attached runs: a status ends them; a supervisor gone without one is settled by what is on disk. */
   private check(): void {
     for (const run of this.runs.values()) {
-      if (run.child || run.settling) continue;
+      if (run.ours || run.settling) continue;
       if (readExitStatus(run.dir) || !belongsToRun(run.pid, this.opts.workspaceRoot, run.id)) void this.settle(run, undefined);
     }
   }
@@ -206,10 +223,11 @@ export class SupervisedExecutor implements Executor {
    * the cancel file, or nothing and the run is lost). A canceled or timed-out run is reported once its group is
    * gone (its SIGKILL follow-up sent), so that no process of it outlives its outcome.
    */
-  private async settle(run: Run, exit: { code: number | null; signal: string | null } | undefined): Promise<void> {
+  private async settle(run: Run, exit: { code: number | null; signal: string | null } | undefined, failure?: JobOutcome): Promise<void> {
     if (run.settling) return;
     run.settling = true;
     clearTimeout(run.timer);
+    if (failure) return this.end(run, failure);
     const recorded = exit ? undefined : readExitStatus(run.dir);
     const status = exit ?? (recorded && 'exit_code' in recorded ? fromShell(recorded.exit_code, null) : undefined);
     let outcome: JobOutcome;
@@ -230,7 +248,7 @@ export class SupervisedExecutor implements Executor {
   private end(run: Run, outcome: JobOutcome): void {
     if (this.runs.get(run.id) !== run || this.stopped) return;
     this.runs.delete(run.id);
-    if ([...this.runs.values()].every((r) => r.child)) {
+    if ([...this.runs.values()].every((r) => r.ours)) {
       this.poll?.unsubscribe();
       this.poll = undefined;
     }
@@ -240,6 +258,7 @@ export class SupervisedExecutor implements Executor {
   /** SIGTERM to the run's process group now, SIGKILL after the grace (for members that ignore SIGTERM). */
   private killGroup(run: Run): void {
     clearTimeout(run.timer);
+    if (run.pid <= 0) return; // not started yet: killed as soon as the launcher says it started
     signalGroup(run.pid, 'SIGTERM', false);
     run.killed = new Promise<void>((resolve) =>
       setTimeout(() => {
@@ -290,13 +309,29 @@ function groupAlive(pid: number): boolean {
   }
 }
 
-/** The deadline a supervisor was started with (its argv, readable in /proc), 0 for none or unknown. */
-function deadlineOf(pid: number): number {
+/** The deadline the run was started with (in its run.sh), 0 for none or unknown. */
+function deadlineOf(dir: string): number {
   try {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    const at = Number(argv[4]);
+    const at = Number(/^deadline=(\d+)/m.exec(readFileSync(join(dir, RUN_FILE), 'utf8'))?.[1]);
     return Number.isSafeInteger(at) && at > 0 ? at : 0;
   } catch {
     return 0;
+  }
+}
+
+/** A word quoted for sh: any bytes, newlines included. */
+function shq(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The run's directory; its parent (`.platform/logs`) exists after the first run, so one mkdir is enough. */
+function makeRunDir(dir: string): void {
+  try {
+    mkdirSync(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    if (code !== 'ENOENT') throw err;
+    mkdirSync(dir, { recursive: true });
   }
 }

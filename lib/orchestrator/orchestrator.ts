@@ -70,6 +70,8 @@ export class Orchestrator {
   private readonly stop$ = new ReplaySubject<void>(1);
   /** Input ref -> wants waiting on it; rebuilt by every full scan (see candidates.ts). */
   private waiters: Waiters = new Map();
+  /** Runs given to an executor that starts them off this thread, whose start news has not been recorded yet. */
+  private readonly handedOver = new Set<string>();
   private stopping = false;
   /** Resolves once the loop has ended, with what no step recorded (for the final step). */
   private ended: Promise<StepBatch> | undefined;
@@ -93,6 +95,7 @@ export class Orchestrator {
       from(lost).pipe(map(outcome)),
       queue.command$.pipe(map((pending): OrchestratorInput => ({ kind: 'command', pending }))),
       executor.outcomes$.pipe(map(outcome)),
+      executor.started$?.pipe(map((s): OrchestratorInput => ({ kind: 'started', ...s }))) ?? EMPTY,
       executor.placements$?.pipe(map((p): OrchestratorInput => ({ kind: 'placed', ...p }))) ?? EMPTY,
       this.resolutions.arrivals$.pipe(map((refs): OrchestratorInput => ({ kind: 'configs', refs }))),
       this.deadlines$.pipe(
@@ -155,11 +158,15 @@ export class Orchestrator {
     this.stop$.next();
     // From here on no step takes news: the runs that end while the executor shuts down are recorded below.
     const late: JobOutcome[] = [];
+    const lateStarts: StepBatch['started'] = [];
     const lateNews = executor.outcomes$.subscribe((o) => late.push(o));
+    const lateStartNews = executor.started$?.subscribe((s) => lateStarts.push(s));
     const rest = await this.ended;
     const cancelRuns = options.cancelRuns ?? this.opts.cancelRunsOnShutdown === true;
     await executor.shutdown('the server shut down', { cancelRuns });
     lateNews.unsubscribe();
+    lateStartNews?.unsubscribe();
+    rest.started.push(...lateStarts);
     const outcomes = [...rest.outcomes, ...late];
     const state = store.current();
     const ended = new Set(outcomes.map((o) => o.job_run_id));
@@ -177,7 +184,7 @@ export class Orchestrator {
       started: rest.started,
       placed: rest.placed,
       outcomes,
-      launched: new Set(rest.started.map((s) => s.job_run_id)),
+      launched: new Set([...this.handedOver, ...rest.started.map((s) => s.job_run_id)]),
       tasks: new Map(),
       policy: tasks.policy,
       final: true,
@@ -234,11 +241,13 @@ export class Orchestrator {
       started: batch.started,
       placed: batch.placed,
       outcomes: batch.outcomes,
-      launched: new Set(batch.started.map((s) => s.job_run_id)),
+      launched: new Set([...this.handedOver, ...batch.started.map((s) => s.job_run_id)]),
       tasks: resolved,
       policy: tasks.policy,
     });
     if (plan.events.length > 0) await log.append(plan.events, now);
+    for (const s of batch.started) this.handedOver.delete(s.job_run_id);
+    for (const o of batch.outcomes) this.handedOver.delete(o.job_run_id);
     // Durable from here on: a fault below must not retry the step (its events are written, its runs may be
     // started); it is logged, and the next tick's full scan picks up whatever it left undone.
     try {
@@ -266,8 +275,9 @@ export class Orchestrator {
     // killed by this one's shutdown.
     if (this.stopping) return;
     for (const run of plan.launch) {
-      const { pid, worker } = executor.start(launchForRun(run, this.opts.workspaceRoot));
-      this.followUps$.next({ kind: 'started', job_run_id: run.job_run_id, pid, worker });
+      const handle = executor.start(launchForRun(run, this.opts.workspaceRoot));
+      if (handle) this.followUps$.next({ kind: 'started', job_run_id: run.job_run_id, ...handle });
+      else this.handedOver.add(run.job_run_id);
     }
   }
 }

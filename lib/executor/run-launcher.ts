@@ -1,0 +1,113 @@
+/**
+ * Starts run supervisors off the daemon's event loop. A node `spawn` forks the whole daemon (about 2.4 ms of its
+ * event loop per run here, a third of a trivial job's cost); one long-lived `/bin/sh` does the forking instead, in
+ * a process a few hundred kilobytes big, on the other core. The daemon writes a run's id and directory on its
+ * stdin; it answers `s <id> <pid>` once the supervisor runs and `x <id> <status>` once it exited. Each supervisor is
+ * started with `setsid` (a session and process group of its own, so it outlives the daemon and a cancel reaches its
+ * whole group) and `env --default-signal` (an asynchronous list of a shell ignores SIGINT and SIGQUIT, and the job
+ * must not inherit that).
+ *
+ * Where setsid or `env --default-signal` are missing, each supervisor is spawned by node as before (same news).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { constants } from 'node:os';
+import { Observable, Subject } from 'rxjs';
+
+export type LauncherNews =
+  | { kind: 'started'; id: string; pid: number }
+  /** `status` is the supervisor's exit status (128+n when it or its job was killed by signal n). */
+  | { kind: 'exited'; id: string; status: number }
+  | { kind: 'failed'; id: string; error: Error }
+  /** The launcher shell itself ended before it was closed: the runs it started will send no more news. */
+  | { kind: 'launcher-gone' };
+
+// The run's identity goes in the supervisor's own environment (what /proc shows of it), as a direct spawn sets it.
+const LAUNCHER_SCRIPT = [
+  'sup=$1; ws=$2',
+  'while IFS= read -r id && IFS= read -r d; do',
+  '  ( setsid env --default-signal=INT,QUIT PLATFORM_JOB_RUN_ID="$id" PLATFORM_WORKSPACE="$ws" /bin/sh -c "$sup" "$d" </dev/null >/dev/null 2>&1 & echo "s $id $!"; wait $!; echo "x $id $?" ) &',
+  'done',
+  'wait',
+].join('\n');
+
+export class RunLauncher {
+  private readonly subject = new Subject<LauncherNews>();
+  readonly news$: Observable<LauncherNews> = this.subject.asObservable();
+  private shell: ChildProcess | undefined;
+  private readonly direct: boolean;
+  private buffered = '';
+
+  /** `script` is the supervisor (`sh -c script <run dir>`), which sets the run's own environment and directory. */
+  constructor(private readonly script: string, private readonly workspaceRoot: string) {
+    this.direct = !canLaunchFromShell();
+  }
+
+  /** `env` and `cwd` serve a direct spawn only (the supervisor script sets both from the run's directory). */
+  launch(id: string, dir: string, env: NodeJS.ProcessEnv, cwd: string, direct = false): void {
+    if (direct || this.direct || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, dir, env, cwd);
+    this.ensureShell().stdin!.write(`${id}\n${dir}\n`);
+  }
+
+  close(): void {
+    this.shell?.stdin?.end();
+    this.shell?.unref();
+    this.shell = undefined;
+  }
+
+  private ensureShell(): ChildProcess {
+    if (this.shell) return this.shell;
+    const shell = spawn('/bin/sh', ['-c', LAUNCHER_SCRIPT, 'platform-launcher', this.script, this.workspaceRoot], { stdio: ['pipe', 'pipe', 'inherit'] });
+    shell.stdin!.on('error', () => {});
+    shell.stdout!.setEncoding('utf8').on('data', (chunk: string) => this.read(chunk));
+    shell.once('exit', () => {
+      if (this.shell !== shell) return;
+      this.shell = undefined;
+      this.subject.next({ kind: 'launcher-gone' });
+    });
+    shell.unref();
+    (shell.stdout as unknown as { unref?: () => void }).unref?.();
+    this.shell = shell;
+    return shell;
+  }
+
+  private read(chunk: string): void {
+    this.buffered += chunk;
+    let nl: number;
+    while ((nl = this.buffered.indexOf('\n')) >= 0) {
+      const [kind, id, value] = this.buffered.slice(0, nl).split(' ');
+      this.buffered = this.buffered.slice(nl + 1);
+      if (!id || value === undefined) continue;
+      if (kind === 's') this.subject.next({ kind: 'started', id, pid: Number(value) });
+      else if (kind === 'x') this.subject.next({ kind: 'exited', id, status: Number(value) });
+    }
+  }
+
+  private spawnDirect(id: string, dir: string, env: NodeJS.ProcessEnv, cwd: string): void {
+    let child: ChildProcess;
+    try {
+      child = spawn('/bin/sh', ['-c', this.script, dir], { cwd, env, detached: true, stdio: 'ignore' });
+    } catch (err) {
+      setImmediate(() => this.subject.next({ kind: 'failed', id, error: err as Error }));
+      return;
+    }
+    child.unref();
+    child.once('error', (error) => this.subject.next({ kind: 'failed', id, error }));
+    if (child.pid === undefined) return;
+    const pid = child.pid;
+    setImmediate(() => this.subject.next({ kind: 'started', id, pid }));
+    child.once('exit', (code, signal) => {
+      const n = signal ? (signalNumber(signal) ?? 0) : 0;
+      setImmediate(() => this.subject.next({ kind: 'exited', id, status: code ?? 128 + n }));
+    });
+  }
+}
+
+let launchable: boolean | undefined;
+function canLaunchFromShell(): boolean {
+  launchable ??= spawnSync('/bin/sh', ['-c', 'command -v setsid >/dev/null && env --default-signal=INT true'], { stdio: 'ignore' }).status === 0;
+  return launchable;
+}
+
+function signalNumber(name: string): number | undefined {
+  return (constants.signals as Record<string, number>)[name];
+}
