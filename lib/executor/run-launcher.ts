@@ -56,7 +56,10 @@ export class RunLauncher {
 
   private ensureShell(): ChildProcess {
     if (this.shell) return this.shell;
-    const shell = spawn('/bin/sh', ['-c', LAUNCHER_SCRIPT, 'platform-launcher', this.script, this.workspaceRoot], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const shell = spawn('/bin/sh', ['-c', LAUNCHER_SCRIPT, 'platform-launcher', this.script, this.workspaceRoot], {
+      // Not the daemon's stderr: the launcher outlives the daemon while runs go on, and would hold its caller's pipe open.
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
     shell.stdin!.on('error', () => {});
     shell.stdout!.setEncoding('utf8').on('data', (chunk: string) => this.read(chunk));
     shell.once('exit', () => {
