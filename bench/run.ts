@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { firstValueFrom, filter } from 'rxjs';
 import { Platform, type PlatformOptions } from '../lib/platform.js';
 import { redisBench } from './redis-workers.js';
+import { daemonBench, type DaemonFigures } from './daemon.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
 import { backfillBench, type BackfillFigures } from './backfill.js';
 import { canRunUiBench, uiBench, type UiFigures } from './ui-load.js';
@@ -133,6 +134,7 @@ async function main(): Promise<void> {
   const results: Array<{ tool: string; cold: number; noop: number }> = [];
   let backfill: BackfillFigures | undefined;
   let ui: UiFigures | undefined;
+  let daemon: DaemonFigures | undefined;
   try {
     results.push({ tool: 'platform', ...(await platformRun(join(root, 'platform'), 'in-process')) });
     // What the daemon uses: every run under a shell supervisor, so that it outlives the daemon.
@@ -161,6 +163,7 @@ async function main(): Promise<void> {
       const noop = timeIt(() => execFileSync('snakemake', args, { cwd: dir, stdio: 'ignore' }));
       results.push({ tool: 'Snakemake', cold, noop });
     }
+    if (process.env.BENCH_DAEMON !== '0') daemon = await daemonBench(root, process.env.BENCH_QUICK === '1', have('make'));
     if (process.env.BENCH_BACKFILL !== '0') backfill = await backfillBench(root, have('make'));
     if (process.env.BENCH_UI !== '0' && canRunUiBench()) ui = await uiBench(root);
   } finally {
@@ -174,6 +177,14 @@ async function main(): Promise<void> {
     console.log(
       `${r.tool.padEnd(22)} ${`${r.cold.toFixed(0)} ms`.padStart(10)}   ${`${r.noop.toFixed(0)} ms`.padStart(13)}   ${(r.cold / base.cold).toFixed(2).padStart(16)}x   ${(r.noop / base.noop).toFixed(2).padStart(16)}x`,
     );
+  }
+  if (daemon) {
+    console.log('\nthrough the daemon (platform serve, HTTP), trivial jobs, -j2:');
+    for (const d of daemon.dag) {
+      console.log(`  ${d.jobs} jobs: ${d.platformMs.toFixed(0)} ms${d.makeMs !== undefined ? `; GNU make ${d.makeMs.toFixed(0)} ms; platform/make ${(d.platformMs / d.makeMs).toFixed(2)}x` : ''}`);
+    }
+    console.log(`  want acknowledged -> job started, idle daemon: p50 ${daemon.latency.p50.toFixed(1)} ms, p99 ${daemon.latency.p99.toFixed(1)} ms (${daemon.latency.samples} wants)`);
+    console.log(`  intake: ${daemon.intake.wants} wants from ${daemon.intake.clients} clients, runs queued behind a busy executor: ${daemon.intake.perSecond.toFixed(0)} wants/s`);
   }
   if (backfill) {
     const b = backfill;

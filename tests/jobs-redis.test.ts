@@ -145,14 +145,15 @@ redisTest('a restarted orchestrator re-attaches to a remote run still going; it 
 redisTest('Redis killed and restarted mid-build loses nothing acknowledged: the build completes', async (t) => {
   const redis = await startRedis(t);
   const dir = makeWorkspace(t);
-  const w1 = startWorker(t, dir, redis.url, 'w1', ['--concurrency', '2']);
+  // A lease longer than the outage (as in production: 30 s by default), so the runs are not given up for lost.
+  const w1 = startWorker(t, dir, redis.url, 'w1', ['--concurrency', '2', '--lease', '5s']);
   await w1.waitForStdout(/takes runs/);
   const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
   const w = await want(platform, ['slowish/1', 'slowish/2']);
   await waitFor(platform, (s) => ['slowish/1', 'slowish/2'].every((ref) => runsFor(s, ref)[0]?.worker === 'w1'), 'both on w1', 15_000);
   await redis.restart();
   const s = await waitForWant(platform, w, ['successful'], 40_000);
-  t.deepEqual(['slowish/1', 'slowish/2'].map((ref) => runsFor(s, ref).map((r) => r.status)), [['succeeded'], ['succeeded']]);
+  t.deepEqual(['slowish/1', 'slowish/2'].map((ref) => runsFor(s, ref).map((r) => r.status)), [['succeeded'], ['succeeded']], JSON.stringify(['slowish/1', 'slowish/2'].map((ref) => runsFor(s, ref).map((r) => r.reason))));
 });
 
 redisTest('the daemon killed with -9 mid-build and started again: remote runs re-attached, none restarted, the build completes', async (t) => {

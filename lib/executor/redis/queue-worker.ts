@@ -20,6 +20,7 @@ import {
   LOG_STREAM_MAXLEN,
   LOG_STREAM_TTL_SECONDS,
   cancelChannel,
+  bullConnection,
   connectRedis,
   logStreamKey,
   type CancelMessage,
@@ -45,7 +46,6 @@ export interface QueueWorkerOptions {
 export class QueueWorker {
   readonly name: string;
   private readonly queue: string;
-  private readonly connection: Redis;
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
   private readonly executor = new ProcessExecutor();
@@ -56,13 +56,12 @@ export class QueueWorker {
   constructor(private readonly opts: QueueWorkerOptions) {
     this.name = opts.name ?? `${hostname()}-${process.pid}`;
     this.queue = opts.queue ?? DEFAULT_QUEUE;
-    this.connection = connectRedis(opts.redisUrl);
     this.publisher = connectRedis(opts.redisUrl);
     this.subscriber = connectRedis(opts.redisUrl);
     this.scratch = join(tmpdir(), `platform-worker-${process.pid}`);
     const leaseMs = opts.leaseMs ?? 30_000;
     this.worker = new Worker<JobLaunch, JobOutcome>(this.queue, (job, _token, signal) => this.run(job, signal), {
-      connection: this.connection,
+      connection: bullConnection(opts.redisUrl),
       concurrency: opts.concurrency ?? 1,
       name: this.name,
       lockDuration: leaseMs,
@@ -101,7 +100,7 @@ export class QueueWorker {
     if (options.cancelRuns) this.worker.cancelAllJobs('the worker stopped');
     await this.worker.close();
     await this.executor.shutdown('the worker stopped');
-    await Promise.allSettled([this.subscriber.quit(), this.publisher.quit(), this.connection.quit()]);
+    await Promise.allSettled([this.subscriber.quit(), this.publisher.quit()]);
     rmSync(this.scratch, { recursive: true, force: true });
   }
 

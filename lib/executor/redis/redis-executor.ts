@@ -20,6 +20,7 @@ import { redacted } from './redis-url.js';
 import {
   DEFAULT_QUEUE,
   cancelChannel,
+  bullConnection,
   connectRedis,
   logStreamKey,
   queueJobId,
@@ -73,10 +74,10 @@ export class RedisExecutor implements Executor {
     this.queueName = opts.queue ?? DEFAULT_QUEUE;
     this.connection = connectRedis(opts.redisUrl);
     this.reader = connectRedis(opts.redisUrl);
-    this.queue = new Queue<JobLaunch, JobOutcome>(this.queueName, { connection: this.connection });
-    this.events = new QueueEvents(this.queueName, { connection: this.connection });
+    this.queue = new Queue<JobLaunch, JobOutcome>(this.queueName, { connection: bullConnection(opts.redisUrl) });
+    this.events = new QueueEvents(this.queueName, { connection: bullConnection(opts.redisUrl) });
     this.stalledChecker = new Worker(this.queueName, undefined, {
-      connection: this.connection,
+      connection: bullConnection(opts.redisUrl),
       autorun: false,
       maxStalledCount: 0,
       stalledInterval: opts.stalledCheckMs ?? 5000,
@@ -157,7 +158,7 @@ export class RedisExecutor implements Executor {
     this.wake?.();
     await Promise.allSettled([this.stalledChecker.close(), this.events.close(), this.queue.close()]);
     this.reader.disconnect();
-    await this.connection.quit().catch(() => {});
+    this.connection.disconnect();
   }
 
   private track(launch: JobLaunch): RemoteRun {

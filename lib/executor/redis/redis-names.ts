@@ -4,7 +4,7 @@
  * may share a queue, and each has its own r-1).
  */
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 
 export const DEFAULT_QUEUE = 'platform-runs';
 
@@ -21,9 +21,30 @@ export function queueJobId(workspaceRoot: string, jobRunId: string): string {
   return `${createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 12)}-${jobRunId}`;
 }
 
-/** A connection as BullMQ needs it (no retry limit per request: its blocking commands wait as long as they must). */
+/** A connection of our own (output streams, cancels): no retry limit per request, as BullMQ's. */
 export function connectRedis(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true });
+  const client = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true });
+  // It reconnects by itself; BullMQ's classes on the same server report the outage once, as errors of theirs.
+  client.on('error', () => {});
+  return client;
+}
+
+/**
+ * The URL as connection options for BullMQ's classes, so that each opens and closes its own connections (a client
+ * shared with BullMQ is left open by its close(), and its errors after that had no listener).
+ */
+export function bullConnection(url: string): RedisOptions {
+  const u = new URL(url);
+  const db = Number(u.pathname.replace(/^\//, '') || '0');
+  return {
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(Number.isInteger(db) ? { db } : {}),
+    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+    maxRetriesPerRequest: null,
+  };
 }
 
 /** A cancel as published on the channel. */

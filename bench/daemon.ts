@@ -1,0 +1,157 @@
+/**
+ * Issue 13's figures through a real daemon (`platform serve` as a subprocess, HTTP from here):
+ * - DAG overhead: N trivial jobs (`true`; raw -> daily pairs) from one want, against GNU make -j2 on the same DAG;
+ * - scheduling latency: want acknowledged -> job process started (the job writes its start time), on an idle daemon;
+ * - want intake: wants acknowledged per second from 16 concurrent clients, with every run queued behind a busy
+ *   executor (one slot, held by a long job), so intake is measured apart from spawning.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/platform', import.meta.url));
+
+export interface DaemonFigures {
+  dag: Array<{ jobs: number; platformMs: number; makeMs: number | undefined }>;
+  latency: { p50: number; p99: number; samples: number };
+  intake: { wants: number; clients: number; perSecond: number };
+}
+
+async function serve(dir: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /Listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`platform serve exited (${code}): ${out}`)));
+  });
+  return { url, child };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function post(url: string, body: unknown): Promise<{ want_id: string }> {
+  const res = await fetch(`${url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (res.status !== 201) throw new Error(`POST /api/wants: ${res.status} ${await res.text()}`);
+  return (await res.json()) as { want_id: string };
+}
+
+async function until(url: string, wantId: string, status = 'successful'): Promise<void> {
+  for (;;) {
+    const s = ((await (await fetch(`${url}/api/wants/${wantId}`)).json()) as { status: string }).status;
+    if (s === status) return;
+    if (['failed', 'canceled', 'upstream_failed'].includes(s)) throw new Error(`want ${wantId} ${s}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+async function dag(root: string, jobs: number, withMake: boolean): Promise<{ jobs: number; platformMs: number; makeMs: number | undefined }> {
+  const pairs = jobs / 2;
+  const dir = join(root, `dag-${jobs}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'platform.json'),
+    JSON.stringify({
+      max_concurrent_job_runs: 2,
+      jobs: [
+        { label: 'raw', outputs: ['raw/(?<d>\\d+)'], exec: ['true'] },
+        { label: 'daily', outputs: ['daily/(?<d>\\d+)'], inputs: [{ partition_ref: 'raw/${d}', dep_type: 'MATERIALIZE' }], exec: ['true'] },
+      ],
+    }),
+  );
+  const { url, child } = await serve(dir);
+  let platformMs: number;
+  try {
+    const t0 = performance.now();
+    const { want_id } = await post(url, { partitions: Array.from({ length: pairs }, (_, i) => `daily/${i}`) });
+    await until(url, want_id);
+    platformMs = performance.now() - t0;
+  } finally {
+    await stop(child);
+  }
+  let makeMs: number | undefined;
+  if (withMake) {
+    const mdir = join(root, `make-${jobs}`);
+    mkdirSync(mdir, { recursive: true });
+    const lines = [`all: ${Array.from({ length: pairs }, (_, i) => `daily_${i}`).join(' ')}`, '', 'raw_%:', '\t@true', '', 'daily_%: raw_%', '\t@true', ''];
+    lines.push('.PHONY: all', '');
+    writeFileSync(join(mdir, 'Makefile'), lines.join('\n'));
+    const t0 = performance.now();
+    execFileSync('make', ['-s', '-j2'], { cwd: mdir });
+    makeMs = performance.now() - t0;
+  }
+  return { jobs, platformMs, makeMs };
+}
+
+async function latency(root: string, samples: number): Promise<{ p50: number; p99: number; samples: number }> {
+  const dir = join(root, 'latency');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'platform.json'),
+    JSON.stringify({ jobs: [{ label: 'stamp', outputs: ['stamp/(?<n>\\d+)'], args: ['${n}'], exec: ['sh', '-c', 'date +%s%N > "t-$0"'] }] }),
+  );
+  const { url, child } = await serve(dir);
+  const ms: number[] = [];
+  try {
+    for (let i = 0; i < samples; i++) {
+      const { want_id } = await post(url, { partitions: [`stamp/${i}`] });
+      const acked = performance.timeOrigin + performance.now();
+      await until(url, want_id);
+      const started = Number(readFileSync(join(dir, `t-${i}`), 'utf8').trim());
+      ms.push(started / 1e6 - acked);
+    }
+  } finally {
+    await stop(child);
+  }
+  ms.sort((a, b) => a - b);
+  return { p50: ms[Math.floor(samples * 0.5)]!, p99: ms[Math.min(samples - 1, Math.floor(samples * 0.99))]!, samples };
+}
+
+async function intake(root: string, wants: number, clients: number): Promise<{ wants: number; clients: number; perSecond: number }> {
+  const dir = join(root, 'intake');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'platform.json'),
+    JSON.stringify({
+      max_concurrent_job_runs: 1,
+      jobs: [
+        { label: 'busy', outputs: ['busy'], exec: ['sleep', '600'] },
+        { label: 'q', outputs: ['q/(?<n>\\d+)'], exec: ['true'] },
+      ],
+    }),
+  );
+  const { url, child } = await serve(dir);
+  try {
+    await post(url, { partitions: ['busy'] });
+    let next = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (next < wants) await post(url, { partitions: [`q/${next++}`] });
+      }),
+    );
+    const s = (performance.now() - t0) / 1000;
+    return { wants, clients, perSecond: wants / s };
+  } finally {
+    await stop(child);
+  }
+}
+
+export async function daemonBench(root: string, quick: boolean, withMake: boolean): Promise<DaemonFigures> {
+  const sizes = quick ? [400] : [400, 2000];
+  const out: DaemonFigures['dag'] = [];
+  for (const n of sizes) out.push(await dag(root, n, withMake));
+  return {
+    dag: out,
+    latency: await latency(root, quick ? 30 : 100),
+    intake: await intake(root, quick ? 2000 : 10_000, 16),
+  };
+}
