@@ -4,11 +4,8 @@
  * reads, and the real CLI: `backfill` with its progress and exit codes, `backfills list|get|wait|cancel`, --json.
  */
 import test from 'ava';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
 import { cliAgainst } from './helpers/cli-against.js';
+import { sharedServer } from './helpers/shared-server.js';
 import { until } from './helpers/until.js';
 
 
@@ -22,28 +19,12 @@ const GRAPH = {
   ],
 };
 
-let ws = '';
-let url = '';
-let server: RunningServer;
-let platform: Platform;
+const shared = sharedServer(GRAPH, 'platform-backfill-');
 
-test.before(async () => {
-  ws = realpathSync(mkdtempSync(join(tmpdir(), 'platform-backfill-')));
-  mkdirSync(join(ws, '.platform'), { recursive: true });
-  platform = await Platform.open(ws, { graph: parseGraph(GRAPH, 'test'), tickMs: 50 });
-  server = await startHttpServer(platform, { port: 0, log: () => {}, drainMs: 2_000 });
-  url = server.url;
-});
-
-test.after.always(async () => {
-  await server?.close();
-  if (ws) rmSync(ws, { recursive: true, force: true });
-});
-
-const cli = cliAgainst(() => url);
+const cli = cliAgainst(shared.url);
 
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}${path}`, {
+  const res = await fetch(`${shared.url()}${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -53,7 +34,7 @@ async function api(method: string, path: string, body?: unknown): Promise<{ stat
 
 
 test.serial('bad backfill requests are 400 or 404 with a JSON error and create nothing', async (t) => {
-  const before = platform.state().last_event_id;
+  const before = shared.platform().state().last_event_id;
   const cases: Array<[unknown, RegExp]> = [
     [{}, /exactly one of 'pattern'/],
     [{ pattern: 'day/date={2026-01-01..2026-01-02}', partitions: ['day/date=2026-01-01'] }, /exactly one of/],
@@ -70,7 +51,7 @@ test.serial('bad backfill requests are 400 or 404 with a JSON error and create n
     t.is(r.status, 400, JSON.stringify(body));
     t.regex(r.json.error, message, JSON.stringify(body));
   }
-  t.is(platform.state().last_event_id, before, 'nothing was recorded');
+  t.is(shared.platform().state().last_event_id, before, 'nothing was recorded');
   for (const method of ['GET', 'DELETE']) {
     const r = await api(method, '/api/backfills/bf-999');
     t.is(r.status, 404);
@@ -91,14 +72,14 @@ test.serial('a 10,000-partition backfill is accepted whole; its reads are bounde
   const want = await api('GET', `/api/wants/${created.json.want_id}`);
   t.is(want.json.partitions_total, 10_000);
   t.is(want.json.backfill_id, id);
-  const state = platform.state();
+  const state = shared.platform().state();
   t.true(state.window_open.size <= 256, `a window is open, not the range (${state.window_open.size})`);
   const going = await until(() => api('GET', `/api/backfills/${id}`), (r) => r.json.counts.live >= 100, 'a hundred days to be built', 60_000);
   t.true(going.json.progress > 0 && going.json.progress < 1, `progress ${going.json.progress}`);
-  t.true(platform.state().wants.get(created.json.want_id)!.released > 256, 'the window moved on');
+  t.true(shared.platform().state().wants.get(created.json.want_id)!.released > 256, 'the window moved on');
   const canceled = await api('DELETE', `/api/backfills/${id}`);
   t.like(canceled.json, { status: 'canceled', cancel_reason: `backfill ${id} canceled by request` });
-  t.is(platform.state().window_open.size, 0, 'a canceled backfill has nothing open');
+  t.is(shared.platform().state().window_open.size, 0, 'a canceled backfill has nothing open');
   const listed = await api('GET', '/api/backfills?limit=1&order=desc');
   t.is(listed.json.data.length, 1);
   t.true(listed.json.total >= 1);

@@ -4,11 +4,10 @@
  * `lineage` (a tree, or --json), `taint` and `taints list|get`, and their errors.
  */
 import test from 'ava';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
 import { cliAgainst } from './helpers/cli-against.js';
+import { sharedServer } from './helpers/shared-server.js';
 
 
 /** raw/<n> -> clean/<n> -> report/<n>; each run appends "<job> <n>" to runs.txt in the workspace. */
@@ -32,27 +31,12 @@ const GRAPH = {
   ],
 };
 
-let ws = '';
-let url = '';
-let server: RunningServer;
+const shared = sharedServer(GRAPH, 'platform-cli-change-');
 
-test.before(async () => {
-  ws = realpathSync(mkdtempSync(join(tmpdir(), 'platform-cli-change-')));
-  mkdirSync(join(ws, '.platform'), { recursive: true });
-  const platform = await Platform.open(ws, { graph: parseGraph(GRAPH, 'test'), tickMs: 50 });
-  server = await startHttpServer(platform, { port: 0, log: () => {}, drainMs: 2_000 });
-  url = server.url;
-});
-
-test.after.always(async () => {
-  await server?.close();
-  if (ws) rmSync(ws, { recursive: true, force: true });
-});
-
-const cli = cliAgainst(() => url);
+const cli = cliAgainst(shared.url);
 
 const runs = (n: number) =>
-  readFileSync(join(ws, 'runs.txt'), 'utf8')
+  readFileSync(join(shared.ws(), 'runs.txt'), 'utf8')
     .split('\n')
     .filter((l) => l.endsWith(` ${n}`));
 
