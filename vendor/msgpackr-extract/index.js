@@ -1,0 +1,2 @@
+// msgpackr loads this optionally and uses its JavaScript decoder when it exports nothing.
+module.exports = null;
