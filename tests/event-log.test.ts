@@ -122,6 +122,20 @@ test('reopen keeps everything and continues ids', async (t) => {
   await third.close();
 });
 
+test('unsynced appends are kept in order with synced ones across a reopen', async (t) => {
+  const dir = await tempDir();
+  const log = await EventLog.open(dir);
+  const a = await log.append([succeeded('a')], 10, { sync: false });
+  const b = await log.append([succeeded('b'), succeeded('c')], 11);
+  const c = await log.append([canceled('w')], 12, { sync: false });
+  t.deepEqual([...ids(a), ...ids(b), ...ids(c)], [1, 2, 3, 4]);
+  await log.close();
+  const again = await EventLog.open(dir);
+  t.is(again.latestId(), 4);
+  t.deepEqual(await again.list(0, 10), [...a, ...b, ...c]);
+  await again.close();
+});
+
 test('a second open of the same dir fails while the first holds the lock', async (t) => {
   const dir = await tempDir();
   const log = await EventLog.open(dir);

@@ -83,16 +83,18 @@ export class EventLog {
 
   /**
    * Appends the payloads as events with the next ids (dense, continuing from latestId()) and the given timestamp,
-   * in one batch written with `sync: true`. Calls are queued: one runs after the previous one finished.
+   * in one batch written with `sync: true` (`sync: false` for what may be lost to a power cut, never to a crash of
+   * the process: a later synced batch makes it durable too). Calls are queued: one runs after the previous one
+   * finished.
    * Resolves with the stored events once written (after they were emitted on appended$). An empty list writes
    * nothing and resolves []. A payload that cannot be encoded rejects the call and nothing is written.
    */
-  async append(payloads: EventPayload[], timestamp: number): Promise<BuildEvent[]> {
+  async append(payloads: EventPayload[], timestamp: number, options: { sync?: boolean } = {}): Promise<BuildEvent[]> {
     if (!Array.isArray(payloads)) throw new TypeError('append: payloads must be an array');
     checkInteger('append: timestamp', timestamp, Number.MIN_SAFE_INTEGER);
     if (this.closing !== undefined) throw new Error('append: the event log is closed');
     const batch = payloads.slice();
-    const run = this.tail.then(() => this.write(batch, timestamp));
+    const run = this.tail.then(() => this.write(batch, timestamp, options.sync ?? true));
     this.tail = run.then(
       () => undefined,
       () => undefined,
@@ -100,7 +102,7 @@ export class EventLog {
     return run;
   }
 
-  private async write(payloads: EventPayload[], timestamp: number): Promise<BuildEvent[]> {
+  private async write(payloads: EventPayload[], timestamp: number, sync: boolean): Promise<BuildEvent[]> {
     if (payloads.length === 0) return [];
     const first = this.latest + 1;
     // Only the payload's own case is kept: stray keys (e.g. an event_id on a payload) never reach the log.
@@ -109,7 +111,7 @@ export class EventLog {
         ({ event_id: first + i, timestamp, type: p.type, [p.type]: (p as Record<string, unknown>)[p.type] }) as BuildEvent,
     );
     const ops = events.map((e) => ({ type: 'put' as const, key: eventKey(e.event_id), value: encodeEvent(e) }));
-    await this.db.batch(ops, { sync: true });
+    await this.db.batch(ops, { sync });
     this.latest = first + events.length - 1;
     for (const e of events) this.subject.next(e);
     return events;

@@ -21,6 +21,7 @@ import {
   type Observable,
 } from 'rxjs';
 import type { EventLog } from '../events/event-log.js';
+import type { EventPayload } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import { launchForRun } from '../executor/launch-for-run.js';
 import { LOST_RUN_REASON } from '../executor/lost-runs.js';
@@ -245,7 +246,7 @@ export class Orchestrator {
       tasks: resolved,
       policy: tasks.policy,
     });
-    if (plan.events.length > 0) await log.append(plan.events, now);
+    if (plan.events.length > 0) await log.append(plan.events, now, { sync: !plan.events.every(mayWaitForDisk) });
     for (const s of batch.started) this.handedOver.delete(s.job_run_id);
     for (const o of batch.outcomes) this.handedOver.delete(o.job_run_id);
     // Durable from here on: a fault below must not retry the step (its events are written, its runs may be
@@ -292,4 +293,14 @@ function mergeRests(rests: StepBatch[]): StepBatch {
     out.outcomes.push(...r.outcomes);
   }
   return out;
+}
+
+/**
+ * Events a power cut may take back without harm, so a step of only these is not fsynced (it reaches the disk with
+ * the next synced step): a run's start, and the worker that took it. A run whose start is lost is still queued in
+ * the log, and a restarted daemon kills what is left of it and starts it again (a machine that lost power lost the
+ * process too). A crash of the daemon alone loses nothing: the write is in the kernel already.
+ */
+function mayWaitForDisk(e: EventPayload): boolean {
+  return e.type === 'job_run_started' || e.type === 'job_run_placed';
 }
