@@ -21,7 +21,7 @@ export { backfillView, backfillWant, listBackfills } from './server/backfill-que
 export type { BackfillView, BackfillCounts, CreateBackfillBody, CreateBackfillReply } from './api/backfills.js';
 export { QueueFullError, QueueClosedError } from './orchestrator/command-queue.js';
 export { reduce } from './state/reduce.js';
-export { initialState } from './state/build-state.js';
+export { activeWantsOn, initialState, wantsOfRun } from './state/build-state.js';
 export { wantView, partitionView, jobRunView, eventView } from './server/views.js';
 export { parseGraph } from './graph/parse-graph.js';
 export type { GraphDefinition, JobDefinition } from './graph/graph-definition.js';

@@ -213,6 +213,7 @@ test('a run snapshot reports the steps the events would have shown', (t) => {
     outputs: ['daily/revenue/date=2026-01-05'],
     config: { outputs: ['daily/revenue/date=2026-01-05'], inputs: [], args: [], env: {} },
     want_ids: ['w-1'],
+    wants_total: 1,
     attempt: 1,
     exec: ['bash', 'daily.sh'],
     timeout_seconds: 0,

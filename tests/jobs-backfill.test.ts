@@ -8,6 +8,7 @@ import test from 'ava';
 import type { BuildEvent } from '../lib/events/build-event.js';
 import type { CreateBackfillRequest } from '../lib/orchestrator/command.js';
 import type { Platform } from '../lib/platform.js';
+import { wantsOfRun } from '../lib/state/build-state.js';
 import { backfillView, backfillWant } from '../lib/server/backfill-queries.js';
 import { bash, makeWorkspace, openPlatform, waitFor, waitForWant } from './helpers/jobs-fixture.js';
 
@@ -36,7 +37,7 @@ async function create(platform: Platform, request: CreateBackfillRequest): Promi
 async function maxRunningOf(platform: Platform, rootWantId: string): Promise<number> {
   const s = platform.state();
   const events: BuildEvent[] = await platform.log.list(0, 100_000);
-  const serves = (runId: string) => s.job_runs.get(runId)!.want_ids.some((w) => s.wants.get(w)?.root_want_id === rootWantId);
+  const serves = (runId: string) => [...wantsOfRun(s, runId)].some((w) => s.wants.get(w)?.root_want_id === rootWantId);
   const running = new Set<string>();
   let max = 0;
   for (const e of events) {
@@ -82,7 +83,7 @@ test('a backfill\'s cap is never exceeded while an uncapped want still finds roo
   let maxQueued = 0;
   const sampler = platform.state$.subscribe((s) => {
     let queued = 0;
-    for (const [, id] of s.job_runs_by_status.queued) if (s.job_runs.get(id)!.want_ids.includes(bf.want_id)) queued++;
+    for (const [, id] of s.job_runs_by_status.queued) if ([...wantsOfRun(s, id)].includes(bf.want_id)) queued++;
     maxQueued = Math.max(maxQueued, queued);
   });
   t.teardown(() => sampler.unsubscribe());

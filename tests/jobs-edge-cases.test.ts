@@ -5,6 +5,7 @@
 import test from 'ava';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { wantsOfRun } from '../lib/state/build-state.js';
 import { LATER, planAt } from './helpers/plan-at.js';
 import { bash, makeWorkspace, openPlatform, want, waitFor, waitForWant } from './helpers/jobs-fixture.js';
 
@@ -44,7 +45,7 @@ test('a want that joins a running build is among the run’s want_ids', async (t
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'the run to start');
   const second = await want(platform, ['gate/1']);
   const run = [...platform.state().job_runs.values()][0]!;
-  t.deepEqual([...run.want_ids].sort(), [first, second].sort());
+  t.deepEqual([...wantsOfRun(platform.state(), run.job_run_id)].sort(), [first, second].sort());
   t.deepEqual(platform.state().wants.get(second)?.job_run_ids, [run.job_run_id]);
   writeFileSync(join(dir, 'release'), '');
   await waitForWant(platform, second, ['successful']);

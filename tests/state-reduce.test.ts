@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import type { BuildEvent, EventPayload, JobConfig } from '../lib/events/build-event.js';
 import { EventLog } from '../lib/events/event-log.js';
 import {
+  activeWantsOn,
   initialState,
   JOB_RUN_STATUSES,
   PARTITION_STATUSES,
@@ -67,12 +68,25 @@ function indexViolations(s: BuildState): string[] {
   }
   // active_wants_by_ref: exactly the non-terminal wants asking for each ref, no empty lists, no duplicates.
   check(s.active_wants_by_ref.size === activeByRef.size, `active_wants_by_ref has ${s.active_wants_by_ref.size} refs, expected ${activeByRef.size}`);
-  for (const [ref, ids] of s.active_wants_by_ref) {
+  for (const [ref, set] of s.active_wants_by_ref) {
+    const ids = [...set.values()];
     check(ids.length > 0, `active_wants_by_ref[${ref}] is empty`);
     check(new Set(ids).size === ids.length, `active_wants_by_ref[${ref}] has duplicates`);
+    for (const [seq, id] of set) check(s.wants.get(id)?.seq === seq, `active_wants_by_ref[${ref}] keys ${id} by ${seq}`);
     const expected = activeByRef.get(ref) ?? new Set();
     check(ids.length === expected.size && ids.every((id) => expected.has(id)), `active_wants_by_ref[${ref}] = ${ids} but active wants are ${[...expected]}`);
   }
+  // run_wants: exactly the wants that list each run among their job_run_ids.
+  let listed = 0;
+  for (const [id, w] of s.wants) {
+    for (const runId of w.job_run_ids) {
+      listed++;
+      check(s.run_wants.get(runId)?.get(w.seq) === id, `run_wants[${runId}] lacks ${id}`);
+    }
+  }
+  let indexed = 0;
+  for (const [, set] of s.run_wants) indexed += set.size;
+  check(indexed === listed, `run_wants holds ${indexed} entries, the wants list ${listed}`);
   // Queued runs: each once in the launch order, under its priority.
   check(s.queued_by_priority.size === s.job_runs_by_status.queued.size, `queued_by_priority holds ${s.queued_by_priority.size}, ${s.job_runs_by_status.queued.size} runs are queued`);
   for (const [key, id] of s.queued_by_priority) {
@@ -322,7 +336,7 @@ test('want -> job queued -> started -> succeeded: the want ends successful, the 
   t.deepEqual(w.partitions, ['p1', 'p2']);
   t.is(w.root_want_id, 'w1', 'a want with no root is its own root');
   t.is(w.created_at, T0 + 1000);
-  t.deepEqual(s.active_wants_by_ref.get('p1'), ['w1']);
+  t.deepEqual([...activeWantsOn(s, 'p1')], ['w1']);
   t.deepEqual(idsIn(s.wants_by_status.idle), ['w1']);
   t.false(s.partitions.has('p1'), 'a ref never built is absent');
 
@@ -377,7 +391,7 @@ test('a failure with retry_at keeps the partition building; the retry succeeds',
   const status = wantStatus(s, 'w1')!;
   t.false(TERMINAL_WANT_STATUSES.has(status), `the want waits for the retry, got ${status}`);
   t.true(['building', 'upstream_building'].includes(status), status);
-  t.deepEqual(s.active_wants_by_ref.get('p1'), ['w1']);
+  t.deepEqual([...activeWantsOn(s, 'p1')], ['w1']);
 
   s = apply(s, queued('r2', ['p1'], ['w1'], 2));
   t.is(wantStatus(s, 'w1'), 'building');
@@ -438,12 +452,12 @@ test('cancel: the want is canceled, its run canceled, its partition canceled; re
   );
   t.deepEqual(s.wants.get('w2')!.job_run_ids, ['r1'], 'a want for a partition being built joins its run');
   t.is(wantStatus(s, 'w2'), 'building');
-  t.deepEqual(s.active_wants_by_ref.get('p1'), ['w1', 'w2']);
+  t.deepEqual([...activeWantsOn(s, 'p1')], ['w1', 'w2']);
 
   s = apply(s, wantCanceled('w1', 'changed my mind'));
   t.is(wantStatus(s, 'w1'), 'canceled');
   t.is(s.wants.get('w1')!.cancel_reason, 'changed my mind');
-  t.deepEqual(s.active_wants_by_ref.get('p1'), ['w2'], 'the joined want still wants p1');
+  t.deepEqual([...activeWantsOn(s, 'p1')], ['w2'], 'the joined want still wants p1');
   t.is(s.job_runs.get('r1')!.status, 'running', 'a run another want needs goes on');
 
   s = apply(s, wantCanceled('w3'), runCanceled('r3'));

@@ -62,7 +62,9 @@ export interface JobRunView {
   status: JobRunStatus;
   outputs: string[];
   config: JobConfig;
+  /** The wants it serves, oldest first (the first 100; `wants_total` counts them all). */
   want_ids: string[];
+  wants_total: number;
   attempt: number;
   /** The program the run was started with; the config's args follow it. */
   exec: string[];

@@ -3,7 +3,7 @@
  * not how many partitions are wanted. A want mapped to `null` is scheduled whole (a new want, say).
  */
 import type { EventPayload } from '../events/build-event.js';
-import type { BuildState } from '../state/build-state.js';
+import { activeWantsOn, type BuildState } from '../state/build-state.js';
 
 export type Candidates = Map<string, Set<string> | null>;
 
@@ -47,7 +47,7 @@ export function addWaiting(c: Candidates, waiters: Waiters, inputs: readonly str
 export function touchedCandidates(state: BuildState, events: readonly EventPayload[], waiters: Waiters): Candidates {
   const c: Candidates = new Map();
   const touchRef = (ref: string) => {
-    for (const id of state.active_wants_by_ref.get(ref) ?? []) addCandidate(c, id, ref);
+    for (const id of activeWantsOn(state, ref)) addCandidate(c, id, ref);
     addWaiting(c, waiters, [ref]);
   };
   for (const e of events) {

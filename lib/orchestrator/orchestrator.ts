@@ -29,6 +29,7 @@ import type { Executor } from '../executor/executor-port.js';
 import { findJobRunProcesses, killProcesses } from '../executor/job-process-identity.js';
 import { errorMessage } from '../errors.js';
 import type { StateStore } from '../state/state-store.js';
+import { activeWantsOn } from '../state/build-state.js';
 import { addWait, addWaiting, touchedCandidates, type Waiters } from './candidates.js';
 import type { CommandQueue, PendingCommand } from './command-queue.js';
 import { dueTimes } from './due-times.js';
@@ -221,7 +222,7 @@ export class Orchestrator {
     if (graphChanged) this.resolutions.invalidate();
     const fullScan = batch.fullScan || graphChanged;
     const state = store.current();
-    addResolvedRefs(batch.candidates, batch.resolvedRefs, (ref) => state.active_wants_by_ref.get(ref) ?? []);
+    addResolvedRefs(batch.candidates, batch.resolvedRefs, (ref) => activeWantsOn(state, ref));
     // What waits on the outputs of runs that just ended is scheduled in this step: its configs must be at hand now,
     // or it would be queued a step late, after a run of lower priority took the free slot.
     for (const o of batch.outcomes) addWaiting(batch.candidates, this.waiters, state.job_runs.get(o.job_run_id)?.config.outputs ?? []);

@@ -354,7 +354,7 @@ class Planner {
     for (const id of runs) {
       const run = this.state.job_runs.get(id);
       if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) continue;
-      const stillWanted = run.config.outputs.some((ref) => (this.state.active_wants_by_ref.get(ref) ?? []).length > 0);
+      const stillWanted = run.config.outputs.some((ref) => this.state.active_wants_by_ref.has(ref));
       if (stillWanted) continue;
       if (run.status === 'running' || this.input.launched.has(id)) this.kill.push(id);
       this.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id: id, reason: `want ${want.want_id} canceled` } });

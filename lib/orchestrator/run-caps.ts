@@ -4,12 +4,12 @@
  * that want must find room.
  */
 import type { BuildState, JobRunRecord } from '../state/build-state.js';
-import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
+import { TERMINAL_WANT_STATUSES, wantsOfRun } from '../state/build-state.js';
 
 /** The capped root wants a run counts against; empty when it serves any active want without a cap. */
-export function capsOf(state: Pick<BuildState, 'wants'>, run: JobRunRecord): Array<{ root: string; cap: number }> {
+export function capsOf(state: Pick<BuildState, 'wants' | 'run_wants'>, run: JobRunRecord): Array<{ root: string; cap: number }> {
   const caps = new Map<string, number>();
-  for (const id of run.want_ids) {
+  for (const id of wantsOfRun(state, run.job_run_id)) {
     const want = state.wants.get(id);
     if (!want || TERMINAL_WANT_STATUSES.has(want.status)) continue;
     const root = state.wants.get(want.root_want_id) ?? want;
@@ -23,7 +23,7 @@ export function capsOf(state: Pick<BuildState, 'wants'>, run: JobRunRecord): Arr
 export class CapCounter {
   private readonly running = new Map<string, number>();
 
-  constructor(private readonly state: Pick<BuildState, 'wants'>) {}
+  constructor(private readonly state: Pick<BuildState, 'wants' | 'run_wants'>) {}
 
   count(run: JobRunRecord): void {
     for (const { root } of capsOf(this.state, run)) this.running.set(root, (this.running.get(root) ?? 0) + 1);

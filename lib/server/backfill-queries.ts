@@ -5,7 +5,7 @@
 import type { BackfillPolicy, BackfillView } from '../api/backfills.js';
 import type { Page } from '../api/page.js';
 import type { RebuildPolicy } from '../events/build-event.js';
-import type { BuildState, WantRecord } from '../state/build-state.js';
+import { wantsOfRun, type BuildState, type WantRecord } from '../state/build-state.js';
 import type { PageQuery } from './queries.js';
 
 const POLICY_OF: Record<RebuildPolicy, BackfillPolicy> = { absent: 'missing', missing: 'failed', all: 'all', stale: 'failed' };
@@ -19,7 +19,7 @@ export function backfillView(state: BuildState, want: WantRecord): BackfillView 
   let running = 0;
   for (const [, id] of state.job_runs_by_status.running) {
     const run = state.job_runs.get(id);
-    if (run && run.want_ids.some((w) => state.wants.get(w)?.root_want_id === want.want_id)) running++;
+    if (run && servesRoot(state, run.job_run_id, want.want_id)) running++;
   }
   return {
     backfill_id: want.backfill_id,
@@ -62,4 +62,9 @@ export function listBackfills(state: BuildState, q: PageQuery): Page<BackfillVie
     if (want) data.push(backfillView(state, want));
   }
   return { data, total: state.backfill_order.size, offset: q.offset, limit: q.limit };
+}
+
+function servesRoot(state: BuildState, jobRunId: string, rootWantId: string): boolean {
+  for (const id of wantsOfRun(state, jobRunId)) if (state.wants.get(id)?.root_want_id === rootWantId) return true;
+  return false;
 }

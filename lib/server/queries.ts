@@ -34,7 +34,7 @@ export function listJobRuns(state: BuildState, q: PageQuery & { status?: JobRunS
   const index = q.status ? state.job_runs_by_status[q.status] : state.job_run_order;
   return pageOf(index, q, ([, id]) => {
     const r = state.job_runs.get(id);
-    return r && jobRunView(r);
+    return r && jobRunView(state, r);
   });
 }
 

@@ -74,14 +74,19 @@ export function partitionView(p: PartitionRecord): PartitionView {
   };
 }
 
-export function jobRunView(r: JobRunRecord): JobRunView {
+/** Most wants a run's view lists: a run that a hundred thousand wants joined is still one small answer. */
+export const RUN_WANTS_SHOWN = 100;
+
+export function jobRunView(state: Pick<BuildState, 'run_wants'>, r: JobRunRecord): JobRunView {
+  const wants = state.run_wants.get(r.job_run_id);
   return {
     job_run_id: r.job_run_id,
     job_label: r.job_label,
     status: r.status,
     outputs: [...r.config.outputs],
     config: r.config,
-    want_ids: [...r.want_ids],
+    want_ids: wants ? wants.slice(0, RUN_WANTS_SHOWN).map(([, id]) => id) : [],
+    wants_total: wants?.size ?? 0,
     attempt: r.attempt,
     exec: [...r.exec],
     timeout_seconds: r.timeout_seconds,

@@ -8,7 +8,7 @@ import type {
   PartitionRecord,
   WantRecord,
 } from './build-state.js';
-import { TERMINAL_WANT_STATUSES, queueKey, slaDeadline, slaKey } from './build-state.js';
+import { NO_WANTS, TERMINAL_WANT_STATUSES, queueKey, slaDeadline, slaKey } from './build-state.js';
 import { closeWindow } from './want-window.js';
 
 export function putWant(state: BuildState, want: WantRecord): BuildState {
@@ -25,9 +25,9 @@ export function putWant(state: BuildState, want: WantRecord): BuildState {
   const isActive = !TERMINAL_WANT_STATUSES.has(want.status);
   if (wasActive !== isActive) {
     for (const ref of want.partitions) {
-      activeByRef = activeByRef.update(ref, (ids = []) => {
-        const next = isActive ? [...ids, want.want_id] : ids.filter((id) => id !== want.want_id);
-        return next.length > 0 ? next : undefined;
+      activeByRef = activeByRef.update(ref, (ids = NO_WANTS) => {
+        const next = isActive ? ids.set(want.seq, want.want_id) : ids.delete(want.seq);
+        return next.size > 0 ? next : undefined;
       });
     }
   }
@@ -82,4 +82,9 @@ export function putJobRun(state: BuildState, run: JobRunRecord): BuildState {
     job_run_order: old ? state.job_run_order : state.job_run_order.set(run.seq, run.job_run_id),
     job_runs_by_status: byStatus,
   };
+}
+
+/** The want now served by the run too (a join, or one of the wants that queued it). O(log n). */
+export function addRunWant(state: BuildState, jobRunId: string, want: Pick<WantRecord, 'seq' | 'want_id'>): BuildState {
+  return { ...state, run_wants: state.run_wants.update(jobRunId, (ids = NO_WANTS) => ids.set(want.seq, want.want_id)) };
 }

@@ -4,8 +4,8 @@
  */
 import type { BuildEvent, BuildInput } from '../events/build-event.js';
 import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionRecord, PartitionStatus, TaintRecord, WantRecord } from './build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
-import { putJobRun, putPartition, putWant } from './indexed-records.js';
+import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, activeWantsOn, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
+import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
 import { currentConsumers, refreshStale } from './staleness.js';
 import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCategory } from './want-status.js';
 import { openKey, settled, windowFor } from './want-window.js';
@@ -68,9 +68,9 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       // The runs it joins serve it too, and start as soon as the most urgent of their wants needs.
       for (const runId of want.job_run_ids) {
         const run = next.job_runs.get(runId);
-        if (run && !run.want_ids.includes(want.want_id)) {
-          next = putJobRun(next, { ...run, want_ids: [...run.want_ids, want.want_id], priority: Math.max(run.priority, want.priority) });
-        }
+        if (!run) continue;
+        next = addRunWant(next, runId, want);
+        if (want.priority > run.priority) next = putJobRun(next, { ...run, priority: want.priority });
       }
       const parent = next.wants.get(e.parent_want_id);
       if (parent) {
@@ -95,7 +95,6 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         seq: s.job_runs.size + 1,
         job_label: e.job_label,
         config: e.config,
-        want_ids: e.want_ids,
         attempt: e.attempt,
         exec: e.exec,
         timeout_seconds: e.timeout_seconds,
@@ -118,10 +117,10 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       };
       // Every active want on an output is a want of this run, whether it asked first or joined.
       const served = new Set(e.want_ids);
-      for (const ref of e.config.outputs) for (const id of s.active_wants_by_ref.get(ref) ?? []) served.add(id);
+      for (const ref of e.config.outputs) for (const id of activeWantsOn(s, ref)) served.add(id);
       let priority = Number.NEGATIVE_INFINITY;
       for (const id of served) priority = Math.max(priority, s.wants.get(id)?.priority ?? 0);
-      let next = putJobRun(s, { ...run, want_ids: [...served], priority: Number.isFinite(priority) ? priority : 0 });
+      let next = putJobRun(s, { ...run, priority: Number.isFinite(priority) ? priority : 0 });
       // A job's first run records its definition; later edits come as job_definitions_changed (a retry queued with
       // the definition of its first attempt must not set the recorded one back).
       if (e.job_fingerprint && !next.job_fingerprints.has(e.job_label)) {
@@ -130,7 +129,9 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       for (const id of served) {
         const w = next.wants.get(id);
         // The run is new, so it is on no want's list yet.
-        if (w) next = putWant(next, { ...w, job_run_ids: [...w.job_run_ids, run.job_run_id] });
+        if (!w) continue;
+        next = putWant(next, { ...w, job_run_ids: [...w.job_run_ids, run.job_run_id] });
+        next = addRunWant(next, run.job_run_id, w);
       }
       return setPartitions(s, next, e.config.outputs, 'building', run.job_run_id, event.event_id, at);
     }
@@ -289,8 +290,7 @@ function built(s: BuildState, e: Lineage, eventId: number, at: number): BuildSta
   next = refreshStale(next, [ref, ...downstream], putCounted(eventId, at));
   // A rebuild on behalf of a want: its detail lists it.
   if (replaced) {
-    const run = next.job_runs.get(e.job_run_id);
-    for (const id of run?.want_ids ?? []) {
+    for (const id of wantsOfRun(next, e.job_run_id)) {
       const w = next.wants.get(id);
       if (w && !w.rebuilt.includes(ref)) next = putWant(next, { ...w, rebuilt: [...w.rebuilt, ref] });
     }
@@ -410,7 +410,7 @@ function recountWants(before: BuildState, state: BuildState, refs: readonly stri
   for (const ref of unique) {
     const was = before.partitions.get(ref);
     const now = next.partitions.get(ref);
-    for (const wantId of next.active_wants_by_ref.get(ref) ?? []) {
+    for (const wantId of activeWantsOn(next, ref)) {
       const want = next.wants.get(wantId);
       if (!want) continue;
       const from = partitionCategory(before, was, want);
@@ -425,7 +425,7 @@ function recountWants(before: BuildState, state: BuildState, refs: readonly stri
     }
   }
   for (const ref of unique) {
-    for (const wantId of next.active_wants_by_ref.get(ref) ?? []) next = refreshWant(next, wantId, eventId, at);
+    for (const wantId of activeWantsOn(next, ref)) next = refreshWant(next, wantId, eventId, at);
   }
   return next;
 }

@@ -26,8 +26,11 @@ import {
 } from './build-state.js';
 import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
 
-/** 4: schedules are kept as records (since when each counts its ticks is not in its wants). */
-export const SNAPSHOT_FORMAT = 4;
+/**
+ * 4: schedules are kept as records (since when each counts its ticks is not in its wants).
+ * 5: a run's wants are an index derived from the wants' `job_run_ids`, no longer a list on the run.
+ */
+export const SNAPSHOT_FORMAT = 5;
 
 export interface Snapshot {
   format: typeof SNAPSHOT_FORMAT;
@@ -90,11 +93,24 @@ export function fromSnapshot(snap: Snapshot): BuildState {
   const wantsBySeq = bySeq(snap.wants);
   const runsBySeq = bySeq(snap.job_runs);
   // A want is active from its creation until it ends, so creation order is the order the fold added it in.
-  const activeByRef = new Map<string, string[]>();
+  const activeByRef = new Map<string, Array<readonly [number, string]>>();
+  // Every want served by a run lists it (queued for it or joined it): the run's wants are these, in seq order.
+  const runWants = new Map<string, Array<readonly [number, string]>>();
+  const push = (m: Map<string, Array<readonly [number, string]>>, key: string, w: WantRecord) => {
+    const list = m.get(key);
+    if (list) list.push([w.seq, w.want_id]);
+    else m.set(key, [[w.seq, w.want_id]]);
+  };
   for (const w of wantsBySeq) {
+    for (const id of w.job_run_ids) push(runWants, id, w);
     if (TERMINAL_WANT_STATUSES.has(w.status)) continue;
-    for (const ref of w.partitions) activeByRef.set(ref, [...(activeByRef.get(ref) ?? []), w.want_id]);
+    for (const ref of w.partitions) push(activeByRef, ref, w);
   }
+  const wantSets = (m: Map<string, Array<readonly [number, string]>>) =>
+    OrderedMap.fromSorted(
+      compareStrings,
+      [...m.keys()].sort().map((k) => [k, OrderedMap.fromSorted(compareNumbers, m.get(k)!)] as const),
+    );
   const partitionsByStatus = {} as Record<(typeof PARTITION_STATUSES)[number], OrderedMap<string, true>>;
   for (const s of PARTITION_STATUSES) {
     partitionsByStatus[s] = OrderedMap.fromSorted(
@@ -146,10 +162,8 @@ export function fromSnapshot(snap: Snapshot): BuildState {
     wants: OrderedMap.fromSorted(compareStrings, snap.wants.map((w) => [w.want_id, w] as const)),
     want_order: OrderedMap.fromSorted(compareNumbers, wantsBySeq.map((w) => [w.seq, w.want_id] as const)),
     wants_by_status: statusIndex(WANT_STATUSES, wantsBySeq, (w) => w.want_id),
-    active_wants_by_ref: OrderedMap.fromSorted(
-      compareStrings,
-      [...activeByRef].sort(([a], [b]) => compareStrings(a, b)),
-    ),
+    active_wants_by_ref: wantSets(activeByRef),
+    run_wants: wantSets(runWants),
     partitions: OrderedMap.fromSorted(compareStrings, snap.partitions.map((p) => [p.ref, p] as const)),
     partitions_by_status: partitionsByStatus,
     job_runs: OrderedMap.fromSorted(compareStrings, snap.job_runs.map((r) => [r.job_run_id, r] as const)),

@@ -48,7 +48,7 @@ export function jobRunDetail(r: JobRunView): string {
     ['job', r.job_label],
     ['status', statusColor(r.status)],
     ['attempt', r.attempt],
-    ['wants', r.want_ids.join(', ')],
+    ['wants', `${r.want_ids.join(', ')}${r.wants_total > r.want_ids.length ? ` … ${r.wants_total - r.want_ids.length} more` : ''}`],
     ['outputs', r.outputs.join('\n')],
     ['inputs', r.config.inputs.map((i) => `${i.partition_ref} (${i.dep_type})`).join('\n')],
     ['args', shellWords(r.config.args)],

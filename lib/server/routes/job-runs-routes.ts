@@ -28,7 +28,7 @@ export function jobRunsRoutes({ platform, shutdown$ }: ServerContext): Router {
   });
 
   router.get('/api/job_runs/:id', (req, res) => {
-    res.json(jobRunView(runOr404(req.params.id)) satisfies JobRunView);
+    res.json(jobRunView(platform.state(), runOr404(req.params.id)) satisfies JobRunView);
   });
 
   router.get('/api/job_runs/:id/logs/:stream', async (req, res) => {

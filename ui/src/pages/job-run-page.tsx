@@ -81,6 +81,7 @@ export function JobRunPage({ id }: { id: string }) {
               {r.want_ids.slice(0, 20).map((w) => (
                 <Link href={`/wants/${encodeURIComponent(w)}`} class="chip">{w}</Link>
               ))}
+              {r.wants_total > 20 ? <span class="dim"> +{r.wants_total - 20} more</span> : null}
             </dd>
             <dt>Attempt</dt>
             <dd>{r.attempt}</dd>
