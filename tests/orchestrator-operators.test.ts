@@ -10,6 +10,9 @@ import { dueTimes } from '../lib/orchestrator/due-times.js';
 import { retryingStep } from '../lib/orchestrator/retrying-step.js';
 import { stepInBatches } from '../lib/orchestrator/step-in-batches.js';
 import { collectBatch, retryBatch } from '../lib/orchestrator/orchestrator-input.js';
+import { startPass, sweepSlice } from '../lib/orchestrator/active-sweep.js';
+import { WakeList } from '../lib/orchestrator/wake-list.js';
+import { initialState, type WantStatus } from '../lib/state/build-state.js';
 
 const scheduler = (t: { deepEqual: (a: unknown, b: unknown) => void }) => new TestScheduler((actual, expected) => t.deepEqual(actual, expected));
 
@@ -165,7 +168,7 @@ test('retryingStep: a stop while a retry waits hands the rest of the batch over 
   });
 });
 
-test('collectBatch: job-run news and commands keep their order; ticks, deadlines and graph edits ask for a full scan', (t) => {
+test('collectBatch: job-run news and commands keep their order; a tick asks for a slice of the sweep, a scan or a graph edit for a pass, a deadline for housekeeping only', (t) => {
   const noop = () => undefined;
   const cmd = (comment: string) => ({
     command: { kind: 'create_want' as const, request: { partitions: ['a'], comment, data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 } },
@@ -186,13 +189,19 @@ test('collectBatch: job-run news and commands keep their order; ticks, deadlines
   t.deepEqual(narrow.started, [{ job_run_id: 'r-1', pid: 10, worker: 'local' }]);
   t.deepEqual(narrow.outcomes, [{ job_run_id: 'r-1', status: 'succeeded' }]);
   t.deepEqual(narrow.resolvedRefs, ['x']);
-  t.false(narrow.fullScan);
-  for (const kind of ['tick', 'scan', 'graph'] as const) t.true(collectBatch([{ kind }]).fullScan, kind);
-  t.true(collectBatch([{ kind: 'deadline', at: 5 }]).fullScan);
+  t.is(narrow.sweep, undefined);
+  t.false(narrow.housekeeping);
+  t.is(collectBatch([{ kind: 'tick' }]).sweep, 'slice');
+  for (const kind of ['scan', 'graph'] as const) t.is(collectBatch([{ kind }]).sweep, 'pass', kind);
+  t.is(collectBatch([{ kind: 'tick' }, { kind: 'scan' }, { kind: 'tick' }]).sweep, 'pass', 'a pass is not narrowed by a tick');
+  for (const kind of ['tick', 'scan', 'graph'] as const) t.true(collectBatch([{ kind }]).housekeeping, kind);
+  const deadline = collectBatch([{ kind: 'deadline', at: 5 }]);
+  t.true(deadline.housekeeping);
+  t.is(deadline.sweep, undefined, 'the wants due are on the wake list: no sweep');
   const rest = retryBatch(narrow);
   t.deepEqual(rest.commands, [], 'commands were answered with the fault');
   t.deepEqual(rest.outcomes, narrow.outcomes, 'news is kept');
-  t.true(rest.fullScan);
+  t.is(rest.sweep, 'pass');
 });
 
 test('dueTimes: a deadline beyond setTimeout ceiling waits the ceiling (one early wake-up), not 1 ms', (t) => {
@@ -201,4 +210,55 @@ test('dueTimes: a deadline beyond setTimeout ceiling waits the ceiling (one earl
     const thirtyDays = 30 * 24 * 3600_000;
     expectObservable(cold('a', { a: thirtyDays }).pipe(dueTimes(ts))).toBe(`${2 ** 31 - 1}ms a`, { a: thirtyDays });
   });
+});
+
+test('sweepSlice walks the active wants in creation order, a slice at a time, and a pass ends at the last', (t) => {
+  let state = initialState();
+  const statuses: WantStatus[] = ['idle', 'building', 'successful', 'upstream_building', 'failed'];
+  const active = new Set<WantStatus>(['idle', 'building', 'upstream_building']);
+  const expected: string[] = [];
+  for (let seq = 1; seq <= 23; seq++) {
+    const status = statuses[seq % statuses.length]!;
+    state = { ...state, wants_by_status: { ...state.wants_by_status, [status]: state.wants_by_status[status].set(seq, `w-${seq}`) } };
+    if (active.has(status)) expected.push(`w-${seq}`);
+  }
+  const seen: string[] = [];
+  let cursor = startPass();
+  let steps = 0;
+  do {
+    const slice = sweepSlice(state, cursor, 4);
+    t.true(slice.wantIds.length <= 4);
+    seen.push(...slice.wantIds);
+    cursor = slice.cursor;
+    steps++;
+  } while (cursor.passing && steps < 100);
+  t.deepEqual(seen, expected, 'every active want once, in creation order');
+  t.is(steps, Math.ceil(expected.length / 4));
+  t.is(cursor.next, 0, 'the next sweep starts from the first again');
+  // Ticks (no pass) wrap around.
+  const tick = sweepSlice(state, { next: 22, passing: false }, 4);
+  t.false(tick.cursor.passing);
+  t.is(tick.cursor.next, 0);
+});
+
+test('WakeList gives the wants due by now, once, merged by want', (t) => {
+  const wakes = new WakeList();
+  wakes.add([
+    [30, 'w-3', null],
+    [10, 'w-1', 'a'],
+    [10, 'w-1', 'b'],
+    [20, 'w-2', 'c'],
+  ]);
+  const due = new Map();
+  wakes.takeDue(20, due);
+  t.deepEqual([...due.entries()].map(([id, refs]) => [id, refs && [...refs].sort()]), [
+    ['w-1', ['a', 'b']],
+    ['w-2', ['c']],
+  ]);
+  const again = new Map();
+  wakes.takeDue(25, again);
+  t.is(again.size, 0, 'taken once');
+  wakes.takeDue(30, again);
+  t.deepEqual([...again.entries()], [['w-3', null]]);
+  t.is(wakes.size, 0);
 });

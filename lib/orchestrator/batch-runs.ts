@@ -55,8 +55,8 @@ export function joinTasks(tasks: readonly BatchTask[]): BatchTask {
 export interface BatchPlan<T> {
   /** Each: the refs of one run, in the order they became ready. */
   runs: Array<Array<ReadyRef<T>>>;
-  /** When a batch held back for its wait is due to go anyway. */
-  wakeAt: number[];
+  /** Batches held back for their wait, and when each is due to go anyway. */
+  held: Array<{ at: number; refs: Array<ReadyRef<T>> }>;
 }
 
 /**
@@ -68,19 +68,19 @@ export function planBatches<T>(ready: ReadonlyArray<ReadyRef<T>>, policy: BatchP
   for (const r of ready) if (!unique.has(r.ref)) unique.set(r.ref, r);
   const refs = [...unique.values()];
   const runs: Array<Array<ReadyRef<T>>> = [];
-  const wakeAt: number[] = [];
+  const held: BatchPlan<T>['held'] = [];
   for (let i = 0; i < refs.length; i += policy.max_partitions) {
     const group = refs.slice(i, i + policy.max_partitions);
     if (group.length < policy.max_partitions && policy.max_wait_ms > 0) {
       const due = Math.min(...group.map((r) => r.readyAt)) + policy.max_wait_ms;
       if (now < due) {
-        wakeAt.push(due);
+        held.push({ at: due, refs: group });
         continue;
       }
     }
     runs.push(group);
   }
-  return { runs, wakeAt };
+  return { runs, held };
 }
 
 /** A failed batch retried in halves, so one bad ref stops failing the others (after enough retries, alone). */

@@ -35,8 +35,20 @@ export function addWait(waiters: Waiters, input: string, wantId: string, ref: st
 }
 
 /** The (want, ref) pairs waiting on any of `inputs`. */
-export function addWaiting(c: Candidates, waiters: Waiters, inputs: readonly string[]): void {
+export function addWaiting(c: Candidates, waiters: Waiters, inputs: Iterable<string>): void {
   for (const input of inputs) for (const [id, refs] of waiters.get(input) ?? []) for (const ref of refs) addCandidate(c, id, ref);
+}
+
+/**
+ * The same, and the waits are forgotten: they are candidates now, and a ref that still waits when it is scheduled
+ * is registered again. So the map holds what waits now, not everything that ever waited, without a full scan to
+ * rebuild it.
+ */
+export function takeWaiting(c: Candidates, waiters: Waiters, inputs: Iterable<string>): void {
+  for (const input of inputs) {
+    addWaiting(c, waiters, [input]);
+    waiters.delete(input);
+  }
 }
 
 /**
@@ -44,9 +56,10 @@ export function addWaiting(c: Candidates, waiters: Waiters, inputs: readonly str
  * need its inputs asked for again), each active want on an output of a run that changed, and the refs that
  * wait on such an output.
  */
-export function touchedCandidates(state: BuildState, events: readonly EventPayload[], waiters: Waiters): Candidates {
+export function touchedCandidates(state: BuildState, events: readonly EventPayload[], waiters: Waiters, touchedRefs?: Set<string>): Candidates {
   const c: Candidates = new Map();
   const touchRef = (ref: string) => {
+    touchedRefs?.add(ref);
     for (const id of activeWantsOn(state, ref)) addCandidate(c, id, ref);
     addWaiting(c, waiters, [ref]);
   };

@@ -23,9 +23,12 @@ export type OrchestratorInput =
   | { kind: 'deadline'; at: number }
   /** platform.json changed: configs resolved so far no longer hold. */
   | { kind: 'graph' }
-  /** The periodic tick, or an explicit request to look at every active want. */
+  /** The periodic tick: housekeeping and the next slice of the sweep. */
   | { kind: 'tick' }
-  | { kind: 'scan' };
+  /** Look at every active want again, a slice a step (start-up, after a fault). */
+  | { kind: 'scan' }
+  /** The next slice of a pass under way. */
+  | { kind: 'sweep' };
 
 export interface StepBatch {
   commands: PendingCommand[];
@@ -35,14 +38,16 @@ export interface StepBatch {
   /** Refs whose configs arrived (mapped to their active wants when the step reads the state). */
   resolvedRefs: string[];
   candidates: Candidates;
-  /** Schedule every active want, not only the candidates. */
-  fullScan: boolean;
+  /** Look at the next slice of active wants ('slice'), or start a pass over all of them ('pass'). */
+  sweep: 'slice' | 'pass' | undefined;
+  /** Record job definition edits and fire due schedule ticks. */
+  housekeeping: boolean;
   /** The graph changed: drop cached configs. */
   graphChanged: boolean;
 }
 
 export function emptyBatch(): StepBatch {
-  return { commands: [], started: [], placed: [], outcomes: [], resolvedRefs: [], candidates: new Map(), fullScan: false, graphChanged: false };
+  return { commands: [], started: [], placed: [], outcomes: [], resolvedRefs: [], candidates: new Map(), sweep: undefined, housekeeping: false, graphChanged: false };
 }
 
 /** Folds inputs (in arrival order) into one step's work. */
@@ -70,13 +75,23 @@ export function collectBatch(inputs: readonly OrchestratorInput[]): StepBatch {
         break;
       case 'graph':
         batch.graphChanged = true;
-        batch.fullScan = true;
+        batch.housekeeping = true;
+        batch.sweep = 'pass';
+        break;
+      case 'scan':
+        batch.housekeeping = true;
+        batch.sweep = 'pass';
+        break;
+      case 'tick':
+        batch.housekeeping = true;
+        batch.sweep ??= 'slice';
         break;
       case 'deadline':
-      case 'tick':
-      case 'scan':
-        // A deadline names no want: the full scan finds every retry and ttl that is due.
-        batch.fullScan = true;
+        // The wants due at it are on the loop's wake list; schedules and slas are housekeeping.
+        batch.housekeeping = true;
+        break;
+      case 'sweep':
+        // The loop knows a pass is under way: any step takes its next slice.
         break;
     }
   }
@@ -85,10 +100,11 @@ export function collectBatch(inputs: readonly OrchestratorInput[]): StepBatch {
 
 /**
  * What is left of a batch whose step failed: its job-run news and candidates (the commands were answered with
- * the fault), to be tried again with a full scan, since the failed step's own follow-ups are unknown.
+ * the fault), to be tried again with a pass over every active want, since the failed step's own follow-ups are
+ * unknown.
  */
 export function retryBatch(failed: StepBatch): StepBatch {
-  return { ...failed, commands: [], fullScan: true };
+  return { ...failed, commands: [], housekeeping: true, sweep: 'pass' };
 }
 
 /** The wants on refs whose configs arrived become candidates. */

@@ -30,7 +30,9 @@ import { findJobRunProcesses, killProcesses } from '../executor/job-process-iden
 import { errorMessage } from '../errors.js';
 import type { StateStore } from '../state/state-store.js';
 import { activeWantsOn } from '../state/build-state.js';
-import { addWait, addWaiting, touchedCandidates, type Waiters } from './candidates.js';
+import { addCandidate, addWait, takeWaiting, touchedCandidates, type Waiters } from './candidates.js';
+import { SWEEP_START, startPass, sweepSlice, type SweepCursor } from './active-sweep.js';
+import { WakeList } from './wake-list.js';
 import type { CommandQueue, PendingCommand } from './command-queue.js';
 import { dueTimes } from './due-times.js';
 import { addResolvedRefs, collectBatch, retryBatch, type OrchestratorInput, type StepBatch } from './orchestrator-input.js';
@@ -70,8 +72,14 @@ export class Orchestrator {
   private readonly deadlines$ = new Subject<number>();
   /** Replays, so a step that fails after the stop was asked for sees it and does not wait to retry. */
   private readonly stop$ = new ReplaySubject<void>(1);
-  /** Input ref -> wants waiting on it; rebuilt by every full scan (see candidates.ts). */
-  private waiters: Waiters = new Map();
+  /** Input ref -> wants waiting on it; an entry is taken when its input changes (see candidates.ts). */
+  private readonly waiters: Waiters = new Map();
+  /** Wants to look at again when a retry, a ttl or a held batch falls due. */
+  private readonly wakes = new WakeList();
+  /** Ready refs of batched jobs held back for a fuller batch: every step looks at them with what is new. */
+  private held: Array<[string, string]> = [];
+  /** Where the sweep over active wants stands (active-sweep.ts). */
+  private sweep: SweepCursor = SWEEP_START;
   /** Runs given to an executor that starts them off this thread, whose start news has not been recorded yet. */
   private readonly handedOver = new Set<string>();
   private stopping = false;
@@ -142,7 +150,7 @@ export class Orchestrator {
     return lost;
   }
 
-  /** Runs a step that looks at every active want now, as a tick does. */
+  /** Starts a pass over every active want (a slice a step). */
   scanAll(): void {
     this.followUps$.next({ kind: 'scan' });
   }
@@ -211,22 +219,30 @@ export class Orchestrator {
   }
 
   /**
-   * Between ticks a step schedules only the wants that recent events touched (and those waiting on what changed);
-   * a tick, a deadline or a graph edit schedules every active want, so anything a narrow step missed waits a tick
-   * at most.
+   * A step schedules only what can have something to do: the wants that recent events touched (and those waiting on
+   * what changed), the wants whose retry or ttl fell due, and a slice of the sweep (a tick's, or a pass's). So no
+   * step costs the number of active wants; what a narrow step missed is looked at by the sweep.
    */
   private async runStep(batch: StepBatch): Promise<void> {
     const { queue, store, log, tasks } = this.opts;
     const pending = batch.commands.filter((p) => queue.take(p));
     const graphChanged = (await tasks.refresh?.()) || batch.graphChanged;
     if (graphChanged) this.resolutions.invalidate();
-    const fullScan = batch.fullScan || graphChanged;
     const state = store.current();
-    addResolvedRefs(batch.candidates, batch.resolvedRefs, (ref) => activeWantsOn(state, ref));
+    const candidates = batch.candidates;
+    addResolvedRefs(candidates, batch.resolvedRefs, (ref) => activeWantsOn(state, ref));
     // What waits on the outputs of runs that just ended is scheduled in this step: its configs must be at hand now,
     // or it would be queued a step late, after a run of lower priority took the free slot.
-    for (const o of batch.outcomes) addWaiting(batch.candidates, this.waiters, state.job_runs.get(o.job_run_id)?.config.outputs ?? []);
-    const candidates = fullScan ? undefined : batch.candidates;
+    for (const o of batch.outcomes) takeWaiting(candidates, this.waiters, state.job_runs.get(o.job_run_id)?.config.outputs ?? []);
+    this.wakes.takeDue(this.scheduler.now(), candidates);
+    for (const [wantId, ref] of this.held) addCandidate(candidates, wantId, ref);
+    if (graphChanged || batch.sweep === 'pass') this.sweep = startPass();
+    if (this.sweep.passing || batch.sweep === 'slice') {
+      const slice = sweepSlice(state, this.sweep);
+      for (const id of slice.wantIds) addCandidate(candidates, id, null);
+      this.sweep = slice.cursor;
+      if (this.sweep.passing) this.followUps$.next({ kind: 'sweep' });
+    }
     // A new want's first partitions are resolved in the step that creates it (only the first window of a large one:
     // the rest are resolved as they are released).
     const newRefs = pending.flatMap((p) =>
@@ -235,7 +251,8 @@ export class Orchestrator {
     const resolved = await this.resolutions.lookup(refsToResolve(state, newRefs, candidates));
     const now = this.scheduler.now();
     const plan = planStep({
-      ...(candidates ? { candidates } : {}),
+      candidates,
+      housekeeping: batch.housekeeping || graphChanged,
       waiters: this.waiters,
       state: store.current(),
       now,
@@ -251,9 +268,9 @@ export class Orchestrator {
     for (const s of batch.started) this.handedOver.delete(s.job_run_id);
     for (const o of batch.outcomes) this.handedOver.delete(o.job_run_id);
     // Durable from here on: a fault below must not retry the step (its events are written, its runs may be
-    // started); it is logged, and the next tick's full scan picks up whatever it left undone.
+    // started); it is logged, and a pass over the active wants picks up whatever it left undone.
     try {
-      this.afterAppend(plan, pending, fullScan);
+      this.afterAppend(plan, pending);
     } catch (err) {
       this.logError(`orchestrator: after a step was recorded: ${err instanceof Error ? err.stack : errorMessage(err)}`);
       this.followUps$.next({ kind: 'scan' });
@@ -261,17 +278,22 @@ export class Orchestrator {
   }
 
   /** Replies, follow-ups and processes of a step whose events are durable. */
-  private afterAppend(plan: StepPlan, pending: PendingCommand[], fullScan: boolean): void {
+  private afterAppend(plan: StepPlan, pending: PendingCommand[]): void {
     const { executor } = this.opts;
-    if (fullScan) this.waiters = new Map();
     for (const [input, wantId, ref] of plan.waits) addWait(this.waiters, input, wantId, ref);
     pending.forEach((p, i) => {
       const reply = plan.replies[i]!;
       p.resolve(reply.ok ? { ...reply, state: plan.state } : reply);
     });
-    const touched = touchedCandidates(plan.state, plan.events, this.waiters);
+    const touchedRefs = new Set<string>();
+    const touched = touchedCandidates(plan.state, plan.events, this.waiters, touchedRefs);
+    for (const ref of touchedRefs) this.waiters.delete(ref);
     if (touched.size > 0) this.followUps$.next({ kind: 'touched', candidates: touched });
     for (const at of plan.deadlines) this.deadlines$.next(at);
+    this.wakes.add(plan.wakes);
+    // Every held ref was a candidate of this step: what it held back is all that is held now.
+    this.held = plan.held;
+    for (const [at] of plan.wakes) this.deadlines$.next(at);
     for (const id of plan.kill) executor.cancel(id, 'want canceled');
     // A stop asked for while this step ran: the runs stay queued for the next server rather than start only to be
     // killed by this one's shutdown.

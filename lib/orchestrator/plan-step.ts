@@ -22,6 +22,7 @@ import { mustRebuild, partitionCategory } from '../state/want-status.js';
 import { isSchedulable, schedulableRefs, settled } from '../state/want-window.js';
 import { mergeCandidates, touchedCandidates, type Candidates, type Waiters } from './candidates.js';
 import { CapCounter } from './run-caps.js';
+import type { Wake } from './wake-list.js';
 import { halves, joinTasks, planBatches, type BatchTask, type ReadyRef } from './batch-runs.js';
 import type { BatchPolicy } from '../graph/graph-definition.js';
 import type { BackfillPolicy, Command, CommandDecision, CreateBackfillRequest, CreateTaintRequest } from './command.js';
@@ -68,6 +69,8 @@ export interface StepInput {
    * which the loop does on every tick, so a want missed here waits a tick at most).
    */
   candidates?: Candidates;
+  /** Record job definition edits and fire due schedule ticks (a tick, a deadline): implied by a full scan. */
+  housekeeping?: boolean;
   /** Which refs wait for which inputs: a change of an input makes its waiting refs candidates. */
   waiters?: Waiters;
 }
@@ -84,8 +87,15 @@ export interface StepPlan {
   kill: string[];
   /** [input ref, want id, ref]: what the scheduled refs wait for (for the caller's `waiters`). */
   waits: Array<[string, string, string]>;
-  /** Times (epoch ms) at which something seen in this step falls due: a retry, a ttl. */
+  /** Times (epoch ms) at which something seen in this step falls due: a schedule's tick, an sla. */
   deadlines: number[];
+  /** Wants to look at again when their time comes: a retry, a ttl. */
+  wakes: Wake[];
+  /**
+   * [want id, ref] of batched jobs' ready refs held back for a fuller batch: every later step looks at them again
+   * (with whatever became ready since), so a batch gathers refs that became ready in different steps.
+   */
+  held: Array<[string, string]>;
 }
 
 const NOT_A_BACKFILL = { backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0 } as const;
@@ -109,15 +119,15 @@ export function planStep(input: StepInput): StepPlan {
   for (const s of input.started) plan.started(s.job_run_id, s.pid, s.worker);
   for (const p of input.placed ?? []) plan.placed(p.job_run_id, p.pid, p.worker);
   for (const o of input.outcomes) plan.outcome(o);
-  if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill, waits: [], deadlines: [] };
-  if (!input.candidates) {
+  if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill, waits: [], deadlines: [], wakes: [], held: [] };
+  if (!input.candidates || input.housekeeping) {
     plan.recordJobDefinitions();
     plan.fireSchedules();
   }
   plan.missSlas();
   plan.schedule();
   const launch = plan.launches();
-  return { events: plan.events, state: plan.state, replies, launch, kill: plan.kill, waits: plan.waits, deadlines: plan.deadlines };
+  return { events: plan.events, state: plan.state, replies, launch, kill: plan.kill, waits: plan.waits, deadlines: plan.deadlines, wakes: plan.wakes, held: plan.held };
 }
 
 /** Refs whose configs the next step may need: partitions of (candidate) active wants that no run is building. */
@@ -171,6 +181,8 @@ class Planner {
   readonly kill: string[] = [];
   readonly waits: Array<[string, string, string]> = [];
   readonly deadlines: number[] = [];
+  readonly wakes: Wake[] = [];
+  readonly held: Array<[string, string]> = [];
   /** Ready refs of batched jobs, by job: queued together once every want of the step was looked at. */
   private readonly ready = new Map<string, Array<ReadyRef<WantRecord>>>();
 
@@ -472,7 +484,10 @@ class Planner {
       if (!policy) continue;
       const plan = planBatches(ready, policy, this.input.now);
       for (const run of plan.runs) this.queueRun(joinTasks(run.map((r) => r.task)), run[0]!.item, 1);
-      this.deadlines.push(...plan.wakeAt);
+      for (const { at, refs } of plan.held) {
+        this.deadlines.push(at);
+        for (const r of refs) this.held.push([r.item.want_id, r.ref]);
+      }
     }
     this.ready.clear();
   }
@@ -521,7 +536,7 @@ class Planner {
     if (want.ttl_seconds <= 0 || want.parent_want_id) return false;
     const expiry = wantClockStart(want) + want.ttl_seconds * 1000;
     if (this.input.now < expiry) {
-      this.deadlines.push(expiry);
+      this.wakes.push([expiry, want.want_id, null]);
       return false;
     }
     this.cancelWant(want, `its ttl of ${want.ttl_seconds} s expired before its partitions were built`);
@@ -545,7 +560,7 @@ class Planner {
       if (!last || ACTIVE_JOB_RUN_STATUSES.has(last.status)) return;
       if (last.status === 'failed' && last.retry_at > 0) {
         if (this.input.now >= last.retry_at) this.retryRun(last, want);
-        else this.deadlines.push(last.retry_at);
+        else this.wakes.push([last.retry_at, want.want_id, ref]);
       } else if (last.status === 'dep_missed') {
         const notLive = last.missing.filter((m) => this.state.partitions.get(m)?.status !== 'live');
         for (const m of notLive) this.waits.push([m, want.want_id, ref]);
