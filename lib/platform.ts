@@ -22,7 +22,7 @@ import { CommandQueue } from './orchestrator/command-queue.js';
 import { GraphTaskSource } from './orchestrator/graph-task-source.js';
 import { Orchestrator } from './orchestrator/orchestrator.js';
 import { ACTIVE_JOB_RUN_STATUSES, type BuildState, type JobRunRecord } from './state/build-state.js';
-import { StateStore } from './state/state-store.js';
+import { SNAPSHOT_EVERY_EVENTS, StateStore } from './state/state-store.js';
 
 export interface PlatformOptions {
   /** The job graph; default: `<workspace>/platform.json` (none = no jobs). */
@@ -31,6 +31,8 @@ export interface PlatformOptions {
   queueCapacity?: number;
   /** Orchestrator tick; default 500 ms. */
   tickMs?: number;
+  /** Take a state snapshot in the background every this many events (0: only at close); default 100,000. */
+  snapshotEveryEvents?: number;
   /**
    * Where the orchestrator's steps, tick, deadlines and retries are scheduled, and its clock; default
    * asyncScheduler. A test passes one it can hold (no step starts until released) or a virtual one.
@@ -44,7 +46,7 @@ export interface PlatformOptions {
   start?: boolean;
   /**
    * Where job runs run. `'supervised'` (what the daemon uses): each under a supervisor process, outliving the
-   * platform (the next open re-attaches to them), at the cost of a node process per run. Default `'in-process'`:
+   * platform (the next open re-attaches to them), at the cost of a `/bin/sh` per run. Default `'in-process'`:
    * children of this process, canceled when it closes.
    */
   executor?: 'supervised' | 'in-process' | ((workspaceRoot: string) => Executor);
@@ -52,9 +54,9 @@ export interface PlatformOptions {
   cancelRunsOnClose?: boolean;
 }
 
-/** `.platform/snapshot.json`: the state at an event id, so a start replays only the events after it. */
+/** `.platform/snapshot.jsonl`: the state at an event id, so a start replays only the events after it. */
 function snapshotPath(workspaceRoot: string): string {
-  return join(workspaceRoot, '.platform', 'snapshot.json');
+  return join(workspaceRoot, '.platform', 'snapshot.jsonl');
 }
 
 export class Platform {
@@ -75,7 +77,11 @@ export class Platform {
     const graph = await WorkspaceGraph.open(workspaceRoot, options.graph);
     const log = await EventLog.open(join(workspaceRoot, '.platform', 'bel'));
     try {
-      const store = await StateStore.open(log, snapshotPath(workspaceRoot));
+      const logError = options.logError ?? ((m: string) => process.stderr.write(`${m}\n`));
+      const store = await StateStore.open(log, snapshotPath(workspaceRoot), {
+        snapshotEveryEvents: options.snapshotEveryEvents ?? SNAPSHOT_EVERY_EVENTS,
+        onSnapshotError: (err) => logError(`could not write the state snapshot (the next start replays more of the log): ${errorMessage(err)}`),
+      });
       const queue = new CommandQueue(options.queueCapacity ?? 100);
       const choice = options.executor ?? 'in-process';
       const executor: Executor =
@@ -93,7 +99,6 @@ export class Platform {
         ...(options.logError ? { logError: options.logError } : {}),
       });
       if (options.start !== false) orchestrator.start();
-      const logError = options.logError ?? ((m: string) => process.stderr.write(`${m}\n`));
       return new Platform(workspaceRoot, log, store, queue, executor, graph, orchestrator, logError);
     } catch (err) {
       await log.close();

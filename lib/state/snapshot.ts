@@ -28,7 +28,8 @@ import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
 
 /**
  * 4: schedules are kept as records (since when each counts its ticks is not in its wants).
- * 5: a run's wants are an index derived from the wants' `job_run_ids`, no longer a list on the run.
+ * 5: a run's wants are an index derived from the wants' `job_run_ids`, no longer a list on the run; the file is
+ *    JSON lines (a header, a record a line, an end line), written a chunk at a time.
  */
 export const SNAPSHOT_FORMAT = 5;
 
@@ -69,6 +70,81 @@ export function toSnapshot(state: BuildState): Snapshot {
     window_open: [...state.window_open.keys()],
     schedules: [...state.schedules.values()],
   };
+}
+
+/** One line of a snapshot file: a record and which section it belongs to. */
+export type SnapshotLine =
+  | ['want', WantRecord]
+  | ['partition', PartitionRecord]
+  | ['job_run', JobRunRecord]
+  | ['build', BuildRecord]
+  | ['taint', TaintRecord]
+  | ['job_fingerprint', [string, string]]
+  | ['window_open', string]
+  | ['schedule', ScheduleRecord];
+
+/**
+ * The records of a state one at a time, in the order `toSnapshot` lists them: a writer can stream them out a chunk at
+ * a time from this (immutable) state while steps go on with newer ones.
+ */
+export function* snapshotLines(state: BuildState): Generator<SnapshotLine> {
+  for (const w of state.wants.values()) yield ['want', w];
+  for (const p of state.partitions.values()) yield ['partition', p];
+  for (const r of state.job_runs.values()) yield ['job_run', r];
+  for (const b of state.builds.values()) yield ['build', b];
+  for (const t of state.taints.values()) yield ['taint', t];
+  for (const f of state.job_fingerprints.entries()) yield ['job_fingerprint', f];
+  for (const k of state.window_open.keys()) yield ['window_open', k];
+  for (const r of state.schedules.values()) yield ['schedule', r];
+}
+
+/** A snapshot from its lines (in any order of sections; records keep their order within one). */
+export function snapshotFromLines(lastEventId: number, lines: Iterable<SnapshotLine>): Snapshot {
+  const snap: Snapshot = {
+    format: SNAPSHOT_FORMAT,
+    last_event_id: lastEventId,
+    wants: [],
+    partitions: [],
+    job_runs: [],
+    builds: [],
+    taints: [],
+    job_fingerprints: [],
+    window_open: [],
+    schedules: [],
+  };
+  for (const line of lines) addLine(snap, line);
+  return snap;
+}
+
+export function addLine(snap: Snapshot, line: SnapshotLine): void {
+  switch (line[0]) {
+    case 'want':
+      snap.wants.push(line[1]);
+      return;
+    case 'partition':
+      snap.partitions.push(line[1]);
+      return;
+    case 'job_run':
+      snap.job_runs.push(line[1]);
+      return;
+    case 'build':
+      snap.builds.push(line[1]);
+      return;
+    case 'taint':
+      snap.taints.push(line[1]);
+      return;
+    case 'job_fingerprint':
+      snap.job_fingerprints.push(line[1]);
+      return;
+    case 'window_open':
+      snap.window_open.push(line[1]);
+      return;
+    case 'schedule':
+      snap.schedules.push(line[1]);
+      return;
+    default:
+      throw new Error(`a snapshot line of unknown kind '${String((line as unknown[])[0])}'`);
+  }
 }
 
 function bySeq<T extends { seq: number }>(records: readonly T[]): T[] {
