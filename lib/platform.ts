@@ -54,9 +54,9 @@ export interface PlatformOptions {
   cancelRunsOnClose?: boolean;
 }
 
-/** `.platform/snapshot.jsonl`: the state at an event id, so a start replays only the events after it. */
+/** `.platform/snapshot.bin`: the state at an event id, so a start replays only the events after it. */
 function snapshotPath(workspaceRoot: string): string {
-  return join(workspaceRoot, '.platform', 'snapshot.jsonl');
+  return join(workspaceRoot, '.platform', 'snapshot.bin');
 }
 
 export class Platform {

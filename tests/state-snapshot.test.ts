@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import type { BuildEvent } from '../lib/events/build-event.js';
 import { EventLog } from '../lib/events/event-log.js';
-import { initialState, type BuildState, type WantRecord } from '../lib/state/build-state.js';
+import { initialState, type BuildState } from '../lib/state/build-state.js';
 import { reduce } from '../lib/state/reduce.js';
 import { fromSnapshot, toSnapshot, type Snapshot } from '../lib/state/snapshot.js';
 import { StateStore } from '../lib/state/state-store.js';
-import { readSnapshot, stateCodeFingerprint, writeSnapshot, type SnapshotHeader } from '../lib/state/snapshot-file.js';
+import { decodeSnapshotFile, encodeSnapshotFile, readSnapshot, stateCodeFingerprint, writeSnapshot, type SnapshotHeader } from '../lib/state/snapshot-file.js';
 import { arbEventList } from './helpers/arbitrary-events.js';
 import { makeWorkspace } from './helpers/server-fixture.js';
 import { canon } from './helpers/state-canon.js';
@@ -58,15 +58,16 @@ async function logWith(t: ExecutionContext, events: number): Promise<{ dir: stri
 test('a store opens from its snapshot and reads only the events after it', async (t) => {
   const { dir, log } = await logWith(t, 30);
   t.teardown(() => log.close());
-  const path = join(dir, '.platform', 'snapshot.jsonl');
+  const path = join(dir, '.platform', 'snapshot.bin');
   const first = await StateStore.open(log, path);
   t.true(await first.saveSnapshot(path, 0));
   t.false(await first.saveSnapshot(path, 1), 'nothing new since: no rewrite');
   first.close();
 
   // Mark the snapshot so its use shows: a reopened store that replayed the log instead would not have the mark.
-  const lines = readLines(path).map((l) => (l[0] === 'want' && (l[1] as WantRecord).want_id === 'w-1' ? ['want', { ...(l[1] as WantRecord), comment: 'from the snapshot' }] : l));
-  writeLines(path, lines);
+  const parts = decodeSnapshotFile(readFileSync(path));
+  parts.lines = parts.lines.map((l) => (l[0] === 'want' && l[1].want_id === 'w-1' ? ['want', { ...l[1], comment: 'from the snapshot' }] : l));
+  writeFileSync(path, encodeSnapshotFile(parts));
   await log.append(
     [{ type: 'want_canceled', want_canceled: { want_id: 'w-2', reason: 'after the snapshot' } }],
     1_767_000_000_001,
@@ -81,7 +82,7 @@ test('a store opens from its snapshot and reads only the events after it', async
 test('a snapshot ahead of the log, of other code or another log, unreadable or malformed is ignored: the log is replayed', async (t) => {
   const { dir, log } = await logWith(t, 5);
   t.teardown(() => log.close());
-  const path = join(dir, '.platform', 'snapshot.jsonl');
+  const path = join(dir, '.platform', 'snapshot.bin');
   const full = await StateStore.open(log);
   const expected = canon(full.current());
   full.close();
@@ -89,42 +90,36 @@ test('a snapshot ahead of the log, of other code or another log, unreadable or m
   const store = await StateStore.open(log, path);
   await store.saveSnapshot(path, 0);
   store.close();
-  const [header, ...records] = readLines(path) as [SnapshotHeader, ...unknown[][]];
+  const good = readFileSync(path);
+  const { header, lines: records } = decodeSnapshotFile(good);
   const body = records.slice(0, -1);
   const end = records[records.length - 1]!;
   const wants = body.filter((l) => l[0] === 'want');
-  const text = (lines: unknown[]) => `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
+  const file = (h: SnapshotHeader, lines: typeof records) => encodeSnapshotFile({ header: h, lines });
 
-  const variants: Array<[string, string]> = [
-    ['ahead of the log', text([{ ...header, last_event_id: 99 }, ...records])],
-    ['of other code', text([{ ...header, version: 'another-build' }, ...records.filter((l) => l[0] !== 'want'), ['end', body.length - wants.length]])],
-    ['unreadable', '{"version": '],
-    ['truncated (no end line)', text([header, ...body])],
-    ['truncated (a line short of its count)', text([header, ...body.slice(1), end])],
-    ['of an unknown line kind', text([header, ['spaceship', {}], ...body, ['end', body.length + 1]])],
-    ['of another log as long as this one', text([{ ...header, last_event_timestamp: header.last_event_timestamp + 1 }, ...records])],
-    ['malformed (records out of order)', text([header, ...[...wants].reverse(), ...body.filter((l) => l[0] !== 'want'), end])],
+  const variants: Array<[string, Buffer]> = [
+    ['ahead of the log', file({ ...header, last_event_id: 99 }, records)],
+    ['of other code', file({ ...header, version: 'another-build' }, [...body.filter((l) => l[0] !== 'want'), ['end', body.length - wants.length]])],
+    ['unreadable', Buffer.from('{"version": ')],
+    ['cut short', good.subarray(0, good.length - 3)],
+    ['truncated (no end line)', file(header, body)],
+    ['truncated (a line short of its count)', file(header, [...body.slice(1), end])],
+    ['of an unknown line kind', file(header, [['spaceship', {}] as unknown as (typeof records)[number], ...body, ['end', body.length + 1]])],
+    ['of another log as long as this one', file({ ...header, last_event_timestamp: header.last_event_timestamp + 1 }, records)],
+    ['malformed (records out of order)', file(header, [...[...wants].reverse(), ...body.filter((l) => l[0] !== 'want'), end])],
   ];
-  for (const [what, text] of variants) {
-    writeFileSync(path, text);
+  for (const [what, content] of variants) {
+    writeFileSync(path, content);
     const reopened = await StateStore.open(log, path);
     t.deepEqual(canon(reopened.current()), expected, what);
     reopened.close();
   }
 });
 
-function readLines(path: string): unknown[][] {
-  return readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as unknown[]);
-}
-
-function writeLines(path: string, lines: unknown[]): void {
-  writeFileSync(path, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
-}
-
 test('a store takes snapshots in the background every N events; a reopen replays only what came after the last', async (t) => {
   const { dir, log } = await logWith(t, 0);
   t.teardown(() => log.close());
-  const path = join(dir, '.platform', 'snapshot.jsonl');
+  const path = join(dir, '.platform', 'snapshot.bin');
   const store = await StateStore.open(log, path, { snapshotEveryEvents: 10 });
   const batch = (from: number, n: number) =>
     Array.from({ length: n }, (_, i) => ({ type: 'want_canceled' as const, want_canceled: { want_id: `none-${from + i}`, reason: 'x' } }));
@@ -134,7 +129,7 @@ test('a store takes snapshots in the background every N events; a reopen replays
   for (let i = 0; i < 200 && !(header && header.last_event_id >= 20); i++) {
     await new Promise((r) => setTimeout(r, 10));
     try {
-      header = JSON.parse(readFileSync(path, 'utf8').split('\n')[0]!) as SnapshotHeader;
+      header = decodeSnapshotFile(readFileSync(path)).header;
     } catch {
       header = undefined;
     }
@@ -151,7 +146,7 @@ test('a store takes snapshots in the background every N events; a reopen replays
 test('property: a state written to a snapshot file and read back equals it', async (t) => {
   const { dir, log } = await logWith(t, 0);
   t.teardown(() => log.close());
-  const path = join(dir, '.platform', 'roundtrip.jsonl');
+  const path = join(dir, '.platform', 'roundtrip.bin');
   await fc.assert(
     fc.asyncProperty(arbEventList({ pooled: true, maxLength: 80 }), async (events) => {
       const state = fold(events);

@@ -1,0 +1,200 @@
+/**
+ * Issue 13's goals 4 and 5 through a real daemon (`platform serve` as a subprocess, HTTP from here):
+ * - many waiting wants: N wants posted by 16 clients, each waiting on one long-running input (a backfill behind a
+ *   slow upstream load): intake per slice of wants, read latency on the waiting daemon, restart after kill -9;
+ * - a long history: a log of 1,000,000 events (250,000 wants, each queued, started and built: the events a daemon
+ *   writes for them, appended straight to the event log), then the daemon on it: first start (a full replay),
+ *   `GET /api/wants/:id` and a page of 100, restart after kill -9 (from the background snapshot), resident memory.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { EventPayload } from '../lib/events/build-event.js';
+import { EventLog } from '../lib/events/event-log.js';
+
+const BIN = fileURLToPath(new URL('../../bin/platform', import.meta.url));
+
+export interface WaitingFigures {
+  wants: number;
+  /** Wants/s in each tenth of the run (flat means no step costs the waiting wants). */
+  intakeBySlice: number[];
+  read: Percentiles;
+  restartMs: number;
+}
+
+export interface HistoryFigures {
+  events: number;
+  wants: number;
+  firstStartMs: number;
+  get: Percentiles;
+  page: Percentiles;
+  restartMs: number;
+  rssMiB: number;
+}
+
+export interface Percentiles {
+  p50: number;
+  p99: number;
+}
+
+async function serve(dir: string): Promise<{ url: string; child: ChildProcess; startedMs: number }> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /Listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`platform serve exited (${code}): ${out}`)));
+  });
+  for (;;) {
+    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return { url, child, startedMs: performance.now() - t0 };
+}
+
+async function kill(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await exited;
+}
+
+async function timedGets(url: string, paths: () => string, n: number): Promise<Percentiles> {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const res = await fetch(`${url}${paths()}`);
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`GET ${paths()}: ${res.status}`);
+    ms.push(performance.now() - t0);
+  }
+  ms.sort((a, b) => a - b);
+  return { p50: ms[Math.floor(n * 0.5)]!, p99: ms[Math.min(n - 1, Math.floor(n * 0.99))]! };
+}
+
+export async function waitingBench(root: string, wants: number): Promise<WaitingFigures> {
+  const dir = join(root, 'waiting');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'platform.json'),
+    JSON.stringify({
+      jobs: [
+        { label: 'upstream', outputs: ['upstream'], exec: ['sleep', '600'] },
+        { label: 'down', outputs: ['down/(?<n>\\d+)'], inputs: [{ partition_ref: 'upstream', dep_type: 'MATERIALIZE' }], exec: ['true'] },
+      ],
+    }),
+  );
+  let { url, child } = await serve(dir);
+  const ids: string[] = [];
+  const intakeBySlice: number[] = [];
+  try {
+    const slice = Math.max(1, Math.floor(wants / 10));
+    let next = 0;
+    let mark = 0;
+    let t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < wants) {
+          const n = next++;
+          const res = await fetch(`${url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions: [`down/${n}`] }) });
+          if (res.status !== 201) throw new Error(`POST /api/wants: ${res.status} ${await res.text()}`);
+          ids.push(((await res.json()) as { want_id: string }).want_id);
+          if (ids.length - mark >= slice) {
+            const t = performance.now();
+            intakeBySlice.push(((ids.length - mark) / (t - t0)) * 1000);
+            mark = ids.length;
+            t0 = t;
+          }
+        }
+      }),
+    );
+    const pick = () => `/api/wants/${ids[Math.floor(Math.random() * ids.length)]}`;
+    const read = await timedGets(url, pick, 300);
+    await kill(child, 'SIGKILL');
+    const again = await serve(dir);
+    ({ url, child } = again);
+    return { wants, intakeBySlice, read, restartMs: again.startedMs };
+  } finally {
+    // The long upstream run outlives the daemon by design; cancel it with the daemon.
+    await kill(child, 'SIGTERM').catch(() => undefined);
+    spawnSyncQuiet(dir, ['stop', '--cancel-runs']);
+  }
+}
+
+function spawnSyncQuiet(dir: string, args: string[]): void {
+  try {
+    spawn(process.execPath, [BIN, ...args], { cwd: dir, stdio: 'ignore' });
+  } catch {
+    // Nothing to stop.
+  }
+}
+
+/** The events a daemon writes for one-partition wants built by a one-output job: created, queued, started, built. */
+function wantEvents(i: number): EventPayload[] {
+  const want_id = `w-${i}`;
+  const job_run_id = `r-${i}`;
+  const ref = `hist/${i}`;
+  return [
+    {
+      type: 'want_created',
+      want_created: {
+        want_id, partitions: [ref], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', parent_want_id: '',
+        root_want_id: want_id, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0,
+      },
+    },
+    {
+      type: 'job_run_queued',
+      job_run_queued: {
+        job_run_id, job_label: 'hist', config: { outputs: [ref], inputs: [], args: [], env: {} }, want_ids: [want_id], attempt: 1,
+        exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [],
+      },
+    },
+    { type: 'job_run_started', job_run_started: { job_run_id, pid: 1, worker: 'local' } },
+    { type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [{ partition_ref: ref, build_id: `b-${i}` }] } },
+  ];
+}
+
+export async function historyBench(root: string, wants: number): Promise<HistoryFigures> {
+  const dir = join(root, 'history');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs: [{ label: 'hist', outputs: ['hist/(?<n>\\d+)'], exec: ['true'] }] }));
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  const t = Date.now() - wants;
+  for (let i = 1; i <= wants; i += 500) {
+    const batch: EventPayload[] = [];
+    for (let k = i; k < Math.min(wants + 1, i + 500); k++) batch.push(...wantEvents(k));
+    await log.append(batch, t + i, { sync: false });
+  }
+  const events = log.latestId();
+  await log.close();
+  let { url, child, startedMs: firstStartMs } = await serve(dir);
+  try {
+    // The first start found no snapshot: it replayed everything and now writes one in the background.
+    const snapshot = join(dir, '.platform', 'snapshot.bin');
+    for (let i = 0; i < 6000; i++) {
+      const header = (() => {
+        try {
+          return JSON.parse(readFileSync(snapshot, 'utf8').slice(0, 400).split('\n')[0]!) as { last_event_id: number };
+        } catch {
+          return undefined;
+        }
+      })();
+      if (header && header.last_event_id >= events) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await kill(child, 'SIGKILL');
+    const again = await serve(dir);
+    ({ url, child } = again);
+    const get = await timedGets(url, () => `/api/wants/w-${1 + Math.floor(Math.random() * wants)}`, 500);
+    const page = await timedGets(url, () => `/api/wants?limit=100&offset=${Math.floor(Math.random() * (wants - 100))}`, 200);
+    const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+    return { events, wants, firstStartMs, get, page, restartMs: again.startedMs, rssMiB };
+  } finally {
+    await kill(child, 'SIGTERM').catch(() => undefined);
+  }
+}
