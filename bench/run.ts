@@ -13,6 +13,7 @@ import { firstValueFrom, filter } from 'rxjs';
 import { Platform, type PlatformOptions } from '../lib/platform.js';
 import { redisBench } from './redis-workers.js';
 import { daemonBench, type DaemonFigures } from './daemon.js';
+import { historyBench, waitingBench, type HistoryFigures, type WaitingFigures } from './history.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
 import { backfillBench, type BackfillFigures } from './backfill.js';
 import { canRunUiBench, uiBench, type UiFigures } from './ui-load.js';
@@ -135,6 +136,9 @@ async function main(): Promise<void> {
   let backfill: BackfillFigures | undefined;
   let ui: UiFigures | undefined;
   let daemon: DaemonFigures | undefined;
+  let waiting: WaitingFigures | undefined;
+  let history: HistoryFigures | undefined;
+  const quick = process.env.BENCH_QUICK === '1';
   try {
     results.push({ tool: 'platform', ...(await platformRun(join(root, 'platform'), 'in-process')) });
     // What the daemon uses: every run under a shell supervisor, so that it outlives the daemon.
@@ -164,6 +168,11 @@ async function main(): Promise<void> {
       results.push({ tool: 'Snakemake', cold, noop });
     }
     if (process.env.BENCH_DAEMON !== '0') daemon = await daemonBench(root, process.env.BENCH_QUICK === '1', have('make'));
+    // BENCH_HISTORY=0 leaves goals 4 and 5 out (the full sizes take several minutes).
+    if (process.env.BENCH_HISTORY !== '0') {
+      waiting = await waitingBench(root, quick ? 5_000 : 100_000);
+      history = await historyBench(root, quick ? 25_000 : 250_000);
+    }
     if (process.env.BENCH_BACKFILL !== '0') backfill = await backfillBench(root, have('make'));
     if (process.env.BENCH_UI !== '0' && canRunUiBench()) ui = await uiBench(root);
   } finally {
@@ -185,6 +194,21 @@ async function main(): Promise<void> {
     }
     console.log(`  want acknowledged -> job started, idle daemon: p50 ${daemon.latency.p50.toFixed(1)} ms, p99 ${daemon.latency.p99.toFixed(1)} ms (${daemon.latency.samples} wants)`);
     console.log(`  intake: ${daemon.intake.wants} wants from ${daemon.intake.clients} clients, runs queued behind a busy executor: ${daemon.intake.perSecond.toFixed(0)} wants/s`);
+  }
+  if (waiting) {
+    const w = waiting;
+    console.log(`\n${w.wants} wants waiting on one long-running input, posted by 16 clients:`);
+    console.log(`  intake by tenth of the run: ${w.intakeBySlice.map((r) => r.toFixed(0)).join(', ')} wants/s`);
+    console.log(`  GET /api/wants/:id on the waiting daemon: p50 ${w.read.p50.toFixed(2)} ms, p99 ${w.read.p99.toFixed(2)} ms`);
+    console.log(`  restart after kill -9 until /health answers: ${w.restartMs.toFixed(0)} ms`);
+  }
+  if (history) {
+    const h = history;
+    console.log(`\na history of ${h.events} events (${h.wants} wants built):`);
+    console.log(`  first start (no snapshot: the whole log replayed): ${h.firstStartMs.toFixed(0)} ms`);
+    console.log(`  restart after kill -9 (from the background snapshot) until /health answers: ${h.restartMs.toFixed(0)} ms`);
+    console.log(`  GET /api/wants/:id p50 ${h.get.p50.toFixed(2)} ms, p99 ${h.get.p99.toFixed(2)} ms; a page of 100: p50 ${h.page.p50.toFixed(2)} ms, p99 ${h.page.p99.toFixed(2)} ms`);
+    console.log(`  resident memory: ${h.rssMiB.toFixed(0)} MiB`);
   }
   if (backfill) {
     const b = backfill;
