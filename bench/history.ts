@@ -120,17 +120,8 @@ export async function waitingBench(root: string, wants: number): Promise<Waiting
     ({ url, child } = again);
     return { wants, intakeBySlice, read, restartMs: again.startedMs };
   } finally {
-    // The long upstream run outlives the daemon by design; cancel it with the daemon.
-    await kill(child, 'SIGTERM').catch(() => undefined);
-    spawnSyncQuiet(dir, ['stop', '--cancel-runs']);
-  }
-}
-
-function spawnSyncQuiet(dir: string, args: string[]): void {
-  try {
-    spawn(process.execPath, [BIN, ...args], { cwd: dir, stdio: 'ignore' });
-  } catch {
-    // Nothing to stop.
+    // The long upstream run would outlive the daemon by design: stop it with its runs canceled (`stop --cancel-runs`).
+    await kill(child, 'SIGUSR2').catch(() => undefined);
   }
 }
 
