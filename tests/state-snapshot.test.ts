@@ -3,7 +3,7 @@
  * the events, is the state a full fold gives. A snapshot that does not fit the log or the code is ignored.
  */
 import test, { type ExecutionContext } from 'ava';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import type { BuildEvent } from '../lib/events/build-event.js';
@@ -156,4 +156,32 @@ test('property: a state written to a snapshot file and read back equals it', asy
     }),
     { numRuns: 40 },
   );
+});
+
+test('background snapshots are written one at a time under a burst of events, with no failed write and no file left over', async (t) => {
+  const { dir, log } = await logWith(t, 0);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'snapshot.bin');
+  // What a killed writer leaves, and a snapshot of an older format: removed at open.
+  writeFileSync(`${path}.999.1.tmp`, 'half a snapshot');
+  writeFileSync(join(dir, '.platform', 'snapshot.json'), '{}');
+  const errors: unknown[] = [];
+  const store = await StateStore.open(log, path, { snapshotEveryEvents: 100, onSnapshotError: (err) => errors.push(err) });
+  t.false(existsSync(`${path}.999.1.tmp`));
+  t.false(existsSync(join(dir, '.platform', 'snapshot.json')));
+  const wants = Array.from({ length: 3000 }, (_, i) => ({
+    type: 'want_canceled' as const,
+    want_canceled: { want_id: `none-${i}`, reason: 'x' },
+  }));
+  await log.append(wants, 1_767_000_000_000);
+  for (let i = 0; i < 200; i++) await log.append([wants[i]!], 1_767_000_000_001 + i);
+  await store.idle();
+  await store.saveSnapshot(path, 1);
+  store.close();
+  t.deepEqual(errors, [], 'no write failed');
+  // One at a time, each starting once 100 events came since the last: a write per 100 events at most (a writer per
+  // event, as when nothing held them back, is hundreds).
+  t.true(store.snapshotsWritten >= 2 && store.snapshotsWritten <= 3200 / 100 + 1, `${store.snapshotsWritten} snapshots written`);
+  t.deepEqual(readdirSync(join(dir, '.platform')).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
+  t.is(decodeSnapshotFile(readFileSync(path)).header.last_event_id, 3200);
 });

@@ -25,7 +25,7 @@ import type { EventPayload } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import { launchForRun } from '../executor/launch-for-run.js';
 import { LOST_RUN_REASON } from '../executor/lost-runs.js';
-import type { Executor } from '../executor/executor-port.js';
+import { LOCAL_WORKER, type Executor } from '../executor/executor-port.js';
 import { findJobRunProcesses, killProcesses } from '../executor/job-process-identity.js';
 import { errorMessage } from '../errors.js';
 import type { StateStore } from '../state/state-store.js';
@@ -320,10 +320,11 @@ function mergeRests(rests: StepBatch[]): StepBatch {
 
 /**
  * Events a power cut may take back without harm, so a step of only these is not fsynced (it reaches the disk with
- * the next synced step): a run's start, and the worker that took it. A run whose start is lost is still queued in
- * the log, and a restarted daemon kills what is left of it and starts it again (a machine that lost power lost the
- * process too). A crash of the daemon alone loses nothing: the write is in the kernel already.
+ * the next synced step): the start of a run on this machine. A run whose start is lost is still queued in the log,
+ * and a restarted daemon kills what is left of it and starts it again (a machine that lost power lost the process
+ * too). A crash of the daemon alone loses nothing: the write is in the kernel already. A run on another machine
+ * (a queue's worker) is not: it goes on through the daemon's power cut, so its start and placement are synced.
  */
 function mayWaitForDisk(e: EventPayload): boolean {
-  return e.type === 'job_run_started' || e.type === 'job_run_placed';
+  return e.type === 'job_run_started' && e.job_run_started.worker === LOCAL_WORKER;
 }

@@ -12,8 +12,8 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
-import { open, readFile, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Packr } from 'msgpackr';
 import type { BuildState } from './build-state.js';
@@ -47,6 +47,8 @@ export interface LogProbe {
   latestId(): number;
   timestampOf(id: number): Promise<number | undefined>;
 }
+
+let writes = 0;
 
 /** Lines in one frame: large enough to be cheap, small enough never to hold the loop long. */
 const LINES_PER_FRAME = 2000;
@@ -97,6 +99,25 @@ function frame(p: Packr, lines: ReadonlyArray<SnapshotLine | EndLine>): Buffer {
   return Buffer.concat([length, body]);
 }
 
+/**
+ * Removes what earlier processes left beside the snapshot: temporary files of writes they did not finish (killed
+ * mid-write), and snapshots of the earlier formats (`snapshot.json`, `snapshot.jsonl`), which nothing reads.
+ */
+export async function removeSnapshotLeftovers(path: string): Promise<void> {
+  const dir = dirname(path);
+  const name = basename(path);
+  const old = new Set(['snapshot.json', 'snapshot.jsonl']);
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    if ((entry.startsWith(`${name}.`) && entry.endsWith('.tmp')) || old.has(entry)) await rm(join(dir, entry), { force: true });
+  }
+}
+
 export async function readSnapshot(path: string, version: string, log: LogProbe): Promise<Snapshot | undefined> {
   if (version === '') return undefined;
   let snap: Snapshot;
@@ -126,7 +147,8 @@ export async function readSnapshot(path: string, version: string, log: LogProbe)
 /** Writes `state` as the snapshot, a frame at a time; the state is immutable, so steps go on meanwhile. */
 export async function writeSnapshot(path: string, version: string, state: BuildState, lastEventTimestamp: number): Promise<void> {
   if (version === '') return;
-  const tmp = `${path}.${process.pid}.tmp`;
+  // Its own temporary file, so that a failed or abandoned write never shares one with the next.
+  const tmp = `${path}.${process.pid}.${++writes}.tmp`;
   const header: SnapshotHeader = { version, format: SNAPSHOT_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp };
   const file = await open(tmp, 'w');
   try {

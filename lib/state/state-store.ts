@@ -7,7 +7,7 @@ import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
 import { fromSnapshot } from './snapshot.js';
-import { readSnapshot, stateCodeFingerprint, writeSnapshot, type LogProbe } from './snapshot-file.js';
+import { readSnapshot, removeSnapshotLeftovers, stateCodeFingerprint, writeSnapshot, type LogProbe } from './snapshot-file.js';
 
 /** Below this many events since the last snapshot, replaying them is cheaper than writing a new one. */
 export const SNAPSHOT_MIN_NEW_EVENTS = 1000;
@@ -22,6 +22,7 @@ export class StateStore {
   private readonly latest: BehaviorSubject<BuildState>;
   private readonly subscription: Subscription;
   private readonly background: Subscription | undefined;
+  private written = 0;
   /** The snapshot being written, if any: one at a time. */
   private writing: Promise<boolean> | undefined;
   readonly state$: Observable<BuildState>;
@@ -55,6 +56,7 @@ export class StateStore {
     snapshotPath?: string,
     options: { snapshotEveryEvents?: number; onSnapshotError?: (err: unknown) => void } = {},
   ): Promise<StateStore> {
+    if (snapshotPath) await removeSnapshotLeftovers(snapshotPath);
     const snapshot = snapshotPath ? await readSnapshot(snapshotPath, stateCodeFingerprint(), probe(log)) : undefined;
     let start = initialState();
     if (snapshot) {
@@ -70,14 +72,38 @@ export class StateStore {
     return new StateStore(log, await replayLog(log, start), start.last_event_id, probe(log), auto, options.onSnapshotError ?? (() => undefined));
   }
 
-  /** Writes the current state as the snapshot, if enough events came since the one it started from. */
+  /**
+   * Writes the current state as the snapshot, if enough events came since the one it started from. One write at a
+   * time: a call while one is under way waits for it first, then decides on the state of that moment.
+   */
   async saveSnapshot(snapshotPath: string, minNewEvents = SNAPSHOT_MIN_NEW_EVENTS): Promise<boolean> {
+    while (this.writing) await this.writing.catch(() => false);
     const state = this.current();
     if (state.last_event_id - this.snapshotEventId < minNewEvents) return false;
-    const timestamp = (await this.logProbe.timestampOf(state.last_event_id)) ?? 0;
-    await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, timestamp);
-    this.snapshotEventId = state.last_event_id;
-    return true;
+    // Set before the first await, so the background trigger (which checks it) never starts a second writer.
+    const writing = (async () => {
+      const timestamp = (await this.logProbe.timestampOf(state.last_event_id)) ?? 0;
+      await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, timestamp);
+      this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
+      this.written++;
+      return true;
+    })();
+    this.writing = writing;
+    try {
+      return await writing;
+    } finally {
+      if (this.writing === writing) this.writing = undefined;
+    }
+  }
+
+  /** How many snapshots this store wrote. */
+  get snapshotsWritten(): number {
+    return this.written;
+  }
+
+  /** Resolves once no snapshot is being written (the one under way, if any, finished or failed). */
+  async idle(): Promise<void> {
+    while (this.writing) await this.writing.catch(() => false);
   }
 
   current(): BuildState {
