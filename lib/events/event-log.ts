@@ -44,14 +44,24 @@ export class EventLog {
   /** Hot: each appended event, in id order, once its batch is durably written (before append() resolves). */
   readonly appended$: Observable<BuildEvent>;
 
-  private readonly db: Db;
+  private db: Db;
   private readonly subject = new Subject<BuildEvent>();
   private latest: number;
+  /**
+   * A batch failed (a full disk, an I/O error): LevelDB's write-ahead log may now end in a torn record, after which
+   * anything appended to the same file is lost at the next open. So the next append reopens the database first
+   * (which recovers the log and starts a new file), never writing after the tear.
+   */
+  private damaged = false;
   /** Settles when the last queued append has finished (never rejects). */
   private tail: Promise<void> = Promise.resolve();
   private closing: Promise<void> | undefined;
 
-  private constructor(db: Db, latest: number) {
+  private constructor(
+    private readonly dir: string,
+    db: Db,
+    latest: number,
+  ) {
     this.db = db;
     this.latest = latest;
     this.appended$ = this.subject.asObservable();
@@ -69,7 +79,7 @@ export class EventLog {
     }
     try {
       const [last] = await db.keys({ reverse: true, limit: 1 }).all();
-      return new EventLog(db, last === undefined ? 0 : eventIdOfKey(last));
+      return new EventLog(dir, db, last === undefined ? 0 : eventIdOfKey(last));
     } catch (err) {
       await db.close();
       throw err;
@@ -111,10 +121,39 @@ export class EventLog {
         ({ event_id: first + i, timestamp, type: p.type, [p.type]: (p as Record<string, unknown>)[p.type] }) as BuildEvent,
     );
     const ops = events.map((e) => ({ type: 'put' as const, key: eventKey(e.event_id), value: encodeEvent(e) }));
-    await this.db.batch(ops, { sync });
+    if (this.damaged) await this.reopen();
+    try {
+      await this.db.batch(ops, { sync });
+    } catch (err) {
+      this.damaged = true;
+      throw err;
+    }
     this.latest = first + events.length - 1;
     for (const e of events) this.subject.next(e);
     return events;
+  }
+
+  /**
+   * Closes and reopens the database after a failed batch. A failed batch may still have reached the log (written,
+   * then its sync failed): its events are then in the log, so they are emitted on appended$ like any other, and
+   * the fold agrees with the log. Fewer events than acknowledged would be a lost write: that stops the log.
+   */
+  private async reopen(): Promise<void> {
+    await this.db.close().catch(() => undefined);
+    const db: Db = new ClassicLevel<Uint8Array, Uint8Array>(this.dir, { keyEncoding: 'view', valueEncoding: 'view' });
+    await db.open();
+    this.db = db;
+    const [last] = await db.keys({ reverse: true, limit: 1 }).all();
+    const found = last === undefined ? 0 : eventIdOfKey(last);
+    if (found < this.latest) {
+      throw new Error(`the event log at ${this.dir} lost acknowledged events ${found + 1}..${this.latest} after a write error`);
+    }
+    if (found > this.latest) {
+      const entries = await db.iterator({ gt: eventKey(this.latest), lte: eventKey(found) }).all();
+      this.latest = found;
+      for (const [key, value] of entries) this.subject.next(decodeEvent(value, eventIdOfKey(key)));
+    }
+    this.damaged = false;
   }
 
   /** Events with ids offset+1 .. offset+limit (offset 0 = from the first event); fewer or none past the end. */

@@ -1,7 +1,11 @@
-/** The last middleware: every error becomes JSON `{"error", "want_id"?}`; only real faults are 500s, and logged. */
+/**
+ * The last middleware: every error becomes JSON `{"error", "want_id"?}`; a disk that refused a write is a 507 (full)
+ * or a 503; only real faults are 500s, and logged.
+ */
 import type { NextFunction, Request, Response } from 'express';
 import { HttpError, errorBody } from './http-error.js';
 import { errorMessage } from '../errors.js';
+import { storageFault } from './storage-fault.js';
 
 interface BodyParserError {
   type: string;
@@ -48,6 +52,13 @@ export function errorHandler(logError: (message: string) => void) {
     const status = clientErrorStatus(err);
     if (status !== undefined) {
       res.status(status === 413 ? 413 : 400).json(errorBody(`Bad request: ${errorMessage(err)}.`));
+      return;
+    }
+    const storage = storageFault(err);
+    if (storage) {
+      logError(`${req.method} ${req.originalUrl}: ${storage.message} (${errorMessage(err)})`);
+      if (storage.retryAfterSeconds !== undefined) res.set('Retry-After', String(storage.retryAfterSeconds));
+      res.status(storage.status).json(errorBody(storage.message));
       return;
     }
     logError(`${req.method} ${req.originalUrl} failed: ${err instanceof Error ? err.stack : String(err)}`);

@@ -1,0 +1,96 @@
+/**
+ * A full disk under the workspace: the real server on a real LevelDB in a small tmpfs, filled to the brim while
+ * wants arrive. Every write is acknowledged (201) or refused with 507 and words that say what to do; nothing
+ * acknowledged is lost (a reopen finds every acknowledged want); once space is freed, writes are taken again.
+ * Mounting a tmpfs needs root: elsewhere the test is skipped, saying so.
+ */
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sleep, startServer } from './helpers/server-fixture.js';
+
+function mountTmpfs(sizeMiB: number): { dir: string; unmount: () => void } | string {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-full-'));
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMiB}m`, 'tmpfs', dir], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    return (r.stderr || r.error?.message || `mount exited ${r.status}`).trim();
+  }
+  return {
+    dir,
+    unmount: () => {
+      spawnSync('umount', ['-l', dir]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Writes filler files until the disk says ENOSPC; returns their paths. */
+function fill(dir: string): string[] {
+  const files: string[] = [];
+  for (let i = 0; ; i++) {
+    const file = join(dir, `filler-${i}`);
+    try {
+      writeFileSync(file, Buffer.alloc(64 * 1024, 1));
+      files.push(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOSPC') return files;
+      throw err;
+    }
+  }
+}
+
+const probe = mountTmpfs(1);
+const why = typeof probe === 'string' ? probe : undefined;
+if (typeof probe !== 'string') probe.unmount();
+
+if (why !== undefined) {
+  test.skip(`a full disk answers 507 and loses nothing (skipped: cannot mount a tmpfs here: ${why})`, () => {});
+} else {
+  test('a full disk answers 507 with what to do, loses nothing acknowledged, and takes writes again once space is freed', async (t) => {
+    const mounted = mountTmpfs(24);
+    if (typeof mounted === 'string') return t.fail(mounted);
+    t.teardown(mounted.unmount);
+    const workspace = join(mounted.dir, 'ws');
+    spawnSync('mkdir', ['-p', workspace]);
+    const graph = { jobs: [{ label: 'gate', outputs: ['gate'], exec: ['sleep', '600'] }, { label: 'q', outputs: ['q/(?<n>\\d+)'], inputs: [{ partition_ref: 'gate', dep_type: 'MATERIALIZE' }], exec: ['true'] }] };
+    const f = await startServer(t, { dir: workspace, graph });
+    const acknowledged: string[] = [];
+    const refusals: Array<{ status: number; error: string }> = [];
+    let n = 0;
+    const post = async () => {
+      const res = await f.postWant({ partitions: [`q/${n++}`] });
+      const body = (await res.json()) as { want_id?: string; error?: string };
+      if (res.status === 201) acknowledged.push(body.want_id!);
+      else refusals.push({ status: res.status, error: body.error ?? '' });
+      return res.status;
+    };
+    for (let i = 0; i < 20; i++) t.is(await post(), 201);
+    const fillers = fill(mounted.dir);
+    // Some writes may still fit in what LevelDB had buffered; keep asking until the disk refuses.
+    for (let i = 0; i < 200 && refusals.length < 5; i++) await post();
+    t.true(refusals.length >= 5, `the full disk refused ${refusals.length} writes`);
+    for (const r of refusals) {
+      t.true(r.status === 507 || r.status === 503, `refused with ${r.status}: ${r.error}`);
+      if (r.status === 507) t.regex(r.error, /^the disk holding \/.+ is full; free space and retry$/);
+    }
+    t.true(refusals.some((r) => r.status === 507), 'a full disk is named as such');
+    t.false(f.errorLines.some((l) => l.includes('Internal error')), 'no 500');
+    // Space returns: writes are taken again (the loop retries its step on its own).
+    for (const file of fillers) rmSync(file);
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 201; i++) {
+      status = await post();
+      if (status !== 201) await sleep(100);
+    }
+    t.is(status, 201, 'a write is taken once space is freed');
+    await f.close();
+    // Everything acknowledged is in the log.
+    const again = await startServer(t, { dir: workspace, graph });
+    for (const id of acknowledged) t.is((await again.api(`/api/wants/${id}`)).status, 200, `want ${id} was acknowledged`);
+    const page = await again.getJson<{ total: number }>('/api/wants?limit=1');
+    t.true(page.total >= acknowledged.length);
+  });
+}
