@@ -9,6 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { firstValueFrom } from 'rxjs';
+import { SupervisedExecutor } from '../lib/executor/supervised-executor.js';
 import { sleep, startServer } from './helpers/server-fixture.js';
 
 function mountTmpfs(sizeMiB: number): { dir: string; unmount: () => void } | string {
@@ -48,7 +50,26 @@ if (typeof probe !== 'string') probe.unmount();
 
 if (why !== undefined) {
   test.skip(`a full disk answers 507 and loses nothing (skipped: cannot mount a tmpfs here: ${why})`, () => {});
+  test.skip(`a run whose files cannot be written on a full disk fails saying so (skipped: cannot mount a tmpfs here: ${why})`, () => {});
 } else {
+  // The daemon's executor writes the run's files (stdin, run.sh) before it starts anything: on a full disk that fails.
+  test('a run whose files cannot be written on a full disk fails saying so', async (t) => {
+    const mounted = mountTmpfs(1);
+    if (typeof mounted === 'string') return t.fail(mounted);
+    t.teardown(mounted.unmount);
+    fill(mounted.dir);
+    const executors = [new SupervisedExecutor({ workspaceRoot: mounted.dir })];
+    for (const [i, executor] of executors.entries()) {
+      t.teardown(() => executor.shutdown('test over', { cancelRuns: true }));
+      const outcome = firstValueFrom(executor.outcomes$);
+      const logDir = join(mounted.dir, '.platform', 'logs', `r-${i}`);
+      executor.start({ job_run_id: `r-${i}`, argv: ['true'], env: {}, outputs: ['p'], cwd: mounted.dir, stdin: '{}', log_dir: logDir, timeout_seconds: 0 });
+      const o = await outcome;
+      t.is(o.status, 'failed');
+      t.regex(o.status === 'failed' ? o.reason : '', new RegExp(`^the disk holding ${mounted.dir}/.+ is full; free space and retry$`));
+    }
+  });
+
   test('a full disk answers 507 with what to do, loses nothing acknowledged, and takes writes again once space is freed', async (t) => {
     const mounted = mountTmpfs(24);
     if (typeof mounted === 'string') return t.fail(mounted);

@@ -1,6 +1,6 @@
 /** How a refused write is told: a full disk is a 507 naming the file, other I/O errors a 503 to retry, the rest none. */
 import test from 'ava';
-import { storageFault } from '../lib/server/storage-fault.js';
+import { storageFault } from '../lib/system/storage-fault.js';
 
 test('a full disk, from LevelDB or node, and through a cause, is a 507 naming the file', (t) => {
   const level = Object.assign(new Error('IO error: /w/.platform/bel/000003.log: No space left on device'), { code: 'LEVEL_IO_ERROR' });

@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { storageFault } from '../system/storage-fault.js';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Observable, Subject } from 'rxjs';
@@ -104,7 +105,7 @@ export class ProcessExecutor implements Executor {
     try {
       mkdirSync(launch.log_dir, { recursive: true });
     } catch (err) {
-      this.failNotStarted(run, undefined, `could not create log directory '${launch.log_dir}': ${errText(err)}`);
+      this.failNotStarted(run, undefined, storageFault(err, launch.log_dir)?.message ?? `could not create log directory '${launch.log_dir}': ${errText(err)}`);
       return { pid: 0, worker: LOCAL_WORKER };
     }
     const logs = {

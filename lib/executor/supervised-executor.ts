@@ -12,6 +12,7 @@
  * exit status: a job killed by a signal and one that exits with 128+n look the same, and are reported as killed.
  */
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { storageFault } from '../system/storage-fault.js';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { Observable, Subject, type Subscription, interval } from 'rxjs';
@@ -116,7 +117,7 @@ export class SupervisedExecutor implements Executor {
       writeFileSync(join(dir, STDIN_FILE), launch.stdin);
       writeFileSync(join(dir, RUN_FILE), runScript);
     } catch (err) {
-      return fail(`could not write the run's log directory '${dir}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      return fail(storageFault(err, dir)?.message ?? `could not write the run's log directory '${dir}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
     }
     this.follow(id, dir, 0, true, seconds, deadline);
     this.launcher.launch(id, dir, env, launch.cwd, !shellNames);

@@ -5,7 +5,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { HttpError, errorBody } from './http-error.js';
 import { errorMessage } from '../errors.js';
-import { storageFault } from './storage-fault.js';
+import { storageFault } from '../system/storage-fault.js';
 
 interface BodyParserError {
   type: string;
