@@ -43,6 +43,9 @@ function checkInteger(name: string, value: unknown, min: number): number {
 export class EventLog {
   /** Hot: each appended event, in id order, once its batch is durably written (before append() resolves). */
   readonly appended$: Observable<BuildEvent>;
+  /** Hot: each batch written, with how long LevelDB took (a synced one: the fsync latency). */
+  readonly writes$: Observable<{ seconds: number; events: number; synced: boolean }>;
+  private readonly writeSubject = new Subject<{ seconds: number; events: number; synced: boolean }>();
 
   private db: Db;
   private readonly subject = new Subject<BuildEvent>();
@@ -65,6 +68,7 @@ export class EventLog {
     this.db = db;
     this.latest = latest;
     this.appended$ = this.subject.asObservable();
+    this.writes$ = this.writeSubject.asObservable();
   }
 
   /** Opens (creating if needed) the log in `dir`. */
@@ -122,8 +126,10 @@ export class EventLog {
     );
     const ops = events.map((e) => ({ type: 'put' as const, key: eventKey(e.event_id), value: encodeEvent(e) }));
     if (this.damaged) await this.reopen();
+    const started = performance.now();
     try {
       await this.db.batch(ops, { sync });
+      this.writeSubject.next({ seconds: (performance.now() - started) / 1000, events: events.length, synced: sync });
     } catch (err) {
       this.damaged = true;
       throw err;
@@ -215,6 +221,7 @@ export class EventLog {
     this.closing ??= (async () => {
       await this.tail;
       this.subject.complete();
+      this.writeSubject.complete();
       await this.db.close();
     })();
     return this.closing;

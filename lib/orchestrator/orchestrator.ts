@@ -70,6 +70,9 @@ export class Orchestrator {
   /** The loop's own inputs: what a step's events touched, processes it started, requests for a full scan. */
   private readonly followUps$ = new Subject<OrchestratorInput>();
   private readonly deadlines$ = new Subject<number>();
+  private readonly stepSubject = new Subject<{ seconds: number; events: number }>();
+  /** Each step that ran to its end: how long it took (planning, the append, replies and launches) and its events. */
+  readonly steps$: Observable<{ seconds: number; events: number }> = this.stepSubject.asObservable();
   /** Replays, so a step that fails after the stop was asked for sees it and does not wait to retry. */
   private readonly stop$ = new ReplaySubject<void>(1);
   /** Input ref -> wants waiting on it; an entry is taken when its input changes (see candidates.ts). */
@@ -225,6 +228,7 @@ export class Orchestrator {
    */
   private async runStep(batch: StepBatch): Promise<void> {
     const { queue, store, log, tasks } = this.opts;
+    const started = performance.now();
     const pending = batch.commands.filter((p) => queue.take(p));
     const graphChanged = (await tasks.refresh?.()) || batch.graphChanged;
     if (graphChanged) this.resolutions.invalidate();
@@ -275,6 +279,7 @@ export class Orchestrator {
       this.logError(`orchestrator: after a step was recorded: ${err instanceof Error ? err.stack : errorMessage(err)}`);
       this.followUps$.next({ kind: 'scan' });
     }
+    this.stepSubject.next({ seconds: (performance.now() - started) / 1000, events: plan.events.length });
   }
 
   /** Replies, follow-ups and processes of a step whose events are durable. */

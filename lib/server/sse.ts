@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { type Observable, Subject, finalize, interval, merge, map, takeUntil } from 'rxjs';
 import { errorMessage } from '../errors.js';
 import { errorBody } from './http-error.js';
+import type { SseClients } from './sse-clients.js';
 
 export interface SseMessage {
   event?: string;
@@ -14,7 +15,14 @@ const HEARTBEAT_MS = 15_000;
 /** What a stream may have waiting in the socket for a client that does not read. */
 export const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
 
-export function sendSse(req: Request, res: Response, messages$: Observable<SseMessage>, stop$: Observable<unknown>): void {
+export function sendSse(
+  req: Request,
+  res: Response,
+  messages$: Observable<SseMessage>,
+  stop$: Observable<unknown>,
+  clients?: SseClients,
+): void {
+  clients?.track(res);
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache');

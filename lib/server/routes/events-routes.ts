@@ -10,7 +10,7 @@ import { sendSse, writable } from '../sse.js';
 
 export const MAX_EVENTS_PER_READ = 10_000;
 
-export function eventsRoutes({ platform, shutdown$ }: ServerContext): Router {
+export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Router {
   const router = Router();
 
   router.get('/api/events', async (req, res) => {
@@ -33,7 +33,7 @@ export function eventsRoutes({ platform, shutdown$ }: ServerContext): Router {
     const messages$ = platform
       .eventsSince(after, writable(res))
       .pipe(map((e) => ({ event: e.type, id: e.event_id, data: JSON.stringify(eventView(e)) })));
-    sendSse(req, res, messages$, shutdown$);
+    sendSse(req, res, messages$, shutdown$, sse);
   });
 
   router.get('/api/events/:id', async (req, res) => {

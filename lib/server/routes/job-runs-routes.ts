@@ -13,7 +13,7 @@ import { enumParam, intParam, pageQuery } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
 import { sendSse, type SseMessage } from '../sse.js';
 
-export function jobRunsRoutes({ platform, shutdown$ }: ServerContext): Router {
+export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Router {
   const router = Router();
 
   const runOr404 = (id: string): JobRunRecord => {
@@ -40,7 +40,7 @@ export function jobRunsRoutes({ platform, shutdown$ }: ServerContext): Router {
     const file = platform.logPath(run.job_run_id, stream);
     const follow = enumParam(req.query, 'follow', ['true', 'false', '1', '0'] as const);
     if (follow === 'true' || follow === '1') {
-      sendSse(req, res, logMessages(platform.logLines$(run.job_run_id, stream), platform.jobRunEnded$(run.job_run_id)), shutdown$);
+      sendSse(req, res, logMessages(platform.logLines$(run.job_run_id, stream), platform.jobRunEnded$(run.job_run_id)), shutdown$, sse);
       return;
     }
     // `?tail=N`: only the last N lines; without it, the whole log.
