@@ -9,7 +9,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -125,6 +125,7 @@ interface ServerJson {
   started_at: string;
   workspace_root: string;
   version: string;
+  token?: string;
 }
 
 /** The server.json as it is now; undefined while absent or half written (the fake server writes it in place). */
@@ -454,23 +455,33 @@ test('a server that cannot start gives a clear error pointing at server.log', sl
   t.false(existsSync(join(root, '.platform', 'daemon.lock')));
 }));
 
-test('the starter graph builds through the auto-started server', slot(async (t) => {
+test('the starter graph builds through the auto-started server, which only its owner gets into', slot(async (t) => {
   const root = await workspace(t);
   const r = await run(root, ['start', '--json']);
   t.is(r.code, 0, r.stderr);
   const { port } = JSON.parse(r.stdout) as { port: number };
   const base = `http://127.0.0.1:${port}`;
-  const res = await fetch(`${base}/api/wants`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ partitions: ['loud_greeting/date=2026-01-05'] }),
-  });
+  // Only the owner reads the token: .platform/ is 0700, server.json 0600.
+  t.is(statSync(join(root, '.platform')).mode & 0o777, 0o700);
+  t.is(statSync(join(root, '.platform', 'server.json')).mode & 0o777, 0o600);
+  const token = serverJson(root)?.token ?? '';
+  t.true(token.length >= 32, 'server.json holds a token');
+  const want = JSON.stringify({ partitions: ['loud_greeting/date=2026-01-05'] });
+  const without = await fetch(`${base}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: want });
+  t.is(without.status, 401, 'no token, no entry');
+  t.regex(((await without.json()) as { error: string }).error, /requires its token.*Authorization: Bearer/);
+  t.is((await fetch(`${base}/api/wants`, { headers: { authorization: 'Bearer not-the-token' } })).status, 401);
+  t.is((await fetch(`${base}/health`)).status, 200, '/health needs no token');
+  const auth = { authorization: `Bearer ${token}` };
+  const foreign = await fetch(`${base}/api/wants`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', origin: 'https://evil.example' }, body: want });
+  t.is(foreign.status, 403, 'a write from another origin is refused, token or not');
+  const res = await fetch(`${base}/api/wants`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: want });
   t.is(res.status, 201);
   const { want_id } = (await res.json()) as { want_id: string };
   let status = '';
   for (let i = 0; i < 800 && !['successful', 'failed', 'upstream_failed'].includes(status); i++) {
     await sleep(25);
-    status = ((await (await fetch(`${base}/api/wants/${want_id}`)).json()) as { status: string }).status;
+    status = ((await (await fetch(`${base}/api/wants/${want_id}`, { headers: auth })).json()) as { status: string }).status;
   }
   t.is(status, 'successful');
   t.is(readFileSync(join(root, 'data', 'greeting', '2026-01-05.txt'), 'utf8').trim(), 'hello, world of 2026-01-05');

@@ -163,6 +163,8 @@ test('a running job survives platform stop and platform start; its exit code is 
   t.is(created.status, 0, created.stderr);
   const wantId = (JSON.parse(created.stdout) as { want_id: string }).want_id;
   const url = () => `http://127.0.0.1:${readServerInfo(dir)!.port}`;
+  // A daemon the CLI started requires its token (docs/SECURITY.md).
+  const fetch = (input: string) => globalThis.fetch(input, { headers: { authorization: `Bearer ${readServerInfo(dir)!.token}` } });
   let pid = 0;
   for (let i = 0; i < 100 && !pid; i++) {
     const data = ((await (await fetch(`${url()}/api/job_runs?status=running`)).json()) as { data: Array<{ pid: number }> }).data;

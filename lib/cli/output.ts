@@ -33,7 +33,8 @@ export async function connect(cmd: Command): Promise<CommandContext> {
   const conn = await connectServer(options);
   // A discovered daemon that stops answering is named in the error, with its log.
   const daemon = conn.info && conn.root ? { pid: conn.info.pid, logPath: serverLogPath(conn.root) } : undefined;
-  return { client: new PlatformClient(conn.url, daemon ? { daemon } : {}), options };
+  const token = conn.info?.token;
+  return { client: new PlatformClient(conn.url, { ...(daemon ? { daemon } : {}), ...(token ? { token } : {}) }), options };
 }
 
 export function printJson(value: unknown): void {

@@ -63,6 +63,8 @@ export interface PlatformClientOptions {
   onRetry?: (info: { attempt: number; delayMs: number; message: string }) => void;
   /** The workspace daemon the URL came from (server.json), when it was discovered: named when it does not answer. */
   daemon?: DaemonRef;
+  /** The daemon's token (from server.json): sent as `Authorization: Bearer` with every request. */
+  token?: string;
 }
 
 export interface DaemonRef {
@@ -83,7 +85,7 @@ export class PlatformClient {
     private readonly options: PlatformClientOptions = {},
   ) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
-    this.doFetch = options.fetch ?? fetch;
+    this.doFetch = withToken(options.fetch ?? fetch, options.token);
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
   }
 
@@ -95,6 +97,11 @@ export class PlatformClient {
 
   createWant(body: CreateWantBody): Promise<CreateWantReply> {
     return this.write('POST', '/api/wants', body);
+  }
+
+  /** The dashboard's URL: a one-time link that signs the browser in where the daemon requires its token. */
+  uiLink(): Promise<{ url: string }> {
+    return this.write('POST', '/api/ui_link');
   }
 
   getWant(id: string): Promise<WantView> {
@@ -417,4 +424,14 @@ function query(params: Record<string, string | number | undefined>): string {
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
   const s = q.toString();
   return s ? `?${s}` : '';
+}
+
+/** `fetch` that adds the daemon's token to every request. */
+export function withToken(f: typeof fetch, token: string | undefined): typeof fetch {
+  if (!token) return f;
+  return (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set('Authorization', `Bearer ${token}`);
+    return f(input, { ...init, headers });
+  };
 }

@@ -9,6 +9,8 @@ export interface ServerInfo {
   started_at: string;
   workspace_root: string;
   version: string;
+  /** What every request must carry when the daemon requires it (`Authorization: Bearer`); absent from older daemons. */
+  token?: string;
 }
 
 export function serverInfoPath(root: string): string {
@@ -18,7 +20,8 @@ export function serverInfoPath(root: string): string {
 export function writeServerInfo(root: string, info: ServerInfo): void {
   const path = serverInfoPath(root);
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(info, null, 2)}\n`);
+  // Only the owner may read it: it holds the daemon's token.
+  writeFileSync(tmp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
   renameSync(tmp, path);
 }
 
@@ -33,6 +36,7 @@ export function readServerInfo(root: string): ServerInfo | undefined {
       started_at: String(v.started_at ?? ''),
       workspace_root: v.workspace_root,
       version: String(v.version ?? ''),
+      ...(typeof v.token === 'string' && v.token !== '' ? { token: v.token } : {}),
     };
   } catch {
     return undefined;

@@ -60,16 +60,18 @@ export function serverUrl(port: number): string {
   return `http://127.0.0.1:${port}`;
 }
 
-async function get(url: string, timeoutMs: number): Promise<Response> {
-  return fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
+async function get(url: string, timeoutMs: number, token?: string): Promise<Response> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  return fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers });
 }
 
 /** The server answered `/api/status`, but not with a platform server's status (an older version, or not ours). */
 class NotAStatusError extends Error {}
 
 /** `GET /api/status` of the server at `url`; throws when it does not answer or is not a platform server. */
-export async function fetchStatus(url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<ServerStatus> {
-  const res = await get(`${url}/api/status`, timeoutMs);
+export async function fetchStatus(url: string, timeoutMs = PROBE_TIMEOUT_MS, token?: string): Promise<ServerStatus> {
+  const res = await get(`${url}/api/status`, timeoutMs, token);
   if (!res.ok) {
     await res.body?.cancel();
     throw new NotAStatusError(`GET ${url}/api/status answered ${res.status}`);
@@ -146,7 +148,7 @@ export async function probeServer(root: string): Promise<Probe> {
   if (!(await healthy(url))) return silent(`no answer to GET /health on port ${info.port}`);
   let status: ServerStatus;
   try {
-    status = await fetchStatus(url);
+    status = await fetchStatus(url, PROBE_TIMEOUT_MS, info.token);
   } catch (err) {
     if (!(err instanceof NotAStatusError)) return silent(`no answer to GET /api/status on port ${info.port}`);
     // /health answers but /api/status does not: a platform server from before /api/status, i.e. another version.

@@ -64,7 +64,7 @@ export async function startDaemon(root: string, timeoutMs = startTimeoutMs()): P
   let child;
   try {
     writeSync(fd, `--- ${new Date().toISOString()} platform ${VERSION}: starting the server (for client pid ${process.pid}) ---\n`);
-    child = spawn(process.execPath, [platformBin(), 'serve', '--port', '0', '-C', root], {
+    child = spawn(process.execPath, [platformBin(), 'serve', '--port', '0', '--require-token', '-C', root], {
       cwd: root,
       detached: true,
       stdio: ['ignore', fd, fd],

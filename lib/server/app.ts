@@ -1,4 +1,6 @@
 /** The express app: loopback guard, CORS for a local dashboard dev server, JSON bodies up to 1 MiB, the routes, the dashboard, errors. */
+import { originGuard, tokenGuard } from './access-guard.js';
+import { loginRoutes } from './routes/login-routes.js';
 import cors from 'cors';
 import express, { type Express } from 'express';
 import { errorHandler } from './error-handler.js';
@@ -25,11 +27,14 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(loopbackGuard);
+  if (ctx.access.token) app.use(tokenGuard(ctx.access.token));
+  app.use(originGuard([DASHBOARD_ORIGIN]));
   // Only the dashboard's origin gets CORS headers; any other origin gets none, so browsers refuse it.
   app.use(cors({ origin: (origin, cb) => cb(null, origin === DASHBOARD_ORIGIN), methods: ['GET', 'POST', 'DELETE'] }));
   app.get('/health', (_req, res) => {
     res.type('text/plain').send('OK');
   });
+  app.use(loginRoutes(ctx));
   app.use(serviceRoutes(ctx, logError));
   app.use(express.json({ limit: MAX_BODY_BYTES, strict: false }));
   app.use(wantsRoutes(ctx));

@@ -4,6 +4,7 @@
  * in-flight requests finish (the orchestrator still answers them), then let the current orchestrator step finish
  * and start no other, and close the log.
  */
+import { LoginCodes } from './login-codes.js';
 import { SseClients } from './sse-clients.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +21,8 @@ export interface HttpServerOptions {
   drainMs?: number;
   log?: (line: string) => void;
   logError?: (line: string) => void;
+  /** Require this token of every request but /health (docs/SECURITY.md); none: the open loopback API. */
+  token?: string;
 }
 
 export interface RunningServer {
@@ -39,7 +42,15 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   // Replays its one value and never completes: an SSE stream opened while the server shuts down (a request on a
   // kept-alive connection) ends at once too, where a completed notifier would be ignored by takeUntil.
   const shutdown$ = new ReplaySubject<void>(1);
-  const server: Server = createServer(createApp({ platform, shutdown$, sse: new SseClients() }, logError));
+  const server: Server = createServer(createApp(
+      {
+        platform,
+        shutdown$,
+        sse: new SseClients(),
+        access: { ...(options.token ? { token: options.token } : {}), codes: new LoginCodes() },
+      },
+      logError,
+    ));
   await new Promise<void>((resolve, reject) => {
     server.listen(options.port, '127.0.0.1', () => resolve());
     server.once('error', (err: NodeJS.ErrnoException) => {

@@ -48,7 +48,8 @@ export function initWorkspace(root: string): InitResult {
   const dir = join(root, MARKER);
   if (existsSync(dir)) existing.push(`${MARKER}/`);
   else {
-    mkdirSync(dir);
+    // Only the owner may look inside: the daemon's token, its log and the job logs live here.
+    mkdirSync(dir, { mode: 0o700 });
     created.push(`${MARKER}/`);
   }
   const gitignore = join(dir, '.gitignore');

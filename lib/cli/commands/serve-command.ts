@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Executor } from '../../executor/executor-port.js';
 import type { Command } from 'commander';
@@ -60,9 +61,10 @@ export function registerServe(program: Command): void {
         executorChoice,
       ),
     )
+    .option('--require-token', 'require the token of .platform/server.json of every request but /health (what `platform start` and the CLI do; docs/SECURITY.md)')
     // The idle timer is exact now; the option stays accepted (and checked) so scripts that pass it keep working.
     .addOption(parsedOption('--idle-check-interval <duration>', 'no longer needed: the idle timeout is timed exactly', duration))
-    .action(async (opts: { port: number; idleTimeout?: number; idleCheckInterval?: number; executor?: ExecutorChoice }, cmd: Command) => {
+    .action(async (opts: { port: number; idleTimeout?: number; idleCheckInterval?: number; executor?: ExecutorChoice; requireToken?: boolean }, cmd: Command) => {
       const { port } = opts;
       // Loaded here, not at the top: every other command is a thin HTTP client and starts without express,
       // LevelDB and protobufjs (about 450 modules, 300 ms of each CLI call).
@@ -75,7 +77,10 @@ export function registerServe(program: Command): void {
       const idleTimeoutMs =
         opts.idleTimeout ?? (envIdle ? parseDuration(envIdle, 'PLATFORM_IDLE_TIMEOUT') : DEFAULT_IDLE_TIMEOUT_MS);
       const root = serveRoot(globalOptions(cmd).workspace);
-      mkdirSync(platformDir(root), { recursive: true });
+      mkdirSync(platformDir(root), { recursive: true, mode: 0o700 });
+      // Only the owner may look inside: it holds the token, the log and the job logs.
+      chmodSync(platformDir(root), 0o700);
+      const token = randomBytes(32).toString('base64url');
       // Handlers first: a signal while opening or binding still ends the daemon through a clean shutdown.
       let stopRequested = false;
       let server: RunningServer | undefined;
@@ -98,7 +103,7 @@ export function registerServe(program: Command): void {
       const executor = where === 'local' ? 'supervised' : where === 'in-process' ? 'in-process' : await redisExecutor(where);
       const platform = await Platform.open(root, { start: false, executor });
       try {
-        server = await startHttpServer(platform, { port, idleTimeoutMs });
+        server = await startHttpServer(platform, { port, idleTimeoutMs, ...(opts.requireToken ? { token } : {}) });
       } catch (err) {
         await platform.close();
         throw err;
@@ -109,6 +114,7 @@ export function registerServe(program: Command): void {
         started_at: new Date().toISOString(),
         workspace_root: root,
         version: VERSION,
+        token,
       });
       if (stopRequested) void server.close({ cancelRuns });
       else platform.start();

@@ -16,12 +16,16 @@ function opener(): string[] | undefined {
 export function registerUi(program: Command): void {
   const ui = program
     .command('ui')
-    .description("print the dashboard's URL and open it in a browser (starts the workspace daemon if needed)")
+    .description("print the dashboard's URL (a one-time link where the daemon requires its token) and open it in a browser (starts the workspace daemon if needed)")
     .option('--no-open', 'only print the URL')
     .action(async (opts: { open: boolean }, cmd: Command) => {
       const { client, options } = await connect(cmd);
       await client.health();
-      const url = `${client.baseUrl}/`;
+      // A daemon that requires its token gives a one-time link that signs the browser in (an older one: none).
+      const url = await client.uiLink().then(
+        (link) => link.url,
+        () => `${client.baseUrl}/`,
+      );
       if (options.json) printJson({ url });
       else line(url);
       const open = opts.open ? opener() : undefined;

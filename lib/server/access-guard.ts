@@ -1,0 +1,55 @@
+/**
+ * Who gets in (docs/SECURITY.md). With a token (a daemon started by `platform start` or by the CLI), every request
+ * but `/health` carries it: `Authorization: Bearer <token>` (the CLI reads it from `.platform/server.json`, which
+ * only the owner can read), or the `platform_token` cookie that `platform ui`'s one-time link sets for the
+ * dashboard. Whatever the token, a write whose `Origin` is another site's is refused: a page in the owner's browser
+ * must not be able to drive the daemon.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { HttpError } from './http-error.js';
+
+export const TOKEN_COOKIE = 'platform_token';
+
+/** Methods that change nothing: no Origin check. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function tokenGuard(token: string) {
+  const expected = Buffer.from(token);
+  const matches = (given: string | undefined) => {
+    if (given === undefined) return false;
+    const g = Buffer.from(given);
+    return g.length === expected.length && timingSafeEqual(g, expected);
+  };
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    if (req.path === '/health' || req.path === '/login') return next();
+    const auth = req.get('Authorization');
+    const bearer = auth?.startsWith('Bearer ') ? auth.slice('Bearer '.length).trim() : undefined;
+    if (matches(bearer) || matches(cookie(req.get('Cookie'), TOKEN_COOKIE))) return next();
+    throw new HttpError(
+      401,
+      'This daemon requires its token. The platform CLI sends it for you; other clients send `Authorization: Bearer <token>` ' +
+        'with the token from .platform/server.json; for the dashboard, run `platform ui`.',
+    );
+  };
+}
+
+/** Writes from a page of another origin are refused; the daemon's own pages (and the dashboard's dev server) are not. */
+export function originGuard(allowedExtra: readonly string[]) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    const origin = req.get('Origin');
+    if (origin === undefined || SAFE_METHODS.has(req.method)) return next();
+    const port = req.socket.localPort;
+    const own = [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`];
+    if (own.includes(origin) || allowedExtra.includes(origin)) return next();
+    throw new HttpError(403, `A write from the origin ${JSON.stringify(origin)} is refused: only the daemon's own pages may write.`);
+  };
+}
+
+function cookie(header: string | undefined, name: string): string | undefined {
+  for (const part of header?.split(';') ?? []) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
