@@ -75,12 +75,24 @@ export class Platform {
 
   static async open(workspaceRoot: string, options: PlatformOptions = {}): Promise<Platform> {
     const graph = await WorkspaceGraph.open(workspaceRoot, options.graph);
-    const log = await EventLog.open(join(workspaceRoot, '.platform', 'bel'));
+    const belDir = join(workspaceRoot, '.platform', 'bel');
+    // A log that cannot be read stops the start, saying which and what to run: never a silent fresh start.
+    const unreadable = (err: unknown) =>
+      new Error(`the event log at ${belDir} cannot be read (${errorMessage(err)}); run \`platform doctor\` to see what is wrong and how to fix it`, { cause: err });
+    let log: EventLog;
+    try {
+      log = await EventLog.open(belDir);
+    } catch (err) {
+      // Held by another process (a daemon already running) is not damage: its own words say so.
+      throw heldByAnother(err) ? err : unreadable(err);
+    }
     try {
       const logError = options.logError ?? ((m: string) => process.stderr.write(`${m}\n`));
       const store = await StateStore.open(log, snapshotPath(workspaceRoot), {
         snapshotEveryEvents: options.snapshotEveryEvents ?? SNAPSHOT_EVERY_EVENTS,
         onSnapshotError: (err) => logError(`could not write the state snapshot (the next start replays more of the log): ${errorMessage(err)}`),
+      }).catch((err: unknown) => {
+        throw unreadable(err);
       });
       const queue = new CommandQueue(options.queueCapacity ?? 100);
       const choice = options.executor ?? 'in-process';
@@ -203,4 +215,12 @@ export class Platform {
     })();
     return this.closing;
   }
+}
+
+/** LevelDB's lock is taken: another process has the log open. */
+function heldByAnother(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if ((e as { code?: unknown }).code === 'LEVEL_LOCKED' || /\bLOCK\b/.test(e.message)) return true;
+  }
+  return false;
 }

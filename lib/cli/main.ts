@@ -19,6 +19,7 @@ import { registerStart } from './commands/start-command.js';
 import { registerStatus } from './commands/status-command.js';
 import { registerStop } from './commands/stop-command.js';
 import { registerWorker } from './commands/worker-command.js';
+import { registerDoctor } from './commands/doctor-command.js';
 
 export function buildProgram(): Command {
   const program = new Command('platform')
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
   registerStatus(program);
   registerStop(program);
   registerWorker(program);
+  registerDoctor(program);
   return program;
 }
 

@@ -1,0 +1,176 @@
+/**
+ * `platform doctor`'s checks of a workspace, each a finding with what to do about it. They read files and ask the
+ * daemon; the one that reads the whole event log opens it only when no daemon holds it (LevelDB allows one
+ * process), so a running daemon is never disturbed.
+ */
+import { existsSync, statSync, statfsSync } from 'node:fs';
+import { join } from 'node:path';
+import { EventLog } from '../events/event-log.js';
+import { loadGraph } from '../graph/load-graph.js';
+import { serverInfoPath } from '../client/server-info.js';
+import { fetchStatus, probeServer, type Probe } from '../client/server-probe.js';
+import { platformDir } from '../client/workspace.js';
+import { errorMessage } from '../errors.js';
+import { isPidAlive } from '../system/pid-liveness.js';
+import { initialState } from '../state/build-state.js';
+import { reduce } from '../state/reduce.js';
+import { fromSnapshot } from '../state/snapshot.js';
+import { readSnapshot, stateCodeFingerprint } from '../state/snapshot-file.js';
+import type { BuildState } from '../state/build-state.js';
+
+export type FindingStatus = 'ok' | 'warn' | 'error';
+
+export interface Finding {
+  check: string;
+  status: FindingStatus;
+  detail: string;
+  /** What to do; absent when nothing is to be done. */
+  fix?: string;
+}
+
+const ok = (check: string, detail: string): Finding => ({ check, status: 'ok', detail });
+const warn = (check: string, detail: string, fix: string): Finding => ({ check, status: 'warn', detail, fix });
+const error = (check: string, detail: string, fix: string): Finding => ({ check, status: 'error', detail, fix });
+
+const MIB = 1024 * 1024;
+
+export async function runChecks(root: string): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  const dir = platformDir(root);
+  findings.push(permissions(dir));
+  findings.push(await graph(root));
+  const probe = await probeServer(root);
+  findings.push(...(await daemon(root, probe)));
+  findings.push(disk(dir));
+  if (probe.state === 'running' || probe.state === 'unresponsive') {
+    findings.push(ok('event log', 'held by the running daemon, which read it whole at its start (stop it to check it again here)'));
+    findings.push(await stuckRuns(probe));
+  } else {
+    findings.push(...(await eventLog(dir)));
+  }
+  return findings;
+}
+
+function permissions(dir: string): Finding {
+  const mode = statSync(dir).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    return warn('permissions', `${dir} is ${mode.toString(8)}: other users may read the daemon's token and the job logs`, `chmod 700 ${dir}`);
+  }
+  return ok('permissions', `${dir} is ${mode.toString(8)}: only its owner gets in`);
+}
+
+async function graph(root: string): Promise<Finding> {
+  const file = join(root, 'platform.json');
+  if (!existsSync(file)) return warn('platform.json', `${file} does not exist: no job can build anything`, 'write one (platform init makes a starter)');
+  try {
+    const g = await loadGraph(root);
+    return ok('platform.json', `${g.jobs.length} job${g.jobs.length === 1 ? '' : 's'}${g.schedules?.length ? `, ${g.schedules.length} schedules` : ''}`);
+  } catch (err) {
+    return error('platform.json', errorMessage(err), 'fix platform.json; the daemon keeps its last good graph until then');
+  }
+}
+
+async function daemon(root: string, probe: Probe): Promise<Finding[]> {
+  switch (probe.state) {
+    case 'absent':
+      return [ok('daemon', 'none running (the next platform command starts one)')];
+    case 'stale':
+      return [warn('daemon', `${serverInfoPath(root)} is stale: ${probe.reason}`, probe.stopFirst ? 'platform stop, then any command starts a new one' : 'nothing: the next command replaces it')];
+    case 'unresponsive':
+      return [warn('daemon', `pid ${probe.info.pid} does not answer: ${probe.reason}`, `wait, or platform stop; see ${join(platformDir(root), 'server.log')}`)];
+    case 'running': {
+      const findings = [ok('daemon', `pid ${probe.info.pid} on ${probe.url}, version ${probe.status.version}`)];
+      const mode = statSync(serverInfoPath(root)).mode & 0o777;
+      if (!probe.info.token) findings.push(warn('token', 'server.json holds no token: the daemon serves anyone on this host', 'platform stop; the next command starts a daemon that requires one'));
+      else if ((mode & 0o077) !== 0) findings.push(error('token', `server.json is ${mode.toString(8)}: other users can read the token`, `chmod 600 ${serverInfoPath(root)}`));
+      else {
+        try {
+          await fetchStatus(probe.url, 2_000, probe.info.token);
+          findings.push(ok('token', 'server.json is 600 and its token is the daemon\'s'));
+        } catch (err) {
+          findings.push(error('token', `the daemon refuses the token of server.json (${errorMessage(err)})`, 'platform stop, then any command starts a new daemon'));
+        }
+      }
+      return findings;
+    }
+  }
+}
+
+function disk(dir: string): Finding {
+  const s = statfsSync(dir);
+  const free = s.bavail * s.bsize;
+  const share = s.blocks > 0 ? s.bavail / s.blocks : 1;
+  const detail = `${(free / MIB).toFixed(0)} MiB free (${(share * 100).toFixed(0)}%) on the disk holding ${dir}`;
+  if (free < 100 * MIB) return error('disk', detail, 'free space: writes are refused (507) when it is full');
+  if (free < 1024 * MIB || share < 0.05) return warn('disk', detail, 'free space soon: writes are refused (507) when it is full');
+  return ok('disk', detail);
+}
+
+/** Runs the daemon says are running whose process is gone on this machine. */
+async function stuckRuns(probe: Probe): Promise<Finding> {
+  if (probe.state !== 'running') return ok('job runs', 'not checked: the daemon does not answer');
+  const res = await fetch(`${probe.url}/api/job_runs?status=running&limit=1000`, {
+    headers: probe.info.token ? { authorization: `Bearer ${probe.info.token}` } : {},
+  });
+  if (!res.ok) return warn('job runs', `could not list the running runs (HTTP ${res.status})`, 'run platform doctor again');
+  const runs = ((await res.json()) as { data: Array<{ job_run_id: string; pid: number | null; worker: string | null }> }).data;
+  const gone = runs.filter((r) => r.worker === 'local' && r.pid !== null && r.pid > 0 && !isPidAlive(r.pid));
+  if (gone.length > 0) {
+    return warn(
+      'job runs',
+      `${gone.length} running by the log but gone from this machine: ${gone.slice(0, 5).map((r) => `${r.job_run_id} (pid ${r.pid})`).join(', ')}`,
+      'the daemon records them when it notices (within seconds); if they stay, platform stop and start again re-attaches or rebuilds them',
+    );
+  }
+  return ok('job runs', `${runs.length} running, each with its process`);
+}
+
+/** Reads every event (each must decode, ids dense from 1), then checks the snapshot against the fold. */
+async function eventLog(dir: string): Promise<Finding[]> {
+  const belDir = join(dir, 'bel');
+  if (!existsSync(belDir)) return [ok('event log', 'none yet (no want was ever made)')];
+  let log: EventLog;
+  try {
+    log = await EventLog.open(belDir);
+  } catch (err) {
+    return [error('event log', `${belDir} cannot be opened: ${errorMessage(err)}`, 'restore .platform/bel from a backup; the daemon will not start on it')];
+  }
+  try {
+    let state: BuildState = initialState();
+    let expected = 1;
+    try {
+      for await (const batch of log.replay(1)) {
+        for (const event of batch) {
+          if (event.event_id !== expected) throw new Error(`event ${expected} is missing (the next is ${event.event_id})`);
+          state = reduce(state, event);
+          expected++;
+        }
+      }
+    } catch (err) {
+      return [error('event log', `${belDir} is damaged: ${errorMessage(err)}`, 'restore .platform/bel from a backup; the daemon will not start on it')];
+    }
+    const findings = [ok('event log', `${expected - 1} events, each decoded, ids dense from 1`)];
+    findings.push(await snapshot(dir, log, state));
+    const lost = [...state.job_runs_by_status.running].map(([, id]) => state.job_runs.get(id)!).filter((r) => r.worker === 'local' && r.pid > 0 && !isPidAlive(r.pid));
+    findings.push(
+      lost.length > 0
+        ? warn('job runs', `${lost.length} running by the log with no process left: ${lost.slice(0, 5).map((r) => r.job_run_id).join(', ')}`, 'the next daemon records their real end, or rebuilds them')
+        : ok('job runs', `${state.job_runs_by_status.running.size} running by the log, each with its process`),
+    );
+    return findings;
+  } finally {
+    await log.close();
+  }
+}
+
+async function snapshot(dir: string, log: EventLog, full: BuildState): Promise<Finding> {
+  const path = join(dir, 'snapshot.bin');
+  if (!existsSync(path)) return ok('snapshot', 'none (the next start replays the whole log, then writes one)');
+  const snap = await readSnapshot(path, stateCodeFingerprint(), { latestId: () => log.latestId(), timestampOf: async (id) => (await log.get(id))?.timestamp });
+  if (!snap) return warn('snapshot', `${path} does not fit this log or this version of platform`, 'nothing: the next start replays the log and writes a new one');
+  let state = fromSnapshot(snap);
+  for await (const batch of log.replay(snap.last_event_id + 1)) for (const e of batch) state = reduce(state, e);
+  const same = state.wants.size === full.wants.size && state.job_runs.size === full.job_runs.size && state.partitions.size === full.partitions.size && state.builds.size === full.builds.size;
+  if (!same) return error('snapshot', `${path} and the log disagree`, `remove ${path}: the next start replays the log`);
+  return ok('snapshot', `at event ${snap.last_event_id}; with the events after it, the same state as the whole log`);
+}

@@ -1,0 +1,99 @@
+/**
+ * `platform doctor` on real workspaces (a real LevelDB written by the real platform, the real CLI as a subprocess):
+ * nothing wrong on a healthy one; an event that does not decode and a truncated LevelDB table are found and named,
+ * and a daemon refuses to start on such a log with words that name it and `platform doctor`.
+ */
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, realpathSync, rmSync, statSync, truncateSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ClassicLevel } from 'classic-level';
+import { EventLog, eventKey } from '../lib/events/event-log.js';
+import { parseGraph } from '../lib/graph/parse-graph.js';
+import { Platform } from '../lib/platform.js';
+import { waitForWant } from './helpers/jobs-fixture.js';
+
+const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
+const GRAPH = { jobs: [{ label: 'ok', outputs: ['ok/(?<n>\\d+)'], exec: ['true'] }] };
+
+interface Report {
+  ok: boolean;
+  checks: Array<{ check: string; status: string; detail: string; fix?: string }>;
+}
+
+function cli(ws: string, args: string[]) {
+  return spawnSync(process.execPath, [BIN, '-C', ws, ...args], { encoding: 'utf8', env: { ...process.env, PLATFORM_IDLE_TIMEOUT: '5s' } });
+}
+
+function doctor(ws: string): { code: number | null; report: Report } {
+  const r = cli(ws, ['--json', 'doctor']);
+  return { code: r.status, report: JSON.parse(r.stdout) as Report };
+}
+
+const check = (report: Report, name: string) => report.checks.find((c) => c.check === name)!;
+
+/** A workspace whose log holds two built wants, written by the platform itself. */
+async function workspace(t: import('ava').ExecutionContext): Promise<string> {
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'platform-doctor-')));
+  t.teardown(() => rmSync(ws, { recursive: true, force: true }));
+  mkdirSync(join(ws, '.platform'), { mode: 0o700 });
+  writeFileSync(join(ws, 'platform.json'), JSON.stringify(GRAPH));
+  const platform = await Platform.open(ws, { graph: parseGraph(GRAPH, 'test') });
+  for (const ref of ['ok/1', 'ok/2']) {
+    const r = await platform.createWant({ partitions: [ref], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+    if (!r.ok) throw new Error(r.error);
+    await waitForWant(platform, r.want_id, ['successful']);
+  }
+  await platform.close();
+  return ws;
+}
+
+test('a healthy workspace: every check ok, exit 0; the table says nothing is wrong', async (t) => {
+  const ws = await workspace(t);
+  const { code, report } = doctor(ws);
+  t.is(code, 0);
+  t.true(report.ok);
+  t.deepEqual(report.checks.filter((c) => c.status === 'error'), []);
+  t.regex(check(report, 'event log').detail, /^\d+ events, each decoded, ids dense from 1$/);
+  t.is(check(report, 'permissions').status, 'ok');
+  t.is(check(report, 'disk').status, 'ok');
+  const text = cli(ws, ['doctor']);
+  t.is(text.status, 0);
+  t.regex(text.stdout, /Nothing is wrong\./);
+});
+
+test('an event that does not decode: doctor names it and the fix, exit 1; the daemon will not start on it', async (t) => {
+  const ws = await workspace(t);
+  const db = new ClassicLevel<Uint8Array, Uint8Array>(join(ws, '.platform', 'bel'), { keyEncoding: 'view', valueEncoding: 'view' });
+  await db.open();
+  await db.put(eventKey(2), new Uint8Array([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]));
+  await db.close();
+  const { code, report } = doctor(ws);
+  t.is(code, 1);
+  t.false(report.ok);
+  const log = check(report, 'event log');
+  t.is(log.status, 'error');
+  t.regex(log.detail, /\.platform\/bel is damaged: cannot decode event 2: /);
+  t.regex(log.fix ?? '', /restore \.platform\/bel from a backup/);
+  const serve = cli(ws, ['serve', '--port', '0']);
+  t.is(serve.status, 1);
+  t.regex(serve.stderr, /the event log at .*\.platform\/bel cannot be read \(.+\); run `platform doctor`/);
+});
+
+test('a truncated LevelDB table: doctor names the file, exit 1', async (t) => {
+  const ws = await workspace(t);
+  // Reopening moves the write-ahead log into a table file (.ldb).
+  const log = await EventLog.open(join(ws, '.platform', 'bel'));
+  await log.close();
+  const dir = join(ws, '.platform', 'bel');
+  const tables = readdirSync(dir).filter((f) => f.endsWith('.ldb'));
+  t.true(tables.length > 0, `a table file in ${readdirSync(dir).join(', ')}`);
+  const table = tables.sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0]!;
+  truncateSync(join(dir, table), 100);
+  const { code, report } = doctor(ws);
+  t.is(code, 1);
+  t.is(check(report, 'event log').status, 'error');
+  t.true(check(report, 'event log').detail.includes(table), check(report, 'event log').detail);
+});
