@@ -2,6 +2,7 @@
  * A platform opened on a workspace, without HTTP: the log, the state fold, the orchestrator and the executor
  * wired together. The server, the tests and other RxJS apps all start here.
  */
+import { JobLogRetention, type RetentionReport } from './executor/job-log-retention.js';
 import { join } from 'node:path';
 import { type Observable, type SchedulerLike, filter, map, startWith, take } from 'rxjs';
 import type { BuildEvent } from './events/build-event.js';
@@ -61,6 +62,9 @@ function snapshotPath(workspaceRoot: string): string {
 
 export class Platform {
   private closing: Promise<void> | undefined;
+  private readonly retention: JobLogRetention;
+  /** The retention pass, a minute after open and then every hour (unref'd: it never keeps a process alive). */
+  private readonly retentionTimers: NodeJS.Timeout[] = [];
 
   private constructor(
     readonly workspaceRoot: string,
@@ -71,7 +75,12 @@ export class Platform {
     private readonly graph: WorkspaceGraph,
     readonly orchestrator: Orchestrator,
     private readonly logError: (message: string) => void,
-  ) {}
+  ) {
+    this.retention = new JobLogRetention(workspaceRoot);
+    const pass = () =>
+      void this.collectJobLogs().catch((err: unknown) => this.logError(`could not remove old job logs: ${errorMessage(err)}`));
+    this.retentionTimers.push(setTimeout(pass, 60_000).unref(), setInterval(pass, 3_600_000).unref());
+  }
 
   static async open(workspaceRoot: string, options: PlatformOptions = {}): Promise<Platform> {
     const graph = await WorkspaceGraph.open(workspaceRoot, options.graph);
@@ -116,6 +125,19 @@ export class Platform {
       await log.close();
       throw err;
     }
+  }
+
+  /**
+   * Removes the logs of finished runs older than `retention.job_logs_days` (none configured: nothing), or with
+   * `dryRun` says what it would remove. The daemon does this every hour by itself.
+   */
+  collectJobLogs(options: { dryRun?: boolean; now?: number } = {}): Promise<RetentionReport> {
+    return this.retention.pass(this.state(), this.jobLogsDays(), options.now ?? Date.now(), options.dryRun === true);
+  }
+
+  /** `retention.job_logs_days` of the graph in use. */
+  jobLogsDays(): number | undefined {
+    return this.graph.current().graph.retention?.job_logs_days;
   }
 
   /** The job graph in use (platform.json as last read). */
@@ -204,6 +226,7 @@ export class Platform {
    */
   close(options: { cancelRuns?: boolean } = {}): Promise<void> {
     this.closing ??= (async () => {
+      for (const t of this.retentionTimers) clearTimeout(t);
       await this.orchestrator.shutdown(options);
       this.queue.close();
       // The next start replays only what comes after this; a failure here costs that start time, nothing else.

@@ -20,6 +20,7 @@ import { registerStatus } from './commands/status-command.js';
 import { registerStop } from './commands/stop-command.js';
 import { registerWorker } from './commands/worker-command.js';
 import { registerDoctor } from './commands/doctor-command.js';
+import { registerGc } from './commands/gc-command.js';
 
 export function buildProgram(): Command {
   const program = new Command('platform')
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
   registerStop(program);
   registerWorker(program);
   registerDoctor(program);
+  registerGc(program);
   return program;
 }
 

@@ -9,6 +9,7 @@
  * A write (POST/DELETE) refused with 503 because the orchestrator's queue is full is retried with backoff,
  * honouring `Retry-After`; the caller only sees the eventual answer.
  */
+import type { RetentionReport } from '../executor/job-log-retention.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Observable } from 'rxjs';
 import type { CreateWantBody, CreateWantReply } from '../api/create-want.js';
@@ -97,6 +98,11 @@ export class PlatformClient {
 
   createWant(body: CreateWantBody): Promise<CreateWantReply> {
     return this.write('POST', '/api/wants', body);
+  }
+
+  /** Removes the logs retention lets go (`dryRun`: only says what it would remove). */
+  gc(dryRun: boolean): Promise<RetentionReport> {
+    return this.write('POST', '/api/gc', { dry_run: dryRun });
   }
 
   /** The dashboard's URL: a one-time link that signs the browser in where the daemon requires its token. */

@@ -48,6 +48,13 @@ export interface GraphDefinition {
   jobs: JobDefinition[];
   /** Cron schedules that make wants (default none). */
   schedules: ScheduleDefinition[];
+  /** What is kept of the past; absent: everything. */
+  retention?: RetentionPolicy;
+}
+
+export interface RetentionPolicy {
+  /** The log directories of finished job runs are removed this many days after the run ended. */
+  job_logs_days?: number;
 }
 
 export function defaultMaxConcurrentJobRuns(): number {

@@ -1,5 +1,5 @@
 import type { DataDep, DepType } from '../events/build-event.js';
-import { defaultMaxConcurrentJobRuns, type BatchPolicy, type GraphDefinition, type JobDefinition } from './graph-definition.js';
+import { defaultMaxConcurrentJobRuns, type BatchPolicy, type GraphDefinition, type JobDefinition, type RetentionPolicy } from './graph-definition.js';
 import { GraphError } from './graph-error.js';
 import { compileOutputPattern, type OutputPattern } from './output-pattern.js';
 import { templateVariables } from './template.js';
@@ -8,7 +8,7 @@ import { checkScheduleRefs } from './schedule-refs.js';
 import { errorMessage } from '../errors.js';
 
 // `executor` is read by `platform serve` (where runs run), not by the graph.
-const TOP_LEVEL_KEYS = ['max_concurrent_job_runs', 'jobs', 'schedules', 'executor'] as const;
+const TOP_LEVEL_KEYS = ['max_concurrent_job_runs', 'jobs', 'schedules', 'executor', 'retention'] as const;
 const JOB_KEYS = [
   'label',
   'outputs',
@@ -225,6 +225,7 @@ export function parseGraph(json: unknown, source: string): GraphDefinition {
   });
 
   const graph: GraphDefinition = { max_concurrent_job_runs: maxConcurrent, jobs, schedules: parseSchedules(top.schedules, fail) };
+  if (top.retention !== undefined) graph.retention = parseRetention(top.retention, fail);
   checkScheduleRefs(graph, fail);
   return graph;
 }
@@ -341,4 +342,21 @@ function editDistance(a: string, b: string): number {
     prev = cur;
   }
   return prev[b.length]!;
+}
+
+function parseRetention(raw: unknown, fail: (path: string, message: string) => never): RetentionPolicy {
+  if (!isPlainObject(raw)) return fail('retention', 'must be an object like {"job_logs_days": 30}.');
+  const r = raw as Record<string, unknown>;
+  for (const key of Object.keys(r)) {
+    if (key === 'events_keep') {
+      fail('retention.events_keep', 'is not supported yet: the event log is kept whole (docs/decisions.md); leave it out.');
+    }
+    if (key !== 'job_logs_days') fail(`retention.${key}`, 'unknown key; retention has "job_logs_days".');
+  }
+  const days = r.job_logs_days;
+  if (days === undefined) return {};
+  if (typeof days !== 'number' || !Number.isFinite(days) || days <= 0) {
+    fail('retention.job_logs_days', `must be a number of days above 0 (e.g. 30, or 0.5 for 12 hours), got ${JSON.stringify(days)}.`);
+  }
+  return { job_logs_days: days as number };
 }

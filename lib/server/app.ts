@@ -1,4 +1,5 @@
 /** The express app: loopback guard, CORS for a local dashboard dev server, JSON bodies up to 1 MiB, the routes, the dashboard, errors. */
+import { gcRoutes } from './routes/gc-routes.js';
 import { originGuard, tokenGuard } from './access-guard.js';
 import { loginRoutes } from './routes/login-routes.js';
 import cors from 'cors';
@@ -45,6 +46,7 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   app.use(jobRunsRoutes(ctx));
   app.use(eventsRoutes(ctx));
   app.use(metricsRoutes(ctx));
+  app.use(gcRoutes(ctx));
   app.use(statusRoutes(ctx));
   app.use(dashboardRoutes());
   app.use((req, _res) => {

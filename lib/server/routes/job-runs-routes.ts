@@ -1,4 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { logsExpired } from '../../executor/job-log-retention.js';
 import { pipeline } from 'node:stream/promises';
 import { Router } from 'express';
 import { Observable } from 'rxjs';
@@ -38,6 +40,13 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
     }
     const run = runOr404(req.params.id);
     const file = platform.logPath(run.job_run_id, stream);
+    const days = platform.jobLogsDays();
+    if (logsExpired(run, days, Date.now()) && !existsSync(file)) {
+      throw new HttpError(
+        410,
+        `The logs of job run ${run.job_run_id} were removed: finished runs keep their logs ${days} days (retention.job_logs_days in platform.json).`,
+      );
+    }
     const follow = enumParam(req.query, 'follow', ['true', 'false', '1', '0'] as const);
     if (follow === 'true' || follow === '1') {
       sendSse(req, res, logMessages(platform.logLines$(run.job_run_id, stream), platform.jobRunEnded$(run.job_run_id)), shutdown$, sse);

@@ -13,10 +13,12 @@ const MAX_LINES = 5000;
 function LiveLog({ id, stream }: { id: string; stream: 'stdout' | 'stderr' }) {
   const [lines, setLines] = useState<string[]>([]);
   const [ended, setEnded] = useState<string | undefined>(undefined);
+  const [gone, setGone] = useState<string | undefined>(undefined);
   const box = useRef<HTMLPreElement>(null);
   useEffect(() => {
     setLines([]);
     setEnded(undefined);
+    setGone(undefined);
     const source = new EventSource(`/api/job_runs/${encodeURIComponent(id)}/logs/${stream}?follow=true`);
     let pending: string[] = [];
     let frame = 0;
@@ -33,6 +35,13 @@ function LiveLog({ id, stream }: { id: string; stream: 'stdout' | 'stderr' }) {
       setEnded((m as MessageEvent<string>).data);
       source.close();
     });
+    // A refused stream (not a dropped one, which EventSource retries): say why, e.g. 410 when retention removed the log.
+    source.addEventListener('error', () => {
+      if (source.readyState !== EventSource.CLOSED) return;
+      fetch(`/api/job_runs/${encodeURIComponent(id)}/logs/${stream}?tail=1`)
+        .then(async (r) => (r.ok ? undefined : ((await r.json()) as { error?: string }).error ?? `HTTP ${r.status}`))
+        .then(setGone, () => setGone('The daemon cannot be reached.'));
+    });
     return () => {
       source.close();
       cancelAnimationFrame(frame);
@@ -48,7 +57,7 @@ function LiveLog({ id, stream }: { id: string; stream: 'stdout' | 'stderr' }) {
         {lines.join('\n')}
       </pre>
       <p class="dim">
-        {ended ? `The run ended (${ended}).` : 'Following the log…'}{' '}
+        {gone ?? (ended ? `The run ended (${ended}).` : 'Following the log…')}{' '}
         <a href={`/api/job_runs/${encodeURIComponent(id)}/logs/${stream}`}>raw</a>
       </p>
     </>
