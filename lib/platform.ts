@@ -3,6 +3,8 @@
  * wired together. The server, the tests and other RxJS apps all start here.
  */
 import { JobLogRetention, type RetentionReport } from './executor/job-log-retention.js';
+import type { EventCompactionReport, GcReport } from './api/gc.js';
+import { compactEvents } from './state/event-compaction.js';
 import { join } from 'node:path';
 import { type Observable, type SchedulerLike, filter, map, startWith, take } from 'rxjs';
 import type { BuildEvent } from './events/build-event.js';
@@ -60,11 +62,18 @@ function snapshotPath(workspaceRoot: string): string {
   return join(workspaceRoot, '.platform', 'snapshot.bin');
 }
 
+/** `.platform/compacted.bin`: the state the events removed by `retention.events_keep` made (event-compaction.ts). */
+export function compactionBasePath(workspaceRoot: string): string {
+  return join(workspaceRoot, '.platform', 'compacted.bin');
+}
+
 export class Platform {
   private closing: Promise<void> | undefined;
   private readonly retention: JobLogRetention;
   /** The retention pass, a minute after open and then every hour (unref'd: it never keeps a process alive). */
   private readonly retentionTimers: NodeJS.Timeout[] = [];
+  /** The gc pass under way: one at a time. */
+  private gcRunning: Promise<unknown> = Promise.resolve();
 
   private constructor(
     readonly workspaceRoot: string,
@@ -77,8 +86,7 @@ export class Platform {
     private readonly logError: (message: string) => void,
   ) {
     this.retention = new JobLogRetention(workspaceRoot);
-    const pass = () =>
-      void this.collectJobLogs().catch((err: unknown) => this.logError(`could not remove old job logs: ${errorMessage(err)}`));
+    const pass = () => void this.gc().catch((err: unknown) => this.logError(`the retention pass failed: ${errorMessage(err)}`));
     this.retentionTimers.push(setTimeout(pass, 60_000).unref(), setInterval(pass, 3_600_000).unref());
   }
 
@@ -100,6 +108,7 @@ export class Platform {
       const store = await StateStore.open(log, snapshotPath(workspaceRoot), {
         snapshotEveryEvents: options.snapshotEveryEvents ?? SNAPSHOT_EVERY_EVENTS,
         onSnapshotError: (err) => logError(`could not write the state snapshot (the next start replays more of the log): ${errorMessage(err)}`),
+        compactionBasePath: compactionBasePath(workspaceRoot),
       }).catch((err: unknown) => {
         throw unreadable(err);
       });
@@ -133,6 +142,24 @@ export class Platform {
    */
   collectJobLogs(options: { dryRun?: boolean; now?: number } = {}): Promise<RetentionReport> {
     return this.retention.pass(this.state(), this.jobLogsDays(), options.now ?? Date.now(), options.dryRun === true);
+  }
+
+  /**
+   * Keeps the newest `retention.events_keep` events of the log (none configured: all), the state of the ones before
+   * living on in the compaction base; with `dryRun`, says how many it would remove.
+   */
+  compactEvents(options: { dryRun?: boolean } = {}): Promise<EventCompactionReport> {
+    return compactEvents(this.log, this.store, compactionBasePath(this.workspaceRoot), this.graph.current().graph.retention?.events_keep, options.dryRun === true);
+  }
+
+  /** What `retention` lets go, job logs and old events; the daemon runs it a minute after start and then hourly. */
+  gc(options: { dryRun?: boolean; now?: number } = {}): Promise<GcReport> {
+    const run = this.gcRunning.then(async () => {
+      const logs = await this.collectJobLogs(options);
+      return { ...logs, events: await this.compactEvents(options) };
+    });
+    this.gcRunning = run.catch(() => undefined);
+    return run;
   }
 
   /** `retention.job_logs_days` of the graph in use. */

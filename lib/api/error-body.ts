@@ -4,6 +4,8 @@
 export interface ErrorBody {
   error: string;
   want_id?: string;
+  /** On a 410 for events a compaction removed: the first event still in the log. */
+  first_event_id?: number;
 }
 
 /** Connect error codes, as written on the wire. */

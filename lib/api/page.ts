@@ -23,6 +23,8 @@ export interface Page<T> {
 export interface EventPage {
   data: EventView[];
   latest_id: number;
+  /** The first event still in the log: 1 unless `retention.events_keep` compacted older ones away. */
+  first_id: number;
   offset: number;
   limit: number;
 }

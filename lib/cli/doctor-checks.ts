@@ -15,7 +15,8 @@ import { isPidAlive } from '../system/pid-liveness.js';
 import { initialState } from '../state/build-state.js';
 import { reduce } from '../state/reduce.js';
 import { fromSnapshot } from '../state/snapshot.js';
-import { readSnapshot, stateCodeFingerprint } from '../state/snapshot-file.js';
+import { readCompactionBase, readSnapshot, stateCodeFingerprint } from '../state/snapshot-file.js';
+import { logProbe } from '../state/state-store.js';
 import type { BuildState } from '../state/build-state.js';
 
 export type FindingStatus = 'ok' | 'warn' | 'error';
@@ -125,7 +126,10 @@ async function stuckRuns(probe: Probe): Promise<Finding> {
   return ok('job runs', `${runs.length} running, each with its process`);
 }
 
-/** Reads every event (each must decode, ids dense from 1), then checks the snapshot against the fold. */
+/**
+ * Reads every event (each must decode, ids dense from the first: 1, or where a compaction left the log, on top of
+ * its base), then checks the snapshot against the fold.
+ */
 async function eventLog(dir: string): Promise<Finding[]> {
   const belDir = join(dir, 'bel');
   if (!existsSync(belDir)) return [ok('event log', 'none yet (no want was ever made)')];
@@ -137,9 +141,25 @@ async function eventLog(dir: string): Promise<Finding[]> {
   }
   try {
     let state: BuildState = initialState();
-    let expected = 1;
+    const first = log.firstId();
+    const basePath = join(dir, 'compacted.bin');
+    if (first > 1) {
+      const { snapshot: base, why } = await readCompactionBase(basePath, logProbe(log));
+      if (!base) {
+        return [
+          error(
+            'event log',
+            `${belDir} was compacted (it starts at event ${first}) but its base ${basePath} is ${why}: the state of the removed events is lost`,
+            'restore .platform/ (bel/ and compacted.bin together) from a backup; the daemon will not start on it',
+          ),
+        ];
+      }
+      state = fromSnapshot(base);
+    }
+    const from = state.last_event_id + 1;
+    let expected = from;
     try {
-      for await (const batch of log.replay(1)) {
+      for await (const batch of log.replay(from)) {
         for (const event of batch) {
           if (event.event_id !== expected) throw new Error(`event ${expected} is missing (the next is ${event.event_id})`);
           state = reduce(state, event);
@@ -149,7 +169,14 @@ async function eventLog(dir: string): Promise<Finding[]> {
     } catch (err) {
       return [error('event log', `${belDir} is damaged: ${errorMessage(err)}`, 'restore .platform/bel from a backup; the daemon will not start on it')];
     }
-    const findings = [ok('event log', `${expected - 1} events, each decoded, ids dense from 1`)];
+    const findings = [
+      ok(
+        'event log',
+        first > 1
+          ? `events ${first}..${log.latestId()} (compacted: the state before is in compacted.bin, at event ${from - 1}), those after it decoded, ids dense`
+          : `${expected - 1} events, each decoded, ids dense from 1`,
+      ),
+    ];
     findings.push(await snapshot(dir, log, state));
     const lost = [...state.job_runs_by_status.running].map(([, id]) => state.job_runs.get(id)!).filter((r) => r.worker === 'local' && r.pid > 0 && !isPidAlive(r.pid));
     findings.push(
@@ -166,7 +193,7 @@ async function eventLog(dir: string): Promise<Finding[]> {
 async function snapshot(dir: string, log: EventLog, full: BuildState): Promise<Finding> {
   const path = join(dir, 'snapshot.bin');
   if (!existsSync(path)) return ok('snapshot', 'none (the next start replays the whole log, then writes one)');
-  const snap = await readSnapshot(path, stateCodeFingerprint(), { latestId: () => log.latestId(), timestampOf: async (id) => (await log.get(id))?.timestamp });
+  const snap = await readSnapshot(path, stateCodeFingerprint(), logProbe(log));
   if (!snap) return warn('snapshot', `${path} does not fit this log or this version of platform`, 'nothing: the next start replays the log and writes a new one');
   let state = fromSnapshot(snap);
   for await (const batch of log.replay(snap.last_event_id + 1)) for (const e of batch) state = reduce(state, e);

@@ -9,7 +9,7 @@
  * A write (POST/DELETE) refused with 503 because the orchestrator's queue is full is retried with backoff,
  * honouring `Retry-After`; the caller only sees the eventual answer.
  */
-import type { RetentionReport } from '../executor/job-log-retention.js';
+import type { GcReport } from '../api/gc.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Observable } from 'rxjs';
 import type { CreateWantBody, CreateWantReply } from '../api/create-want.js';
@@ -100,8 +100,8 @@ export class PlatformClient {
     return this.write('POST', '/api/wants', body);
   }
 
-  /** Removes the logs retention lets go (`dryRun`: only says what it would remove). */
-  gc(dryRun: boolean): Promise<RetentionReport> {
+  /** Removes what retention lets go, old job logs and events (`dryRun`: only says what it would remove). */
+  gc(dryRun: boolean): Promise<GcReport> {
     return this.write('POST', '/api/gc', { dry_run: dryRun });
   }
 

@@ -2,12 +2,15 @@
  * The build event log (BEL): events stored in LevelDB (classic-level) under 8-byte big-endian u64 keys equal to
  * their event_id, values encoded `platform.v1.BuildEvent` bytes. Ids are dense from 1. Only one writer (the
  * orchestrator) appends; appends are serialized, each one is a single batch written with `sync: true`.
+ * Compaction (`retention.events_keep`) removes a prefix once a state snapshot covers it: ids then run densely from
+ * `firstId()`, and asking for an id below it throws `EventsCompactedError`.
  */
 import { mkdir } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
 import { Observable, Subject } from 'rxjs';
 import type { BuildEvent, EventPayload } from './build-event.js';
 import { decodeEvent, encodeEvent } from './event-codec.js';
+import { EventsCompactedError } from './events-compacted-error.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
 
@@ -50,6 +53,8 @@ export class EventLog {
   private db: Db;
   private readonly subject = new Subject<BuildEvent>();
   private latest: number;
+  /** The first id still in the log: 1 until a compaction. */
+  private first: number;
   /**
    * A batch failed (a full disk, an I/O error): LevelDB's write-ahead log may now end in a torn record, after which
    * anything appended to the same file is lost at the next open. So the next append reopens the database first
@@ -64,9 +69,11 @@ export class EventLog {
     private readonly dir: string,
     db: Db,
     latest: number,
+    first: number,
   ) {
     this.db = db;
     this.latest = latest;
+    this.first = first;
     this.appended$ = this.subject.asObservable();
     this.writes$ = this.writeSubject.asObservable();
   }
@@ -83,7 +90,8 @@ export class EventLog {
     }
     try {
       const [last] = await db.keys({ reverse: true, limit: 1 }).all();
-      return new EventLog(dir, db, last === undefined ? 0 : eventIdOfKey(last));
+      const [first] = await db.keys({ limit: 1 }).all();
+      return new EventLog(dir, db, last === undefined ? 0 : eventIdOfKey(last), first === undefined ? 1 : eventIdOfKey(first));
     } catch (err) {
       await db.close();
       throw err;
@@ -93,6 +101,27 @@ export class EventLog {
   /** Id of the newest event; 0 when the log is empty. */
   latestId(): number {
     return this.latest;
+  }
+
+  /** Id of the oldest event still in the log: 1 unless it was compacted. */
+  firstId(): number {
+    return this.first;
+  }
+
+  /**
+   * Removes the events below `firstKept` (the caller has made a state snapshot that covers them durably first), then
+   * lets LevelDB reclaim their space. Readers see the new first id at once; the removal itself is one range delete.
+   * Never removes the newest event: the log's latest id must survive (ids go on from it).
+   */
+  async compactBelow(firstKept: number): Promise<number> {
+    checkInteger('compactBelow: firstKept', firstKept, 1);
+    const upTo = Math.min(firstKept, this.latest);
+    if (upTo <= this.first) return 0;
+    const removed = upTo - this.first;
+    this.first = upTo;
+    await this.db.clear({ lt: eventKey(upTo) });
+    await this.db.compactRange(eventKey(0), eventKey(upTo));
+    return removed;
   }
 
   /**
@@ -168,6 +197,7 @@ export class EventLog {
     checkInteger('list: limit', limit, 0);
     const last = Math.min(offset + limit, this.latest);
     if (last <= offset) return [];
+    if (offset + 1 < this.first) throw new EventsCompactedError(offset + 1, this.first);
     const entries = await this.db.iterator({ gt: eventKey(offset), lte: eventKey(last), limit: last - offset }).all();
     return entries.map(([key, value]) => decodeEvent(value, eventIdOfKey(key)));
   }
@@ -176,6 +206,7 @@ export class EventLog {
   async get(id: number): Promise<BuildEvent | undefined> {
     checkInteger('get: id', id, 0);
     if (id === 0 || id > this.latest) return undefined;
+    if (id < this.first) throw new EventsCompactedError(id, this.first);
     const value = await this.db.get(eventKey(id));
     return value === undefined ? undefined : decodeEvent(value, id);
   }
@@ -190,6 +221,7 @@ export class EventLog {
     checkInteger('replay: batchSize', batchSize, 1);
     const db = this.db;
     const start = Math.max(fromId, 1);
+    if (start < this.first && start <= this.latest) throw new EventsCompactedError(start, this.first);
     return {
       async *[Symbol.asyncIterator]() {
         const it = db.iterator({ gte: eventKey(start) });

@@ -55,6 +55,8 @@ export interface GraphDefinition {
 export interface RetentionPolicy {
   /** The log directories of finished job runs are removed this many days after the run ended. */
   job_logs_days?: number;
+  /** The event log keeps its newest this many events; the state of older ones lives on in the compaction base. */
+  events_keep?: number;
 }
 
 export function defaultMaxConcurrentJobRuns(): number {

@@ -348,15 +348,22 @@ function parseRetention(raw: unknown, fail: (path: string, message: string) => n
   if (!isPlainObject(raw)) return fail('retention', 'must be an object like {"job_logs_days": 30}.');
   const r = raw as Record<string, unknown>;
   for (const key of Object.keys(r)) {
-    if (key === 'events_keep') {
-      fail('retention.events_keep', 'is not supported yet: the event log is kept whole (docs/decisions.md); leave it out.');
-    }
-    if (key !== 'job_logs_days') fail(`retention.${key}`, 'unknown key; retention has "job_logs_days".');
+    if (key !== 'job_logs_days' && key !== 'events_keep') fail(`retention.${key}`, 'unknown key; retention has "job_logs_days" and "events_keep".');
   }
+  const policy: RetentionPolicy = {};
   const days = r.job_logs_days;
-  if (days === undefined) return {};
-  if (typeof days !== 'number' || !Number.isFinite(days) || days <= 0) {
-    fail('retention.job_logs_days', `must be a number of days above 0 (e.g. 30, or 0.5 for 12 hours), got ${JSON.stringify(days)}.`);
+  if (days !== undefined) {
+    if (typeof days !== 'number' || !Number.isFinite(days) || days <= 0) {
+      fail('retention.job_logs_days', `must be a number of days above 0 (e.g. 30, or 0.5 for 12 hours), got ${JSON.stringify(days)}.`);
+    }
+    policy.job_logs_days = days;
   }
-  return { job_logs_days: days as number };
+  const keep = r.events_keep;
+  if (keep !== undefined) {
+    if (typeof keep !== 'number' || !Number.isSafeInteger(keep) || keep < 1) {
+      fail('retention.events_keep', `must be a whole number of events of at least 1 (e.g. 1000000), got ${JSON.stringify(keep)}.`);
+    }
+    policy.events_keep = keep;
+  }
+  return policy;
 }

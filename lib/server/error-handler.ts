@@ -6,6 +6,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { HttpError, errorBody } from './http-error.js';
 import { errorMessage } from '../errors.js';
 import { storageFault } from '../system/storage-fault.js';
+import { EventsCompactedError } from '../events/events-compacted-error.js';
 
 interface BodyParserError {
   type: string;
@@ -26,6 +27,10 @@ export function errorHandler(logError: (message: string) => void) {
     }
     if (err instanceof HttpError) {
       res.set(err.headers).status(err.status).json(errorBody(err.message, err.wantId));
+      return;
+    }
+    if (err instanceof EventsCompactedError) {
+      res.status(410).json({ ...errorBody(`${err.message[0]!.toUpperCase()}${err.message.slice(1)}.`), first_event_id: err.firstId });
       return;
     }
     if (isBodyParserError(err)) {

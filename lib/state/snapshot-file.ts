@@ -45,6 +45,8 @@ export interface SnapshotHeader {
 /** The log as far as a snapshot needs to know it: its newest id, and the timestamp of any event. */
 export interface LogProbe {
   latestId(): number;
+  /** The first event still in the log (above 1 once compacted). */
+  firstId(): number;
   timestampOf(id: number): Promise<number | undefined>;
 }
 
@@ -120,28 +122,49 @@ export async function removeSnapshotLeftovers(path: string): Promise<void> {
 
 export async function readSnapshot(path: string, version: string, log: LogProbe): Promise<Snapshot | undefined> {
   if (version === '') return undefined;
+  return (await readSnapshotFile(path, (h) => h.version === version, log)).snapshot;
+}
+
+/**
+ * The base a compacted log starts from (`.platform/compacted.bin`): written like a snapshot, but the events it
+ * replaced are gone, so it is the truth, not a shortcut. It is read whatever program version wrote it, as long as
+ * the record format is this one (a format change must come with a migration). Says why when it cannot be used.
+ */
+export async function readCompactionBase(path: string, log: LogProbe): Promise<{ snapshot?: Snapshot; why: string }> {
+  return readSnapshotFile(path, () => true, log);
+}
+
+async function readSnapshotFile(
+  path: string,
+  accept: (header: SnapshotHeader) => boolean,
+  log: LogProbe,
+): Promise<{ snapshot?: Snapshot; why: string }> {
   let snap: Snapshot;
   let header: SnapshotHeader;
   try {
     const parts = decodeSnapshotFile(await readFile(path));
     header = parts.header;
-    if (header?.version !== version || header.format !== SNAPSHOT_FORMAT) return undefined;
+    if (typeof header !== 'object' || header === null || !accept(header)) return { why: 'written by another version of platform' };
+    if (header.format !== SNAPSHOT_FORMAT) return { why: `of record format ${String(header.format)}, this platform reads ${SNAPSHOT_FORMAT}` };
     const last = parts.lines[parts.lines.length - 1];
     // The end line counts the records: a file cut short or padded is not this snapshot.
-    if (!last || last[0] !== 'end' || last[1] !== parts.lines.length - 1) return undefined;
+    if (!last || last[0] !== 'end' || last[1] !== parts.lines.length - 1) return { why: 'cut short' };
     snap = snapshotFromLines(header.last_event_id, []);
     for (let i = 0; i < parts.lines.length - 1; i++) {
       const line = parts.lines[i]!;
-      if (!Array.isArray(line) || line[0] === 'end') return undefined;
+      if (!Array.isArray(line) || line[0] === 'end') return { why: 'damaged' };
       addLine(snap, line);
     }
-  } catch {
-    return undefined;
+  } catch (err) {
+    return { why: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : `unreadable: ${err instanceof Error ? err.message : String(err)}` };
   }
   const id = header.last_event_id;
-  if (!Number.isSafeInteger(id) || id < 0 || id > log.latestId()) return undefined;
-  if (id > 0 && (await log.timestampOf(id)) !== header.last_event_timestamp) return undefined;
-  return snap;
+  if (!Number.isSafeInteger(id) || id < 0 || id > log.latestId()) return { why: `ahead of the log (event ${id}, the log ends at ${log.latestId()})` };
+  // Its own last event must still be there to vouch for it: a state older than the compacted log's first event
+  // lacks what the removed events did.
+  if (log.firstId() > 1 && id < log.firstId()) return { why: `older than the log, which starts at event ${log.firstId()} since a compaction` };
+  if (id > 0 && (await log.timestampOf(id).catch(() => undefined)) !== header.last_event_timestamp) return { why: `not of this log (its event ${id} differs)` };
+  return { snapshot: snap, why: '' };
 }
 
 /** Writes `state` as the snapshot, a frame at a time; the state is immutable, so steps go on meanwhile. */

@@ -7,7 +7,7 @@ import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
 import { fromSnapshot } from './snapshot.js';
-import { readSnapshot, removeSnapshotLeftovers, stateCodeFingerprint, writeSnapshot, type LogProbe } from './snapshot-file.js';
+import { readCompactionBase, readSnapshot, removeSnapshotLeftovers, stateCodeFingerprint, writeSnapshot, type LogProbe } from './snapshot-file.js';
 
 /** Below this many events since the last snapshot, replaying them is cheaper than writing a new one. */
 export const SNAPSHOT_MIN_NEW_EVENTS = 1000;
@@ -49,27 +49,32 @@ export class StateStore {
 
   /**
    * Replays the log into state: from the snapshot at `snapshotPath` when there is a valid one (then only the
-   * events after it are read), else from the first event.
+   * events after it are read), else from the compaction base at `compactionBasePath` when the log was compacted,
+   * else from the first event. A compacted log without a usable base is refused, naming both files: starting from
+   * nothing would silently lose the state the removed events made.
    */
   static async open(
     log: EventLog,
     snapshotPath?: string,
-    options: { snapshotEveryEvents?: number; onSnapshotError?: (err: unknown) => void } = {},
+    options: { snapshotEveryEvents?: number; onSnapshotError?: (err: unknown) => void; compactionBasePath?: string } = {},
   ): Promise<StateStore> {
     if (snapshotPath) await removeSnapshotLeftovers(snapshotPath);
-    const snapshot = snapshotPath ? await readSnapshot(snapshotPath, stateCodeFingerprint(), probe(log)) : undefined;
-    let start = initialState();
+    if (options.compactionBasePath) await removeSnapshotLeftovers(options.compactionBasePath);
+    const snapshot = snapshotPath ? await readSnapshot(snapshotPath, stateCodeFingerprint(), logProbe(log)) : undefined;
+    let start: BuildState | undefined;
     if (snapshot) {
       try {
         start = fromSnapshot(snapshot);
       } catch {
         // A snapshot that parses but does not hold together is only a lost shortcut: replay the log.
-        start = initialState();
+        start = undefined;
       }
     }
+    if (!start && log.firstId() > 1) start = await compactionBase(log, options.compactionBasePath);
+    start ??= initialState();
     const every = options.snapshotEveryEvents ?? 0;
     const auto = snapshotPath && every > 0 ? { path: snapshotPath, everyEvents: every } : undefined;
-    return new StateStore(log, await replayLog(log, start), start.last_event_id, probe(log), auto, options.onSnapshotError ?? (() => undefined));
+    return new StateStore(log, await replayLog(log, start), start.last_event_id, logProbe(log), auto, options.onSnapshotError ?? (() => undefined));
   }
 
   /**
@@ -77,22 +82,45 @@ export class StateStore {
    * time: a call while one is under way waits for it first, then decides on the state of that moment.
    */
   async saveSnapshot(snapshotPath: string, minNewEvents = SNAPSHOT_MIN_NEW_EVENTS): Promise<boolean> {
-    while (this.writing) await this.writing.catch(() => false);
-    const state = this.current();
-    if (state.last_event_id - this.snapshotEventId < minNewEvents) return false;
-    // Set before the first await, so the background trigger (which checks it) never starts a second writer.
-    const writing = (async () => {
-      const timestamp = (await this.logProbe.timestampOf(state.last_event_id)) ?? 0;
-      await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, timestamp);
+    const written = await this.writeExclusive(async (state) => {
+      if (state.last_event_id - this.snapshotEventId < minNewEvents) return false;
+      await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state));
       this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
       this.written++;
       return true;
-    })();
-    this.writing = writing;
+    });
+    return written;
+  }
+
+  /**
+   * Writes the current state durably as the base of a compacted log (any program version of this record format
+   * reads it) and resolves with the id of the last event it covers: events up to that id may then be removed.
+   */
+  async writeCompactionBase(path: string): Promise<number> {
+    return this.writeExclusive(async (state) => {
+      await writeSnapshot(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state));
+      return state.last_event_id;
+    });
+  }
+
+  private async timestampOf(state: BuildState): Promise<number> {
+    return state.last_event_id === 0 ? 0 : ((await this.logProbe.timestampOf(state.last_event_id)) ?? 0);
+  }
+
+  /** One snapshot write at a time: a call while one is under way waits for it, then runs on the state of then. */
+  private async writeExclusive<T>(write: (state: BuildState) => Promise<T>): Promise<T> {
+    while (this.writing) await this.writing.catch(() => false);
+    // Set before the first await, so the background trigger (which checks it) never starts a second writer.
+    const writing = write(this.current());
+    const settled = writing.then(
+      () => true,
+      () => false,
+    );
+    this.writing = settled;
     try {
       return await writing;
     } finally {
-      if (this.writing === writing) this.writing = undefined;
+      if (this.writing === settled) this.writing = undefined;
     }
   }
 
@@ -124,6 +152,27 @@ export async function replayLog(log: EventLog, start: BuildState = initialState(
   return state;
 }
 
-function probe(log: EventLog): LogProbe {
-  return { latestId: () => log.latestId(), timestampOf: async (id) => (await log.get(id))?.timestamp };
+export function logProbe(log: EventLog): LogProbe {
+  return { latestId: () => log.latestId(), firstId: () => log.firstId(), timestampOf: async (id) => (await log.get(id))?.timestamp };
+}
+
+/** The state a compacted log starts from; throws, naming the files and what to do, when there is none to use. */
+async function compactionBase(log: EventLog, path: string | undefined): Promise<BuildState> {
+  const { snapshot, why } = path ? await readCompactionBase(path, logProbe(log)) : { snapshot: undefined, why: 'not given' };
+  if (snapshot) {
+    try {
+      return fromSnapshot(snapshot);
+    } catch (err) {
+      throw compactedWithoutBase(log, path, `damaged: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  throw compactedWithoutBase(log, path, why);
+}
+
+function compactedWithoutBase(log: EventLog, path: string | undefined, why: string): Error {
+  return new Error(
+    `the event log starts at event ${log.firstId()} (the events before it were compacted by retention.events_keep), ` +
+      `but the state they made, kept in ${path ?? 'the compaction base'}, is ${why}; restore .platform/ from a backup ` +
+      `(the event log and compacted.bin together); run platform doctor`,
+  );
 }

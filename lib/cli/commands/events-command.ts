@@ -103,8 +103,8 @@ export function registerEvents(program: Command): void {
       }
       let after = offset;
       if (after === undefined) {
-        const { latest_id } = await client.listEvents({ limit: 1 });
-        after = Math.max(0, latest_id - (limit ?? FOLLOW_BACKLOG));
+        const { latest_id, first_id } = await client.listEvents({ limit: 1 });
+        after = Math.max(first_id - 1, latest_id - (limit ?? FOLLOW_BACKLOG));
       }
       if (process.stderr.isTTY) process.stderr.write(colors.dim(`following events after id ${after}; Ctrl-C to stop\n`));
       // One line per event: JSON lines with --json, since a stream has no single document to pretty-print.

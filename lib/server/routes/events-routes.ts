@@ -4,6 +4,7 @@ import type { EventPage } from '../../api/page.js';
 import type { EventView } from '../../api/views.js';
 import { eventView } from '../views.js';
 import { HttpError } from '../http-error.js';
+import { EventsCompactedError } from '../../events/events-compacted-error.js';
 import { intParam } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
 import { sendSse, writable } from '../sse.js';
@@ -14,10 +15,11 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
   const router = Router();
 
   router.get('/api/events', async (req, res) => {
-    const offset = intParam(req.query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+    // Without an offset, from the first event still in the log (1 unless a compaction removed older ones).
+    const offset = intParam(req.query, 'offset', platform.log.firstId() - 1, 0, Number.MAX_SAFE_INTEGER);
     const limit = intParam(req.query, 'limit', MAX_EVENTS_PER_READ, 1, MAX_EVENTS_PER_READ);
     const events = await platform.log.list(offset, limit);
-    res.json({ data: events.map(eventView), latest_id: platform.log.latestId(), offset, limit } satisfies EventPage);
+    res.json({ data: events.map(eventView), latest_id: platform.log.latestId(), first_id: platform.log.firstId(), offset, limit } satisfies EventPage);
   });
 
   // Resumes after `Last-Event-ID` (what EventSource sends on reconnect) or `?after=`; a new stream starts now.
@@ -30,6 +32,8 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
     } else {
       after = intParam(req.query, 'after', platform.log.latestId(), 0, Number.MAX_SAFE_INTEGER);
     }
+    // A resume from below a compaction would skip events silently: the client is told, with where to go on from.
+    if (after + 1 < platform.log.firstId() && after < platform.log.latestId()) throw new EventsCompactedError(after + 1, platform.log.firstId());
     const messages$ = platform
       .eventsSince(after, writable(res))
       .pipe(map((e) => ({ event: e.type, id: e.event_id, data: JSON.stringify(eventView(e)) })));

@@ -4,7 +4,8 @@ import type { ServerContext } from '../server-context.js';
 
 /**
  * `POST /api/gc` `{"dry_run"?: boolean}`: removes what `retention` in platform.json lets go (the logs of finished
- * runs older than `job_logs_days`), or with `dry_run` says what it would; the daemon also does it every hour.
+ * runs older than `job_logs_days`, the events before the newest `events_keep`), or with `dry_run` says what it
+ * would; the daemon also does it every hour.
  */
 export function gcRoutes({ platform }: ServerContext): Router {
   const router = Router();
@@ -15,7 +16,7 @@ export function gcRoutes({ platform }: ServerContext): Router {
     const extra = Object.keys(rest);
     if (extra.length > 0) throw new HttpError(400, `Unknown field ${JSON.stringify(extra[0])}; POST /api/gc takes "dry_run".`);
     if (dryRun !== undefined && typeof dryRun !== 'boolean') throw new HttpError(400, `dry_run must be true or false, got ${JSON.stringify(dryRun)}.`);
-    res.json(await platform.collectJobLogs({ dryRun: dryRun === true }));
+    res.json(await platform.gc({ dryRun: dryRun === true }));
   });
   return router;
 }

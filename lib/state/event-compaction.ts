@@ -1,0 +1,34 @@
+/**
+ * `retention.events_keep`: the event log keeps its newest N events; what came before lives on in the compaction base
+ * (`.platform/compacted.bin`), the state at the moment of the compaction, written durably before a single event is
+ * removed. So current state, the lineage of current builds, every id counter and the latest event id survive, and a
+ * start replays at most N events (fewer after a regular snapshot) however long the workspace has run.
+ *
+ * A crash at any point leaves a start that works: before the base is renamed into place, nothing was removed; after,
+ * the base covers every event that may be gone (removal is a range delete from the oldest up).
+ */
+import type { EventCompactionReport } from '../api/gc.js';
+import type { EventLog } from '../events/event-log.js';
+import type { StateStore } from './state-store.js';
+
+export async function compactEvents(
+  log: EventLog,
+  store: StateStore,
+  basePath: string,
+  keep: number | undefined,
+  dryRun: boolean,
+): Promise<EventCompactionReport> {
+  const report: EventCompactionReport = { keep: keep ?? null, first_event_id: log.firstId(), latest_event_id: log.latestId(), removed_events: 0 };
+  if (keep === undefined) return report;
+  const firstKept = (latest: number) => Math.max(1, latest - keep + 1);
+  if (dryRun) {
+    report.removed_events = Math.max(0, firstKept(log.latestId()) - log.firstId());
+    return report;
+  }
+  if (firstKept(log.latestId()) <= log.firstId()) return report;
+  const covered = await store.writeCompactionBase(basePath);
+  report.removed_events = await log.compactBelow(firstKept(covered));
+  report.first_event_id = log.firstId();
+  report.latest_event_id = log.latestId();
+  return report;
+}

@@ -1,0 +1,172 @@
+/**
+ * `retention.events_keep`: gc keeps the newest N events, the state of the ones before lives on in
+ * `.platform/compacted.bin`. Checked against the real platform (real LevelDB, real job processes), the real server
+ * and the real CLI: a restart after gc (with or without the regular snapshot) is the same state and goes on with
+ * the same ids; removed events answer 410 with the first id still available, on every read and on SSE resume; a
+ * compacted log without its base is refused at start and by doctor, naming the file.
+ */
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseGraph } from '../lib/graph/parse-graph.js';
+import { GraphError } from '../lib/graph/graph-error.js';
+import { EventsCompactedError } from '../lib/events/events-compacted-error.js';
+import { Platform } from '../lib/platform.js';
+import { canon } from './helpers/state-canon.js';
+import { makeWorkspace, openPlatform, startServer, waitForWant, want } from './helpers/jobs-fixture.js';
+import { cliAgainst } from './helpers/cli-against.js';
+
+const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
+const KEEP = 6;
+const graph = (keep: number | undefined = KEEP) => ({
+  ...(keep !== undefined ? { retention: { events_keep: keep } } : {}),
+  jobs: [
+    { label: 'raw', outputs: ['raw/(?<n>\\d+)'], exec: ['true'] },
+    { label: 'sum', outputs: ['sum/(?<n>\\d+)'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: ['true'] },
+  ],
+});
+
+/** A workspace whose platform built sum/1..n (each with its raw input), so the log holds many events. */
+async function built(t: import('ava').ExecutionContext, dir: string, n: number, keep?: number): Promise<Platform> {
+  const platform = await openPlatform(t, dir, graph(keep));
+  for (let i = 1; i <= n; i++) await waitForWant(platform, await want(platform, [`sum/${i}`]));
+  return platform;
+}
+
+const reopen = (t: import('ava').ExecutionContext, dir: string, keep?: number) => openPlatform(t, dir, graph(keep));
+
+test('gc keeps the newest events_keep events; a restart from the compaction base is the same state and goes on with the same ids', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await built(t, dir, 4);
+  const latest = platform.log.latestId();
+  t.true(latest > 3 * KEEP, `the log holds ${latest} events`);
+
+  const dry = await platform.gc({ dryRun: true });
+  t.is(dry.events.removed_events, latest - KEEP);
+  t.is(platform.log.firstId(), 1, 'a dry run removes nothing');
+  t.false(existsSync(join(dir, '.platform', 'compacted.bin')));
+
+  const report = await platform.gc();
+  t.is(report.events.keep, KEEP);
+  t.is(report.events.removed_events, latest - KEEP);
+  t.is(report.events.first_event_id, latest - KEEP + 1);
+  t.is(platform.log.firstId(), latest - KEEP + 1);
+  t.is(platform.log.latestId(), latest, 'the latest event id is kept');
+  t.true(existsSync(join(dir, '.platform', 'compacted.bin')));
+  await t.throwsAsync(() => platform.log.list(0, 10), { instanceOf: EventsCompactedError });
+  t.is((await platform.log.list(latest - KEEP, 100)).length, KEEP);
+  const before = canon(platform.state());
+  await platform.close();
+
+  // Without the regular snapshot (as after a kill -9 before one was written): the base alone.
+  rmSync(join(dir, '.platform', 'snapshot.bin'), { force: true });
+  const again = await reopen(t, dir);
+  t.deepEqual(canon(again.state()), before, 'the same state as before gc');
+  t.is(again.log.firstId(), latest - KEEP + 1);
+  const w = await want(again, ['sum/5']);
+  t.is(w, `w-${before.wants.length + 1}`, 'want ids go on');
+  const s = await waitForWant(again, w);
+  t.is(s.wants.get(w)?.status, 'successful');
+  t.true(s.last_event_id > latest, 'event ids go on');
+  // Lineage of current builds survives: sum/1's build still names the raw/1 build it consumed.
+  const sum1 = s.partitions.get('sum/1')!;
+  const run = s.job_runs.get(s.builds.get(sum1.build_id)!.job_run_id)!;
+  t.deepEqual(run.input_builds.map((b) => b.partition_ref), ['raw/1']);
+  t.is(s.partitions.get('raw/1')?.build_id, run.input_builds[0]!.build_id);
+  await again.close();
+
+  // A second gc moves the base on; and a restart with the regular snapshot agrees with it.
+  const third = await reopen(t, dir);
+  const second = await third.gc();
+  t.true(second.events.removed_events > 0);
+  const afterSecond = canon(third.state());
+  await third.close();
+  const fourth = await reopen(t, dir);
+  t.deepEqual(canon(fourth.state()), afterSecond);
+});
+
+test('a compacted log whose base is gone is refused at start and by doctor, naming the file; never a silent fresh start', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await built(t, dir, 3);
+  await platform.gc();
+  await platform.close();
+  rmSync(join(dir, '.platform', 'snapshot.bin'), { force: true });
+  rmSync(join(dir, '.platform', 'compacted.bin'), { force: true });
+  const err = await t.throwsAsync(() => Platform.open(dir, { graph: parseGraph(graph(), 'test'), tickMs: 60_000 }));
+  t.regex(err?.message ?? '', /compacted\.bin/);
+  t.regex(err?.message ?? '', /platform doctor/);
+  t.regex(err?.message ?? '', /starts at event \d+/);
+
+  const doctor = spawnSync(process.execPath, [BIN, '-C', dir, '--json', 'doctor'], { encoding: 'utf8' });
+  t.is(doctor.status, 1, doctor.stderr);
+  const report = JSON.parse(doctor.stdout) as { checks: Array<{ check: string; status: string; detail: string }> };
+  const log = report.checks.find((c) => c.check === 'event log')!;
+  t.is(log.status, 'error');
+  t.regex(log.detail, /compacted\.bin is missing/);
+});
+
+test('doctor reads a compacted log on top of its base', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await built(t, dir, 3);
+  await platform.gc();
+  await platform.close();
+  const doctor = spawnSync(process.execPath, [BIN, '-C', dir, '--json', 'doctor'], { encoding: 'utf8' });
+  const report = JSON.parse(doctor.stdout) as { checks: Array<{ check: string; status: string; detail: string }> };
+  const log = report.checks.find((c) => c.check === 'event log')!;
+  t.is(log.status, 'ok', log.detail);
+  t.regex(log.detail, /compacted/);
+  t.not(report.checks.find((c) => c.check === 'snapshot')?.status, 'error');
+});
+
+test('over HTTP: removed events answer 410 with the first id still available, reads and SSE resume alike; platform gc and events say so', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await built(t, dir, 3);
+  const server = await startServer(t, platform);
+  const cli = cliAgainst(() => server.url);
+  const latest = platform.log.latestId();
+
+  const gc = await cli('gc', '--json');
+  t.is(gc.code, 0, gc.stderr);
+  const report = JSON.parse(gc.stdout) as { events: { removed_events: number; first_event_id: number } };
+  const first = latest - KEEP + 1;
+  t.is(report.events.first_event_id, first);
+
+  const gone = async (path: string, headers: Record<string, string> = {}) => {
+    const r = await fetch(`${server.url}${path}`, { headers });
+    t.is(r.status, 410, path);
+    const body = (await r.json()) as { error: string; first_event_id: number };
+    t.is(body.first_event_id, first, path);
+    t.regex(body.error, new RegExp(`first still available is ${first}`));
+    t.regex(body.error, /retention\.events_keep/);
+  };
+  await gone('/api/events?offset=0');
+  await gone('/api/events/1');
+  await gone(`/api/events/${first - 1}`);
+  await gone('/api/events/stream?after=0');
+  await gone('/api/events/stream', { 'last-event-id': '3' });
+
+  const page = (await (await fetch(`${server.url}/api/events`)).json()) as { data: Array<{ event_id: number }>; first_id: number; latest_id: number };
+  t.is(page.first_id, first);
+  t.is(page.data[0]?.event_id, first, 'without an offset, from the first event still there');
+  t.is(page.data.length, KEEP);
+  t.is((await fetch(`${server.url}/api/events/${first}`)).status, 200);
+
+  const old = await cli('events', '--offset', '0');
+  t.not(old.code, 0);
+  t.regex(old.stderr, new RegExp(`first still available is ${first}`));
+  const human = await cli('gc', '--dry-run');
+  t.is(human.code, 0, human.stderr);
+  t.regex(human.stdout, /events would remove\s*│?\s*0/);
+  t.regex(human.stdout, new RegExp(`events ${first}\\.\\.${latest}`));
+});
+
+test('platform.json: events_keep must be a whole number of at least 1', (t) => {
+  const { jobs } = graph();
+  for (const bad of [0, 1.5, '1000', -3]) {
+    const err = t.throws(() => parseGraph({ jobs, retention: { events_keep: bad } }, 'platform.json'), { instanceOf: GraphError });
+    t.regex(err?.message ?? '', /retention\.events_keep.*whole number/);
+  }
+  t.is(parseGraph({ jobs, retention: { events_keep: 1000 } }, 'platform.json').retention?.events_keep, 1000);
+});
