@@ -4,10 +4,12 @@
  *   slow upstream load): intake per slice of wants, read latency on the waiting daemon, restart after kill -9;
  * - a long history: a log of 1,000,000 events (250,000 wants, each queued, started and built: the events a daemon
  *   writes for them, appended straight to the event log), then the daemon on it: first start (a full replay),
- *   `GET /api/wants/:id` and a page of 100, restart after kill -9 (from the background snapshot), resident memory.
+ *   `GET /api/wants/:id` and a page of 100, restart after kill -9 (from the background snapshot), resident memory;
+ *   then `retention.events_keep` (a tenth of the events) applied by `POST /api/gc`: how long it takes, the event
+ *   log's size on disk before and after, and a restart after kill -9 from the compaction base alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventPayload } from '../lib/events/build-event.js';
@@ -31,6 +33,24 @@ export interface HistoryFigures {
   page: Percentiles;
   restartMs: number;
   rssMiB: number;
+  compaction: CompactionFigures;
+}
+
+export interface CompactionFigures {
+  keep: number;
+  gcMs: number;
+  belMiBBefore: number;
+  belMiBAfter: number;
+  baseMiB: number;
+  /** Restart after kill -9 with only the compaction base (no snapshot.bin): the worst a compacted log starts. */
+  restartMs: number;
+}
+
+/** Bytes of the files in a directory (LevelDB's is flat). */
+function dirMiB(dir: string): number {
+  let bytes = 0;
+  for (const name of readdirSync(dir)) bytes += statSync(join(dir, name)).size;
+  return bytes / 1024 / 1024;
 }
 
 export interface Percentiles {
@@ -153,7 +173,8 @@ function wantEvents(i: number): EventPayload[] {
 export async function historyBench(root: string, wants: number): Promise<HistoryFigures> {
   const dir = join(root, 'history');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs: [{ label: 'hist', outputs: ['hist/(?<n>\\d+)'], exec: ['true'] }] }));
+  const jobs = [{ label: 'hist', outputs: ['hist/(?<n>\\d+)'], exec: ['true'] }];
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs }));
   const log = await EventLog.open(join(dir, '.platform', 'bel'));
   const t = Date.now() - wants;
   for (let i = 1; i <= wants; i += 500) {
@@ -184,7 +205,26 @@ export async function historyBench(root: string, wants: number): Promise<History
     const get = await timedGets(url, () => `/api/wants/w-${1 + Math.floor(Math.random() * wants)}`, 500);
     const page = await timedGets(url, () => `/api/wants?limit=100&offset=${Math.floor(Math.random() * (wants - 100))}`, 200);
     const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-    return { events, wants, firstStartMs, get, page, restartMs: again.startedMs, rssMiB };
+
+    // Retention: a tenth of the events kept, applied at once by gc (the daemon would within the hour).
+    await kill(child, 'SIGTERM');
+    const keep = Math.floor(events / 10);
+    writeFileSync(join(dir, 'platform.json'), JSON.stringify({ retention: { events_keep: keep }, jobs }));
+    const bel = join(dir, '.platform', 'bel');
+    const belMiBBefore = dirMiB(bel);
+    ({ url, child } = await serve(dir));
+    const t0 = performance.now();
+    const gc = await fetch(`${url}/api/gc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    if (!gc.ok) throw new Error(`POST /api/gc answered ${gc.status}: ${await gc.text()}`);
+    const gcMs = performance.now() - t0;
+    const belMiBAfter = dirMiB(bel);
+    const baseMiB = statSync(join(dir, '.platform', 'compacted.bin')).size / 1024 / 1024;
+    await kill(child, 'SIGKILL');
+    rmSync(snapshot, { force: true });
+    const compacted = await serve(dir);
+    ({ url, child } = compacted);
+    const compaction = { keep, gcMs, belMiBBefore, belMiBAfter, baseMiB, restartMs: compacted.startedMs };
+    return { events, wants, firstStartMs, get, page, restartMs: again.startedMs, rssMiB, compaction };
   } finally {
     await kill(child, 'SIGTERM').catch(() => undefined);
   }

@@ -209,6 +209,9 @@ async function main(): Promise<void> {
     console.log(`  restart after kill -9 (from the background snapshot) until /health answers: ${h.restartMs.toFixed(0)} ms`);
     console.log(`  GET /api/wants/:id p50 ${h.get.p50.toFixed(2)} ms, p99 ${h.get.p99.toFixed(2)} ms; a page of 100: p50 ${h.page.p50.toFixed(2)} ms, p99 ${h.page.p99.toFixed(2)} ms`);
     console.log(`  resident memory: ${h.rssMiB.toFixed(0)} MiB`);
+    const c = h.compaction;
+    console.log(`  retention.events_keep ${c.keep}: POST /api/gc ${c.gcMs.toFixed(0)} ms; event log ${c.belMiBBefore.toFixed(1)} MiB -> ${c.belMiBAfter.toFixed(1)} MiB, compacted.bin ${c.baseMiB.toFixed(1)} MiB`);
+    console.log(`  restart after kill -9 from compacted.bin alone (no snapshot.bin) until /health answers: ${c.restartMs.toFixed(0)} ms`);
   }
   if (backfill) {
     const b = backfill;
