@@ -33,3 +33,6 @@ export { listSchedules, scheduleView } from './server/schedule-queries.js';
 export type { ScheduleView } from './api/schedules.js';
 export type { ScheduleDefinition } from './graph/schedule-definition.js';
 export { dueTicks, firstTickAfter, nextTick, tickRefs, templateValues } from './graph/schedule-time.js';
+export type { GcReport, EventCompactionReport } from './api/gc.js';
+export type { RetentionReport } from './executor/job-log-retention.js';
+export { EventsCompactedError } from './events/events-compacted-error.js';
