@@ -6,8 +6,9 @@
  * compacted log without its base is refused at start and by doctor, naming the file.
  */
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { readServerInfo } from '../lib/client/server-info.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseGraph } from '../lib/graph/parse-graph.js';
@@ -15,7 +16,7 @@ import { GraphError } from '../lib/graph/graph-error.js';
 import { EventsCompactedError } from '../lib/events/events-compacted-error.js';
 import { Platform } from '../lib/platform.js';
 import { canon } from './helpers/state-canon.js';
-import { makeWorkspace, openPlatform, startServer, waitForWant, want } from './helpers/jobs-fixture.js';
+import { killAtTeardown, makeWorkspace, openPlatform, poll, startServer, waitForWant, want } from './helpers/jobs-fixture.js';
 import { cliAgainst } from './helpers/cli-against.js';
 
 const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
@@ -160,6 +161,62 @@ test('over HTTP: removed events answer 410 with the first id still available, re
   t.is(human.code, 0, human.stderr);
   t.regex(human.stdout, /events would remove\s*│?\s*0/);
   t.regex(human.stdout, new RegExp(`events ${first}\\.\\.${latest}`));
+});
+
+/** `platform serve` on the workspace as a subprocess, its URL once it answers. */
+async function serve(t: import('ava').ExecutionContext, dir: string) {
+  const child = spawn(process.execPath, [BIN, '-C', dir, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  killAtTeardown(t, () => (child.exitCode === null && child.signalCode === null ? [child.pid ?? 0] : []));
+  const up = await poll(() => readServerInfo(dir)?.pid === child.pid, 15_000, 50);
+  if (!up) throw new Error(`platform serve did not start: ${stderr}`);
+  const url = `http://127.0.0.1:${readServerInfo(dir)!.port}`;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { url, kill9: async () => (child.kill('SIGKILL'), await exited) };
+}
+
+test('a daemon killed with -9 right after gc comes back with the same wants, partitions and event ids', async (t) => {
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph()));
+  const first = await serve(t, dir);
+  const json = async <T>(url: string, init?: RequestInit): Promise<T> => {
+    const r = await fetch(url, init);
+    if (!r.ok) throw new Error(`${init?.method ?? 'GET'} ${url}: ${r.status} ${await r.text()}`);
+    return (await r.json()) as T;
+  };
+  for (const n of [1, 2, 3]) {
+    const { want_id } = await json<{ want_id: string }>(`${first.url}/api/wants`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ partitions: [`sum/${n}`] }),
+    });
+    let status = '';
+    for (let i = 0; i < 200 && status !== 'successful'; i++) {
+      status = (await json<{ status: string }>(`${first.url}/api/wants/${want_id}`)).status;
+      if (status !== 'successful') await new Promise((r) => setTimeout(r, 50));
+    }
+    t.is(status, 'successful', `sum/${n} built`);
+  }
+  const gc = await json<{ events: { first_event_id: number; latest_event_id: number; removed_events: number } }>(`${first.url}/api/gc`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+  t.true(gc.events.removed_events > 0);
+  const wantsBefore = await json<unknown>(`${first.url}/api/wants?limit=1000`);
+  const partitionsBefore = await json<unknown>(`${first.url}/api/partitions?limit=1000`);
+  await first.kill9();
+  rmSync(join(dir, '.platform', 'snapshot.bin'), { force: true });
+
+  const second = await serve(t, dir);
+  t.deepEqual(await json<unknown>(`${second.url}/api/wants?limit=1000`), wantsBefore);
+  t.deepEqual(await json<unknown>(`${second.url}/api/partitions?limit=1000`), partitionsBefore);
+  const page = await json<{ first_id: number; latest_id: number }>(`${second.url}/api/events?limit=1`);
+  t.is(page.first_id, gc.events.first_event_id);
+  t.is(page.latest_id, gc.events.latest_event_id);
+  t.is((await fetch(`${second.url}/api/events?offset=0`)).status, 410);
+  await second.kill9();
 });
 
 test('platform.json: events_keep must be a whole number of at least 1', (t) => {
