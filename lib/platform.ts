@@ -149,7 +149,8 @@ export class Platform {
    * living on in the compaction base; with `dryRun`, says how many it would remove.
    */
   compactEvents(options: { dryRun?: boolean } = {}): Promise<EventCompactionReport> {
-    return compactEvents(this.log, this.store, compactionBasePath(this.workspaceRoot), this.graph.current().graph.retention?.events_keep, options.dryRun === true);
+    const paths = { base: compactionBasePath(this.workspaceRoot), snapshot: snapshotPath(this.workspaceRoot) };
+    return compactEvents(this.log, this.store, paths, this.graph.current().graph.retention?.events_keep, options.dryRun === true);
   }
 
   /** What `retention` lets go, job logs and old events; the daemon runs it a minute after start and then hourly. */

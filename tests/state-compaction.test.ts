@@ -59,6 +59,7 @@ test('gc keeps the newest events_keep events; a restart from the compaction base
   await t.throwsAsync(() => platform.log.list(0, 10), { instanceOf: EventsCompactedError });
   t.is((await platform.log.list(latest - KEEP, 100)).length, KEEP);
   const before = canon(platform.state());
+  const made = platform.state().created;
   await platform.close();
 
   // Without the regular snapshot (as after a kill -9 before one was written): the base alone.
@@ -67,7 +68,7 @@ test('gc keeps the newest events_keep events; a restart from the compaction base
   t.deepEqual(canon(again.state()), before, 'the same state as before gc');
   t.is(again.log.firstId(), latest - KEEP + 1);
   const w = await want(again, ['sum/5']);
-  t.is(w, `w-${before.wants.length + 1}`, 'want ids go on');
+  t.is(w, `w-${made.wants + 1}`, 'want ids go on from every want ever made, pruned ones included');
   const s = await waitForWant(again, w);
   t.is(s.wants.get(w)?.status, 'successful');
   t.true(s.last_event_id > latest, 'event ids go on');
@@ -86,6 +87,49 @@ test('gc keeps the newest events_keep events; a restart from the compaction base
   await third.close();
   const fourth = await reopen(t, dir);
   t.deepEqual(canon(fourth.state()), afterSecond);
+});
+
+test('gc prunes the history that ended before the first event kept; current builds keep their whole lineage; counters go on', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await built(t, dir, 3);
+  // Built again later: the first builds of sum/1 and raw/1 are history, the new ones current.
+  await new Promise((r) => setTimeout(r, 20));
+  const again = await want(platform, ['sum/1']);
+  await platform.createTaint({ partitions: ['raw/1'], reason: 'late rows', downstream: true });
+  await waitForWant(platform, again);
+  const rebuilt = await want(platform, ['sum/1']);
+  await waitForWant(platform, rebuilt);
+  const before = platform.state();
+  const currentSum1 = before.partitions.get('sum/1')!.build_id;
+  t.is(before.build_history.size, before.builds.size);
+
+  const dry = await platform.gc({ dryRun: true });
+  t.true(dry.events.pruned.wants > 0, `a dry run counts what it would prune: ${JSON.stringify(dry.events.pruned)}`);
+  t.is(platform.state().wants.size, before.wants.size, 'a dry run prunes nothing');
+
+  // Everything that ended before the first of the newest 6 events is history.
+  const report = await platform.gc();
+  const s = platform.state();
+  t.deepEqual(report.events.pruned, dry.events.pruned, 'the dry run said what the real one did');
+  t.true(report.events.pruned.wants > 0 && report.events.pruned.job_runs > 0 && report.events.pruned.builds > 0, JSON.stringify(report.events.pruned));
+  t.is(s.wants.size, before.wants.size - report.events.pruned.wants);
+  t.deepEqual(s.created, before.created, 'the counters of everything ever made are kept');
+  // Every partition keeps its status and current build, and the build's lineage down to its inputs' builds.
+  t.deepEqual([...s.partitions.values()], [...before.partitions.values()]);
+  for (const p of s.partitions.values()) {
+    const b = s.builds.get(p.build_id);
+    t.truthy(b, `${p.ref}'s current build is kept`);
+    const run = s.job_runs.get(b!.job_run_id);
+    t.truthy(run, `the run of ${p.ref}'s current build is kept`);
+    for (const input of run!.input_builds) t.truthy(s.builds.get(input.build_id), `${p.ref} consumed ${input.build_id}, kept`);
+  }
+  t.is(s.partitions.get('sum/1')!.build_id, currentSum1);
+  t.false(s.builds.has('b-1'), 'the first build of raw/1 was replaced: history');
+  t.is(s.taints.size, 1, 'taints are kept');
+  // A new want gets the next id, never one of a pruned want.
+  const next = await want(platform, ['sum/9']);
+  t.is(next, `w-${before.created.wants + 1}`);
+  await waitForWant(platform, next);
 });
 
 test('a compacted log whose base is gone is refused at start and by doctor, naming the file; never a silent fresh start', async (t) => {

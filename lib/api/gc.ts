@@ -9,6 +9,11 @@ export interface EventCompactionReport {
   latest_event_id: number;
   /** Events removed (a dry run: that would be), now held by the compaction base `.platform/compacted.bin`. */
   removed_events: number;
+  /**
+   * Records of history that ended before the first event kept and that nothing current needs, dropped from the
+   * state (a dry run: would be): finished want trees, their runs, builds no current build descends from.
+   */
+  pruned: { wants: number; job_runs: number; builds: number };
 }
 
 export interface GcReport extends RetentionReport {

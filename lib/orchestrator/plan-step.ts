@@ -228,7 +228,7 @@ class Planner {
 
   /** A want nobody derived (a user's, a backfill's, a schedule tick's), the fields not given at their defaults. */
   private createRootWant(w: Pick<WantCreated, 'partitions' | 'comment'> & Partial<WantCreated>): string {
-    const want_id = `w-${this.state.wants.size + 1}`;
+    const want_id = `w-${this.state.created.wants + 1}`;
     const defaults = { data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', rebuild: 'missing', priority: 0, ...NOT_A_BACKFILL } as const;
     this.emit({ type: 'want_created', want_created: { ...defaults, ...w, want_id, parent_want_id: '', root_want_id: want_id } });
     return want_id;
@@ -236,7 +236,7 @@ class Planner {
 
   /** A backfill is a want that goes on past failures, scheduled a window at a time, with its own cap. */
   private createBackfill(r: CreateBackfillRequest): CommandDecision {
-    const backfill_id = `bf-${this.state.backfills.size + 1}`;
+    const backfill_id = `bf-${this.state.created.backfills + 1}`;
     const want_id = this.createRootWant({
       partitions: r.partitions,
       comment: r.comment,
@@ -276,7 +276,7 @@ class Planner {
     }
     // A partition being built is left to that build, which replaces it: it is not tainted, nor said to be.
     const tainted = refs.filter((ref) => this.state.partitions.get(ref)?.status !== 'building');
-    const taint_id = `t-${this.state.taints.size + 1}`;
+    const taint_id = `t-${this.state.created.taints + 1}`;
     this.emit({ type: 'taint_created', taint_created: { taint_id, partitions: tainted, reason: r.reason, downstream: r.downstream } });
     return { ok: true, status: 201, want_id: '', taint: { taint_id, partitions: tainted } };
   }
@@ -395,7 +395,7 @@ class Planner {
         // Each output it still owns gets a build id (the lineage: these with the run's input_builds).
         const builds = run.config.outputs
           .filter((ref) => this.state.partitions.get(ref)?.job_run_id === job_run_id)
-          .map((partition_ref, i) => ({ partition_ref, build_id: `b-${this.state.builds.size + 1 + i}` }));
+          .map((partition_ref, i) => ({ partition_ref, build_id: `b-${this.state.created.builds + 1 + i}` }));
         this.emit({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds } });
         return;
       case 'failed':
@@ -608,7 +608,7 @@ class Planner {
   }
 
   private deriveWant(parent: WantRecord, partitions: string[], source: 'derived' | 'dep_missed'): void {
-    const want_id = `w-${this.state.wants.size + 1}`;
+    const want_id = `w-${this.state.created.wants + 1}`;
     this.emit({
       type: 'want_created',
       want_created: {
@@ -630,7 +630,7 @@ class Planner {
 
   /** Queues a run of `task`: a resolved config, or an earlier run of the same outputs being run again. */
   private queueRun(task: QueuedTask, want: WantRecord, attempt: number): string {
-    const job_run_id = `r-${this.state.job_runs.size + 1}`;
+    const job_run_id = `r-${this.state.created.job_runs + 1}`;
     const { job_label, config, exec, timeout_seconds, job_fingerprint } = task;
     // What it consumes: the builds of its inputs (MATERIALIZE and QUERY) live now.
     const input_builds = config.inputs.flatMap((dep) => {

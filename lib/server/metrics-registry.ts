@@ -46,11 +46,11 @@ export function platformMetrics(platform: Platform, sse: SseClients, shutdown$: 
         this.inc(value());
       },
     });
-  total('platform_wants_total', 'Total number of wants.', () => state().wants.size);
-  total('platform_job_runs_total', 'Total number of job runs.', () => state().job_runs.size);
+  total('platform_wants_total', 'Total number of wants.', () => state().created.wants);
+  total('platform_job_runs_total', 'Total number of job runs.', () => state().created.job_runs);
   total('platform_wants_sla_missed_total', 'Wants not successful by their sla deadline.', () => state().wants_sla_missed);
-  total('platform_builds_total', 'Times a partition became live (builds).', () => state().builds.size);
-  total('platform_taints_total', 'Taints created.', () => state().taints.size);
+  total('platform_builds_total', 'Times a partition became live (builds).', () => state().created.builds);
+  total('platform_taints_total', 'Taints created.', () => state().created.taints);
   total('platform_events_total', 'Events in the build event log.', () => platform.log.latestId());
   const byStatus = <S extends string>(name: string, help: string, statuses: readonly S[], size: (s: S) => number) =>
     new Gauge({

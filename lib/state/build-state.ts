@@ -228,6 +228,19 @@ export interface BuildState {
    * tick made into a want. A tick is made into a want once: only ticks after both are due.
    */
   readonly schedules: OrderedMap<string, ScheduleRecord>;
+  /**
+   * How many of each were ever made: their seqs and the next ids come from these, not from the sizes of the maps,
+   * which shrink when compaction prunes old history.
+   */
+  readonly created: CreatedCounts;
+}
+
+export interface CreatedCounts {
+  readonly wants: number;
+  readonly job_runs: number;
+  readonly builds: number;
+  readonly taints: number;
+  readonly backfills: number;
 }
 
 export interface ScheduleRecord {
@@ -284,6 +297,7 @@ export function initialState(): BuildState {
     backfills: OrderedMap.empty(compareStrings),
     backfill_order: OrderedMap.empty(compareNumbers),
     schedules: OrderedMap.empty(compareStrings),
+    created: { wants: 0, job_runs: 0, builds: 0, taints: 0, backfills: 0 },
   };
 }
 

@@ -7,26 +7,41 @@
  * A crash at any point leaves a start that works: before the base is renamed into place, nothing was removed; after,
  * the base covers every event that may be gone (removal is a range delete from the oldest up).
  */
+import { rm } from 'node:fs/promises';
 import type { EventCompactionReport } from '../api/gc.js';
 import type { EventLog } from '../events/event-log.js';
+import { pruneHistory } from './prune-history.js';
 import type { StateStore } from './state-store.js';
 
 export async function compactEvents(
   log: EventLog,
   store: StateStore,
-  basePath: string,
+  paths: { base: string; snapshot: string },
   keep: number | undefined,
   dryRun: boolean,
 ): Promise<EventCompactionReport> {
-  const report: EventCompactionReport = { keep: keep ?? null, first_event_id: log.firstId(), latest_event_id: log.latestId(), removed_events: 0 };
+  const report: EventCompactionReport = {
+    keep: keep ?? null,
+    first_event_id: log.firstId(),
+    latest_event_id: log.latestId(),
+    removed_events: 0,
+    pruned: { wants: 0, job_runs: 0, builds: 0 },
+  };
   if (keep === undefined) return report;
   const firstKept = (latest: number) => Math.max(1, latest - keep + 1);
+  const target = firstKept(log.latestId());
+  if (target <= log.firstId()) return report;
+  // History that ended before the first event kept goes with the events (prune-history.ts).
+  const cutoff = (await log.get(target))?.timestamp ?? 0;
   if (dryRun) {
-    report.removed_events = Math.max(0, firstKept(log.latestId()) - log.firstId());
+    report.removed_events = target - log.firstId();
+    report.pruned = pruneHistory(store.current(), cutoff).pruned;
     return report;
   }
-  if (firstKept(log.latestId()) <= log.firstId()) return report;
-  const covered = await store.writeCompactionBase(basePath);
+  report.pruned = store.prune(cutoff);
+  const covered = await store.writeCompactionBase(paths.base);
+  // The snapshot holds the history just pruned: a start must not prefer it to the base.
+  await rm(paths.snapshot, { force: true });
   report.removed_events = await log.compactBelow(firstKept(covered));
   report.first_event_id = log.firstId();
   report.latest_event_id = log.latestId();

@@ -11,15 +11,17 @@ import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCateg
 import { openKey, settled, windowFor } from './want-window.js';
 
 export function reduce(state: BuildState, event: BuildEvent): BuildState {
-  const s: BuildState = { ...state, last_event_id: event.event_id };
+  const s0: BuildState = { ...state, last_event_id: event.event_id };
+  const s = s0;
   const at = event.timestamp;
   switch (event.type) {
     case 'want_created': {
       const e = event.want_created;
-      if (s.wants.has(e.want_id)) return s;
+      if (state.wants.has(e.want_id)) return s0;
+      const s = created(s0, 'wants');
       let want: WantRecord = {
         want_id: e.want_id,
-        seq: s.wants.size + 1,
+        seq: s.created.wants,
         created_event_id: event.event_id,
         partitions: [...new Set(e.partitions)],
         comment: e.comment,
@@ -53,10 +55,12 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       want = { ...want, status: deriveWantStatus(s, want) };
       let next = putWant(s, want);
       if (want.backfill_id && !next.backfills.has(want.backfill_id)) {
+        next = created(next, 'backfills');
         next = {
           ...next,
           backfills: next.backfills.set(want.backfill_id, want.want_id),
-          backfill_order: next.backfill_order.set(next.backfills.size + 1, want.backfill_id),
+          // Keyed by its want's creation seq: creation order, and the same key a snapshot derives.
+          backfill_order: next.backfill_order.set(want.seq, want.backfill_id),
         };
       }
       if (window > 0 && !TERMINAL_WANT_STATUSES.has(want.status)) next = openReleased(next, want, 0, want.released);
@@ -89,10 +93,11 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     }
     case 'job_run_queued': {
       const e = event.job_run_queued;
-      if (s.job_runs.has(e.job_run_id)) return s;
+      if (state.job_runs.has(e.job_run_id)) return s0;
+      const s = created(s0, 'job_runs');
       const run: JobRunRecord = {
         job_run_id: e.job_run_id,
-        seq: s.job_runs.size + 1,
+        seq: s.created.job_runs,
         job_label: e.job_label,
         config: e.config,
         attempt: e.attempt,
@@ -181,10 +186,11 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     }
     case 'taint_created': {
       const e = event.taint_created;
-      if (s.taints.has(e.taint_id)) return s;
+      if (state.taints.has(e.taint_id)) return s0;
+      const s = created(s0, 'taints');
       const record: TaintRecord = {
         taint_id: e.taint_id,
-        seq: s.taints.size + 1,
+        seq: s.created.taints,
         partitions: e.partitions,
         reason: e.reason,
         downstream: e.downstream,
@@ -244,12 +250,13 @@ interface Lineage {
 }
 
 /** A partition became live with a new build: history, lineage and the staleness of what consumed the old one. */
-function built(s: BuildState, e: Lineage, eventId: number, at: number): BuildState {
-  if (s.builds.has(e.build_id)) return s;
+function built(prior: BuildState, e: Lineage, eventId: number, at: number): BuildState {
+  if (prior.builds.has(e.build_id)) return prior;
+  const s = created(prior, 'builds');
   const ref = e.partition_ref;
   const build: BuildRecord = {
     build_id: e.build_id,
-    seq: s.builds.size + 1,
+    seq: s.created.builds,
     partition_ref: ref,
     job_run_id: e.job_run_id,
     built_at: at,
@@ -470,4 +477,12 @@ function recordScheduleTick(s: BuildState, want: WantRecord): BuildState {
   if (known && known.tick >= want.schedule_tick) return s;
   const base = known ?? { name, cron: '', timezone: '', since: 0 };
   return { ...s, schedules: s.schedules.set(name, { ...base, tick: want.schedule_tick, want_id: want.want_id }) };
+}
+
+/**
+ * One more record of `kind` made: its seq (and the orchestrator's next id) comes from this count, never from how
+ * many records the state holds, since compaction removes old ones and an id must never be given twice.
+ */
+function created(s: BuildState, kind: keyof BuildState['created']): BuildState {
+  return { ...s, created: { ...s.created, [kind]: s.created[kind] + 1 } };
 }

@@ -10,6 +10,7 @@ import {
   WANT_STATUSES,
   type BuildRecord,
   type BuildState,
+  type CreatedCounts,
   type JobRunRecord,
   type TaintRecord,
   consumerKey,
@@ -30,8 +31,10 @@ import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
  * 4: schedules are kept as records (since when each counts its ticks is not in its wants).
  * 5: a run's wants are an index derived from the wants' `job_run_ids`, no longer a list on the run; the file is
  *    JSON lines (a header, a record a line, an end line), written a chunk at a time.
+ * 6: how many wants, runs, builds, taints and backfills were ever made is kept (ids and seqs come from it, since
+ *    compaction prunes old records); a backfill's place in order is its want's seq.
  */
-export const SNAPSHOT_FORMAT = 5;
+export const SNAPSHOT_FORMAT = 6;
 
 export interface Snapshot {
   format: typeof SNAPSHOT_FORMAT;
@@ -55,6 +58,9 @@ export interface Snapshot {
   window_open: string[];
   /** In name order: kept, not derived, since when a schedule counts from is recorded by no want. */
   schedules: ScheduleRecord[];
+  created: CreatedCounts;
+  /** Kept, not derived: the wants that missed it may have been pruned, and it counts for a Prometheus counter. */
+  wants_sla_missed: number;
 }
 
 export function toSnapshot(state: BuildState): Snapshot {
@@ -69,6 +75,8 @@ export function toSnapshot(state: BuildState): Snapshot {
     job_fingerprints: [...state.job_fingerprints.entries()],
     window_open: [...state.window_open.keys()],
     schedules: [...state.schedules.values()],
+    created: state.created,
+    wants_sla_missed: state.wants_sla_missed,
   };
 }
 
@@ -81,7 +89,9 @@ export type SnapshotLine =
   | ['taint', TaintRecord]
   | ['job_fingerprint', [string, string]]
   | ['window_open', string]
-  | ['schedule', ScheduleRecord];
+  | ['schedule', ScheduleRecord]
+  | ['created', CreatedCounts]
+  | ['wants_sla_missed', number];
 
 /**
  * The records of a state one at a time, in the order `toSnapshot` lists them: a writer can stream them out a chunk at
@@ -96,6 +106,8 @@ export function* snapshotLines(state: BuildState): Generator<SnapshotLine> {
   for (const f of state.job_fingerprints.entries()) yield ['job_fingerprint', f];
   for (const k of state.window_open.keys()) yield ['window_open', k];
   for (const r of state.schedules.values()) yield ['schedule', r];
+  yield ['created', state.created];
+  yield ['wants_sla_missed', state.wants_sla_missed];
 }
 
 /** A snapshot from its lines (in any order of sections; records keep their order within one). */
@@ -111,6 +123,8 @@ export function snapshotFromLines(lastEventId: number, lines: Iterable<SnapshotL
     job_fingerprints: [],
     window_open: [],
     schedules: [],
+    created: { wants: 0, job_runs: 0, builds: 0, taints: 0, backfills: 0 },
+    wants_sla_missed: 0,
   };
   for (const line of lines) addLine(snap, line);
   return snap;
@@ -141,6 +155,12 @@ export function addLine(snap: Snapshot, line: SnapshotLine): void {
       return;
     case 'schedule':
       snap.schedules.push(line[1]);
+      return;
+    case 'created':
+      snap.created = line[1];
+      return;
+    case 'wants_sla_missed':
+      snap.wants_sla_missed = line[1];
       return;
     default:
       throw new Error(`a snapshot line of unknown kind '${String((line as unknown[])[0])}'`);
@@ -228,12 +248,12 @@ export function fromSnapshot(snap: Snapshot): BuildState {
     taints: OrderedMap.fromSorted(compareStrings, snap.taints.map((t) => [t.taint_id, t] as const)),
     taint_order: OrderedMap.fromSorted(compareNumbers, bySeq(snap.taints).map((t) => [t.seq, t.taint_id] as const)),
     sla_pending: sorted(slaPending.map((w) => [slaKey(slaDeadline(w), w.want_id), true] as const)),
-    wants_sla_missed: snap.wants.filter((w) => w.sla_missed).length,
+    wants_sla_missed: snap.wants_sla_missed,
     queued_by_priority: sorted(snap.job_runs.filter((r) => r.status === 'queued').map((r) => [queueKey(r.priority, r.seq), r.job_run_id] as const)),
     schedules: sorted(snap.schedules.map((r) => [r.name, r] as const)),
     window_open: OrderedMap.fromSorted(compareStrings, snap.window_open.map((key) => [key, true] as const)),
     backfills: sorted(backfills.map((w) => [w.backfill_id, w.want_id] as const)),
-    backfill_order: OrderedMap.fromSorted(compareNumbers, backfills.map((w, i) => [i + 1, w.backfill_id] as const)),
+    backfill_order: OrderedMap.fromSorted(compareNumbers, backfills.map((w) => [w.seq, w.backfill_id] as const)),
     last_event_id: snap.last_event_id,
     wants: OrderedMap.fromSorted(compareStrings, snap.wants.map((w) => [w.want_id, w] as const)),
     want_order: OrderedMap.fromSorted(compareNumbers, wantsBySeq.map((w) => [w.seq, w.want_id] as const)),
@@ -245,5 +265,6 @@ export function fromSnapshot(snap: Snapshot): BuildState {
     job_runs: OrderedMap.fromSorted(compareStrings, snap.job_runs.map((r) => [r.job_run_id, r] as const)),
     job_run_order: OrderedMap.fromSorted(compareNumbers, runsBySeq.map((r) => [r.seq, r.job_run_id] as const)),
     job_runs_by_status: statusIndex(JOB_RUN_STATUSES, runsBySeq, (r) => r.job_run_id),
+    created: snap.created,
   };
 }

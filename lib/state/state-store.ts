@@ -2,7 +2,8 @@
  * `state$`: the log replayed once at open, then `scan(reduce)` over every appended event, cached with
  * `shareReplay(1)` so no read ever rebuilds it. `current()` is the latest value for synchronous readers.
  */
-import { BehaviorSubject, type Observable, type Subscription, filter, scan, shareReplay, startWith } from 'rxjs';
+import { BehaviorSubject, type Observable, Subject, type Subscription, filter, map, merge, scan, shareReplay, startWith } from 'rxjs';
+import { pruneHistory, type PruneCounts } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
@@ -22,6 +23,8 @@ export class StateStore {
   private readonly latest: BehaviorSubject<BuildState>;
   private readonly subscription: Subscription;
   private readonly background: Subscription | undefined;
+  /** Changes to the state that are not events: only the prune of a compaction (the log and its base agree on it). */
+  private readonly edits = new Subject<(state: BuildState) => BuildState>();
   private written = 0;
   /** The snapshot being written, if any: one at a time. */
   private writing: Promise<boolean> | undefined;
@@ -36,7 +39,14 @@ export class StateStore {
     onSnapshotError: (err: unknown) => void,
   ) {
     this.latest = new BehaviorSubject(replayed);
-    this.state$ = log.appended$.pipe(scan(reduce, replayed), startWith(replayed), shareReplay(1));
+    const folds$ = log.appended$.pipe(map((event) => (state: BuildState) => reduce(state, event)));
+    this.state$ = merge(folds$, this.edits).pipe(
+      scan((state, change) => change(state), replayed),
+      startWith(replayed),
+      shareReplay(1),
+    );
+    // The state ends with the log, as it did when it was the fold of the log alone.
+    log.appended$.subscribe({ complete: () => this.edits.complete() });
     // Held for the store's life, so the fold runs as events arrive, not on each reader's subscription.
     this.subscription = this.state$.subscribe(this.latest);
     if (autoSnapshot) {
@@ -101,6 +111,21 @@ export class StateStore {
       await writeSnapshot(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state));
       return state.last_event_id;
     });
+  }
+
+  /**
+   * Drops the history that ended before `cutoff` and nothing current needs (prune-history.ts), in line with the
+   * fold: the events folded before are in it, those after fold onto the pruned state. Only a compaction does this,
+   * right before it writes the base a restart reads, so memory and restart agree.
+   */
+  prune(cutoff: number): PruneCounts {
+    let counts: PruneCounts = { wants: 0, job_runs: 0, builds: 0 };
+    this.edits.next((state) => {
+      const result = pruneHistory(state, cutoff);
+      counts = result.pruned;
+      return result.state;
+    });
+    return counts;
   }
 
   private async timestampOf(state: BuildState): Promise<number> {

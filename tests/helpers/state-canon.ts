@@ -30,6 +30,7 @@ export function canon(s: BuildState) {
     backfills: entries(s.backfills),
     backfill_order: entries(s.backfill_order),
     schedules: entries(s.schedules),
+    created: s.created,
     sizes: {
       wants: s.wants.size,
       partitions: s.partitions.size,

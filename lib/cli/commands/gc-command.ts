@@ -35,6 +35,7 @@ export function registerGc(program: Command): void {
         rows.push(
           [`events ${verb}`, `${events.removed_events} (keeping the newest ${events.keep})`],
           ['event log', `events ${events.first_event_id}..${events.latest_event_id}`],
+          [`history ${report.dry_run ? 'to prune' : 'pruned'}`, `${events.pruned.wants} wants, ${events.pruned.job_runs} job runs, ${events.pruned.builds} builds`],
         );
       }
       line(detailTable(rows));
