@@ -45,10 +45,13 @@ export class PlainView implements ProgressView {
     if (!many(this.model)) return;
     const counts = countRuns(this.model);
     const ended = counts.total - counts.queued - counts.running;
-    const tenth = Math.floor((ended / counts.total) * 10);
+    // A big want queues its runs a window at a time: out of the runs known so far, the first to end would read as
+    // all of them. Until more runs than wanted refs are known, each wanted ref counts for one run to come.
+    const expected = Math.max(counts.total, this.model.wantedRefs.size);
+    const tenth = Math.floor((ended / expected) * 10);
     if (tenth > this.tenth) {
       this.tenth = tenth;
-      this.note(`${ended}/${counts.total} job runs ended (${counts.succeeded} succeeded, ${counts.failed} failed)`);
+      this.note(`${ended}/${expected} job runs ended (${counts.succeeded} succeeded, ${counts.failed} failed)`);
     }
   }
   note(text: string, at = Date.now()): void {
