@@ -1,0 +1,41 @@
+/** `/api/events`: the build event log as JSON. */
+import { Type } from '@sinclair/typebox';
+import { EVENT_TYPES } from '../../events/build-event.js';
+import { IsoTime, OneOf, WholeNumber } from './common.js';
+
+export const MAX_EVENTS_PER_READ = 10_000;
+
+/**
+ * An event: the envelope, and its payload under the field its `type` names (`{"type": "want_created",
+ * "want_created": {...}}`). The payloads are the protobuf messages of proto/platform/v1 in snake_case; the
+ * document leaves them open rather than restate the .proto.
+ */
+export const EventViewSchema = Type.Object(
+  {
+    event_id: Type.Integer({ minimum: 1 }),
+    timestamp: IsoTime,
+    type: OneOf(EVENT_TYPES),
+  },
+  { $id: 'EventView', additionalProperties: true },
+);
+
+export const EventPageSchema = Type.Object(
+  {
+    data: Type.Array(EventViewSchema),
+    latest_id: Type.Integer({ minimum: 0 }),
+    offset: Type.Integer({ minimum: 0 }),
+    limit: Type.Integer({ minimum: 1 }),
+  },
+  { $id: 'EventPage', additionalProperties: false },
+);
+
+export const EventListQuerySchema = Type.Object({
+  offset: Type.Optional(WholeNumber(0, Number.MAX_SAFE_INTEGER, 'Events after this id; default 0.')),
+  limit: Type.Optional(WholeNumber(1, MAX_EVENTS_PER_READ, `Default and most: ${MAX_EVENTS_PER_READ}.`)),
+});
+
+export const EventStreamQuerySchema = Type.Object({
+  after: Type.Optional(WholeNumber(0, Number.MAX_SAFE_INTEGER, 'Resume after this event id (Last-Event-ID wins); default: now.')),
+});
+
+export const EventIdSchema = WholeNumber(1, Number.MAX_SAFE_INTEGER);
