@@ -4,13 +4,13 @@
  * The server parses these with protobufjs from the .proto; these schemas document the wire and check replies.
  */
 import { Type } from '@sinclair/typebox';
-import { OneOf } from './common.js';
+import { OneOf, PartitionRef } from './common.js';
 
-export const OutputRefsRequestSchema = Type.Object(
-  {
-    outputRefs: Type.Optional(Type.Array(Type.String(), { description: 'At least one partition ref, at most 10,000.' })),
-    output_refs: Type.Optional(Type.Array(Type.String(), { description: 'The proto field name, accepted as well.' })),
-  },
+const OutputRefs = Type.Array(PartitionRef, { minItems: 1, maxItems: 10_000 });
+
+/** JobConfigRequest and GraphAnalyzeRequest: the refs, under the JSON name or the proto name (not both). */
+export const OutputRefsRequestSchema = Type.Union(
+  [Type.Object({ outputRefs: OutputRefs }, { additionalProperties: false }), Type.Object({ output_refs: OutputRefs }, { additionalProperties: false })],
   { $id: 'OutputRefsRequest' },
 );
 
