@@ -6,7 +6,7 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { BackfillPageSchema, BackfillViewSchema, CreateBackfillBodySchema, CreateBackfillReplySchema } from '../api/schemas/backfills.js';
 import { ErrorBodySchema } from '../api/schemas/errors.js';
-import { EventIdSchema, EventListQuerySchema, EventPageSchema, EventStreamQuerySchema, EventViewSchema } from '../api/schemas/events.js';
+import { EventIdSchema, EventListQuerySchema, EventPageSchema, EventStreamQuerySchema, EventViewSchema, LastEventIdSchema } from '../api/schemas/events.js';
 import { GcBodySchema, RetentionReportSchema } from '../api/schemas/gc.js';
 import { JobRunListQuerySchema, JobRunPageSchema, JobRunViewSchema, LogQuerySchema, LogStreamSchema } from '../api/schemas/job-runs.js';
 import { LoginQuerySchema, UiLinkReplySchema } from '../api/schemas/login.js';
@@ -124,7 +124,7 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/api/events/stream',
     summary: 'New events as Server-Sent Events (`id:` the event id); resumes after Last-Event-ID or `after`.',
     query: EventStreamQuerySchema,
-    headers: { 'Last-Event-ID': { schema: Type.String({ pattern: '^\\d+$' }), description: 'Resume after this event id (what EventSource sends on reconnect).' } },
+    headers: { 'Last-Event-ID': { schema: LastEventIdSchema, description: 'Resume after this event id (what EventSource sends on reconnect).' } },
     responses: { 200: sse('One message per event, its data an EventView.') },
   },
   { method: 'get', path: '/api/events/:id', summary: 'One event.', pathParams: { id: EventIdSchema }, responses: { 200: json('The event.', EventViewSchema) } },

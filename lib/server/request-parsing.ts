@@ -5,7 +5,7 @@
  */
 import { CreateBackfillBodySchema } from '../api/schemas/backfills.js';
 import { CreateTaintBodySchema } from '../api/schemas/taints.js';
-import { CreateWantBodySchema } from '../api/schemas/wants.js';
+import { CreateWantBodySchema, MAX_DATA_TIMESTAMP_MS } from '../api/schemas/wants.js';
 import { DEFAULT_PAGE, PageQuerySchema } from '../api/schemas/pages.js';
 import { MAX_REF_LENGTH } from '../api/schemas/common.js';
 import type { CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from '../orchestrator/command.js';
@@ -109,8 +109,11 @@ function parseTimestamp(value: string | number | null | undefined): number {
   if (value === undefined || value === null || value === '') return 0;
   if (typeof value === 'number') return value;
   const ms = Date.parse(value);
-  if (!Number.isNaN(ms) && ms >= 0) return ms;
-  throw new HttpError(400, `Field 'data_timestamp' must be an ISO 8601 time (e.g. 2026-01-05T00:00:00Z) or epoch milliseconds, got ${JSON.stringify(value)}.`);
+  if (!Number.isNaN(ms) && ms >= 0 && ms <= MAX_DATA_TIMESTAMP_MS) return ms;
+  throw new HttpError(
+    400,
+    `Field 'data_timestamp' must be an ISO 8601 time (e.g. 2026-01-05T00:00:00Z) or epoch milliseconds, from 1970 to before the year 9900, got ${JSON.stringify(value)}.`,
+  );
 }
 
 function typeName(v: unknown): string {

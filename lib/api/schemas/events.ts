@@ -39,3 +39,6 @@ export const EventStreamQuerySchema = Type.Object({
 });
 
 export const EventIdSchema = WholeNumber(1, Number.MAX_SAFE_INTEGER);
+
+/** What EventSource sends on reconnect: the id of the last event it saw. */
+export const LastEventIdSchema = Type.String({ pattern: '^\\d+$', maxLength: 16, 'x-expects': 'an event id (a whole number)' });

@@ -20,16 +20,22 @@ export const RebuildPolicySchema = OneOf(REBUILD_POLICIES, {
 
 export const Comment = Type.String({ maxLength: MAX_COMMENT_LENGTH });
 export const Priority = WholeNumber(-MAX_PRIORITY, MAX_PRIORITY, 'Higher runs first when runs wait for capacity; default 0.');
-const Seconds = WholeNumber(0, Number.MAX_SAFE_INTEGER, 'Whole seconds, 0 (default) for none.');
+/**
+ * A want's times must stay times: a data timestamp before the year 9900 plus at most 100 years of ttl or sla is
+ * still a date `toISOString` writes with four digits (an unbounded one was recorded, then failed every read).
+ */
+export const MAX_DATA_TIMESTAMP_MS = Date.UTC(9900, 0, 1) - 1;
+export const MAX_WANT_SECONDS = 100 * 366 * 86_400;
+const Seconds = WholeNumber(0, MAX_WANT_SECONDS, 'Whole seconds (at most 100 years), 0 (default) for none.');
 
 export const CreateWantBodySchema = Type.Object(
   {
     partitions: Type.Array(PartitionRef, { minItems: 1, maxItems: MAX_PARTITIONS_PER_WANT, description: 'Duplicates are dropped, order kept.' }),
     comment: Type.Optional(Nullable(Comment)),
     data_timestamp: Type.Optional(
-      Type.Union([Type.String(), WholeNumber(0, Number.MAX_SAFE_INTEGER), Type.Null()], {
-        description: 'ISO 8601 time or epoch milliseconds: ttl and sla count from it.',
-        'x-expects': 'an ISO 8601 time (e.g. 2026-01-05T00:00:00Z) or epoch milliseconds',
+      Type.Union([Type.String({ maxLength: 64 }), WholeNumber(0, MAX_DATA_TIMESTAMP_MS), Type.Null()], {
+        description: 'ISO 8601 time or epoch milliseconds, from 1970 to before the year 9900: ttl and sla count from it.',
+        'x-expects': 'an ISO 8601 time (e.g. 2026-01-05T00:00:00Z) or epoch milliseconds, from 1970 to before the year 9900',
       }),
     ),
     ttl_seconds: Type.Optional(Nullable(Seconds)),

@@ -4,7 +4,7 @@ import type { EventPage } from '../../api/page.js';
 import type { EventView } from '../../api/views.js';
 import { eventView } from '../views.js';
 import { HttpError } from '../http-error.js';
-import { EventIdSchema, EventListQuerySchema, EventStreamQuerySchema, MAX_EVENTS_PER_READ } from '../../api/schemas/events.js';
+import { EventIdSchema, EventListQuerySchema, EventStreamQuerySchema, LastEventIdSchema, MAX_EVENTS_PER_READ } from '../../api/schemas/events.js';
 import { validateQuery, validateValue } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
 import { sendSse, writable } from '../sse.js';
@@ -25,8 +25,7 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
     const header = req.get('Last-Event-ID');
     let after: number;
     if (header !== undefined) {
-      if (!/^\d+$/.test(header)) throw new HttpError(400, `Last-Event-ID must be an event id, got ${JSON.stringify(header)}.`);
-      after = Number(header);
+      after = Number(validateValue(LastEventIdSchema, header, 'Last-Event-ID'));
     } else {
       after = validateQuery(EventStreamQuerySchema, req.query).after ?? platform.log.latestId();
     }
