@@ -245,7 +245,7 @@ export class SseReader {
   /** Opens the stream; the response status and headers are there when this resolves. */
   static async open(url: string, headers: Record<string, string> = {}): Promise<SseReader> {
     const controller = new AbortController();
-    const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
+    const res = await checkedResponse('GET', url, await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal }));
     return new SseReader(res, controller);
   }
 

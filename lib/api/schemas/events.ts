@@ -1,22 +1,28 @@
 /** `/api/events`: the build event log as JSON. */
 import { Type } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../../events/build-event.js';
-import { IsoTime, OneOf, WholeNumber } from './common.js';
+import { IsoTime, WholeNumber } from './common.js';
 
 export const MAX_EVENTS_PER_READ = 10_000;
 
 /**
  * An event: the envelope, and its payload under the field its `type` names (`{"type": "want_created",
- * "want_created": {...}}`). The payloads are the protobuf messages of proto/platform/v1 in snake_case; the
- * document leaves them open rather than restate the .proto.
+ * "want_created": {...}}`), one variant per type. The payloads are the messages of proto/platform/v1 in snake_case;
+ * the document leaves their fields open rather than restate the .proto.
  */
-export const EventViewSchema = Type.Object(
-  {
-    event_id: Type.Integer({ minimum: 1 }),
-    timestamp: IsoTime,
-    type: OneOf(EVENT_TYPES),
-  },
-  { $id: 'EventView', additionalProperties: true },
+export const EventViewSchema = Type.Union(
+  EVENT_TYPES.map((type) =>
+    Type.Object(
+      {
+        event_id: Type.Integer({ minimum: 1 }),
+        timestamp: IsoTime,
+        type: Type.Literal(type),
+        [type]: Type.Object({}, { additionalProperties: true }),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+  { $id: 'EventView' },
 );
 
 export const EventPageSchema = Type.Object(
