@@ -39,7 +39,7 @@ export function validateBody<T extends TSchema>(schema: T, body: unknown, use: B
   }
   const where = fieldName(error.path);
   if (error.type === ValueErrorType.ObjectRequiredProperty) {
-    throw new HttpError(400, `${where} is required: ${expects(error.schema)}, like ${use.example}.`);
+    throw new HttpError(400, `${where} is required: ${expects(error.schema)}; for example ${use.example}.`);
   }
   throw new HttpError(400, `${where} must be ${expects(error.schema)}, got ${shown(error.value)}.`);
 }
@@ -103,9 +103,11 @@ export function expects(schema: TSchema): string {
     case 'boolean':
       return 'true or false';
     case 'array': {
-      const size = typeof s.maxItems === 'number' ? ` of at most ${s.maxItems}` : '';
-      const items = s.items ? `, each ${expects(s.items as TSchema)}` : '';
-      return `${typeof s.minItems === 'number' && s.minItems > 0 ? 'a non-empty array' : 'an array'}${size}${items}`;
+      // Items are named by their schema's title ("partition ref"); a single bad item gets its own message.
+      const title = (s.items as TSchema | undefined)?.title;
+      const noun = typeof title === 'string' ? `${title}s` : 'items';
+      const size = typeof s.maxItems === 'number' ? `of at most ${s.maxItems} ${noun}` : `of ${noun}`;
+      return `${typeof s.minItems === 'number' && s.minItems > 0 ? 'a non-empty array' : 'an array'} ${size}`;
     }
     case 'object':
       return 'a JSON object';

@@ -29,6 +29,7 @@ export const MAX_REF_LENGTH = 1024;
  * characters, no control characters.
  */
 export const PartitionRef = Type.String({
+  title: 'partition ref',
   minLength: 1,
   maxLength: MAX_REF_LENGTH,
   pattern: '^(?=[\\s\\S]*\\S)[^\\u0000-\\u001f\\u007f]*$',
