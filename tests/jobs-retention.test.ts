@@ -10,6 +10,10 @@ import { parseGraph } from '../lib/graph/parse-graph.js';
 import { GraphError } from '../lib/graph/graph-error.js';
 import { bash, makeWorkspace, openPlatform, poll, runsFor, startServer, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
 import { cliAgainst } from './helpers/cli-against.js';
+import { checkedResponse } from './helpers/contract.js';
+
+/** fetch, its answer checked against the served API contract (tests/helpers/contract.ts). */
+const fetch = async (url: string, init?: RequestInit): Promise<Response> => checkedResponse(init?.method ?? 'GET', url, await globalThis.fetch(url, init));
 
 const DAY = 86_400_000;
 

@@ -124,6 +124,11 @@ test('POST /api/wants refuses invalid requests with 400 and a JSON error, and cr
     { name: 'sla as a boolean', body: '{"partitions": ["ok/a"], "sla_seconds": true}', mention: /sla_seconds/ },
     { name: 'comment a number', body: '{"partitions": ["ok/a"], "comment": 7}', mention: /comment/ },
     { name: 'bad data_timestamp', body: '{"partitions": ["ok/a"], "data_timestamp": "yesterday-ish"}', mention: /data_timestamp/ },
+    // Times that no date can hold: they were recorded, and then every read of the want was a 500.
+    { name: 'ttl past any date', body: `{"partitions": ["ok/a"], "ttl_seconds": ${Number.MAX_SAFE_INTEGER}}`, mention: /ttl_seconds/ },
+    { name: 'sla past any date', body: '{"partitions": ["ok/a"], "sla_seconds": 4000000000}', mention: /sla_seconds/ },
+    { name: 'data_timestamp past any date', body: `{"partitions": ["ok/a"], "data_timestamp": ${Number.MAX_SAFE_INTEGER}}`, mention: /data_timestamp/ },
+    { name: 'data_timestamp in the year 10000', body: '{"partitions": ["ok/a"], "data_timestamp": "+010000-01-01T00:00:00Z"}', mention: /data_timestamp/ },
     { name: 'ref no job produces', body: '{"partitions": ["ok/a", "nothing/makes/this"]}', mention: /nothing\/makes\/this/ },
     { name: 'ref matching a job only partly', body: '{"partitions": ["ok/UPPER"]}', mention: /ok\/UPPER/ },
   ];

@@ -18,6 +18,10 @@ import { Platform } from '../lib/platform.js';
 import { canon } from './helpers/state-canon.js';
 import { killAtTeardown, makeWorkspace, openPlatform, poll, startServer, waitForWant, want } from './helpers/jobs-fixture.js';
 import { cliAgainst } from './helpers/cli-against.js';
+import { checkedResponse } from './helpers/contract.js';
+
+/** fetch, its answer checked against the served API contract (tests/helpers/contract.ts). */
+const fetch = async (url: string, init?: RequestInit): Promise<Response> => checkedResponse(init?.method ?? 'GET', url, await globalThis.fetch(url, init));
 
 const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
 const KEEP = 6;

@@ -1,5 +1,6 @@
 /** The express app: loopback guard, CORS for a local dashboard dev server, JSON bodies up to 1 MiB, the routes, the dashboard, errors. */
 import { gcRoutes } from './routes/gc-routes.js';
+import { openApiRoutes } from './routes/openapi-routes.js';
 import { originGuard, tokenGuard } from './access-guard.js';
 import { loginRoutes } from './routes/login-routes.js';
 import cors from 'cors';
@@ -48,6 +49,7 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   app.use(metricsRoutes(ctx));
   app.use(gcRoutes(ctx));
   app.use(statusRoutes(ctx));
+  app.use(openApiRoutes());
   app.use(dashboardRoutes());
   app.use((req, _res) => {
     throw new HttpError(404, `No route ${req.method} ${req.path}. See README.md for the API.`);

@@ -1,81 +1,32 @@
-/** Turns query strings and JSON bodies into typed requests, or an HttpError that says what to fix. */
-import type { CreateWantBody } from '../api/create-want.js';
-import type { PageOrder } from '../api/page.js';
-import { REBUILD_POLICIES, type RebuildPolicy } from '../events/build-event.js';
-import type { CreateBackfillBody } from '../api/backfills.js';
-import { BACKFILL_POLICIES, type BackfillPolicy, type CreateBackfillRequest, type CreateTaintRequest, type CreateWantRequest } from '../orchestrator/command.js';
+/**
+ * Turns query strings and JSON bodies into typed requests: the schemas of lib/api/schemas check them
+ * (validate.ts words the 400), and what a schema cannot say is checked here (a time that does not parse, a
+ * pattern's expansion, one of pattern and partitions).
+ */
+import { CreateBackfillBodySchema } from '../api/schemas/backfills.js';
+import { CreateTaintBodySchema } from '../api/schemas/taints.js';
+import { CreateWantBodySchema, MAX_DATA_TIMESTAMP_MS } from '../api/schemas/wants.js';
+import { DEFAULT_PAGE, PageQuerySchema } from '../api/schemas/pages.js';
+import { MAX_REF_LENGTH } from '../api/schemas/common.js';
+import type { CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from '../orchestrator/command.js';
 import { MAX_EXPANSION, PatternError, expandPattern } from '../graph/partition-pattern.js';
 import type { PageQuery } from './queries.js';
 import { HttpError } from './http-error.js';
+import { validateBody, validateQuery } from './validate.js';
 
-export const MAX_REF_LENGTH = 1024;
-export const MAX_PARTITIONS_PER_WANT = 10_000;
-export const MAX_COMMENT_LENGTH = 10_000;
-export const DEFAULT_PAGE = 100;
-export const MAX_PAGE = 1000;
+export { MAX_REF_LENGTH };
+export { DEFAULT_PAGE, MAX_PAGE } from '../api/schemas/pages.js';
 
 type Query = Record<string, unknown>;
 
-export function intParam(query: Query, name: string, fallback: number, min: number, max: number): number {
-  const raw = query[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (typeof raw !== 'string' || !/^\d+$/.test(raw)) {
-    throw new HttpError(400, `Query parameter '${name}' must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}.`);
-  }
-  const n = Number(raw);
-  if (n < min || n > max) throw new HttpError(400, `Query parameter '${name}' must be from ${min} to ${max}, got ${n}.`);
-  return n;
-}
-
-export function enumParam<T extends string>(query: Query, name: string, allowed: readonly T[]): T | undefined {
-  const raw = query[name];
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || !(allowed as readonly string[]).includes(raw)) {
-    throw new HttpError(400, `Query parameter '${name}' must be one of ${allowed.join(', ')}; got ${JSON.stringify(raw)}.`);
-  }
-  return raw as T;
-}
-
-export function stringParam(query: Query, name: string, maxLength: number): string | undefined {
-  const raw = query[name];
-  if (raw === undefined) return undefined;
-  if (typeof raw !== 'string' || raw.length > maxLength) {
-    throw new HttpError(400, `Query parameter '${name}' must be one string of at most ${maxLength} characters.`);
-  }
-  return raw;
-}
-
+/** `?offset=&limit=&order=` with their defaults. */
 export function pageQuery(query: Query): PageQuery {
-  return {
-    offset: intParam(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
-    limit: intParam(query, 'limit', DEFAULT_PAGE, 1, MAX_PAGE),
-    reverse: enumParam<PageOrder>(query, 'order', ['asc', 'desc']) === 'desc',
-  };
+  return toPageQuery(validateQuery(PageQuerySchema, query));
 }
 
-// Every field of the API's CreateWantBody, and only those: a field added there fails the compile here.
-const WANT_FIELD_SET: Record<keyof CreateWantBody, true> = {
-  partitions: true,
-  comment: true,
-  data_timestamp: true,
-  ttl_seconds: true,
-  sla_seconds: true,
-  rebuild: true,
-  priority: true,
-};
-const WANT_FIELDS: ReadonlySet<string> = new Set(Object.keys(WANT_FIELD_SET));
-const TAINT_FIELDS = new Set(['partitions', 'reason', 'downstream']);
-const BACKFILL_FIELD_SET: Record<keyof CreateBackfillBody, true> = {
-  pattern: true,
-  partitions: true,
-  policy: true,
-  priority: true,
-  max_concurrent_job_runs: true,
-  comment: true,
-};
-const BACKFILL_FIELDS: ReadonlySet<string> = new Set(Object.keys(BACKFILL_FIELD_SET));
-/** A backfill's cap fits any machine; a bigger one is a typo. */
-export const MAX_BACKFILL_CAP = 10_000;
+export function toPageQuery(page: { offset?: number; limit?: number; order?: 'asc' | 'desc' }): PageQuery {
+  return { offset: page.offset ?? 0, limit: page.limit ?? DEFAULT_PAGE, reverse: page.order === 'desc' };
+}
 
 /**
  * What is wrong with a ref's shape, or undefined when nothing is (whether a job produces it is the graph's
@@ -97,60 +48,24 @@ export function checkRef(ref: unknown, where: string): string {
   return ref as string;
 }
 
-/** A JSON object body with only `allowed` fields, or a 400 that shows what a good one looks like. */
-function objectBody(body: unknown, allowed: ReadonlySet<string>, what: string, example: string): Record<string, unknown> {
-  if (body === undefined) throw new HttpError(400, `Expected a JSON body (Content-Type: application/json) like ${example}.`);
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new HttpError(400, `The body must be a JSON object, got ${typeName(body)}.`);
-  }
-  const b = body as { [K in keyof CreateWantBody]?: unknown };
-  for (const key of Object.keys(b)) {
-    if (!allowed.has(key)) throw new HttpError(400, `Unknown field '${key}'; ${what} takes ${[...allowed].join(', ')}.`);
-  }
-  return b;
-}
-
-/** The body's `partitions`: a non-empty array of well-formed refs, duplicates dropped. */
-function partitionsField(b: Record<string, unknown>, what: string, max = MAX_PARTITIONS_PER_WANT): string[] {
-  if (!Array.isArray(b.partitions) || b.partitions.length === 0) {
-    throw new HttpError(400, "Field 'partitions' must be a non-empty array of partition refs.");
-  }
-  if (b.partitions.length > max) {
-    throw new HttpError(400, `${what} may name at most ${max} partitions; got ${b.partitions.length}. Split it.`);
-  }
-  return [...new Set(b.partitions.map((ref, i) => checkRef(ref, `partitions[${i}]`)))];
-}
-
-/** An optional free-text field ('' when absent). */
-function textField(b: Record<string, unknown>, name: string): string {
-  const value = b[name] ?? '';
-  if (typeof value !== 'string' || value.length > MAX_COMMENT_LENGTH) {
-    throw new HttpError(400, `Field '${name}' must be a string of at most ${MAX_COMMENT_LENGTH} characters.`);
-  }
-  return value;
-}
-
 export function parseCreateTaint(body: unknown): CreateTaintRequest {
-  const b = objectBody(body, TAINT_FIELDS, 'a taint', '{"partitions": ["raw/orders/date=2026-01-05"], "reason": "late rows", "downstream": true}');
-  const partitions = partitionsField(b, 'A taint');
-  const reason = textField(b, 'reason');
-  const downstream = b.downstream ?? false;
-  if (typeof downstream !== 'boolean') throw new HttpError(400, `Field 'downstream' must be true or false, got ${JSON.stringify(downstream)}.`);
-  return { partitions, reason, downstream };
+  const b = validateBody(CreateTaintBodySchema, body, {
+    what: 'a taint',
+    example: '{"partitions": ["raw/orders/date=2026-01-05"], "reason": "late rows", "downstream": true}',
+  });
+  return { partitions: [...new Set(b.partitions)], reason: b.reason ?? '', downstream: b.downstream ?? false };
 }
 
 export function parseCreateWant(body: unknown): CreateWantRequest {
-  const b = objectBody(body, WANT_FIELDS, 'a want', '{"partitions": ["daily/revenue/date=2026-01-05"]}');
-  const partitions = partitionsField(b, 'A want');
-  const comment = textField(b, 'comment');
+  const b = validateBody(CreateWantBodySchema, body, { what: 'a want', example: '{"partitions": ["daily/revenue/date=2026-01-05"]}' });
   return {
-    partitions,
-    comment,
+    partitions: [...new Set(b.partitions)],
+    comment: b.comment ?? '',
     data_timestamp: parseTimestamp(b.data_timestamp),
-    ttl_seconds: seconds(b.ttl_seconds, 'ttl_seconds'),
-    sla_seconds: seconds(b.sla_seconds, 'sla_seconds'),
-    rebuild: rebuildPolicy(b.rebuild),
-    priority: priorityField(b.priority),
+    ttl_seconds: b.ttl_seconds ?? 0,
+    sla_seconds: b.sla_seconds ?? 0,
+    rebuild: b.rebuild ?? 'missing',
+    priority: b.priority ?? 0,
   };
 }
 
@@ -160,16 +75,14 @@ export function parseCreateWant(body: unknown): CreateWantRequest {
  */
 export function parseCreateBackfill(body: unknown): CreateBackfillRequest {
   const example = '{"pattern": "daily/revenue/date={2026-01-01..2026-03-31}", "policy": "missing", "max_concurrent_job_runs": 2}';
-  const b = objectBody(body, BACKFILL_FIELDS, 'a backfill', example);
+  const b = validateBody(CreateBackfillBodySchema, body, { what: 'a backfill', example });
+  // Either is optional in the schema; exactly one is a rule JSON Schema would word as an unreadable oneOf error.
   if ((b.pattern === undefined) === (b.partitions === undefined)) {
     throw new HttpError(400, `Give exactly one of 'pattern' (a brace pattern) and 'partitions' (a list of refs), like ${example}.`);
   }
   let partitions: string[];
   let pattern = '';
   if (b.pattern !== undefined) {
-    if (typeof b.pattern !== 'string' || b.pattern.length > MAX_REF_LENGTH) {
-      throw new HttpError(400, `Field 'pattern' must be a string of at most ${MAX_REF_LENGTH} characters, like ${JSON.stringify('h={00..23}')}.`);
-    }
     pattern = b.pattern;
     try {
       partitions = expandPattern(pattern, MAX_EXPANSION);
@@ -179,67 +92,28 @@ export function parseCreateBackfill(body: unknown): CreateBackfillRequest {
     }
     partitions.forEach((ref, i) => checkRef(ref, `the pattern's ref ${i + 1}`));
   } else {
-    partitions = partitionsField(b, 'A backfill', MAX_EXPANSION);
-  }
-  const policy = b.policy ?? 'missing';
-  if (typeof policy !== 'string' || !(BACKFILL_POLICIES as readonly string[]).includes(policy)) {
-    throw new HttpError(
-      400,
-      `Field 'policy' must be one of ${BACKFILL_POLICIES.join(', ')} (what was never built; also what failed or is tainted; everything), got ${JSON.stringify(policy)}.`,
-    );
-  }
-  const cap = b.max_concurrent_job_runs ?? 0;
-  if (typeof cap !== 'number' || !Number.isInteger(cap) || cap < 0 || cap > MAX_BACKFILL_CAP) {
-    throw new HttpError(400, `Field 'max_concurrent_job_runs' must be a whole number from 0 (no cap) to ${MAX_BACKFILL_CAP}, got ${JSON.stringify(cap)}.`);
+    partitions = [...new Set(b.partitions)];
   }
   return {
     partitions,
     pattern,
-    policy: policy as BackfillPolicy,
-    priority: priorityField(b.priority),
-    max_concurrent_job_runs: cap,
-    comment: textField(b, 'comment'),
+    policy: b.policy ?? 'missing',
+    priority: b.priority ?? 0,
+    max_concurrent_job_runs: b.max_concurrent_job_runs ?? 0,
+    comment: b.comment ?? '',
   };
 }
 
-/** Priorities fit the log's int32 with room to spare; ordering is all they are for. */
-export const MAX_PRIORITY = 1_000_000;
-
-function priorityField(value: unknown): number {
-  if (value === undefined || value === null) return 0;
-  if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > MAX_PRIORITY) {
-    throw new HttpError(400, `Field 'priority' must be a whole number from -${MAX_PRIORITY} to ${MAX_PRIORITY} (higher runs first; default 0), got ${JSON.stringify(value)}.`);
-  }
-  return value;
-}
-
-function rebuildPolicy(value: unknown): RebuildPolicy {
-  if (value === undefined || value === null) return 'missing';
-  if (typeof value !== 'string' || !(REBUILD_POLICIES as readonly string[]).includes(value)) {
-    throw new HttpError(
-      400,
-      `Field 'rebuild' must be one of ${REBUILD_POLICIES.join(', ')} (what is absent; also what is stale or tainted; everything), got ${JSON.stringify(value)}.`,
-    );
-  }
-  return value as RebuildPolicy;
-}
-
-function seconds(value: unknown, name: string): number {
-  if (value === undefined || value === null) return 0;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new HttpError(400, `Field '${name}' must be a whole number of seconds (0 or more), got ${JSON.stringify(value)}.`);
-  }
-  return value;
-}
-
-function parseTimestamp(value: unknown): number {
+/** The schema takes a string or epoch milliseconds; a string must also be a time Date.parse reads. */
+function parseTimestamp(value: string | number | null | undefined): number {
   if (value === undefined || value === null || value === '') return 0;
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
-  if (typeof value === 'string') {
-    const ms = Date.parse(value);
-    if (!Number.isNaN(ms) && ms >= 0) return ms;
-  }
-  throw new HttpError(400, `Field 'data_timestamp' must be an ISO 8601 time (e.g. 2026-01-05T00:00:00Z) or epoch milliseconds, got ${JSON.stringify(value)}.`);
+  if (typeof value === 'number') return value;
+  const ms = Date.parse(value);
+  if (!Number.isNaN(ms) && ms >= 0 && ms <= MAX_DATA_TIMESTAMP_MS) return ms;
+  throw new HttpError(
+    400,
+    `Field 'data_timestamp' must be an ISO 8601 time (e.g. 2026-01-05T00:00:00Z) or epoch milliseconds, from 1970 to before the year 9900, got ${JSON.stringify(value)}.`,
+  );
 }
 
 function typeName(v: unknown): string {

@@ -2,7 +2,8 @@
  * Shared setup for the server, state and lifecycle tests: a temp workspace, a real Platform (LevelDB event log,
  * orchestrator, process executor) with a small job graph of `bash -c` jobs, the real HTTP server on port 0, and
  * a teardown that closes all of it and removes the directory. Plus small clients: `rawRequest` (node:http, so
- * Host and Origin can be set freely), an SSE reader over fetch, and polling helpers.
+ * Host and Origin can be set freely), an SSE reader over fetch, and polling helpers. The clients check every
+ * answer against the API's OpenAPI document (contract.ts): one that breaks it fails the test that asked.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
+import { assertContract, checkedResponse } from './contract.js';
 import {
   Platform,
   parseGraph,
@@ -121,7 +123,8 @@ export async function startServer(t: ExecutionContext, options: FixtureOptions =
     throw err;
   }
   const url = server.url;
-  const api = (path: string, init?: RequestInit) => fetch(`${url}${path}`, init);
+  // Every answer is checked against the API's OpenAPI document (helpers/contract.ts).
+  const api = async (path: string, init?: RequestInit) => checkedResponse(init?.method ?? 'GET', path, await fetch(`${url}${path}`, init));
   const fixture: ServerFixture = {
     dir,
     platform,
@@ -201,7 +204,15 @@ export function rawRequest(
     const req = httpRequest(url, { method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => {
+        const answer = { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') };
+        try {
+          assertContract(method, url, answer.status, answer.headers['content-type'], answer.body);
+        } catch (err) {
+          return reject(err);
+        }
+        resolvePromise(answer);
+      });
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -234,7 +245,7 @@ export class SseReader {
   /** Opens the stream; the response status and headers are there when this resolves. */
   static async open(url: string, headers: Record<string, string> = {}): Promise<SseReader> {
     const controller = new AbortController();
-    const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
+    const res = await checkedResponse('GET', url, await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal }));
     return new SseReader(res, controller);
   }
 

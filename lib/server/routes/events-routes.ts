@@ -5,19 +5,19 @@ import type { EventView } from '../../api/views.js';
 import { eventView } from '../views.js';
 import { HttpError } from '../http-error.js';
 import { EventsCompactedError } from '../../events/events-compacted-error.js';
-import { intParam } from '../request-parsing.js';
+import { EventIdSchema, EventListQuerySchema, EventStreamQuerySchema, LastEventIdSchema, MAX_EVENTS_PER_READ } from '../../api/schemas/events.js';
+import { validateQuery, validateValue } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
 import { sendSse, writable } from '../sse.js';
 
-export const MAX_EVENTS_PER_READ = 10_000;
+export { MAX_EVENTS_PER_READ };
 
 export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Router {
   const router = Router();
 
   router.get('/api/events', async (req, res) => {
     // Without an offset, from the first event still in the log (1 unless a compaction removed older ones).
-    const offset = intParam(req.query, 'offset', platform.log.firstId() - 1, 0, Number.MAX_SAFE_INTEGER);
-    const limit = intParam(req.query, 'limit', MAX_EVENTS_PER_READ, 1, MAX_EVENTS_PER_READ);
+    const { offset = platform.log.firstId() - 1, limit = MAX_EVENTS_PER_READ } = validateQuery(EventListQuerySchema, req.query);
     const events = await platform.log.list(offset, limit);
     res.json({ data: events.map(eventView), latest_id: platform.log.latestId(), first_id: platform.log.firstId(), offset, limit } satisfies EventPage);
   });
@@ -27,10 +27,9 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
     const header = req.get('Last-Event-ID');
     let after: number;
     if (header !== undefined) {
-      if (!/^\d+$/.test(header)) throw new HttpError(400, `Last-Event-ID must be an event id, got ${JSON.stringify(header)}.`);
-      after = Number(header);
+      after = Number(validateValue(LastEventIdSchema, header, 'Last-Event-ID'));
     } else {
-      after = intParam(req.query, 'after', platform.log.latestId(), 0, Number.MAX_SAFE_INTEGER);
+      after = validateQuery(EventStreamQuerySchema, req.query).after ?? platform.log.latestId();
     }
     // A resume from below a compaction would skip events silently: the client is told, with where to go on from.
     if (after + 1 < platform.log.firstId() && after < platform.log.latestId()) throw new EventsCompactedError(after + 1, platform.log.firstId());
@@ -41,10 +40,9 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
   });
 
   router.get('/api/events/:id', async (req, res) => {
-    if (!/^\d+$/.test(req.params.id) || Number(req.params.id) < 1 || !Number.isSafeInteger(Number(req.params.id))) {
-      throw new HttpError(400, `An event id is a whole number from 1, got '${req.params.id}'.`);
-    }
-    const event = await platform.log.get(Number(req.params.id));
+    const raw = req.params.id;
+    const id = validateValue(EventIdSchema, /^\d+$/.test(raw) ? Number(raw) : raw, 'An event id');
+    const event = await platform.log.get(id);
     if (!event) throw new HttpError(404, `No event with id ${req.params.id}; the latest is ${platform.log.latestId()}.`);
     res.json(eventView(event) satisfies EventView);
   });

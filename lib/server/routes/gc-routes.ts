@@ -1,5 +1,7 @@
 import { Router } from 'express';
-import { HttpError } from '../http-error.js';
+import { GcBodySchema } from '../../api/schemas/gc.js';
+import type { GcReport } from '../../api/gc.js';
+import { validateBody } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
 
 /**
@@ -10,13 +12,9 @@ import type { ServerContext } from '../server-context.js';
 export function gcRoutes({ platform }: ServerContext): Router {
   const router = Router();
   router.post('/api/gc', async (req, res) => {
-    const body: unknown = req.body ?? {};
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'The body must be a JSON object like {"dry_run": true}.');
-    const { dry_run: dryRun, ...rest } = body as Record<string, unknown>;
-    const extra = Object.keys(rest);
-    if (extra.length > 0) throw new HttpError(400, `Unknown field ${JSON.stringify(extra[0])}; POST /api/gc takes "dry_run".`);
-    if (dryRun !== undefined && typeof dryRun !== 'boolean') throw new HttpError(400, `dry_run must be true or false, got ${JSON.stringify(dryRun)}.`);
-    res.json(await platform.gc({ dryRun: dryRun === true }));
+    // No body at all is a real pass: `curl -X POST /api/gc`.
+    const { dry_run: dryRun = false } = validateBody(GcBodySchema, req.body ?? {}, { what: 'POST /api/gc', example: '{"dry_run": true}' });
+    res.json((await platform.gc({ dryRun })) satisfies GcReport);
   });
   return router;
 }

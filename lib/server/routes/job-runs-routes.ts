@@ -3,15 +3,18 @@ import { existsSync } from 'node:fs';
 import { logsExpired } from '../../executor/job-log-retention.js';
 import { pipeline } from 'node:stream/promises';
 import { Router } from 'express';
+import { Check } from '@sinclair/typebox/value';
 import { Observable } from 'rxjs';
 import type { LogEnd } from '../../api/job-run-log.js';
 import type { Page } from '../../api/page.js';
 import type { JobRunView } from '../../api/views.js';
-import { JOB_RUN_STATUSES, type JobRunRecord } from '../../state/build-state.js';
+import type { JobRunRecord } from '../../state/build-state.js';
+import { JobRunListQuerySchema, LogQuerySchema, LogStreamSchema } from '../../api/schemas/job-runs.js';
 import { listJobRuns } from '../queries.js';
 import { jobRunView } from '../views.js';
 import { HttpError } from '../http-error.js';
-import { enumParam, intParam, pageQuery } from '../request-parsing.js';
+import { toPageQuery } from '../request-parsing.js';
+import { validateQuery } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
 import { sendSse, type SseMessage } from '../sse.js';
 
@@ -25,8 +28,8 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
   };
 
   router.get('/api/job_runs', (req, res) => {
-    const status = enumParam(req.query, 'status', JOB_RUN_STATUSES);
-    res.json(listJobRuns(platform.state(), { ...pageQuery(req.query), ...(status ? { status } : {}) }) satisfies Page<JobRunView>);
+    const q = validateQuery(JobRunListQuerySchema, req.query);
+    res.json(listJobRuns(platform.state(), { ...toPageQuery(q), ...(q.status ? { status: q.status } : {}) }) satisfies Page<JobRunView>);
   });
 
   router.get('/api/job_runs/:id', (req, res) => {
@@ -35,7 +38,7 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
 
   router.get('/api/job_runs/:id/logs/:stream', async (req, res) => {
     const stream = req.params.stream;
-    if (stream !== 'stdout' && stream !== 'stderr') {
+    if (!Check(LogStreamSchema, stream)) {
       throw new HttpError(404, `No log '${stream}'; a job run has 'stdout' and 'stderr'.`);
     }
     const run = runOr404(req.params.id);
@@ -47,13 +50,11 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
         `The logs of job run ${run.job_run_id} were removed: finished runs keep their logs ${days} days (retention.job_logs_days in platform.json).`,
       );
     }
-    const follow = enumParam(req.query, 'follow', ['true', 'false', '1', '0'] as const);
+    const { follow, tail = 0 } = validateQuery(LogQuerySchema, req.query);
     if (follow === 'true' || follow === '1') {
       sendSse(req, res, logMessages(platform.logLines$(run.job_run_id, stream), platform.jobRunEnded$(run.job_run_id)), shutdown$, sse);
       return;
     }
-    // `?tail=N`: only the last N lines; without it, the whole log.
-    const tail = intParam(req.query, 'tail', 0, 1, MAX_TAIL_LINES);
     let handle: FileHandle;
     try {
       handle = await open(file, 'r');
@@ -64,6 +65,7 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
     }
     let start = 0;
     try {
+      // `?tail=N`: only the last N lines; without it, the whole log.
       if (tail > 0) start = await tailStart(handle, tail);
     } catch (err) {
       await handle.close();
@@ -77,8 +79,6 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
   return router;
 }
 
-/** Most lines `?tail=` may ask for. */
-export const MAX_TAIL_LINES = 10_000;
 const TAIL_CHUNK = 64 * 1024;
 
 /**

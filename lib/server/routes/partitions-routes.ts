@@ -1,44 +1,45 @@
 import { Router } from 'express';
 import type { Page } from '../../api/page.js';
 import type { PartitionView } from '../../api/views.js';
-import { PARTITION_STATUSES } from '../../state/build-state.js';
+import type { LineageReply, PartitionDetailView } from '../../api/partitions-change.js';
+import { LineageQuerySchema, PartitionDetailQuerySchema, PartitionListQuerySchema } from '../../api/schemas/partitions.js';
 import { listPartitions } from '../queries.js';
 import { lineage, LINEAGE_MAX_NODES, partitionDetail } from '../lineage-queries.js';
 import { HttpError } from '../http-error.js';
-import { DEFAULT_PAGE, enumParam, intParam, MAX_PAGE, MAX_REF_LENGTH, pageQuery, stringParam } from '../request-parsing.js';
+import { DEFAULT_PAGE, toPageQuery } from '../request-parsing.js';
+import { validateQuery } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
 
 export function partitionsRoutes({ platform }: ServerContext): Router {
   const router = Router();
   router.get('/api/partitions', (req, res) => {
-    const status = enumParam(req.query, 'status', PARTITION_STATUSES);
-    const prefix = stringParam(req.query, 'prefix', MAX_REF_LENGTH);
+    const q = validateQuery(PartitionListQuerySchema, req.query);
     res.json(
       listPartitions(platform.state(), {
-        ...pageQuery(req.query),
-        ...(status ? { status } : {}),
-        ...(prefix ? { prefix } : {}),
+        ...toPageQuery(q),
+        ...(q.status ? { status: q.status } : {}),
+        ...(q.prefix ? { prefix: q.prefix } : {}),
       }) satisfies Page<PartitionView>,
     );
   });
 
   // The ref is one path segment, URL-encoded ('/' as %2F): express decodes it.
   router.get('/api/partitions/:ref', (req, res) => {
+    const q = validateQuery(PartitionDetailQuerySchema, req.query);
     const detail = partitionDetail(platform.state(), req.params.ref, {
-      builds_offset: intParam(req.query, 'builds_offset', 0, 0, Number.MAX_SAFE_INTEGER),
-      builds_limit: intParam(req.query, 'builds_limit', 20, 1, MAX_PAGE),
-      downstream_limit: intParam(req.query, 'downstream_limit', DEFAULT_PAGE, 1, MAX_PAGE),
+      builds_offset: q.builds_offset ?? 0,
+      builds_limit: q.builds_limit ?? 20,
+      downstream_limit: q.downstream_limit ?? DEFAULT_PAGE,
     });
     if (!detail) throw new HttpError(404, unknownRef(req.params.ref));
-    res.json(detail);
+    res.json(detail satisfies PartitionDetailView);
   });
 
   router.get('/api/partitions/:ref/lineage', (req, res) => {
-    const direction = enumParam(req.query, 'direction', ['upstream', 'downstream'] as const) ?? 'upstream';
-    const depth = intParam(req.query, 'depth', 3, 1, 50);
+    const { direction = 'upstream', depth = 3 } = validateQuery(LineageQuerySchema, req.query);
     const tree = lineage(platform.state(), req.params.ref, direction, depth);
     if (!tree) throw new HttpError(404, unknownRef(req.params.ref));
-    res.json({ direction, depth, max_nodes: LINEAGE_MAX_NODES, root: tree });
+    res.json({ direction, depth, max_nodes: LINEAGE_MAX_NODES, root: tree } satisfies LineageReply);
   });
   return router;
 }

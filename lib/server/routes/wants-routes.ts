@@ -2,21 +2,22 @@ import { Router } from 'express';
 import type { CreateWantReply } from '../../api/create-want.js';
 import type { Page } from '../../api/page.js';
 import type { WantView } from '../../api/views.js';
-import { WANT_STATUSES } from '../../state/build-state.js';
+import { WantListQuerySchema } from '../../api/schemas/wants.js';
 import { listWants } from '../queries.js';
 import { wantView } from '../views.js';
 import { awaitCommand } from '../command-reply.js';
 import { HttpError } from '../http-error.js';
 import { checkProduced } from '../produced-refs.js';
-import { enumParam, pageQuery, parseCreateWant } from '../request-parsing.js';
+import { parseCreateWant, toPageQuery } from '../request-parsing.js';
+import { validateQuery } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
 
 export function wantsRoutes({ platform }: ServerContext): Router {
   const router = Router();
 
   router.get('/api/wants', (req, res) => {
-    const status = enumParam(req.query, 'status', WANT_STATUSES);
-    res.json(listWants(platform.state(), { ...pageQuery(req.query), ...(status ? { status } : {}) }) satisfies Page<WantView>);
+    const q = validateQuery(WantListQuerySchema, req.query);
+    res.json(listWants(platform.state(), { ...toPageQuery(q), ...(q.status ? { status: q.status } : {}) }) satisfies Page<WantView>);
   });
 
   router.post('/api/wants', async (req, res) => {

@@ -1,0 +1,71 @@
+/** `/api/job_runs`: job runs, and the query of their logs. */
+import { Type, type Static } from '@sinclair/typebox';
+import { JOB_RUN_STATUSES } from '../../state/build-state.js';
+import type { JobRunView } from '../views.js';
+import type { LogEnd } from '../job-run-log.js';
+import { IsoTime, Nullable, OneOf, WholeNumber, type SameType } from './common.js';
+import { ListQuery, PageOf } from './pages.js';
+
+/** Most lines `?tail=` may ask for. */
+export const MAX_TAIL_LINES = 10_000;
+
+export const JobRunStatusSchema = OneOf(JOB_RUN_STATUSES, { $id: 'JobRunStatus' });
+
+export const JobConfigSchema = Type.Object(
+  {
+    outputs: Type.Array(Type.String()),
+    inputs: Type.Array(Type.Object({ dep_type: OneOf(['QUERY', 'MATERIALIZE'] as const), partition_ref: Type.String() }, { additionalProperties: false })),
+    args: Type.Array(Type.String()),
+    env: Type.Record(Type.String(), Type.String()),
+  },
+  { $id: 'JobConfig', additionalProperties: false },
+);
+
+const Ids = Type.Array(Type.String());
+
+export const JobRunViewSchema = Type.Object(
+  {
+    job_run_id: Type.String(),
+    job_label: Type.String(),
+    status: JobRunStatusSchema,
+    outputs: Ids,
+    config: JobConfigSchema,
+    want_ids: Type.Array(Type.String(), { description: 'The wants it serves, oldest first: the first 100; `wants_total` counts them all.' }),
+    wants_total: Type.Integer({ minimum: 0 }),
+    attempt: Type.Integer({ minimum: 0 }),
+    exec: Ids,
+    timeout_seconds: Type.Number({ minimum: 0 }),
+    pid: Nullable(Type.Integer()),
+    worker: Nullable(Type.String()),
+    exit_code: Nullable(Type.Integer()),
+    signal: Nullable(Type.String()),
+    reason: Nullable(Type.String()),
+    missing: Ids,
+    retry_at: Nullable(IsoTime),
+    queued_at: IsoTime,
+    started_at: Nullable(IsoTime),
+    ended_at: Nullable(IsoTime),
+    duration_ms: Nullable(Type.Number({ minimum: 0 })),
+    priority: Type.Integer(),
+  },
+  { $id: 'JobRunView', additionalProperties: false },
+);
+true satisfies SameType<Static<typeof JobRunViewSchema>, JobRunView>;
+
+export const JobRunPageSchema = PageOf(JobRunViewSchema, 'JobRunPage');
+
+export const JobRunListQuerySchema = ListQuery({ status: Type.Optional(JobRunStatusSchema) });
+
+export const LogStreamSchema = OneOf(['stdout', 'stderr'] as const);
+
+export const LogQuerySchema = Type.Object({
+  follow: Type.Optional(OneOf(['true', 'false', '1', '0'] as const, { description: 'true: Server-Sent Events, `log` per line, then `end` with a LogEnd.' })),
+  tail: Type.Optional(WholeNumber(1, MAX_TAIL_LINES, 'Only the last N lines.')),
+});
+
+/** The data of a followed log's `end` message. */
+export const LogEndSchema = Type.Object(
+  { status: Type.Union([JobRunStatusSchema, Type.Literal('unknown')]), exit_code: Nullable(Type.Integer()) },
+  { $id: 'LogEnd', additionalProperties: false },
+);
+true satisfies SameType<Static<typeof LogEndSchema>, LogEnd>;

@@ -1,0 +1,102 @@
+/** `/api/partitions`: partitions, their builds and lineage. */
+import { Type, type Static } from '@sinclair/typebox';
+import type { PartitionView } from '../views.js';
+import type { BuildView, LineageNode, LineageReply, PartitionDetailView } from '../partitions-change.js';
+import { IsoTime, MAX_REF_LENGTH, Nullable, OneOf, WholeNumber, type SameType } from './common.js';
+import { ListQuery, MAX_PAGE, PageOf } from './pages.js';
+import { PartitionStatusSchema } from './wants.js';
+
+export const PartitionViewSchema = Type.Object(
+  {
+    partition_ref: Type.String(),
+    status: PartitionStatusSchema,
+    job_run_id: Type.String(),
+    created_at: IsoTime,
+    updated_at: IsoTime,
+    build_id: Nullable(Type.String()),
+    stale: Type.Boolean(),
+  },
+  { $id: 'PartitionView', additionalProperties: false },
+);
+true satisfies SameType<Static<typeof PartitionViewSchema>, PartitionView>;
+
+export const PartitionPageSchema = PageOf(PartitionViewSchema, 'PartitionPage');
+
+export const PartitionListQuerySchema = ListQuery({
+  status: Type.Optional(PartitionStatusSchema),
+  prefix: Type.Optional(Type.String({ maxLength: MAX_REF_LENGTH, description: 'Only refs that start with it.' })),
+});
+
+export const BuildViewSchema = Type.Object(
+  {
+    build_id: Type.String(),
+    job_run_id: Type.String(),
+    job_label: Type.String(),
+    built_at: IsoTime,
+    inputs: Type.Array(Type.Object({ partition_ref: Type.String(), build_id: Type.String() }, { additionalProperties: false })),
+  },
+  { $id: 'BuildView', additionalProperties: false },
+);
+true satisfies SameType<Static<typeof BuildViewSchema>, BuildView>;
+
+export const PartitionDetailSchema = Type.Object(
+  {
+    partition_ref: Type.String(),
+    status: PartitionStatusSchema,
+    stale: Type.Boolean(),
+    stale_reasons: Type.Array(Type.String()),
+    current_build: Nullable(BuildViewSchema),
+    builds: Type.Array(BuildViewSchema, { description: 'Newest first.' }),
+    builds_total: Type.Integer({ minimum: 0 }),
+    downstream: Type.Array(Type.String()),
+    downstream_total: Type.Integer({ minimum: 0 }),
+    job_run_id: Type.String(),
+    created_at: IsoTime,
+    updated_at: IsoTime,
+  },
+  { $id: 'PartitionDetail', additionalProperties: false },
+);
+true satisfies SameType<Static<typeof PartitionDetailSchema>, PartitionDetailView>;
+
+export const PartitionDetailQuerySchema = Type.Object({
+  builds_offset: Type.Optional(WholeNumber(0, Number.MAX_SAFE_INTEGER)),
+  builds_limit: Type.Optional(WholeNumber(1, MAX_PAGE, 'Default 20.')),
+  downstream_limit: Type.Optional(WholeNumber(1, MAX_PAGE, 'Default 100.')),
+});
+
+export const LineageDirectionSchema = OneOf(['upstream', 'downstream'] as const);
+
+export const LineageQuerySchema = Type.Object({
+  direction: Type.Optional(LineageDirectionSchema),
+  depth: Type.Optional(WholeNumber(1, 50, 'Default 3.')),
+});
+
+/** A tree: `children` refer back to this schema (a named component of the document). */
+export const LineageNodeSchema = Type.Recursive(
+  (Self) =>
+    Type.Object(
+      {
+        partition_ref: Type.String(),
+        build_id: Nullable(Type.String()),
+        status: Type.Union([PartitionStatusSchema, Type.Literal('absent')]),
+        stale: Type.Boolean(),
+        rebuilt_since: Type.Boolean(),
+        children: Type.Array(Self),
+        truncated: Type.Boolean(),
+      },
+      { additionalProperties: false },
+    ),
+  { $id: 'LineageNode' },
+);
+true satisfies SameType<Static<typeof LineageNodeSchema>, LineageNode>;
+
+export const LineageReplySchema = Type.Object(
+  {
+    direction: LineageDirectionSchema,
+    depth: Type.Integer({ minimum: 1 }),
+    max_nodes: Type.Integer({ minimum: 1 }),
+    root: LineageNodeSchema,
+  },
+  { $id: 'LineageReply', additionalProperties: false },
+);
+true satisfies SameType<Static<typeof LineageReplySchema>, LineageReply>;

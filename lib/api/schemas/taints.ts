@@ -1,0 +1,38 @@
+/** `/api/taints`: marks built partitions for rebuild. */
+import { Type, type Static } from '@sinclair/typebox';
+import type { CreateTaintBody, TaintReply, TaintView } from '../partitions-change.js';
+import { IsoTime, Nullable, PartitionRef, type SameType } from './common.js';
+import { PageOf } from './pages.js';
+import { Comment, MAX_PARTITIONS_PER_WANT } from './wants.js';
+
+export const CreateTaintBodySchema = Type.Object(
+  {
+    partitions: Type.Array(PartitionRef, { minItems: 1, maxItems: MAX_PARTITIONS_PER_WANT }),
+    reason: Type.Optional(Nullable(Comment)),
+    downstream: Type.Optional(Nullable(Type.Boolean({ description: 'Taint too every partition whose current build (transitively) consumed a tainted build.' }))),
+  },
+  { $id: 'CreateTaintBody', additionalProperties: false },
+);
+true satisfies SameType<Required<CreateTaintBody>, { [K in keyof CreateTaintBody]-?: Exclude<Static<typeof CreateTaintBodySchema>[K], null> }>;
+
+export const TaintReplySchema = Type.Object(
+  { taint_id: Type.String(), partitions: Type.Array(Type.String(), { description: 'Every ref tainted, downstream ones included.' }) },
+  { $id: 'TaintReply', additionalProperties: false },
+);
+true satisfies SameType<Static<typeof TaintReplySchema>, TaintReply>;
+
+export const TaintViewSchema = Type.Object(
+  {
+    taint_id: Type.String(),
+    reason: Type.String(),
+    downstream: Type.Boolean(),
+    created_at: IsoTime,
+    partitions: Type.Array(Type.String(), { description: 'Lists show the first 20.' }),
+    partitions_total: Type.Integer({ minimum: 0 }),
+    still_tainted: Nullable(Type.Integer({ minimum: 0 })),
+  },
+  { $id: 'TaintView', additionalProperties: false },
+);
+true satisfies SameType<Static<typeof TaintViewSchema>, TaintView>;
+
+export const TaintPageSchema = PageOf(TaintViewSchema, 'TaintPage');

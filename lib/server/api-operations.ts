@@ -1,0 +1,191 @@
+/**
+ * Every operation the daemon serves, with the schemas of what it takes and answers (lib/api/schemas): the table
+ * the OpenAPI document is printed from (openapi.ts). The routes validate with the same schemas, and the contract
+ * test compares this table with the routes express really has, so neither can change without the other.
+ */
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { BackfillPageSchema, BackfillViewSchema, CreateBackfillBodySchema, CreateBackfillReplySchema } from '../api/schemas/backfills.js';
+import { ErrorBodySchema } from '../api/schemas/errors.js';
+import { EventIdSchema, EventListQuerySchema, EventPageSchema, EventStreamQuerySchema, EventViewSchema, LastEventIdSchema } from '../api/schemas/events.js';
+import { GcBodySchema, GcReportSchema } from '../api/schemas/gc.js';
+import { JobRunListQuerySchema, JobRunPageSchema, JobRunViewSchema, LogQuerySchema, LogStreamSchema } from '../api/schemas/job-runs.js';
+import { LoginQuerySchema, UiLinkReplySchema } from '../api/schemas/login.js';
+import { PageQuerySchema } from '../api/schemas/pages.js';
+import {
+  LineageQuerySchema,
+  LineageReplySchema,
+  PartitionDetailQuerySchema,
+  PartitionDetailSchema,
+  PartitionListQuerySchema,
+  PartitionPageSchema,
+} from '../api/schemas/partitions.js';
+import { GraphAnalyzeResponseSchema, JobConfigResponseSchema, OutputRefsRequestSchema } from '../api/schemas/platform-service.js';
+import { SchedulePageSchema, ScheduleViewSchema } from '../api/schemas/schedules.js';
+import { ServerStatusSchema } from '../api/schemas/status.js';
+import { CreateTaintBodySchema, TaintPageSchema, TaintReplySchema, TaintViewSchema } from '../api/schemas/taints.js';
+import { CreateWantBodySchema, CreateWantReplySchema, WantListQuerySchema, WantViewSchema } from '../api/schemas/wants.js';
+import { WantPageSchema } from '../api/schemas/wants.js';
+import { PLATFORM_SERVICE } from '../proto/schema.js';
+
+export type Method = 'get' | 'post' | 'delete';
+
+/** One answer: a JSON body of a schema, or text of a media type (a log, metrics, an event stream, a page). */
+export type Answer =
+  | { description: string; json: TSchema }
+  | { description: string; text: ReadonlyArray<'text/plain' | 'text/event-stream' | 'text/html' | 'application/proto'>; json?: TSchema }
+  | { description: string; empty: true };
+
+export interface Operation {
+  method: Method;
+  /** As express spells it: `/api/wants/:id`. */
+  path: string;
+  summary: string;
+  /** Path parameters by name; a `:name` of the path without one here is a plain string. */
+  pathParams?: Record<string, TSchema>;
+  query?: TObject;
+  headers?: Record<string, { schema: TSchema; description: string }>;
+  body?: { schema: TSchema; media?: ReadonlyArray<'application/json' | 'application/proto'>; required: boolean };
+  responses: Record<number, Answer>;
+  /** Reached without the token (the token guard lets these through). */
+  open?: boolean;
+  /** The errors are the Connect protocol's, not `ErrorBody`. */
+  connect?: boolean;
+}
+
+const json = (description: string, schema: TSchema): Answer => ({ description, json: schema });
+const text = (description: string): Answer => ({ description, text: ['text/plain'] });
+const sse = (description: string): Answer => ({ description, text: ['text/event-stream'] });
+
+const COMPACTED = 'retention.events_keep compacted those events away; `first_event_id` is the first still in the log.';
+
+const PartitionRefParam = Type.String({ description: "The ref URL-encoded as one segment ('/' as %2F)." });
+
+const rpc = (name: string, summary: string, reply: TSchema): Operation => ({
+  method: 'post',
+  path: `/${PLATFORM_SERVICE}/${name}`,
+  summary,
+  connect: true,
+  body: { schema: OutputRefsRequestSchema, media: ['application/json', 'application/proto'], required: true },
+  responses: { 200: { description: 'The reply (canonical proto3 JSON, or protobuf binary for application/proto).', text: ['application/proto'], json: reply } },
+});
+
+export const OPERATIONS: readonly Operation[] = [
+  { method: 'get', path: '/health', summary: 'Liveness: answers OK, without the token.', open: true, responses: { 200: text('`OK`.') } },
+  { method: 'get', path: '/', summary: 'The dashboard (and any other non-API path a browser asks for).', responses: { 200: { description: 'Its page.', text: ['text/html'] }, 503: text('The dashboard is not built.') } },
+  { method: 'get', path: '/login', summary: "Redeems `platform ui`'s one-time link: sets the token cookie and redirects to the dashboard.", open: true, query: LoginQuerySchema, responses: { 303: { description: 'To the dashboard, with the cookie set.', empty: true } } },
+  { method: 'get', path: '/metrics', summary: 'Prometheus text exposition.', responses: { 200: text('Metrics (prom-client).') } },
+  { method: 'get', path: '/api/openapi.json', summary: 'This document.', responses: { 200: json('The OpenAPI 3.1 document of the API.', Type.Object({ openapi: Type.String() })) } },
+  { method: 'post', path: '/api/ui_link', summary: "The dashboard's URL for `platform ui`.", responses: { 200: json('A one-time link (with a token) or the dashboard.', UiLinkReplySchema) } },
+
+  { method: 'get', path: '/api/wants', summary: 'Wants, oldest first.', query: WantListQuerySchema, responses: { 200: json('A page of wants.', WantPageSchema) } },
+  {
+    method: 'post',
+    path: '/api/wants',
+    summary: 'Wants partitions: builds what they need.',
+    body: { schema: CreateWantBodySchema, required: true },
+    responses: { 201: json('The want.', CreateWantReplySchema) },
+  },
+  { method: 'get', path: '/api/wants/:id', summary: 'A want.', responses: { 200: json('The want.', WantViewSchema) } },
+  { method: 'delete', path: '/api/wants/:id', summary: 'Cancels a want.', responses: { 200: json('The want, canceled.', WantViewSchema) } },
+
+  { method: 'get', path: '/api/partitions', summary: 'Partitions by ref.', query: PartitionListQuerySchema, responses: { 200: json('A page of partitions.', PartitionPageSchema) } },
+  { method: 'get', path: '/api/partitions/:ref', summary: 'A partition, its builds and what consumed it.', pathParams: { ref: PartitionRefParam }, query: PartitionDetailQuerySchema, responses: { 200: json('The partition.', PartitionDetailSchema) } },
+  { method: 'get', path: '/api/partitions/:ref/lineage', summary: 'Its lineage tree, upstream or downstream.', pathParams: { ref: PartitionRefParam }, query: LineageQuerySchema, responses: { 200: json('At most 500 nodes.', LineageReplySchema) } },
+
+  { method: 'get', path: '/api/taints', summary: 'Taints (the first 20 refs of each).', query: PageQuerySchema, responses: { 200: json('A page of taints.', TaintPageSchema) } },
+  { method: 'post', path: '/api/taints', summary: 'Marks built partitions for rebuild.', body: { schema: CreateTaintBodySchema, required: true }, responses: { 201: json('The taint and every ref it tainted.', TaintReplySchema) } },
+  { method: 'get', path: '/api/taints/:id', summary: 'A taint.', responses: { 200: json('The taint.', TaintViewSchema) } },
+
+  { method: 'get', path: '/api/backfills', summary: 'Backfills.', query: PageQuerySchema, responses: { 200: json('A page of backfills.', BackfillPageSchema) } },
+  { method: 'post', path: '/api/backfills', summary: 'Builds a range of partitions as one want.', body: { schema: CreateBackfillBodySchema, required: true }, responses: { 201: json('The backfill.', CreateBackfillReplySchema) } },
+  { method: 'get', path: '/api/backfills/:id', summary: 'A backfill and its progress.', responses: { 200: json('The backfill.', BackfillViewSchema) } },
+  { method: 'delete', path: '/api/backfills/:id', summary: 'Cancels a backfill (a second cancel is a no-op).', responses: { 200: json('The backfill, canceled.', BackfillViewSchema) } },
+
+  { method: 'get', path: '/api/schedules', summary: 'The schedules of platform.json.', query: PageQuerySchema, responses: { 200: json('A page of schedules.', SchedulePageSchema) } },
+  { method: 'get', path: '/api/schedules/:name', summary: 'A schedule, its last and next tick.', responses: { 200: json('The schedule.', ScheduleViewSchema) } },
+
+  { method: 'get', path: '/api/job_runs', summary: 'Job runs.', query: JobRunListQuerySchema, responses: { 200: json('A page of job runs.', JobRunPageSchema) } },
+  { method: 'get', path: '/api/job_runs/:id', summary: 'A job run.', responses: { 200: json('The job run.', JobRunViewSchema) } },
+  {
+    method: 'get',
+    path: '/api/job_runs/:id/logs/:stream',
+    summary: 'A job run\'s stdout or stderr: the log so far, its tail, or followed as SSE (`log` per line, then `end` with a LogEnd).',
+    pathParams: { stream: LogStreamSchema },
+    query: LogQuerySchema,
+    responses: {
+      200: { description: 'The log (text), or with follow=true its Server-Sent Events.', text: ['text/plain', 'text/event-stream'] },
+      410: json('retention.job_logs_days removed it (the run itself stays).', ErrorBodySchema),
+    },
+  },
+
+  {
+    method: 'post',
+    path: '/api/gc',
+    summary: 'Removes (or with dry_run counts) what `retention` lets go: old job logs, events before the newest events_keep, the history that ended before them.',
+    body: { schema: GcBodySchema, required: false },
+    responses: { 200: json('What was (or would be) removed.', GcReportSchema) },
+  },
+
+  {
+    method: 'get',
+    path: '/api/events',
+    summary: 'Events by id after `offset` (default: from the first event still in the log).',
+    query: EventListQuerySchema,
+    responses: { 200: json('Events, the first and the latest id.', EventPageSchema), 410: json(COMPACTED, ErrorBodySchema) },
+  },
+  {
+    method: 'get',
+    path: '/api/events/stream',
+    summary: 'New events as Server-Sent Events (`id:` the event id); resumes after Last-Event-ID or `after`.',
+    query: EventStreamQuerySchema,
+    headers: { 'Last-Event-ID': { schema: LastEventIdSchema, description: 'Resume after this event id (what EventSource sends on reconnect).' } },
+    responses: { 200: sse('One message per event, its data an EventView.'), 410: json(COMPACTED, ErrorBodySchema) },
+  },
+  {
+    method: 'get',
+    path: '/api/events/:id',
+    summary: 'One event.',
+    pathParams: { id: EventIdSchema },
+    responses: { 200: json('The event.', EventViewSchema), 410: json(COMPACTED, ErrorBodySchema) },
+  },
+
+  { method: 'get', path: '/api/status', summary: 'Who the server is and how much it holds.', responses: { 200: json('Pid, port, workspace, version, counts.', ServerStatusSchema) } },
+
+  rpc('GetJobConfigs', 'The job configs that produce the refs (Connect unary).', JobConfigResponseSchema),
+  rpc('AnalyzeGraph', 'The job graph that builds the refs (Connect unary).', GraphAnalyzeResponseSchema),
+];
+
+/** The errors an operation may answer besides its own, all `{"error", "want_id"?}` (or Connect errors for the RPCs). */
+export function errorStatuses(op: Operation): Record<number, string> {
+  if (op.path === '/health') return { 403: 'The Host is not a loopback name.' };
+  const out: Record<number, string> = {
+    400: 'Bad input: a parameter or body that does not fit its schema, or a malformed request.',
+    401: 'The daemon requires its token (Authorization: Bearer, or the dashboard cookie).',
+    403: 'The Host is not a loopback name, or a write came from a foreign Origin.',
+    500: 'An internal fault (logged by the server).',
+  };
+  if (op.path.includes(':') || op.path.startsWith('/api/partitions/')) out[404] = 'No such resource.';
+  if (op.method !== 'get') {
+    out[413] = 'The body is over 1 MiB.';
+    out[415] = 'The body is not in a supported encoding or media type.';
+    out[503] = 'The command queue is full, or writing the log failed: retry after Retry-After.';
+    out[507] = 'The disk holding the log is full: nothing was recorded.';
+  }
+  if (op.method === 'delete') out[409] = 'It has ended already.';
+  if (op.path === '/api/wants' && op.method === 'post') out[409] = 'A conflict with the state.';
+  if (op.path === '/login') {
+    delete out[400];
+    out[401] = 'The link was used already or is over a minute old.';
+  }
+  if (op.connect) {
+    delete out[413];
+    delete out[503];
+    delete out[507];
+    out[404] = 'The service has no such method (Connect `unimplemented`).';
+    out[405] = 'Not POST (Connect `unimplemented`).';
+    out[501] = 'A Content-Encoding other than gzip or identity (Connect `unimplemented`).';
+    out[429] = 'The body is too large (Connect `resource_exhausted`).';
+    out[504] = 'The call took too long (Connect `deadline_exceeded`).';
+  }
+  return out;
+}
