@@ -4,7 +4,13 @@ import type { BuildEvent } from '../events/build-event.js';
 import type { BuildState, JobRunRecord, PartitionRecord, PartitionStatus, WantRecord } from '../state/build-state.js';
 import { slaDeadline, wantClockStart } from '../state/build-state.js';
 
-const iso = (ms: number): string => new Date(ms).toISOString();
+/**
+ * A time as ISO 8601. Requests are bounded now, but a log written before the bounds may hold a ttl or timestamp
+ * beyond what a Date can print: such a time reads as the last instant of year 9999 (never), not as a 500 on every
+ * read of the want.
+ */
+const LAST_ISO_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const iso = (ms: number): string => new Date(Number.isFinite(ms) ? Math.max(0, Math.min(ms, LAST_ISO_MS)) : LAST_ISO_MS).toISOString();
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
 
 /** Most refs a want's `rebuilt` shows; its derived wants are walked until then. */
