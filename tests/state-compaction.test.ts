@@ -202,6 +202,14 @@ test('over HTTP: removed events answer 410 with the first id still available, re
   t.is(page.data.length, KEEP);
   t.is((await fetch(`${server.url}/api/events/${first}`)).status, 200);
 
+  // w-1 ended before the first event kept: pruned, and its 404 says so; an id never made says nothing of the kind.
+  t.false(platform.state().wants.has('w-1'), 'w-1 was pruned');
+  const pruned = await fetch(`${server.url}/api/wants/w-1`);
+  t.is(pruned.status, 404);
+  t.regex(((await pruned.json()) as { error: string }).error, /pruned.*retention\.events_keep/);
+  const never = await fetch(`${server.url}/api/wants/w-999`);
+  t.notRegex(((await never.json()) as { error: string }).error, /pruned/);
+
   const old = await cli('events', '--offset', '0');
   t.not(old.code, 0);
   t.regex(old.stderr, new RegExp(`first still available is ${first}`));

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { logsExpired } from '../../executor/job-log-retention.js';
 import { pipeline } from 'node:stream/promises';
 import { Router } from 'express';
+import { notFoundReason } from '../pruned-ids.js';
 import { Check } from '@sinclair/typebox/value';
 import { Observable } from 'rxjs';
 import type { LogEnd } from '../../api/job-run-log.js';
@@ -23,7 +24,7 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
 
   const runOr404 = (id: string): JobRunRecord => {
     const run = platform.state().job_runs.get(id);
-    if (!run) throw new HttpError(404, `No job run with id '${id}'.`);
+    if (!run) throw new HttpError(404, `No job run with id '${id}'${notFoundReason(id, 'r-', platform.state().created.job_runs)}.`);
     return run;
   };
 

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { notFoundReason } from '../pruned-ids.js';
 import type { CreateWantReply } from '../../api/create-want.js';
 import type { Page } from '../../api/page.js';
 import type { WantView } from '../../api/views.js';
@@ -32,7 +33,7 @@ export function wantsRoutes({ platform }: ServerContext): Router {
   router.get('/api/wants/:id', (req, res) => {
     const state = platform.state();
     const want = state.wants.get(req.params.id);
-    if (!want) throw new HttpError(404, `No want with id '${req.params.id}'.`, req.params.id);
+    if (!want) throw new HttpError(404, `No want with id '${req.params.id}'${notFoundReason(req.params.id, 'w-', platform.state().created.wants)}.`, req.params.id);
     res.json(wantView(state, want) satisfies WantView);
   });
 
