@@ -47,7 +47,7 @@ export interface CompactionFigures {
 }
 
 /** Bytes of the files in a directory (LevelDB's is flat). */
-function dirMiB(dir: string): number {
+export function dirMiB(dir: string): number {
   let bytes = 0;
   for (const name of readdirSync(dir)) bytes += statSync(join(dir, name)).size;
   return bytes / 1024 / 1024;
@@ -58,7 +58,7 @@ export interface Percentiles {
   p99: number;
 }
 
-async function serve(dir: string): Promise<{ url: string; child: ChildProcess; startedMs: number }> {
+export async function serve(dir: string): Promise<{ url: string; child: ChildProcess; startedMs: number }> {
   const t0 = performance.now();
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
   const url = await new Promise<string>((resolve, reject) => {
@@ -78,7 +78,7 @@ async function serve(dir: string): Promise<{ url: string; child: ChildProcess; s
   return { url, child, startedMs: performance.now() - t0 };
 }
 
-async function kill(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+export async function kill(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
   child.kill(signal);
   await exited;
@@ -146,10 +146,9 @@ export async function waitingBench(root: string, wants: number): Promise<Waiting
 }
 
 /** The events a daemon writes for one-partition wants built by a one-output job: created, queued, started, built. */
-function wantEvents(i: number): EventPayload[] {
+export function wantEvents(i: number, ref = `hist/${i}`): EventPayload[] {
   const want_id = `w-${i}`;
   const job_run_id = `r-${i}`;
-  const ref = `hist/${i}`;
   return [
     {
       type: 'want_created',

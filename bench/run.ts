@@ -14,6 +14,7 @@ import { Platform, type PlatformOptions } from '../lib/platform.js';
 import { redisBench } from './redis-workers.js';
 import { daemonBench, type DaemonFigures } from './daemon.js';
 import { historyBench, waitingBench, type HistoryFigures, type WaitingFigures } from './history.js';
+import { monthsBench, type MonthFigures } from './months.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
 import { backfillBench, type BackfillFigures } from './backfill.js';
 import { canRunUiBench, uiBench, type UiFigures } from './ui-load.js';
@@ -138,6 +139,7 @@ async function main(): Promise<void> {
   let daemon: DaemonFigures | undefined;
   let waiting: WaitingFigures | undefined;
   let history: HistoryFigures | undefined;
+  let months: MonthFigures[] | undefined;
   const quick = process.env.BENCH_QUICK === '1';
   try {
     results.push({ tool: 'platform', ...(await platformRun(join(root, 'platform'), 'in-process')) });
@@ -173,6 +175,8 @@ async function main(): Promise<void> {
       waiting = await waitingBench(root, quick ? 5_000 : 100_000);
       history = await historyBench(root, quick ? 25_000 : 250_000);
     }
+    // BENCH_MONTHS=0 leaves out retention over months (issue 14).
+    if (process.env.BENCH_MONTHS !== '0') months = await monthsBench(root, quick ? 500 : 2_000, quick ? 4 : 6, 30);
     if (process.env.BENCH_BACKFILL !== '0') backfill = await backfillBench(root, have('make'));
     if (process.env.BENCH_UI !== '0' && canRunUiBench()) ui = await uiBench(root);
   } finally {
@@ -212,6 +216,15 @@ async function main(): Promise<void> {
     const c = h.compaction;
     console.log(`  retention.events_keep ${c.keep}: POST /api/gc ${c.gcMs.toFixed(0)} ms; event log ${c.belMiBBefore.toFixed(1)} MiB -> ${c.belMiBAfter.toFixed(1)} MiB, compacted.bin ${c.baseMiB.toFixed(1)} MiB`);
     console.log(`  restart after kill -9 from compacted.bin alone (no snapshot.bin) until /health answers: ${c.restartMs.toFixed(0)} ms`);
+  }
+  if (months && months.length > 0) {
+    console.log('\nretention over months: the same partitions rebuilt daily, events_keep = a week, gc at each month end:');
+    console.log('  month   events written   event log   compacted.bin   wants kept   gc        restart after kill -9');
+    for (const m of months) {
+      console.log(
+        `  ${String(m.month).padStart(5)}   ${String(m.eventsWritten).padStart(14)}   ${`${m.belMiB.toFixed(1)} MiB`.padStart(9)}   ${`${m.baseMiB.toFixed(1)} MiB`.padStart(13)}   ${String(m.wantsKept).padStart(10)}   ${`${m.gcMs.toFixed(0)} ms`.padStart(7)}   ${m.restartMs.toFixed(0)} ms`,
+      );
+    }
   }
   if (backfill) {
     const b = backfill;
