@@ -10,7 +10,6 @@
 import { rm } from 'node:fs/promises';
 import type { EventCompactionReport } from '../api/gc.js';
 import type { EventLog } from '../events/event-log.js';
-import { pruneHistory } from './prune-history.js';
 import type { StateStore } from './state-store.js';
 
 export async function compactEvents(
@@ -35,10 +34,10 @@ export async function compactEvents(
   const cutoff = (await log.get(target))?.timestamp ?? 0;
   if (dryRun) {
     report.removed_events = target - log.firstId();
-    report.pruned = pruneHistory(store.current(), cutoff).pruned;
+    report.pruned = await store.prunable(cutoff);
     return report;
   }
-  report.pruned = store.prune(cutoff);
+  report.pruned = await store.prune(cutoff);
   const covered = await store.writeCompactionBase(paths.base);
   // The snapshot holds the history just pruned: a start must not prefer it to the base.
   await rm(paths.snapshot, { force: true });

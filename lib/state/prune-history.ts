@@ -8,9 +8,11 @@
  *
  * Pure, and done on records: the indexes are rebuilt from what is kept (`fromSnapshot`), the same way a start from
  * the compaction base rebuilds them, so the state in memory after a prune and the state after a restart are equal.
+ * A generator: it yields every few thousand records, so the store can run it between turns of the event loop
+ * instead of holding it for the whole state (a second at 50,000 wants).
  */
 import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES, outputInputBuilds, type BuildState } from './build-state.js';
-import { fromSnapshot, toSnapshot } from './snapshot.js';
+import { runToEnd, snapshotOf, stateFromSnapshot } from './snapshot.js';
 
 export interface PruneCounts {
   wants: number;
@@ -18,24 +20,46 @@ export interface PruneCounts {
   builds: number;
 }
 
-export function pruneHistory(state: BuildState, cutoff: number): { state: BuildState; pruned: PruneCounts } {
-  const snap = toSnapshot(state);
+export interface PruneResult {
+  state: BuildState;
+  pruned: PruneCounts;
+}
+
+/** All at once (tests, small states). */
+export function pruneHistory(state: BuildState, cutoff: number): PruneResult {
+  return runToEnd(pruneSteps(state, cutoff));
+}
+
+const RECORDS_PER_SLICE = 20_000;
+
+export function* pruneSteps(state: BuildState, cutoff: number): Generator<void, PruneResult, void> {
+  let n = 0;
+  const tick = () => ++n % RECORDS_PER_SLICE === 0;
+  const snap = yield* snapshotOf(state);
   const rootOf = (w: { root_want_id: string; want_id: string }) => w.root_want_id || w.want_id;
   const liveRoots = new Set<string>();
-  for (const w of snap.wants) if (!TERMINAL_WANT_STATUSES.has(w.status) || w.updated_at >= cutoff) liveRoots.add(rootOf(w));
+  for (const w of snap.wants) {
+    if (!TERMINAL_WANT_STATUSES.has(w.status) || w.updated_at >= cutoff) liveRoots.add(rootOf(w));
+    if (tick()) yield;
+  }
   const wants = snap.wants.filter((w) => liveRoots.has(rootOf(w)));
+  yield;
 
   const runs = new Map(snap.job_runs.map((r) => [r.job_run_id, r] as const));
   const builds = new Map(snap.builds.map((b) => [b.build_id, b] as const));
   const keepRuns = new Set<string>();
   for (const w of wants) for (const id of w.job_run_ids) keepRuns.add(id);
-  for (const r of snap.job_runs) if (ACTIVE_JOB_RUN_STATUSES.has(r.status) || (r.ended_at ?? r.queued_at) >= cutoff) keepRuns.add(r.job_run_id);
+  for (const r of snap.job_runs) {
+    if (ACTIVE_JOB_RUN_STATUSES.has(r.status) || (r.ended_at ?? r.queued_at) >= cutoff) keepRuns.add(r.job_run_id);
+    if (tick()) yield;
+  }
 
   const keepBuilds = new Set<string>();
   const pending: string[] = [];
   for (const p of snap.partitions) {
     if (p.job_run_id) keepRuns.add(p.job_run_id);
     if (p.build_id) pending.push(p.build_id);
+    if (tick()) yield;
   }
   for (const b of snap.builds) if (b.built_at >= cutoff) pending.push(b.build_id);
   // The lineage closure: a kept build keeps its run, and the builds that run consumed for it.
@@ -47,6 +71,7 @@ export function pruneHistory(state: BuildState, cutoff: number): { state: BuildS
     keepRuns.add(b.job_run_id);
     const run = runs.get(b.job_run_id);
     if (run) for (const input of outputInputBuilds(run, b.partition_ref)) pending.push(input.build_id);
+    if (tick()) yield;
   }
 
   const kept = {
@@ -61,5 +86,6 @@ export function pruneHistory(state: BuildState, cutoff: number): { state: BuildS
     builds: snap.builds.length - kept.builds.length,
   };
   if (pruned.wants + pruned.job_runs + pruned.builds === 0) return { state, pruned };
-  return { state: fromSnapshot(kept), pruned };
+  yield;
+  return { state: yield* stateFromSnapshot(kept), pruned };
 }

@@ -64,13 +64,26 @@ export interface Snapshot {
 }
 
 export function toSnapshot(state: BuildState): Snapshot {
+  return runToEnd(snapshotOf(state));
+}
+
+/** `toSnapshot` in slices, a kind of record each (see `stateFromSnapshot`). */
+export function* snapshotOf(state: BuildState): Generator<void, Snapshot, void> {
+  const wants = [...state.wants.values()];
+  yield;
+  const partitions = [...state.partitions.values()];
+  yield;
+  const jobRuns = [...state.job_runs.values()];
+  yield;
+  const builds = [...state.builds.values()];
+  yield;
   return {
     format: SNAPSHOT_FORMAT,
     last_event_id: state.last_event_id,
-    wants: [...state.wants.values()],
-    partitions: [...state.partitions.values()],
-    job_runs: [...state.job_runs.values()],
-    builds: [...state.builds.values()],
+    wants,
+    partitions,
+    job_runs: jobRuns,
+    builds,
     taints: [...state.taints.values()],
     job_fingerprints: [...state.job_fingerprints.entries()],
     window_open: [...state.window_open.keys()],
@@ -184,10 +197,27 @@ function statusIndex<S extends string, T extends { seq: number; status: S }>(
 }
 
 export function fromSnapshot(snap: Snapshot): BuildState {
+  return runToEnd(stateFromSnapshot(snap));
+}
+
+/** Runs a sliced computation at once. */
+export function runToEnd<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/**
+ * `fromSnapshot` in slices: it yields between the indexes it builds, so a caller that has time (a compaction's
+ * prune) can let the event loop run in between; the largest slice is one index over all records of a kind.
+ */
+export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, void> {
   const runs = new Map(snap.job_runs.map((r) => [r.job_run_id, r] as const));
   const lineageOf = (b: BuildRecord) => runs.get(b.job_run_id);
   const wantsBySeq = bySeq(snap.wants);
   const runsBySeq = bySeq(snap.job_runs);
+  yield;
   // A want is active from its creation until it ends, so creation order is the order the fold added it in.
   const activeByRef = new Map<string, Array<readonly [number, string]>>();
   // Every want served by a run lists it (queued for it or joined it): the run's wants are these, in seq order.
@@ -202,6 +232,7 @@ export function fromSnapshot(snap: Snapshot): BuildState {
     if (TERMINAL_WANT_STATUSES.has(w.status)) continue;
     for (const ref of w.partitions) push(activeByRef, ref, w);
   }
+  yield;
   const wantSets = (m: Map<string, Array<readonly [number, string]>>) =>
     OrderedMap.fromSorted(
       compareStrings,
@@ -226,6 +257,7 @@ export function fromSnapshot(snap: Snapshot): BuildState {
     const run = lineageOf(b);
     for (const input of run ? outputInputBuilds(run, b.partition_ref) : []) consumers.set(consumerKey(input.build_id, b.partition_ref), b);
   }
+  yield;
   // Backfills are numbered in the order their wants were made; a repeated id keeps its first want, as the fold does.
   const firstOfId = new Map<string, WantRecord>();
   for (const w of wantsBySeq) if (w.backfill_id !== '' && !firstOfId.has(w.backfill_id)) firstOfId.set(w.backfill_id, w);
@@ -233,17 +265,42 @@ export function fromSnapshot(snap: Snapshot): BuildState {
   const slaPending = snap.wants.filter(
     (w) => !w.parent_want_id && w.sla_seconds > 0 && !w.sla_missed && w.status !== 'successful' && w.status !== 'canceled',
   );
+  // The big indexes one a slice; the small ones with the last.
+  const buildsById = OrderedMap.fromSorted(compareStrings, snap.builds.map((b) => [b.build_id, b] as const));
+  yield;
+  const buildHistory = sorted(snap.builds.map((b) => [historyKey(b.partition_ref, b.seq), b.build_id] as const));
+  yield;
+  const consumerIndex = sorted([...consumers].map(([key, b]) => [key, b.build_id] as const));
+  yield;
+  const partitionsByJob = sorted(
+    snap.partitions.flatMap((p) => {
+      const b = p.build_id ? builds.get(p.build_id) : undefined;
+      const label = b && lineageOf(b)?.job_label;
+      return label !== undefined ? [[jobPartitionKey(label, p.ref), true] as const] : [];
+    }),
+  );
+  yield;
+  const wants = OrderedMap.fromSorted(compareStrings, snap.wants.map((w) => [w.want_id, w] as const));
+  yield;
+  const wantOrder = OrderedMap.fromSorted(compareNumbers, wantsBySeq.map((w) => [w.seq, w.want_id] as const));
+  const wantsByStatus = statusIndex(WANT_STATUSES, wantsBySeq, (w) => w.want_id);
+  yield;
+  const activeWantsByRef = wantSets(activeByRef);
+  yield;
+  const runWantSets = wantSets(runWants);
+  yield;
+  const partitions = OrderedMap.fromSorted(compareStrings, snap.partitions.map((p) => [p.ref, p] as const));
+  yield;
+  const jobRuns = OrderedMap.fromSorted(compareStrings, snap.job_runs.map((r) => [r.job_run_id, r] as const));
+  yield;
+  const jobRunOrder = OrderedMap.fromSorted(compareNumbers, runsBySeq.map((r) => [r.seq, r.job_run_id] as const));
+  const jobRunsByStatus = statusIndex(JOB_RUN_STATUSES, runsBySeq, (r) => r.job_run_id);
+  yield;
   return {
-    builds: OrderedMap.fromSorted(compareStrings, snap.builds.map((b) => [b.build_id, b] as const)),
-    build_history: sorted(snap.builds.map((b) => [historyKey(b.partition_ref, b.seq), b.build_id] as const)),
-    consumers: sorted([...consumers].map(([key, b]) => [key, b.build_id] as const)),
-    partitions_by_job: sorted(
-      snap.partitions.flatMap((p) => {
-        const b = p.build_id ? builds.get(p.build_id) : undefined;
-        const label = b && lineageOf(b)?.job_label;
-        return label !== undefined ? [[jobPartitionKey(label, p.ref), true] as const] : [];
-      }),
-    ),
+    builds: buildsById,
+    build_history: buildHistory,
+    consumers: consumerIndex,
+    partitions_by_job: partitionsByJob,
     job_fingerprints: OrderedMap.fromSorted(compareStrings, snap.job_fingerprints),
     taints: OrderedMap.fromSorted(compareStrings, snap.taints.map((t) => [t.taint_id, t] as const)),
     taint_order: OrderedMap.fromSorted(compareNumbers, bySeq(snap.taints).map((t) => [t.seq, t.taint_id] as const)),
@@ -255,16 +312,16 @@ export function fromSnapshot(snap: Snapshot): BuildState {
     backfills: sorted(backfills.map((w) => [w.backfill_id, w.want_id] as const)),
     backfill_order: OrderedMap.fromSorted(compareNumbers, backfills.map((w) => [w.seq, w.backfill_id] as const)),
     last_event_id: snap.last_event_id,
-    wants: OrderedMap.fromSorted(compareStrings, snap.wants.map((w) => [w.want_id, w] as const)),
-    want_order: OrderedMap.fromSorted(compareNumbers, wantsBySeq.map((w) => [w.seq, w.want_id] as const)),
-    wants_by_status: statusIndex(WANT_STATUSES, wantsBySeq, (w) => w.want_id),
-    active_wants_by_ref: wantSets(activeByRef),
-    run_wants: wantSets(runWants),
-    partitions: OrderedMap.fromSorted(compareStrings, snap.partitions.map((p) => [p.ref, p] as const)),
+    wants,
+    want_order: wantOrder,
+    wants_by_status: wantsByStatus,
+    active_wants_by_ref: activeWantsByRef,
+    run_wants: runWantSets,
+    partitions,
     partitions_by_status: partitionsByStatus,
-    job_runs: OrderedMap.fromSorted(compareStrings, snap.job_runs.map((r) => [r.job_run_id, r] as const)),
-    job_run_order: OrderedMap.fromSorted(compareNumbers, runsBySeq.map((r) => [r.seq, r.job_run_id] as const)),
-    job_runs_by_status: statusIndex(JOB_RUN_STATUSES, runsBySeq, (r) => r.job_run_id),
+    job_runs: jobRuns,
+    job_run_order: jobRunOrder,
+    job_runs_by_status: jobRunsByStatus,
     created: snap.created,
   };
 }

@@ -3,7 +3,9 @@
  * `shareReplay(1)` so no read ever rebuilds it. `current()` is the latest value for synchronous readers.
  */
 import { BehaviorSubject, type Observable, Subject, type Subscription, filter, map, merge, scan, shareReplay, startWith } from 'rxjs';
-import { pruneHistory, type PruneCounts } from './prune-history.js';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { BuildEvent } from '../events/build-event.js';
+import { pruneSteps, type PruneCounts, type PruneResult } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
@@ -31,7 +33,7 @@ export class StateStore {
   readonly state$: Observable<BuildState>;
 
   private constructor(
-    log: EventLog,
+    private readonly log: EventLog,
     replayed: BuildState,
     private snapshotEventId: number,
     private readonly logProbe: LogProbe,
@@ -118,14 +120,32 @@ export class StateStore {
    * fold: the events folded before are in it, those after fold onto the pruned state. Only a compaction does this,
    * right before it writes the base a restart reads, so memory and restart agree.
    */
-  prune(cutoff: number): PruneCounts {
-    let counts: PruneCounts = { wants: 0, job_runs: 0, builds: 0 };
-    this.edits.next((state) => {
-      const result = pruneHistory(state, cutoff);
-      counts = result.pruned;
-      return result.state;
-    });
-    return counts;
+  async prune(cutoff: number): Promise<PruneCounts> {
+    // The events folded while the prune runs between turns of the loop are folded again onto its result.
+    const since: BuildEvent[] = [];
+    const listening = this.log.appended$.subscribe((event) => since.push(event));
+    try {
+      const base = this.current();
+      const result = await runSliced(pruneSteps(base, cutoff));
+      if (result.state === base) return result.pruned;
+      let applied = false;
+      this.edits.next((current) => {
+        let next = result.state;
+        for (const event of since) if (event.event_id > next.last_event_id) next = reduce(next, event);
+        // Never lose an event: were the two out of step (they cannot be), keep the unpruned state.
+        if (next.last_event_id !== current.last_event_id) return current;
+        applied = true;
+        return next;
+      });
+      return applied ? result.pruned : { wants: 0, job_runs: 0, builds: 0 };
+    } finally {
+      listening.unsubscribe();
+    }
+  }
+
+  /** What a prune at `cutoff` would drop, computed between turns of the loop; changes nothing. */
+  async prunable(cutoff: number): Promise<PruneCounts> {
+    return (await runSliced(pruneSteps(this.current(), cutoff))).pruned;
   }
 
   private async timestampOf(state: BuildState): Promise<number> {
@@ -200,4 +220,13 @@ function compactedWithoutBase(log: EventLog, path: string | undefined, why: stri
       `but the state they made, kept in ${path ?? 'the compaction base'}, is ${why}; restore .platform/ from a backup ` +
       `(the event log and compacted.bin together); run platform doctor`,
   );
+}
+
+/** Runs a sliced computation, letting the event loop run between its slices. */
+async function runSliced(steps: Generator<void, PruneResult, void>): Promise<PruneResult> {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+    await yieldToLoop();
+  }
 }
