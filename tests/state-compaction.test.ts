@@ -136,6 +136,22 @@ test('gc prunes the history that ended before the first event kept; current buil
   await waitForWant(platform, next);
 });
 
+test('wants made while gc prunes are kept: the pruned state swapped in has them, and a restart agrees', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await built(t, dir, 6);
+  // gc and new wants at once: the prune runs between turns of the loop while the wants are folded.
+  const [report, ...made] = await Promise.all([platform.gc(), ...[7, 8, 9, 10].map((n) => want(platform, [`sum/${n}`]))]);
+  t.true(report.events.pruned.wants > 0, JSON.stringify(report.events.pruned));
+  for (const w of made) t.truthy(platform.state().wants.get(w), `${w}, made during the prune, is in the state`);
+  const done = await Promise.all(made.map((w) => waitForWant(platform, w)));
+  for (const [i, w] of made.entries()) t.is(done[i]!.wants.get(w)?.status, 'successful');
+  const before = canon(platform.state());
+  await platform.close();
+  rmSync(join(dir, '.platform', 'snapshot.bin'), { force: true });
+  const again = await reopen(t, dir);
+  t.deepEqual(canon(again.state()), before);
+});
+
 test('a compacted log whose base is gone is refused at start and by doctor, naming the file; never a silent fresh start', async (t) => {
   const dir = makeWorkspace(t);
   const platform = await built(t, dir, 3);
