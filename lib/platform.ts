@@ -149,15 +149,27 @@ export class Platform {
    * living on in the compaction base; with `dryRun`, says how many it would remove.
    */
   compactEvents(options: { dryRun?: boolean } = {}): Promise<EventCompactionReport> {
-    const paths = { base: compactionBasePath(this.workspaceRoot), snapshot: snapshotPath(this.workspaceRoot) };
+    return this.oneAtATime(() => this.compactNow(options));
+  }
+
+  private compactNow(options: { dryRun?: boolean }): Promise<EventCompactionReport> {
+    const paths = { base: compactionBasePath(this.workspaceRoot), snapshot: snapshotPath(this.workspaceRoot), logs: join(this.workspaceRoot, '.platform', 'logs') };
     return compactEvents(this.log, this.store, paths, this.graph.current().graph.retention?.events_keep, options.dryRun === true);
   }
 
   /** What `retention` lets go, job logs and old events; the daemon runs it a minute after start and then hourly. */
   gc(options: { dryRun?: boolean; now?: number } = {}): Promise<GcReport> {
-    const run = this.gcRunning.then(async () => {
+    return this.oneAtATime(async () => {
       const logs = await this.collectJobLogs(options);
-      return { ...logs, events: await this.compactEvents(options) };
+      return { ...logs, events: await this.compactNow(options) };
+    });
+  }
+
+  /** Retention passes one at a time, none once closing (close waits for the one under way). */
+  private oneAtATime<T>(pass: () => Promise<T>): Promise<T> {
+    const run = this.gcRunning.then(() => {
+      if (this.closing) throw new Error('the platform is closing; retention runs at the next start');
+      return pass();
     });
     this.gcRunning = run.catch(() => undefined);
     return run;
@@ -255,6 +267,8 @@ export class Platform {
   close(options: { cancelRuns?: boolean } = {}): Promise<void> {
     this.closing ??= (async () => {
       for (const t of this.retentionTimers) clearTimeout(t);
+      // A compaction under way finishes first: it holds the log and writes the base.
+      await this.gcRunning;
       await this.orchestrator.shutdown(options);
       this.queue.close();
       // The next start replays only what comes after this; a failure here costs that start time, nothing else.

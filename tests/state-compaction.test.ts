@@ -104,6 +104,7 @@ test('gc prunes the history that ended before the first event kept; current buil
   const rebuilt = await want(platform, ['sum/1']);
   await waitForWant(platform, rebuilt);
   const before = platform.state();
+  for (const id of before.job_runs.keys()) t.true(existsSync(join(dir, '.platform', 'logs', id)), `${id} has a log directory`);
   const currentSum1 = before.partitions.get('sum/1')!.build_id;
   t.is(before.build_history.size, before.builds.size);
 
@@ -130,6 +131,11 @@ test('gc prunes the history that ended before the first event kept; current buil
   t.is(s.partitions.get('sum/1')!.build_id, currentSum1);
   t.false(s.builds.has('b-1'), 'the first build of raw/1 was replaced: history');
   t.is(s.taints.size, 1, 'taints are kept');
+  // The logs of pruned runs go with them; those of kept runs stay.
+  const prunedRuns = [...before.job_runs.keys()].filter((id) => !s.job_runs.has(id));
+  t.true(prunedRuns.length > 0);
+  for (const id of prunedRuns) t.false(existsSync(join(dir, '.platform', 'logs', id)), `${id}'s logs removed with it`);
+  for (const id of s.job_runs.keys()) t.true(existsSync(join(dir, '.platform', 'logs', id)), `${id}'s logs kept`);
   // A new want gets the next id, never one of a pruned want.
   const next = await want(platform, ['sum/9']);
   t.is(next, `w-${before.created.wants + 1}`);

@@ -4,7 +4,8 @@
  */
 export function notFoundReason(id: string, prefix: string, created: number): string {
   const m = new RegExp(`^${prefix}(\\d+)$`).exec(id);
-  if (m && Number(m[1]) >= 1 && Number(m[1]) <= created) {
+  // `w-007` was never made, whatever its number: ids are written without leading zeros.
+  if (m && String(Number(m[1])) === m[1] && Number(m[1]) >= 1 && Number(m[1]) <= created) {
     return ': it ended before the oldest event the log keeps and was pruned with it (retention.events_keep in platform.json)';
   }
   return '';

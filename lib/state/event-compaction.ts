@@ -8,6 +8,8 @@
  * the base covers every event that may be gone (removal is a range delete from the oldest up).
  */
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { EventCompactionReport } from '../api/gc.js';
 import type { EventLog } from '../events/event-log.js';
 import type { StateStore } from './state-store.js';
@@ -15,7 +17,7 @@ import type { StateStore } from './state-store.js';
 export async function compactEvents(
   log: EventLog,
   store: StateStore,
-  paths: { base: string; snapshot: string },
+  paths: { base: string; snapshot: string; logs: string },
   keep: number | undefined,
   dryRun: boolean,
 ): Promise<EventCompactionReport> {
@@ -37,11 +39,15 @@ export async function compactEvents(
     report.pruned = await store.prunable(cutoff);
     return report;
   }
-  report.pruned = await store.prune(cutoff);
-  const covered = await store.writeCompactionBase(paths.base);
-  // The snapshot holds the history just pruned: a start must not prefer it to the base.
-  await rm(paths.snapshot, { force: true });
+  const { counts, jobRunIds } = await store.prune(cutoff);
+  report.pruned = counts;
+  const covered = await store.writeCompactionBase(paths.base, paths.snapshot);
   report.removed_events = await log.compactBelow(firstKept(covered));
+  // A pruned run cannot be read any more: its logs go with it (removed after the base, which no longer names it).
+  for (const [i, id] of jobRunIds.entries()) {
+    await rm(join(paths.logs, id), { recursive: true, force: true });
+    if (i % 500 === 499) await yieldToLoop();
+  }
   report.first_event_id = log.firstId();
   report.latest_event_id = log.latestId();
   return report;

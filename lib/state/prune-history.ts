@@ -23,6 +23,8 @@ export interface PruneCounts {
 export interface PruneResult {
   state: BuildState;
   pruned: PruneCounts;
+  /** The runs dropped (their log directories are the caller's to remove). */
+  prunedJobRunIds: string[];
 }
 
 /** All at once (tests, small states). */
@@ -85,7 +87,8 @@ export function* pruneSteps(state: BuildState, cutoff: number): Generator<void, 
     job_runs: snap.job_runs.length - kept.job_runs.length,
     builds: snap.builds.length - kept.builds.length,
   };
-  if (pruned.wants + pruned.job_runs + pruned.builds === 0) return { state, pruned };
+  const prunedJobRunIds = snap.job_runs.filter((r) => !keepRuns.has(r.job_run_id)).map((r) => r.job_run_id);
+  if (pruned.wants + pruned.job_runs + pruned.builds === 0) return { state, pruned, prunedJobRunIds };
   yield;
-  return { state: yield* stateFromSnapshot(kept), pruned };
+  return { state: yield* stateFromSnapshot(kept), pruned, prunedJobRunIds };
 }

@@ -197,4 +197,18 @@ export async function writeSnapshot(path: string, version: string, state: BuildS
   }
   await file.close();
   await rename(tmp, path);
+  // The rename is durable only once the directory is: a compaction removes events right after its base is written.
+  await syncDirectory(dirname(path));
+}
+
+/** fsyncs a directory, making the renames and removals in it durable (a no-op where the platform refuses it). */
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync().catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EINVAL' && err.code !== 'EISDIR' && err.code !== 'EPERM') throw err;
+    });
+  } finally {
+    await handle.close();
+  }
 }

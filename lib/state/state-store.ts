@@ -3,6 +3,7 @@
  * `shareReplay(1)` so no read ever rebuilds it. `current()` is the latest value for synchronous readers.
  */
 import { BehaviorSubject, type Observable, Subject, type Subscription, filter, map, merge, scan, shareReplay, startWith } from 'rxjs';
+import { rm } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { BuildEvent } from '../events/build-event.js';
 import { pruneSteps, type PruneCounts, type PruneResult } from './prune-history.js';
@@ -106,10 +107,14 @@ export class StateStore {
 
   /**
    * Writes the current state durably as the base of a compacted log (any program version of this record format
-   * reads it) and resolves with the id of the last event it covers: events up to that id may then be removed.
+   * reads it), removing the snapshot `supersedes` first, and resolves with the id of the last event it covers:
+   * events up to that id may then be removed.
    */
-  async writeCompactionBase(path: string): Promise<number> {
+  async writeCompactionBase(path: string, supersedes: string): Promise<number> {
     return this.writeExclusive(async (state) => {
+      // The snapshot may hold history a prune just dropped: gone before the base, under the same lock, so no start
+      // ever prefers it to the base (and no writer puts it back meanwhile).
+      await rm(supersedes, { force: true });
       await writeSnapshot(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state));
       return state.last_event_id;
     });
@@ -120,14 +125,14 @@ export class StateStore {
    * fold: the events folded before are in it, those after fold onto the pruned state. Only a compaction does this,
    * right before it writes the base a restart reads, so memory and restart agree.
    */
-  async prune(cutoff: number): Promise<PruneCounts> {
+  async prune(cutoff: number): Promise<{ counts: PruneCounts; jobRunIds: string[] }> {
     // The events folded while the prune runs between turns of the loop are folded again onto its result.
     const since: BuildEvent[] = [];
     const listening = this.log.appended$.subscribe((event) => since.push(event));
     try {
       const base = this.current();
       const result = await runSliced(pruneSteps(base, cutoff));
-      if (result.state === base) return result.pruned;
+      if (result.state === base) return { counts: result.pruned, jobRunIds: [] };
       let applied = false;
       this.edits.next((current) => {
         let next = result.state;
@@ -137,7 +142,7 @@ export class StateStore {
         applied = true;
         return next;
       });
-      return applied ? result.pruned : { wants: 0, job_runs: 0, builds: 0 };
+      return applied ? { counts: result.pruned, jobRunIds: result.prunedJobRunIds } : { counts: { wants: 0, job_runs: 0, builds: 0 }, jobRunIds: [] };
     } finally {
       listening.unsubscribe();
     }

@@ -61,7 +61,16 @@ export function startLive(): void {
   open();
   // A stream the browser gave up on (it does after some errors) is opened again, resuming from the last id seen.
   setInterval(() => {
-    if (source?.readyState === EventSource.CLOSED) open();
+    if (source?.readyState !== EventSource.CLOSED) return;
+    if (!lastId) return open();
+    // Resuming from below a compaction (retention.events_keep) is refused with 410: go on from now instead of
+    // asking again for events that are gone.
+    fetch(`/api/events?offset=${lastId}&limit=1`)
+      .then((r) => {
+        if (r.status === 410) lastId = '';
+      })
+      .catch(() => undefined)
+      .finally(open);
   }, 3000);
 }
 

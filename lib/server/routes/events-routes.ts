@@ -28,6 +28,7 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
     let after: number;
     if (header !== undefined) {
       after = Number(validateValue(LastEventIdSchema, header, 'Last-Event-ID'));
+      if (!Number.isSafeInteger(after)) throw new HttpError(400, `Last-Event-ID must be an event id up to ${Number.MAX_SAFE_INTEGER}, got ${header}.`);
     } else {
       after = validateQuery(EventStreamQuerySchema, req.query).after ?? platform.log.latestId();
     }
