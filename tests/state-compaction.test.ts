@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { readServerInfo } from '../lib/client/server-info.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -176,6 +176,29 @@ test('a compacted log whose base is gone is refused at start and by doctor, nami
   const log = report.checks.find((c) => c.check === 'event log')!;
   t.is(log.status, 'error');
   t.regex(log.detail, /compacted\.bin is missing/);
+});
+
+test('a compacted log whose base is gone but whose snapshot is good starts from the snapshot and writes a new base at once', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await built(t, dir, 3);
+  await platform.gc();
+  const before = canon(platform.state());
+  await platform.close();
+  const base = join(dir, '.platform', 'compacted.bin');
+  // The base and a snapshot of the same state are the same file: make it the snapshot, and lose the base.
+  copyFileSync(base, join(dir, '.platform', 'snapshot.bin'));
+  rmSync(base);
+  const doctor = spawnSync(process.execPath, [BIN, '-C', dir, '--json', 'doctor'], { encoding: 'utf8' });
+  const finding = (JSON.parse(doctor.stdout) as { checks: Array<{ check: string; status: string; fix?: string }> }).checks.find((c) => c.check === 'event log')!;
+  t.is(finding.status, 'warn', 'doctor: the snapshot still holds the state');
+  t.regex(finding.fix ?? '', /platform start/);
+  const healed = await reopen(t, dir);
+  t.deepEqual(canon(healed.state()), before);
+  t.true(await poll(() => existsSync(base), 10_000), 'a new compacted.bin is written');
+  await healed.close();
+  rmSync(join(dir, '.platform', 'snapshot.bin'), { force: true });
+  const fromBase = await reopen(t, dir);
+  t.deepEqual(canon(fromBase.state()), before, 'and a start from it alone is the same state');
 });
 
 test('doctor reads a compacted log on top of its base', async (t) => {

@@ -145,6 +145,15 @@ async function eventLog(dir: string): Promise<Finding[]> {
     const basePath = join(dir, 'compacted.bin');
     if (first > 1) {
       const { snapshot: base, why } = await readCompactionBase(basePath, logProbe(log));
+      if (!base && (await readSnapshot(join(dir, 'snapshot.bin'), stateCodeFingerprint(), logProbe(log)))) {
+        return [
+          warn(
+            'event log',
+            `${belDir} was compacted (it starts at event ${first}) and its base ${basePath} is ${why}; snapshot.bin still holds the state`,
+            'start the daemon once (platform start): it starts from snapshot.bin and writes a new compacted.bin at once; until then an upgrade of platform would refuse this workspace',
+          ),
+        ];
+      }
       if (!base) {
         return [
           error(

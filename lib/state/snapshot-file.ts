@@ -120,6 +120,28 @@ export async function removeSnapshotLeftovers(path: string): Promise<void> {
   }
 }
 
+/** The header line of a snapshot file, without reading the rest; undefined when there is none to read. */
+export async function readSnapshotHeader(path: string): Promise<SnapshotHeader | undefined> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const buffer = Buffer.alloc(4096);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const eol = buffer.subarray(0, bytesRead).indexOf(0x0a);
+    if (eol < 0) return undefined;
+    const header = JSON.parse(buffer.subarray(0, eol).toString('utf8')) as unknown;
+    return typeof header === 'object' && header !== null ? (header as SnapshotHeader) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
 export async function readSnapshot(path: string, version: string, log: LogProbe): Promise<Snapshot | undefined> {
   if (version === '') return undefined;
   return (await readSnapshotFile(path, (h) => h.version === version, log)).snapshot;

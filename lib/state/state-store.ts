@@ -10,8 +10,8 @@ import { pruneSteps, type PruneCounts, type PruneResult } from './prune-history.
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
-import { fromSnapshot } from './snapshot.js';
-import { readCompactionBase, readSnapshot, removeSnapshotLeftovers, stateCodeFingerprint, writeSnapshot, type LogProbe } from './snapshot-file.js';
+import { SNAPSHOT_FORMAT, fromSnapshot } from './snapshot.js';
+import { readCompactionBase, readSnapshot, readSnapshotHeader, removeSnapshotLeftovers, stateCodeFingerprint, writeSnapshot, type LogProbe } from './snapshot-file.js';
 
 /** Below this many events since the last snapshot, replaying them is cheaper than writing a new one. */
 export const SNAPSHOT_MIN_NEW_EVENTS = 1000;
@@ -87,7 +87,15 @@ export class StateStore {
     start ??= initialState();
     const every = options.snapshotEveryEvents ?? 0;
     const auto = snapshotPath && every > 0 ? { path: snapshotPath, everyEvents: every } : undefined;
-    return new StateStore(log, await replayLog(log, start), start.last_event_id, logProbe(log), auto, options.onSnapshotError ?? (() => undefined));
+    const onError = options.onSnapshotError ?? (() => undefined);
+    const store = new StateStore(log, await replayLog(log, start), start.last_event_id, logProbe(log), auto, onError);
+    // Started from the snapshot on a compacted log whose base is gone or behind: the state is right, but the next
+    // start that cannot use the snapshot (an upgrade) would be refused. A new base is written at once.
+    const basePath = options.compactionBasePath;
+    if (snapshot && basePath && log.firstId() > 1 && !(await baseCoversLog(basePath, log))) {
+      void store.writeCompactionBase(basePath).catch(onError);
+    }
+    return store;
   }
 
   /**
@@ -110,11 +118,11 @@ export class StateStore {
    * reads it), removing the snapshot `supersedes` first, and resolves with the id of the last event it covers:
    * events up to that id may then be removed.
    */
-  async writeCompactionBase(path: string, supersedes: string): Promise<number> {
+  async writeCompactionBase(path: string, supersedes?: string): Promise<number> {
     return this.writeExclusive(async (state) => {
       // The snapshot may hold history a prune just dropped: gone before the base, under the same lock, so no start
       // ever prefers it to the base (and no writer puts it back meanwhile).
-      await rm(supersedes, { force: true });
+      if (supersedes) await rm(supersedes, { force: true });
       await writeSnapshot(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state));
       return state.last_event_id;
     });
@@ -204,6 +212,12 @@ export async function replayLog(log: EventLog, start: BuildState = initialState(
 
 export function logProbe(log: EventLog): LogProbe {
   return { latestId: () => log.latestId(), firstId: () => log.firstId(), timestampOf: async (id) => (await log.get(id))?.timestamp };
+}
+
+/** The base's header says it is of this format and covers every event the log no longer has. */
+async function baseCoversLog(path: string, log: EventLog): Promise<boolean> {
+  const header = await readSnapshotHeader(path);
+  return header !== undefined && header.format === SNAPSHOT_FORMAT && header.last_event_id >= log.firstId() - 1 && header.last_event_id <= log.latestId();
 }
 
 /** The state a compacted log starts from; throws, naming the files and what to do, when there is none to use. */
