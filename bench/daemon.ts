@@ -5,37 +5,16 @@
  * - want intake: wants acknowledged per second from 16 concurrent clients, with every run queued behind a busy
  *   executor (one slot, held by a long job), so intake is measured apart from spawning.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const BIN = fileURLToPath(new URL('../../bin/platform', import.meta.url));
+import { kill, serve } from './serve-process.js';
 
 export interface DaemonFigures {
   dag: Array<{ jobs: number; platformMs: number; makeMs: number | undefined }>;
   latency: { p50: number; p99: number; samples: number };
   intake: { wants: number; clients: number; perSecond: number };
-}
-
-async function serve(dir: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /Listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`platform serve exited (${code}): ${out}`)));
-  });
-  return { url, child };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 async function post(url: string, body: unknown): Promise<{ want_id: string }> {
@@ -80,7 +59,7 @@ async function dag(root: string, jobs: number, withMake: boolean): Promise<{ job
     await until(url, want_id);
     platformMs = performance.now() - t0;
   } finally {
-    await stop(child);
+    await kill(child, 'SIGTERM');
   }
   let makeMs: number | undefined;
   if (withMake) {
@@ -114,7 +93,7 @@ async function latency(root: string, samples: number): Promise<{ p50: number; p9
       ms.push(started / 1e6 - acked);
     }
   } finally {
-    await stop(child);
+    await kill(child, 'SIGTERM');
   }
   ms.sort((a, b) => a - b);
   return { p50: ms[Math.floor(samples * 0.5)]!, p99: ms[Math.min(samples - 1, Math.floor(samples * 0.99))]!, samples };
@@ -146,7 +125,7 @@ async function intake(root: string, wants: number, clients: number): Promise<{ w
     const s = (performance.now() - t0) / 1000;
     return { wants, clients, perSecond: wants / s };
   } finally {
-    await stop(child);
+    await kill(child, 'SIGTERM');
   }
 }
 

@@ -8,14 +8,11 @@
  *   then `retention.events_keep` (a tenth of the events) applied by `POST /api/gc`: how long it takes, the event
  *   log's size on disk before and after, and a restart after kill -9 from the compaction base alone.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { EventPayload } from '../lib/events/build-event.js';
 import { EventLog } from '../lib/events/event-log.js';
-
-const BIN = fileURLToPath(new URL('../../bin/platform', import.meta.url));
+import { kill, serve } from './serve-process.js';
 
 export interface WaitingFigures {
   wants: number;
@@ -56,32 +53,6 @@ export function dirMiB(dir: string): number {
 export interface Percentiles {
   p50: number;
   p99: number;
-}
-
-export async function serve(dir: string): Promise<{ url: string; child: ChildProcess; startedMs: number }> {
-  const t0 = performance.now();
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /Listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`platform serve exited (${code}): ${out}`)));
-  });
-  for (;;) {
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
-    if (ok) break;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  return { url, child, startedMs: performance.now() - t0 };
-}
-
-export async function kill(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill(signal);
-  await exited;
 }
 
 async function timedGets(url: string, paths: () => string, n: number): Promise<Percentiles> {

@@ -8,7 +8,8 @@ import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EventPayload } from '../lib/events/build-event.js';
 import { EventLog } from '../lib/events/event-log.js';
-import { dirMiB, kill, serve, wantEvents } from './history.js';
+import { dirMiB, wantEvents } from './history.js';
+import { kill, serve } from './serve-process.js';
 
 export interface MonthFigures {
   month: number;

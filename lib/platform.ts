@@ -12,7 +12,7 @@ import { errorMessage } from './errors.js';
 import { EventLog } from './events/event-log.js';
 import { tailEvents } from './events/event-tail.js';
 import { followFile } from './executor/follow-file.js';
-import { STDERR_LOG, STDOUT_LOG } from './executor/job-launch.js';
+import { STDERR_LOG, STDOUT_LOG, runLogDir } from './executor/job-launch.js';
 import { ProcessExecutor } from './executor/process-executor.js';
 import { SupervisedExecutor } from './executor/supervised-executor.js';
 import type { Executor } from './executor/executor-port.js';
@@ -153,7 +153,7 @@ export class Platform {
   }
 
   private compactNow(options: { dryRun?: boolean }): Promise<EventCompactionReport> {
-    const paths = { base: compactionBasePath(this.workspaceRoot), snapshot: snapshotPath(this.workspaceRoot), logs: join(this.workspaceRoot, '.platform', 'logs') };
+    const paths = { base: compactionBasePath(this.workspaceRoot), snapshot: snapshotPath(this.workspaceRoot), runLogs: (id: string) => runLogDir(this.workspaceRoot, id) };
     return compactEvents(this.log, this.store, paths, this.graph.current().graph.retention?.events_keep, options.dryRun === true);
   }
 
@@ -224,7 +224,7 @@ export class Platform {
 
   /** Where a job run's stdout or stderr log is (it may not exist yet). */
   logPath(job_run_id: string, stream: 'stdout' | 'stderr'): string {
-    return join(this.workspaceRoot, '.platform', 'logs', job_run_id, stream === 'stdout' ? STDOUT_LOG : STDERR_LOG);
+    return join(runLogDir(this.workspaceRoot, job_run_id), stream === 'stdout' ? STDOUT_LOG : STDERR_LOG);
   }
 
   /** Emits the job run's record once it has ended (at once if it already has); never for an unknown id. */

@@ -3,6 +3,8 @@
  * orchestrator builds a JobLaunch from the JobConfig (DESIGN.md "Job graph", Exec) and turns a JobOutcome
  * into the matching `job_run_*` event.
  */
+import { join } from 'node:path';
+
 export interface JobLaunch {
   job_run_id: string;
   /** `exec` + the JobConfig's `args`; argv[0] is the program (looked up on PATH when it has no slash). */
@@ -39,6 +41,11 @@ export type JobOutcomeStatus = JobOutcome['status'];
 
 /** The line prefix a job prints (stdout or stderr) before exiting non-zero when an input is missing. */
 export const MISSING_DEPS_MARKER = 'PLATFORM_MISSING_DEPS';
+
+/** Where a run's logs are: `.platform/logs/<run>/` (its log_dir). */
+export function runLogDir(workspaceRoot: string, jobRunId: string): string {
+  return join(workspaceRoot, '.platform', 'logs', jobRunId);
+}
 
 /** Log file names inside a run's log_dir. */
 export const STDOUT_LOG = 'stdout.log';

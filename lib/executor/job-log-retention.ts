@@ -8,6 +8,7 @@
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { runLogDir } from './job-launch.js';
 import { ACTIVE_JOB_RUN_STATUSES, type BuildState, type JobRunRecord } from '../state/build-state.js';
 
 export interface RetentionReport {
@@ -55,7 +56,7 @@ export class JobLogRetention {
     const held = dryRun ? new Set(this.held) : this.held;
     let cursor = this.cursor;
     const collect = (id: string) => {
-      const dir = join(this.workspaceRoot, '.platform', 'logs', id);
+      const dir = runLogDir(this.workspaceRoot, id);
       const bytes = directoryBytes(dir);
       if (bytes === undefined) return;
       if (!dryRun) rmSync(dir, { recursive: true, force: true });

@@ -1,7 +1,6 @@
 /** A queued run as the executor starts it: the recorded exec and config, in the workspace, logging under .platform. */
-import { join } from 'node:path';
 import type { JobRunRecord } from '../state/build-state.js';
-import type { JobLaunch } from './job-launch.js';
+import { runLogDir, type JobLaunch } from './job-launch.js';
 
 export function launchForRun(run: JobRunRecord, workspaceRoot: string): JobLaunch {
   return {
@@ -11,7 +10,7 @@ export function launchForRun(run: JobRunRecord, workspaceRoot: string): JobLaunc
     outputs: run.config.outputs,
     cwd: workspaceRoot,
     stdin: JSON.stringify(run.config),
-    log_dir: join(workspaceRoot, '.platform', 'logs', run.job_run_id),
+    log_dir: runLogDir(workspaceRoot, run.job_run_id),
     timeout_seconds: run.timeout_seconds,
   };
 }

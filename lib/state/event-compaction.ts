@@ -8,7 +8,6 @@
  * the base covers every event that may be gone (removal is a range delete from the oldest up).
  */
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { EventCompactionReport } from '../api/gc.js';
 import type { EventLog } from '../events/event-log.js';
@@ -17,7 +16,7 @@ import type { StateStore } from './state-store.js';
 export async function compactEvents(
   log: EventLog,
   store: StateStore,
-  paths: { base: string; snapshot: string; logs: string },
+  paths: { base: string; snapshot: string; runLogs: (jobRunId: string) => string },
   keep: number | undefined,
   dryRun: boolean,
 ): Promise<EventCompactionReport> {
@@ -45,7 +44,7 @@ export async function compactEvents(
   report.removed_events = await log.compactBelow(firstKept(covered));
   // A pruned run cannot be read any more: its logs go with it (removed after the base, which no longer names it).
   for (const [i, id] of jobRunIds.entries()) {
-    await rm(join(paths.logs, id), { recursive: true, force: true });
+    await rm(paths.runLogs(id), { recursive: true, force: true });
     if (i % 500 === 499) await yieldToLoop();
   }
   report.first_event_id = log.firstId();

@@ -76,18 +76,14 @@ export function* pruneSteps(state: BuildState, cutoff: number): Generator<void, 
     if (tick()) yield;
   }
 
-  const kept = {
-    ...snap,
-    wants,
-    job_runs: snap.job_runs.filter((r) => keepRuns.has(r.job_run_id)),
-    builds: snap.builds.filter((b) => keepBuilds.has(b.build_id)),
-  };
+  const keptRuns = snap.job_runs.filter((r) => keepRuns.has(r.job_run_id));
+  const prunedJobRunIds = snap.job_runs.filter((r) => !keepRuns.has(r.job_run_id)).map((r) => r.job_run_id);
+  const kept = { ...snap, wants, job_runs: keptRuns, builds: snap.builds.filter((b) => keepBuilds.has(b.build_id)) };
   const pruned = {
     wants: snap.wants.length - kept.wants.length,
-    job_runs: snap.job_runs.length - kept.job_runs.length,
+    job_runs: prunedJobRunIds.length,
     builds: snap.builds.length - kept.builds.length,
   };
-  const prunedJobRunIds = snap.job_runs.filter((r) => !keepRuns.has(r.job_run_id)).map((r) => r.job_run_id);
   if (pruned.wants + pruned.job_runs + pruned.builds === 0) return { state, pruned, prunedJobRunIds };
   yield;
   return { state: yield* stateFromSnapshot(kept), pruned, prunedJobRunIds };

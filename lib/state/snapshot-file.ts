@@ -75,9 +75,7 @@ export function encodeSnapshotFile(parts: SnapshotFileParts): Buffer {
 
 /** The parts of a snapshot file; throws on anything that is not one. */
 export function decodeSnapshotFile(data: Buffer): SnapshotFileParts {
-  const eol = data.indexOf(0x0a);
-  if (eol < 0) throw new Error('no header line');
-  const header = JSON.parse(data.subarray(0, eol).toString('utf8')) as SnapshotHeader;
+  const { header, eol } = parseHeader(data);
   const p = packer();
   const lines: SnapshotFileParts['lines'] = [];
   let at = eol + 1;
@@ -92,6 +90,15 @@ export function decodeSnapshotFile(data: Buffer): SnapshotFileParts {
     at = end;
   }
   return { header, lines };
+}
+
+/** The header line at the start of `data`, and where it ends; throws when there is none. */
+function parseHeader(data: Buffer): { header: SnapshotHeader; eol: number } {
+  const eol = data.indexOf(0x0a);
+  if (eol < 0) throw new Error('no header line');
+  const header = JSON.parse(data.subarray(0, eol).toString('utf8')) as unknown;
+  if (typeof header !== 'object' || header === null) throw new Error('a header that is not an object');
+  return { header: header as SnapshotHeader, eol };
 }
 
 function frame(p: Packr, lines: ReadonlyArray<SnapshotLine | EndLine>): Buffer {
@@ -131,10 +138,7 @@ export async function readSnapshotHeader(path: string): Promise<SnapshotHeader |
   try {
     const buffer = Buffer.alloc(4096);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    const eol = buffer.subarray(0, bytesRead).indexOf(0x0a);
-    if (eol < 0) return undefined;
-    const header = JSON.parse(buffer.subarray(0, eol).toString('utf8')) as unknown;
-    return typeof header === 'object' && header !== null ? (header as SnapshotHeader) : undefined;
+    return parseHeader(buffer.subarray(0, bytesRead)).header;
   } catch {
     return undefined;
   } finally {
@@ -166,8 +170,9 @@ async function readSnapshotFile(
   try {
     const parts = decodeSnapshotFile(await readFile(path));
     header = parts.header;
-    if (typeof header !== 'object' || header === null || !accept(header)) return { why: 'written by another version of platform' };
-    if (header.format !== SNAPSHOT_FORMAT) return { why: `of record format ${String(header.format)}, this platform reads ${SNAPSHOT_FORMAT}` };
+    if (!accept(header)) return { why: 'written by another version of platform' };
+    const misfit = headerMisfit(header, log);
+    if (misfit) return { why: misfit };
     const last = parts.lines[parts.lines.length - 1];
     // The end line counts the records: a file cut short or padded is not this snapshot.
     if (!last || last[0] !== 'end' || last[1] !== parts.lines.length - 1) return { why: 'cut short' };
@@ -181,12 +186,21 @@ async function readSnapshotFile(
     return { why: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : `unreadable: ${err instanceof Error ? err.message : String(err)}` };
   }
   const id = header.last_event_id;
-  if (!Number.isSafeInteger(id) || id < 0 || id > log.latestId()) return { why: `ahead of the log (event ${id}, the log ends at ${log.latestId()})` };
-  // Its own last event must still be there to vouch for it: a state older than the compacted log's first event
-  // lacks what the removed events did.
-  if (log.firstId() > 1 && id < log.firstId()) return { why: `older than the log, which starts at event ${log.firstId()} since a compaction` };
   if (id > 0 && (await log.timestampOf(id).catch(() => undefined)) !== header.last_event_timestamp) return { why: `not of this log (its event ${id} differs)` };
   return { snapshot: snap, why: '' };
+}
+
+/**
+ * Why a snapshot with this header cannot start this log, from the header alone ('' when it can): its format, and
+ * where it stands against the log. Its own last event must still be in the log to vouch for it, so a state older
+ * than a compacted log's first event (which lacks what the removed events did) does not fit.
+ */
+export function headerMisfit(header: SnapshotHeader, log: Pick<LogProbe, 'firstId' | 'latestId'>): string {
+  if (header.format !== SNAPSHOT_FORMAT) return `of record format ${String(header.format)}, this platform reads ${SNAPSHOT_FORMAT}`;
+  const id = header.last_event_id;
+  if (!Number.isSafeInteger(id) || id < 0 || id > log.latestId()) return `ahead of the log (event ${id}, the log ends at ${log.latestId()})`;
+  if (log.firstId() > 1 && id < log.firstId()) return `older than the log, which starts at event ${log.firstId()} since a compaction`;
+  return '';
 }
 
 /** Writes `state` as the snapshot, a frame at a time; the state is immutable, so steps go on meanwhile. */

@@ -6,12 +6,12 @@ import { BehaviorSubject, type Observable, Subject, type Subscription, filter, m
 import { rm } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { BuildEvent } from '../events/build-event.js';
-import { pruneSteps, type PruneCounts, type PruneResult } from './prune-history.js';
+import { pruneSteps, type PruneCounts } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
-import { SNAPSHOT_FORMAT, fromSnapshot } from './snapshot.js';
-import { readCompactionBase, readSnapshot, readSnapshotHeader, removeSnapshotLeftovers, stateCodeFingerprint, writeSnapshot, type LogProbe } from './snapshot-file.js';
+import { fromSnapshot } from './snapshot.js';
+import { headerMisfit, readCompactionBase, readSnapshot, readSnapshotHeader, removeSnapshotLeftovers, stateCodeFingerprint, writeSnapshot, type LogProbe } from './snapshot-file.js';
 
 /** Below this many events since the last snapshot, replaying them is cheaper than writing a new one. */
 export const SNAPSHOT_MIN_NEW_EVENTS = 1000;
@@ -167,6 +167,7 @@ export class StateStore {
 
   /** One snapshot write at a time: a call while one is under way waits for it, then runs on the state of then. */
   private async writeExclusive<T>(write: (state: BuildState) => Promise<T>): Promise<T> {
+    // Inline, not `await this.idle()`: with no write under way it must not yield before `this.writing` is set.
     while (this.writing) await this.writing.catch(() => false);
     // Set before the first await, so the background trigger (which checks it) never starts a second writer.
     const writing = write(this.current());
@@ -214,10 +215,10 @@ export function logProbe(log: EventLog): LogProbe {
   return { latestId: () => log.latestId(), firstId: () => log.firstId(), timestampOf: async (id) => (await log.get(id))?.timestamp };
 }
 
-/** The base's header says it is of this format and covers every event the log no longer has. */
+/** The base's header says it can start the log (the rest of the file is read when it has to). */
 async function baseCoversLog(path: string, log: EventLog): Promise<boolean> {
   const header = await readSnapshotHeader(path);
-  return header !== undefined && header.format === SNAPSHOT_FORMAT && header.last_event_id >= log.firstId() - 1 && header.last_event_id <= log.latestId();
+  return header !== undefined && headerMisfit(header, log) === '';
 }
 
 /** The state a compacted log starts from; throws, naming the files and what to do, when there is none to use. */
@@ -242,7 +243,7 @@ function compactedWithoutBase(log: EventLog, path: string | undefined, why: stri
 }
 
 /** Runs a sliced computation, letting the event loop run between its slices. */
-async function runSliced(steps: Generator<void, PruneResult, void>): Promise<PruneResult> {
+async function runSliced<T>(steps: Generator<void, T, void>): Promise<T> {
   for (;;) {
     const next = steps.next();
     if (next.done) return next.value;

@@ -1,0 +1,31 @@
+/** `platform serve` as a subprocess for the benches: started on a free port, timed until `/health` answers; stopped. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/platform', import.meta.url));
+
+export async function serve(dir: string): Promise<{ url: string; child: ChildProcess; startedMs: number }> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /Listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`platform serve exited (${code}): ${out}`)));
+  });
+  for (;;) {
+    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return { url, child, startedMs: performance.now() - t0 };
+}
+
+export async function kill(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await exited;
+}
