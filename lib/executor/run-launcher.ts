@@ -1,5 +1,8 @@
 /**
- * Starts run supervisors off the daemon's event loop. A node `spawn` forks the whole daemon (about 2.4 ms of its
+ * Starts run supervisors off the daemon's event loop. Where `npm run build` compiled it, a native launcher
+ * (native/launcher.c: a fork and two execs a run, ~1.5 ms of a slot for a trivial job where the shell chain below
+ * costs ~3 ms) does it; otherwise the shell launcher below. Both answer the same news.
+ * A node `spawn` forks the whole daemon (about 2.4 ms of its
  * event loop per run here, a third of a trivial job's cost); one long-lived `/bin/sh` does the forking instead, in
  * a process a few hundred kilobytes big, on the other core. The daemon writes a run's id and directory on its
  * stdin; it answers `s <id> <pid>` once the supervisor runs and `x <id> <status>` once it exited. Each supervisor is
@@ -10,7 +13,9 @@
  * Where setsid or `env --default-signal` are missing, each supervisor is spawned by node as before (same news).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { accessSync, constants as fsConstants } from 'node:fs';
 import { constants } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { Observable, Subject } from 'rxjs';
 
 export type LauncherNews =
@@ -30,21 +35,51 @@ const LAUNCHER_SCRIPT = [
   'wait',
 ].join('\n');
 
+/** What a native launcher needs of a run (the shell launcher reads the same from the run's run.sh). */
+export interface RunSpec {
+  id: string;
+  dir: string;
+  /** The job's whole environment (the daemon's, with the job's over it). */
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  /** argv[0] is the program's absolute path. */
+  argv: string[];
+}
+
+/** dist/native/platform-launcher, beside this module's dist/lib/executor/. */
+const NATIVE_LAUNCHER = fileURLToPath(new URL('../../native/platform-launcher', import.meta.url));
+/** Records the native launcher parses at most (launcher.c's field table). */
+const NATIVE_MAX_FIELDS = 8_000;
+
 export class RunLauncher {
   private readonly subject = new Subject<LauncherNews>();
   readonly news$: Observable<LauncherNews> = this.subject.asObservable();
   private shell: ChildProcess | undefined;
-  private readonly direct: boolean;
+  private readonly mode: 'native' | 'shell' | 'direct';
   private buffered = '';
 
   /** `script` is the supervisor (`sh -c script <run dir>`), which sets the run's own environment and directory. */
   constructor(private readonly script: string, private readonly workspaceRoot: string) {
-    this.direct = !canLaunchFromShell();
+    this.mode = launcherMode();
   }
 
-  /** `env` and `cwd` serve a direct spawn only (the supervisor script sets both from the run's directory). */
-  launch(id: string, dir: string, env: NodeJS.ProcessEnv, cwd: string, direct = false): void {
-    if (direct || this.direct || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, dir, env, cwd);
+  /** Which launcher starts runs: shown by `platform doctor`-style checks and the tests of each path. */
+  get kind(): 'native' | 'shell' | 'direct' {
+    return this.mode;
+  }
+
+  /**
+   * `shellSafe`: the run's environment can be set by its run.sh (the shell launcher's way); otherwise, without the
+   * native launcher, the run is spawned by node.
+   */
+  launch(run: RunSpec, shellSafe = true): void {
+    const { id, dir } = run;
+    const fields = Object.keys(run.env).length + run.argv.length + 6;
+    if (this.mode === 'native' && !/[\n\r ]/.test(id) && fields < NATIVE_MAX_FIELDS) {
+      this.ensureShell().stdin!.write(nativeRecord(run, this.workspaceRoot));
+      return;
+    }
+    if (!shellSafe || this.mode !== 'shell' || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, dir, run.env, run.cwd);
     this.ensureShell().stdin!.write(`${id}\n${dir}\n`);
   }
 
@@ -56,7 +91,11 @@ export class RunLauncher {
 
   private ensureShell(): ChildProcess {
     if (this.shell) return this.shell;
-    const shell = spawn('/bin/sh', ['-c', LAUNCHER_SCRIPT, 'platform-launcher', this.script, this.workspaceRoot], {
+    const [command, args] =
+      this.mode === 'native'
+        ? [NATIVE_LAUNCHER, [this.workspaceRoot]]
+        : ['/bin/sh', ['-c', LAUNCHER_SCRIPT, 'platform-launcher', this.script, this.workspaceRoot]];
+    const shell = spawn(command, args, {
       // Not the daemon's stderr: the launcher outlives the daemon while runs go on, and would hold its caller's pipe open.
       stdio: ['pipe', 'pipe', 'ignore'],
     });
@@ -82,6 +121,7 @@ export class RunLauncher {
       if (!id || value === undefined) continue;
       if (kind === 's') this.subject.next({ kind: 'started', id, pid: Number(value) });
       else if (kind === 'x') this.subject.next({ kind: 'exited', id, status: Number(value) });
+      else if (kind === 'f') this.subject.next({ kind: 'failed', id, error: new Error(`fork failed (errno ${value}): the machine is out of processes or memory`) });
     }
   }
 
@@ -105,10 +145,36 @@ export class RunLauncher {
   }
 }
 
-let launchable: boolean | undefined;
+let nativeOk: boolean | undefined;
+let shellOk: boolean | undefined;
+/** `PLATFORM_LAUNCHER=shell` (or `direct`) forces a slower path: the way back if the native launcher misbehaves. */
+function launcherMode(): 'native' | 'shell' | 'direct' {
+  const asked = process.env.PLATFORM_LAUNCHER;
+  if (asked !== 'shell' && asked !== 'direct' && (nativeOk ??= canRun(NATIVE_LAUNCHER))) return 'native';
+  if (asked !== 'direct' && (shellOk ??= canLaunchFromShell())) return 'shell';
+  return 'direct';
+}
+
+function canRun(path: string): boolean {
+  try {
+    accessSync(path, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function canLaunchFromShell(): boolean {
-  launchable ??= spawnSync('/bin/sh', ['-c', 'command -v setsid >/dev/null && env --default-signal=INT true'], { stdio: 'ignore' }).status === 0;
-  return launchable;
+  return spawnSync('/bin/sh', ['-c', 'command -v setsid >/dev/null && env --default-signal=INT true'], { stdio: 'ignore' }).status === 0;
+}
+
+/** launcher.c's record: id, dir, cwd, the environment counted, the argv counted; every field NUL-terminated. */
+function nativeRecord(run: RunSpec, workspaceRoot: string): string {
+  const env: string[] = [];
+  for (const [k, v] of Object.entries({ ...run.env, PLATFORM_WORKSPACE: workspaceRoot, PLATFORM_JOB_RUN_ID: run.id })) {
+    if (v !== undefined && !k.includes('=') && !k.includes('\0') && !v.includes('\0')) env.push(`${k}=${v}`);
+  }
+  return [run.id, run.dir, run.cwd, String(env.length), ...env, String(run.argv.length), ...run.argv].join('\0') + '\0';
 }
 
 function signalNumber(name: string): number | undefined {

@@ -120,7 +120,7 @@ export class SupervisedExecutor implements Executor {
       return fail(storageFault(err, dir)?.message ?? `could not write the run's log directory '${dir}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
     }
     this.follow(id, dir, 0, true, seconds, deadline);
-    this.launcher.launch(id, dir, env, launch.cwd, !shellNames);
+    this.launcher.launch({ id, dir, env, cwd: launch.cwd, argv: [found.path, ...launch.argv.slice(1)] }, shellNames);
     return undefined;
   }
 

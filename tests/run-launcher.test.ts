@@ -1,0 +1,106 @@
+/**
+ * The two launchers of supervised runs, side by side on the same runs: the native one (lib/executor/native, built by
+ * `npm run build`) and the shell one it replaces where no C compiler was at hand (`PLATFORM_LAUNCHER=shell`). Each
+ * must start the job in a session of its own, under a supervisor whose environment names the run (the daemon's
+ * identity check after a restart), with the run's files as stdin/stdout/stderr, and report start and exit.
+ */
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { filter, firstValueFrom, take, toArray, timeout } from 'rxjs';
+import { RunLauncher, type LauncherNews } from '../lib/executor/run-launcher.js';
+import { belongsToRun } from '../lib/executor/job-process-identity.js';
+import { makeWorkspace, poll } from './helpers/jobs-fixture.js';
+
+const SUPERVISOR_SCRIPT =
+  'trap : TERM; d=$0; . "$d/run.sh" && "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log"; c=$?; printf \'{"exit_code":%d}\\n\' "$c" >"$d/status.json"; exit "$c"';
+const NATIVE = fileURLToPath(new URL('../native/platform-launcher', import.meta.url));
+const haveCc = spawnSync('sh', ['-c', 'command -v cc'], { stdio: 'ignore' }).status === 0;
+
+function launcherFor(mode: 'native' | 'shell', workspace: string): RunLauncher {
+  const before = process.env.PLATFORM_LAUNCHER;
+  process.env.PLATFORM_LAUNCHER = mode === 'shell' ? 'shell' : '';
+  try {
+    return new RunLauncher(SUPERVISOR_SCRIPT, workspace);
+  } finally {
+    if (before === undefined) delete process.env.PLATFORM_LAUNCHER;
+    else process.env.PLATFORM_LAUNCHER = before;
+  }
+}
+
+/** A run directory as the supervised executor writes it (run.sh serves the shell launcher). */
+function runDir(workspace: string, id: string, argv: string[], stdin = '{"job":"x"}'): string {
+  const dir = join(workspace, '.platform', 'logs', id);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'stdin.json'), stdin);
+  const q = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
+  writeFileSync(join(dir, 'run.sh'), `cd ${q(workspace)} &&\nexport PLATFORM_JOB_RUN_ID=${q(id)} &&\ndeadline=0 &&\nset -- ${argv.map(q).join(' ')}\n`);
+  return dir;
+}
+
+const news = (l: RunLauncher, id: string, kind: LauncherNews['kind']) =>
+  firstValueFrom(l.news$.pipe(filter((n) => n.kind === kind && 'id' in n && n.id === id), timeout(10_000)));
+
+test('npm run build compiled the native launcher (a C compiler is on this machine)', (t) => {
+  if (!haveCc) return t.pass('no C compiler here: the shell launcher is the one in use, and is tested below');
+  t.true(existsSync(NATIVE), `${NATIVE} is missing: npm run build should have compiled lib/executor/native/launcher.c`);
+  const workspace = makeWorkspace(t);
+  t.is(launcherFor('native', workspace).kind, 'native');
+  t.is(launcherFor('shell', workspace).kind, 'shell');
+});
+
+for (const mode of ['native', 'shell'] as const) {
+  test(`${mode}: a run gets its files, its environment and a session of its own; its exit status is reported and recorded`, async (t) => {
+    if (mode === 'native' && !existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler)');
+    const workspace = makeWorkspace(t);
+    const launcher = launcherFor(mode, workspace);
+    t.teardown(() => launcher.close());
+    t.is(launcher.kind, mode);
+    const id = 'r-1';
+    const script = 'cat; echo " $PLATFORM_JOB_RUN_ID $PLATFORM_WORKSPACE $JOB_SETTING $(pwd)"; echo oops >&2; cut -d" " -f6 /proc/$$/stat > sid; exit 3';
+    const dir = runDir(workspace, id, ['/bin/sh', '-c', script]);
+    const started = news(launcher, id, 'started');
+    const exited = news(launcher, id, 'exited');
+    launcher.launch({ id, dir, env: { ...process.env, PLATFORM_JOB_RUN_ID: id, JOB_SETTING: 'on' }, cwd: workspace, argv: ['/bin/sh', '-c', script] }, true);
+    const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
+    t.true(s.pid > 0);
+    const x = (await exited) as Extract<LauncherNews, { kind: 'exited' }>;
+    t.is(x.status, 3);
+    t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 3 });
+    // The shell launcher's run.sh sets only what it was given; the native one gets the whole environment.
+    const expectedSetting = mode === 'native' ? 'on' : '';
+    t.is(readFileSync(join(dir, 'stdout.log'), 'utf8'), `{"job":"x"} ${id} ${workspace} ${expectedSetting} ${workspace}\n`);
+    t.is(readFileSync(join(dir, 'stderr.log'), 'utf8'), 'oops\n');
+    t.is(Number(readFileSync(join(workspace, 'sid'), 'utf8').trim()), s.pid, "the supervisor leads the job's session");
+  });
+
+  test(`${mode}: the supervisor's environment names the run while it runs; a job killed by a signal reports 128+n`, async (t) => {
+    if (mode === 'native' && !existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler)');
+    const workspace = makeWorkspace(t);
+    const launcher = launcherFor(mode, workspace);
+    t.teardown(() => launcher.close());
+    const ids = ['r-7', 'r-8'];
+    const argv = ['/bin/sh', '-c', 'sleep 30'];
+    const dirs = ids.map((id) => runDir(workspace, id, argv));
+    const starts = firstValueFrom(launcher.news$.pipe(filter((n) => n.kind === 'started'), take(2), toArray(), timeout(10_000)));
+    ids.forEach((id, i) => launcher.launch({ id, dir: dirs[i]!, env: { ...process.env, PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv }, true));
+    const started = (await starts) as Array<Extract<LauncherNews, { kind: 'started' }>>;
+    for (const s of started) {
+      t.true(belongsToRun(s.pid, workspace, s.id), `${s.id}'s supervisor is recognised as the run's`);
+      t.false(belongsToRun(s.pid, workspace, s.id === 'r-7' ? 'r-8' : 'r-7'));
+    }
+    const exited = news(launcher, 'r-7', 'exited');
+    const r7 = started.find((s) => s.id === 'r-7')!;
+    process.kill(-r7.pid, 'SIGKILL');
+    t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 128 + 9);
+    const r8 = started.find((s) => s.id === 'r-8')!;
+    const exited8 = news(launcher, 'r-8', 'exited');
+    // SIGTERM to the group: the job dies of it, the supervisor (which catches it) records that.
+    process.kill(-r8.pid, 'SIGTERM');
+    t.is(((await exited8) as Extract<LauncherNews, { kind: 'exited' }>).status, 128 + 15);
+    t.true(await poll(() => existsSync(join(dirs[1]!, 'status.json')), 5000));
+    t.deepEqual(JSON.parse(readFileSync(join(dirs[1]!, 'status.json'), 'utf8')), { exit_code: 128 + 15 });
+  });
+}
