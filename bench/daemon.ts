@@ -37,7 +37,7 @@ async function until(url: string, wantId: string, status = 'successful', everyMs
   }
 }
 
-async function dag(root: string, jobs: number, withMake: boolean): Promise<{ jobs: number; platformMs: number; makeMs: number | undefined }> {
+export async function dag(root: string, jobs: number, withMake: boolean): Promise<{ jobs: number; platformMs: number; makeMs: number | undefined }> {
   const pairs = jobs / 2;
   const dir = join(root, `dag-${jobs}`);
   mkdirSync(dir, { recursive: true });

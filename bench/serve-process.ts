@@ -6,7 +6,9 @@ const BIN = fileURLToPath(new URL('../../bin/platform', import.meta.url));
 
 export async function serve(dir: string): Promise<{ url: string; child: ChildProcess; startedMs: number }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
+  // BENCH_SERVE_NODE_ARGS="--cpu-prof --cpu-prof-dir=..." profiles the daemon of a bench (NODE_OPTIONS may not).
+  const nodeArgs = process.env.BENCH_SERVE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {

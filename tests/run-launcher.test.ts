@@ -63,7 +63,7 @@ for (const mode of ['native', 'shell'] as const) {
     const dir = runDir(workspace, id, ['/bin/sh', '-c', script]);
     const started = news(launcher, id, 'started');
     const exited = news(launcher, id, 'exited');
-    launcher.launch({ id, dir, env: { ...process.env, PLATFORM_JOB_RUN_ID: id, JOB_SETTING: 'on' }, cwd: workspace, argv: ['/bin/sh', '-c', script] }, true);
+    launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id, JOB_SETTING: 'on' }, cwd: workspace, argv: ['/bin/sh', '-c', script] }, true);
     const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
     t.true(s.pid > 0);
     const x = (await exited) as Extract<LauncherNews, { kind: 'exited' }>;
@@ -85,7 +85,7 @@ for (const mode of ['native', 'shell'] as const) {
     const argv = ['/bin/sh', '-c', 'sleep 30'];
     const dirs = ids.map((id) => runDir(workspace, id, argv));
     const starts = firstValueFrom(launcher.news$.pipe(filter((n) => n.kind === 'started'), take(2), toArray(), timeout(10_000)));
-    ids.forEach((id, i) => launcher.launch({ id, dir: dirs[i]!, env: { ...process.env, PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv }, true));
+    ids.forEach((id, i) => launcher.launch({ id, dir: dirs[i]!, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv }, true));
     const started = (await starts) as Array<Extract<LauncherNews, { kind: 'started' }>>;
     for (const s of started) {
       t.true(belongsToRun(s.pid, workspace, s.id), `${s.id}'s supervisor is recognised as the run's`);

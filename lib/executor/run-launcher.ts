@@ -39,8 +39,8 @@ const LAUNCHER_SCRIPT = [
 export interface RunSpec {
   id: string;
   dir: string;
-  /** The job's whole environment (the daemon's, with the job's over it). */
-  env: NodeJS.ProcessEnv;
+  /** The job's own variables; a run's environment is the daemon's with these over it. */
+  jobEnv: Record<string, string>;
   cwd: string;
   /** argv[0] is the program's absolute path. */
   argv: string[];
@@ -57,6 +57,8 @@ export class RunLauncher {
   private shell: ChildProcess | undefined;
   private readonly mode: 'native' | 'shell' | 'direct';
   private buffered = '';
+  /** The daemon's environment as launcher.c's fields, encoded once (it is most of every record). */
+  private baseEnv: { keys: Set<string>; fields: string[] } | undefined;
 
   /** `script` is the supervisor (`sh -c script <run dir>`), which sets the run's own environment and directory. */
   constructor(private readonly script: string, private readonly workspaceRoot: string) {
@@ -74,12 +76,14 @@ export class RunLauncher {
    */
   launch(run: RunSpec, shellSafe = true): void {
     const { id, dir } = run;
-    const fields = Object.keys(run.env).length + run.argv.length + 6;
-    if (this.mode === 'native' && !/[\n\r ]/.test(id) && fields < NATIVE_MAX_FIELDS) {
-      this.ensureShell().stdin!.write(nativeRecord(run, this.workspaceRoot));
+    if (this.mode === 'native') {
+      const record = /[\n\r ]/.test(id) ? undefined : this.nativeRecord(run);
+      if (record) this.ensureShell().stdin!.write(record);
+      // A run launcher.c's records cannot carry: its supervisor spawned by node.
+      else this.spawnDirect(id, NATIVE_LAUNCHER, ['--supervise', dir, run.cwd, ...run.argv], { ...process.env, ...run.jobEnv, PLATFORM_WORKSPACE: this.workspaceRoot }, run.cwd);
       return;
     }
-    if (!shellSafe || this.mode !== 'shell' || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, dir, run.env, run.cwd);
+    if (!shellSafe || this.mode !== 'shell' || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, '/bin/sh', ['-c', this.script, dir], { ...process.env, ...run.jobEnv }, run.cwd);
     this.ensureShell().stdin!.write(`${id}\n${dir}\n`);
   }
 
@@ -87,6 +91,18 @@ export class RunLauncher {
     this.shell?.stdin?.end();
     this.shell?.unref();
     this.shell = undefined;
+  }
+
+  /** launcher.c's record: id, dir, cwd, the environment counted, the argv counted; every field NUL-terminated. */
+  private nativeRecord(run: RunSpec): string | undefined {
+    this.baseEnv ??= encodeEnv(process.env);
+    const own = encodeEnv({ ...run.jobEnv, PLATFORM_WORKSPACE: this.workspaceRoot, PLATFORM_JOB_RUN_ID: run.id });
+    const base = [...own.keys].some((k) => this.baseEnv!.keys.has(k))
+      ? encodeEnv(Object.fromEntries(Object.entries(process.env).filter(([k]) => !own.keys.has(k)))).fields
+      : this.baseEnv.fields;
+    const count = base.length + own.fields.length;
+    if (count + run.argv.length + 6 > NATIVE_MAX_FIELDS) return undefined;
+    return [run.id, run.dir, run.cwd, String(count), ...base, ...own.fields, String(run.argv.length), ...run.argv].join('\0') + '\0';
   }
 
   private ensureShell(): ChildProcess {
@@ -125,10 +141,10 @@ export class RunLauncher {
     }
   }
 
-  private spawnDirect(id: string, dir: string, env: NodeJS.ProcessEnv, cwd: string): void {
+  private spawnDirect(id: string, command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): void {
     let child: ChildProcess;
     try {
-      child = spawn('/bin/sh', ['-c', this.script, dir], { cwd, env, detached: true, stdio: 'ignore' });
+      child = spawn(command, args, { cwd, env, detached: true, stdio: 'ignore' });
     } catch (err) {
       setImmediate(() => this.subject.next({ kind: 'failed', id, error: err as Error }));
       return;
@@ -168,13 +184,16 @@ function canLaunchFromShell(): boolean {
   return spawnSync('/bin/sh', ['-c', 'command -v setsid >/dev/null && env --default-signal=INT true'], { stdio: 'ignore' }).status === 0;
 }
 
-/** launcher.c's record: id, dir, cwd, the environment counted, the argv counted; every field NUL-terminated. */
-function nativeRecord(run: RunSpec, workspaceRoot: string): string {
-  const env: string[] = [];
-  for (const [k, v] of Object.entries({ ...run.env, PLATFORM_WORKSPACE: workspaceRoot, PLATFORM_JOB_RUN_ID: run.id })) {
-    if (v !== undefined && !k.includes('=') && !k.includes('\0') && !v.includes('\0')) env.push(`${k}=${v}`);
+/** `K=V` fields (what execve takes); names a C environment cannot hold are left out. */
+function encodeEnv(env: NodeJS.ProcessEnv): { keys: Set<string>; fields: string[] } {
+  const keys = new Set<string>();
+  const fields: string[] = [];
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined || k === '' || k.includes('=') || k.includes('\0') || v.includes('\0')) continue;
+    keys.add(k);
+    fields.push(`${k}=${v}`);
   }
-  return [run.id, run.dir, run.cwd, String(env.length), ...env, String(run.argv.length), ...run.argv].join('\0') + '\0';
+  return { keys, fields };
 }
 
 function signalNumber(name: string): number | undefined {

@@ -98,29 +98,23 @@ export class SupervisedExecutor implements Executor {
     const program = launch.argv[0];
     if (program === undefined || program === '') return fail('could not start the job: exec is empty; check exec in platform.json');
     const jobEnv: Record<string, string> = { ...launch.env, PLATFORM_JOB_RUN_ID: id, PLATFORM_OUTPUTS: JSON.stringify(launch.outputs) };
-    const env: NodeJS.ProcessEnv = { ...process.env, ...jobEnv };
-    const found = findProgram(program, launch.cwd, env.PATH);
+    const found = findProgram(program, launch.cwd, jobEnv.PATH ?? process.env.PATH);
     if ('error' in found) return fail(spawnFailureReason(program, launch.cwd, found.error));
     const seconds = launch.timeout_seconds;
     const deadline = Number.isFinite(seconds) && seconds > 0 ? Date.now() + seconds * 1000 : 0;
+    const argv = [found.path, ...launch.argv.slice(1)];
     // A variable the shell cannot name is set by a direct spawn instead.
     const shellNames = Object.keys(jobEnv).every((k) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
-    const runScript = [
-      `cd ${shq(launch.cwd)} &&`,
-      ...(shellNames ? Object.entries(jobEnv).map(([k, v]) => `export ${k}=${shq(v)} &&`) : []),
-      `deadline=${deadline} &&`,
-      `set -- ${[found.path, ...launch.argv.slice(1)].map(shq).join(' ')}`,
-      '',
-    ].join('\n');
     try {
       makeRunDir(dir);
       writeFileSync(join(dir, STDIN_FILE), launch.stdin);
-      writeFileSync(join(dir, RUN_FILE), runScript);
+      // The shell launcher runs it; the native one is given all of it, and a deadline is all a next daemon reads.
+      if (this.launcher.kind !== 'native' || deadline > 0) writeFileSync(join(dir, RUN_FILE), runScript(launch.cwd, shellNames ? jobEnv : {}, deadline, argv));
     } catch (err) {
       return fail(storageFault(err, dir)?.message ?? `could not write the run's log directory '${dir}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
     }
     this.follow(id, dir, 0, true, seconds, deadline);
-    this.launcher.launch({ id, dir, env, cwd: launch.cwd, argv: [found.path, ...launch.argv.slice(1)] }, shellNames);
+    this.launcher.launch({ id, dir, jobEnv, cwd: launch.cwd, argv }, shellNames);
     return undefined;
   }
 
@@ -318,6 +312,17 @@ function deadlineOf(dir: string): number {
   } catch {
     return 0;
   }
+}
+
+/** run.sh: what the shell supervisor sources (the job's directory, environment and argv) and the run's deadline. */
+function runScript(cwd: string, env: Record<string, string>, deadline: number, argv: string[]): string {
+  return [
+    `cd ${shq(cwd)} &&`,
+    ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)} &&`),
+    `deadline=${deadline} &&`,
+    `set -- ${argv.map(shq).join(' ')}`,
+    '',
+  ].join('\n');
 }
 
 /** A word quoted for sh: any bytes, newlines included. */
