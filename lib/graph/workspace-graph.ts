@@ -50,13 +50,22 @@ export class WorkspaceGraph {
     if (this.fixed) return Promise.resolve(undefined);
     // One reload at a time, and each caller's starts after its call: joining one that stat'ed the file before
     // the caller's edit would hand back the old graph.
-    const next = this.queue.then(() => this.reload());
+    // A reload queued but not begun starts after this call too, so this caller joins it: a burst of requests
+    // costs a stat or two, not one each.
+    if (this.waiting) return this.waiting;
+    const next = this.queue.then(() => {
+      if (this.waiting === next) this.waiting = undefined;
+      return this.reload();
+    });
+    this.waiting = next;
     this.queue = next.then(
       () => undefined,
       () => undefined,
     );
     return next;
   }
+
+  private waiting: Promise<GraphError | undefined> | undefined;
 
   private async reload(): Promise<GraphError | undefined> {
     const stamp = await fileStamp(this.root);

@@ -254,11 +254,12 @@ export class Orchestrator {
     );
     const resolved = await this.resolutions.lookup(refsToResolve(state, newRefs, candidates));
     const now = this.scheduler.now();
+    const base = store.current();
     const plan = planStep({
       candidates,
       housekeeping: batch.housekeeping || graphChanged,
       waiters: this.waiters,
-      state: store.current(),
+      state: base,
       now,
       commands: pending.map((p) => p.command),
       started: batch.started,
@@ -268,6 +269,7 @@ export class Orchestrator {
       tasks: resolved,
       policy: tasks.policy,
     });
+    store.expectFold(base, plan.state);
     if (plan.events.length > 0) await log.append(plan.events, now, { sync: !plan.events.every(mayWaitForDisk) });
     for (const s of batch.started) this.handedOver.delete(s.job_run_id);
     for (const o of batch.outcomes) this.handedOver.delete(o.job_run_id);

@@ -29,6 +29,7 @@ export class StateStore {
   /** Changes to the state that are not events: only the prune of a compaction (the log and its base agree on it). */
   private readonly edits = new Subject<(state: BuildState) => BuildState>();
   private written = 0;
+  private expected: { base: BuildState; result: BuildState } | undefined;
   /** The snapshot being written, if any: one at a time. */
   private writing: Promise<boolean> | undefined;
   readonly state$: Observable<BuildState>;
@@ -42,7 +43,7 @@ export class StateStore {
     onSnapshotError: (err: unknown) => void,
   ) {
     this.latest = new BehaviorSubject(replayed);
-    const folds$ = log.appended$.pipe(map((event) => (state: BuildState) => reduce(state, event)));
+    const folds$ = log.appended$.pipe(map((event) => (state: BuildState) => this.fold(state, event)));
     this.state$ = merge(folds$, this.edits).pipe(
       scan((state, change) => change(state), replayed),
       startWith(replayed),
@@ -58,6 +59,27 @@ export class StateStore {
         .pipe(filter((s) => this.writing === undefined && s.last_event_id - this.snapshotEventId >= everyEvents))
         .subscribe(() => void this.saveSnapshot(path, everyEvents).catch(onSnapshotError));
     }
+  }
+
+  /**
+   * The next events appended, right after `base`, fold to `result`: the planner has folded them already (same ids,
+   * same timestamp), so the fold takes its result instead of reducing each event again. Held only while the state is
+   * still `base`; anything else in between (a prune's edit, another writer's events) and the events are folded.
+   */
+  expectFold(base: BuildState, result: BuildState): void {
+    this.expected = result.last_event_id > base.last_event_id ? { base, result } : undefined;
+  }
+
+  private fold(state: BuildState, event: BuildEvent): BuildState {
+    const x = this.expected;
+    if (x && state === x.base && event.event_id > x.base.last_event_id && event.event_id <= x.result.last_event_id) {
+      // The state stays `base` through the batch; its last event brings the planned result.
+      if (event.event_id < x.result.last_event_id) return state;
+      this.expected = undefined;
+      return x.result;
+    }
+    this.expected = undefined;
+    return reduce(state, event);
   }
 
   /**
