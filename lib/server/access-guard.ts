@@ -14,18 +14,25 @@ export const TOKEN_COOKIE = 'platform_token';
 /** Methods that change nothing: no Origin check. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export function tokenGuard(token: string) {
+/** Whether a request's `Authorization` or `Cookie` header carries the token (compared in constant time). */
+export function tokenMatcher(token: string): (authorization: string | undefined, cookies: string | undefined) => boolean {
   const expected = Buffer.from(token);
   const matches = (given: string | undefined) => {
     if (given === undefined) return false;
     const g = Buffer.from(given);
     return g.length === expected.length && timingSafeEqual(g, expected);
   };
+  return (auth, cookies) => {
+    const bearer = auth?.startsWith('Bearer ') ? auth.slice('Bearer '.length).trim() : undefined;
+    return matches(bearer) || matches(cookie(cookies, TOKEN_COOKIE));
+  };
+}
+
+export function tokenGuard(token: string) {
+  const carriesToken = tokenMatcher(token);
   return (req: Request, _res: Response, next: NextFunction): void => {
     if (req.path === '/health' || req.path === '/login') return next();
-    const auth = req.get('Authorization');
-    const bearer = auth?.startsWith('Bearer ') ? auth.slice('Bearer '.length).trim() : undefined;
-    if (matches(bearer) || matches(cookie(req.get('Cookie'), TOKEN_COOKIE))) return next();
+    if (carriesToken(req.get('Authorization'), req.get('Cookie'))) return next();
     throw new HttpError(
       401,
       'This daemon requires its token. The platform CLI sends it for you; other clients send `Authorization: Bearer <token>` ' +

@@ -4,6 +4,7 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import { HttpError, errorBody } from './http-error.js';
+import type { ErrorBody } from '../api/error-body.js';
 import { errorMessage } from '../errors.js';
 import { storageFault } from '../system/storage-fault.js';
 import { EventsCompactedError } from '../events/events-compacted-error.js';
@@ -25,50 +26,49 @@ export function errorHandler(logError: (message: string) => void) {
       res.end();
       return;
     }
-    if (err instanceof HttpError) {
-      res.set(err.headers).status(err.status).json(errorBody(err.message, err.wantId));
-      return;
-    }
-    if (err instanceof EventsCompactedError) {
-      res.status(410).json({ ...errorBody(`${err.message[0]!.toUpperCase()}${err.message.slice(1)}.`), first_event_id: err.firstId });
-      return;
-    }
-    if (isBodyParserError(err)) {
-      switch (err.type) {
-        case 'entity.too.large':
-          res.status(413).json(errorBody(`The request body is larger than the limit of ${err.limit !== undefined ? `${err.limit} bytes` : '1 MiB'}; send less per request.`));
-          return;
-        case 'entity.parse.failed':
-          res.status(400).json(errorBody(`The body is not valid JSON: ${err.message}.`));
-          return;
-        case 'encoding.unsupported':
-        case 'charset.unsupported':
-          res.status(415).json(errorBody(`Unsupported body encoding: ${err.message}. Send UTF-8 JSON.`));
-          return;
-        default:
-          if (err.status && err.status >= 400 && err.status < 500) {
-            res.status(400).json(errorBody(`Bad request: ${err.message}.`));
-            return;
-          }
-      }
-    }
-    // Client faults flagged by express's own layers without a body-parser `type`: a corrupt gzip/deflate body
-    // (zlib's error, given status 400 by body-parser), a path parameter that is not valid percent-encoding, ...
-    const status = clientErrorStatus(err);
-    if (status !== undefined) {
-      res.status(status === 413 ? 413 : 400).json(errorBody(`Bad request: ${errorMessage(err)}.`));
-      return;
-    }
-    const storage = storageFault(err);
-    if (storage) {
-      logError(`${req.method} ${req.originalUrl}: ${storage.message} (${errorMessage(err)})`);
-      if (storage.retryAfterSeconds !== undefined) res.set('Retry-After', String(storage.retryAfterSeconds));
-      res.status(storage.status).json(errorBody(storage.message));
-      return;
-    }
-    logError(`${req.method} ${req.originalUrl} failed: ${err instanceof Error ? err.stack : String(err)}`);
-    res.status(500).json(errorBody('Internal error; the server log has the details.'));
+    const reply = errorReply(err, `${req.method} ${req.originalUrl}`, logError);
+    res.set(reply.headers).status(reply.status).json(reply.body);
   };
+}
+
+export interface ErrorReply {
+  status: number;
+  headers: Record<string, string>;
+  body: ErrorBody & { first_event_id?: number };
+}
+
+/** The response an error becomes (`request` names it in the server log when it is a fault of ours). */
+export function errorReply(err: unknown, request: string, logError: (message: string) => void): ErrorReply {
+  const reply = (status: number, body: ErrorReply['body'], headers: Record<string, string> = {}): ErrorReply => ({ status, headers, body });
+  if (err instanceof HttpError) return reply(err.status, errorBody(err.message, err.wantId), err.headers);
+  if (err instanceof EventsCompactedError) {
+    return reply(410, { ...errorBody(`${err.message[0]!.toUpperCase()}${err.message.slice(1)}.`), first_event_id: err.firstId });
+  }
+  if (isBodyParserError(err)) {
+    switch (err.type) {
+      case 'entity.too.large':
+        return reply(413, errorBody(`The request body is larger than the limit of ${err.limit !== undefined ? `${err.limit} bytes` : '1 MiB'}; send less per request.`));
+      case 'entity.parse.failed':
+        return reply(400, errorBody(`The body is not valid JSON: ${err.message}.`));
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return reply(415, errorBody(`Unsupported body encoding: ${err.message}. Send UTF-8 JSON.`));
+      default:
+        if (err.status && err.status >= 400 && err.status < 500) return reply(400, errorBody(`Bad request: ${err.message}.`));
+    }
+  }
+  // Client faults flagged by express's own layers without a body-parser `type`: a corrupt gzip/deflate body
+  // (zlib's error, given status 400 by body-parser), a path parameter that is not valid percent-encoding, ...
+  const status = clientErrorStatus(err);
+  if (status !== undefined) return reply(status === 413 ? 413 : 400, errorBody(`Bad request: ${errorMessage(err)}.`));
+  const storage = storageFault(err);
+  if (storage) {
+    logError(`${request}: ${storage.message} (${errorMessage(err)})`);
+    const headers: Record<string, string> = storage.retryAfterSeconds !== undefined ? { 'Retry-After': String(storage.retryAfterSeconds) } : {};
+    return reply(storage.status, errorBody(storage.message), headers);
+  }
+  logError(`${request} failed: ${err instanceof Error ? err.stack : String(err)}`);
+  return reply(500, errorBody('Internal error; the server log has the details.'));
 }
 
 /** The 4xx status an http-errors style error carries (`status` or `statusCode`), if any. */

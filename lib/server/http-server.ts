@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { ReplaySubject, type Subscription, distinctUntilChanged, map } from 'rxjs';
 import type { Platform } from '../platform.js';
 import { createApp } from './app.js';
+import { withFastCreateWant } from './fast-create-want.js';
 import { idleTimeout } from './idle-timeout.js';
 import { serverBusy$ } from './server-busy.js';
 
@@ -42,15 +43,13 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   // Replays its one value and never completes: an SSE stream opened while the server shuts down (a request on a
   // kept-alive connection) ends at once too, where a completed notifier would be ignored by takeUntil.
   const shutdown$ = new ReplaySubject<void>(1);
-  const server: Server = createServer(createApp(
-      {
-        platform,
-        shutdown$,
-        sse: new SseClients(),
-        access: { ...(options.token ? { token: options.token } : {}), codes: new LoginCodes() },
-      },
-      logError,
-    ));
+  const ctx = {
+    platform,
+    shutdown$,
+    sse: new SseClients(),
+    access: { ...(options.token ? { token: options.token } : {}), codes: new LoginCodes() },
+  };
+  const server: Server = createServer(withFastCreateWant(ctx, logError, createApp(ctx, logError)));
   await new Promise<void>((resolve, reject) => {
     server.listen(options.port, '127.0.0.1', () => resolve());
     server.once('error', (err: NodeJS.ErrnoException) => {

@@ -7,8 +7,12 @@ import { errorBody } from './http-error.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
+/** Whether a request's Host header names this machine's loopback. */
+export function isLoopbackHost(hostHeader: string | undefined): boolean {
+  return LOOPBACK_HOSTS.has((hostHeader ?? '').toLowerCase().replace(/:\d+$/, ''));
+}
+
 export function loopbackGuard(req: Request, res: Response, next: NextFunction): void {
-  const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
-  if (LOOPBACK_HOSTS.has(host)) return next();
+  if (isLoopbackHost(req.headers.host)) return next();
   res.status(403).json(errorBody(`Host '${req.headers.host ?? ''}' is not a loopback name; this server answers only on 127.0.0.1 and localhost.`));
 }

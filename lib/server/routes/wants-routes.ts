@@ -12,6 +12,17 @@ import { checkProduced } from '../produced-refs.js';
 import { parseCreateWant, toPageQuery } from '../request-parsing.js';
 import { validateQuery } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
+import type { Platform } from '../../platform.js';
+
+/** POST /api/wants: the body checked, its refs known to the graph, the want created once its event is durable. */
+export async function createWant(platform: Platform, body: unknown): Promise<CreateWantReply> {
+  const request = parseCreateWant(body);
+  await checkProduced(platform, request.partitions);
+  const result = await awaitCommand(() => platform.createWant(request));
+  const want = result.state.wants.get(result.want_id);
+  if (!want) throw new Error(`orchestrator replied with unknown want ${result.want_id}`);
+  return { want_id: result.want_id, want: wantView(result.state, want) };
+}
 
 export function wantsRoutes({ platform }: ServerContext): Router {
   const router = Router();
@@ -21,13 +32,9 @@ export function wantsRoutes({ platform }: ServerContext): Router {
     res.json(listWants(platform.state(), { ...toPageQuery(q), ...(q.status ? { status: q.status } : {}) }) satisfies Page<WantView>);
   });
 
+  // Most creates take the fast path in front of express (fast-create-want.ts); this one serves the rest.
   router.post('/api/wants', async (req, res) => {
-    const request = parseCreateWant(req.body);
-    await checkProduced(platform, request.partitions);
-    const result = await awaitCommand(() => platform.createWant(request));
-    const want = result.state.wants.get(result.want_id);
-    if (!want) throw new Error(`orchestrator replied with unknown want ${result.want_id}`);
-    res.status(201).json({ want_id: result.want_id, want: wantView(result.state, want) } satisfies CreateWantReply);
+    res.status(201).json(await createWant(platform, req.body));
   });
 
   router.get('/api/wants/:id', (req, res) => {
