@@ -13,7 +13,6 @@ import { join } from 'node:path';
 import { kill, serve } from './serve-process.js';
 
 export interface DaemonFigures {
-  dag: Array<{ jobs: number; platformMs: number; makeMs: number | undefined }>;
   latency: { p50: number; p99: number; samples: number };
   intake: { wants: number; clients: number; perSecond: number };
   /** The same while every want's run starts and ends as they come. */
@@ -160,12 +159,8 @@ async function intake(root: string, wants: number, clients: number, building = f
   }
 }
 
-export async function daemonBench(root: string, quick: boolean, withMake: boolean): Promise<DaemonFigures> {
-  const sizes = quick ? [400] : [400, 2000];
-  const out: DaemonFigures['dag'] = [];
-  for (const n of sizes) out.push(await dag(root, n, withMake));
+export async function daemonBench(root: string, quick: boolean): Promise<DaemonFigures> {
   return {
-    dag: out,
     latency: await latency(root, quick ? 30 : 100),
     intake: await intake(root, quick ? 2000 : 10_000, 16),
     intakeBuilding: await intake(root, quick ? 2000 : 10_000, 16, true),

@@ -13,6 +13,7 @@ import { firstValueFrom, filter } from 'rxjs';
 import { Platform, type PlatformOptions } from '../lib/platform.js';
 import { redisBench } from './redis-workers.js';
 import { daemonBench, type DaemonFigures } from './daemon.js';
+import { dagSizesBench, type DagSizeFigures } from './dag-sizes.js';
 import { historyBench, waitingBench, type HistoryFigures, type WaitingFigures } from './history.js';
 import { monthsBench, type MonthFigures } from './months.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
@@ -137,6 +138,7 @@ async function main(): Promise<void> {
   let backfill: BackfillFigures | undefined;
   let ui: UiFigures | undefined;
   let daemon: DaemonFigures | undefined;
+  let dagSizes: DagSizeFigures[] | undefined;
   let waiting: WaitingFigures | undefined;
   let history: HistoryFigures | undefined;
   let months: MonthFigures[] | undefined;
@@ -169,7 +171,12 @@ async function main(): Promise<void> {
       const noop = timeIt(() => execFileSync('snakemake', args, { cwd: dir, stdio: 'ignore' }));
       results.push({ tool: 'Snakemake', cold, noop });
     }
-    if (process.env.BENCH_DAEMON !== '0') daemon = await daemonBench(root, process.env.BENCH_QUICK === '1', have('make'));
+    // Goal 1 at each size (BENCH_SIZES=400,2000 to choose), then the daemon's latency and intake.
+    if (process.env.BENCH_DAEMON !== '0') {
+      const sizes = (process.env.BENCH_SIZES ?? (quick ? '400' : '400,2000,10000')).split(',').map(Number);
+      dagSizes = await dagSizesBench(root, sizes, have);
+      daemon = await daemonBench(root, quick);
+    }
     // BENCH_HISTORY=0 leaves goals 4 and 5 out (the full sizes take several minutes).
     if (process.env.BENCH_HISTORY !== '0') {
       waiting = await waitingBench(root, quick ? 5_000 : 100_000);
@@ -191,11 +198,19 @@ async function main(): Promise<void> {
       `${r.tool.padEnd(22)} ${`${r.cold.toFixed(0)} ms`.padStart(10)}   ${`${r.noop.toFixed(0)} ms`.padStart(13)}   ${(r.cold / base.cold).toFixed(2).padStart(16)}x   ${(r.noop / base.noop).toFixed(2).padStart(16)}x`,
     );
   }
-  if (daemon) {
-    console.log('\nthrough the daemon (platform serve, HTTP), trivial jobs, -j2:');
-    for (const d of daemon.dag) {
-      console.log(`  ${d.jobs} jobs: ${d.platformMs.toFixed(0)} ms${d.makeMs !== undefined ? `; GNU make ${d.makeMs.toFixed(0)} ms; platform/make ${(d.platformMs / d.makeMs).toFixed(2)}x` : ''}`);
+  if (dagSizes) {
+    const ms = (v: number | undefined) => (v === undefined ? '-' : `${v.toFixed(0)} ms`);
+    const x = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? '-' : `${(a / b).toFixed(2)}x`);
+    console.log('\ngoal 1: raw -> daily pairs of trivial jobs (`true`), two at a time; daemon = platform serve + one want over HTTP');
+    console.log('   jobs     daemon   embedded   GNU make  Snakemake   daemon/make  embedded/make  Snakemake/daemon  Snakemake/embedded');
+    for (const d of dagSizes) {
+      console.log(
+        `${String(d.jobs).padStart(7)} ${ms(d.daemonMs).padStart(10)} ${ms(d.embeddedMs).padStart(10)} ${ms(d.makeMs).padStart(10)} ${ms(d.snakemakeMs).padStart(10)} ${x(d.daemonMs, d.makeMs).padStart(13)} ${x(d.embeddedMs, d.makeMs).padStart(14)} ${x(d.snakemakeMs, d.daemonMs).padStart(17)} ${x(d.snakemakeMs, d.embeddedMs).padStart(19)}`,
+      );
     }
+  }
+  if (daemon) {
+    console.log('\nthe daemon (platform serve, HTTP):');
     console.log(`  want acknowledged -> job started, idle daemon: p50 ${daemon.latency.p50.toFixed(1)} ms, p99 ${daemon.latency.p99.toFixed(1)} ms (${daemon.latency.samples} wants)`);
     console.log(`  intake: ${daemon.intake.wants} wants from ${daemon.intake.clients} clients, runs queued behind a busy executor: ${daemon.intake.perSecond.toFixed(0)} wants/s`);
     console.log(`  intake while building (each want's run starts, two at a time): ${daemon.intakeBuilding.perSecond.toFixed(0)} wants/s`);
