@@ -104,3 +104,32 @@ for (const mode of ['native', 'shell'] as const) {
     t.deepEqual(JSON.parse(readFileSync(join(dirs[1]!, 'status.json'), 'utf8')), { exit_code: 128 + 15 });
   });
 }
+
+for (const mode of ['native', 'shell'] as const) {
+  test(`${mode}: given the job's config, the launcher makes the run's directory and stdin.json; where it cannot, the run fails saying why`, async (t) => {
+    if (mode === 'native' && !existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler)');
+    const workspace = makeWorkspace(t);
+    const launcher = launcherFor(mode, workspace);
+    t.teardown(() => launcher.close());
+    const id = 'r-3';
+    const dir = join(workspace, '.platform', 'logs', 'deeper', id);
+    const argv = ['/bin/sh', '-c', 'cat'];
+    // The shell launcher's supervisor reads run.sh, which the executor writes beside stdin.json; the native one does not.
+    if (mode === 'shell') runDir(workspace, id, argv, 'placeholder');
+    const exited = news(launcher, id, 'exited');
+    launcher.launch({ id, dir: mode === 'shell' ? join(workspace, '.platform', 'logs', id) : dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv, stdin: '{"config":1}' }, true);
+    t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 0);
+    const used = mode === 'shell' ? join(workspace, '.platform', 'logs', id) : dir;
+    t.is(readFileSync(join(used, 'stdin.json'), 'utf8'), '{"config":1}');
+    t.is(readFileSync(join(used, 'stdout.log'), 'utf8'), '{"config":1}');
+
+    // A directory that cannot be made: under a regular file.
+    writeFileSync(join(workspace, 'a-file'), '');
+    const bad = 'r-4';
+    const failed = news(launcher, bad, 'failed');
+    launcher.launch({ id: bad, dir: join(workspace, 'a-file', bad), jobEnv: {}, cwd: workspace, argv, stdin: '{}' }, true);
+    const f = (await failed) as Extract<LauncherNews, { kind: 'failed' }>;
+    t.true(f.runFiles);
+    t.is(f.error.code, 'ENOTDIR');
+  });
+}

@@ -4,11 +4,12 @@
  * group is signalled) and `status.json` (`{"exit_code": n}`, written by its supervisor once the job ended). A daemon
  * reads them to re-attach.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobOutcome } from './job-launch.js';
 
 export const CANCEL_FILE = 'cancel.json';
+export const STDIN_FILE = 'stdin.json';
 export const STATUS_FILE = 'status.json';
 
 /** What a supervisor recorded; `outcome` is the format of the node supervisors of 0.1.0, still read after an upgrade. */
@@ -43,3 +44,21 @@ export function readExitStatus(dir: string): ExitStatus | undefined {
   return undefined;
 }
 export const readCancelReason = (dir: string): string | undefined => readJson<{ reason: string }>(join(dir, CANCEL_FILE))?.reason;
+
+/** The run's directory and its `stdin.json` (the native launcher does the same in launcher.c). */
+export function writeRunFiles(dir: string, stdin: string): void {
+  makeRunDir(dir);
+  writeFileSync(join(dir, STDIN_FILE), stdin);
+}
+
+/** The run's directory; its parent (`.platform/logs`) exists after the first run, so one mkdir is enough. */
+function makeRunDir(dir: string): void {
+  try {
+    mkdirSync(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    if (code !== 'ENOENT') throw err;
+    mkdirSync(dir, { recursive: true });
+  }
+}

@@ -14,6 +14,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
+import { writeRunFiles } from './run-files.js';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Observable, Subject } from 'rxjs';
@@ -22,7 +23,8 @@ export type LauncherNews =
   | { kind: 'started'; id: string; pid: number }
   /** `status` is the supervisor's exit status (128+n when it or its job was killed by signal n). */
   | { kind: 'exited'; id: string; status: number }
-  | { kind: 'failed'; id: string; error: Error }
+  /** Not started: `runFiles` when its directory or stdin.json could not be written (`error.code` says why). */
+  | { kind: 'failed'; id: string; error: NodeJS.ErrnoException; runFiles?: boolean }
   /** The launcher shell itself ended before it was closed: the runs it started will send no more news. */
   | { kind: 'launcher-gone' };
 
@@ -44,6 +46,11 @@ export interface RunSpec {
   cwd: string;
   /** argv[0] is the program's absolute path. */
   argv: string[];
+  /**
+   * The job's config: given, the launcher makes the run's directory and writes it there as stdin.json (the native
+   * one off this event loop); absent, both are written already.
+   */
+  stdin?: string;
 }
 
 /** dist/native/platform-launcher, beside this module's dist/lib/executor/. */
@@ -76,12 +83,22 @@ export class RunLauncher {
    */
   launch(run: RunSpec, shellSafe = true): void {
     const { id, dir } = run;
-    if (this.mode === 'native') {
-      const record = /[\n\r ]/.test(id) ? undefined : this.nativeRecord(run);
-      if (record) this.ensureShell().stdin!.write(record);
-      // A run launcher.c's records cannot carry: its supervisor spawned by node.
-      else this.spawnDirect(id, NATIVE_LAUNCHER, ['--supervise', dir, run.cwd, ...run.argv], { ...process.env, ...run.jobEnv, PLATFORM_WORKSPACE: this.workspaceRoot }, run.cwd);
+    const record = this.mode === 'native' && !/[\n\r ]/.test(id) ? this.nativeRecord(run) : undefined;
+    if (record) {
+      this.ensureShell().stdin!.write(record);
       return;
+    }
+    if (run.stdin !== undefined) {
+      try {
+        writeRunFiles(dir, run.stdin);
+      } catch (err) {
+        setImmediate(() => this.subject.next({ kind: 'failed', id, error: err as NodeJS.ErrnoException, runFiles: true }));
+        return;
+      }
+    }
+    if (this.mode === 'native') {
+      // A run launcher.c's records cannot carry: its supervisor spawned by node.
+      return this.spawnDirect(id, NATIVE_LAUNCHER, ['--supervise', dir, run.cwd, ...run.argv], { ...process.env, ...run.jobEnv, PLATFORM_WORKSPACE: this.workspaceRoot }, run.cwd);
     }
     if (!shellSafe || this.mode !== 'shell' || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, '/bin/sh', ['-c', this.script, dir], { ...process.env, ...run.jobEnv }, run.cwd);
     this.ensureShell().stdin!.write(`${id}\n${dir}\n`);
@@ -102,7 +119,8 @@ export class RunLauncher {
       : this.baseEnv.fields;
     const count = base.length + own.fields.length;
     if (count + run.argv.length + 6 > NATIVE_MAX_FIELDS) return undefined;
-    return [run.id, run.dir, run.cwd, String(count), ...base, ...own.fields, String(run.argv.length), ...run.argv].join('\0') + '\0';
+    // JSON never holds a raw NUL (it is escaped), so the config is one field.
+    return [run.id, run.dir, run.cwd, run.stdin ?? '', String(count), ...base, ...own.fields, String(run.argv.length), ...run.argv].join('\0') + '\0';
   }
 
   private ensureShell(): ChildProcess {
@@ -137,7 +155,8 @@ export class RunLauncher {
       if (!id || value === undefined) continue;
       if (kind === 's') this.subject.next({ kind: 'started', id, pid: Number(value) });
       else if (kind === 'x') this.subject.next({ kind: 'exited', id, status: Number(value) });
-      else if (kind === 'f') this.subject.next({ kind: 'failed', id, error: new Error(`fork failed (errno ${value}): the machine is out of processes or memory`) });
+      else if (kind === 'f') this.subject.next({ kind: 'failed', id, error: errnoError(Number(value), 'could not fork its supervisor (the machine is out of processes or memory)') });
+      else if (kind === 'w') this.subject.next({ kind: 'failed', id, error: errnoError(Number(value), "could not write the run's files"), runFiles: true });
     }
   }
 
@@ -194,6 +213,12 @@ function encodeEnv(env: NodeJS.ProcessEnv): { keys: Set<string>; fields: string[
     fields.push(`${k}=${v}`);
   }
   return { keys, fields };
+}
+
+/** An error as node would make it for errno `n` (its `code`, e.g. ENOSPC). */
+function errnoError(n: number, what: string): NodeJS.ErrnoException {
+  const code = Object.entries(constants.errno).find(([, v]) => v === n)?.[0] ?? `errno ${n}`;
+  return Object.assign(new Error(`${what}: ${code}`), { code, errno: n });
 }
 
 function signalNumber(name: string): number | undefined {

@@ -11,7 +11,7 @@
  * `sh` (about a millisecond) where a node supervisor cost ~0.3 s (docs/decisions.md). The price is the shell's
  * exit status: a job killed by a signal and one that exits with 128+n look the same, and are reported as killed.
  */
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { storageFault } from '../system/storage-fault.js';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +25,7 @@ import { LOST_RUN_REASON } from './lost-runs.js';
 import { cancelAllAndWait } from './cancel-all.js';
 import { missingDepsInLogs } from './missing-deps-scanner.js';
 import { findProgram } from './program-path.js';
-import { CANCEL_FILE, readCancelReason, readExitStatus, writeDurably } from './run-files.js';
+import { CANCEL_FILE, readCancelReason, readExitStatus, writeDurably, writeRunFiles } from './run-files.js';
 import { spawnFailureReason } from './spawn-failure.js';
 import { signalGroup } from '../system/process-group.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
@@ -38,7 +38,6 @@ import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 const SUPERVISOR_SCRIPT =
   'trap : TERM; d=$0; . "$d/run.sh" && "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log"; c=$?; printf \'{"exit_code":%d}\\n\' "$c" >"$d/status.json"; exit "$c"';
 const RUN_FILE = 'run.sh';
-const STDIN_FILE = 'stdin.json';
 
 export interface SupervisedExecutorOptions {
   workspaceRoot: string;
@@ -105,16 +104,19 @@ export class SupervisedExecutor implements Executor {
     const argv = [found.path, ...launch.argv.slice(1)];
     // A variable the shell cannot name is set by a direct spawn instead.
     const shellNames = Object.keys(jobEnv).every((k) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
-    try {
-      makeRunDir(dir);
-      writeFileSync(join(dir, STDIN_FILE), launch.stdin);
-      // The shell launcher runs it; the native one is given all of it, and a deadline is all a next daemon reads.
-      if (this.launcher.kind !== 'native' || deadline > 0) writeFileSync(join(dir, RUN_FILE), runScript(launch.cwd, shellNames ? jobEnv : {}, deadline, argv));
-    } catch (err) {
-      return fail(storageFault(err, dir)?.message ?? `could not write the run's log directory '${dir}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    // The shell launcher runs run.sh; the native one is given all of it, and only needs it for a deadline (what a
+    // next daemon reads). Without run.sh the native launcher writes the run's files itself, off this event loop.
+    const runSh = this.launcher.kind !== 'native' || deadline > 0;
+    if (runSh) {
+      try {
+        writeRunFiles(dir, launch.stdin);
+        writeFileSync(join(dir, RUN_FILE), runScript(launch.cwd, shellNames ? jobEnv : {}, deadline, argv));
+      } catch (err) {
+        return fail(runFilesFault(err, dir));
+      }
     }
     this.follow(id, dir, 0, true, seconds, deadline);
-    this.launcher.launch({ id, dir, jobEnv, cwd: launch.cwd, argv }, shellNames);
+    this.launcher.launch({ id, dir, jobEnv, cwd: launch.cwd, argv, ...(runSh ? {} : { stdin: launch.stdin }) }, shellNames);
     return undefined;
   }
 
@@ -187,7 +189,9 @@ export class SupervisedExecutor implements Executor {
     } else if (news.kind === 'exited') {
       void this.settle(run, fromShell(news.status, null));
     } else {
-      void this.settle(run, undefined, { job_run_id: run.id, status: 'failed', exit_code: -1, signal: '', reason: `could not start its supervisor: ${news.error.message}` });
+      const reason = news.runFiles ? runFilesFault(news.error, run.dir) : `could not start its supervisor: ${news.error.message}`;
+      if (news.runFiles) this.note(run, reason);
+      void this.settle(run, undefined, { job_run_id: run.id, status: 'failed', exit_code: -1, signal: '', reason });
     }
   }
 
@@ -330,14 +334,7 @@ function shq(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The run's directory; its parent (`.platform/logs`) exists after the first run, so one mkdir is enough. */
-function makeRunDir(dir: string): void {
-  try {
-    mkdirSync(dir);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return;
-    if (code !== 'ENOENT') throw err;
-    mkdirSync(dir, { recursive: true });
-  }
+/** Why a run's directory or files could not be written, for the person reading the run's reason. */
+function runFilesFault(err: unknown, dir: string): string {
+  return storageFault(err, dir)?.message ?? `could not write the run's log directory '${dir}': ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
 }

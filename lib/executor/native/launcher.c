@@ -6,8 +6,11 @@
  * the same places, so a run keeps every property the shell supervisor gave it (docs/decisions.md, "Launcher"):
  *
  *   launcher mode:   platform-launcher <workspace>
- *     Reads records from stdin, each `id NUL dir NUL cwd NUL n NUL env_1 NUL .. env_n NUL m NUL arg_1 NUL .. arg_m NUL`
- *     (arg_1 is the program's absolute path). For each it forks a child that starts a session of its own (setsid:
+ *     Reads records from stdin, each
+ *     `id NUL dir NUL cwd NUL stdin NUL n NUL env_1 NUL .. env_n NUL m NUL arg_1 NUL .. arg_m NUL` (arg_1 is the
+ *     program's absolute path). A non-empty `stdin` is the job's config: the launcher makes the run's directory and
+ *     writes it there as stdin.json (file work off the daemon's event loop); empty, the daemon wrote them. A run
+ *     whose files cannot be written is answered `w <id> <errno>` (and one that cannot be forked `f <id> <errno>`) and is not started. For each other it forks a child that starts a session of its own (setsid:
  *     it outlives the daemon and a cancel reaches its whole group) and execs this program as the run's supervisor
  *     with the job's environment (so /proc/<pid>/environ names the run, as the daemon's identity check expects).
  *     Writes `s <id> <pid>` once the supervisor is forked and `x <id> <status>` once it ended (status: its exit
@@ -28,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -153,11 +157,48 @@ static void reap(void) {
 
 static const char *self_path;
 
+/* mkdir -p: the run's directory and, the first time, .platform/logs above it. */
+static int make_dirs(char *path) {
+  if (mkdir(path, 0755) == 0 || errno == EEXIST) return 0;
+  if (errno != ENOENT) return -1;
+  char *slash = strrchr(path, '/');
+  if (!slash || slash == path) return -1;
+  *slash = '\0';
+  int r = make_dirs(path);
+  *slash = '/';
+  if (r != 0) return -1;
+  return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+/* The run's directory and its stdin.json; 0, or the errno of what failed. */
+static int write_run_files(char *dir, const char *stdin_json) {
+  if (make_dirs(dir) != 0) return errno;
+  char path[4096];
+  if ((size_t)snprintf(path, sizeof path, "%s/stdin.json", dir) >= sizeof path) return ENAMETOOLONG;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  size_t len = strlen(stdin_json);
+  const char *p = stdin_json;
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      close(fd);
+      return e;
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+  if (close(fd) != 0) return errno;
+  return 0;
+}
+
 /* Parses one whole record at buf[0..len); returns its length, 0 when incomplete, -1 when malformed. */
 static long launch_record(char *buf, size_t len) {
   char *fields[8192];
   size_t nf = 0, pos = 0;
-  size_t need = 4; /* id, dir, cwd, n */
+  size_t need = 5; /* id, dir, cwd, stdin, n */
   size_t nenv = 0, narg = 0;
   int stage = 0;
   while (nf < need) {
@@ -166,9 +207,9 @@ static long launch_record(char *buf, size_t len) {
     if (nf >= sizeof fields / sizeof *fields - 2) return -1;
     fields[nf++] = buf + pos;
     pos = (size_t)(end - buf) + 1;
-    if (stage == 0 && nf == 4) {
-      nenv = strtoul(fields[3], NULL, 10);
-      need = 4 + nenv + 1;
+    if (stage == 0 && nf == 5) {
+      nenv = strtoul(fields[4], NULL, 10);
+      need = 5 + nenv + 1;
       stage = 1;
     } else if (stage == 1 && nf == need) {
       narg = strtoul(fields[need - 1], NULL, 10);
@@ -178,8 +219,17 @@ static long launch_record(char *buf, size_t len) {
     }
   }
   const char *id = fields[0];
-  char **env = &fields[4];
-  char **args = &fields[4 + nenv + 1];
+  char **env = &fields[5];
+  char **args = &fields[5 + nenv + 1];
+  if (fields[3][0] != '\0') {
+    int e = write_run_files(fields[1], fields[3]);
+    if (e != 0) {
+      char line[256];
+      int n = snprintf(line, sizeof line, "w %s %d\n", id, e);
+      write_all(1, line, (size_t)n);
+      return (long)pos;
+    }
+  }
   /* argv: --supervise dir cwd program args... ; env: the job's, NULL-terminated (fields has room) */
   char *sargv[8192 + 4];
   size_t k = 0;
