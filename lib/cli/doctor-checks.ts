@@ -17,6 +17,7 @@ import { reduce } from '../state/reduce.js';
 import { fromSnapshot } from '../state/snapshot.js';
 import { readCompactionBase, readSnapshot, stateCodeFingerprint } from '../state/snapshot-file.js';
 import { logProbe } from '../state/state-store.js';
+import { launcherMode, nativeLauncherPath } from '../executor/run-launcher.js';
 import type { BuildState } from '../state/build-state.js';
 
 export type FindingStatus = 'ok' | 'warn' | 'error';
@@ -43,6 +44,7 @@ export async function runChecks(root: string): Promise<Finding[]> {
   const probe = await probeServer(root);
   findings.push(...(await daemon(root, probe)));
   findings.push(disk(dir));
+  findings.push(runLauncher());
   if (probe.state === 'running' || probe.state === 'unresponsive') {
     findings.push(ok('event log', 'held by the running daemon, which read it whole at its start (stop it to check it again here)'));
     findings.push(await stuckRuns(probe));
@@ -50,6 +52,18 @@ export async function runChecks(root: string): Promise<Finding[]> {
     findings.push(...(await eventLog(dir)));
   }
   return findings;
+}
+
+/** Which launcher starts local runs, as a daemon started from this CLI would choose it. */
+function runLauncher(): Finding {
+  const mode = launcherMode();
+  if (mode === 'native') return ok('run launcher', `native (${nativeLauncherPath()}): a fork and two execs a run`);
+  if (process.env.PLATFORM_LAUNCHER === mode) return ok('run launcher', `${mode}, chosen by PLATFORM_LAUNCHER`);
+  return warn(
+    'run launcher',
+    `${mode}: ${nativeLauncherPath()} was not built (no C compiler when platform was built), so each run costs about 1.5 ms more to start`,
+    'install a C compiler (Debian: apt-get install gcc libc6-dev) and run npm run build',
+  );
 }
 
 function permissions(dir: string): Finding {

@@ -182,8 +182,11 @@ export class RunLauncher {
 
 let nativeOk: boolean | undefined;
 let shellOk: boolean | undefined;
+/** The native launcher's path (it may be missing where no C compiler was at hand). */
+export const nativeLauncherPath = (): string => NATIVE_LAUNCHER;
+
 /** `PLATFORM_LAUNCHER=shell` (or `direct`) forces a slower path: the way back if the native launcher misbehaves. */
-function launcherMode(): 'native' | 'shell' | 'direct' {
+export function launcherMode(): 'native' | 'shell' | 'direct' {
   const asked = process.env.PLATFORM_LAUNCHER;
   if (asked !== 'shell' && asked !== 'direct' && (nativeOk ??= canRun(NATIVE_LAUNCHER))) return 'native';
   if (asked !== 'direct' && (shellOk ??= canLaunchFromShell())) return 'shell';
