@@ -5,18 +5,26 @@
  * - want intake: wants acknowledged per second from 16 concurrent clients, with every run queued behind a busy
  *   executor (one slot, held by a long job), so intake is measured apart from spawning.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 
 import { kill, serve } from './serve-process.js';
 
+export interface IntakeFigures {
+  wants: number;
+  clients: number;
+  perSecond: number;
+  client: 'wrk' | 'node http';
+}
+
 export interface DaemonFigures {
   latency: { p50: number; p99: number; samples: number };
-  intake: { wants: number; clients: number; perSecond: number };
+  /** `client`: wrk where installed, else node's http (which takes a share of the two cores). */
+  intake: IntakeFigures;
   /** The same while every want's run starts and ends as they come. */
-  intakeBuilding: { wants: number; clients: number; perSecond: number };
+  intakeBuilding: IntakeFigures;
 }
 
 /**
@@ -129,7 +137,7 @@ async function latency(root: string, samples: number): Promise<{ p50: number; p9
  * `building`: every want's run starts as it comes (two at a time, `true`), so intake shares the daemon with spawning
  * and recording runs; otherwise each run queues behind a busy executor and intake is measured alone.
  */
-async function intake(root: string, wants: number, clients: number, building = false): Promise<{ wants: number; clients: number; perSecond: number }> {
+async function intake(root: string, wants: number, clients: number, building = false): Promise<IntakeFigures> {
   const dir = join(root, building ? 'intake-building' : 'intake');
   mkdirSync(dir, { recursive: true });
   writeFileSync(
@@ -138,13 +146,14 @@ async function intake(root: string, wants: number, clients: number, building = f
       max_concurrent_job_runs: building ? 2 : 1,
       jobs: [
         { label: 'busy', outputs: ['busy'], exec: ['sleep', '600'] },
-        { label: 'q', outputs: ['q/(?<n>\\d+)'], exec: ['true'] },
+        { label: 'q', outputs: ['q/(?<n>[\\d-]+)'], exec: ['true'] },
       ],
     }),
   );
   const { url, child } = await serve(dir);
   try {
     if (!building) await post(url, { partitions: ['busy'] });
+    if (haveWrk()) return { wants, clients, perSecond: wrkIntake(dir, url, wants, clients), client: 'wrk' };
     let next = 0;
     const t0 = performance.now();
     await Promise.all(
@@ -153,10 +162,48 @@ async function intake(root: string, wants: number, clients: number, building = f
       }),
     );
     const s = (performance.now() - t0) / 1000;
-    return { wants, clients, perSecond: wants / s };
+    return { wants, clients, perSecond: wants / s, client: 'node http' };
   } finally {
     await kill(child, 'SIGTERM');
   }
+}
+
+/**
+ * wrk (Debian's package), where it is installed: a load generator in C whose cost per request is a few
+ * microseconds, so the figure is the daemon's, not a node client's sharing its two cores (node's `http` client
+ * costs ~0.35 ms of CPU a want). Each of `clients` connections posts wants for distinct partitions, back to back,
+ * for as long as `wants` take at ~1,500/s (at least 3 s); any answer but 201 fails the bench.
+ */
+function wrkIntake(dir: string, url: string, wants: number, clients: number): number {
+  const script = join(dir, 'post.lua');
+  writeFileSync(
+    script,
+    [
+      'local counter = 0',
+      'local threads = {}',
+      'function setup(thread) thread:set("tid", #threads + 1); table.insert(threads, thread) end',
+      'function request()',
+      '  counter = counter + 1',
+      `  return wrk.format("POST", "/api/wants", {["Content-Type"] = "application/json"}, '{"partitions":["q/' .. tid .. '-' .. counter .. '"]}')`,
+      'end',
+      'bad = 0',
+      'function response(status, headers, body) if status ~= 201 then bad = bad + 1 end end',
+      'function done(summary, latency, requests) end',
+      '',
+    ].join('\n'),
+  );
+  const seconds = Math.max(3, Math.ceil(wants / 1500));
+  const out = execFileSync('wrk', ['-t2', `-c${clients}`, `-d${seconds}s`, '-s', script, url], { encoding: 'utf8' });
+  if (/Non-2xx or 3xx responses/.test(out) || /Socket errors/.test(out)) throw new Error(`wrk saw failed requests:\n${out}`);
+  const perSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  if (!Number.isFinite(perSecond) || perSecond <= 0) throw new Error(`wrk printed no rate:\n${out}`);
+  return perSecond;
+}
+
+let wrkHere: boolean | undefined;
+function haveWrk(): boolean {
+  wrkHere ??= process.env.BENCH_WRK !== '0' && spawnSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' }).status === 0;
+  return wrkHere;
 }
 
 export async function daemonBench(root: string, quick: boolean): Promise<DaemonFigures> {

@@ -212,8 +212,9 @@ async function main(): Promise<void> {
   if (daemon) {
     console.log('\nthe daemon (platform serve, HTTP):');
     console.log(`  want acknowledged -> job started, idle daemon: p50 ${daemon.latency.p50.toFixed(1)} ms, p99 ${daemon.latency.p99.toFixed(1)} ms (${daemon.latency.samples} wants)`);
-    console.log(`  intake: ${daemon.intake.wants} wants from ${daemon.intake.clients} clients, runs queued behind a busy executor: ${daemon.intake.perSecond.toFixed(0)} wants/s`);
+    console.log(`  intake: ${daemon.intake.clients} clients (${daemon.intake.client}), runs queued behind a busy executor: ${daemon.intake.perSecond.toFixed(0)} wants/s`);
     console.log(`  intake while building (each want's run starts, two at a time): ${daemon.intakeBuilding.perSecond.toFixed(0)} wants/s`);
+    if (daemon.intake.client !== 'wrk') console.log('  (wrk not installed: apt-get install wrk measures intake without a node client on the same cores)');
   }
   if (waiting) {
     const w = waiting;
