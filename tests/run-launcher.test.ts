@@ -133,3 +133,24 @@ for (const mode of ['native', 'shell'] as const) {
     t.is(f.error.code, 'ENOTDIR');
   });
 }
+
+test("native: the job's own variables win over the daemon's (PATH, HOME), and PLATFORM_* are the run's even if the daemon has them", async (t) => {
+  if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler)');
+  const workspace = makeWorkspace(t);
+  const before = process.env.PLATFORM_JOB_RUN_ID;
+  // A daemon started from inside a job run inherits that run's variables.
+  process.env.PLATFORM_JOB_RUN_ID = 'r-outer';
+  t.teardown(() => {
+    if (before === undefined) delete process.env.PLATFORM_JOB_RUN_ID;
+    else process.env.PLATFORM_JOB_RUN_ID = before;
+  });
+  const launcher = launcherFor('native', workspace);
+  t.teardown(() => launcher.close());
+  const id = 'r-5';
+  const argv = ['/bin/sh', '-c', 'echo "$HOME|$PLATFORM_JOB_RUN_ID|$(env | grep -c ^PLATFORM_JOB_RUN_ID=)|$SHELL_ONLY"'];
+  const dir = runDir(workspace, id, argv);
+  const exited = news(launcher, id, 'exited');
+  launcher.launch({ id, dir, jobEnv: { HOME: '/job/home', SHELL_ONLY: 'x' }, cwd: workspace, argv }, true);
+  t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 0);
+  t.is(readFileSync(join(dir, 'stdout.log'), 'utf8'), '/job/home|r-5|1|x\n');
+});

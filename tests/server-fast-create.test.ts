@@ -6,6 +6,7 @@
  */
 import test from 'ava';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { startServer, type ServerFixture } from './helpers/server-fixture.js';
 
 interface Reply {
@@ -110,4 +111,19 @@ test('other encodings and types are left to express: 415 for a latin1 charset, 4
   const text = await raw(f.url, { 'content-type': 'text/plain' }, body);
   t.true(text.status === 400 || text.status === 415, `${text.status}`);
   t.truthy(text.headers.etag);
+});
+
+test('a client that goes away mid-body creates nothing, is not logged as a fault, and the daemon goes on', async (t) => {
+  const f = await startServer(t);
+  const u = new URL(f.url);
+  const socket = connect(Number(u.port), u.hostname);
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  socket.write(`POST /api/wants HTTP/1.1\r\nHost: 127.0.0.1:${u.port}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"partitions": [`);
+  await new Promise((r) => setTimeout(r, 100));
+  socket.destroy();
+  await new Promise((r) => setTimeout(r, 200));
+  const ok = await raw(f.url, json, JSON.stringify({ partitions: ['ok/after-abort'] }));
+  t.is(ok.status, 201, ok.body);
+  t.is((JSON.parse(ok.body) as { want_id: string }).want_id, 'w-1', 'the aborted request made no want');
+  t.deepEqual(f.errorLines.filter((l) => /POST \/api\/wants/.test(l)), []);
 });

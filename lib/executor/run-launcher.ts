@@ -1,16 +1,17 @@
 /**
- * Starts run supervisors off the daemon's event loop. Where `npm run build` compiled it, a native launcher
- * (native/launcher.c: a fork and two execs a run, ~1.5 ms of a slot for a trivial job where the shell chain below
- * costs ~3 ms) does it; otherwise the shell launcher below. Both answer the same news.
- * A node `spawn` forks the whole daemon (about 2.4 ms of its
- * event loop per run here, a third of a trivial job's cost); one long-lived `/bin/sh` does the forking instead, in
- * a process a few hundred kilobytes big, on the other core. The daemon writes a run's id and directory on its
- * stdin; it answers `s <id> <pid>` once the supervisor runs and `x <id> <status>` once it exited. Each supervisor is
- * started with `setsid` (a session and process group of its own, so it outlives the daemon and a cancel reaches its
- * whole group) and `env --default-signal` (an asynchronous list of a shell ignores SIGINT and SIGQUIT, and the job
- * must not inherit that).
+ * Starts run supervisors off the daemon's event loop (a node `spawn` forks the whole daemon: about 2.4 ms of its
+ * event loop a run). Two launchers answer the same news on their stdout, `s <id> <pid>` once a run's supervisor
+ * runs and `x <id> <status>` once it exited:
  *
- * Where setsid or `env --default-signal` are missing, each supervisor is spawned by node as before (same news).
+ * - the native one (native/launcher.c, compiled by `npm run build`): a fork and two execs a run, ~1.5 ms of a slot
+ *   for a trivial job; it is given the run's whole launch on its stdin and also writes the run's directory and
+ *   stdin.json, off this event loop;
+ * - where it was not built, one long-lived `/bin/sh`, given a run's id and directory: each supervisor is started
+ *   with `setsid` (a session and process group of its own, so it outlives the daemon and a cancel reaches its
+ *   whole group) and `env --default-signal` (an asynchronous list of a shell ignores SIGINT and SIGQUIT, and the job
+ *   must not inherit that); ~3 ms of a slot.
+ *
+ * Where neither can be used (no setsid, or a run neither can carry), the supervisor is spawned by node.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
@@ -65,7 +66,7 @@ export class RunLauncher {
   private readonly mode: 'native' | 'shell' | 'direct';
   private buffered = '';
   /** The daemon's environment as launcher.c's fields, encoded once (it is most of every record). */
-  private baseEnv: { keys: Set<string>; fields: string[] } | undefined;
+  private baseEnv: { keys: Set<string>; fields: string[]; entries: Array<[string, string]> } | undefined;
 
   /** `script` is the supervisor (`sh -c script <run dir>`), which sets the run's own environment and directory. */
   constructor(private readonly script: string, private readonly workspaceRoot: string) {
@@ -110,13 +111,13 @@ export class RunLauncher {
     this.shell = undefined;
   }
 
-  /** launcher.c's record: id, dir, cwd, the environment counted, the argv counted; every field NUL-terminated. */
+  /** launcher.c's record: id, dir, cwd, config, the environment counted, the argv counted; each NUL-terminated. */
   private nativeRecord(run: RunSpec): string | undefined {
-    this.baseEnv ??= encodeEnv(process.env);
+    // Without the variables every run sets for itself (a daemon started from a job has them too).
+    this.baseEnv ??= encodeEnv(process.env, RUN_VARIABLES);
+    const baseEnv = this.baseEnv;
     const own = encodeEnv({ ...run.jobEnv, PLATFORM_WORKSPACE: this.workspaceRoot, PLATFORM_JOB_RUN_ID: run.id });
-    const base = [...own.keys].some((k) => this.baseEnv!.keys.has(k))
-      ? encodeEnv(Object.fromEntries(Object.entries(process.env).filter(([k]) => !own.keys.has(k)))).fields
-      : this.baseEnv.fields;
+    const base = [...own.keys].some((k) => baseEnv.keys.has(k)) ? baseEnv.entries.filter(([k]) => !own.keys.has(k)).map(([, f]) => f) : baseEnv.fields;
     const count = base.length + own.fields.length;
     if (count + run.argv.length + 6 > NATIVE_MAX_FIELDS) return undefined;
     // JSON never holds a raw NUL (it is escaped), so the config is one field.
@@ -206,16 +207,19 @@ function canLaunchFromShell(): boolean {
   return spawnSync('/bin/sh', ['-c', 'command -v setsid >/dev/null && env --default-signal=INT true'], { stdio: 'ignore' }).status === 0;
 }
 
-/** `K=V` fields (what execve takes); names a C environment cannot hold are left out. */
-function encodeEnv(env: NodeJS.ProcessEnv): { keys: Set<string>; fields: string[] } {
+/** What the executor sets for every run, over whatever the daemon's own environment says. */
+const RUN_VARIABLES: ReadonlySet<string> = new Set(['PLATFORM_WORKSPACE', 'PLATFORM_JOB_RUN_ID', 'PLATFORM_OUTPUTS']);
+
+/** `K=V` fields (what execve takes), but for `leaveOut`; names a C environment cannot hold are left out too. */
+function encodeEnv(env: NodeJS.ProcessEnv, leaveOut: ReadonlySet<string> = new Set()): { keys: Set<string>; fields: string[]; entries: Array<[string, string]> } {
   const keys = new Set<string>();
-  const fields: string[] = [];
+  const entries: Array<[string, string]> = [];
   for (const [k, v] of Object.entries(env)) {
-    if (v === undefined || k === '' || k.includes('=') || k.includes('\0') || v.includes('\0')) continue;
+    if (v === undefined || leaveOut.has(k) || k === '' || k.includes('=') || k.includes('\0') || v.includes('\0')) continue;
     keys.add(k);
-    fields.push(`${k}=${v}`);
+    entries.push([k, `${k}=${v}`]);
   }
-  return { keys, fields };
+  return { keys, fields: entries.map(([, f]) => f), entries };
 }
 
 /** An error as node would make it for errno `n` (its `code`, e.g. ENOSPC). */

@@ -47,6 +47,8 @@ async function handle(ctx: ServerContext, logError: (m: string) => void, req: In
     }
     send(res, 201, JSON.stringify(await createWant(ctx.platform, body)));
   } catch (err) {
+    // A client that went away mid-request hears nothing, and it is not a fault of ours to log.
+    if (res.destroyed || req.destroyed) return;
     const reply = errorReply(err, 'POST /api/wants', logError);
     send(res, reply.status, JSON.stringify(reply.body), reply.headers);
   }
@@ -79,6 +81,10 @@ function readBody(req: IncomingMessage): Promise<string> {
     });
     req.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
     req.once('error', reject);
+    // Closed before its end: the body will never be whole.
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('the client closed the connection before the body was sent'));
+    });
   });
 }
 
