@@ -48,7 +48,7 @@ async function handle(ctx: ServerContext, logError: (m: string) => void, req: In
     send(res, 201, JSON.stringify(await createWant(ctx.platform, body)));
   } catch (err) {
     // A client that went away mid-request hears nothing, and it is not a fault of ours to log.
-    if (res.destroyed || req.destroyed) return;
+    if (res.destroyed || req.socket.destroyed) return;
     const reply = errorReply(err, 'POST /api/wants', logError);
     send(res, reply.status, JSON.stringify(reply.body), reply.headers);
   }
