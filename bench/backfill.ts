@@ -42,7 +42,8 @@ export async function backfillBench(root: string, withMake: boolean): Promise<Ba
     },
     'bench',
   );
-  const platform = await Platform.open(dir, { graph });
+  // The daemon's executor (runs under supervisors that outlive it), as `platform backfill` gets.
+  const platform = await Platform.open(dir, { graph, executor: 'supervised' });
   try {
     let t0 = process.hrtime.bigint();
     const reply = await platform.createBackfill({

@@ -7,10 +7,10 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 
 import { kill, serve } from './serve-process.js';
+import { get, postWant } from './http-client.js';
 
 export interface IntakeFigures {
   wants: number;
@@ -28,43 +28,13 @@ export interface DaemonFigures {
 }
 
 /**
- * A POST from a client that costs little itself: node's `http` with kept-alive connections. The bench runs its
- * clients on the same two cores as the daemon, and `fetch` (undici) cost the client 1.25 ms of CPU a want where this
- * costs ~0.35 ms, so with `fetch` the figure measured the client.
- */
-const agent = new HttpAgent({ keepAlive: true, maxSockets: 64 });
-function postFast(url: string, body: unknown): Promise<{ want_id: string }> {
-  const u = new URL(url);
-  const data = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: u.hostname, port: u.port, path: '/api/wants', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => (res.statusCode === 201 ? resolve(JSON.parse(text) as { want_id: string }) : reject(new Error(`POST /api/wants: ${res.statusCode} ${text}`))));
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
-}
-
-async function post(url: string, body: unknown): Promise<{ want_id: string }> {
-  const res = await fetch(`${url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (res.status !== 201) throw new Error(`POST /api/wants: ${res.status} ${await res.text()}`);
-  return (await res.json()) as { want_id: string };
-}
-
-/**
  * Polls the want every `everyMs`. A poll costs the daemon CPU the build would otherwise have: every 5 ms took a
  * quarter more time for 400 jobs (3.1-3.4 s polling every 100 ms, 4.1-4.2 s every 5 ms, in one measurement), so the
  * DAG is polled every 25 ms (at most 25 ms late on seconds), the latency probe, which reads the job's own clock, often.
  */
 async function until(url: string, wantId: string, status = 'successful', everyMs = 25): Promise<void> {
   for (;;) {
-    const s = ((await (await fetch(`${url}/api/wants/${wantId}`)).json()) as { status: string }).status;
+    const s = (JSON.parse(await get(url, `/api/wants/${wantId}`)) as { status: string }).status;
     if (s === status) return;
     if (['failed', 'canceled', 'upstream_failed'].includes(s)) throw new Error(`want ${wantId} ${s}`);
     await new Promise((r) => setTimeout(r, everyMs));
@@ -89,7 +59,7 @@ export async function dag(root: string, jobs: number, withMake: boolean): Promis
   let platformMs: number;
   try {
     const t0 = performance.now();
-    const { want_id } = await post(url, { partitions: Array.from({ length: pairs }, (_, i) => `daily/${i}`) });
+    const { want_id } = await postWant(url, { partitions: Array.from({ length: pairs }, (_, i) => `daily/${i}`) });
     await until(url, want_id);
     platformMs = performance.now() - t0;
   } finally {
@@ -120,7 +90,7 @@ async function latency(root: string, samples: number): Promise<{ p50: number; p9
   const ms: number[] = [];
   try {
     for (let i = 0; i < samples; i++) {
-      const { want_id } = await post(url, { partitions: [`stamp/${i}`] });
+      const { want_id } = await postWant(url, { partitions: [`stamp/${i}`] });
       const acked = performance.timeOrigin + performance.now();
       await until(url, want_id, 'successful', 5);
       const started = Number(readFileSync(join(dir, `t-${i}`), 'utf8').trim());
@@ -152,13 +122,13 @@ async function intake(root: string, wants: number, clients: number, building = f
   );
   const { url, child } = await serve(dir);
   try {
-    if (!building) await post(url, { partitions: ['busy'] });
+    if (!building) await postWant(url, { partitions: ['busy'] });
     if (haveWrk()) return { wants, clients, perSecond: wrkIntake(dir, url, wants, clients), client: 'wrk' };
     let next = 0;
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: clients }, async () => {
-        while (next < wants) await postFast(url, { partitions: [`q/${next++}`] });
+        while (next < wants) await postWant(url, { partitions: [`q/${next++}`] });
       }),
     );
     const s = (performance.now() - t0) / 1000;

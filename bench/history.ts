@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { EventPayload } from '../lib/events/build-event.js';
 import { EventLog } from '../lib/events/event-log.js';
 import { kill, serve } from './serve-process.js';
+import { get, postWant } from './http-client.js';
 
 export interface WaitingFigures {
   wants: number;
@@ -58,10 +59,9 @@ export interface Percentiles {
 async function timedGets(url: string, paths: () => string, n: number): Promise<Percentiles> {
   const ms: number[] = [];
   for (let i = 0; i < n; i++) {
+    const path = paths();
     const t0 = performance.now();
-    const res = await fetch(`${url}${paths()}`);
-    await res.arrayBuffer();
-    if (!res.ok) throw new Error(`GET ${paths()}: ${res.status}`);
+    await get(url, path);
     ms.push(performance.now() - t0);
   }
   ms.sort((a, b) => a - b);
@@ -92,9 +92,7 @@ export async function waitingBench(root: string, wants: number): Promise<Waiting
       Array.from({ length: 16 }, async () => {
         while (next < wants) {
           const n = next++;
-          const res = await fetch(`${url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions: [`down/${n}`] }) });
-          if (res.status !== 201) throw new Error(`POST /api/wants: ${res.status} ${await res.text()}`);
-          ids.push(((await res.json()) as { want_id: string }).want_id);
+          ids.push((await postWant(url, { partitions: [`down/${n}`] })).want_id);
           if (ids.length - mark >= slice) {
             const t = performance.now();
             intakeBySlice.push(((ids.length - mark) / (t - t0)) * 1000);
