@@ -184,15 +184,22 @@ function bySeq<T extends { seq: number }>(records: readonly T[]): T[] {
   return [...records].sort((a, b) => a.seq - b.seq);
 }
 
+/** Records by status, each kind's order kept: one pass over them (not one per status). */
+function byStatus<S extends string, T extends { status: S }, E>(statuses: readonly S[], records: readonly T[], entry: (r: T) => E): Record<S, E[]> {
+  const buckets = {} as Record<S, E[]>;
+  for (const s of statuses) buckets[s] = [];
+  for (const r of records) buckets[r.status]?.push(entry(r));
+  return buckets;
+}
+
 function statusIndex<S extends string, T extends { seq: number; status: S }>(
   statuses: readonly S[],
   inSeqOrder: readonly T[],
   id: (r: T) => string,
 ): StatusIndex<S> {
+  const buckets = byStatus(statuses, inSeqOrder, (r) => [r.seq, id(r)] as const);
   const index = {} as Record<S, OrderedMap<number, string>>;
-  for (const s of statuses) {
-    index[s] = OrderedMap.fromSorted(compareNumbers, inSeqOrder.filter((r) => r.status === s).map((r) => [r.seq, id(r)] as const));
-  }
+  for (const s of statuses) index[s] = OrderedMap.fromSorted(compareNumbers, buckets[s]);
   return index;
 }
 
@@ -239,12 +246,8 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
       [...m.keys()].sort().map((k) => [k, OrderedMap.fromSorted(compareNumbers, m.get(k)!)] as const),
     );
   const partitionsByStatus = {} as Record<(typeof PARTITION_STATUSES)[number], OrderedMap<string, true>>;
-  for (const s of PARTITION_STATUSES) {
-    partitionsByStatus[s] = OrderedMap.fromSorted(
-      compareStrings,
-      snap.partitions.filter((p) => p.status === s).map((p) => [p.ref, true] as const),
-    );
-  }
+  const partitionBuckets = byStatus(PARTITION_STATUSES, snap.partitions, (p) => [p.ref, true] as const);
+  for (const s of PARTITION_STATUSES) partitionsByStatus[s] = OrderedMap.fromSorted(compareStrings, partitionBuckets[s]);
   const builds = new Map(snap.builds.map((b) => [b.build_id, b] as const));
   // The keys sorted natively (code-unit order, as compareStrings), not through a comparator: several times faster.
   const sorted = <V>(entries: Array<readonly [string, V]>) => {
