@@ -185,10 +185,10 @@ function bySeq<T extends { seq: number }>(records: readonly T[]): T[] {
 }
 
 /** Records by status, each kind's order kept: one pass over them (not one per status). */
-function byStatus<S extends string, T extends { status: S }, E>(statuses: readonly S[], records: readonly T[], entry: (r: T) => E): Record<S, E[]> {
-  const buckets = {} as Record<S, E[]>;
+function byStatus<S extends string, T extends { status: S }>(statuses: readonly S[], records: readonly T[]): Record<S, T[]> {
+  const buckets = {} as Record<S, T[]>;
   for (const s of statuses) buckets[s] = [];
-  for (const r of records) buckets[r.status]?.push(entry(r));
+  for (const r of records) buckets[r.status]?.push(r);
   return buckets;
 }
 
@@ -197,9 +197,9 @@ function statusIndex<S extends string, T extends { seq: number; status: S }>(
   inSeqOrder: readonly T[],
   id: (r: T) => string,
 ): StatusIndex<S> {
-  const buckets = byStatus(statuses, inSeqOrder, (r) => [r.seq, id(r)] as const);
+  const buckets = byStatus(statuses, inSeqOrder);
   const index = {} as Record<S, OrderedMap<number, string>>;
-  for (const s of statuses) index[s] = OrderedMap.fromSorted(compareNumbers, buckets[s]);
+  for (const s of statuses) index[s] = OrderedMap.fromSortedBy(compareNumbers, buckets[s], (r) => r.seq, id);
   return index;
 }
 
@@ -246,13 +246,13 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
       [...m.keys()].sort().map((k) => [k, OrderedMap.fromSorted(compareNumbers, m.get(k)!)] as const),
     );
   const partitionsByStatus = {} as Record<(typeof PARTITION_STATUSES)[number], OrderedMap<string, true>>;
-  const partitionBuckets = byStatus(PARTITION_STATUSES, snap.partitions, (p) => [p.ref, true] as const);
-  for (const s of PARTITION_STATUSES) partitionsByStatus[s] = OrderedMap.fromSorted(compareStrings, partitionBuckets[s]);
+  const partitionBuckets = byStatus(PARTITION_STATUSES, snap.partitions);
+  for (const s of PARTITION_STATUSES) partitionsByStatus[s] = OrderedMap.fromSortedBy(compareStrings, partitionBuckets[s], (p) => p.ref, () => true as const);
   const builds = new Map(snap.builds.map((b) => [b.build_id, b] as const));
   // The keys sorted natively (code-unit order, as compareStrings), not through a comparator: several times faster.
   const sorted = <V>(entries: Array<readonly [string, V]>) => {
     const byKey = new Map(entries);
-    return OrderedMap.fromSorted(compareStrings, [...byKey.keys()].sort().map((k) => [k, byKey.get(k)!] as const));
+    return OrderedMap.fromSortedBy(compareStrings, [...byKey.keys()].sort(), (k) => k, (k) => byKey.get(k)!);
   };
   const consumers = new Map<string, BuildRecord>();
   // The last build of each ref that consumed an input build: builds in seq order, later ones overwrite.
@@ -269,7 +269,7 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
     (w) => !w.parent_want_id && w.sla_seconds > 0 && !w.sla_missed && w.status !== 'successful' && w.status !== 'canceled',
   );
   // The big indexes one a slice; the small ones with the last.
-  const buildsById = OrderedMap.fromSorted(compareStrings, snap.builds.map((b) => [b.build_id, b] as const));
+  const buildsById = OrderedMap.fromSortedBy(compareStrings, snap.builds, (b) => b.build_id, (b) => b);
   yield;
   const buildHistory = sorted(snap.builds.map((b) => [historyKey(b.partition_ref, b.seq), b.build_id] as const));
   yield;
@@ -283,20 +283,20 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
     }),
   );
   yield;
-  const wants = OrderedMap.fromSorted(compareStrings, snap.wants.map((w) => [w.want_id, w] as const));
+  const wants = OrderedMap.fromSortedBy(compareStrings, snap.wants, (w) => w.want_id, (w) => w);
   yield;
-  const wantOrder = OrderedMap.fromSorted(compareNumbers, wantsBySeq.map((w) => [w.seq, w.want_id] as const));
+  const wantOrder = OrderedMap.fromSortedBy(compareNumbers, wantsBySeq, (w) => w.seq, (w) => w.want_id);
   const wantsByStatus = statusIndex(WANT_STATUSES, wantsBySeq, (w) => w.want_id);
   yield;
   const activeWantsByRef = wantSets(activeByRef);
   yield;
   const runWantSets = wantSets(runWants);
   yield;
-  const partitions = OrderedMap.fromSorted(compareStrings, snap.partitions.map((p) => [p.ref, p] as const));
+  const partitions = OrderedMap.fromSortedBy(compareStrings, snap.partitions, (p) => p.ref, (p) => p);
   yield;
-  const jobRuns = OrderedMap.fromSorted(compareStrings, snap.job_runs.map((r) => [r.job_run_id, r] as const));
+  const jobRuns = OrderedMap.fromSortedBy(compareStrings, snap.job_runs, (r) => r.job_run_id, (r) => r);
   yield;
-  const jobRunOrder = OrderedMap.fromSorted(compareNumbers, runsBySeq.map((r) => [r.seq, r.job_run_id] as const));
+  const jobRunOrder = OrderedMap.fromSortedBy(compareNumbers, runsBySeq, (r) => r.seq, (r) => r.job_run_id);
   const jobRunsByStatus = statusIndex(JOB_RUN_STATUSES, runsBySeq, (r) => r.job_run_id);
   yield;
   return {
@@ -305,13 +305,13 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
     consumers: consumerIndex,
     partitions_by_job: partitionsByJob,
     job_fingerprints: OrderedMap.fromSorted(compareStrings, snap.job_fingerprints),
-    taints: OrderedMap.fromSorted(compareStrings, snap.taints.map((t) => [t.taint_id, t] as const)),
+    taints: OrderedMap.fromSortedBy(compareStrings, snap.taints, (t) => t.taint_id, (t) => t),
     taint_order: OrderedMap.fromSorted(compareNumbers, bySeq(snap.taints).map((t) => [t.seq, t.taint_id] as const)),
     sla_pending: sorted(slaPending.map((w) => [slaKey(slaDeadline(w), w.want_id), true] as const)),
     wants_sla_missed: snap.wants_sla_missed,
     queued_by_priority: sorted(snap.job_runs.filter((r) => r.status === 'queued').map((r) => [queueKey(r.priority, r.seq), r.job_run_id] as const)),
     schedules: sorted(snap.schedules.map((r) => [r.name, r] as const)),
-    window_open: OrderedMap.fromSorted(compareStrings, snap.window_open.map((key) => [key, true] as const)),
+    window_open: OrderedMap.fromSortedBy(compareStrings, snap.window_open, (key) => key, () => true as const),
     backfills: sorted(backfills.map((w) => [w.backfill_id, w.want_id] as const)),
     backfill_order: OrderedMap.fromSorted(compareNumbers, backfills.map((w) => [w.seq, w.backfill_id] as const)),
     last_event_id: snap.last_event_id,
