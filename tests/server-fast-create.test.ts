@@ -127,3 +127,12 @@ test('a client that goes away mid-body creates nothing, is not logged as a fault
   t.is((JSON.parse(ok.body) as { want_id: string }).want_id, 'w-1', 'the aborted request made no want');
   t.deepEqual(f.errorLines.filter((l) => /POST \/api\/wants/.test(l)), []);
 });
+
+test('a token cookie that is not percent-encoding is a 401, not a crash', async (t) => {
+  const f = await startServer(t, { server: { token: 'secret-token-2' } });
+  const body = JSON.stringify({ partitions: ['ok/cookie'] });
+  const bad = await raw(f.url, { ...json, cookie: 'platform_token=%E0%A4' }, body);
+  t.is(bad.status, 401, bad.body);
+  const good = await raw(f.url, { ...json, authorization: 'Bearer secret-token-2' }, body);
+  t.is(good.status, 201, 'the daemon is still there');
+});

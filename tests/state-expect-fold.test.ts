@@ -63,17 +63,30 @@ test('the store takes a planned result only for the events that follow its base;
 
   // Planned from the current state: taken as it is (the very object), after the batch's last event.
   const base = store.current();
-  const planned = plan(base, [created(1), created(2)]);
-  store.expectFold(base, planned);
-  await log.append([created(1), created(2)], at);
+  const batch = [created(1), created(2)];
+  const planned = plan(base, batch);
+  store.expectFold(base, planned, batch);
+  await log.append(batch, at);
   t.is(store.current(), planned);
 
   // A planned result from a state that is not the store's: ignored, the events are reduced.
-  const stale = plan(initialState(), [created(9)]);
-  store.expectFold(initialState(), stale);
+  const other = [created(9)];
+  const stale = plan(initialState(), other);
+  store.expectFold(initialState(), stale, other);
   await log.append([created(3)], at);
   t.not(store.current(), stale);
   t.true(store.current().wants.has('w-3'));
   t.false(store.current().wants.has('w-9'));
+
+  // The same ids from the store's own state, but other payloads (a reopen emitting an earlier failed batch's events):
+  // not the planned batch, so reduced. Here the planned one would have made w-7, the log holds w-4.
+  const now = store.current();
+  const mine = [created(7)];
+  const notThese = plan(now, mine);
+  store.expectFold(now, notThese, mine);
+  await log.append([created(4)], at);
+  t.not(store.current(), notThese);
+  t.true(store.current().wants.has('w-4'));
+  t.false(store.current().wants.has('w-7'));
   t.deepEqual(canon(store.current()), canon(await foldOfLog(log)));
 });

@@ -147,6 +147,8 @@ export class EventLog {
 
   private async write(payloads: EventPayload[], timestamp: number, sync: boolean): Promise<BuildEvent[]> {
     if (payloads.length === 0) return [];
+    // First: a reopen may find (and emit) events of a failed batch that reached the log, and ids go on after them.
+    if (this.damaged) await this.reopen();
     const first = this.latest + 1;
     // Only the payload's own case is kept: stray keys (e.g. an event_id on a payload) never reach the log.
     const events = payloads.map(
@@ -155,7 +157,6 @@ export class EventLog {
     );
     // Encoded first: an event that cannot be encoded rejects the call before anything is written.
     const values = events.map(encodeEvent);
-    if (this.damaged) await this.reopen();
     const started = performance.now();
     try {
       // A chained batch: abstract-level's array form copies and re-checks every operation (2.3x the CPU a put).

@@ -120,6 +120,8 @@ export class RunLauncher {
     const base = [...own.keys].some((k) => baseEnv.keys.has(k)) ? baseEnv.entries.filter(([k]) => !own.keys.has(k)).map(([, f]) => f) : baseEnv.fields;
     const count = base.length + own.fields.length;
     if (count + run.argv.length + 6 > NATIVE_MAX_FIELDS) return undefined;
+    // A NUL would split a field in two and the records after it (node's spawn refuses such an argument, saying so).
+    if ([run.id, run.dir, run.cwd, run.stdin ?? '', ...run.argv].some((f) => f.includes('\0'))) return undefined;
     // JSON never holds a raw NUL (it is escaped), so the config is one field.
     return [run.id, run.dir, run.cwd, run.stdin ?? '', String(count), ...base, ...own.fields, String(run.argv.length), ...run.argv].join('\0') + '\0';
   }

@@ -269,8 +269,14 @@ export class Orchestrator {
       tasks: resolved,
       policy: tasks.policy,
     });
-    store.expectFold(base, plan.state);
-    if (plan.events.length > 0) await log.append(plan.events, now, { sync: !plan.events.every(mayWaitForDisk) });
+    if (plan.events.length > 0) {
+      store.expectFold(base, plan.state, plan.events);
+      try {
+        await log.append(plan.events, now, { sync: !plan.events.every(mayWaitForDisk) });
+      } finally {
+        store.expectFold();
+      }
+    }
     for (const s of batch.started) this.handedOver.delete(s.job_run_id);
     for (const o of batch.outcomes) this.handedOver.delete(o.job_run_id);
     // Durable from here on: a fault below must not retry the step (its events are written, its runs may be

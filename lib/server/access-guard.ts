@@ -56,7 +56,13 @@ export function originGuard(allowedExtra: readonly string[]) {
 function cookie(header: string | undefined, name: string): string | undefined {
   for (const part of header?.split(';') ?? []) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined; // not percent-encoding: no token
+      }
+    }
   }
   return undefined;
 }

@@ -28,7 +28,13 @@ export function withFastCreateWant(ctx: ServerContext, logError: (m: string) => 
     (req.headers['content-encoding'] === undefined || req.headers['content-encoding'] === 'identity') &&
     (carriesToken === undefined || carriesToken(req.headers.authorization, req.headers.cookie));
   return (req, res) => {
-    if (!plain(req)) return rest(req, res);
+    let fast = false;
+    try {
+      fast = plain(req);
+    } catch {
+      // Whatever a header holds, express answers what this path cannot read.
+    }
+    if (!fast) return rest(req, res);
     void handle(ctx, logError, req, res);
   };
 }

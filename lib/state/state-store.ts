@@ -5,7 +5,10 @@
 import { BehaviorSubject, type Observable, Subject, type Subscription, filter, map, merge, scan, shareReplay, startWith } from 'rxjs';
 import { rm } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import type { BuildEvent } from '../events/build-event.js';
+import type { BuildEvent, EventPayload } from '../events/build-event.js';
+
+/** An event's own payload object (the planner's and the log's event share it). */
+const payloadOf = (e: EventPayload | BuildEvent): unknown => (e as unknown as Record<string, unknown>)[e.type];
 import { pruneSteps, type PruneCounts } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
@@ -29,7 +32,7 @@ export class StateStore {
   /** Changes to the state that are not events: only the prune of a compaction (the log and its base agree on it). */
   private readonly edits = new Subject<(state: BuildState) => BuildState>();
   private written = 0;
-  private expected: { base: BuildState; result: BuildState } | undefined;
+  private expected: { base: BuildState; result: BuildState; events: readonly EventPayload[]; skipped: number } | undefined;
   /** The snapshot being written, if any: one at a time. */
   private writing: Promise<boolean> | undefined;
   readonly state$: Observable<BuildState>;
@@ -62,23 +65,34 @@ export class StateStore {
   }
 
   /**
-   * The next events appended, right after `base`, fold to `result`: the planner has folded them already (same ids,
-   * same timestamp), so the fold takes its result instead of reducing each event again. Held only while the state is
-   * still `base`; anything else in between (a prune's edit, another writer's events) and the events are folded.
+   * The next events appended, right after `base`, are `events` (the very payloads) and fold to `result`: the planner
+   * has folded them already (same ids, same timestamp), so the fold takes its result instead of reducing each event
+   * again. Taken only for those payloads, emitted one after the other from `base`: anything else (a prune's edit,
+   * events of an earlier failed batch emitted by a reopen) and the events are reduced. `expectFold()` with nothing
+   * withdraws it (the append failed, or is done).
    */
-  expectFold(base: BuildState, result: BuildState): void {
-    this.expected = result.last_event_id > base.last_event_id ? { base, result } : undefined;
+  expectFold(base?: BuildState, result?: BuildState, events: readonly EventPayload[] = []): void {
+    this.expected = base && result && events.length > 0 ? { base, result, events, skipped: 0 } : undefined;
   }
 
   private fold(state: BuildState, event: BuildEvent): BuildState {
     const x = this.expected;
-    if (x && state === x.base && event.event_id > x.base.last_event_id && event.event_id <= x.result.last_event_id) {
-      // The state stays `base` through the batch; its last event brings the planned result.
-      if (event.event_id < x.result.last_event_id) return state;
+    if (x) {
+      const i = event.event_id - x.base.last_event_id - 1;
+      const planned = x.events[i];
+      const same = state === x.base && i === x.skipped && planned !== undefined && planned.type === event.type && payloadOf(planned) === payloadOf(event);
+      if (same && i < x.events.length - 1) {
+        // The state stays `base` through the batch; its last event brings the planned result.
+        x.skipped++;
+        return state;
+      }
       this.expected = undefined;
-      return x.result;
+      if (same) return x.result;
+      // Not the planned batch after all: what was passed over is folded now, then this event.
+      let caught = state;
+      for (let k = 0; k < x.skipped; k++) caught = reduce(caught, { ...x.events[k]!, event_id: x.base.last_event_id + 1 + k, timestamp: event.timestamp } as BuildEvent);
+      return reduce(caught, event);
     }
-    this.expected = undefined;
     return reduce(state, event);
   }
 

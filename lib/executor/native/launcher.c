@@ -60,6 +60,15 @@ static void write_all(int fd, const char *buf, size_t len) {
   }
 }
 
+/* One line of news; an id too long for the line is cut (the daemon's ids are short). */
+static void news(const char *kind, const char *id, long value) {
+  char line[512];
+  int n = snprintf(line, sizeof line, "%s %.400s %ld\n", kind, id, value);
+  if (n < 0) return;
+  if ((size_t)n >= sizeof line) n = (int)sizeof line - 1;
+  write_all(1, line, (size_t)n);
+}
+
 static int exit_status(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -80,7 +89,18 @@ static int supervise(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
 
   pid_t job = fork();
-  if (job < 0) return 126;
+  int code = 126;
+  if (job < 0) {
+    /* Recorded like any end, so the run fails with a reason rather than being found lost. */
+    int e = errno;
+    snprintf(path, sizeof path, "%s/stderr.log", dir);
+    int err = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (err >= 0) {
+      dprintf(err, "platform: could not fork the job: %s\n", strerror(e));
+      close(err);
+    }
+    goto record;
+  }
   if (job == 0) {
     default_signals();
     int in = -1, out = -1, err = -1;
@@ -106,9 +126,10 @@ static int supervise(int argc, char **argv) {
   }
   int status = 0;
   while (waitpid(job, &status, 0) < 0) {
-    if (errno != EINTR) return 126;
+    if (errno != EINTR) goto record;
   }
-  int code = exit_status(status);
+  code = exit_status(status);
+record:
   snprintf(path, sizeof path, "%s/status.json", dir);
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd >= 0) {
@@ -145,9 +166,7 @@ static void reap(void) {
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
     for (size_t i = 0; i < nruns; i++) {
       if (runs[i].pid != pid) continue;
-      char line[256];
-      int n = snprintf(line, sizeof line, "x %s %d\n", runs[i].id, exit_status(status));
-      write_all(1, line, (size_t)n);
+      news("x", runs[i].id, exit_status(status));
       free(runs[i].id);
       runs[i] = runs[--nruns];
       break;
@@ -209,10 +228,12 @@ static long launch_record(char *buf, size_t len) {
     pos = (size_t)(end - buf) + 1;
     if (stage == 0 && nf == 5) {
       nenv = strtoul(fields[4], NULL, 10);
+      if (nenv > 8000) return -1;
       need = 5 + nenv + 1;
       stage = 1;
     } else if (stage == 1 && nf == need) {
       narg = strtoul(fields[need - 1], NULL, 10);
+      if (narg > 8000) return -1;
       if (narg == 0) return -1;
       need += narg;
       stage = 2;
@@ -224,9 +245,7 @@ static long launch_record(char *buf, size_t len) {
   if (fields[3][0] != '\0') {
     int e = write_run_files(fields[1], fields[3]);
     if (e != 0) {
-      char line[256];
-      int n = snprintf(line, sizeof line, "w %s %d\n", id, e);
-      write_all(1, line, (size_t)n);
+      news("w", id, e);
       return (long)pos;
     }
   }
@@ -243,9 +262,7 @@ static long launch_record(char *buf, size_t len) {
 
   pid_t pid = fork();
   if (pid < 0) {
-    char line[256];
-    int n = snprintf(line, sizeof line, "f %s %d\n", id, errno);
-    write_all(1, line, (size_t)n);
+    news("f", id, errno);
     return (long)pos;
   }
   if (pid == 0) {
@@ -257,14 +274,17 @@ static long launch_record(char *buf, size_t len) {
       dup2(devnull, 1);
       dup2(devnull, 2);
       if (devnull > 2) close(devnull);
+    } else {
+      /* Never the launcher's pipes: the daemon reads the launcher's stdout to its end. */
+      close(0);
+      close(1);
+      close(2);
     }
     execve(self_path, sargv, env);
     _exit(127);
   }
   remember(pid, id);
-  char line[256];
-  int n = snprintf(line, sizeof line, "s %s %d\n", id, (int)pid);
-  write_all(1, line, (size_t)n);
+  news("s", id, (long)pid);
   return (long)pos;
 }
 
