@@ -50,6 +50,7 @@ const bodies: Array<[string, string]> = [
   ['partitions missing', JSON.stringify({ comment: 'no partitions' })],
   ['a field of the wrong type', JSON.stringify({ partitions: ['ok/x'], ttl_seconds: 'soon' })],
   ['an unknown field', JSON.stringify({ partitions: ['ok/x'], colour: 'blue' })],
+  ['JSON after a UTF-8 byte order mark', `\ufeff${JSON.stringify({ partitions: ['ok/bom'] })}`],
 ];
 
 for (const [what, body] of bodies) {
@@ -108,6 +109,8 @@ test('other encodings and types are left to express: 415 for a latin1 charset, 4
   const latin = await raw(f.url, { 'content-type': 'application/json; charset=latin1' }, body);
   t.is(latin.status, 415);
   t.truthy(latin.headers.etag);
+  const odd = await raw(f.url, { 'content-type': 'application/json;;' }, body);
+  t.truthy(odd.headers.etag, 'an odd Content-Type is left to express');
   const text = await raw(f.url, { 'content-type': 'text/plain' }, body);
   t.true(text.status === 400 || text.status === 415, `${text.status}`);
   t.truthy(text.headers.etag);

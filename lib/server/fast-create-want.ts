@@ -46,7 +46,8 @@ async function handle(ctx: ServerContext, logError: (m: string) => void, req: In
     let body: unknown = hasBody(req) ? {} : undefined;
     if (text !== '') {
       try {
-        body = JSON.parse(text);
+        // As body-parser: a UTF-8 byte order mark before the JSON is not part of it.
+        body = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
       } catch (err) {
         throw Object.assign(new Error((err as Error).message), { type: 'entity.parse.failed' });
       }
@@ -103,5 +104,6 @@ function isUtf8Json(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
   const [type, ...params] = contentType.toLowerCase().split(';').map((p) => p.trim());
   if (type !== 'application/json') return false;
-  return params.every((p) => !p.startsWith('charset=') || p === 'charset=utf-8' || p === 'charset="utf-8"');
+  // Anything unusual (an empty or odd parameter) is left to express's own parsing of the header.
+  return params.every((p) => p === 'charset=utf-8' || p === 'charset="utf-8"');
 }
