@@ -183,7 +183,7 @@ async function main(): Promise<void> {
       history = await historyBench(root, quick ? 25_000 : 250_000);
     }
     // BENCH_MONTHS=0 leaves out retention over months (issue 14).
-    if (process.env.BENCH_MONTHS !== '0') months = await monthsBench(root, quick ? 500 : 2_000, quick ? 4 : 6, 30);
+    if (process.env.BENCH_MONTHS !== '0') months = await monthsBench(root, quick ? 500 : 2_000, quick ? 3 : 6, 30);
     if (process.env.BENCH_BACKFILL !== '0') backfill = await backfillBench(root, have('make'));
     if (process.env.BENCH_UI !== '0' && canRunUiBench()) ui = await uiBench(root);
   } finally {

@@ -1,5 +1,5 @@
 /**
- * The dashboard at scale, in Debian's Chromium: a workspace with 100,000 wants (BENCH_UI_WANTS), written straight
+ * The dashboard at scale, in Debian's Chromium: a workspace with 100,000 wants (20,000 with BENCH_QUICK; BENCH_UI_WANTS), written straight
  * to the event log and replayed by the daemon (which then records them failed: no job makes their refs). Measured,
  * once that settled: from navigation to the first rows of the wants page, a
  * jump to the middle of the list, and the longest gap between animation frames while 1,000 events a second
@@ -42,7 +42,7 @@ function want(i: number): EventPayload {
 }
 
 export async function uiBench(root: string): Promise<UiFigures> {
-  const n = Number(process.env.BENCH_UI_WANTS ?? 100_000);
+  const n = Number(process.env.BENCH_UI_WANTS ?? (process.env.BENCH_QUICK === '1' ? 20_000 : 100_000));
   const dir = join(root, 'ui');
   mkdirSync(join(dir, '.platform'), { recursive: true });
   const log = await EventLog.open(join(dir, '.platform', 'bel'));
