@@ -73,7 +73,7 @@ export class RunLauncher {
     this.mode = launcherMode();
   }
 
-  /** Which launcher starts runs: shown by `platform doctor`-style checks and the tests of each path. */
+  /** Which launcher starts runs (the executor writes run.sh only for the shell launcher, or for a deadline). */
   get kind(): 'native' | 'shell' | 'direct' {
     return this.mode;
   }

@@ -1,15 +1,16 @@
 /**
- * Local job runs that outlive the daemon. Each run is started under a supervisor: `/bin/sh` in a session (and
- * process group) of its own, running the job as its child with the run's log files as its stdout and stderr, then
+ * Local job runs that outlive the daemon. Each run is started under a supervisor in a session (and process group)
+ * of its own (the native launcher's `--supervise` mode, or `/bin/sh` where it was not built), running the job as its child with the run's log files as its stdout and stderr, then
  * writing the job's exit status next to them (run-files.ts) and exiting with it. Nothing of the run passes through
  * this process, so a daemon that stops, crashes or is upgraded leaves it running; the next one re-attaches by the
  * pid in the log (checked against the run's identity in /proc) and the status file. Supervisors are started by a
- * long-lived launcher shell (run-launcher.ts), off this event loop, so `start` returns before the pid is known: it
+ * long-lived launcher (run-launcher.ts), off this event loop, so `start` returns before the pid is known: it
  * comes on `started$`.
  *
- * A shell, not a node process, because a supervisor is paid for on every run: it costs a fork and an exec of
- * `sh` (about a millisecond) where a node supervisor cost ~0.3 s (docs/decisions.md). The price is the shell's
- * exit status: a job killed by a signal and one that exits with 128+n look the same, and are reported as killed.
+ * Not a node process, because a supervisor is paid for on every run: a fork and an exec (well under a millisecond
+ * native, about one for `sh`) where a node supervisor cost ~0.3 s (docs/decisions.md). Both record a job killed by
+ * signal n as 128+n, as a shell does: such a job and one that exits with 128+n look the same, and are reported as
+ * killed.
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { storageFault } from '../system/storage-fault.js';
@@ -31,7 +32,7 @@ import { signalGroup } from '../system/process-group.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 
 /**
- * `sh -c SCRIPT <run dir>`: `run.sh` in the run's directory sets the job's directory, environment and argv; the job
+ * The shell supervisor, `sh -c SCRIPT <run dir>` (launcher.c's `--supervise` does the same): `run.sh` in the run's directory sets the job's directory, environment and argv; the job
  * gets `stdin.json` on its stdin and the two log files. TERM is caught (not ignored, which the job would inherit) so
  * that a cancel reaching the whole group lets the shell outlive its job and record it.
  */

@@ -16,6 +16,8 @@ export class WorkspaceGraph {
   private stamp: string;
   private problem: GraphError | undefined;
   private queue: Promise<void> = Promise.resolve();
+  /** A reload queued behind `queue` and not begun: callers until it begins join it. */
+  private waiting: Promise<GraphError | undefined> | undefined;
   private readonly replaced = new Subject<JobResolver>();
   /** The new graph, each time an edited platform.json is taken into use (by whichever caller reloaded it). */
   readonly changes$: Observable<JobResolver> = this.replaced.asObservable();
@@ -64,8 +66,6 @@ export class WorkspaceGraph {
     );
     return next;
   }
-
-  private waiting: Promise<GraphError | undefined> | undefined;
 
   private async reload(): Promise<GraphError | undefined> {
     const stamp = await fileStamp(this.root);

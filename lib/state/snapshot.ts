@@ -241,10 +241,7 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
   }
   yield;
   const wantSets = (m: Map<string, Array<readonly [number, string]>>) =>
-    OrderedMap.fromSorted(
-      compareStrings,
-      [...m.keys()].sort().map((k) => [k, OrderedMap.fromSorted(compareNumbers, m.get(k)!)] as const),
-    );
+    OrderedMap.fromSortedBy(compareStrings, [...m.keys()].sort(), (k) => k, (k) => OrderedMap.fromSorted(compareNumbers, m.get(k)!));
   const partitionsByStatus = {} as Record<(typeof PARTITION_STATUSES)[number], OrderedMap<string, true>>;
   const partitionBuckets = byStatus(PARTITION_STATUSES, snap.partitions);
   for (const s of PARTITION_STATUSES) partitionsByStatus[s] = OrderedMap.fromSortedBy(compareStrings, partitionBuckets[s], (p) => p.ref, () => true as const);

@@ -3,15 +3,16 @@
  *
  * Why native: the shell launcher's chain (a subshell, setsid, env, sh, run.sh, the job) costs ~4 ms a run on this
  * kind of machine, where GNU make pays under one for a trivial job. This program does what that chain does, in
- * the same places, so a run keeps every property the shell supervisor gave it (docs/decisions.md, "Launcher"):
+ * the same places, so a run keeps every property the shell supervisor gave it (docs/decisions.md, "Speed, session 7"):
  *
  *   launcher mode:   platform-launcher <workspace>
  *     Reads records from stdin, each
  *     `id NUL dir NUL cwd NUL stdin NUL n NUL env_1 NUL .. env_n NUL m NUL arg_1 NUL .. arg_m NUL` (arg_1 is the
  *     program's absolute path). A non-empty `stdin` is the job's config: the launcher makes the run's directory and
  *     writes it there as stdin.json (file work off the daemon's event loop); empty, the daemon wrote them. A run
- *     whose files cannot be written is answered `w <id> <errno>` (and one that cannot be forked `f <id> <errno>`) and is not started. For each other it forks a child that starts a session of its own (setsid:
- *     it outlives the daemon and a cancel reaches its whole group) and execs this program as the run's supervisor
+ *     whose files cannot be written is answered `w <id> <errno>` (one that cannot be forked `f <id> <errno>`) and
+ *     is not started. For each other it forks a child that starts a session of its own (setsid: it outlives the
+ *     daemon and a cancel reaches its whole group) and execs this program as the run's supervisor
  *     with the job's environment (so /proc/<pid>/environ names the run, as the daemon's identity check expects).
  *     Writes `s <id> <pid>` once the supervisor is forked and `x <id> <status>` once it ended (status: its exit
  *     code, 128+n when killed by signal n). Exits at end of input: the supervisors go on without it.
