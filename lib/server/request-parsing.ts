@@ -12,10 +12,7 @@ import type { CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } fro
 import { MAX_EXPANSION, PatternError, expandPattern } from '../graph/partition-pattern.js';
 import type { PageQuery } from './queries.js';
 import { HttpError } from './http-error.js';
-import { validateBody, validateQuery } from './validate.js';
-
-export { MAX_REF_LENGTH };
-export { DEFAULT_PAGE, MAX_PAGE } from '../api/schemas/pages.js';
+import { typeName, validateBody, validateQuery } from './validate.js';
 
 type Query = Record<string, unknown>;
 
@@ -116,8 +113,4 @@ function parseTimestamp(value: string | number | null | undefined): number {
   );
 }
 
-function typeName(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
-}
+

@@ -140,7 +140,8 @@ function shown(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
-function typeName(v: unknown): string {
+/** What a JSON value is, for a message: 'an array', 'null', 'a string'... */
+export function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;

@@ -12,7 +12,7 @@
  * instead of holding it for the whole state (a second at 50,000 wants).
  */
 import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES, outputInputBuilds, type BuildState } from './build-state.js';
-import { runToEnd, snapshotOf, stateFromSnapshot } from './snapshot.js';
+import { snapshotOf, stateFromSnapshot } from './snapshot.js';
 
 export interface PruneCounts {
   wants: number;
@@ -25,11 +25,6 @@ export interface PruneResult {
   pruned: PruneCounts;
   /** The runs dropped (their log directories are the caller's to remove). */
   prunedJobRunIds: string[];
-}
-
-/** All at once (tests, small states). */
-export function pruneHistory(state: BuildState, cutoff: number): PruneResult {
-  return runToEnd(pruneSteps(state, cutoff));
 }
 
 const RECORDS_PER_SLICE = 20_000;

@@ -5,9 +5,7 @@ import { backfillView, backfillWant, listBackfills } from '../backfill-queries.j
 import { awaitCommand } from '../command-reply.js';
 import { HttpError } from '../http-error.js';
 import { checkProduced } from '../produced-refs.js';
-import { toPageQuery, parseCreateBackfill } from '../request-parsing.js';
-import { validateQuery } from '../validate.js';
-import { PageQuerySchema } from '../../api/schemas/pages.js';
+import { pageQuery, parseCreateBackfill } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
 
 export function backfillsRoutes({ platform }: ServerContext): Router {
@@ -15,7 +13,7 @@ export function backfillsRoutes({ platform }: ServerContext): Router {
   const notFound = (id: string) => new HttpError(404, `No backfill with id '${id}'. GET /api/backfills lists them.`);
 
   router.get('/api/backfills', (req, res) => {
-    res.json(listBackfills(platform.state(), toPageQuery(validateQuery(PageQuerySchema, req.query))) satisfies Page<BackfillView>);
+    res.json(listBackfills(platform.state(), pageQuery(req.query)) satisfies Page<BackfillView>);
   });
 
   router.post('/api/backfills', async (req, res) => {

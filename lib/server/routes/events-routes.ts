@@ -10,7 +10,6 @@ import { validateQuery, validateValue } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
 import { sendSse, writable } from '../sse.js';
 
-export { MAX_EVENTS_PER_READ };
 
 export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Router {
   const router = Router();

@@ -6,7 +6,8 @@ import { LineageQuerySchema, PartitionDetailQuerySchema, PartitionListQuerySchem
 import { listPartitions } from '../queries.js';
 import { lineage, LINEAGE_MAX_NODES, partitionDetail } from '../lineage-queries.js';
 import { HttpError } from '../http-error.js';
-import { DEFAULT_PAGE, toPageQuery } from '../request-parsing.js';
+import { toPageQuery } from '../request-parsing.js';
+import { DEFAULT_PAGE } from '../../api/schemas/pages.js';
 import { validateQuery } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
 

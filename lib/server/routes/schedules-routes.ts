@@ -2,9 +2,7 @@ import { Router } from 'express';
 import type { Page } from '../../api/page.js';
 import type { ScheduleView } from '../../api/schedules.js';
 import { HttpError } from '../http-error.js';
-import { toPageQuery } from '../request-parsing.js';
-import { validateQuery } from '../validate.js';
-import { PageQuerySchema } from '../../api/schemas/pages.js';
+import { pageQuery } from '../request-parsing.js';
 import { listSchedules, scheduleView } from '../schedule-queries.js';
 import type { ServerContext } from '../server-context.js';
 
@@ -13,7 +11,7 @@ export function schedulesRoutes({ platform }: ServerContext): Router {
 
   router.get('/api/schedules', async (req, res) => {
     await platform.refreshGraph();
-    res.json(listSchedules(platform.state(), platform.resolver.graph.schedules, toPageQuery(validateQuery(PageQuerySchema, req.query)), Date.now()) satisfies Page<ScheduleView>);
+    res.json(listSchedules(platform.state(), platform.resolver.graph.schedules, pageQuery(req.query), Date.now()) satisfies Page<ScheduleView>);
   });
 
   router.get('/api/schedules/:name', async (req, res) => {

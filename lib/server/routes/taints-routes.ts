@@ -2,16 +2,14 @@ import { Router } from 'express';
 import { listTaints, taintView } from '../lineage-queries.js';
 import { awaitCommand } from '../command-reply.js';
 import { HttpError } from '../http-error.js';
-import { toPageQuery, parseCreateTaint } from '../request-parsing.js';
-import { validateQuery } from '../validate.js';
-import { PageQuerySchema } from '../../api/schemas/pages.js';
+import { pageQuery, parseCreateTaint } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
 
 export function taintsRoutes({ platform }: ServerContext): Router {
   const router = Router();
 
   router.get('/api/taints', (req, res) => {
-    res.json(listTaints(platform.state(), toPageQuery(validateQuery(PageQuerySchema, req.query))));
+    res.json(listTaints(platform.state(), pageQuery(req.query)));
   });
 
   router.post('/api/taints', async (req, res) => {

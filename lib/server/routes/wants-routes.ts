@@ -40,7 +40,7 @@ export function wantsRoutes({ platform }: ServerContext): Router {
   router.get('/api/wants/:id', (req, res) => {
     const state = platform.state();
     const want = state.wants.get(req.params.id);
-    if (!want) throw new HttpError(404, `No want with id '${req.params.id}'${notFoundReason(req.params.id, 'w-', platform.state().created.wants)}.`, req.params.id);
+    if (!want) throw new HttpError(404, `No want with id '${req.params.id}'${notFoundReason(req.params.id, 'w-', state.created.wants)}.`, req.params.id);
     res.json(wantView(state, want) satisfies WantView);
   });
 
