@@ -16,8 +16,39 @@ interface RawNode {
   size: number;
 }
 
+/** A run of sorted entries (what `fromSorted` makes) stands for the balanced tree over it, its middle the root. */
+interface RawRun {
+  keys: unknown[];
+  values: unknown[];
+  lo: number;
+  hi: number;
+  height: number;
+  size: number;
+}
+
+/** The node a run stands for (read as the map reads it), so the checks below see one kind of tree. */
+function asRaw(t: RawNode | RawRun | null): RawNode | null {
+  if (t === null || !('keys' in t)) return t;
+  if (t.lo >= t.hi) throw new Error('an empty run');
+  const mid = (t.lo + t.hi) >>> 1;
+  const half = (lo: number, hi: number): RawRun | null =>
+    lo < hi ? { keys: t.keys, values: t.values, lo, hi, height: 32 - Math.clz32(hi - lo), size: hi - lo } : null;
+  return {
+    key: t.keys[mid],
+    value: t.values[mid],
+    get left() {
+      return asRaw(half(t.lo, mid));
+    },
+    get right() {
+      return asRaw(half(mid + 1, t.hi));
+    },
+    height: t.height,
+    size: t.size,
+  };
+}
+
 const rootOf = (m: OrderedMap<unknown, unknown>): RawNode | null =>
-  (m as unknown as { root: RawNode | null }).root;
+  asRaw((m as unknown as { root: RawNode | RawRun | null }).root);
 
 /** Checks order, AVL balance and the cached height/size fields; returns the actual depth. */
 function checkInvariants<K>(m: OrderedMap<K, unknown>, compare: (a: K, b: K) => number): number {
@@ -26,8 +57,8 @@ function checkInvariants<K>(m: OrderedMap<K, unknown>, compare: (a: K, b: K) => 
     const key = t.key as K;
     if (lo !== undefined && compare(lo, key) >= 0) throw new Error(`order violated at ${String(key)}`);
     if (hi !== undefined && compare(key, hi) >= 0) throw new Error(`order violated at ${String(key)}`);
-    const l = visit(t.left, lo, key);
-    const r = visit(t.right, key, hi);
+    const l = visit(asRaw(t.left), lo, key);
+    const r = visit(asRaw(t.right), key, hi);
     if (Math.abs(l.depth - r.depth) > 1) throw new Error(`unbalanced at ${String(key)}`);
     const depth = Math.max(l.depth, r.depth) + 1;
     const size = l.size + r.size + 1;
@@ -282,6 +313,57 @@ test('property: matches a Map + sorted keys reference after every op', (t) => {
     { numRuns: 150 },
   );
   t.pass();
+});
+
+test('property: a map made from sorted entries (runs) matches the reference after every op, and stays balanced', (t) => {
+  fc.assert(
+    fc.property(
+      fc.uniqueArray(keyArb, { maxLength: 40 }),
+      fc.array(opArb, { maxLength: 40 }),
+      fc.array(keyArb, { maxLength: 4 }),
+      (initial, ops, probes) => {
+        const sorted = [...initial].sort(compareStrings);
+        let m = OrderedMap.fromSorted(compareStrings, sorted.map((k, i) => [k, i] as const));
+        const ref = new Reference<string, number>(compareStrings, new Map(sorted.map((k, i) => [k, i])));
+        const before = m;
+        const beforeRef = ref.clone();
+        assertMatches(m, ref, probes);
+        for (const op of ops) {
+          m = apply(m, ref, op);
+          assertMatches(m, ref, probes);
+        }
+        // The first version is untouched by the changes made after it: they opened runs, never changed one.
+        assertMatches(before, beforeRef, probes);
+      },
+    ),
+    { numRuns: 200 },
+  );
+  t.pass();
+});
+
+test('a large map from sorted entries: reads without opening it, a change opens one path, removing every other key keeps it balanced', (t) => {
+  const n = 100_000;
+  const m = OrderedMap.fromSorted(compareNumbers, Array.from({ length: n }, (_, i) => [i * 2, -i] as const));
+  t.is(m.size, n);
+  t.is(m.get(77_778), -38_889);
+  t.is(m.get(77_777), undefined);
+  t.true(m.has(0));
+  t.is(m.rank(77_777), 38_889);
+  t.deepEqual(m.at(n - 1), [2 * (n - 1), -(n - 1)]);
+  t.deepEqual(m.slice(5, 3), [[10, -5], [12, -6], [14, -7]]);
+  t.deepEqual(m.sliceReverse(0, 2), [[2 * (n - 1), -(n - 1)], [2 * (n - 2), -(n - 2)]]);
+  t.deepEqual([...m.entriesFrom(199_995)].map(([k]) => k), [199_996, 199_998]);
+  const changed = m.set(77_777, 1);
+  t.is(changed.get(77_777), 1);
+  t.is(m.get(77_777), undefined);
+  t.is(changed.rank(77_778), 38_890);
+  t.true(checkInvariants(changed, compareNumbers) <= 1.45 * Math.log2(n + 2));
+  let thinned = m;
+  for (let i = 0; i < n; i += 2) thinned = thinned.delete(i * 2);
+  t.is(thinned.size, n / 2);
+  t.true(checkInvariants(thinned, compareNumbers) <= 1.45 * Math.log2(n / 2 + 2));
+  t.deepEqual([...thinned.keys()].slice(0, 3), [2, 6, 10]);
+  t.is(m.size, n);
 });
 
 test('property: old versions are unchanged after later updates (persistence)', (t) => {

@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { readServerInfo } from '../lib/client/server-info.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,8 @@ import { parseGraph } from '../lib/graph/parse-graph.js';
 import { GraphError } from '../lib/graph/graph-error.js';
 import { EventsCompactedError } from '../lib/events/events-compacted-error.js';
 import { Platform } from '../lib/platform.js';
+import { fromSnapshot } from '../lib/state/snapshot.js';
+import { readCompactionBase, readSnapshotHeader, stateCodeFingerprint, writeSnapshot } from '../lib/state/snapshot-file.js';
 import { canon } from './helpers/state-canon.js';
 import { killAtTeardown, makeWorkspace, openPlatform, poll, startServer, waitForWant, want } from './helpers/jobs-fixture.js';
 import { cliAgainst } from './helpers/cli-against.js';
@@ -185,8 +187,11 @@ test('a compacted log whose base is gone but whose snapshot is good starts from 
   const before = canon(platform.state());
   await platform.close();
   const base = join(dir, '.platform', 'compacted.bin');
-  // The base and a snapshot of the same state are the same file: make it the snapshot, and lose the base.
-  copyFileSync(base, join(dir, '.platform', 'snapshot.bin'));
+  // A snapshot of the base's state (an image, written from the base's records), and the base lost.
+  const header = (await readSnapshotHeader(base))!;
+  const probe = { latestId: () => Number.MAX_SAFE_INTEGER, firstId: () => 1, timestampOf: async () => header.last_event_timestamp };
+  const { snapshot: records } = await readCompactionBase(base, probe);
+  await writeSnapshot(join(dir, '.platform', 'snapshot.bin'), stateCodeFingerprint(), fromSnapshot(records!), header.last_event_timestamp);
   rmSync(base);
   const doctor = spawnSync(process.execPath, [BIN, '-C', dir, '--json', 'doctor'], { encoding: 'utf8' });
   const finding = (JSON.parse(doctor.stdout) as { checks: Array<{ check: string; status: string; fix?: string }> }).checks.find((c) => c.check === 'event log')!;

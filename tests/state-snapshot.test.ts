@@ -65,9 +65,9 @@ test('a store opens from its snapshot and reads only the events after it', async
   first.close();
 
   // Mark the snapshot so its use shows: a reopened store that replayed the log instead would not have the mark.
-  const parts = decodeSnapshotFile(readFileSync(path));
-  parts.lines = parts.lines.map((l) => (l[0] === 'want' && l[1].want_id === 'w-1' ? ['want', { ...l[1], comment: 'from the snapshot' }] : l));
-  writeFileSync(path, encodeSnapshotFile(parts));
+  const s = first.current();
+  const marked = { ...s, wants: s.wants.set('w-1', { ...s.wants.get('w-1')!, comment: 'from the snapshot' }) };
+  await writeSnapshot(path, stateCodeFingerprint(), marked, 1_767_000_000_000);
   await log.append(
     [{ type: 'want_canceled', want_canceled: { want_id: 'w-2', reason: 'after the snapshot' } }],
     1_767_000_000_001,
@@ -91,23 +91,32 @@ test('a snapshot ahead of the log, of other code or another log, unreadable or m
   await store.saveSnapshot(path, 0);
   store.close();
   const good = readFileSync(path);
-  const { header, lines: records } = decodeSnapshotFile(good);
-  const body = records.slice(0, -1);
-  const end = records[records.length - 1]!;
-  const wants = body.filter((l) => l[0] === 'want');
-  const file = (h: SnapshotHeader, lines: typeof records) => encodeSnapshotFile({ header: h, lines });
+  const { header, lines: pieces } = decodeSnapshotFile(good);
+  const body = pieces.slice(0, -1);
+  const end = pieces[pieces.length - 1]!;
+  const file = (h: SnapshotHeader, lines: typeof pieces) => encodeSnapshotFile({ header: h, lines });
+  // The wants' keys in reverse: the image's maps must be sorted.
+  const wantKeys = body.findIndex((l) => l[0] === 'map' && l[1] === 'wants') + 1;
+  const reversed = body.map((l, i) => (i === wantKeys ? (['keys', [...(l[1] as string[])].reverse()] as (typeof pieces)[number]) : l));
+  // A byte of a record changed in place: the checksum of the end line no longer fits.
+  const flipped = Buffer.from(good);
+  const at = flipped.indexOf('want 3');
+  flipped[at + 5] = '7'.charCodeAt(0);
 
   const variants: Array<[string, Buffer]> = [
-    ['ahead of the log', file({ ...header, last_event_id: 99 }, records)],
-    ['of other code', file({ ...header, version: 'another-build' }, [...body.filter((l) => l[0] !== 'want'), ['end', body.length - wants.length]])],
+    ['ahead of the log', file({ ...header, last_event_id: 99 }, pieces)],
+    ['of other code', file({ ...header, version: 'another-build' }, pieces)],
+    ['of the records format', file({ ...header, format: 6 }, pieces)],
     ['unreadable', Buffer.from('{"version": ')],
     ['cut short', good.subarray(0, good.length - 3)],
     ['truncated (no end line)', file(header, body)],
     ['truncated (a line short of its count)', file(header, [...body.slice(1), end])],
-    ['of an unknown line kind', file(header, [['spaceship', {}] as unknown as (typeof records)[number], ...body, ['end', body.length + 1]])],
-    ['of another log as long as this one', file({ ...header, last_event_timestamp: header.last_event_timestamp + 1 }, records)],
-    ['malformed (records out of order)', file(header, [...[...wants].reverse(), ...body.filter((l) => l[0] !== 'want'), end])],
+    ['of an unknown line kind', file(header, [['spaceship', {}] as unknown as (typeof pieces)[number], ...body, ['end', body.length + 1, 0]])],
+    ['of another log as long as this one', file({ ...header, last_event_timestamp: header.last_event_timestamp + 1 }, pieces)],
+    ['malformed (keys out of order)', file(header, [...reversed, end])],
+    ['changed in place', flipped],
   ];
+  t.true(at > 0 && wantKeys > 0, 'the image holds the wants');
   for (const [what, content] of variants) {
     writeFileSync(path, content);
     const reopened = await StateStore.open(log, path);
@@ -151,8 +160,10 @@ test('property: a state written to a snapshot file and read back equals it', asy
     fc.asyncProperty(arbEventList({ pooled: true, maxLength: 80 }), async (events) => {
       const state = fold(events);
       await writeSnapshot(path, 'v', state, 0);
-      const snap = await readSnapshot(path, 'v', { latestId: () => Number.MAX_SAFE_INTEGER, firstId: () => 1, timestampOf: async () => 0 });
-      t.deepEqual(canon(fromSnapshot(snap!)), canon(state));
+      const loaded = await readSnapshot(path, 'v', { latestId: () => Number.MAX_SAFE_INTEGER, firstId: () => 1, timestampOf: async () => 0 });
+      t.deepEqual(canon(loaded!), canon(state));
+      // Folded on from the loaded image (records still encoded, maps as runs), it stays the full fold.
+      t.deepEqual(canon(fold(events, loaded!)), canon(fold([...events, ...events])));
     }),
     { numRuns: 40 },
   );

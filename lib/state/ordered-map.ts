@@ -11,7 +11,14 @@
  * which for an AVL tree is below 1.45 * log2(n + 2), so a million keys means ~30 frames.
  */
 
+import { LazyValues } from './lazy-values.js';
+
 export type Compare<K> = (a: K, b: K) => number;
+
+/** A run's values: an array, or blocks decoded when read (a snapshot's records; lazy-values.ts). */
+export type Values<V> = readonly V[] | LazyValues<V>;
+
+const valueAt = <V>(values: Values<V>, i: number): V => (values instanceof LazyValues ? values.get(i) : values[i]!);
 
 /** Plain UTF-16 code-unit order (deterministic, locale-independent); not `localeCompare`. */
 export const compareStrings: Compare<string> = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
@@ -25,10 +32,62 @@ interface Node<K, V> {
   readonly height: number;
   readonly size: number;
 }
-type Tree<K, V> = Node<K, V> | null;
+
+/**
+ * Entries `lo..hi-1` of sorted arrays, standing for the perfectly balanced subtree over them (its root the middle
+ * entry). A map built from sorted entries is one run: no node is made until a change reaches it, and a change
+ * opens only the runs on its path (`open`: a node and two smaller runs), so loading a snapshot of a million records
+ * makes two arrays an index instead of a million nodes, and the tree it stands for is the one `fromSorted` used to
+ * build node by node.
+ */
+class Run<K, V> {
+  readonly size: number;
+  readonly height: number;
+  constructor(
+    readonly keys: readonly K[],
+    readonly values: Values<V>,
+    readonly lo: number,
+    readonly hi: number,
+  ) {
+    this.size = hi - lo;
+    // The height of the balanced tree over n entries: the bit length of n (the left half is never the smaller).
+    this.height = 32 - Math.clz32(this.size);
+  }
+}
+
+type Tree<K, V> = Node<K, V> | Run<K, V> | null;
 
 const heightOf = (t: Tree<unknown, unknown>): number => (t === null ? 0 : t.height);
 const sizeOf = (t: Tree<unknown, unknown>): number => (t === null ? 0 : t.size);
+
+function runOf<K, V>(keys: readonly K[], values: Values<V>, lo: number, hi: number): Run<K, V> | null {
+  return lo < hi ? new Run(keys, values, lo, hi) : null;
+}
+
+/** A run as the node at its middle with the halves beside it as runs. */
+function open<K, V>(r: Run<K, V>): Node<K, V> {
+  const mid = (r.lo + r.hi) >>> 1;
+  return {
+    key: r.keys[mid]!,
+    value: valueAt(r.values, mid),
+    left: runOf(r.keys, r.values, r.lo, mid),
+    right: runOf(r.keys, r.values, mid + 1, r.hi),
+    height: r.height,
+    size: r.size,
+  };
+}
+
+const asNode = <K, V>(t: Node<K, V> | Run<K, V>): Node<K, V> => (t instanceof Run ? open(t) : t);
+
+/** The first index in `lo..hi` whose key is >= `key`. */
+function lowerBound<K>(keys: readonly K[], lo: number, hi: number, key: K, compare: Compare<K>): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compare(keys[mid]!, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
 
 function node<K, V>(key: K, value: V, left: Tree<K, V>, right: Tree<K, V>): Node<K, V> {
   return {
@@ -49,59 +108,70 @@ function balance<K, V>(key: K, value: V, left: Tree<K, V>, right: Tree<K, V>): N
   const hl = heightOf(left);
   const hr = heightOf(right);
   if (hl > hr + 1) {
-    const l = left!;
+    const l = asNode(left!);
     if (heightOf(l.left) >= heightOf(l.right)) {
       return node(l.key, l.value, l.left, node(key, value, l.right, right));
     }
-    const lr = l.right!;
+    const lr = asNode(l.right!);
     return node(lr.key, lr.value, node(l.key, l.value, l.left, lr.left), node(key, value, lr.right, right));
   }
   if (hr > hl + 1) {
-    const r = right!;
+    const r = asNode(right!);
     if (heightOf(r.right) >= heightOf(r.left)) {
       return node(r.key, r.value, node(key, value, left, r.left), r.right);
     }
-    const rl = r.left!;
+    const rl = asNode(r.left!);
     return node(rl.key, rl.value, node(key, value, left, rl.left), node(r.key, r.value, rl.right, r.right));
   }
   return node(key, value, left, right);
 }
 
 /** Returns `t` itself when nothing changed, so callers can detect no-ops by identity. */
-function insert<K, V>(t: Tree<K, V>, key: K, value: V, compare: Compare<K>): Node<K, V> {
+function insert<K, V>(t: Tree<K, V>, key: K, value: V, compare: Compare<K>): Node<K, V> | Run<K, V> {
   if (t === null) return node(key, value, null, null);
-  const c = compare(key, t.key);
+  const n = asNode(t);
+  const c = compare(key, n.key);
   if (c < 0) {
-    const left = insert(t.left, key, value, compare);
-    return left === t.left ? t : balance(t.key, t.value, left, t.right);
+    const left = insert(n.left, key, value, compare);
+    return left === n.left ? t : balance(n.key, n.value, left, n.right);
   }
   if (c > 0) {
-    const right = insert(t.right, key, value, compare);
-    return right === t.right ? t : balance(t.key, t.value, t.left, right);
+    const right = insert(n.right, key, value, compare);
+    return right === n.right ? t : balance(n.key, n.value, n.left, right);
   }
-  return value === t.value ? t : node(t.key, value, t.left, t.right);
+  return value === n.value ? t : node(n.key, value, n.left, n.right);
 }
 
 /** Returns `t` itself when the key is absent. */
 function remove<K, V>(t: Tree<K, V>, key: K, compare: Compare<K>): Tree<K, V> {
   if (t === null) return null;
-  const c = compare(key, t.key);
+  const n = asNode(t);
+  const c = compare(key, n.key);
   if (c < 0) {
-    const left = remove(t.left, key, compare);
-    return left === t.left ? t : balance(t.key, t.value, left, t.right);
+    const left = remove(n.left, key, compare);
+    return left === n.left ? t : balance(n.key, n.value, left, n.right);
   }
   if (c > 0) {
-    const right = remove(t.right, key, compare);
-    return right === t.right ? t : balance(t.key, t.value, t.left, right);
+    const right = remove(n.right, key, compare);
+    return right === n.right ? t : balance(n.key, n.value, n.left, right);
   }
-  if (t.left === null) return t.right;
-  if (t.right === null) return t.left;
-  let successor = t.right;
-  while (successor.left !== null) successor = successor.left;
-  return balance(successor.key, successor.value, t.left, removeMin(t.right));
+  if (n.left === null) return n.right;
+  if (n.right === null) return n.left;
+  const [successorKey, successorValue] = first(n.right);
+  return balance(successorKey, successorValue, n.left, removeMin(n.right));
 }
 
-function removeMin<K, V>(t: Node<K, V>): Tree<K, V> {
+function first<K, V>(t: Node<K, V> | Run<K, V>): [K, V] {
+  for (;;) {
+    if (t instanceof Run) return [t.keys[t.lo]!, valueAt(t.values, t.lo)];
+    if (t.left === null) return [t.key, t.value];
+    t = t.left;
+  }
+}
+
+/** A run without its first entry is the run after it: one shorter, so at most one lower, as a removal may be. */
+function removeMin<K, V>(t: Node<K, V> | Run<K, V>): Tree<K, V> {
+  if (t instanceof Run) return runOf(t.keys, t.values, t.lo + 1, t.hi);
   if (t.left === null) return t.right;
   return balance(t.key, t.value, removeMin(t.left), t.right);
 }
@@ -110,23 +180,65 @@ function removeMin<K, V>(t: Node<K, V>): Tree<K, V> {
 const toCount = (n: number): number => (n > 0 ? Math.floor(n) : 0);
 
 /*
- * Iteration keeps an explicit stack of pending nodes: popping a node yields it, then pushes the
- * spine of its next subtree. Each step is O(1) amortised, and starting at a rank or a key is one
- * O(log n) descent that pushes exactly the ancestors still to be visited.
+ * Iteration keeps an explicit stack of pending nodes and cursors: popping a node yields it, then pushes the spine of
+ * its next subtree; a cursor walks a run's arrays in place. Each step is O(1) amortised, and starting at a rank or
+ * a key is one O(log n) descent that pushes exactly the ancestors still to be visited.
  */
 
-function pushLeftSpine<K, V>(stack: Node<K, V>[], t: Tree<K, V>): void {
-  for (; t !== null; t = t.left) stack.push(t);
+class Cursor<K, V> {
+  /** The lazy block it reads from (decoded for the walk, not kept by the map) and its number. */
+  private block: readonly V[] = [];
+  private blockIndex = -1;
+
+  constructor(
+    readonly run: Run<K, V>,
+    public i: number,
+    /** +1 ascending, -1 descending. */
+    readonly step: 1 | -1,
+  ) {}
+
+  value(i: number): V {
+    const values = this.run.values;
+    if (!(values instanceof LazyValues)) return values[i]!;
+    const b = (i / values.blockSize) | 0;
+    if (b !== this.blockIndex) {
+      this.block = values.peekBlock(b);
+      this.blockIndex = b;
+    }
+    return this.block[i - b * values.blockSize]!;
+  }
 }
 
-function pushRightSpine<K, V>(stack: Node<K, V>[], t: Tree<K, V>): void {
-  for (; t !== null; t = t.right) stack.push(t);
+type Pending<K, V> = Node<K, V> | Cursor<K, V>;
+
+function pushLeftSpine<K, V>(stack: Pending<K, V>[], t: Tree<K, V>): void {
+  for (; t !== null; t = t.left) {
+    if (t instanceof Run) {
+      stack.push(new Cursor(t, t.lo, 1));
+      return;
+    }
+    stack.push(t);
+  }
+}
+
+function pushRightSpine<K, V>(stack: Pending<K, V>[], t: Tree<K, V>): void {
+  for (; t !== null; t = t.right) {
+    if (t instanceof Run) {
+      stack.push(new Cursor(t, t.hi - 1, -1));
+      return;
+    }
+    stack.push(t);
+  }
 }
 
 /** Stack for ascending iteration starting at 0-based rank `index`. */
-function ascendingFromIndex<K, V>(t: Tree<K, V>, index: number): Node<K, V>[] {
-  const stack: Node<K, V>[] = [];
+function ascendingFromIndex<K, V>(t: Tree<K, V>, index: number): Pending<K, V>[] {
+  const stack: Pending<K, V>[] = [];
   while (t !== null) {
+    if (t instanceof Run) {
+      stack.push(new Cursor(t, t.lo + index, 1));
+      break;
+    }
     const leftSize = sizeOf(t.left);
     if (index < leftSize) {
       stack.push(t);
@@ -143,9 +255,13 @@ function ascendingFromIndex<K, V>(t: Tree<K, V>, index: number): Node<K, V>[] {
 }
 
 /** Stack for descending iteration starting at 0-based rank `index`. */
-function descendingFromIndex<K, V>(t: Tree<K, V>, index: number): Node<K, V>[] {
-  const stack: Node<K, V>[] = [];
+function descendingFromIndex<K, V>(t: Tree<K, V>, index: number): Pending<K, V>[] {
+  const stack: Pending<K, V>[] = [];
   while (t !== null) {
+    if (t instanceof Run) {
+      stack.push(new Cursor(t, t.lo + index, -1));
+      break;
+    }
     const leftSize = sizeOf(t.left);
     if (index < leftSize) {
       t = t.left;
@@ -162,9 +278,14 @@ function descendingFromIndex<K, V>(t: Tree<K, V>, index: number): Node<K, V>[] {
 }
 
 /** Stack for ascending iteration starting at the first key >= `key`. */
-function ascendingFromKey<K, V>(t: Tree<K, V>, key: K, compare: Compare<K>): Node<K, V>[] {
-  const stack: Node<K, V>[] = [];
+function ascendingFromKey<K, V>(t: Tree<K, V>, key: K, compare: Compare<K>): Pending<K, V>[] {
+  const stack: Pending<K, V>[] = [];
   while (t !== null) {
+    if (t instanceof Run) {
+      const i = lowerBound(t.keys, t.lo, t.hi, key, compare);
+      if (i < t.hi) stack.push(new Cursor(t, i, 1));
+      break;
+    }
     if (compare(key, t.key) <= 0) {
       stack.push(t);
       t = t.left;
@@ -175,17 +296,37 @@ function ascendingFromKey<K, V>(t: Tree<K, V>, key: K, compare: Compare<K>): Nod
   return stack;
 }
 
-function* walkAscending<K, V, T>(stack: Node<K, V>[], project: (n: Node<K, V>) => T): Generator<T, void, undefined> {
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    pushLeftSpine(stack, n.right);
-    yield project(n);
+function* walk<K, V, T>(stack: Pending<K, V>[], descending: boolean, project: (key: K, value: V) => T): Generator<T, void, undefined> {
+  for (;;) {
+    const top = stack[stack.length - 1];
+    if (top === undefined) return;
+    if (top instanceof Cursor) {
+      const i = top.i;
+      top.i += top.step;
+      if (top.i < top.run.lo || top.i >= top.run.hi) stack.pop();
+      yield project(top.run.keys[i]!, top.value(i));
+    } else {
+      stack.pop();
+      if (descending) pushRightSpine(stack, top.left);
+      else pushLeftSpine(stack, top.right);
+      yield project(top.key, top.value);
+    }
   }
 }
 
-const entryOf = <K, V>(n: Node<K, V>): [K, V] => [n.key, n.value];
-const keyOf = <K, V>(n: Node<K, V>): K => n.key;
-const valueOf = <K, V>(n: Node<K, V>): V => n.value;
+function take<T>(items: Iterator<T>, max: number): T[] {
+  const out: T[] = [];
+  while (out.length < max) {
+    const next = items.next();
+    if (next.done) break;
+    out.push(next.value);
+  }
+  return out;
+}
+
+const entryOf = <K, V>(key: K, value: V): [K, V] => [key, value];
+const keyOf = <K, V>(key: K, _value: V): K => key;
+const valueOf = <K, V>(_key: K, value: V): V => value;
 
 export class OrderedMap<K, V> {
   private constructor(
@@ -206,16 +347,28 @@ export class OrderedMap<K, V> {
    * made for each (a million short-lived pairs were a good part of a load's garbage collection).
    */
   static fromSortedBy<T, K, V>(compare: Compare<K>, items: ReadonlyArray<T>, key: (item: T) => K, value: (item: T) => V): OrderedMap<K, V> {
-    for (let i = 1; i < items.length; i++) {
-      if (compare(key(items[i - 1]!), key(items[i]!)) >= 0) throw new Error(`fromSorted: entries are not strictly ascending at index ${i}`);
+    const n = items.length;
+    const keys = new Array<K>(n);
+    const values = new Array<V>(n);
+    for (let i = 0; i < n; i++) {
+      const item = items[i]!;
+      keys[i] = key(item);
+      values[i] = value(item);
+      if (i > 0 && compare(keys[i - 1]!, keys[i]!) >= 0) throw new Error(`fromSorted: entries are not strictly ascending at index ${i}`);
     }
-    const build = (lo: number, hi: number): Tree<K, V> => {
-      if (lo >= hi) return null;
-      const mid = (lo + hi) >>> 1;
-      const item = items[mid]!;
-      return node(key(item), value(item), build(lo, mid), build(mid + 1, hi));
-    };
-    return new OrderedMap(build(0, items.length), compare);
+    return new OrderedMap(runOf(keys, values, 0, n), compare);
+  }
+
+  /**
+   * A map over sorted keys and their values as they are (no copy): a snapshot's indexes, the values possibly still
+   * encoded. Throws if the keys are not strictly ascending or the counts differ.
+   */
+  static fromSortedArrays<K, V>(compare: Compare<K>, keys: readonly K[], values: Values<V>): OrderedMap<K, V> {
+    if (keys.length !== values.length) throw new Error(`fromSortedArrays: ${keys.length} keys for ${values.length} values`);
+    for (let i = 1; i < keys.length; i++) {
+      if (compare(keys[i - 1]!, keys[i]!) >= 0) throw new Error(`fromSorted: entries are not strictly ascending at index ${i}`);
+    }
+    return new OrderedMap(runOf(keys, values, 0, keys.length), compare);
   }
 
   static empty<K, V>(compare: Compare<K>): OrderedMap<K, V> {
@@ -231,21 +384,31 @@ export class OrderedMap<K, V> {
   }
 
   get(key: K): V | undefined {
-    return this.find(key)?.value;
+    let t = this.root;
+    while (t !== null) {
+      if (t instanceof Run) {
+        const i = lowerBound(t.keys, t.lo, t.hi, key, this.compare);
+        return i < t.hi && this.compare(t.keys[i]!, key) === 0 ? valueAt(t.values, i) : undefined;
+      }
+      const c = this.compare(key, t.key);
+      if (c === 0) return t.value;
+      t = c < 0 ? t.left : t.right;
+    }
+    return undefined;
   }
 
   has(key: K): boolean {
-    return this.find(key) !== null;
-  }
-
-  private find(key: K): Node<K, V> | null {
     let t = this.root;
     while (t !== null) {
+      if (t instanceof Run) {
+        const i = lowerBound(t.keys, t.lo, t.hi, key, this.compare);
+        return i < t.hi && this.compare(t.keys[i]!, key) === 0;
+      }
       const c = this.compare(key, t.key);
-      if (c === 0) return t;
+      if (c === 0) return true;
       t = c < 0 ? t.left : t.right;
     }
-    return null;
+    return false;
   }
 
   /** Returns a new map; `this` is unchanged. Returns `this` if `key` already maps to `value` (===). */
@@ -269,6 +432,7 @@ export class OrderedMap<K, V> {
     if (!Number.isInteger(index) || index < 0 || index >= this.size) return undefined;
     let t = this.root;
     while (t !== null) {
+      if (t instanceof Run) return [t.keys[t.lo + index]!, valueAt(t.values, t.lo + index)];
       const leftSize = sizeOf(t.left);
       if (index < leftSize) {
         t = t.left;
@@ -287,6 +451,7 @@ export class OrderedMap<K, V> {
     let rank = 0;
     let t = this.root;
     while (t !== null) {
+      if (t instanceof Run) return rank + lowerBound(t.keys, t.lo, t.hi, key, this.compare) - t.lo;
       if (this.compare(key, t.key) <= 0) {
         t = t.left;
       } else {
@@ -299,49 +464,35 @@ export class OrderedMap<K, V> {
 
   /** Up to `limit` entries in ascending key order, skipping the first `offset`. */
   slice(offset: number, limit: number): Array<[K, V]> {
-    const out: Array<[K, V]> = [];
     const start = toCount(offset);
     const max = toCount(limit);
-    if (max === 0 || start >= this.size) return out;
-    const stack = ascendingFromIndex(this.root, start);
-    while (out.length < max && stack.length > 0) {
-      const n = stack.pop()!;
-      out.push([n.key, n.value]);
-      pushLeftSpine(stack, n.right);
-    }
-    return out;
+    if (max === 0 || start >= this.size) return [];
+    return take(walk(ascendingFromIndex(this.root, start), false, entryOf), max);
   }
 
   /** Up to `limit` entries in descending key order, skipping the `offset` largest. */
   sliceReverse(offset: number, limit: number): Array<[K, V]> {
-    const out: Array<[K, V]> = [];
     const skip = toCount(offset);
     const max = toCount(limit);
-    if (max === 0 || skip >= this.size) return out;
-    const stack = descendingFromIndex(this.root, this.size - 1 - skip);
-    while (out.length < max && stack.length > 0) {
-      const n = stack.pop()!;
-      out.push([n.key, n.value]);
-      pushRightSpine(stack, n.left);
-    }
-    return out;
+    if (max === 0 || skip >= this.size) return [];
+    return take(walk(descendingFromIndex(this.root, this.size - 1 - skip), true, entryOf), max);
   }
 
   /** Lazily yields entries with keys >= `key`, ascending (e.g. a prefix scan that stops early). */
   entriesFrom(key: K): IterableIterator<[K, V]> {
-    return walkAscending(ascendingFromKey(this.root, key, this.compare), entryOf);
+    return walk(ascendingFromKey(this.root, key, this.compare), false, entryOf);
   }
 
   entries(): IterableIterator<[K, V]> {
-    return walkAscending(ascendingFromIndex(this.root, 0), entryOf);
+    return walk(ascendingFromIndex(this.root, 0), false, entryOf);
   }
 
   keys(): IterableIterator<K> {
-    return walkAscending(ascendingFromIndex(this.root, 0), keyOf);
+    return walk(ascendingFromIndex(this.root, 0), false, keyOf);
   }
 
   values(): IterableIterator<V> {
-    return walkAscending(ascendingFromIndex(this.root, 0), valueOf);
+    return walk(ascendingFromIndex(this.root, 0), false, valueOf);
   }
 
   [Symbol.iterator](): IterableIterator<[K, V]> {

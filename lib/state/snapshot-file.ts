@@ -15,9 +15,18 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { BuildState } from './build-state.js';
 import { SNAPSHOT_FORMAT, addLine, snapshotFromLines, snapshotLines, type Snapshot, type SnapshotLine } from './snapshot.js';
+import { imagePieces, stateFromImage, type ImagePiece } from './state-image.js';
+
+/**
+ * The format of snapshot.bin: frames of a state image (state-image.ts), the end line carrying a CRC-32 of the frames
+ * before it, since its records are decoded only when read, long after the file was checked. The compaction base
+ * keeps the records format (`SNAPSHOT_FORMAT`), which later versions must read.
+ */
+export const IMAGE_FORMAT = 7;
 
 /**
  * What a snapshot is valid for: a hash of the state stage's own compiled code (reduce and its records). A
@@ -62,7 +71,7 @@ const LINES_PER_FRAME = 2000;
  */
 const FRAME_BUDGET_MS = 5;
 
-type EndLine = ['end', number];
+type EndLine = ['end', number] | ['end', number, number];
 
 /** A packer whose record definitions travel inside each frame, so frames decode on their own. */
 const packer = (): Packr => new Packr({ useRecords: true, structuredClone: false, mapsAsObjects: true });
@@ -70,13 +79,23 @@ const packer = (): Packr => new Packr({ useRecords: true, structuredClone: false
 /** A snapshot file's parts: the header and the lines in order, the end line included (as written, for tests). */
 export interface SnapshotFileParts {
   header: SnapshotHeader;
-  lines: Array<SnapshotLine | EndLine>;
+  lines: Array<SnapshotLine | ImagePiece | EndLine>;
 }
 
 export function encodeSnapshotFile(parts: SnapshotFileParts): Buffer {
   const p = packer();
   const out: Buffer[] = [Buffer.from(`${JSON.stringify(parts.header)}\n`)];
-  for (let i = 0; i < parts.lines.length; i += LINES_PER_FRAME) out.push(frame(p, parts.lines.slice(i, i + LINES_PER_FRAME)));
+  const last = parts.lines[parts.lines.length - 1];
+  // An end line with a checksum (an image's) gets the checksum of the frames as encoded here.
+  const checked = last !== undefined && last[0] === 'end' && last.length === 3;
+  const body = checked ? parts.lines.slice(0, -1) : parts.lines;
+  let crc = 0;
+  for (let i = 0; i < body.length; i += LINES_PER_FRAME) {
+    const bytes = frame(p, body.slice(i, i + LINES_PER_FRAME));
+    crc = crc32(bytes, crc);
+    out.push(bytes);
+  }
+  if (checked) out.push(frame(p, [['end', last[1], crc]]));
   return Buffer.concat(out);
 }
 
@@ -93,7 +112,7 @@ export function decodeSnapshotFile(data: Buffer): SnapshotFileParts {
     if (end > data.length) throw new Error('a truncated frame');
     const frameLines = p.unpack(data.subarray(at + 4, end)) as unknown;
     if (!Array.isArray(frameLines)) throw new Error('a frame that is not a list');
-    for (const line of frameLines) lines.push(line as SnapshotLine | EndLine);
+    for (const line of frameLines) lines.push(line as SnapshotFileParts['lines'][number]);
     at = end;
   }
   return { header, lines };
@@ -108,7 +127,7 @@ function parseHeader(data: Buffer): { header: SnapshotHeader; eol: number } {
   return { header: header as SnapshotHeader, eol };
 }
 
-function frame(p: Packr, lines: ReadonlyArray<SnapshotLine | EndLine>): Buffer {
+function frame(p: Packr, lines: readonly unknown[]): Buffer {
   const body = p.pack(lines);
   const length = Buffer.alloc(4);
   length.writeUInt32LE(body.length);
@@ -153,9 +172,59 @@ export async function readSnapshotHeader(path: string): Promise<SnapshotHeader |
   }
 }
 
-export async function readSnapshot(path: string, version: string, log: LogProbe): Promise<Snapshot | undefined> {
-  if (version === '') return undefined;
-  return (await readSnapshotFile(path, (h) => h.version === version, log)).snapshot;
+/** The state in the snapshot at `path`, if one written by this state code fits the log; undefined otherwise. */
+export async function readSnapshot(path: string, version: string, log: LogProbe): Promise<BuildState | undefined> {
+  return version === '' ? undefined : (await readImageFile(path, version, log)).state;
+}
+
+async function readImageFile(path: string, version: string, log: LogProbe): Promise<{ state?: BuildState; why: string }> {
+  let state: BuildState;
+  let header: SnapshotHeader;
+  try {
+    const data = await readFile(path);
+    const parsed = parseHeader(data);
+    header = parsed.header;
+    if (header.version !== version) return { why: 'written by another version of platform' };
+    const misfit = headerMisfit(header, log, IMAGE_FORMAT);
+    if (misfit) return { why: misfit };
+    const frames = framesOf(data, parsed.eol + 1);
+    const last = frames.pop();
+    const end = last ? (packer().unpack(last.bytes) as unknown) : undefined;
+    const endLine = Array.isArray(end) ? (end[0] as unknown) : undefined;
+    const start = parsed.eol + 1;
+    const body = data.subarray(start, last ? last.at : start);
+    if (!Array.isArray(endLine) || endLine[0] !== 'end') return { why: 'cut short' };
+    const p = packer();
+    const pieces: unknown[] = [];
+    for (const f of frames) {
+      const lines = p.unpack(f.bytes) as unknown;
+      if (!Array.isArray(lines)) return { why: 'damaged' };
+      for (const line of lines) pieces.push(line);
+    }
+    // The count and the checksum: a file cut short, padded or changed in place is not this snapshot.
+    if (endLine[1] !== pieces.length || endLine[2] !== crc32(body)) return { why: 'damaged' };
+    state = stateFromImage(pieces);
+  } catch (err) {
+    return { why: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : `unreadable: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  if (state.last_event_id !== header.last_event_id) return { why: 'damaged' };
+  const id = header.last_event_id;
+  if (id > 0 && (await log.timestampOf(id).catch(() => undefined)) !== header.last_event_timestamp) return { why: `not of this log (its event ${id} differs)` };
+  return { state, why: '' };
+}
+
+/** The frames after the header: where each starts and its MessagePack bytes; throws when one is cut short. */
+function framesOf(data: Buffer, from: number): Array<{ at: number; bytes: Buffer }> {
+  const frames: Array<{ at: number; bytes: Buffer }> = [];
+  let at = from;
+  while (at < data.length) {
+    if (at + 4 > data.length) throw new Error('a truncated frame length');
+    const end = at + 4 + data.readUInt32LE(at);
+    if (end > data.length) throw new Error('a truncated frame');
+    frames.push({ at, bytes: data.subarray(at + 4, end) });
+    at = end;
+  }
+  return frames;
 }
 
 /**
@@ -178,7 +247,7 @@ async function readSnapshotFile(
     const parts = decodeSnapshotFile(await readFile(path));
     header = parts.header;
     if (!accept(header)) return { why: 'written by another version of platform' };
-    const misfit = headerMisfit(header, log);
+    const misfit = headerMisfit(header, log, SNAPSHOT_FORMAT);
     if (misfit) return { why: misfit };
     const last = parts.lines[parts.lines.length - 1];
     // The end line counts the records: a file cut short or padded is not this snapshot.
@@ -187,7 +256,8 @@ async function readSnapshotFile(
     for (let i = 0; i < parts.lines.length - 1; i++) {
       const line = parts.lines[i]!;
       if (!Array.isArray(line) || line[0] === 'end') return { why: 'damaged' };
-      addLine(snap, line);
+      // A line of an unknown kind (an image's, too) throws in addLine.
+      addLine(snap, line as SnapshotLine);
     }
   } catch (err) {
     return { why: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : `unreadable: ${err instanceof Error ? err.message : String(err)}` };
@@ -202,41 +272,62 @@ async function readSnapshotFile(
  * where it stands against the log. Its own last event must still be in the log to vouch for it, so a state older
  * than a compacted log's first event (which lacks what the removed events did) does not fit.
  */
-export function headerMisfit(header: SnapshotHeader, log: Pick<LogProbe, 'firstId' | 'latestId'>): string {
-  if (header.format !== SNAPSHOT_FORMAT) return `of record format ${String(header.format)}, this platform reads ${SNAPSHOT_FORMAT}`;
+export function headerMisfit(header: SnapshotHeader, log: Pick<LogProbe, 'firstId' | 'latestId'>, format: number): string {
+  if (header.format !== format) return `of format ${String(header.format)}, this platform reads ${format} there`;
   const id = header.last_event_id;
   if (!Number.isSafeInteger(id) || id < 0 || id > log.latestId()) return `ahead of the log (event ${id}, the log ends at ${log.latestId()})`;
   if (log.firstId() > 1 && id < log.firstId()) return `older than the log, which starts at event ${log.firstId()} since a compaction`;
   return '';
 }
 
-/** Writes `state` as the snapshot, a frame at a time; the state is immutable, so steps go on meanwhile. */
+/** Writes `state` as the snapshot (its image), a frame at a time; the state is immutable, so steps go on meanwhile. */
 export async function writeSnapshot(path: string, version: string, state: BuildState, lastEventTimestamp: number): Promise<void> {
   if (version === '') return;
+  const header: SnapshotHeader = { version, format: IMAGE_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp };
+  await writeFramed(path, header, imagePieces(state), true);
+}
+
+/** Writes `state` as records (snapshot.ts), the format a compaction base keeps for later versions to read. */
+export async function writeRecords(path: string, version: string, state: BuildState, lastEventTimestamp: number): Promise<void> {
+  const header: SnapshotHeader = { version, format: SNAPSHOT_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp };
+  await writeFramed(path, header, snapshotLines(state), false);
+}
+
+/**
+ * Writes a header and lines in frames sized to FRAME_BUDGET_MS (the lines are made as they are written, so their
+ * making counts too), then the end line: the count, and with `checksum` the CRC-32 of the frames.
+ */
+async function writeFramed(path: string, header: SnapshotHeader, source: Iterable<unknown>, checksum: boolean): Promise<void> {
   // Its own temporary file, so that a failed or abandoned write never shares one with the next.
   const tmp = `${path}.${process.pid}.${++writes}.tmp`;
-  const header: SnapshotHeader = { version, format: SNAPSHOT_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp };
   const file = await open(tmp, 'w');
   try {
     const p = packer();
     await file.write(`${JSON.stringify(header)}\n`);
-    let lines: Array<SnapshotLine | EndLine> = [];
+    let lines: unknown[] = [];
     let count = 0;
+    let crc = 0;
     let perFrame = 256;
-    for (const line of snapshotLines(state)) {
+    let started = performance.now();
+    for (const line of source) {
       lines.push(line);
       count++;
       if (lines.length >= perFrame) {
-        const started = performance.now();
         const bytes = frame(p, lines);
         const took = performance.now() - started;
-        perFrame = Math.max(64, Math.min(LINES_PER_FRAME, Math.round((lines.length * FRAME_BUDGET_MS) / Math.max(took, 0.01))));
+        perFrame = Math.max(16, Math.min(LINES_PER_FRAME, Math.round((lines.length * FRAME_BUDGET_MS) / Math.max(took, 0.01))));
+        if (checksum) crc = crc32(bytes, crc);
         await file.write(bytes);
         lines = [];
+        started = performance.now();
       }
     }
-    lines.push(['end', count]);
-    await file.write(frame(p, lines));
+    if (lines.length > 0) {
+      const bytes = frame(p, lines);
+      if (checksum) crc = crc32(bytes, crc);
+      await file.write(bytes);
+    }
+    await file.write(frame(p, [checksum ? ['end', count, crc] : ['end', count]]));
     await file.sync();
   } catch (err) {
     await file.close().catch(() => undefined);

@@ -13,8 +13,8 @@ import { pruneSteps, type PruneCounts } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
-import { fromSnapshot } from './snapshot.js';
-import { headerMisfit, readCompactionBase, readSnapshot, readSnapshotHeader, removeSnapshotLeftovers, stateCodeFingerprint, writeSnapshot, type LogProbe } from './snapshot-file.js';
+import { SNAPSHOT_FORMAT, fromSnapshot } from './snapshot.js';
+import { headerMisfit, readCompactionBase, readSnapshot, readSnapshotHeader, removeSnapshotLeftovers, stateCodeFingerprint, writeRecords, writeSnapshot, type LogProbe } from './snapshot-file.js';
 
 /** Below this many events since the last snapshot, replaying them is cheaper than writing a new one. */
 export const SNAPSHOT_MIN_NEW_EVENTS = 1000;
@@ -109,16 +109,9 @@ export class StateStore {
   ): Promise<StateStore> {
     if (snapshotPath) await removeSnapshotLeftovers(snapshotPath);
     if (options.compactionBasePath) await removeSnapshotLeftovers(options.compactionBasePath);
+    // A snapshot that does not hold together is only a lost shortcut (undefined): the log is replayed.
     const snapshot = snapshotPath ? await readSnapshot(snapshotPath, stateCodeFingerprint(), logProbe(log)) : undefined;
-    let start: BuildState | undefined;
-    if (snapshot) {
-      try {
-        start = fromSnapshot(snapshot);
-      } catch {
-        // A snapshot that parses but does not hold together is only a lost shortcut: replay the log.
-        start = undefined;
-      }
-    }
+    let start = snapshot;
     if (!start && log.firstId() > 1) start = await compactionBase(log, options.compactionBasePath);
     start ??= initialState();
     const every = options.snapshotEveryEvents ?? 0;
@@ -159,7 +152,7 @@ export class StateStore {
       // The snapshot may hold history a prune just dropped: gone before the base, under the same lock, so no start
       // ever prefers it to the base (and no writer puts it back meanwhile).
       if (supersedes) await rm(supersedes, { force: true });
-      await writeSnapshot(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state));
+      await writeRecords(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state));
       return state.last_event_id;
     });
   }
@@ -254,7 +247,7 @@ export function logProbe(log: EventLog): LogProbe {
 /** The base's header says it can start the log (the rest of the file is read when it has to). */
 async function baseCoversLog(path: string, log: EventLog): Promise<boolean> {
   const header = await readSnapshotHeader(path);
-  return header !== undefined && headerMisfit(header, log) === '';
+  return header !== undefined && headerMisfit(header, log, SNAPSHOT_FORMAT) === '';
 }
 
 /** The state a compacted log starts from; throws, naming the files and what to do, when there is none to use. */

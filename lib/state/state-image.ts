@@ -1,0 +1,205 @@
+/**
+ * The state as it is in memory, map by map: what snapshot.bin holds. A restart turns each map's sorted keys back into
+ * a map in O(1) nodes (ordered-map.ts's runs) and leaves the records encoded in blocks of BLOCK until they are read
+ * (lazy-values.ts): loading is decoding keys, not rebuilding records and fourteen indexes from them, which is what
+ * made a restart at a million events take 8 s and 1.4 GB.
+ *
+ * Unlike the records of snapshot.ts (the compaction base, read by any later program version), an image holds the
+ * indexes as this code built them, so it is tied to this code: snapshot-file.ts only reads one written by the same
+ * state code. The loaded state equals the fold of the same events (tests/state-snapshot.test.ts).
+ */
+import { Packr } from 'msgpackr';
+import {
+  JOB_RUN_STATUSES,
+  PARTITION_STATUSES,
+  WANT_STATUSES,
+  initialState,
+  type BuildState,
+  type CreatedCounts,
+} from './build-state.js';
+import { LazyValues } from './lazy-values.js';
+import { OrderedMap, compareNumbers, compareStrings, type Compare } from './ordered-map.js';
+
+/** Values per encoded block: a read decodes one block (~20 us for wants), a page of 100 at most 100 of them. */
+const BLOCK = 16;
+
+/** Entries per piece (a line of a frame). */
+const PER_PIECE = 256;
+
+/** How a map's values are kept in the image: as they are, or encoded blocks decoded when read. */
+type ValueKind = 'plain' | 'records' | 'sets';
+
+interface MapSpec {
+  readonly numeric: boolean;
+  readonly kind: ValueKind;
+}
+
+const plain = (numeric = false): MapSpec => ({ numeric, kind: 'plain' });
+const records: MapSpec = { numeric: false, kind: 'records' };
+const sets: MapSpec = { numeric: false, kind: 'sets' };
+
+type StatusIndexField = 'wants_by_status' | 'job_runs_by_status' | 'partitions_by_status';
+type ScalarField = 'last_event_id' | 'wants_sla_missed' | 'created';
+type MapField = Exclude<keyof BuildState, StatusIndexField | ScalarField>;
+
+/** Every map of the state and how its values are kept; a field missing here fails the image's round trip test. */
+const MAPS: Readonly<Record<MapField, MapSpec>> = {
+  wants: records,
+  want_order: plain(true),
+  active_wants_by_ref: sets,
+  run_wants: sets,
+  partitions: records,
+  job_runs: records,
+  job_run_order: plain(true),
+  builds: records,
+  build_history: plain(),
+  consumers: plain(),
+  partitions_by_job: plain(),
+  job_fingerprints: plain(),
+  taints: records,
+  taint_order: plain(true),
+  sla_pending: plain(),
+  queued_by_priority: plain(),
+  window_open: plain(),
+  backfills: plain(),
+  backfill_order: plain(true),
+  schedules: records,
+};
+
+const STATUS_INDEXES: Readonly<Record<StatusIndexField, { statuses: readonly string[]; spec: MapSpec }>> = {
+  wants_by_status: { statuses: WANT_STATUSES, spec: plain(true) },
+  job_runs_by_status: { statuses: JOB_RUN_STATUSES, spec: plain(true) },
+  partitions_by_status: { statuses: PARTITION_STATUSES, spec: plain() },
+};
+
+interface Scalars {
+  last_event_id: number;
+  wants_sla_missed: number;
+  created: CreatedCounts;
+}
+
+/** One line of an image: a map starts (its name, size), its keys, its values, the scalars. */
+export type ImagePiece =
+  | ['map', string, number]
+  | ['keys', unknown[]]
+  | ['values', unknown[]]
+  | ['blocks', Uint8Array[]]
+  | ['scalars', Scalars];
+
+type AnyMap = OrderedMap<unknown, unknown>;
+
+/** A packer whose record definitions travel inside each block, so a block decodes on its own. */
+const packer = new Packr({ useRecords: true, structuredClone: false, mapsAsObjects: true });
+
+const encodeSet = (set: unknown): unknown[] => {
+  const flat: unknown[] = [];
+  for (const [seq, id] of set as OrderedMap<number, string>) flat.push(seq, id);
+  return flat;
+};
+
+const decodeSet = (flat: unknown): OrderedMap<number, string> => {
+  const items = flat as unknown[];
+  const seqs: number[] = [];
+  const ids: string[] = [];
+  for (let i = 0; i < items.length; i += 2) {
+    seqs.push(items[i] as number);
+    ids.push(items[i + 1] as string);
+  }
+  return OrderedMap.fromSortedArrays(compareNumbers, seqs, ids);
+};
+
+/** Every map of the state by its name in the image (a status index's maps are `<field>.<status>`). */
+function* namedMaps(state: BuildState): Generator<[string, AnyMap, MapSpec]> {
+  for (const [field, spec] of Object.entries(MAPS) as Array<[MapField, MapSpec]>) yield [field, state[field] as AnyMap, spec];
+  for (const [field, { statuses, spec }] of Object.entries(STATUS_INDEXES) as Array<[StatusIndexField, (typeof STATUS_INDEXES)[StatusIndexField]]>) {
+    const index = state[field] as Readonly<Record<string, AnyMap>>;
+    for (const s of statuses) yield [`${field}.${s}`, index[s]!, spec];
+  }
+}
+
+/** The pieces of an image of `state`, a few hundred entries each, so a writer can pace itself between them. */
+export function* imagePieces(state: BuildState): Generator<ImagePiece> {
+  yield ['scalars', { last_event_id: state.last_event_id, wants_sla_missed: state.wants_sla_missed, created: state.created }];
+  for (const [name, map, spec] of namedMaps(state)) {
+    yield ['map', name, map.size];
+    let keys: unknown[] = [];
+    let values: unknown[] = [];
+    const flush = function* (): Generator<ImagePiece> {
+      yield ['keys', keys];
+      if (spec.kind === 'plain') {
+        yield ['values', values];
+      } else {
+        const blocks: Uint8Array[] = [];
+        for (let i = 0; i < values.length; i += BLOCK) {
+          const block = values.slice(i, i + BLOCK);
+          blocks.push(packer.pack(spec.kind === 'sets' ? block.map(encodeSet) : block));
+        }
+        yield ['blocks', blocks];
+      }
+      keys = [];
+      values = [];
+    };
+    for (const [k, v] of map) {
+      keys.push(k);
+      values.push(v);
+      if (keys.length === PER_PIECE) yield* flush();
+    }
+    if (keys.length > 0) yield* flush();
+  }
+}
+
+interface Section {
+  readonly name: string;
+  readonly size: number;
+  readonly keys: unknown[];
+  readonly values: unknown[];
+  readonly blocks: Uint8Array[];
+}
+
+/**
+ * The state an image's pieces describe. Throws on anything that is not a whole image of this code's state (a
+ * missing or unknown map, keys out of order, counts that do not add up): the caller then replays the log.
+ */
+export function stateFromImage(pieces: Iterable<unknown>): BuildState {
+  const sections = new Map<string, Section>();
+  let current: Section | undefined;
+  let scalars: Scalars | undefined;
+  for (const piece of pieces) {
+    if (!Array.isArray(piece)) throw new Error('an image line that is not a list');
+    const [kind, a, b] = piece as [unknown, unknown, unknown];
+    if (kind === 'scalars') scalars = a as Scalars;
+    else if (kind === 'map') {
+      if (typeof a !== 'string' || typeof b !== 'number' || sections.has(a)) throw new Error(`a map line of no use: ${String(a)}`);
+      current = { name: a, size: b, keys: [], values: [], blocks: [] };
+      sections.set(a, current);
+    } else if (!current || !Array.isArray(a)) throw new Error(`an image line of kind '${String(kind)}' outside a map`);
+    else if (kind === 'keys') for (const k of a) current.keys.push(k);
+    else if (kind === 'values') for (const v of a) current.values.push(v);
+    else if (kind === 'blocks') for (const block of a as Uint8Array[]) current.blocks.push(block);
+    else throw new Error(`an image line of unknown kind '${String(kind)}'`);
+  }
+  if (!scalars || typeof scalars.last_event_id !== 'number') throw new Error('an image without its scalars');
+  const load = (name: string, spec: MapSpec): AnyMap => {
+    const section = sections.get(name);
+    if (!section) throw new Error(`an image without the map ${name}`);
+    sections.delete(name);
+    if (section.keys.length !== section.size) throw new Error(`the map ${name} has ${section.keys.length} of its ${section.size} keys`);
+    const compare = (spec.numeric ? compareNumbers : compareStrings) as Compare<unknown>;
+    if (spec.kind === 'plain') return OrderedMap.fromSortedArrays(compare, section.keys, section.values);
+    const decode =
+      spec.kind === 'sets'
+        ? (block: Uint8Array) => (packer.unpack(block) as unknown[]).map(decodeSet)
+        : (block: Uint8Array) => packer.unpack(block) as unknown[];
+    return OrderedMap.fromSortedArrays(compare, section.keys, new LazyValues(section.keys.length, BLOCK, section.blocks, decode));
+  };
+  const state: Record<string, unknown> = { ...initialState(), ...scalars };
+  for (const [field, spec] of Object.entries(MAPS)) state[field] = load(field, spec);
+  for (const [field, { statuses, spec }] of Object.entries(STATUS_INDEXES)) {
+    const index: Record<string, AnyMap> = {};
+    for (const s of statuses) index[s] = load(`${field}.${s}`, spec);
+    state[field] = index;
+  }
+  if (sections.size > 0) throw new Error(`an image with maps this state does not have: ${[...sections.keys()].join(', ')}`);
+  // Every field of BuildState was set above from MAPS, STATUS_INDEXES and the scalars, checked as they were read.
+  return state as unknown as BuildState;
+}
