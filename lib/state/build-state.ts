@@ -1,5 +1,5 @@
 import type { BuildInput, JobConfig, OutputInputs, RebuildPolicy, WantSource } from '../events/build-event.js';
-import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
+import { OrderedMap, compareNumbers, compareStrings, type Compare } from './ordered-map.js';
 import type { PartitionCounts } from './want-status.js';
 
 export type WantStatus =
@@ -164,6 +164,13 @@ export interface JobRunRecord {
   readonly priority: number;
 }
 
+/**
+ * The order of the maps keyed by want, run and build id: shorter first, then code units. Ids are `<prefix>-<n>`
+ * numbered in creation order, so this is creation order, and a page of wants by seq reads neighbours in the map
+ * (and in a loaded snapshot's blocks of records) where code-unit order scattered them (w-12 before w-120 before w-13).
+ */
+export const compareIds: Compare<string> = (a, b) => a.length - b.length || compareStrings(a, b);
+
 /** Want ids by creation seq. */
 export type WantSet = OrderedMap<number, string>;
 
@@ -273,17 +280,17 @@ export function initialState(): BuildState {
   for (const s of PARTITION_STATUSES) partitionsByStatus[s] = OrderedMap.empty<string, true>(compareStrings);
   return {
     last_event_id: 0,
-    wants: OrderedMap.empty(compareStrings),
+    wants: OrderedMap.empty(compareIds),
     want_order: OrderedMap.empty(compareNumbers),
     wants_by_status: statusIndex(WANT_STATUSES),
     active_wants_by_ref: OrderedMap.empty(compareStrings),
-    run_wants: OrderedMap.empty(compareStrings),
+    run_wants: OrderedMap.empty(compareIds),
     partitions: OrderedMap.empty(compareStrings),
     partitions_by_status: partitionsByStatus,
-    job_runs: OrderedMap.empty(compareStrings),
+    job_runs: OrderedMap.empty(compareIds),
     job_run_order: OrderedMap.empty(compareNumbers),
     job_runs_by_status: statusIndex(JOB_RUN_STATUSES),
-    builds: OrderedMap.empty(compareStrings),
+    builds: OrderedMap.empty(compareIds),
     build_history: OrderedMap.empty(compareStrings),
     consumers: OrderedMap.empty(compareStrings),
     partitions_by_job: OrderedMap.empty(compareStrings),

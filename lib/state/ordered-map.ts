@@ -186,7 +186,7 @@ const toCount = (n: number): number => (n > 0 ? Math.floor(n) : 0);
  */
 
 class Cursor<K, V> {
-  /** The lazy block it reads from (decoded for the walk, not kept by the map) and its number. */
+  /** The lazy block it reads from (decoded once for the walk) and its number. */
   private block: readonly V[] = [];
   private blockIndex = -1;
 
@@ -202,7 +202,7 @@ class Cursor<K, V> {
     if (!(values instanceof LazyValues)) return values[i]!;
     const b = (i / values.blockSize) | 0;
     if (b !== this.blockIndex) {
-      this.block = values.peekBlock(b);
+      this.block = values.block(b);
       this.blockIndex = b;
     }
     return this.block[i - b * values.blockSize]!;

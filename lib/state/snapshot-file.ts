@@ -1,14 +1,17 @@
 /**
- * The snapshot on disk: `.platform/snapshot.bin`, written atomically (a temporary file, fsynced, renamed).
+ * The state on disk: `.platform/snapshot.bin` (the state's image, state-image.ts) and `.platform/compacted.bin` (a
+ * compaction base: the records of snapshot.ts), each written atomically (a temporary file, fsynced, renamed).
  *
- * Layout: a JSON header line (`SnapshotHeader`), then frames, each a 4-byte little-endian length and a MessagePack
- * array of up to 2,000 snapshot lines (`[kind, record]`), the last frame `[['end', count]]`. MessagePack records
- * (msgpackr's `useRecords`) name a kind's fields once per frame: a quarter of the JSON's size, and decoded three to
- * four times faster than JSON.parse (measured: 200,000 records in 240 ms against 790 ms). Written a frame at a time,
- * each an asynchronous write, so a snapshot of a million records never holds the event loop for more than a frame.
+ * Layout of both: a JSON header line (`SnapshotHeader`), then frames, each a 4-byte little-endian length and a
+ * MessagePack array of lines, the last frame `[['end', count]]` (an image's `[['end', count, crc32]]`, the CRC-32 of
+ * the frames before it: its records are decoded when read, so the whole file is checked when it is loaded).
+ * MessagePack records (msgpackr's `useRecords`) name a kind's fields once per frame or block: a quarter of the
+ * JSON's size, and decoded three to four times faster than JSON.parse. Written a frame at a time, each frame sized to
+ * a few ms of the event loop, so a snapshot of a million records never holds up a step.
  *
- * A snapshot is only a shortcut: one that is unreadable, truncated, of another format or program version, or ahead
- * of the log is ignored (a full replay follows), never trusted.
+ * A snapshot is only a shortcut: one that is unreadable, truncated, changed, of another format or program version,
+ * or ahead of the log is ignored (a full replay follows), never trusted. A compaction base is the truth: any later
+ * version of platform that knows its record format reads it.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';

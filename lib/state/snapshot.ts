@@ -24,6 +24,7 @@ import {
   type ScheduleRecord,
   type StatusIndex,
   type WantRecord,
+  compareIds,
 } from './build-state.js';
 import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
 
@@ -180,6 +181,14 @@ export function addLine(snap: Snapshot, line: SnapshotLine): void {
   }
 }
 
+/** Records in id order (`compareIds`): as written, or sorted when a file of an earlier order is read. */
+function inIdOrder<T>(records: readonly T[], id: (r: T) => string): readonly T[] {
+  for (let i = 1; i < records.length; i++) {
+    if (compareIds(id(records[i - 1]!), id(records[i]!)) >= 0) return [...records].sort((a, b) => compareIds(id(a), id(b)));
+  }
+  return records;
+}
+
 function bySeq<T extends { seq: number }>(records: readonly T[]): T[] {
   return [...records].sort((a, b) => a.seq - b.seq);
 }
@@ -240,8 +249,8 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
     for (const ref of w.partitions) push(activeByRef, ref, w);
   }
   yield;
-  const wantSets = (m: Map<string, Array<readonly [number, string]>>) =>
-    OrderedMap.fromSortedBy(compareStrings, [...m.keys()].sort(), (k) => k, (k) => OrderedMap.fromSorted(compareNumbers, m.get(k)!));
+  const wantSets = (m: Map<string, Array<readonly [number, string]>>, compare: typeof compareStrings) =>
+    OrderedMap.fromSortedBy(compare, [...m.keys()].sort(compare), (k) => k, (k) => OrderedMap.fromSorted(compareNumbers, m.get(k)!));
   const partitionsByStatus = {} as Record<(typeof PARTITION_STATUSES)[number], OrderedMap<string, true>>;
   const partitionBuckets = byStatus(PARTITION_STATUSES, snap.partitions);
   for (const s of PARTITION_STATUSES) partitionsByStatus[s] = OrderedMap.fromSortedBy(compareStrings, partitionBuckets[s], (p) => p.ref, () => true as const);
@@ -266,7 +275,7 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
     (w) => !w.parent_want_id && w.sla_seconds > 0 && !w.sla_missed && w.status !== 'successful' && w.status !== 'canceled',
   );
   // The big indexes one a slice; the small ones with the last.
-  const buildsById = OrderedMap.fromSortedBy(compareStrings, snap.builds, (b) => b.build_id, (b) => b);
+  const buildsById = OrderedMap.fromSortedBy(compareIds, inIdOrder(snap.builds, (b) => b.build_id), (b) => b.build_id, (b) => b);
   yield;
   const buildHistory = sorted(snap.builds.map((b) => [historyKey(b.partition_ref, b.seq), b.build_id] as const));
   yield;
@@ -280,18 +289,18 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
     }),
   );
   yield;
-  const wants = OrderedMap.fromSortedBy(compareStrings, snap.wants, (w) => w.want_id, (w) => w);
+  const wants = OrderedMap.fromSortedBy(compareIds, inIdOrder(snap.wants, (w) => w.want_id), (w) => w.want_id, (w) => w);
   yield;
   const wantOrder = OrderedMap.fromSortedBy(compareNumbers, wantsBySeq, (w) => w.seq, (w) => w.want_id);
   const wantsByStatus = statusIndex(WANT_STATUSES, wantsBySeq, (w) => w.want_id);
   yield;
-  const activeWantsByRef = wantSets(activeByRef);
+  const activeWantsByRef = wantSets(activeByRef, compareStrings);
   yield;
-  const runWantSets = wantSets(runWants);
+  const runWantSets = wantSets(runWants, compareIds);
   yield;
   const partitions = OrderedMap.fromSortedBy(compareStrings, snap.partitions, (p) => p.ref, (p) => p);
   yield;
-  const jobRuns = OrderedMap.fromSortedBy(compareStrings, snap.job_runs, (r) => r.job_run_id, (r) => r);
+  const jobRuns = OrderedMap.fromSortedBy(compareIds, inIdOrder(snap.job_runs, (r) => r.job_run_id), (r) => r.job_run_id, (r) => r);
   yield;
   const jobRunOrder = OrderedMap.fromSortedBy(compareNumbers, runsBySeq, (r) => r.seq, (r) => r.job_run_id);
   const jobRunsByStatus = statusIndex(JOB_RUN_STATUSES, runsBySeq, (r) => r.job_run_id);

@@ -16,6 +16,7 @@ import {
   initialState,
   type BuildState,
   type CreatedCounts,
+  compareIds,
 } from './build-state.js';
 import { LazyValues } from './lazy-values.js';
 import { OrderedMap, compareNumbers, compareStrings, type Compare } from './ordered-map.js';
@@ -30,13 +31,15 @@ const PER_PIECE = 256;
 type ValueKind = 'plain' | 'records' | 'sets';
 
 interface MapSpec {
-  readonly numeric: boolean;
+  readonly compare: Compare<unknown>;
   readonly kind: ValueKind;
 }
 
-const plain = (numeric = false): MapSpec => ({ numeric, kind: 'plain' });
-const records: MapSpec = { numeric: false, kind: 'records' };
-const sets: MapSpec = { numeric: false, kind: 'sets' };
+const byText = compareStrings as Compare<unknown>;
+const byId = compareIds as Compare<unknown>;
+const plain = (numeric = false): MapSpec => ({ compare: (numeric ? compareNumbers : compareStrings) as Compare<unknown>, kind: 'plain' });
+const records = (compare = byText): MapSpec => ({ compare, kind: 'records' });
+const sets = (compare = byText): MapSpec => ({ compare, kind: 'sets' });
 
 type StatusIndexField = 'wants_by_status' | 'job_runs_by_status' | 'partitions_by_status';
 type ScalarField = 'last_event_id' | 'wants_sla_missed' | 'created';
@@ -44,26 +47,26 @@ type MapField = Exclude<keyof BuildState, StatusIndexField | ScalarField>;
 
 /** Every map of the state and how its values are kept; a field missing here fails the image's round trip test. */
 const MAPS: Readonly<Record<MapField, MapSpec>> = {
-  wants: records,
+  wants: records(byId),
   want_order: plain(true),
-  active_wants_by_ref: sets,
-  run_wants: sets,
-  partitions: records,
-  job_runs: records,
+  active_wants_by_ref: sets(),
+  run_wants: sets(byId),
+  partitions: records(),
+  job_runs: records(byId),
   job_run_order: plain(true),
-  builds: records,
+  builds: records(byId),
   build_history: plain(),
   consumers: plain(),
   partitions_by_job: plain(),
   job_fingerprints: plain(),
-  taints: records,
+  taints: records(),
   taint_order: plain(true),
   sla_pending: plain(),
   queued_by_priority: plain(),
   window_open: plain(),
   backfills: plain(),
   backfill_order: plain(true),
-  schedules: records,
+  schedules: records(),
 };
 
 const STATUS_INDEXES: Readonly<Record<StatusIndexField, { statuses: readonly string[]; spec: MapSpec }>> = {
@@ -184,7 +187,7 @@ export function stateFromImage(pieces: Iterable<unknown>): BuildState {
     if (!section) throw new Error(`an image without the map ${name}`);
     sections.delete(name);
     if (section.keys.length !== section.size) throw new Error(`the map ${name} has ${section.keys.length} of its ${section.size} keys`);
-    const compare = (spec.numeric ? compareNumbers : compareStrings) as Compare<unknown>;
+    const compare = spec.compare;
     if (spec.kind === 'plain') return OrderedMap.fromSortedArrays(compare, section.keys, section.values);
     const decode =
       spec.kind === 'sets'
