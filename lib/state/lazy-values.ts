@@ -1,36 +1,42 @@
 /**
- * The values of a map loaded from a snapshot, kept encoded in small blocks until read: a restart decodes the keys
- * it needs to find a record, not the million records themselves, and memory holds the file's bytes (a fraction of
- * the objects they stand for) until a record is wanted.
+ * The values of a map loaded from a snapshot, kept encoded until read: a restart decodes the keys it needs to find
+ * a record, not the million records themselves, and memory holds the file's bytes (a fraction of the objects they
+ * stand for).
  *
- * Nothing decoded is kept: a read decodes its block (16 values, ~20 us for wants) and the records die young. Kept
- * decoded, they were promoted to the old generation as reads went on, and the scavenges that copied them (7 ms
- * each, every few hundred reads) were the p99 of reads. Two reads of a record give equal objects, not the same one:
- * nothing in platform compares records by identity.
+ * Each value is encoded on its own (MessagePack against the image's shared record structures), so a read decodes
+ * the one record it asks for (~1.6 us for a want). The values sit in chunks of `perChunk` (a piece of the file),
+ * `starts[i]` where value i begins in its chunk.
+ *
+ * Nothing decoded is kept: the records of reads die young. Kept, they were promoted to the old generation as reads
+ * went on, and the scavenges that copied them (7 ms each, every few hundred reads) were the p99 of reads. Two reads
+ * of a record give equal objects, not the same one: nothing in platform compares records by identity.
  */
 export class LazyValues<V> {
   constructor(
     readonly length: number,
-    readonly blockSize: number,
-    private readonly blocks: readonly Uint8Array[],
-    private readonly decode: (block: Uint8Array) => readonly V[],
+    private readonly perChunk: number,
+    private readonly chunks: readonly Uint8Array[],
+    private readonly starts: Uint32Array,
+    private readonly decode: (chunk: Uint8Array, start: number, end: number) => V,
   ) {
-    if (blockSize < 1 || blocks.length !== Math.ceil(length / blockSize)) {
-      throw new Error(`${blocks.length} blocks of ${blockSize} cannot hold ${length} values`);
+    if (perChunk < 1 || chunks.length !== Math.ceil(length / perChunk) || starts.length !== length) {
+      throw new Error(`${chunks.length} chunks of ${perChunk} and ${starts.length} starts cannot hold ${length} values`);
+    }
+    for (let i = 0; i < length; i++) {
+      const chunk = chunks[(i / perChunk) | 0]!;
+      const end = this.endOf(i, chunk);
+      if (starts[i]! >= end || end > chunk.length) throw new Error(`value ${i} lies outside its chunk`);
     }
   }
 
   get(i: number): V {
-    const b = (i / this.blockSize) | 0;
-    return this.block(b)[i - b * this.blockSize]!;
+    const chunk = this.chunks[(i / this.perChunk) | 0]!;
+    return this.decode(chunk, this.starts[i]!, this.endOf(i, chunk));
   }
 
-  /** Block `b`, decoded. */
-  block(b: number): readonly V[] {
-    const values = this.decode(this.blocks[b]!);
-    const expected = Math.min(this.blockSize, this.length - b * this.blockSize);
-    // The file was checked whole when loaded (its checksum); a block of the wrong size is a bug, not damage.
-    if (values.length !== expected) throw new Error(`a block of ${values.length} values where ${expected} were written`);
-    return values;
+  /** Where value i ends: where the next begins, or its chunk's end for the last of a chunk. */
+  private endOf(i: number, chunk: Uint8Array): number {
+    const next = i + 1;
+    return next === this.length || next % this.perChunk === 0 ? chunk.length : this.starts[next]!;
   }
 }

@@ -186,27 +186,12 @@ const toCount = (n: number): number => (n > 0 ? Math.floor(n) : 0);
  */
 
 class Cursor<K, V> {
-  /** The lazy block it reads from (decoded once for the walk) and its number. */
-  private block: readonly V[] = [];
-  private blockIndex = -1;
-
   constructor(
     readonly run: Run<K, V>,
     public i: number,
     /** +1 ascending, -1 descending. */
     readonly step: 1 | -1,
   ) {}
-
-  value(i: number): V {
-    const values = this.run.values;
-    if (!(values instanceof LazyValues)) return values[i]!;
-    const b = (i / values.blockSize) | 0;
-    if (b !== this.blockIndex) {
-      this.block = values.block(b);
-      this.blockIndex = b;
-    }
-    return this.block[i - b * values.blockSize]!;
-  }
 }
 
 type Pending<K, V> = Node<K, V> | Cursor<K, V>;
@@ -304,7 +289,7 @@ function* walk<K, V, T>(stack: Pending<K, V>[], descending: boolean, project: (k
       const i = top.i;
       top.i += top.step;
       if (top.i < top.run.lo || top.i >= top.run.hi) stack.pop();
-      yield project(top.run.keys[i]!, top.value(i));
+      yield project(top.run.keys[i]!, valueAt(top.run.values, i));
     } else {
       stack.pop();
       if (descending) pushRightSpine(stack, top.left);

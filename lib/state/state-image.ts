@@ -21,13 +21,13 @@ import {
 import { LazyValues } from './lazy-values.js';
 import { OrderedMap, compareNumbers, compareStrings, type Compare } from './ordered-map.js';
 
-/** Values per encoded block: a read decodes one block (~20 us for wants), a page of 100 at most 100 of them. */
-const BLOCK = 16;
-
-/** Entries per piece (a line of a frame). */
+/** Entries per piece (a line of a frame); a map's pieces but its last hold exactly this many. */
 const PER_PIECE = 256;
 
-/** How a map's values are kept in the image: as they are, or encoded blocks decoded when read. */
+/** Record shapes shared by an image's values (beyond them, a record carries its own shape). */
+const MAX_SHARED_STRUCTURES = 64;
+
+/** How a map's values are kept in the image: as they are, or encoded one by one and decoded when read. */
 type ValueKind = 'plain' | 'records' | 'sets';
 
 interface MapSpec {
@@ -86,13 +86,15 @@ export type ImagePiece =
   | ['map', string, number]
   | ['keys', unknown[]]
   | ['values', unknown[]]
-  | ['blocks', Uint8Array[]]
+  | ['encoded', Uint8Array, number[]]
+  | ['structures', unknown[]]
   | ['scalars', Scalars];
 
 type AnyMap = OrderedMap<unknown, unknown>;
 
-/** A packer whose record definitions travel inside each block, so a block decodes on its own. */
-const packer = new Packr({ useRecords: true, structuredClone: false, mapsAsObjects: true });
+/** A packer of values whose record shapes are `structures` (filled as it packs; saved with the image). */
+const packer = (structures: unknown[]): Packr =>
+  new Packr({ structures: structures as object[], maxSharedStructures: MAX_SHARED_STRUCTURES, useRecords: true, structuredClone: false, mapsAsObjects: true });
 
 const encodeSet = (set: unknown): unknown[] => {
   const flat: unknown[] = [];
@@ -120,27 +122,35 @@ function* namedMaps(state: BuildState): Generator<[string, AnyMap, MapSpec]> {
   }
 }
 
-/** The pieces of an image of `state`, a few hundred entries each, so a writer can pace itself between them. */
+/**
+ * The pieces of an image of `state`, a few hundred entries each, so a writer can pace itself between them; the
+ * record shapes its values share come last (they grow as values are packed).
+ */
 export function* imagePieces(state: BuildState): Generator<ImagePiece> {
+  const structures: unknown[] = [];
+  const p = packer(structures);
   yield ['scalars', { last_event_id: state.last_event_id, wants_sla_missed: state.wants_sla_missed, created: state.created }];
   for (const [name, map, spec] of namedMaps(state)) {
     yield ['map', name, map.size];
     let keys: unknown[] = [];
     let values: unknown[] = [];
-    const flush = function* (): Generator<ImagePiece> {
-      yield ['keys', keys];
+    const flush = (): ImagePiece[] => {
+      const pieces: ImagePiece[] = [['keys', keys]];
       if (spec.kind === 'plain') {
-        yield ['values', values];
+        pieces.push(['values', values]);
       } else {
-        const blocks: Uint8Array[] = [];
-        for (let i = 0; i < values.length; i += BLOCK) {
-          const block = values.slice(i, i + BLOCK);
-          blocks.push(packer.pack(spec.kind === 'sets' ? block.map(encodeSet) : block));
+        const encoded = values.map((v) => p.pack(spec.kind === 'sets' ? encodeSet(v) : v));
+        const starts: number[] = [];
+        let at = 0;
+        for (const e of encoded) {
+          starts.push(at);
+          at += e.length;
         }
-        yield ['blocks', blocks];
+        pieces.push(['encoded', Buffer.concat(encoded), starts]);
       }
       keys = [];
       values = [];
+      return pieces;
     };
     for (const [k, v] of map) {
       keys.push(k);
@@ -149,6 +159,7 @@ export function* imagePieces(state: BuildState): Generator<ImagePiece> {
     }
     if (keys.length > 0) yield* flush();
   }
+  yield ['structures', structures];
 }
 
 interface Section {
@@ -156,7 +167,10 @@ interface Section {
   readonly size: number;
   readonly keys: unknown[];
   readonly values: unknown[];
-  readonly blocks: Uint8Array[];
+  readonly chunks: Uint8Array[];
+  /** Where each value begins in its chunk (made at the map's first chunk). */
+  starts: Uint32Array;
+  filled: number;
 }
 
 /**
@@ -167,21 +181,32 @@ export function stateFromImage(pieces: Iterable<unknown>): BuildState {
   const sections = new Map<string, Section>();
   let current: Section | undefined;
   let scalars: Scalars | undefined;
+  let structures: unknown[] | undefined;
   for (const piece of pieces) {
     if (!Array.isArray(piece)) throw new Error('an image line that is not a list');
     const [kind, a, b] = piece as [unknown, unknown, unknown];
     if (kind === 'scalars') scalars = a as Scalars;
+    else if (kind === 'structures') structures = a as unknown[];
     else if (kind === 'map') {
-      if (typeof a !== 'string' || typeof b !== 'number' || sections.has(a)) throw new Error(`a map line of no use: ${String(a)}`);
-      current = { name: a, size: b, keys: [], values: [], blocks: [] };
+      if (typeof a !== 'string' || typeof b !== 'number' || sections.has(a) || !(b >= 0 && b <= 2 ** 31)) throw new Error(`a map line of no use: ${String(a)}`);
+      current = { name: a, size: b, keys: [], values: [], chunks: [], starts: new Uint32Array(0), filled: 0 };
       sections.set(a, current);
-    } else if (!current || !Array.isArray(a)) throw new Error(`an image line of kind '${String(kind)}' outside a map`);
-    else if (kind === 'keys') for (const k of a) current.keys.push(k);
-    else if (kind === 'values') for (const v of a) current.values.push(v);
-    else if (kind === 'blocks') for (const block of a as Uint8Array[]) current.blocks.push(block);
-    else throw new Error(`an image line of unknown kind '${String(kind)}'`);
+    } else if (!current) throw new Error(`an image line of kind '${String(kind)}' outside a map`);
+    else if (kind === 'keys' && Array.isArray(a)) for (const k of a) current.keys.push(k);
+    else if (kind === 'values' && Array.isArray(a)) for (const v of a) current.values.push(v);
+    else if (kind === 'encoded' && a instanceof Uint8Array && Array.isArray(b)) {
+      if (current.filled === 0) current.starts = new Uint32Array(current.size);
+      const filled = current.filled + b.length;
+      // Every chunk but the last holds PER_PIECE: value i is in chunk i / PER_PIECE.
+      if (filled > current.size || (b.length !== PER_PIECE && filled !== current.size)) throw new Error(`the map ${current.name} has values out of step`);
+      current.starts.set(b as number[], current.filled);
+      current.filled = filled;
+      current.chunks.push(a);
+    } else throw new Error(`an image line of unknown kind '${String(kind)}'`);
   }
   if (!scalars || typeof scalars.last_event_id !== 'number') throw new Error('an image without its scalars');
+  if (!Array.isArray(structures)) throw new Error('an image without its record shapes');
+  const unpacker = packer(structures);
   const load = (name: string, spec: MapSpec): AnyMap => {
     const section = sections.get(name);
     if (!section) throw new Error(`an image without the map ${name}`);
@@ -191,9 +216,9 @@ export function stateFromImage(pieces: Iterable<unknown>): BuildState {
     if (spec.kind === 'plain') return OrderedMap.fromSortedArrays(compare, section.keys, section.values);
     const decode =
       spec.kind === 'sets'
-        ? (block: Uint8Array) => (packer.unpack(block) as unknown[]).map(decodeSet)
-        : (block: Uint8Array) => packer.unpack(block) as unknown[];
-    return OrderedMap.fromSortedArrays(compare, section.keys, new LazyValues(section.keys.length, BLOCK, section.blocks, decode));
+        ? (chunk: Uint8Array, start: number, end: number) => decodeSet(unpacker.unpack(chunk, { start, end }))
+        : (chunk: Uint8Array, start: number, end: number) => unpacker.unpack(chunk, { start, end }) as unknown;
+    return OrderedMap.fromSortedArrays(compare, section.keys, new LazyValues(section.filled, PER_PIECE, section.chunks, section.starts, decode));
   };
   const state: Record<string, unknown> = { ...initialState(), ...scalars };
   for (const [field, spec] of Object.entries(MAPS)) state[field] = load(field, spec);
