@@ -27,8 +27,12 @@ export interface HistoryFigures {
   events: number;
   wants: number;
   firstStartMs: number;
+  /** The first requests after the restart, before any other: what a user right after it meets. */
+  firstGets: Percentiles;
   get: Percentiles;
   page: Percentiles;
+  /** `GET /health` the same way: the floor of a request on this machine (HTTP, the client, the loop). */
+  health: Percentiles;
   restartMs: number;
   rssMiB: number;
   compaction: CompactionFigures;
@@ -170,8 +174,14 @@ export async function historyBench(root: string, wants: number): Promise<History
     await kill(child, 'SIGKILL');
     const again = await serve(dir);
     ({ url, child } = again);
-    const get = await timedGets(url, () => `/api/wants/w-${1 + Math.floor(Math.random() * wants)}`, 500);
-    const page = await timedGets(url, () => `/api/wants?limit=100&offset=${Math.floor(Math.random() * (wants - 100))}`, 200);
+    const oneWant = () => `/api/wants/w-${1 + Math.floor(Math.random() * wants)}`;
+    const aPage = () => `/api/wants?limit=100&offset=${Math.floor(Math.random() * (wants - 100))}`;
+    const firstGets = await timedGets(url, oneWant, 200);
+    // Then steady reads, each kind warmed up first (JIT), and the floor of any request in the same minute.
+    await timedGets(url, aPage, 100);
+    const get = await timedGets(url, oneWant, 2000);
+    const page = await timedGets(url, aPage, 500);
+    const health = await timedGets(url, () => '/health', 2000);
     const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
     // Retention: a tenth of the events kept, applied at once by gc (the daemon would within the hour).
@@ -192,7 +202,7 @@ export async function historyBench(root: string, wants: number): Promise<History
     const compacted = await serve(dir);
     ({ url, child } = compacted);
     const compaction = { keep, gcMs, belMiBBefore, belMiBAfter, baseMiB, restartMs: compacted.startedMs };
-    return { events, wants, firstStartMs, get, page, restartMs: again.startedMs, rssMiB, compaction };
+    return { events, wants, firstStartMs, firstGets, get, page, health, restartMs: again.startedMs, rssMiB, compaction };
   } finally {
     await kill(child, 'SIGTERM').catch(() => undefined);
   }

@@ -10,16 +10,40 @@ import { slaDeadline, wantClockStart } from '../state/build-state.js';
  * read of the want.
  */
 const LAST_ISO_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-const iso = (ms: number): string => new Date(Number.isFinite(ms) ? Math.max(0, Math.min(ms, LAST_ISO_MS)) : LAST_ISO_MS).toISOString();
+const DAY_MS = 86_400_000;
+/** The day of the last time printed and its `YYYY-MM-DDT`: a page's times mostly share their day. */
+let lastDay = Number.NaN;
+let lastDayText = '';
+const pad = (n: number, width: number): string => String(n).padStart(width, '0');
+
+/** `Date#toISOString` of a clamped time, its date part kept from the last call (a page prints hundreds of times). */
+export function iso(ms: number): string {
+  const t = Number.isFinite(ms) ? Math.floor(Math.max(0, Math.min(ms, LAST_ISO_MS))) : LAST_ISO_MS;
+  const day = Math.floor(t / DAY_MS);
+  if (day !== lastDay) {
+    lastDay = day;
+    lastDayText = new Date(day * DAY_MS).toISOString().slice(0, 11);
+  }
+  let rest = t - day * DAY_MS;
+  const millis = rest % 1000;
+  rest = (rest - millis) / 1000;
+  const seconds = rest % 60;
+  rest = (rest - seconds) / 60;
+  const minutes = rest % 60;
+  const hours = (rest - minutes) / 60;
+  return `${lastDayText}${pad(hours, 2)}:${pad(minutes, 2)}:${pad(seconds, 2)}.${pad(millis, 3)}Z`;
+}
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
 
 /** Most refs a want's `rebuilt` shows; its derived wants are walked until then. */
 const REBUILT_SHOWN = 1000;
 
 function rebuiltFor(state: BuildState, w: WantRecord): string[] {
-  const out = new Set<string>();
-  const stack = [w.want_id];
-  let visited = 0;
+  // Most wants rebuilt nothing and have no derived wants: no set, no lookup.
+  if (w.rebuilt.length === 0 && w.child_want_ids.length === 0) return [];
+  const out = new Set<string>(w.rebuilt);
+  const stack = [...w.child_want_ids];
+  let visited = 1;
   while (stack.length > 0 && out.size < REBUILT_SHOWN && visited++ < REBUILT_SHOWN) {
     const want = state.wants.get(stack.pop()!);
     if (!want) continue;
