@@ -169,6 +169,24 @@ test('property: a state written to a snapshot file and read back equals it', asy
   );
 });
 
+test('property: an image written from a loaded one (its records copied as they are) with later events folded on loads to the full fold', async (t) => {
+  const { dir, log } = await logWith(t, 0);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'twice.bin');
+  const probe = { latestId: () => Number.MAX_SAFE_INTEGER, firstId: () => 1, timestampOf: async () => 0 };
+  await fc.assert(
+    fc.asyncProperty(arbEventList({ pooled: true, maxLength: 80 }), fc.nat(), async (events, cut) => {
+      const k = events.length === 0 ? 0 : cut % (events.length + 1);
+      await writeSnapshot(path, 'v', fold(events.slice(0, k)), 0);
+      const loaded = await readSnapshot(path, 'v', probe);
+      await writeSnapshot(path, 'v', fold(events.slice(k), loaded!), 0);
+      const again = await readSnapshot(path, 'v', probe);
+      t.deepEqual(canon(again!), canon(fold(events)));
+    }),
+    { numRuns: 40 },
+  );
+});
+
 test('background snapshots are written one at a time under a burst of events, with no failed write and no file left over', async (t) => {
   const { dir, log } = await logWith(t, 0);
   t.teardown(() => log.close());

@@ -18,6 +18,8 @@ export class LazyValues<V> {
     private readonly chunks: readonly Uint8Array[],
     private readonly starts: Uint32Array,
     private readonly decode: (chunk: Uint8Array, start: number, end: number) => V,
+    /** What the bytes are encoded against (an image's record shapes): a writer with the same may copy them. */
+    readonly encoding: unknown = undefined,
   ) {
     if (perChunk < 1 || chunks.length !== Math.ceil(length / perChunk) || starts.length !== length) {
       throw new Error(`${chunks.length} chunks of ${perChunk} and ${starts.length} starts cannot hold ${length} values`);
@@ -32,6 +34,12 @@ export class LazyValues<V> {
   get(i: number): V {
     const chunk = this.chunks[(i / this.perChunk) | 0]!;
     return this.decode(chunk, this.starts[i]!, this.endOf(i, chunk));
+  }
+
+  /** Value i's bytes as kept (a view, not a copy). */
+  encodedAt(i: number): Uint8Array {
+    const chunk = this.chunks[(i / this.perChunk) | 0]!;
+    return chunk.subarray(this.starts[i]!, this.endOf(i, chunk));
   }
 
   /** Where value i ends: where the next begins, or its chunk's end for the last of a chunk. */

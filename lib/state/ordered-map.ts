@@ -281,7 +281,13 @@ function ascendingFromKey<K, V>(t: Tree<K, V>, key: K, compare: Compare<K>): Pen
   return stack;
 }
 
-function* walk<K, V, T>(stack: Pending<K, V>[], descending: boolean, project: (key: K, value: V) => T): Generator<T, void, undefined> {
+/**
+ * What a walk makes of an entry: a node's value comes as `value`; a run's as its `values` and index, so a walk that
+ * needs only keys (or the encoded bytes) never decodes a value kept encoded.
+ */
+type Project<K, V, T> = (key: K, value: V | undefined, values: Values<V> | undefined, i: number) => T;
+
+function* walk<K, V, T>(stack: Pending<K, V>[], descending: boolean, project: Project<K, V, T>): Generator<T, void, undefined> {
   for (;;) {
     const top = stack[stack.length - 1];
     if (top === undefined) return;
@@ -289,12 +295,12 @@ function* walk<K, V, T>(stack: Pending<K, V>[], descending: boolean, project: (k
       const i = top.i;
       top.i += top.step;
       if (top.i < top.run.lo || top.i >= top.run.hi) stack.pop();
-      yield project(top.run.keys[i]!, valueAt(top.run.values, i));
+      yield project(top.run.keys[i]!, undefined, top.run.values, i);
     } else {
       stack.pop();
       if (descending) pushRightSpine(stack, top.left);
       else pushLeftSpine(stack, top.right);
-      yield project(top.key, top.value);
+      yield project(top.key, top.value, undefined, 0);
     }
   }
 }
@@ -309,9 +315,16 @@ function take<T>(items: Iterator<T>, max: number): T[] {
   return out;
 }
 
-const entryOf = <K, V>(key: K, value: V): [K, V] => [key, value];
-const keyOf = <K, V>(key: K, _value: V): K => key;
-const valueOf = <K, V>(_key: K, value: V): V => value;
+const read = <V>(value: V | undefined, values: Values<V> | undefined, i: number): V => (values ? valueAt(values, i) : value!);
+const entryOf = <K, V>(key: K, value: V | undefined, values: Values<V> | undefined, i: number): [K, V] => [key, read(value, values, i)];
+const keyOf = <K>(key: K): K => key;
+const valueOf = <K, V>(_key: K, value: V | undefined, values: Values<V> | undefined, i: number): V => read(value, values, i);
+
+/** An entry with its value as kept: decoded, or the encoded bytes and what encoded them (`LazyValues.encoding`). */
+export type KeptEntry<K, V> = [key: K, value: V] | [key: K, value: undefined, encoded: Uint8Array, encoding: unknown];
+
+const keptOf = <K, V>(key: K, value: V | undefined, values: Values<V> | undefined, i: number): KeptEntry<K, V> =>
+  values instanceof LazyValues ? [key, undefined, values.encodedAt(i), values.encoding] : [key, read(value, values, i)];
 
 export class OrderedMap<K, V> {
   private constructor(
@@ -478,6 +491,11 @@ export class OrderedMap<K, V> {
 
   values(): IterableIterator<V> {
     return walk(ascendingFromIndex(this.root, 0), false, valueOf);
+  }
+
+  /** Entries in key order with values kept encoded left so (a snapshot copies their bytes as they are). */
+  keptEntries(): IterableIterator<KeptEntry<K, V>> {
+    return walk(ascendingFromIndex(this.root, 0), false, keptOf);
   }
 
   [Symbol.iterator](): IterableIterator<[K, V]> {

@@ -83,6 +83,7 @@ interface Scalars {
 
 /** One line of an image: a map starts (its name, size), its keys, its values, the scalars. */
 export type ImagePiece =
+  | ['strings', string[]]
   | ['map', string, number]
   | ['keys', unknown[]]
   | ['values', unknown[]]
@@ -127,19 +128,24 @@ function* namedMaps(state: BuildState): Generator<[string, AnyMap, MapSpec]> {
  * record shapes its values share come last (they grow as values are packed).
  */
 export function* imagePieces(state: BuildState): Generator<ImagePiece> {
-  const structures: unknown[] = [];
+  // Values still encoded as a loaded image kept them are copied as they are, with that image's record shapes first.
+  const base = encodingOf(state);
+  const structures: unknown[] = base ? [...base] : [];
   const p = packer(structures);
+  const table = new StringTable();
   yield ['scalars', { last_event_id: state.last_event_id, wants_sla_missed: state.wants_sla_missed, created: state.created }];
   for (const [name, map, spec] of namedMaps(state)) {
     yield ['map', name, map.size];
     let keys: unknown[] = [];
     let values: unknown[] = [];
+    let encoded: Uint8Array[] = [];
+    const numericKeys = spec.compare === compareNumbers;
     const flush = (): ImagePiece[] => {
-      const pieces: ImagePiece[] = [['keys', keys]];
+      const fresh = table.taken();
+      const pieces: ImagePiece[] = fresh.length > 0 ? [['strings', fresh], ['keys', keys]] : [['keys', keys]];
       if (spec.kind === 'plain') {
         pieces.push(['values', values]);
       } else {
-        const encoded = values.map((v) => p.pack(spec.kind === 'sets' ? encodeSet(v) : v));
         const starts: number[] = [];
         let at = 0;
         for (const e of encoded) {
@@ -150,11 +156,18 @@ export function* imagePieces(state: BuildState): Generator<ImagePiece> {
       }
       keys = [];
       values = [];
+      encoded = [];
       return pieces;
     };
-    for (const [k, v] of map) {
-      keys.push(k);
-      values.push(v);
+    for (const entry of map.keptEntries()) {
+      const key = entry[0];
+      keys.push(numericKeys ? key : table.ref(key as string));
+      if (spec.kind === 'plain') values.push(entry[1] === true ? true : table.ref(entry[1] as string));
+      else if (entry.length === 4 && entry[3] === base) encoded.push(entry[2]);
+      else {
+        const value = entry.length === 4 ? map.get(key) : entry[1];
+        encoded.push(p.pack(spec.kind === 'sets' ? encodeSet(value) : value));
+      }
       if (keys.length === PER_PIECE) yield* flush();
     }
     if (keys.length > 0) yield* flush();
@@ -162,11 +175,51 @@ export function* imagePieces(state: BuildState): Generator<ImagePiece> {
   yield ['structures', structures];
 }
 
+/**
+ * Strings written once and referred to by number: an id is a key of its map and a value of two or three indexes
+ * (want ids in `wants`, `want_order`, `wants_by_status`), so an image decodes 1.5 million strings at 250,000 wants
+ * instead of 3.25 million, and the loaded maps share them.
+ */
+class StringTable {
+  private readonly index = new Map<string, number>();
+  private fresh: string[] = [];
+
+  ref(s: string): number {
+    // A plain map's values are strings or `true`: anything else must not pass for a reference.
+    if (typeof s !== 'string') throw new Error(`an image holds strings and true in its plain maps, not ${typeof s}`);
+    let n = this.index.get(s);
+    if (n === undefined) {
+      n = this.index.size;
+      this.index.set(s, n);
+      this.fresh.push(s);
+    }
+    return n;
+  }
+
+  /** The strings first referred to since the last call, in order. */
+  taken(): string[] {
+    const out = this.fresh;
+    this.fresh = [];
+    return out;
+  }
+}
+
+/** The record shapes a state loaded from an image still has values encoded against (none for a fold's state). */
+function encodingOf(state: BuildState): unknown[] | undefined {
+  for (const [, map, spec] of namedMaps(state)) {
+    if (spec.kind === 'plain') continue;
+    const first = map.keptEntries().next();
+    if (!first.done && first.value.length === 4 && Array.isArray(first.value[3])) return first.value[3];
+  }
+  return undefined;
+}
+
 interface Section {
   readonly name: string;
   readonly size: number;
-  readonly keys: unknown[];
-  readonly values: unknown[];
+  /** Keys and values as read: numbers, references to strings, `true`. */
+  readonly keys: unknown[][];
+  readonly values: unknown[][];
   readonly chunks: Uint8Array[];
   /** Where each value begins in its chunk (made at the map's first chunk). */
   starts: Uint32Array;
@@ -182,18 +235,20 @@ export function stateFromImage(pieces: Iterable<unknown>): BuildState {
   let current: Section | undefined;
   let scalars: Scalars | undefined;
   let structures: unknown[] | undefined;
+  const strings: string[] = [];
   for (const piece of pieces) {
     if (!Array.isArray(piece)) throw new Error('an image line that is not a list');
     const [kind, a, b] = piece as [unknown, unknown, unknown];
     if (kind === 'scalars') scalars = a as Scalars;
     else if (kind === 'structures') structures = a as unknown[];
+    else if (kind === 'strings' && Array.isArray(a)) for (const s of a) strings.push(s as string);
     else if (kind === 'map') {
       if (typeof a !== 'string' || typeof b !== 'number' || sections.has(a) || !(b >= 0 && b <= 2 ** 31)) throw new Error(`a map line of no use: ${String(a)}`);
       current = { name: a, size: b, keys: [], values: [], chunks: [], starts: new Uint32Array(0), filled: 0 };
       sections.set(a, current);
     } else if (!current) throw new Error(`an image line of kind '${String(kind)}' outside a map`);
-    else if (kind === 'keys' && Array.isArray(a)) for (const k of a) current.keys.push(k);
-    else if (kind === 'values' && Array.isArray(a)) for (const v of a) current.values.push(v);
+    else if (kind === 'keys' && Array.isArray(a)) current.keys.push(a);
+    else if (kind === 'values' && Array.isArray(a)) current.values.push(a);
     else if (kind === 'encoded' && a instanceof Uint8Array && Array.isArray(b)) {
       if (current.filled === 0) current.starts = new Uint32Array(current.size);
       const filled = current.filled + b.length;
@@ -207,18 +262,34 @@ export function stateFromImage(pieces: Iterable<unknown>): BuildState {
   if (!scalars || typeof scalars.last_event_id !== 'number') throw new Error('an image without its scalars');
   if (!Array.isArray(structures)) throw new Error('an image without its record shapes');
   const unpacker = packer(structures);
+  const stringAt = (ref: unknown): string => {
+    const s = typeof ref === 'number' ? strings[ref] : undefined;
+    if (s === undefined) throw new Error(`a reference to no string: ${String(ref)}`);
+    return s;
+  };
+  /** A section's chunks as one array, each item made what it stands for. */
+  const flat = <T>(chunks: unknown[][], size: number, item: (x: unknown) => T): T[] => {
+    const out = new Array<T>(size);
+    let i = 0;
+    for (const chunk of chunks) {
+      if (i + chunk.length > size) throw new Error(`more entries than the ${size} of their map`);
+      for (const x of chunk) out[i++] = item(x);
+    }
+    if (i !== size) throw new Error(`${i} entries of a map of ${size}`);
+    return out;
+  };
   const load = (name: string, spec: MapSpec): AnyMap => {
     const section = sections.get(name);
     if (!section) throw new Error(`an image without the map ${name}`);
     sections.delete(name);
-    if (section.keys.length !== section.size) throw new Error(`the map ${name} has ${section.keys.length} of its ${section.size} keys`);
     const compare = spec.compare;
-    if (spec.kind === 'plain') return OrderedMap.fromSortedArrays(compare, section.keys, section.values);
+    const keys = spec.compare === compareNumbers ? flat(section.keys, section.size, (k) => k) : flat(section.keys, section.size, stringAt);
+    if (spec.kind === 'plain') return OrderedMap.fromSortedArrays(compare, keys, flat(section.values, section.size, (v) => (v === true ? true : stringAt(v))));
     const decode =
       spec.kind === 'sets'
         ? (chunk: Uint8Array, start: number, end: number) => decodeSet(unpacker.unpack(chunk, { start, end }))
         : (chunk: Uint8Array, start: number, end: number) => unpacker.unpack(chunk, { start, end }) as unknown;
-    return OrderedMap.fromSortedArrays(compare, section.keys, new LazyValues(section.filled, PER_PIECE, section.chunks, section.starts, decode));
+    return OrderedMap.fromSortedArrays(compare, keys, new LazyValues(section.filled, PER_PIECE, section.chunks, section.starts, decode, structures));
   };
   const state: Record<string, unknown> = { ...initialState(), ...scalars };
   for (const [field, spec] of Object.entries(MAPS)) state[field] = load(field, spec);
