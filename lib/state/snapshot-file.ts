@@ -79,6 +79,14 @@ type EndLine = ['end', number] | ['end', number, number];
 /** A packer whose record definitions travel inside each frame, so frames decode on their own. */
 const packer = (): Packr => new Packr({ useRecords: true, structuredClone: false, mapsAsObjects: true });
 
+/**
+ * An image's frames bundle their strings (one UTF-8 block a frame, each string a slice of it): an image is mostly
+ * its string table, and its 1.5 million strings at 250,000 wants decode in 344-441 ms this way against 550-704.
+ */
+const imagePacker = (): Packr => new Packr({ useRecords: true, structuredClone: false, mapsAsObjects: true, bundleStrings: true });
+
+const framePacker = (format: number): Packr => (format === IMAGE_FORMAT ? imagePacker() : packer());
+
 /** A snapshot file's parts: the header and the lines in order, the end line included (as written, for tests). */
 export interface SnapshotFileParts {
   header: SnapshotHeader;
@@ -86,7 +94,7 @@ export interface SnapshotFileParts {
 }
 
 export function encodeSnapshotFile(parts: SnapshotFileParts): Buffer {
-  const p = packer();
+  const p = framePacker(parts.header.format);
   const out: Buffer[] = [Buffer.from(`${JSON.stringify(parts.header)}\n`)];
   const last = parts.lines[parts.lines.length - 1];
   // An end line with a checksum (an image's) gets the checksum of the frames as encoded here.
@@ -105,7 +113,7 @@ export function encodeSnapshotFile(parts: SnapshotFileParts): Buffer {
 /** The parts of a snapshot file; throws on anything that is not one. */
 export function decodeSnapshotFile(data: Buffer): SnapshotFileParts {
   const { header, eol } = parseHeader(data);
-  const p = packer();
+  const p = framePacker(header.format);
   const lines: SnapshotFileParts['lines'] = [];
   let at = eol + 1;
   while (at < data.length) {
@@ -192,12 +200,12 @@ async function readImageFile(path: string, version: string, log: LogProbe): Prom
     if (misfit) return { why: misfit };
     const frames = framesOf(data, parsed.eol + 1);
     const last = frames.pop();
-    const end = last ? (packer().unpack(last.bytes) as unknown) : undefined;
+    const p = imagePacker();
+    const end = last ? (p.unpack(last.bytes) as unknown) : undefined;
     const endLine = Array.isArray(end) ? (end[0] as unknown) : undefined;
     const start = parsed.eol + 1;
     const body = data.subarray(start, last ? last.at : start);
     if (!Array.isArray(endLine) || endLine[0] !== 'end') return { why: 'cut short' };
-    const p = packer();
     const pieces: unknown[] = [];
     for (const f of frames) {
       const lines = p.unpack(f.bytes) as unknown;
@@ -305,7 +313,7 @@ async function writeFramed(path: string, header: SnapshotHeader, source: Iterabl
   const tmp = `${path}.${process.pid}.${++writes}.tmp`;
   const file = await open(tmp, 'w');
   try {
-    const p = packer();
+    const p = framePacker(header.format);
     await file.write(`${JSON.stringify(header)}\n`);
     let lines: unknown[] = [];
     let count = 0;
