@@ -29,7 +29,7 @@ const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function backfillBench(root: string, withMake: boolean): Promise<BackfillFigures> {
-  const n = Number(process.env.BENCH_BACKFILL ?? (process.env.BENCH_QUICK === '1' ? 2_000 : 10_000));
+  const n = Number(process.env.BENCH_BACKFILL ?? (process.env.BENCH_QUICK === '1' ? 1_000 : 10_000));
   const dir = join(root, 'backfill-platform');
   mkdirSync(dir, { recursive: true });
   const graph = parseGraph(
