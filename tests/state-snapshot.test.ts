@@ -187,6 +187,30 @@ test('property: an image written from a loaded one (its records copied as they a
   );
 });
 
+test('an image of more record shapes than it shares is read, and written again after reads of the records that carry their own', async (t) => {
+  const { dir, log } = await logWith(t, 0);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'shapes.bin');
+  const probe = { latestId: () => Number.MAX_SAFE_INTEGER, firstId: () => 1, timestampOf: async () => 0 };
+  // Each run's environment has keys of its own: a record shape each, beyond the 64 an image shares.
+  const events: BuildEvent[] = [];
+  for (let i = 1; i <= 100; i++) {
+    const ref = `p/${i}`;
+    const payloads = [
+      { type: 'want_created', want_created: { want_id: `w-${i}`, partitions: [ref], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', parent_want_id: '', root_want_id: `w-${i}`, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0 } },
+      { type: 'job_run_queued', job_run_queued: { job_run_id: `r-${i}`, job_label: 'j', config: { outputs: [ref], inputs: [], args: [], env: { [`KEY_${i}`]: 'v' } }, want_ids: [`w-${i}`], attempt: 1, exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [] } },
+    ];
+    for (const p of payloads) events.push({ ...p, event_id: events.length + 1, timestamp: 1_767_000_000_000 } as unknown as BuildEvent);
+  }
+  await writeSnapshot(path, 'v', fold(events), 0);
+  const loaded = (await readSnapshot(path, 'v', probe))!;
+  t.deepEqual(canon(loaded), canon(fold(events)));
+  for (let i = 100; i >= 1; i--) t.deepEqual(loaded.job_runs.get(`r-${i}`)?.config.env, { [`KEY_${i}`]: 'v' });
+  const more = { type: 'want_canceled', want_canceled: { want_id: 'w-1', reason: 'after' }, event_id: events.length + 1, timestamp: 1_767_000_000_001 } as unknown as BuildEvent;
+  await writeSnapshot(path, 'v', reduce(loaded, more), 0);
+  t.deepEqual(canon((await readSnapshot(path, 'v', probe))!), canon(fold([...events, more])));
+});
+
 test('background snapshots are written one at a time under a burst of events, with no failed write and no file left over', async (t) => {
   const { dir, log } = await logWith(t, 0);
   t.teardown(() => log.close());

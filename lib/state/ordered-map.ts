@@ -7,7 +7,10 @@
  * path to the changed key and shares every other subtree with the old version. Subtree sizes give
  * O(log n) `at`/`rank`, so paged queries cost O(log n + page) rather than O(n).
  *
- * Nodes are never mutated after construction. Recursion depth is bounded by the tree height,
+ * A map made from sorted entries holds them as a run (two arrays) that stands for the balanced tree
+ * over them; a change opens only the runs on its path (see `Run`).
+ *
+ * Nodes and runs are never mutated after construction. Recursion depth is bounded by the tree height,
  * which for an AVL tree is below 1.45 * log2(n + 2), so a million keys means ~30 frames.
  */
 
@@ -15,7 +18,7 @@ import { LazyValues } from './lazy-values.js';
 
 export type Compare<K> = (a: K, b: K) => number;
 
-/** A run's values: an array, or blocks decoded when read (a snapshot's records; lazy-values.ts). */
+/** A run's values: an array, or values decoded when read (a snapshot's records; lazy-values.ts). */
 export type Values<V> = readonly V[] | LazyValues<V>;
 
 const valueAt = <V>(values: Values<V>, i: number): V => (values instanceof LazyValues ? values.get(i) : values[i]!);

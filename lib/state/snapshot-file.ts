@@ -5,7 +5,7 @@
  * Layout of both: a JSON header line (`SnapshotHeader`), then frames, each a 4-byte little-endian length and a
  * MessagePack array of lines, the last frame `[['end', count]]` (an image's `[['end', count, crc32]]`, the CRC-32 of
  * the frames before it: its records are decoded when read, so the whole file is checked when it is loaded).
- * MessagePack records (msgpackr's `useRecords`) name a kind's fields once per frame or block: a quarter of the
+ * MessagePack records (msgpackr's `useRecords`) name a kind's fields once per frame (an image: once for the whole file): a quarter of the
  * JSON's size, and decoded three to four times faster than JSON.parse. Written a frame at a time, each frame sized to
  * a few ms of the event loop, so a snapshot of a million records never holds up a step.
  *
@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { BuildState } from './build-state.js';
-import { SNAPSHOT_FORMAT, addLine, snapshotFromLines, snapshotLines, type Snapshot, type SnapshotLine } from './snapshot.js';
+import { SNAPSHOT_FORMAT, SNAPSHOT_FORMATS_READ, addLine, snapshotFromLines, snapshotLines, type Snapshot, type SnapshotLine } from './snapshot.js';
 import { imagePieces, stateFromImage, type ImagePiece } from './state-image.js';
 
 /**
@@ -29,7 +29,7 @@ import { imagePieces, stateFromImage, type ImagePiece } from './state-image.js';
  * before it, since its records are decoded only when read, long after the file was checked. The compaction base
  * keeps the records format (`SNAPSHOT_FORMAT`), which later versions must read.
  */
-export const IMAGE_FORMAT = 7;
+export const IMAGE_FORMAT = 8;
 
 /**
  * What a snapshot is valid for: a hash of the state stage's own compiled code (reduce and its records). A
@@ -196,7 +196,7 @@ async function readImageFile(path: string, version: string, log: LogProbe): Prom
     const parsed = parseHeader(data);
     header = parsed.header;
     if (header.version !== version) return { why: 'written by another version of platform' };
-    const misfit = headerMisfit(header, log, IMAGE_FORMAT);
+    const misfit = headerMisfit(header, log, [IMAGE_FORMAT]);
     if (misfit) return { why: misfit };
     const frames = framesOf(data, parsed.eol + 1);
     const last = frames.pop();
@@ -258,7 +258,7 @@ async function readSnapshotFile(
     const parts = decodeSnapshotFile(await readFile(path));
     header = parts.header;
     if (!accept(header)) return { why: 'written by another version of platform' };
-    const misfit = headerMisfit(header, log, SNAPSHOT_FORMAT);
+    const misfit = headerMisfit(header, log, SNAPSHOT_FORMATS_READ);
     if (misfit) return { why: misfit };
     const last = parts.lines[parts.lines.length - 1];
     // The end line counts the records: a file cut short or padded is not this snapshot.
@@ -283,8 +283,8 @@ async function readSnapshotFile(
  * where it stands against the log. Its own last event must still be in the log to vouch for it, so a state older
  * than a compacted log's first event (which lacks what the removed events did) does not fit.
  */
-export function headerMisfit(header: SnapshotHeader, log: Pick<LogProbe, 'firstId' | 'latestId'>, format: number): string {
-  if (header.format !== format) return `of format ${String(header.format)}, this platform reads ${format} there`;
+export function headerMisfit(header: SnapshotHeader, log: Pick<LogProbe, 'firstId' | 'latestId'>, formats: readonly number[]): string {
+  if (!formats.includes(header.format)) return `of format ${String(header.format)}, this platform reads ${formats.join(' or ')} there`;
   const id = header.last_event_id;
   if (!Number.isSafeInteger(id) || id < 0 || id > log.latestId()) return `ahead of the log (event ${id}, the log ends at ${log.latestId()})`;
   if (log.firstId() > 1 && id < log.firstId()) return `older than the log, which starts at event ${log.firstId()} since a compaction`;

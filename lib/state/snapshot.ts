@@ -34,8 +34,14 @@ import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
  *    JSON lines (a header, a record a line, an end line), written a chunk at a time.
  * 6: how many wants, runs, builds, taints and backfills were ever made is kept (ids and seqs come from it, since
  *    compaction prunes old records); a backfill's place in order is its want's seq.
+ * 7: wants, runs and builds are listed in id order (`compareIds`: creation order), no longer in code-unit order.
+ *    A version that reads 6 would refuse them as out of order, so the number says so; files of 6 are still read
+ *    (their records are sorted as they are loaded).
  */
-export const SNAPSHOT_FORMAT = 6;
+export const SNAPSHOT_FORMAT = 7;
+
+/** The record formats this code reads (a compaction base is read by every later version). */
+export const SNAPSHOT_FORMATS_READ: readonly number[] = [6, 7];
 
 export interface Snapshot {
   format: typeof SNAPSHOT_FORMAT;

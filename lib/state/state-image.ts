@@ -1,7 +1,7 @@
 /**
  * The state as it is in memory, map by map: what snapshot.bin holds. A restart turns each map's sorted keys back into
- * a map in O(1) nodes (ordered-map.ts's runs) and leaves the records encoded in blocks of BLOCK until they are read
- * (lazy-values.ts): loading is decoding keys, not rebuilding records and fourteen indexes from them, which is what
+ * a map in O(1) nodes (ordered-map.ts's runs) and leaves each record encoded until it is read (lazy-values.ts):
+ * loading is decoding keys, not rebuilding records and fourteen indexes from them, which is what
  * made a restart at a million events take 8 s and 1.4 GB.
  *
  * Unlike the records of snapshot.ts (the compaction base, read by any later program version), an image holds the
@@ -24,8 +24,12 @@ import { OrderedMap, compareNumbers, compareStrings, type Compare } from './orde
 /** Entries per piece (a line of a frame); a map's pieces but its last hold exactly this many. */
 const PER_PIECE = 256;
 
-/** Record shapes shared by an image's values (beyond them, a record carries its own shape). */
-const MAX_SHARED_STRUCTURES = 64;
+/**
+ * Record shapes shared by an image's values (beyond them, a record carries its own shape). Not more than 32: above
+ * that msgpackr numbers records in two bytes and keeps part of that numbering on the live shape list, which a list
+ * read back from the file lacks (records from the 31st shape on then failed to decode; tests/state-snapshot.test.ts).
+ */
+const MAX_SHARED_STRUCTURES = 32;
 
 /** How a map's values are kept in the image: as they are, or encoded one by one and decoded when read. */
 type ValueKind = 'plain' | 'records' | 'sets';
@@ -130,7 +134,9 @@ function* namedMaps(state: BuildState): Generator<[string, AnyMap, MapSpec]> {
 export function* imagePieces(state: BuildState): Generator<ImagePiece> {
   // Values still encoded as a loaded image kept them are copied as they are, with that image's record shapes first.
   const base = encodingOf(state);
-  const structures: unknown[] = base ? [...base] : [];
+  // Only the shapes the image was written with: reading a record that carries its own shape appends it to the
+  // loaded list for the while (msgpackr), and a packer started with more than its shared maximum refuses to pack.
+  const structures: unknown[] = base ? base.structures.slice(0, base.shared) : [];
   const p = packer(structures);
   const table = new StringTable();
   yield ['scalars', { last_event_id: state.last_event_id, wants_sla_missed: state.wants_sla_missed, created: state.created }];
@@ -204,12 +210,20 @@ class StringTable {
   }
 }
 
-/** The record shapes a state loaded from an image still has values encoded against (none for a fold's state). */
-function encodingOf(state: BuildState): unknown[] | undefined {
+/** The record shapes of a loaded image: the list its values decode with, and how many of them the file held. */
+class ImageEncoding {
+  constructor(
+    readonly structures: unknown[],
+    readonly shared: number,
+  ) {}
+}
+
+/** The encoding a state loaded from an image still has values in (none for a fold's state). */
+function encodingOf(state: BuildState): ImageEncoding | undefined {
   for (const [, map, spec] of namedMaps(state)) {
     if (spec.kind === 'plain') continue;
     const first = map.keptEntries().next();
-    if (!first.done && first.value.length === 4 && Array.isArray(first.value[3])) return first.value[3];
+    if (!first.done && first.value.length === 4 && first.value[3] instanceof ImageEncoding) return first.value[3];
   }
   return undefined;
 }
@@ -260,7 +274,10 @@ export function stateFromImage(pieces: Iterable<unknown>): BuildState {
     } else throw new Error(`an image line of unknown kind '${String(kind)}'`);
   }
   if (!scalars || typeof scalars.last_event_id !== 'number') throw new Error('an image without its scalars');
-  if (!Array.isArray(structures)) throw new Error('an image without its record shapes');
+  if (!Array.isArray(structures) || structures.length > MAX_SHARED_STRUCTURES || !structures.every((s) => Array.isArray(s))) {
+    throw new Error('an image without its record shapes');
+  }
+  const encoding = new ImageEncoding(structures, structures.length);
   const unpacker = packer(structures);
   const stringAt = (ref: unknown): string => {
     const s = typeof ref === 'number' ? strings[ref] : undefined;
@@ -289,7 +306,7 @@ export function stateFromImage(pieces: Iterable<unknown>): BuildState {
       spec.kind === 'sets'
         ? (chunk: Uint8Array, start: number, end: number) => decodeSet(unpacker.unpack(chunk, { start, end }))
         : (chunk: Uint8Array, start: number, end: number) => unpacker.unpack(chunk, { start, end }) as unknown;
-    return OrderedMap.fromSortedArrays(compare, keys, new LazyValues(section.filled, PER_PIECE, section.chunks, section.starts, decode, structures));
+    return OrderedMap.fromSortedArrays(compare, keys, new LazyValues(section.filled, PER_PIECE, section.chunks, section.starts, decode, encoding));
   };
   const state: Record<string, unknown> = { ...initialState(), ...scalars };
   for (const [field, spec] of Object.entries(MAPS)) state[field] = load(field, spec);

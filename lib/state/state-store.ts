@@ -13,7 +13,7 @@ import { pruneSteps, type PruneCounts } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
-import { SNAPSHOT_FORMAT, fromSnapshot } from './snapshot.js';
+import { SNAPSHOT_FORMATS_READ, fromSnapshot } from './snapshot.js';
 import { headerMisfit, readCompactionBase, readSnapshot, readSnapshotHeader, removeSnapshotLeftovers, stateCodeFingerprint, writeRecords, writeSnapshot, type LogProbe } from './snapshot-file.js';
 
 /** Below this many events since the last snapshot, replaying them is cheaper than writing a new one. */
@@ -247,7 +247,7 @@ export function logProbe(log: EventLog): LogProbe {
 /** The base's header says it can start the log (the rest of the file is read when it has to). */
 async function baseCoversLog(path: string, log: EventLog): Promise<boolean> {
   const header = await readSnapshotHeader(path);
-  return header !== undefined && headerMisfit(header, log, SNAPSHOT_FORMAT) === '';
+  return header !== undefined && headerMisfit(header, log, SNAPSHOT_FORMATS_READ) === '';
 }
 
 /** The state a compacted log starts from; throws, naming the files and what to do, when there is none to use. */
