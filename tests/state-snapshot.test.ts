@@ -19,6 +19,8 @@ import { canon } from './helpers/state-canon.js';
 
 const fold = (events: readonly BuildEvent[], from: BuildState = initialState()): BuildState => events.reduce(reduce, from);
 const throughJson = (s: Snapshot): Snapshot => JSON.parse(JSON.stringify(s)) as Snapshot;
+/** A log any snapshot at timestamp 0 fits. */
+const probe = { latestId: () => Number.MAX_SAFE_INTEGER, firstId: () => 1, timestampOf: async () => 0 };
 
 test('a snapshot taken after any prefix, loaded and folded on, equals the full fold', (t) => {
   t.notThrows(() =>
@@ -160,7 +162,7 @@ test('property: a state written to a snapshot file and read back equals it', asy
     fc.asyncProperty(arbEventList({ pooled: true, maxLength: 80 }), async (events) => {
       const state = fold(events);
       await writeSnapshot(path, 'v', state, 0);
-      const loaded = await readSnapshot(path, 'v', { latestId: () => Number.MAX_SAFE_INTEGER, firstId: () => 1, timestampOf: async () => 0 });
+      const loaded = await readSnapshot(path, 'v', probe);
       t.deepEqual(canon(loaded!), canon(state));
       // Folded on from the loaded image (records still encoded, maps as runs), it stays the full fold.
       t.deepEqual(canon(fold(events, loaded!)), canon(fold([...events, ...events])));
@@ -173,7 +175,6 @@ test('property: an image written from a loaded one (its records copied as they a
   const { dir, log } = await logWith(t, 0);
   t.teardown(() => log.close());
   const path = join(dir, '.platform', 'twice.bin');
-  const probe = { latestId: () => Number.MAX_SAFE_INTEGER, firstId: () => 1, timestampOf: async () => 0 };
   await fc.assert(
     fc.asyncProperty(arbEventList({ pooled: true, maxLength: 80 }), fc.nat(), async (events, cut) => {
       const k = events.length === 0 ? 0 : cut % (events.length + 1);
@@ -191,8 +192,7 @@ test('an image of more record shapes than it shares is read, and written again a
   const { dir, log } = await logWith(t, 0);
   t.teardown(() => log.close());
   const path = join(dir, '.platform', 'shapes.bin');
-  const probe = { latestId: () => Number.MAX_SAFE_INTEGER, firstId: () => 1, timestampOf: async () => 0 };
-  // Each run's environment has keys of its own: a record shape each, beyond the 64 an image shares.
+  // Each run's environment has keys of its own: a record shape each, beyond the 32 an image shares.
   const events: BuildEvent[] = [];
   for (let i = 1; i <= 100; i++) {
     const ref = `p/${i}`;
