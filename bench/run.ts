@@ -181,7 +181,7 @@ async function main(): Promise<void> {
     // BENCH_HISTORY=0 leaves goals 4 and 5 out (the full sizes take several minutes).
     if (process.env.BENCH_HISTORY !== '0') {
       waiting = await waitingBench(root, quick ? 5_000 : 100_000);
-      history = await historyBench(root, quick ? 25_000 : 250_000);
+      history = await historyBench(root, quick ? 15_000 : 250_000);
     }
     // BENCH_MONTHS=0 leaves out retention over months (issue 14).
     if (process.env.BENCH_MONTHS !== '0') months = await monthsBench(root, quick ? 500 : 2_000, quick ? 2 : 6, 30);
