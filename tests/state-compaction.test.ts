@@ -118,6 +118,9 @@ test('gc prunes the history that ended before the first event kept; current buil
   const report = await platform.gc();
   const s = platform.state();
   t.deepEqual(report.events.pruned, dry.events.pruned, 'the dry run said what the real one did');
+  // A snapshot of the pruned state is written with the base, so the next start reads an image.
+  const snapshot = await readSnapshotHeader(join(dir, '.platform', 'snapshot.bin'));
+  t.is(snapshot?.last_event_id, s.last_event_id, 'snapshot.bin is the pruned state');
   t.true(report.events.pruned.wants > 0 && report.events.pruned.job_runs > 0 && report.events.pruned.builds > 0, JSON.stringify(report.events.pruned));
   t.is(s.wants.size, before.wants.size - report.events.pruned.wants);
   t.deepEqual(s.created, before.created, 'the counters of everything ever made are kept');
