@@ -29,7 +29,8 @@ export interface PruneResult {
 
 const RECORDS_PER_SLICE = 20_000;
 
-export function* pruneSteps(state: BuildState, cutoff: number): Generator<void, PruneResult, void> {
+/** With `countOnly` (a dry run) it stops at the counts: the state it returns is `state`, its indexes not rebuilt. */
+export function* pruneSteps(state: BuildState, cutoff: number, countOnly = false): Generator<void, PruneResult, void> {
   let n = 0;
   const tick = () => ++n % RECORDS_PER_SLICE === 0;
   const snap = yield* snapshotOf(state);
@@ -79,7 +80,7 @@ export function* pruneSteps(state: BuildState, cutoff: number): Generator<void, 
     job_runs: prunedJobRunIds.length,
     builds: snap.builds.length - kept.builds.length,
   };
-  if (pruned.wants + pruned.job_runs + pruned.builds === 0) return { state, pruned, prunedJobRunIds };
+  if (countOnly || pruned.wants + pruned.job_runs + pruned.builds === 0) return { state, pruned, prunedJobRunIds };
   yield;
   return { state: yield* stateFromSnapshot(kept), pruned, prunedJobRunIds };
 }

@@ -187,7 +187,7 @@ export class StateStore {
 
   /** What a prune at `cutoff` would drop, computed between turns of the loop; changes nothing. */
   async prunable(cutoff: number): Promise<PruneCounts> {
-    return (await runSliced(pruneSteps(this.current(), cutoff))).pruned;
+    return (await runSliced(pruneSteps(this.current(), cutoff, true))).pruned;
   }
 
   private async timestampOf(state: BuildState): Promise<number> {
