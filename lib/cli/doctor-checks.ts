@@ -216,11 +216,11 @@ async function eventLog(dir: string): Promise<Finding[]> {
 async function snapshot(dir: string, log: EventLog, full: BuildState): Promise<Finding> {
   const path = join(dir, 'snapshot.bin');
   if (!existsSync(path)) return ok('snapshot', 'none (the next start replays the whole log, then writes one)');
-  const snap = await readSnapshot(path, stateCodeFingerprint(), logProbe(log));
-  if (!snap) return warn('snapshot', `${path} does not fit this log or this version of platform`, 'nothing: the next start replays the log and writes a new one');
-  let state = snap;
-  for await (const batch of log.replay(snap.last_event_id + 1)) for (const e of batch) state = reduce(state, e);
+  const loaded = await readSnapshot(path, stateCodeFingerprint(), logProbe(log));
+  if (!loaded) return warn('snapshot', `${path} does not fit this log or this version of platform`, 'nothing: the next start replays the log and writes a new one');
+  let state = loaded;
+  for await (const batch of log.replay(loaded.last_event_id + 1)) for (const e of batch) state = reduce(state, e);
   const same = state.wants.size === full.wants.size && state.job_runs.size === full.job_runs.size && state.partitions.size === full.partitions.size && state.builds.size === full.builds.size;
   if (!same) return error('snapshot', `${path} and the log disagree`, `remove ${path}: the next start replays the log`);
-  return ok('snapshot', `at event ${snap.last_event_id}; with the events after it, the same state as the whole log`);
+  return ok('snapshot', `at event ${loaded.last_event_id}; with the events after it, the same state as the whole log`);
 }

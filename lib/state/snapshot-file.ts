@@ -115,16 +115,10 @@ export function decodeSnapshotFile(data: Buffer): SnapshotFileParts {
   const { header, eol } = parseHeader(data);
   const p = framePacker(header.format);
   const lines: SnapshotFileParts['lines'] = [];
-  let at = eol + 1;
-  while (at < data.length) {
-    if (at + 4 > data.length) throw new Error('a truncated frame length');
-    const length = data.readUInt32LE(at);
-    const end = at + 4 + length;
-    if (end > data.length) throw new Error('a truncated frame');
-    const frameLines = p.unpack(data.subarray(at + 4, end)) as unknown;
+  for (const f of framesOf(data, eol + 1)) {
+    const frameLines = p.unpack(f.bytes) as unknown;
     if (!Array.isArray(frameLines)) throw new Error('a frame that is not a list');
     for (const line of frameLines) lines.push(line as SnapshotFileParts['lines'][number]);
-    at = end;
   }
   return { header, lines };
 }
@@ -326,7 +320,7 @@ async function writeFramed(path: string, header: SnapshotHeader, source: Iterabl
       if (lines.length >= perFrame) {
         const bytes = frame(p, lines);
         const took = performance.now() - started;
-        perFrame = Math.max(16, Math.min(LINES_PER_FRAME, Math.round((lines.length * FRAME_BUDGET_MS) / Math.max(took, 0.01))));
+        perFrame = Math.max(1, Math.min(LINES_PER_FRAME, Math.round((lines.length * FRAME_BUDGET_MS) / Math.max(took, 0.01))));
         if (checksum) crc = crc32(bytes, crc);
         await file.write(bytes);
         lines = [];

@@ -7,14 +7,15 @@ import { rm } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { BuildEvent, EventPayload } from '../events/build-event.js';
 
-/** An event's own payload object (the planner's and the log's event share it). */
-const payloadOf = (e: EventPayload | BuildEvent): unknown => (e as unknown as Record<string, unknown>)[e.type];
 import { pruneSteps, type PruneCounts } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
 import { SNAPSHOT_FORMATS_READ, fromSnapshot } from './snapshot.js';
 import { headerMisfit, readCompactionBase, readSnapshot, readSnapshotHeader, removeSnapshotLeftovers, stateCodeFingerprint, writeRecords, writeSnapshot, type LogProbe } from './snapshot-file.js';
+
+/** An event's own payload object (the planner's and the log's event share it). */
+const payloadOf = (e: EventPayload | BuildEvent): unknown => (e as unknown as Record<string, unknown>)[e.type];
 
 /** Below this many events since the last snapshot, replaying them is cheaper than writing a new one. */
 export const SNAPSHOT_MIN_NEW_EVENTS = 1000;
