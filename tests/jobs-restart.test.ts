@@ -71,6 +71,23 @@ test('a platform closed mid-build leaves the run going; the reopened one follows
   t.is(pidsIn(dir, 'b.pid').length, 1, 'the job ran once');
 });
 
+test('a run that ends while no platform is open is recorded by the next one with its exit status, once', async (t) => {
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => pidsIn(dir, 'b.pid'));
+  const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false, executor: 'supervised' });
+  const w = await want(first, ['b/1']);
+  const running = await waitFor(first, (s) => runsFor(s, 'b/1').some((r) => r.status === 'running'), 'b/1 running');
+  const run = runsFor(running, 'b/1')[0]!;
+  await first.close();
+  // Its status file is written while nothing listens: the next platform finds the run already over at its start.
+  t.true(await poll(() => !isPidAlive(run.pid), 10_000, 20), 'the run ended on its own');
+  const second = await openPlatform(t, dir, graph, { executor: 'supervised' });
+  const state = await waitForWant(second, w);
+  t.is(state.wants.get(w)!.status, 'successful');
+  t.deepEqual(runsFor(state, 'b/1').map((r) => [r.job_run_id, r.status, r.exit_code]), [[run.job_run_id, 'succeeded', 0]]);
+  t.is(pidsIn(dir, 'b.pid').length, 1, 'the job ran once');
+});
+
 test('closing with cancelRuns kills the run and records it canceled; the reopened platform builds it again', async (t) => {
   const dir = makeWorkspace(t);
   killAtTeardown(t, () => pidsIn(dir, 'b.pid'));

@@ -137,7 +137,10 @@ export class SupervisedExecutor implements Executor {
   reattach(launch: JobLaunch, pid: number): Reattached {
     const { job_run_id, log_dir: logDir, timeout_seconds } = launch;
     if (readExitStatus(logDir)) {
-      void this.settle(this.follow(job_run_id, logDir, pid, false, timeout_seconds, 0), undefined);
+      // Settled on the next turn: a run that exited 0 settles synchronously, and the caller has not subscribed
+      // to outcomes$ yet while it re-attaches (the outcome would be lost and the run left running for ever).
+      const run = this.follow(job_run_id, logDir, pid, false, timeout_seconds, 0);
+      setImmediate(() => void this.settle(run, undefined));
       return 'ended';
     }
     if (belongsToRun(pid, this.opts.workspaceRoot, job_run_id)) {
