@@ -5,12 +5,13 @@
  * - want intake: wants acknowledged per second from 16 concurrent clients, with every run queued behind a busy
  *   executor (one slot, held by a long job), so intake is measured apart from spawning.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { kill, serve } from './serve-process.js';
 import { get, postWant } from './http-client.js';
+import { haveWrk, runWrk } from './wrk.js';
 
 export interface IntakeFigures {
   wants: number;
@@ -139,41 +140,23 @@ async function intake(root: string, wants: number, clients: number, building = f
 }
 
 /**
- * wrk (Debian's package), where it is installed: a load generator in C whose cost per request is a few
- * microseconds, so the figure is the daemon's, not a node client's sharing its two cores (node's `http` client
- * costs ~0.35 ms of CPU a want). Each of `clients` connections posts wants for distinct partitions, back to back,
- * for as long as `wants` take at ~1,500/s (at least 3 s); any answer but 201 fails the bench.
+ * Each of `clients` connections posts wants for distinct partitions, back to back, for as long as `wants` take at
+ * ~1,500/s (at least 3 s); any answer but 201 fails the bench.
  */
 function wrkIntake(dir: string, url: string, wants: number, clients: number): number {
-  const script = join(dir, 'post.lua');
-  writeFileSync(
-    script,
-    [
-      'local counter = 0',
-      'local threads = {}',
-      'function setup(thread) thread:set("tid", #threads + 1); table.insert(threads, thread) end',
-      'function request()',
-      '  counter = counter + 1',
-      `  return wrk.format("POST", "/api/wants", {["Content-Type"] = "application/json"}, '{"partitions":["q/' .. tid .. '-' .. counter .. '"]}')`,
-      'end',
-      'bad = 0',
-      'function response(status, headers, body) if status ~= 201 then bad = bad + 1 end end',
-      'function done(summary, latency, requests) end',
-      '',
-    ].join('\n'),
-  );
-  const seconds = Math.max(3, Math.ceil(wants / 1500));
-  const out = execFileSync('wrk', ['-t2', `-c${clients}`, `-d${seconds}s`, '-s', script, url], { encoding: 'utf8' });
-  if (/Non-2xx or 3xx responses/.test(out) || /Socket errors/.test(out)) throw new Error(`wrk saw failed requests:\n${out}`);
+  const lua = [
+    'local counter = 0',
+    'local threads = {}',
+    'function setup(thread) thread:set("tid", #threads + 1); table.insert(threads, thread) end',
+    'function request()',
+    '  counter = counter + 1',
+    `  return wrk.format("POST", "/api/wants", {["Content-Type"] = "application/json"}, '{"partitions":["q/' .. tid .. '-' .. counter .. '"]}')`,
+    'end',
+  ];
+  const out = runWrk(dir, url, lua, { threads: 2, connections: clients, seconds: Math.max(3, Math.ceil(wants / 1500)), okStatus: 201 });
   const perSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   if (!Number.isFinite(perSecond) || perSecond <= 0) throw new Error(`wrk printed no rate:\n${out}`);
   return perSecond;
-}
-
-let wrkHere: boolean | undefined;
-function haveWrk(): boolean {
-  wrkHere ??= process.env.BENCH_WRK !== '0' && spawnSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' }).status === 0;
-  return wrkHere;
 }
 
 export async function daemonBench(root: string, quick: boolean): Promise<DaemonFigures> {

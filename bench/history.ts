@@ -14,12 +14,15 @@ import type { EventPayload } from '../lib/events/build-event.js';
 import { EventLog } from '../lib/events/event-log.js';
 import { kill, serve } from './serve-process.js';
 import { get, postWant } from './http-client.js';
+import { haveWrk, wrkLatency, type WrkLatency } from './wrk.js';
 
 export interface WaitingFigures {
   wants: number;
   /** Wants/s in each tenth of the run (flat means no step costs the waiting wants). */
   intakeBySlice: number[];
   read: Percentiles;
+  /** The same by wrk (one connection), where installed. */
+  readWrk: WrkLatency | undefined;
   restartMs: number;
 }
 
@@ -33,6 +36,8 @@ export interface HistoryFigures {
   page: Percentiles;
   /** `GET /health` the same way: the floor of a request on this machine (HTTP, the client, the loop). */
   health: Percentiles;
+  /** The same three by wrk (one connection, a C client: no node client's cost or collections in them), where installed. */
+  wrk: { get: WrkLatency; page: WrkLatency; health: WrkLatency } | undefined;
   restartMs: number;
   rssMiB: number;
   compaction: CompactionFigures;
@@ -108,10 +113,13 @@ export async function waitingBench(root: string, wants: number): Promise<Waiting
     );
     const pick = () => `/api/wants/${ids[Math.floor(Math.random() * ids.length)]}`;
     const read = await timedGets(url, pick, 300);
+    // Every id up to the highest posted is a want (those posted or the ones they derived).
+    const last = Math.max(...ids.map((id) => Number(id.slice(2))));
+    const readWrk = haveWrk() ? wrkLatency(dir, url, `"/api/wants/w-" .. math.random(1, ${last})`, wants > 20_000 ? 4 : 2) : undefined;
     await kill(child, 'SIGKILL');
     const again = await serve(dir);
     ({ url, child } = again);
-    return { wants, intakeBySlice, read, restartMs: again.startedMs };
+    return { wants, intakeBySlice, read, readWrk, restartMs: again.startedMs };
   } finally {
     // The long upstream run would outlive the daemon by design: stop it with its runs canceled (`stop --cancel-runs`).
     await kill(child, 'SIGUSR2').catch(() => undefined);
@@ -182,6 +190,14 @@ export async function historyBench(root: string, wants: number): Promise<History
     const get = await timedGets(url, oneWant, 2000);
     const page = await timedGets(url, aPage, 500);
     const health = await timedGets(url, () => '/health', 2000);
+    const seconds = wants > 50_000 ? 4 : 2;
+    const wrk = haveWrk()
+      ? {
+          get: wrkLatency(dir, url, `"/api/wants/w-" .. math.random(1, ${wants})`, seconds),
+          page: wrkLatency(dir, url, `"/api/wants?limit=100&offset=" .. math.random(0, ${wants - 100})`, seconds),
+          health: wrkLatency(dir, url, '"/health"', seconds),
+        }
+      : undefined;
     const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
     // Retention: a tenth of the events kept, applied at once by gc (the daemon would within the hour).
@@ -202,7 +218,7 @@ export async function historyBench(root: string, wants: number): Promise<History
     const compacted = await serve(dir);
     ({ url, child } = compacted);
     const compaction = { keep, gcMs, belMiBBefore, belMiBAfter, baseMiB, restartMs: compacted.startedMs };
-    return { events, wants, firstStartMs, firstGets, get, page, health, restartMs: again.startedMs, rssMiB, compaction };
+    return { events, wants, firstStartMs, firstGets, get, page, health, wrk, restartMs: again.startedMs, rssMiB, compaction };
   } finally {
     await kill(child, 'SIGTERM').catch(() => undefined);
   }

@@ -222,6 +222,7 @@ async function main(): Promise<void> {
     console.log(`\n${w.wants} wants waiting on one long-running input, posted by 16 clients:`);
     console.log(`  intake by tenth of the run: ${w.intakeBySlice.map((r) => r.toFixed(0)).join(', ')} wants/s`);
     console.log(`  GET /api/wants/:id on the waiting daemon: p50 ${w.read.p50.toFixed(2)} ms, p99 ${w.read.p99.toFixed(2)} ms`);
+    if (w.readWrk) console.log(`  the same by wrk (one connection, ${w.readWrk.requests} requests): p50 ${w.readWrk.p50.toFixed(2)} ms, p99 ${w.readWrk.p99.toFixed(2)} ms`);
     console.log(`  restart after kill -9 until /health answers: ${w.restartMs.toFixed(0)} ms`);
   }
   if (history) {
@@ -232,6 +233,13 @@ async function main(): Promise<void> {
     console.log(`  the first 200 GET /api/wants/:id after it: p50 ${h.firstGets.p50.toFixed(2)} ms, p99 ${h.firstGets.p99.toFixed(2)} ms`);
     console.log(`  then GET /api/wants/:id p50 ${h.get.p50.toFixed(2)} ms, p99 ${h.get.p99.toFixed(2)} ms; a page of 100: p50 ${h.page.p50.toFixed(2)} ms, p99 ${h.page.p99.toFixed(2)} ms`);
     console.log(`  GET /health on the same daemon (the floor of a request here): p50 ${h.health.p50.toFixed(2)} ms, p99 ${h.health.p99.toFixed(2)} ms`);
+    if (h.wrk) {
+      const { get, page, health } = h.wrk;
+      console.log(`  by wrk (one connection, a C client), ${get.requests} / ${page.requests} / ${health.requests} requests:`);
+      console.log(`    GET /api/wants/:id p50 ${get.p50.toFixed(2)} ms, p99 ${get.p99.toFixed(2)} ms; a page of 100: p50 ${page.p50.toFixed(2)} ms, p99 ${page.p99.toFixed(2)} ms; /health p50 ${health.p50.toFixed(2)} ms, p99 ${health.p99.toFixed(2)} ms`);
+    } else {
+      console.log('  (wrk not installed: apt-get install wrk measures the reads without a node client on the same cores)');
+    }
     console.log(`  resident memory: ${h.rssMiB.toFixed(0)} MiB`);
     const c = h.compaction;
     console.log(`  retention.events_keep ${c.keep}: POST /api/gc ${c.gcMs.toFixed(0)} ms; event log ${c.belMiBBefore.toFixed(1)} MiB -> ${c.belMiBAfter.toFixed(1)} MiB, compacted.bin ${c.baseMiB.toFixed(1)} MiB`);

@@ -7,30 +7,25 @@
  * The want itself is made by the same `createWant` as the express route, and errors become the same replies.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { tokenMatcher } from './access-guard.js';
 import { MAX_BODY_BYTES } from './app.js';
 import { errorReply } from './error-handler.js';
 import { HttpError } from './http-error.js';
-import { isLoopbackHost } from './loopback-guard.js';
+import { plainRequest, type Listener } from './fast-lane.js';
 import { createWant } from './routes/wants-routes.js';
 import type { ServerContext } from './server-context.js';
 
-type Listener = (req: IncomingMessage, res: ServerResponse) => void;
-
 export function withFastCreateWant(ctx: ServerContext, logError: (m: string) => void, rest: Listener): Listener {
-  const carriesToken = ctx.access.token ? tokenMatcher(ctx.access.token) : undefined;
-  const plain = (req: IncomingMessage): boolean =>
+  const plain = plainRequest(ctx);
+  const fastCreate = (req: IncomingMessage): boolean =>
     req.method === 'POST' &&
     req.url === '/api/wants' &&
-    isLoopbackHost(req.headers.host) &&
-    req.headers.origin === undefined &&
     isUtf8Json(req.headers['content-type']) &&
     (req.headers['content-encoding'] === undefined || req.headers['content-encoding'] === 'identity') &&
-    (carriesToken === undefined || carriesToken(req.headers.authorization, req.headers.cookie));
+    plain(req);
   return (req, res) => {
     let fast = false;
     try {
-      fast = plain(req);
+      fast = fastCreate(req);
     } catch {
       // Whatever a header holds, express answers what this path cannot read.
     }

@@ -12,6 +12,7 @@ import { ReplaySubject, type Subscription, distinctUntilChanged, map } from 'rxj
 import type { Platform } from '../platform.js';
 import { createApp } from './app.js';
 import { withFastCreateWant } from './fast-create-want.js';
+import { withFastReads } from './fast-reads.js';
 import { idleTimeout } from './idle-timeout.js';
 import { serverBusy$ } from './server-busy.js';
 
@@ -49,7 +50,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
     sse: new SseClients(),
     access: { ...(options.token ? { token: options.token } : {}), codes: new LoginCodes() },
   };
-  const server: Server = createServer(withFastCreateWant(ctx, logError, createApp(ctx, logError)));
+  const server: Server = createServer(withFastReads(ctx, withFastCreateWant(ctx, logError, createApp(ctx, logError))));
   await new Promise<void>((resolve, reject) => {
     server.listen(options.port, '127.0.0.1', () => resolve());
     server.once('error', (err: NodeJS.ErrnoException) => {

@@ -1,41 +1,46 @@
 /**
- * The daemon's idle timeout as an operator over whether it is busy: each time it stops being busy a timer of
- * `timeoutMs` starts, and any busy spell (a request, a job run) drops that timer, so the next quiet spell
- * starts a fresh one. The first timer to run out emits how long the server was idle, once.
+ * The daemon's idle timeout as an operator over whether it is busy: the server times out once it has been quiet
+ * (not busy) for `timeoutMs` since its last busy spell ended; it then emits how long it was idle, once.
+ *
+ * One timer at a time, re-armed lazily: a busy spell only records when it ended, and the timer, when it fires, waits
+ * again for what is left. A timer per quiet spell (switchMap to timer) cost ~4 KB of allocation a request, since
+ * every request is a busy spell of its own on a daemon read one request at a time (docs/BENCHMARKS.md, session 9).
  */
-import {
-  type Observable,
-  type OperatorFunction,
-  type SchedulerLike,
-  NEVER,
-  asyncScheduler,
-  defer,
-  distinctUntilChanged,
-  pipe,
-  switchMap,
-  of,
-  take,
-  timer,
-} from 'rxjs';
+import { Observable, type OperatorFunction, type SchedulerLike, type Subscription, asyncScheduler } from 'rxjs';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 
 export function idleTimeout(timeoutMs: number, scheduler: SchedulerLike = asyncScheduler): OperatorFunction<boolean, number> {
-  return pipe(
-    distinctUntilChanged(),
-    switchMap((busy) =>
-      busy
-        ? NEVER
-        : defer(() => {
-            const since = scheduler.now();
-            // A timer longer than setTimeout's ceiling (~24.8 days) would fire at once: wait in legs no longer
-            // than that until the whole timeout has passed.
-            const leg = (): Observable<number> =>
-              timer(Math.min(MAX_TIMER_MS, timeoutMs - (scheduler.now() - since)), scheduler).pipe(
-                switchMap(() => (scheduler.now() - since >= timeoutMs ? of(scheduler.now() - since) : leg())),
-              );
-            return leg();
-          }),
-    ),
-    take(1),
-  );
+  return (busy$) =>
+    new Observable<number>((subscriber) => {
+      let busy = true;
+      let quietSince = 0;
+      let timer: Subscription | undefined;
+      // A timer longer than setTimeout's ceiling (~24.8 days) would fire at once: legs no longer than that.
+      const arm = (): void => {
+        const left = timeoutMs - (scheduler.now() - quietSince);
+        timer = scheduler.schedule(fire, Math.min(MAX_TIMER_MS, Math.max(0, left)));
+      };
+      const fire = (): void => {
+        timer = undefined;
+        if (busy) return; // re-armed when the busy spell ends
+        const idle = scheduler.now() - quietSince;
+        if (idle < timeoutMs) return arm();
+        subscriber.next(idle);
+        subscriber.complete();
+      };
+      const source = busy$.subscribe({
+        next: (now) => {
+          if (now === busy) return;
+          busy = now;
+          if (busy) return;
+          quietSince = scheduler.now();
+          if (!timer) arm();
+        },
+        error: (err: unknown) => subscriber.error(err),
+      });
+      return () => {
+        source.unsubscribe();
+        timer?.unsubscribe();
+      };
+    });
 }

@@ -74,6 +74,13 @@ function operation(op: Operation, schema: (s: TSchema) => JsonValue): JsonObject
     const body = op.connect && (status === '401' || status === '403') ? ErrorBodySchema : errorSchema;
     responses[status] ??= { description, content: { 'application/json': { schema: schema(body) } } };
   }
+  // express tags every GET answer with an ETag and answers a request that sends it back in If-None-Match with a
+  // bodyless 304 (fast-reads.ts tags its answers the same); a stream has no ETag.
+  const ok = op.responses[200];
+  const streams = ok !== undefined && 'text' in ok && ok.text.includes('text/event-stream');
+  if (op.method === 'get' && !op.connect && !streams) {
+    responses['304'] ??= { description: 'Not modified: the ETag sent in If-None-Match still matches; no body.' };
+  }
   const out: JsonObject = {
     operationId: operationId(op),
     summary: op.summary,
