@@ -115,7 +115,7 @@ export async function waitingBench(root: string, wants: number): Promise<Waiting
     const read = await timedGets(url, pick, 300);
     // Every id up to the highest posted is a want (those posted or the ones they derived).
     const last = Math.max(...ids.map((id) => Number(id.slice(2))));
-    const readWrk = haveWrk() ? wrkLatency(dir, url, `"/api/wants/w-" .. math.random(1, ${last})`, wants > 20_000 ? 4 : 2) : undefined;
+    const readWrk = haveWrk() ? wrkLatency(dir, url, `"/api/wants/w-" .. math.random(1, ${last})`, wants >= 50_000 ? 4 : 1) : undefined;
     await kill(child, 'SIGKILL');
     const again = await serve(dir);
     ({ url, child } = again);
@@ -190,7 +190,7 @@ export async function historyBench(root: string, wants: number): Promise<History
     const get = await timedGets(url, oneWant, 2000);
     const page = await timedGets(url, aPage, 500);
     const health = await timedGets(url, () => '/health', 2000);
-    const seconds = wants > 50_000 ? 4 : 2;
+    const seconds = wants >= 50_000 ? 4 : 1;
     const wrk = haveWrk()
       ? {
           get: wrkLatency(dir, url, `"/api/wants/w-" .. math.random(1, ${wants})`, seconds),

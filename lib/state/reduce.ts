@@ -4,14 +4,15 @@
  */
 import type { BuildEvent, BuildInput } from '../events/build-event.js';
 import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionRecord, PartitionStatus, TaintRecord, WantRecord } from './build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, activeWantsOn, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, copyState, withJobRun, withPartition, withWant, activeWantsOn, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
 import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
 import { currentConsumers, refreshStale } from './staleness.js';
 import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCategory } from './want-status.js';
 import { openKey, settled, windowFor } from './want-window.js';
 
 export function reduce(state: BuildState, event: BuildEvent): BuildState {
-  const s0: BuildState = { ...state, last_event_id: event.event_id };
+  const s0 = copyState(state);
+  s0.last_event_id = event.event_id;
   const s = s0;
   const at = event.timestamp;
   switch (event.type) {
@@ -50,35 +51,35 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         schedule_tick: e.schedule_tick,
       };
       const window = windowFor(want.partitions.length, want.max_concurrent_job_runs);
-      want = { ...want, window, released: window > 0 ? window : want.partitions.length };
-      want = { ...want, counts: countPartitions(s, want.partitions, want) };
-      want = { ...want, status: deriveWantStatus(s, want) };
+      want = withWant(want, { window, released: window > 0 ? window : want.partitions.length });
+      want = withWant(want, { counts: countPartitions(s, want.partitions, want) });
+      want = withWant(want, { status: deriveWantStatus(s, want) });
       let next = putWant(s, want);
       if (want.backfill_id && !next.backfills.has(want.backfill_id)) {
-        next = created(next, 'backfills');
-        next = {
-          ...next,
-          backfills: next.backfills.set(want.backfill_id, want.want_id),
-          // Keyed by its want's creation seq: creation order, and the same key a snapshot derives.
-          backfill_order: next.backfill_order.set(want.seq, want.backfill_id),
-        };
+        const withBackfill = copyState(created(next, 'backfills'));
+        withBackfill.backfills = next.backfills.set(want.backfill_id, want.want_id);
+        // Keyed by its want's creation seq: creation order, and the same key a snapshot derives.
+        withBackfill.backfill_order = next.backfill_order.set(want.seq, want.backfill_id);
+        next = withBackfill;
       }
       if (window > 0 && !TERMINAL_WANT_STATUSES.has(want.status)) next = openReleased(next, want, 0, want.released);
       if (e.schedule_tick > 0 && want.source.startsWith(SCHEDULE_SOURCE_PREFIX)) next = recordScheduleTick(next, want);
       // Only what a user asked for has an sla of its own; derived wants serve their root's.
       if (!want.parent_want_id && want.sla_seconds > 0 && want.status !== 'successful') {
-        next = { ...next, sla_pending: next.sla_pending.set(slaKey(slaDeadline(want), want.want_id), true) };
+        const withSla = copyState(next);
+        withSla.sla_pending = next.sla_pending.set(slaKey(slaDeadline(want), want.want_id), true);
+        next = withSla;
       }
       // The runs it joins serve it too, and start as soon as the most urgent of their wants needs.
       for (const runId of want.job_run_ids) {
         const run = next.job_runs.get(runId);
         if (!run) continue;
         next = addRunWant(next, runId, want);
-        if (want.priority > run.priority) next = putJobRun(next, { ...run, priority: want.priority });
+        if (want.priority > run.priority) next = putJobRun(next, withJobRun(run, { priority: want.priority }));
       }
       const parent = next.wants.get(e.parent_want_id);
       if (parent) {
-        next = putWant(next, { ...parent, child_want_ids: [...parent.child_want_ids, want.want_id] });
+        next = putWant(next, withWant(parent, { child_want_ids: [...parent.child_want_ids, want.want_id] }));
         next = refreshWant(next, parent.want_id, event.event_id, at);
       }
       return next;
@@ -87,7 +88,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const e = event.want_canceled;
       const want = s.wants.get(e.want_id);
       if (!want || TERMINAL_WANT_STATUSES.has(want.status)) return s;
-      let next = putWant(s, { ...want, status: 'canceled', cancel_reason: e.reason, updated_at: at });
+      let next = putWant(s, withWant(want, { status: 'canceled', cancel_reason: e.reason, updated_at: at }));
       next = settleAbandoned(next, want.partitions, event.event_id, at);
       return refreshWant(next, want.parent_want_id, event.event_id, at);
     }
@@ -125,7 +126,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       for (const ref of e.config.outputs) for (const id of activeWantsOn(s, ref)) served.add(id);
       let priority = Number.NEGATIVE_INFINITY;
       for (const id of served) priority = Math.max(priority, s.wants.get(id)?.priority ?? 0);
-      let next = putJobRun(s, { ...run, priority: Number.isFinite(priority) ? priority : 0 });
+      let next = putJobRun(s, withJobRun(run, { priority: Number.isFinite(priority) ? priority : 0 }));
       // A job's first run records its definition; later edits come as job_definitions_changed (a retry queued with
       // the definition of its first attempt must not set the recorded one back).
       if (e.job_fingerprint && !next.job_fingerprints.has(e.job_label)) {
@@ -135,7 +136,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         const w = next.wants.get(id);
         // The run is new, so it is on no want's list yet.
         if (!w) continue;
-        next = putWant(next, { ...w, job_run_ids: [...w.job_run_ids, run.job_run_id] });
+        next = putWant(next, withWant(w, { job_run_ids: [...w.job_run_ids, run.job_run_id] }));
         next = addRunWant(next, run.job_run_id, w);
       }
       return setPartitions(s, next, e.config.outputs, 'building', run.job_run_id, event.event_id, at);
@@ -144,12 +145,12 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const e = event.job_run_started;
       // Only a queued run starts: a start recorded after the run ended (canceled while launching) changes nothing.
       if (s.job_runs.get(e.job_run_id)?.status !== 'queued') return s;
-      return updateRun(s, e.job_run_id, (r) => ({ ...r, status: 'running', pid: e.pid, worker: e.worker || 'local', started_at: at }));
+      return updateRun(s, e.job_run_id, (r) => withJobRun(r, { status: 'running', pid: e.pid, worker: e.worker || 'local', started_at: at }));
     }
     case 'job_run_placed': {
       const e = event.job_run_placed;
       if (s.job_runs.get(e.job_run_id)?.status !== 'running') return s;
-      return updateRun(s, e.job_run_id, (r) => ({ ...r, pid: e.pid, worker: e.worker }));
+      return updateRun(s, e.job_run_id, (r) => withJobRun(r, { pid: e.pid, worker: e.worker }));
     }
     case 'job_run_succeeded': {
       const e = event.job_run_succeeded;
@@ -159,7 +160,15 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       // Only outputs the run still owned became live by it (a newer run owns the rest).
       const owned = e.builds.filter((b) => run.config.outputs.includes(b.partition_ref) && s.partitions.get(b.partition_ref)?.job_run_id === run.job_run_id);
       for (const b of owned) {
-        const lineage = { ...b, job_run_id: run.job_run_id, job_label: run.job_label, inputs: outputInputBuilds(run, b.partition_ref), job_fingerprint: run.job_fingerprint };
+        // Field by field: a spread of the decoded event's object takes V8 the slow path (~1.5 us).
+        const lineage: Lineage = {
+          partition_ref: b.partition_ref,
+          build_id: b.build_id,
+          job_run_id: run.job_run_id,
+          job_label: run.job_label,
+          inputs: outputInputBuilds(run, b.partition_ref),
+          job_fingerprint: run.job_fingerprint,
+        };
         next = built(next, lineage, event.event_id, at);
       }
       return next;
@@ -196,7 +205,9 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         downstream: e.downstream,
         created_at: at,
       };
-      const next = { ...s, taints: s.taints.set(record.taint_id, record), taint_order: s.taint_order.set(record.seq, record.taint_id) };
+      const next = copyState(s);
+      next.taints = s.taints.set(record.taint_id, record);
+      next.taint_order = s.taint_order.set(record.seq, record.taint_id);
       return taint(next, e.partitions, event.event_id, at);
     }
     case 'job_definitions_changed': {
@@ -210,22 +221,26 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         const known = schedules.get(name);
         schedules = schedules.set(name, { name, cron, timezone, since, tick: known?.tick ?? 0, want_id: known?.want_id ?? '' });
       }
-      return { ...s, schedules };
+      const next = copyState(s);
+      next.schedules = schedules;
+      return next;
     }
     case 'want_released': {
       const e = event.want_released;
       const want = s.wants.get(e.want_id);
       if (!want || want.window === 0 || TERMINAL_WANT_STATUSES.has(want.status) || e.released <= want.released) return s;
       const released = Math.min(e.released, want.partitions.length);
-      const next = putWant(s, { ...want, released });
+      const next = putWant(s, withWant(want, { released }));
       return openReleased(next, want, want.released, released);
     }
     case 'want_sla_missed': {
       const e = event.want_sla_missed;
       const want = s.wants.get(e.want_id);
       if (!want || want.sla_missed) return s;
-      const next = putWant(s, { ...want, sla_missed: true });
-      return { ...next, sla_pending: next.sla_pending.delete(slaKey(slaDeadline(want), want.want_id)) };
+      const next = putWant(s, withWant(want, { sla_missed: true }));
+      const withoutSla = copyState(next);
+      withoutSla.sla_pending = next.sla_pending.delete(slaKey(slaDeadline(want), want.want_id));
+      return withoutSla;
     }
   }
 }
@@ -237,7 +252,9 @@ function openReleased(state: BuildState, want: WantRecord, from: number, to: num
     const ref = want.partitions[i]!;
     if (!settled(partitionCategory(state, state.partitions.get(ref), want))) open = open.set(openKey(want.want_id, ref), true);
   }
-  return { ...state, window_open: open };
+  const next = copyState(state);
+  next.window_open = open;
+  return next;
 }
 
 interface Lineage {
@@ -270,13 +287,12 @@ function built(prior: BuildState, e: Lineage, eventId: number, at: number): Buil
   const oldBuild = replaced ? s.builds.get(replaced) : undefined;
   if (oldBuild) byJob = byJob.delete(jobPartitionKey(buildLineage(s, oldBuild).job_label, ref));
   byJob = byJob.set(jobPartitionKey(e.job_label, ref), true);
-  let next: BuildState = {
-    ...s,
-    builds: s.builds.set(build.build_id, build),
-    build_history: s.build_history.set(historyKey(ref, build.seq), build.build_id),
-    consumers,
-    partitions_by_job: byJob,
-  };
+  const recorded = copyState(s);
+  recorded.builds = s.builds.set(build.build_id, build);
+  recorded.build_history = s.build_history.set(historyKey(ref, build.seq), build.build_id);
+  recorded.consumers = consumers;
+  recorded.partitions_by_job = byJob;
+  let next: BuildState = recorded;
   // endRun has just made it live; now it is live with this build.
   const before = next;
   const base: PartitionRecord = old ?? {
@@ -290,7 +306,7 @@ function built(prior: BuildState, e: Lineage, eventId: number, at: number): Buil
     built_event_id: 0,
     stale_reasons: [],
   };
-  next = putPartition(next, { ...base, build_id: e.build_id, built_event_id: eventId, stale_reasons: [] });
+  next = putPartition(next, withPartition(base, { build_id: e.build_id, built_event_id: eventId, stale_reasons: [] }));
   next = recountWants(before, next, [ref], eventId, at);
   // Whoever consumed the old build now has an input rebuilt since.
   const downstream = replaced ? currentConsumers(s, replaced) : [];
@@ -299,7 +315,7 @@ function built(prior: BuildState, e: Lineage, eventId: number, at: number): Buil
   if (replaced) {
     for (const id of wantsOfRun(next, e.job_run_id)) {
       const w = next.wants.get(id);
-      if (w && !w.rebuilt.includes(ref)) next = putWant(next, { ...w, rebuilt: [...w.rebuilt, ref] });
+      if (w && !w.rebuilt.includes(ref)) next = putWant(next, withWant(w, { rebuilt: [...w.rebuilt, ref] }));
     }
   }
   return next;
@@ -312,7 +328,7 @@ function taint(s: BuildState, refs: readonly string[], eventId: number, at: numb
   for (const ref of refs) {
     const p = next.partitions.get(ref);
     if (!p || p.status === 'building' || p.status === 'tainted') continue;
-    next = putPartition(next, { ...p, status: 'tainted', changed_event_id: eventId, updated_at: at });
+    next = putPartition(next, withPartition(p, { status: 'tainted', changed_event_id: eventId, updated_at: at }));
     moved.push(ref);
   }
   next = recountWants(s, next, moved, eventId, at);
@@ -324,7 +340,8 @@ function taint(s: BuildState, refs: readonly string[], eventId: number, at: numb
 function recordFingerprint(s: BuildState, label: string, fingerprint: string, eventId: number, at: number): BuildState {
   const old = s.job_fingerprints.get(label);
   if (old === fingerprint) return s;
-  const next = { ...s, job_fingerprints: s.job_fingerprints.set(label, fingerprint) };
+  const next = copyState(s);
+  next.job_fingerprints = s.job_fingerprints.set(label, fingerprint);
   if (old === undefined) return next;
   const affected: string[] = [];
   const prefix = jobPartitionKey(label, '');
@@ -368,7 +385,7 @@ function endRun(
   const run = state.job_runs.get(id);
   // An outcome for a run that already ended (a kill racing a cancel) changes nothing.
   if (!run || (run.status !== 'queued' && run.status !== 'running')) return state;
-  const next = putJobRun(state, { ...run, ...detail, status, ended_at: at });
+  const next = putJobRun(state, withJobRun(run, { ...detail, status, ended_at: at }));
   // Only the outputs this run is still responsible for move; a newer run owns the rest.
   const owned = run.config.outputs.filter((ref) => next.partitions.get(ref)?.job_run_id === id);
   // Outputs left waiting (missing inputs) that no active want asks for any more are not waited for.
@@ -423,11 +440,13 @@ function recountWants(before: BuildState, state: BuildState, refs: readonly stri
       const from = partitionCategory(before, was, want);
       const to = partitionCategory(next, now, want);
       const counts = moveCount(want.counts, from, to);
-      if (counts !== want.counts) next = putWant(next, { ...want, counts });
+      if (counts !== want.counts) next = putWant(next, withWant(want, { counts }));
       // A windowed want's partition that settles leaves its window; one that unsettles (a taint) is open again.
       if (want.window > 0 && settled(from) !== settled(to)) {
         const key = openKey(wantId, ref);
-        next = { ...next, window_open: settled(to) ? next.window_open.delete(key) : next.window_open.set(key, true) };
+        const moved = copyState(next);
+        moved.window_open = settled(to) ? next.window_open.delete(key) : next.window_open.set(key, true);
+        next = moved;
       }
     }
   }
@@ -446,7 +465,7 @@ function refreshWant(state: BuildState, wantId: string, eventId: number, at: num
     if (!want) break;
     const status = deriveWantStatus(next, want);
     if (status === want.status) break;
-    next = putWant(next, { ...want, status, updated_at: at });
+    next = putWant(next, withWant(want, { status, updated_at: at }));
     if (TERMINAL_WANT_STATUSES.has(status)) next = settleAbandoned(next, want.partitions, eventId, at);
     id = want.parent_want_id;
   }
@@ -465,7 +484,7 @@ function settleAbandoned(state: BuildState, refs: readonly string[], eventId: nu
     if (p?.status !== 'building' || next.active_wants_by_ref.has(ref)) continue;
     const run = next.job_runs.get(p.job_run_id);
     if (run && ACTIVE_JOB_RUN_STATUSES.has(run.status)) continue;
-    next = putPartition(next, { ...p, status: 'canceled', changed_event_id: eventId, updated_at: at });
+    next = putPartition(next, withPartition(p, { status: 'canceled', changed_event_id: eventId, updated_at: at }));
   }
   return next;
 }
@@ -476,7 +495,9 @@ function recordScheduleTick(s: BuildState, want: WantRecord): BuildState {
   const known = s.schedules.get(name);
   if (known && known.tick >= want.schedule_tick) return s;
   const base = known ?? { name, cron: '', timezone: '', since: 0 };
-  return { ...s, schedules: s.schedules.set(name, { ...base, tick: want.schedule_tick, want_id: want.want_id }) };
+  const next = copyState(s);
+  next.schedules = s.schedules.set(name, { ...base, tick: want.schedule_tick, want_id: want.want_id });
+  return next;
 }
 
 /**
@@ -484,5 +505,7 @@ function recordScheduleTick(s: BuildState, want: WantRecord): BuildState {
  * many records the state holds, since compaction removes old ones and an id must never be given twice.
  */
 function created(s: BuildState, kind: keyof BuildState['created']): BuildState {
-  return { ...s, created: { ...s.created, [kind]: s.created[kind] + 1 } };
+  const next = copyState(s);
+  next.created = { ...s.created, [kind]: s.created[kind] + 1 };
+  return next;
 }

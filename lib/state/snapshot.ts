@@ -25,6 +25,7 @@ import {
   type StatusIndex,
   type WantRecord,
   compareIds,
+  copyState,
 } from './build-state.js';
 import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
 
@@ -311,7 +312,8 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
   const jobRunOrder = OrderedMap.fromSortedBy(compareNumbers, runsBySeq, (r) => r.seq, (r) => r.job_run_id);
   const jobRunsByStatus = statusIndex(JOB_RUN_STATUSES, runsBySeq, (r) => r.job_run_id);
   yield;
-  return {
+  // In the fold's own shape of state (build-state.ts's copyState).
+  return copyState({
     builds: buildsById,
     build_history: buildHistory,
     consumers: consumerIndex,
@@ -338,5 +340,5 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
     job_run_order: jobRunOrder,
     job_runs_by_status: jobRunsByStatus,
     created: snap.created,
-  };
+  });
 }

@@ -8,7 +8,7 @@
  * rebuild costs O(downstream), never a scan of all partitions. `staleFromScratch` recomputes everything; the
  * property tests hold the two equal.
  */
-import type { BuildState, PartitionRecord } from './build-state.js';
+import { withPartition, type BuildState, type PartitionRecord } from './build-state.js';
 import { buildLineage, consumerKey } from './build-state.js';
 
 /** The reasons for `ref`, given whether each input is stale (the recorded flag, or a from-scratch answer). */
@@ -74,7 +74,7 @@ export function refreshStale(
     const reasons = staleReasons(next, ref, (r) => isStale(next.partitions.get(r)));
     if (sameReasons(reasons, p.stale_reasons)) continue;
     const flipped = (reasons.length > 0) !== (p.stale_reasons.length > 0);
-    next = put(next, { ...p, stale_reasons: reasons });
+    next = put(next, withPartition(p, { stale_reasons: reasons }));
     if (flipped) work.push(...currentConsumers(next, p.build_id));
   }
   return next;

@@ -17,6 +17,7 @@ import {
   type BuildState,
   type CreatedCounts,
   compareIds,
+  copyState,
 } from './build-state.js';
 import { LazyValues } from './lazy-values.js';
 import { OrderedMap, compareNumbers, compareStrings, type Compare } from './ordered-map.js';
@@ -317,5 +318,6 @@ export function stateFromImage(pieces: Iterable<unknown>): BuildState {
   }
   if (sections.size > 0) throw new Error(`an image with maps this state does not have: ${[...sections.keys()].join(', ')}`);
   // Every field of BuildState was set above from MAPS, STATUS_INDEXES and the scalars, checked as they were read.
-  return state as unknown as BuildState;
+  // Copied into the fold's own shape of state (build-state.ts's copyState).
+  return copyState(state as unknown as BuildState);
 }
