@@ -229,8 +229,25 @@ class Planner {
   /** A want nobody derived (a user's, a backfill's, a schedule tick's), the fields not given at their defaults. */
   private createRootWant(w: Pick<WantCreated, 'partitions' | 'comment'> & Partial<WantCreated>): string {
     const want_id = `w-${this.state.created.wants + 1}`;
-    const defaults = { data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', rebuild: 'missing', priority: 0, ...NOT_A_BACKFILL } as const;
-    this.emit({ type: 'want_created', want_created: { ...defaults, ...w, want_id, parent_want_id: '', root_want_id: want_id } });
+    // Field by field, in the event's order: spreads of these objects cost V8 the slow path (~10 us a want at intake).
+    const want_created: WantCreated = {
+      want_id,
+      partitions: w.partitions,
+      comment: w.comment,
+      data_timestamp: w.data_timestamp ?? 0,
+      ttl_seconds: w.ttl_seconds ?? 0,
+      sla_seconds: w.sla_seconds ?? 0,
+      source: w.source ?? 'user',
+      parent_want_id: '',
+      root_want_id: want_id,
+      rebuild: w.rebuild ?? 'missing',
+      priority: w.priority ?? 0,
+      backfill_id: w.backfill_id ?? NOT_A_BACKFILL.backfill_id,
+      max_concurrent_job_runs: w.max_concurrent_job_runs ?? NOT_A_BACKFILL.max_concurrent_job_runs,
+      pattern: w.pattern ?? NOT_A_BACKFILL.pattern,
+      schedule_tick: w.schedule_tick ?? NOT_A_BACKFILL.schedule_tick,
+    };
+    this.emit({ type: 'want_created', want_created });
     return want_id;
   }
 
@@ -623,7 +640,10 @@ class Planner {
         root_want_id: parent.root_want_id,
         rebuild: parent.rebuild,
         priority: parent.priority,
-        ...NOT_A_BACKFILL,
+        backfill_id: NOT_A_BACKFILL.backfill_id,
+        max_concurrent_job_runs: NOT_A_BACKFILL.max_concurrent_job_runs,
+        pattern: NOT_A_BACKFILL.pattern,
+        schedule_tick: NOT_A_BACKFILL.schedule_tick,
       },
     });
   }
