@@ -3,7 +3,7 @@
  * reopened platform finishes the want; a server killed with SIGKILL leaves a run `running` in the log, which the
  * next start resolves (kills the orphaned job, records the run) before building it again.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -52,13 +52,18 @@ const graph = {
   ],
 };
 
-test('a platform closed mid-build leaves the run going; the reopened one follows it to its end: one run, no rebuild', async (t) => {
+/** A supervised platform building b/1 (its first run sleeps 3 s), once the run is running. */
+async function buildingB1(t: ExecutionContext) {
   const dir = makeWorkspace(t);
   killAtTeardown(t, () => pidsIn(dir, 'b.pid'));
   const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false, executor: 'supervised' });
   const w = await want(first, ['b/1']);
   const running = await waitFor(first, (s) => runsFor(s, 'b/1').some((r) => r.status === 'running'), 'b/1 running');
-  const run = runsFor(running, 'b/1')[0]!;
+  return { dir, first, w, run: runsFor(running, 'b/1')[0]! };
+}
+
+test('a platform closed mid-build leaves the run going; the reopened one follows it to its end: one run, no rebuild', async (t) => {
+  const { dir, first, w, run } = await buildingB1(t);
   await first.close();
   t.is(first.state().job_runs.get(run.job_run_id)!.status, 'running', 'left running in the log');
   t.true(isPidAlive(run.pid), 'its supervisor goes on without the platform');
@@ -72,12 +77,7 @@ test('a platform closed mid-build leaves the run going; the reopened one follows
 });
 
 test('a run that ends while no platform is open is recorded by the next one with its exit status, once', async (t) => {
-  const dir = makeWorkspace(t);
-  killAtTeardown(t, () => pidsIn(dir, 'b.pid'));
-  const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false, executor: 'supervised' });
-  const w = await want(first, ['b/1']);
-  const running = await waitFor(first, (s) => runsFor(s, 'b/1').some((r) => r.status === 'running'), 'b/1 running');
-  const run = runsFor(running, 'b/1')[0]!;
+  const { dir, first, w, run } = await buildingB1(t);
   await first.close();
   // Its status file is written while nothing listens: the next platform finds the run already over at its start.
   t.true(await poll(() => !isPidAlive(run.pid), 10_000, 20), 'the run ended on its own');
@@ -89,12 +89,7 @@ test('a run that ends while no platform is open is recorded by the next one with
 });
 
 test('closing with cancelRuns kills the run and records it canceled; the reopened platform builds it again', async (t) => {
-  const dir = makeWorkspace(t);
-  killAtTeardown(t, () => pidsIn(dir, 'b.pid'));
-  const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false, executor: 'supervised' });
-  const w = await want(first, ['b/1']);
-  const running = await waitFor(first, (s) => runsFor(s, 'b/1').some((r) => r.status === 'running'), 'b/1 running');
-  const interrupted = runsFor(running, 'b/1')[0]!;
+  const { dir, first, w, run: interrupted } = await buildingB1(t);
   await first.close({ cancelRuns: true });
   t.is(first.state().job_runs.get(interrupted.job_run_id)!.status, 'canceled', 'recorded before the log closed');
   t.true(await poll(() => !isPidAlive(interrupted.pid), 2000), 'the run was stopped with the platform');

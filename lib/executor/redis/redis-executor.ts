@@ -156,6 +156,14 @@ export class RedisExecutor implements Executor {
     // Runs left going are the next daemon's: it finds them in the queue.
     this.closed = true;
     this.wake?.();
+    // BullMQ (5.81) crashes the process when a connection is closed while it is still connecting: its constructor's
+    // catch emits the failed connect as an 'error' after close() removed every listener. A platform closed right
+    // after it opened (a no-op build) met it; so wait, a bounded time, until every connection is up.
+    const blocking = (this.stalledChecker as unknown as { blockingConnection?: { client: Promise<unknown> } }).blockingConnection;
+    await Promise.race([
+      Promise.allSettled([this.ready, this.stalledChecker.waitUntilReady(), blocking?.client]),
+      new Promise((resolve) => setTimeout(resolve, 2000).unref()),
+    ]);
     await Promise.allSettled([this.stalledChecker.close(), this.events.close(), this.queue.close()]);
     this.reader.disconnect();
     this.connection.disconnect();
