@@ -42,6 +42,7 @@ import { retryingStep } from './retrying-step.js';
 import { UNCAPPED_WINDOW } from '../state/want-window.js';
 import { stepInBatches } from './step-in-batches.js';
 import type { TaskSource } from './task-source.js';
+import { nextTurnScheduler } from '../system/next-turn-scheduler.js';
 
 export interface OrchestratorOptions {
   log: EventLog;
@@ -66,6 +67,8 @@ export const STEP_RETRY_MS = 250;
 
 export class Orchestrator {
   private readonly scheduler: SchedulerLike;
+  /** Where steps start: the next turn of the loop, or the scheduler a test gives. */
+  private readonly stepScheduler: SchedulerLike;
   private readonly resolutions: ResolutionCache;
   /** The loop's own inputs: what a step's events touched, processes it started, requests for a full scan. */
   private readonly followUps$ = new Subject<OrchestratorInput>();
@@ -91,8 +94,10 @@ export class Orchestrator {
   private readonly logError: (message: string) => void;
 
   constructor(private readonly opts: OrchestratorOptions) {
-    // asap: a step asked for now starts on setImmediate (not a 1 ms timer hop); timers with a delay run as async ones.
+    // asap: work asked for now runs without a 1 ms timer hop; timers with a delay run as async ones. Steps start on
+    // the loop's next turn (next-turn-scheduler.ts), so requests are let in between them.
     this.scheduler = opts.scheduler ?? asapScheduler;
+    this.stepScheduler = opts.scheduler ?? nextTurnScheduler;
     this.resolutions = new ResolutionCache(opts.tasks, this.scheduler);
     this.logError = opts.logError ?? ((m) => process.stderr.write(`${m}\n`));
   }
@@ -124,7 +129,7 @@ export class Orchestrator {
       const unrecorded: OrchestratorInput[] = [];
       const rests: StepBatch[] = [];
       input$
-        .pipe(stepInBatches((inputs) => this.step(inputs), this.scheduler, { leftover: (inputs) => unrecorded.push(...inputs) }))
+        .pipe(stepInBatches((inputs) => this.step(inputs), this.stepScheduler, { leftover: (inputs) => unrecorded.push(...inputs) }))
         .subscribe({
           next: (rest) => rests.push(rest),
           complete: () => resolve(mergeRests([collectBatch(unrecorded), ...rests])),
