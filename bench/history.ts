@@ -168,7 +168,9 @@ export async function historyBench(root: string, wants: number): Promise<History
   try {
     // The first start found no snapshot: it replayed everything and now writes one in the background.
     const snapshot = join(dir, '.platform', 'snapshot.bin');
-    for (let i = 0; i < 6000; i++) {
+    for (let i = 0; ; i++) {
+      // A daemon that writes none would make the restart below a replay, not what it is said to measure.
+      if (i === 6000) throw new Error(`platform serve wrote no snapshot of the ${events} events in 5 minutes`);
       const header = (() => {
         try {
           return JSON.parse(readFileSync(snapshot, 'utf8').slice(0, 400).split('\n')[0]!) as { last_event_id: number };

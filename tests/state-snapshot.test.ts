@@ -11,7 +11,7 @@ import { EventLog } from '../lib/events/event-log.js';
 import { initialState, type BuildState } from '../lib/state/build-state.js';
 import { reduce } from '../lib/state/reduce.js';
 import { fromSnapshot, toSnapshot, type Snapshot } from '../lib/state/snapshot.js';
-import { StateStore, logProbe } from '../lib/state/state-store.js';
+import { SNAPSHOT_AFTER_REPLAY_EVENTS, SNAPSHOT_EVERY_EVENTS, StateStore, logProbe } from '../lib/state/state-store.js';
 import { decodeSnapshotFile, encodeSnapshotFile, readSnapshot, stateCodeFingerprint, writeSnapshot, type SnapshotHeader } from '../lib/state/snapshot-file.js';
 import { arbEventList } from './helpers/arbitrary-events.js';
 import { makeWorkspace } from './helpers/server-fixture.js';
@@ -152,6 +152,24 @@ test('a store takes snapshots in the background every N events; a reopen replays
   const reopened = await StateStore.open(log, path);
   t.teardown(() => reopened.close());
   t.is(reopened.current().last_event_id, 25);
+});
+
+test('a start that replayed many events writes a snapshot at once; one that replayed a few does not', async (t) => {
+  const { dir, log } = await logWith(t, 0);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'snapshot.bin');
+  const cancels = (from: number, n: number) =>
+    Array.from({ length: n }, (_, i) => ({ type: 'want_canceled' as const, want_canceled: { want_id: `none-${from + i}`, reason: 'x' } }));
+  await log.append(cancels(0, SNAPSHOT_AFTER_REPLAY_EVENTS - 1), 1_767_000_000_000);
+  const few = await StateStore.open(log, path, { snapshotEveryEvents: SNAPSHOT_EVERY_EVENTS });
+  await few.idle();
+  few.close();
+  t.false(existsSync(path), 'a replay of fewer events leaves the snapshot to the usual schedule');
+  await log.append(cancels(SNAPSHOT_AFTER_REPLAY_EVENTS, 1), 1_767_000_000_001);
+  const many = await StateStore.open(log, path, { snapshotEveryEvents: SNAPSHOT_EVERY_EVENTS });
+  t.teardown(() => many.close());
+  await many.idle();
+  t.is(decodeSnapshotFile(readFileSync(path)).header.last_event_id, SNAPSHOT_AFTER_REPLAY_EVENTS, 'a restart after a crash starts from it');
 });
 
 test('property: a state written to a snapshot file and read back equals it', async (t) => {
