@@ -1,12 +1,11 @@
 /**
  * The reads clients send by the thousand, in front of express: `GET /health`, `GET /api/wants/:id` and a page of
- * `GET /api/wants`. Express's
- * router allocates ~35 KB a request walking its layers (a third of it promoted by the next scavenge), and those
- * scavenges, not the read, were the p99 of reads (docs/BENCHMARKS.md, session 9). This path does what the layers do
- * for the plain request (loopback Host, the token, no Origin) and answers as express would, ETag included; every
- * other request goes to express untouched: one with an Origin, a conditional one (express answers its 304), an id
- * that is percent-encoded or not found (express's 404), a query that is not plain `name=value` pairs of letters and
- * digits or that does not validate (express's parsing and its 400), any other method or path.
+ * `GET /api/wants`. Express's router allocates ~35 KB a request walking its layers (a third of it promoted by the
+ * next scavenge), and those scavenges, not the read, were the p99 of reads (docs/BENCHMARKS.md, session 9). This
+ * path does what the layers do for the plain request (fast-lane.ts) and answers as express would, ETag included;
+ * every other request goes to express untouched: one with an Origin, a conditional one (express answers its 304),
+ * an id that is percent-encoded or not found (express's 404), a query that is not plain `name=value` pairs of
+ * letters and digits or that does not validate (express's parsing and its 400), any other method or path.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -27,7 +26,8 @@ const PLAIN_QUERY = /^(?:[A-Za-z_]+=[A-Za-z0-9_.-]*)(?:&[A-Za-z_]+=[A-Za-z0-9_.-
 export function withFastReads(ctx: ServerContext, rest: Listener): Listener {
   const plain = plainRequest(ctx);
   return (req, res) => {
-    if (req.method !== 'GET' || req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined || !plain(req)) return rest(req, res);
+    const conditional = req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined;
+    if (req.method !== 'GET' || conditional || !plain(req)) return rest(req, res);
     const url = req.url ?? '';
     if (url === '/health') return send(res, 'text/plain; charset=utf-8', 'OK');
     if (url.startsWith('/api/wants?') || url === '/api/wants') return list(ctx, url, req, res, rest);
@@ -70,4 +70,3 @@ function send(res: ServerResponse, type: string, body: string): void {
 function weakEtag(body: string, bytes: number): string {
   return `W/"${bytes.toString(16)}-${createHash('sha1').update(body, 'utf8').digest('base64').substring(0, 27)}"`;
 }
-

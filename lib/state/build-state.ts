@@ -244,8 +244,9 @@ export interface BuildState {
 
 /**
  * A record with some fields changed: `withWant(want, { status })` for `{ ...want, status }`. The copy is a literal of
- * every field, then the change assigned: V8 (Node 20) spreads a 30-field record in ~2 us, this takes ~0.15 us, and
- * the fold changes several records an event (docs/BENCHMARKS.md, session 9).
+ * every field, then the change assigned: V8 (Node 20) spreads a 28-field want in ~2 us, this takes ~0.15 us, and
+ * the fold changes several records an event (docs/BENCHMARKS.md, session 9). A field added to a record and not
+ * here fails to compile (the copy would not be the record type).
  */
 export function withWant(r: WantRecord, change: Partial<WantRecord>): WantRecord {
   return Object.assign({
@@ -283,7 +284,7 @@ export type StateDraft = { -readonly [K in keyof BuildState]: BuildState[K] };
 
 /**
  * A copy of the state, field by field in one fixed order (initialState's), so every state has the same shape. Not
- * `{ ...s, field }`: V8 (Node 20) clones this 27-field object by spread in ~1.5 us, with the fields set after it
+ * `{ ...s, field }`: V8 (Node 20) clones this 26-field object by spread in ~1.5 us, with the fields set after it
  * ~3 us, where this literal takes ~0.1 us, and the fold copies the state several times an event (docs/BENCHMARKS.md,
  * session 9).
  */
