@@ -279,8 +279,8 @@ export function withPartition(r: PartitionRecord, change: Partial<PartitionRecor
   }, change);
 }
 
-/** A state being made by the fold: a copy whose fields it sets before handing it on (and never after). */
-export type StateDraft = { -readonly [K in keyof BuildState]: BuildState[K] };
+/** A state being made: a copy whose fields are set before it is handed on (and never after). */
+type StateDraft = { -readonly [K in keyof BuildState]: BuildState[K] };
 
 /**
  * A copy of the state, field by field in one fixed order (initialState's), so every state has the same shape. Not
@@ -317,6 +317,11 @@ export function copyState(s: BuildState): StateDraft {
     schedules: s.schedules,
     created: s.created,
   };
+}
+
+/** The state with some fields changed: `withState(s, { schedules })` for `{ ...s, schedules }` (see copyState). */
+export function withState(s: BuildState, change: Partial<BuildState>): BuildState {
+  return Object.assign(copyState(s), change);
 }
 
 export interface CreatedCounts {

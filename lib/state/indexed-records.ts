@@ -8,7 +8,7 @@ import type {
   PartitionRecord,
   WantRecord,
 } from './build-state.js';
-import { NO_WANTS, TERMINAL_WANT_STATUSES, copyState, queueKey, slaDeadline, slaKey } from './build-state.js';
+import { NO_WANTS, TERMINAL_WANT_STATUSES, queueKey, slaDeadline, slaKey, withState } from './build-state.js';
 import { closeWindow } from './want-window.js';
 
 export function putWant(state: BuildState, want: WantRecord): BuildState {
@@ -39,15 +39,15 @@ export function putWant(state: BuildState, want: WantRecord): BuildState {
   if (old && old.status !== want.status && (want.status === 'successful' || want.status === 'canceled') && want.sla_seconds > 0) {
     slaPending = slaPending.delete(slaKey(slaDeadline(want), want.want_id));
   }
-  const next = copyState(state);
-  next.sla_pending = slaPending;
-  next.window_open = windowOpen;
-  next.wants_sla_missed = state.wants_sla_missed + (want.sla_missed && !old?.sla_missed ? 1 : 0);
-  next.wants = state.wants.set(want.want_id, want);
-  if (!old) next.want_order = state.want_order.set(want.seq, want.want_id);
-  next.wants_by_status = wantsByStatus;
-  next.active_wants_by_ref = activeByRef;
-  return next;
+  return withState(state, {
+    sla_pending: slaPending,
+    window_open: windowOpen,
+    wants_sla_missed: state.wants_sla_missed + (want.sla_missed && !old?.sla_missed ? 1 : 0),
+    wants: state.wants.set(want.want_id, want),
+    want_order: old ? state.want_order : state.want_order.set(want.seq, want.want_id),
+    wants_by_status: wantsByStatus,
+    active_wants_by_ref: activeByRef,
+  });
 }
 
 export function putPartition(state: BuildState, partition: PartitionRecord): BuildState {
@@ -59,10 +59,7 @@ export function putPartition(state: BuildState, partition: PartitionRecord): Bui
     next[partition.status] = next[partition.status].set(partition.ref, true);
     byStatus = next;
   }
-  const next = copyState(state);
-  next.partitions = state.partitions.set(partition.ref, partition);
-  next.partitions_by_status = byStatus;
-  return next;
+  return withState(state, { partitions: state.partitions.set(partition.ref, partition), partitions_by_status: byStatus });
 }
 
 export function putJobRun(state: BuildState, run: JobRunRecord): BuildState {
@@ -77,17 +74,15 @@ export function putJobRun(state: BuildState, run: JobRunRecord): BuildState {
   let queued = state.queued_by_priority;
   if (old?.status === 'queued' && (run.status !== 'queued' || old.priority !== run.priority)) queued = queued.delete(queueKey(old.priority, old.seq));
   if (run.status === 'queued' && (old?.status !== 'queued' || old.priority !== run.priority)) queued = queued.set(queueKey(run.priority, run.seq), run.job_run_id);
-  const next = copyState(state);
-  next.queued_by_priority = queued;
-  next.job_runs = state.job_runs.set(run.job_run_id, run);
-  if (!old) next.job_run_order = state.job_run_order.set(run.seq, run.job_run_id);
-  next.job_runs_by_status = byStatus;
-  return next;
+  return withState(state, {
+    queued_by_priority: queued,
+    job_runs: state.job_runs.set(run.job_run_id, run),
+    job_run_order: old ? state.job_run_order : state.job_run_order.set(run.seq, run.job_run_id),
+    job_runs_by_status: byStatus,
+  });
 }
 
 /** The want now served by the run too (a join, or one of the wants that queued it). O(log n). */
 export function addRunWant(state: BuildState, jobRunId: string, want: Pick<WantRecord, 'seq' | 'want_id'>): BuildState {
-  const next = copyState(state);
-  next.run_wants = state.run_wants.update(jobRunId, (ids = NO_WANTS) => ids.set(want.seq, want.want_id));
-  return next;
+  return withState(state, { run_wants: state.run_wants.update(jobRunId, (ids = NO_WANTS) => ids.set(want.seq, want.want_id)) });
 }

@@ -4,15 +4,14 @@
  */
 import type { BuildEvent, BuildInput } from '../events/build-event.js';
 import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionRecord, PartitionStatus, TaintRecord, WantRecord } from './build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, copyState, withJobRun, withPartition, withWant, activeWantsOn, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, withJobRun, withPartition, withState, withWant, activeWantsOn, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
 import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
 import { currentConsumers, refreshStale } from './staleness.js';
 import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCategory } from './want-status.js';
 import { openKey, settled, windowFor } from './want-window.js';
 
 export function reduce(state: BuildState, event: BuildEvent): BuildState {
-  const s0 = copyState(state);
-  s0.last_event_id = event.event_id;
+  const s0 = withState(state, { last_event_id: event.event_id });
   const s = s0;
   const at = event.timestamp;
   switch (event.type) {
@@ -56,19 +55,17 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       want = withWant(want, { status: deriveWantStatus(s, want) });
       let next = putWant(s, want);
       if (want.backfill_id && !next.backfills.has(want.backfill_id)) {
-        const withBackfill = copyState(created(next, 'backfills'));
-        withBackfill.backfills = next.backfills.set(want.backfill_id, want.want_id);
-        // Keyed by its want's creation seq: creation order, and the same key a snapshot derives.
-        withBackfill.backfill_order = next.backfill_order.set(want.seq, want.backfill_id);
-        next = withBackfill;
+        next = withState(created(next, 'backfills'), {
+          backfills: next.backfills.set(want.backfill_id, want.want_id),
+          // Keyed by its want's creation seq: creation order, and the same key a snapshot derives.
+          backfill_order: next.backfill_order.set(want.seq, want.backfill_id),
+        });
       }
       if (window > 0 && !TERMINAL_WANT_STATUSES.has(want.status)) next = openReleased(next, want, 0, want.released);
       if (e.schedule_tick > 0 && want.source.startsWith(SCHEDULE_SOURCE_PREFIX)) next = recordScheduleTick(next, want);
       // Only what a user asked for has an sla of its own; derived wants serve their root's.
       if (!want.parent_want_id && want.sla_seconds > 0 && want.status !== 'successful') {
-        const withSla = copyState(next);
-        withSla.sla_pending = next.sla_pending.set(slaKey(slaDeadline(want), want.want_id), true);
-        next = withSla;
+        next = withState(next, { sla_pending: next.sla_pending.set(slaKey(slaDeadline(want), want.want_id), true) });
       }
       // The runs it joins serve it too, and start as soon as the most urgent of their wants needs.
       for (const runId of want.job_run_ids) {
@@ -205,9 +202,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         downstream: e.downstream,
         created_at: at,
       };
-      const next = copyState(s);
-      next.taints = s.taints.set(record.taint_id, record);
-      next.taint_order = s.taint_order.set(record.seq, record.taint_id);
+      const next = withState(s, { taints: s.taints.set(record.taint_id, record), taint_order: s.taint_order.set(record.seq, record.taint_id) });
       return taint(next, e.partitions, event.event_id, at);
     }
     case 'job_definitions_changed': {
@@ -221,9 +216,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         const known = schedules.get(name);
         schedules = schedules.set(name, { name, cron, timezone, since, tick: known?.tick ?? 0, want_id: known?.want_id ?? '' });
       }
-      const next = copyState(s);
-      next.schedules = schedules;
-      return next;
+      return withState(s, { schedules });
     }
     case 'want_released': {
       const e = event.want_released;
@@ -238,9 +231,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const want = s.wants.get(e.want_id);
       if (!want || want.sla_missed) return s;
       const next = putWant(s, withWant(want, { sla_missed: true }));
-      const withoutSla = copyState(next);
-      withoutSla.sla_pending = next.sla_pending.delete(slaKey(slaDeadline(want), want.want_id));
-      return withoutSla;
+      return withState(next, { sla_pending: next.sla_pending.delete(slaKey(slaDeadline(want), want.want_id)) });
     }
   }
 }
@@ -252,9 +243,7 @@ function openReleased(state: BuildState, want: WantRecord, from: number, to: num
     const ref = want.partitions[i]!;
     if (!settled(partitionCategory(state, state.partitions.get(ref), want))) open = open.set(openKey(want.want_id, ref), true);
   }
-  const next = copyState(state);
-  next.window_open = open;
-  return next;
+  return withState(state, { window_open: open });
 }
 
 interface Lineage {
@@ -287,12 +276,12 @@ function built(prior: BuildState, e: Lineage, eventId: number, at: number): Buil
   const oldBuild = replaced ? s.builds.get(replaced) : undefined;
   if (oldBuild) byJob = byJob.delete(jobPartitionKey(buildLineage(s, oldBuild).job_label, ref));
   byJob = byJob.set(jobPartitionKey(e.job_label, ref), true);
-  const recorded = copyState(s);
-  recorded.builds = s.builds.set(build.build_id, build);
-  recorded.build_history = s.build_history.set(historyKey(ref, build.seq), build.build_id);
-  recorded.consumers = consumers;
-  recorded.partitions_by_job = byJob;
-  let next: BuildState = recorded;
+  let next = withState(s, {
+    builds: s.builds.set(build.build_id, build),
+    build_history: s.build_history.set(historyKey(ref, build.seq), build.build_id),
+    consumers,
+    partitions_by_job: byJob,
+  });
   // endRun has just made it live; now it is live with this build.
   const before = next;
   const base: PartitionRecord = old ?? {
@@ -340,8 +329,7 @@ function taint(s: BuildState, refs: readonly string[], eventId: number, at: numb
 function recordFingerprint(s: BuildState, label: string, fingerprint: string, eventId: number, at: number): BuildState {
   const old = s.job_fingerprints.get(label);
   if (old === fingerprint) return s;
-  const next = copyState(s);
-  next.job_fingerprints = s.job_fingerprints.set(label, fingerprint);
+  const next = withState(s, { job_fingerprints: s.job_fingerprints.set(label, fingerprint) });
   if (old === undefined) return next;
   const affected: string[] = [];
   const prefix = jobPartitionKey(label, '');
@@ -444,9 +432,7 @@ function recountWants(before: BuildState, state: BuildState, refs: readonly stri
       // A windowed want's partition that settles leaves its window; one that unsettles (a taint) is open again.
       if (want.window > 0 && settled(from) !== settled(to)) {
         const key = openKey(wantId, ref);
-        const moved = copyState(next);
-        moved.window_open = settled(to) ? next.window_open.delete(key) : next.window_open.set(key, true);
-        next = moved;
+        next = withState(next, { window_open: settled(to) ? next.window_open.delete(key) : next.window_open.set(key, true) });
       }
     }
   }
@@ -495,9 +481,7 @@ function recordScheduleTick(s: BuildState, want: WantRecord): BuildState {
   const known = s.schedules.get(name);
   if (known && known.tick >= want.schedule_tick) return s;
   const base = known ?? { name, cron: '', timezone: '', since: 0 };
-  const next = copyState(s);
-  next.schedules = s.schedules.set(name, { ...base, tick: want.schedule_tick, want_id: want.want_id });
-  return next;
+  return withState(s, { schedules: s.schedules.set(name, { ...base, tick: want.schedule_tick, want_id: want.want_id }) });
 }
 
 /**
@@ -505,7 +489,5 @@ function recordScheduleTick(s: BuildState, want: WantRecord): BuildState {
  * many records the state holds, since compaction removes old ones and an id must never be given twice.
  */
 function created(s: BuildState, kind: keyof BuildState['created']): BuildState {
-  const next = copyState(s);
-  next.created = { ...s.created, [kind]: s.created[kind] + 1 };
-  return next;
+  return withState(s, { created: { ...s.created, [kind]: s.created[kind] + 1 } });
 }

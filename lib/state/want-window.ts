@@ -6,7 +6,7 @@
  *
  * The open set is an index of the state (`window_open`), kept by the fold as partitions move: O(1) per move.
  */
-import { copyState, type BuildState, type WantRecord } from './build-state.js';
+import { withState, type BuildState, type WantRecord } from './build-state.js';
 import type { PartitionCategory } from './want-status.js';
 
 /** The window of a want without a cap: enough to keep any machine's runs busy, small enough to scan each step. */
@@ -51,8 +51,5 @@ export function isSchedulable(state: Pick<BuildState, 'window_open'>, want: Want
 export function closeWindow(state: BuildState, wantId: string): BuildState {
   let open = state.window_open;
   for (const ref of openRefs(state, wantId)) open = open.delete(openKey(wantId, ref));
-  if (open === state.window_open) return state;
-  const next = copyState(state);
-  next.window_open = open;
-  return next;
+  return open === state.window_open ? state : withState(state, { window_open: open });
 }
