@@ -36,7 +36,9 @@ export const IMAGE_FORMAT = 8;
  * program version would not do: the fold can change between two builds of the same version.
  */
 export function stateCodeFingerprint(): string {
-  const dir = dirname(fileURLToPath(import.meta.url));
+  // The state stage's folder, named rather than taken as this module's own: in the CLI's bundle this code runs from
+  // dist/lib/bundle, built from the same files in the same build.
+  const dir = fileURLToPath(new URL('../state/', import.meta.url));
   const files = readdirSync(dir).filter((n) => n.endsWith('.js')).sort();
   // Run from sources (no compiled files here), there is nothing to vouch for a snapshot: none is trusted.
   if (files.length === 0) return '';

@@ -1,0 +1,31 @@
+// Part of `npm run build`: bundles the compiled CLI and daemon (dist/lib/cli/main.js and all it imports) into
+// dist/lib/bundle, which bin/platform runs. Why: node's loader resolved, read and compiled ~150 files and their
+// packages one by one, ~0.4 s of every `platform` command and of every daemon start (docs/BENCHMARKS.md, session 10).
+// Code splitting keeps what main.js imports lazily (the server, the Redis executor) in chunks of their own, so a
+// command that needs no daemon loads none of it. The bundle lives at the same depth as dist/lib/<stage>/, so the
+// paths the code finds from its own location (dist/ui, dist/native, bin/, package.json) resolve alike from both.
+// Native packages, and those that read their own files at run time, stay outside it.
+import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const dist = join(here, '..', '..', 'dist', 'lib');
+const outdir = join(dist, 'bundle');
+rmSync(outdir, { recursive: true, force: true });
+await build({
+  entryPoints: { main: join(dist, 'cli', 'main.js') },
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  outdir,
+  // classic-level and msgpackr-extract load native addons found from their own directory; bullmq reads its Lua
+  // scripts from its own; ioredis and msgpackr come with them.
+  external: ['classic-level', 'msgpackr', 'msgpackr-extract', 'bullmq', 'ioredis'],
+  // The CommonJS packages inside (express and its kin) call require(), which an ES module does not have.
+  banner: { js: "import { createRequire as __platformRequire } from 'node:module'; const require = __platformRequire(import.meta.url);" },
+  logLevel: 'warning',
+});
