@@ -13,6 +13,7 @@ import { ClassicLevel } from 'classic-level';
 import { EventLog, eventKey } from '../lib/events/event-log.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
 import { Platform } from '../lib/platform.js';
+import { StateStore } from '../lib/state/state-store.js';
 import { waitForWant } from './helpers/jobs-fixture.js';
 
 const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
@@ -64,6 +65,20 @@ test('a healthy workspace: every check ok, exit 0; the table says nothing is wro
   const text = cli(ws, ['doctor']);
   t.is(text.status, 0);
   t.regex(text.stdout, /Nothing is wrong\./);
+});
+
+test('a snapshot the embedded API wrote is one the CLI reads: its bundle vouches for the same state code', async (t) => {
+  const ws = await workspace(t);
+  const log = await EventLog.open(join(ws, '.platform', 'bel'));
+  const store = await StateStore.open(log);
+  t.true(await store.saveSnapshot(join(ws, '.platform', 'snapshot.bin'), 0));
+  store.close();
+  await log.close();
+  const { code, report } = doctor(ws);
+  t.is(code, 0);
+  // A bundle that hashed its own files (not the state code's) would find the snapshot written by another version.
+  t.is(check(report, 'snapshot').status, 'ok');
+  t.regex(check(report, 'snapshot').detail, /^at event \d+;/);
 });
 
 test('an event that does not decode: doctor names it and the fix, exit 1; the daemon will not start on it', async (t) => {
