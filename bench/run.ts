@@ -229,6 +229,7 @@ async function main(): Promise<void> {
     const h = history;
     console.log(`\na history of ${h.events} events (${h.wants} wants built):`);
     console.log(`  first start (no snapshot: the whole log replayed): ${h.firstStartMs.toFixed(0)} ms`);
+    console.log(`  the snapshot written in the background after it held the event loop at most ${h.snapshotLoopMaxMs.toFixed(0)} ms (the daemon's loop-delay monitor)`);
     console.log(`  restart after kill -9 (from the background snapshot) until /health answers: ${h.restartMs.toFixed(0)} ms`);
     console.log(`  the first 200 GET /api/wants/:id after it: p50 ${h.firstGets.p50.toFixed(2)} ms, p99 ${h.firstGets.p99.toFixed(2)} ms`);
     console.log(`  then GET /api/wants/:id p50 ${h.get.p50.toFixed(2)} ms, p99 ${h.get.p99.toFixed(2)} ms; a page of 100: p50 ${h.page.p50.toFixed(2)} ms, p99 ${h.page.p99.toFixed(2)} ms`);

@@ -70,9 +70,11 @@ let writes = 0;
 const LINES_PER_FRAME = 2000;
 
 /**
- * How long packing one frame of a background snapshot may hold the event loop. Frames are sized to it as they go
- * (records differ in size by kind and workspace): a frame of 2,000 active wants took ~25 ms, the p99 of reads on a
- * daemon writing its snapshot; sized to this, reads wait a few ms at most.
+ * How long making one frame of a background snapshot may hold the event loop: a frame of 2,000 active wants took
+ * ~25 ms, the p99 of reads on a daemon writing its snapshot. A frame ends when its lines took this long to make, or
+ * half of it (packing the frame takes about as long again). Not a count of lines foreseen from the last frame: an
+ * image's lines differ a hundredfold in cost (a line of 256 keys against one of 256 records packed), and a count
+ * fitted to cheap lines held the loop 0.3-0.5 s on the lines after them (docs/BENCHMARKS.md, session 10).
  */
 const FRAME_BUDGET_MS = 5;
 
@@ -314,15 +316,12 @@ async function writeFramed(path: string, header: SnapshotHeader, source: Iterabl
     let lines: unknown[] = [];
     let count = 0;
     let crc = 0;
-    let perFrame = 256;
     let started = performance.now();
     for (const line of source) {
       lines.push(line);
       count++;
-      if (lines.length >= perFrame) {
+      if (lines.length >= LINES_PER_FRAME || performance.now() - started >= FRAME_BUDGET_MS / 2) {
         const bytes = frame(p, lines);
-        const took = performance.now() - started;
-        perFrame = Math.max(1, Math.min(LINES_PER_FRAME, Math.round((lines.length * FRAME_BUDGET_MS) / Math.max(took, 0.01))));
         if (checksum) crc = crc32(bytes, crc);
         await file.write(bytes);
         lines = [];

@@ -22,6 +22,9 @@ import {
 import { LazyValues } from './lazy-values.js';
 import { OrderedMap, compareNumbers, compareStrings, type Compare } from './ordered-map.js';
 
+/** The string table's maps (a power of two). */
+const STRING_SHARDS = 256;
+
 /** Entries per piece (a line of a frame); a map's pieces but its last hold exactly this many. */
 const PER_PIECE = 256;
 
@@ -188,16 +191,24 @@ export function* imagePieces(state: BuildState): Generator<ImagePiece> {
  * instead of 3.25 million, and the loaded maps share them.
  */
 class StringTable {
-  private readonly index = new Map<string, number>();
+  /**
+   * Many small maps, not one: a Map that grows rehashes every entry at once, and at a million strings that held the
+   * event loop for ~0.1 s in the middle of a background snapshot's frame.
+   */
+  private readonly shards = Array.from({ length: STRING_SHARDS }, () => new Map<string, number>());
+  private size = 0;
   private fresh: string[] = [];
 
   ref(s: string): number {
     // A plain map's values are strings or `true`: anything else must not pass for a reference.
     if (typeof s !== 'string') throw new Error(`an image holds strings and true in its plain maps, not ${typeof s}`);
-    let n = this.index.get(s);
+    // Ids differ at their end and middle (`w-1234`): those characters and the length spread them over the shards.
+    const at = (s.length * 31 + (s.charCodeAt(s.length - 1) | 0)) * 31 + (s.charCodeAt(s.length >> 1) | 0);
+    const shard = this.shards[at & (STRING_SHARDS - 1)]!;
+    let n = shard.get(s);
     if (n === undefined) {
-      n = this.index.size;
-      this.index.set(s, n);
+      n = this.size++;
+      shard.set(s, n);
       this.fresh.push(s);
     }
     return n;
