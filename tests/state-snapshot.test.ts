@@ -229,6 +229,31 @@ test('an image of more record shapes than it shares is read, and written again a
   t.deepEqual(canon((await readSnapshot(path, 'v', probe))!), canon(fold([...events, more])));
 });
 
+test('a set larger than a slice (thousands of wants on one partition) is written a slice at a time and reads back whole', async (t) => {
+  const { dir, log } = await logWith(t, 0);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'sets.bin');
+  // 3,000 wants of one partition: one entry of active_wants_by_ref with 3,000 members (slices of 1,024).
+  const events = Array.from({ length: 3000 }, (_, i) => ({
+    event_id: i + 1,
+    timestamp: 1_767_000_000_000,
+    type: 'want_created',
+    want_created: { want_id: `w-${i + 1}`, partitions: ['shared'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', parent_want_id: '', root_want_id: `w-${i + 1}`, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0 },
+  })) as unknown as BuildEvent[];
+  const state = fold(events);
+  t.is(state.active_wants_by_ref.get('shared')?.size, 3000);
+  await writeSnapshot(path, 'v', state, 0);
+  const loaded = (await readSnapshot(path, 'v', probe))!;
+  t.deepEqual(canon(loaded), canon(state));
+  t.deepEqual([...loaded.active_wants_by_ref.get('shared')!], [...state.active_wants_by_ref.get('shared')!]);
+  // Written again from the loaded image, with a want canceled: the set changed, and is sliced again.
+  const more = { type: 'want_canceled', want_canceled: { want_id: 'w-7', reason: 'after' }, event_id: 3001, timestamp: 1_767_000_000_001 } as unknown as BuildEvent;
+  await writeSnapshot(path, 'v', reduce(loaded, more), 0);
+  const again = (await readSnapshot(path, 'v', probe))!;
+  t.is(again.active_wants_by_ref.get('shared')?.size, 2999);
+  t.deepEqual(canon(again), canon(fold([...events, more])));
+});
+
 test('background snapshots are written one at a time under a burst of events, with no failed write and no file left over', async (t) => {
   const { dir, log } = await logWith(t, 0);
   t.teardown(() => log.close());

@@ -22,7 +22,7 @@ import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { BuildState } from './build-state.js';
 import { SNAPSHOT_FORMAT, SNAPSHOT_FORMATS_READ, addLine, snapshotFromLines, snapshotLines, type Snapshot, type SnapshotLine } from './snapshot.js';
-import { imagePieces, stateFromImage, type ImagePiece } from './state-image.js';
+import { PAUSE_POINT, imagePieces, stateFromImage, type ImagePiece } from './state-image.js';
 
 /**
  * The format of snapshot.bin: frames of a state image (state-image.ts), the end line carrying a CRC-32 of the frames
@@ -318,13 +318,20 @@ async function writeFramed(path: string, header: SnapshotHeader, source: Iterabl
     let crc = 0;
     let started = performance.now();
     for (const line of source) {
-      lines.push(line);
-      count++;
+      if (line !== PAUSE_POINT) {
+        lines.push(line);
+        count++;
+      }
       if (lines.length >= LINES_PER_FRAME || performance.now() - started >= FRAME_BUDGET_MS / 2) {
-        const bytes = frame(p, lines);
-        if (checksum) crc = crc32(bytes, crc);
-        await file.write(bytes);
-        lines = [];
+        if (lines.length > 0) {
+          const bytes = frame(p, lines);
+          if (checksum) crc = crc32(bytes, crc);
+          await file.write(bytes);
+          lines = [];
+        } else {
+          // In the middle of a line that takes longer than a frame: the loop goes, nothing is written.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
         started = performance.now();
       }
     }

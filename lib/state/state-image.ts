@@ -111,6 +111,48 @@ const encodeSet = (set: unknown): unknown[] => {
   return flat;
 };
 
+/**
+ * Where the writer of an image may end a frame and let the event loop go, in the middle of a line: yielded
+ * between slices of one value too large to pack at once.
+ */
+export const PAUSE_POINT: unique symbol = Symbol('pause point');
+
+/**
+ * Members of a set packed in one go, at most. One set can hold every active want: 100,000 wants waiting on one
+ * input are one entry of `active_wants_by_ref` and one of `run_wants`, and packing it whole held the loop ~60 ms
+ * (a slice of 1,024 takes ~2.5 ms here).
+ */
+const SET_SLICE = 1024;
+
+/**
+ * A set's encoding, a slice of members at a time with a pause point between slices: a MessagePack array is its
+ * header and then its items, so slices packed apart and joined after one header are the whole array.
+ */
+function* packSet(p: Packr, set: OrderedMap<number, string>): Generator<typeof PAUSE_POINT, Uint8Array> {
+  if (set.size <= SET_SLICE) return p.pack(encodeSet(set));
+  const header = Buffer.alloc(5);
+  header[0] = 0xdd; // array 32
+  header.writeUInt32BE(set.size * 2, 1);
+  const parts: Uint8Array[] = [header];
+  let items: unknown[] = [];
+  const flush = (): void => {
+    const packed = p.pack(items);
+    // Its own array header off: fixarray (1 byte), array 16 (3) or array 32 (5).
+    const first = packed[0]!;
+    parts.push(packed.subarray(first >= 0x90 && first <= 0x9f ? 1 : first === 0xdc ? 3 : 5));
+    items = [];
+  };
+  for (const [seq, id] of set) {
+    items.push(seq, id);
+    if (items.length >= 2 * SET_SLICE) {
+      flush();
+      yield PAUSE_POINT;
+    }
+  }
+  if (items.length > 0) flush();
+  return Buffer.concat(parts);
+}
+
 const decodeSet = (flat: unknown): OrderedMap<number, string> => {
   const items = flat as unknown[];
   const seqs: number[] = [];
@@ -135,7 +177,7 @@ function* namedMaps(state: BuildState): Generator<[string, AnyMap, MapSpec]> {
  * The pieces of an image of `state`, a few hundred entries each, so a writer can pace itself between them; the
  * record shapes its values share come last (they grow as values are packed).
  */
-export function* imagePieces(state: BuildState): Generator<ImagePiece> {
+export function* imagePieces(state: BuildState): Generator<ImagePiece | typeof PAUSE_POINT> {
   // Values still encoded as a loaded image kept them are copied as they are, with that image's record shapes first.
   const base = encodingOf(state);
   // Only the shapes the image was written with: reading a record that carries its own shape appends it to the
@@ -176,7 +218,7 @@ export function* imagePieces(state: BuildState): Generator<ImagePiece> {
       else if (entry.length === 4 && entry[3] === base) encoded.push(entry[2]);
       else {
         const value = entry.length === 4 ? map.get(key) : entry[1];
-        encoded.push(p.pack(spec.kind === 'sets' ? encodeSet(value) : value));
+        encoded.push(spec.kind === 'sets' ? yield* packSet(p, value as OrderedMap<number, string>) : p.pack(value));
       }
       if (keys.length === PER_PIECE) yield* flush();
     }
