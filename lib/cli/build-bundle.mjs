@@ -8,12 +8,15 @@
 import { build } from 'esbuild';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, '..', '..', 'dist', 'lib');
 const outdir = join(dist, 'bundle');
 rmSync(outdir, { recursive: true, force: true });
+// The bundle vouches for snapshots with the fingerprint of the state code it holds, taken now: computed when it
+// runs, from dist/lib/state, it would be that of whatever was compiled there later.
+const { stateCodeFingerprint } = await import(pathToFileURL(join(dist, 'state', 'snapshot-file.js')).href);
 await build({
   entryPoints: { main: join(dist, 'cli', 'main.js') },
   bundle: true,
@@ -27,5 +30,6 @@ await build({
   external: ['classic-level', 'msgpackr', 'msgpackr-extract', 'bullmq', 'ioredis'],
   // The CommonJS packages inside (express and its kin) call require(), which an ES module does not have.
   banner: { js: "import { createRequire as __platformRequire } from 'node:module'; const require = __platformRequire(import.meta.url);" },
+  define: { __PLATFORM_STATE_CODE__: JSON.stringify(stateCodeFingerprint()) },
   logLevel: 'warning',
 });

@@ -36,8 +36,10 @@ export const IMAGE_FORMAT = 8;
  * program version would not do: the fold can change between two builds of the same version.
  */
 export function stateCodeFingerprint(): string {
-  // The state stage's folder, named rather than taken as this module's own: in the CLI's bundle this code runs from
-  // dist/lib/bundle, built from the same files in the same build.
+  // The CLI's bundle runs its own copy of the state code: it carries the fingerprint of the files it was built from
+  // (lib/cli/build-bundle.mjs), which a later compile of dist/lib/state alone does not change.
+  if (typeof __PLATFORM_STATE_CODE__ === 'string') return __PLATFORM_STATE_CODE__;
+  // The state stage's folder, named rather than taken as this module's own.
   const dir = fileURLToPath(new URL('../state/', import.meta.url));
   const files = readdirSync(dir).filter((n) => n.endsWith('.js')).sort();
   // Run from sources (no compiled files here), there is nothing to vouch for a snapshot: none is trusted.
@@ -63,6 +65,9 @@ export interface LogProbe {
   firstId(): number;
   timestampOf(id: number): Promise<number | undefined>;
 }
+
+/** Set in the CLI's bundle only (esbuild's `define`): the fingerprint of the state code bundled. */
+declare const __PLATFORM_STATE_CODE__: string | undefined;
 
 let writes = 0;
 

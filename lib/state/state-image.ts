@@ -25,6 +25,18 @@ import { OrderedMap, compareNumbers, compareStrings, type Compare } from './orde
 /** The string table's maps (a power of two). */
 const STRING_SHARDS = 256;
 
+/**
+ * A string's map in the table: a hash of at most 16 of its characters, evenly spaced from the last, so the cost
+ * stays flat for long refs and the characters that differ between ids and refs (their ends, a date in the
+ * middle) are in it.
+ */
+function shardOf(s: string): number {
+  let h = s.length;
+  const step = Math.max(1, s.length >> 4);
+  for (let i = s.length - 1; i >= 0; i -= step) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
+  return (h ^ (h >>> 8)) & (STRING_SHARDS - 1);
+}
+
 /** Entries per piece (a line of a frame); a map's pieces but its last hold exactly this many. */
 const PER_PIECE = 256;
 
@@ -185,6 +197,7 @@ export function* imagePieces(state: BuildState): Generator<ImagePiece | typeof P
   const structures: unknown[] = base ? base.structures.slice(0, base.shared) : [];
   const p = packer(structures);
   const table = new StringTable();
+  let membersSincePause = 0;
   yield ['scalars', { last_event_id: state.last_event_id, wants_sla_missed: state.wants_sla_missed, created: state.created }];
   for (const [name, map, spec] of namedMaps(state)) {
     yield ['map', name, map.size];
@@ -216,10 +229,17 @@ export function* imagePieces(state: BuildState): Generator<ImagePiece | typeof P
       keys.push(numericKeys ? key : table.ref(key as string));
       if (spec.kind === 'plain') values.push(entry[1] === true ? true : table.ref(entry[1] as string));
       else if (entry.length === 4 && entry[3] === base) encoded.push(entry[2]);
-      else {
-        const value = entry.length === 4 ? map.get(key) : entry[1];
-        encoded.push(spec.kind === 'sets' ? yield* packSet(p, value as OrderedMap<number, string>) : p.pack(value));
-      }
+      else if (spec.kind === 'sets') {
+        const set = (entry.length === 4 ? map.get(key) : entry[1]) as OrderedMap<number, string>;
+        encoded.push(yield* packSet(p, set));
+        // Many middling sets in one piece (256 partitions with a thousand waiting wants each) cost what one large
+        // set does: the writer may pause after every slice's worth of members, whichever sets they are in.
+        membersSincePause += set.size;
+        if (membersSincePause >= SET_SLICE) {
+          membersSincePause = 0;
+          yield PAUSE_POINT;
+        }
+      } else encoded.push(p.pack(entry.length === 4 ? map.get(key) : entry[1]));
       if (keys.length === PER_PIECE) yield* flush();
     }
     if (keys.length > 0) yield* flush();
@@ -244,9 +264,7 @@ class StringTable {
   ref(s: string): number {
     // A plain map's values are strings or `true`: anything else must not pass for a reference.
     if (typeof s !== 'string') throw new Error(`an image holds strings and true in its plain maps, not ${typeof s}`);
-    // Ids differ at their end and middle (`w-1234`): those characters and the length spread them over the shards.
-    const at = (s.length * 31 + (s.charCodeAt(s.length - 1) | 0)) * 31 + (s.charCodeAt(s.length >> 1) | 0);
-    const shard = this.shards[at & (STRING_SHARDS - 1)]!;
+    const shard = this.shards[shardOf(s)]!;
     let n = shard.get(s);
     if (n === undefined) {
       n = this.size++;
