@@ -39,6 +39,14 @@ export function stateCodeFingerprint(): string {
   // The CLI's bundle runs its own copy of the state code: it carries the fingerprint of the files it was built from
   // (lib/cli/build-bundle.mjs), which a later compile of dist/lib/state alone does not change.
   if (typeof __PLATFORM_STATE_CODE__ === 'string') return __PLATFORM_STATE_CODE__;
+  // Once a process: the files were read at every snapshot, and a compile while it runs must not change what it
+  // vouches for (the code it runs was loaded before).
+  return (fingerprint ??= hashStateCode());
+}
+
+let fingerprint: string | undefined;
+
+function hashStateCode(): string {
   // The state stage's folder, named rather than taken as this module's own.
   const dir = fileURLToPath(new URL('../state/', import.meta.url));
   const files = readdirSync(dir).filter((n) => n.endsWith('.js')).sort();
