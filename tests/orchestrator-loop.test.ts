@@ -164,3 +164,102 @@ test('a step that fails loses no job-run news: the started and exited of a run a
   t.is(events.filter((e) => e.type === 'job_run_succeeded').length, 1, 'exited once');
   t.is(store.current().job_runs.size, 1, 'nothing was run twice');
 });
+
+/** The real log's LevelDB writes, held at a gate or failed once, for a slow or faulty disk under a real EventLog. */
+function diskControl(log: EventLog) {
+  type Batch = { write(options?: unknown): Promise<void>; close(): Promise<void> };
+  const db = (log as unknown as { db: { batch(): Batch } }).db;
+  const batch = db.batch.bind(db);
+  const control = { writes: 0, gate: undefined as Promise<void> | undefined, fault: undefined as Error | undefined };
+  db.batch = () => {
+    const b = batch();
+    const write = b.write.bind(b);
+    b.write = async (options) => {
+      control.writes++;
+      if (control.gate) await control.gate;
+      const fault = control.fault;
+      control.fault = undefined;
+      if (!fault) return write(options);
+      await b.close();
+      throw fault;
+    };
+    return b;
+  };
+  return control;
+}
+
+test("a step plans on the last one's state while its events are written; replies wait for both in order", async (t) => {
+  const dir = await makeWorkspace(t);
+  const { log, store, queue, errors, start } = await flakyOrchestrator(t, dir, TEST_GRAPH, 60_000);
+  const disk = diskControl(log);
+  start();
+  // A quiet loop first (the start-up pass done, nothing running), so the next two commands are all it does.
+  const warm = await queue.offer({ kind: 'create_want', request: want('ok/warm') });
+  if (!warm.ok) return t.fail(warm.error);
+  await waitFor('the first want to be built', () => store.current().wants.get(warm.want_id)?.status === 'successful');
+  const writes = disk.writes;
+  const latest = log.latestId();
+  let open!: () => void;
+  disk.gate = new Promise((r) => (open = r));
+  const order: string[] = [];
+  const first = queue.offer({ kind: 'create_want', request: want('ok/shared', 'first') }).then((r) => (order.push('first'), r));
+  await waitFor("the first step's write to be under way", () => disk.writes === writes + 1);
+  const second = queue.offer({ kind: 'create_want', request: want('ok/shared', 'second') }).then((r) => (order.push('second'), r));
+  // Taken by a step while the first one's events are still being written.
+  await waitFor('the second command to be taken', () => queue.size === 0);
+  t.is(log.latestId(), latest, 'nothing new is durable yet');
+  t.deepEqual(order, [], 'no reply before the events are durable');
+  disk.gate = undefined;
+  open();
+  const [a, b] = await Promise.all([first, second]);
+  t.deepEqual(order, ['first', 'second']);
+  if (!a.ok || !b.ok) return t.fail('both wants are created');
+  await waitFor('both wants to be built', () => store.current().wants.get(b.want_id)?.status === 'successful');
+  const events = await log.list(latest, 1000);
+  // The second step saw the run the first one queued (not yet durable) and joined it: one run, started once.
+  t.is(events.filter((e) => e.type === 'job_run_queued').length, 1);
+  t.is(events.filter((e) => e.type === 'job_run_started').length, 1);
+  t.deepEqual(store.current().wants.get(b.want_id)?.job_run_ids, store.current().wants.get(a.want_id)?.job_run_ids);
+  t.deepEqual(errors, []);
+});
+
+test('when a write fails, the step planned on it fails with the same fault; both are retried and nothing is lost', async (t) => {
+  const dir = await makeWorkspace(t);
+  const { log, store, queue, errors, start } = await flakyOrchestrator(t, dir, TEST_GRAPH, 60_000);
+  const disk = diskControl(log);
+  start();
+  const warm = await queue.offer({ kind: 'create_want', request: want('ok/warm') });
+  if (!warm.ok) return t.fail(warm.error);
+  await waitFor('the first want to be built', () => store.current().wants.get(warm.want_id)?.status === 'successful');
+  const writes = disk.writes;
+  let open!: () => void;
+  disk.gate = new Promise((r) => (open = r));
+  disk.fault = Object.assign(new Error('IO error: injected write fault'), { code: 'LEVEL_IO_ERROR' });
+  const first = queue.offer({ kind: 'create_want', request: want('ok/one') });
+  await waitFor("the first step's write to be under way", () => disk.writes === writes + 1);
+  const second = queue.offer({ kind: 'create_want', request: want('ok/two') });
+  await waitFor('the second command to be taken', () => queue.size === 0);
+  open();
+  // The second was planned on the first's state: it hears the first's fault (a 503 for HTTP callers), not a 500.
+  await t.throwsAsync(first, { message: /injected write fault/ });
+  await t.throwsAsync(second, { message: /injected write fault/ });
+  await waitFor('both failures to be logged', () => errors.length >= 2);
+  t.true(errors.every((e) => /step failed, continuing/.test(e)));
+  const third = await queue.offer({ kind: 'create_want', request: want('ok/three') });
+  if (!third.ok) return t.fail(third.error);
+  await waitFor('the third want to be built', () => store.current().wants.get(third.want_id)?.status === 'successful');
+  const events = await log.list(0, 1000);
+  const created = events.filter((e) => e.type === 'want_created');
+  t.deepEqual(
+    created.map((e) => (e.type === 'want_created' ? e.want_created.partitions : [])),
+    [['ok/warm'], ['ok/three']],
+    'nothing of the failed steps reached the log',
+  );
+  t.deepEqual(
+    events.map((e) => e.event_id),
+    events.map((_, i) => i + 1),
+    'ids stay dense',
+  );
+  t.is(store.current().wants.size, 2);
+  t.is(store.current().last_event_id, log.latestId());
+});

@@ -97,6 +97,70 @@ test('stepInBatches: a step that was asked for but not started when the input co
   });
 });
 
+test('stepInBatches with overlap: a step that lets go lets the next start before it ends, never more than one ahead', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ hot, cold, expectObservable }) => {
+    const starts: Array<[number, string]> = [];
+    // Each step plans for 1 ms, then lets go, and ends (its write done) 4 ms after it began.
+    const out$ = hot('a-b-c-d----|').pipe(
+      stepInBatches(
+        (batch: string[], release) => {
+          starts.push([ts.now(), batch.join('')]);
+          ts.schedule(release, 1);
+          return cold('----(x|)', { x: batch.join('') });
+        },
+        ts,
+        { overlap: 1 },
+      ),
+    );
+    // a at 0; b (2) starts at once beside it (a let go at 1); c (4) waits for a to end at 4, then starts (b let
+    // go at 3); d (6) waits for b to end at 6; the source completes at 11, after d's step ended at 10.
+    expectObservable(out$).toBe('----a-b-c-d|', { a: 'a', b: 'b', c: 'c', d: 'd' });
+    ts.flush();
+    t.deepEqual(starts, [
+      [0, 'a'],
+      [2, 'b'],
+      [4, 'c'],
+      [6, 'd'],
+    ]);
+  });
+});
+
+test('stepInBatches with overlap: a step that never lets go holds the loop as without overlap', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ hot, cold, expectObservable }) => {
+    const out$ = hot('ab-c|').pipe(stepInBatches((batch: string[]) => cold('---(x|)', { x: batch.join('') }), ts, { overlap: 1 }));
+    expectObservable(out$).toBe('---a--(c|)', { a: 'a', c: 'bc' });
+  });
+});
+
+test('stepInBatches with overlap: a step that lets go with release(false) gives its slot back', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ hot, cold, expectObservable }) => {
+    const starts: Array<[number, string]> = [];
+    // Steps of 5 ms that let go at once; the first writes (keeps its slot), the others write nothing.
+    const out$ = hot('a-b-c|').pipe(
+      stepInBatches(
+        (batch: string[], release) => {
+          starts.push([ts.now(), batch.join('')]);
+          release(batch[0] === 'a');
+          return cold('-----(x|)', { x: batch.join('') });
+        },
+        ts,
+        { overlap: 1 },
+      ),
+    );
+    // b and c both start while a runs: b gave its slot back, so only a holds one. All end before completion.
+    expectObservable(out$).toBe('-----a-b-(c|)', { a: 'a', b: 'b', c: 'c' });
+    ts.flush();
+    t.deepEqual(starts, [
+      [0, 'a'],
+      [2, 'b'],
+      [4, 'c'],
+    ]);
+  });
+});
+
 test('dueTimes: one emission per distinct deadline when it falls due, however often it is named', (t) => {
   const ts = scheduler(t);
   ts.run(({ hot, expectObservable }) => {
