@@ -6,7 +6,6 @@ import fc from 'fast-check';
 import { firstValueFrom, toArray } from 'rxjs';
 import type { BuildEvent, EventPayload } from '../lib/events/build-event.js';
 import { EventLog, eventIdOfKey, eventKey } from '../lib/events/event-log.js';
-import { StaleAppendError } from '../lib/events/stale-append-error.js';
 import { arbEventPayload } from './helpers/arbitrary-events.js';
 
 const dirs: string[] = [];
@@ -187,24 +186,6 @@ test('concurrent appends are serialized and never collide', async (t) => {
     t.is(events.length, (i % 4) + 1);
     t.true(events.every((e) => e.timestamp === i));
   });
-});
-
-test('an append planned to follow an id is written only if the log ends there (StaleAppendError, nothing written)', async (t) => {
-  const log = await EventLog.open(await tempDir());
-  t.teardown(() => log.close());
-  await log.append([succeeded('a'), succeeded('b')], 1);
-  // Planned on a batch (ids 3..4) that never came: refused, and the log is as it was.
-  const refused = await t.throwsAsync(log.append([succeeded('c')], 2, { after: 4 }), { instanceOf: StaleAppendError });
-  t.is(refused?.expected, 4);
-  t.is(refused?.latest, 2);
-  t.regex(refused?.message ?? '', /planned to follow event 4, but the log ends at event 2/);
-  t.is(log.latestId(), 2);
-  // Queued behind the batch it follows: written after it.
-  const first = log.append([succeeded('d')], 3, { after: 2 });
-  const second = log.append([succeeded('e'), succeeded('f')], 4, { after: 3 });
-  t.deepEqual(ids(await second), [4, 5]);
-  t.deepEqual(ids(await first), [3]);
-  await t.throwsAsync(log.append([], 5, { after: -1 }), { instanceOf: RangeError });
 });
 
 test('random payloads are stored and read back unchanged', async (t) => {

@@ -89,31 +89,4 @@ test('the store takes a planned result only for the events that follow its base;
   t.true(store.current().wants.has('w-4'));
   t.false(store.current().wants.has('w-7'));
   t.deepEqual(canon(store.current()), canon(await foldOfLog(log)));
-
-  // Two batches planned one on the other (a step planned while the last one's append is pending): both taken.
-  const b0 = store.current();
-  const firstBatch = [created(10)];
-  const firstPlanned = plan(b0, firstBatch);
-  const secondBatch = [created(11), created(12)];
-  const secondPlanned = plan(firstPlanned, secondBatch);
-  store.expectFold(b0, firstPlanned, firstBatch);
-  store.expectFold(firstPlanned, secondPlanned, secondBatch);
-  await Promise.all([log.append(firstBatch, at), log.append(secondBatch, at)]);
-  t.is(store.current(), secondPlanned);
-
-  // Withdrawing one (its append failed) withdraws what was planned on it: a later batch with the same ids is reduced.
-  const b1 = store.current();
-  const lost = [created(20)];
-  const lostPlanned = plan(b1, lost);
-  const onLost = [created(21)];
-  const onLostPlanned = plan(lostPlanned, onLost);
-  const withdraw = store.expectFold(b1, lostPlanned, lost);
-  store.expectFold(lostPlanned, onLostPlanned, onLost);
-  withdraw();
-  await log.append([created(22)], at);
-  await log.append(onLost, at);
-  t.not(store.current(), onLostPlanned);
-  t.true(store.current().wants.has('w-22'));
-  t.false(store.current().wants.has('w-20'));
-  t.deepEqual(canon(store.current()), canon(await foldOfLog(log)));
 });

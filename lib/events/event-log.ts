@@ -11,7 +11,6 @@ import { Observable, Subject } from 'rxjs';
 import type { BuildEvent, EventPayload } from './build-event.js';
 import { decodeEvent, encodeEvent } from './event-codec.js';
 import { EventsCompactedError } from './events-compacted-error.js';
-import { StaleAppendError } from './stale-append-error.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
 
@@ -132,18 +131,13 @@ export class EventLog {
    * finished.
    * Resolves with the stored events once written (after they were emitted on appended$). An empty list writes
    * nothing and resolves []. A payload that cannot be encoded rejects the call and nothing is written.
-   * With `after`, the batch is written only if the log then ends at that id (else StaleAppendError): a writer may
-   * queue a batch planned on what an earlier, still pending batch brings, and must not see it written if that one
-   * failed.
    */
-  async append(payloads: EventPayload[], timestamp: number, options: { sync?: boolean; after?: number } = {}): Promise<BuildEvent[]> {
+  async append(payloads: EventPayload[], timestamp: number, options: { sync?: boolean } = {}): Promise<BuildEvent[]> {
     if (!Array.isArray(payloads)) throw new TypeError('append: payloads must be an array');
     checkInteger('append: timestamp', timestamp, Number.MIN_SAFE_INTEGER);
     if (this.closing !== undefined) throw new Error('append: the event log is closed');
     const batch = payloads.slice();
-    const { after } = options;
-    if (after !== undefined) checkInteger('append: after', after, 0);
-    const run = this.tail.then(() => this.write(batch, timestamp, options.sync ?? true, after));
+    const run = this.tail.then(() => this.write(batch, timestamp, options.sync ?? true));
     this.tail = run.then(
       () => undefined,
       () => undefined,
@@ -151,11 +145,10 @@ export class EventLog {
     return run;
   }
 
-  private async write(payloads: EventPayload[], timestamp: number, sync: boolean, after: number | undefined): Promise<BuildEvent[]> {
-    // First: a reopen may find (and emit) events of a failed batch that reached the log, and ids go on after them.
-    if (this.damaged && (payloads.length > 0 || after !== undefined)) await this.reopen();
-    if (after !== undefined && after !== this.latest) throw new StaleAppendError(after, this.latest);
+  private async write(payloads: EventPayload[], timestamp: number, sync: boolean): Promise<BuildEvent[]> {
     if (payloads.length === 0) return [];
+    // First: a reopen may find (and emit) events of a failed batch that reached the log, and ids go on after them.
+    if (this.damaged) await this.reopen();
     const first = this.latest + 1;
     // Only the payload's own case is kept: stray keys (e.g. an event_id on a payload) never reach the log.
     const events = payloads.map(

@@ -29,7 +29,7 @@ import { LOCAL_WORKER, type Executor } from '../executor/executor-port.js';
 import { findJobRunProcesses, killProcesses } from '../executor/job-process-identity.js';
 import { errorMessage } from '../errors.js';
 import type { StateStore } from '../state/state-store.js';
-import { activeWantsOn, type BuildState } from '../state/build-state.js';
+import { activeWantsOn } from '../state/build-state.js';
 import { addCandidate, addWait, takeWaiting, touchedCandidates, type Waiters } from './candidates.js';
 import { SWEEP_START, startPass, sweepSlice, type SweepCursor } from './active-sweep.js';
 import { WakeList } from './wake-list.js';
@@ -62,12 +62,6 @@ export interface OrchestratorOptions {
   logError?: (message: string) => void;
 }
 
-/**
- * How many steps may plan while the oldest one's events are still being written: one, so a step's planning runs
- * during its predecessor's append, and LevelDB writes them back to back.
- */
-export const STEP_OVERLAP = 1;
-
 /** How soon a step that failed is tried again (not at once: a fault that persists must not spin the loop). */
 export const STEP_RETRY_MS = 250;
 
@@ -92,12 +86,8 @@ export class Orchestrator {
   private held: Array<[string, string]> = [];
   /** Where the sweep over active wants stands (active-sweep.ts). */
   private sweep: SweepCursor = SWEEP_START;
-  /** Runs given to an executor whose start has not been recorded yet. */
+  /** Runs given to an executor that starts them off this thread, whose start news has not been recorded yet. */
   private readonly handedOver = new Set<string>();
-  /** Runs a planned step will start once its events are durable. */
-  private readonly launching = new Set<string>();
-  /** Steps whose events are on their way to the log, oldest first: what they planned, and when it is durable. */
-  private readonly pending: Array<{ state: BuildState; durable: Promise<unknown> }> = [];
   private stopping = false;
   /** Resolves once the loop has ended, with what no step recorded (for the final step). */
   private ended: Promise<StepBatch> | undefined;
@@ -139,12 +129,7 @@ export class Orchestrator {
       const unrecorded: OrchestratorInput[] = [];
       const rests: StepBatch[] = [];
       input$
-        .pipe(
-          stepInBatches((inputs, release) => this.step(inputs, release), this.stepScheduler, {
-            leftover: (inputs) => unrecorded.push(...inputs),
-            overlap: STEP_OVERLAP,
-          }),
-        )
+        .pipe(stepInBatches((inputs) => this.step(inputs), this.stepScheduler, { leftover: (inputs) => unrecorded.push(...inputs) }))
         .subscribe({
           next: (rest) => rests.push(rest),
           complete: () => resolve(mergeRests([collectBatch(unrecorded), ...rests])),
@@ -226,8 +211,8 @@ export class Orchestrator {
   }
 
   /** One step over a batch of inputs; emits what it could not record if the loop stopped while it retried. */
-  private step(inputs: OrchestratorInput[], release: (holdsSlot?: boolean) => void): Observable<StepBatch> {
-    return retryingStep((batch: StepBatch, letGo: (holdsSlot?: boolean) => void) => this.runStep(batch, letGo), {
+  private step(inputs: OrchestratorInput[]): Observable<StepBatch> {
+    return retryingStep((batch: StepBatch) => this.runStep(batch), {
       delayMs: STEP_RETRY_MS,
       scheduler: this.scheduler,
       stop$: this.stop$,
@@ -238,30 +223,21 @@ export class Orchestrator {
         for (const p of batch.commands) p.reject(error);
         return retryBatch(batch);
       },
-    })(collectBatch(inputs), release);
-  }
-
-  /** What the next step plans on: the newest planned state still on its way to the log, else the store's. */
-  private planningBase(): BuildState {
-    return this.pending.at(-1)?.state ?? this.opts.store.current();
+    })(collectBatch(inputs));
   }
 
   /**
    * A step schedules only what can have something to do: the wants that recent events touched (and those waiting on
    * what changed), the wants whose retry or ttl fell due, and a slice of the sweep (a tick's, or a pass's). So no
    * step costs the number of active wants; what a narrow step missed is looked at by the sweep.
-   *
-   * Once its events are handed to the log the step lets the loop go (`release`): the next step plans on this one's
-   * state while the append is written, and appends after it (`after`: refused if this one failed). Replies and
-   * processes wait for the events to be durable, and for the step before to have done its own.
    */
-  private async runStep(batch: StepBatch, release: (holdsSlot?: boolean) => void): Promise<void> {
+  private async runStep(batch: StepBatch): Promise<void> {
     const { queue, store, log, tasks } = this.opts;
     const started = performance.now();
     const pending = batch.commands.filter((p) => queue.take(p));
     const graphChanged = (await tasks.refresh?.()) || batch.graphChanged;
     if (graphChanged) this.resolutions.invalidate();
-    const state = this.planningBase();
+    const state = store.current();
     const candidates = batch.candidates;
     addResolvedRefs(candidates, batch.resolvedRefs, (ref) => activeWantsOn(state, ref));
     // What waits on the outputs of runs that just ended is scheduled in this step: its configs must be at hand now,
@@ -283,7 +259,7 @@ export class Orchestrator {
     );
     const resolved = await this.resolutions.lookup(refsToResolve(state, newRefs, candidates));
     const now = this.scheduler.now();
-    const base = this.planningBase();
+    const base = store.current();
     const plan = planStep({
       candidates,
       housekeeping: batch.housekeeping || graphChanged,
@@ -294,41 +270,18 @@ export class Orchestrator {
       started: batch.started,
       placed: batch.placed,
       outcomes: batch.outcomes,
-      launched: new Set([...this.handedOver, ...this.launching, ...batch.started.map((s) => s.job_run_id)]),
+      launched: new Set([...this.handedOver, ...batch.started.map((s) => s.job_run_id)]),
       tasks: resolved,
       policy: tasks.policy,
     });
-    // What only planning reads is kept now, for a step that plans before this one's events are written: the waits,
-    // the held refs (every one was a candidate here, so this is all that is held), the runs about to start.
-    for (const [input, wantId, ref] of plan.waits) addWait(this.waiters, input, wantId, ref);
-    this.held = plan.held;
-    for (const run of plan.launch) this.launching.add(run.job_run_id);
-    const before = this.pending.at(-1)?.durable;
-    let withdraw = () => {};
-    let appended: Promise<unknown> = Promise.resolve();
     if (plan.events.length > 0) {
-      withdraw = store.expectFold(base, plan.state, plan.events);
-      appended = log.append(plan.events, now, { sync: !plan.events.every(mayWaitForDisk), after: base.last_event_id });
+      store.expectFold(base, plan.state, plan.events);
+      try {
+        await log.append(plan.events, now, { sync: !plan.events.every(mayWaitForDisk) });
+      } finally {
+        store.expectFold();
+      }
     }
-    // It stands or falls with the step it was planned on: when that one's write fails, this one hears that fault
-    // first (its own append, queued behind, is refused later), so its callers get the storage fault itself.
-    const durable = Promise.all([before, appended]);
-    const mine = { state: plan.state, durable };
-    this.pending.push(mine);
-    // A step that writes nothing holds no slot of the overlap: it only waits to reply and act after the one before.
-    release(plan.events.length > 0);
-    try {
-      await durable;
-    } catch (err) {
-      // Not written, and neither will be what was planned on it (their appends are refused, their steps retried).
-      withdraw();
-      for (const run of plan.launch) this.launching.delete(run.job_run_id);
-      const from = this.pending.indexOf(mine);
-      if (from >= 0) this.pending.length = from;
-      throw err;
-    }
-    const at = this.pending.indexOf(mine);
-    if (at >= 0) this.pending.splice(at, 1);
     for (const s of batch.started) this.handedOver.delete(s.job_run_id);
     for (const o of batch.outcomes) this.handedOver.delete(o.job_run_id);
     // Durable from here on: a fault below must not retry the step (its events are written, its runs may be
@@ -338,8 +291,6 @@ export class Orchestrator {
     } catch (err) {
       this.logError(`orchestrator: after a step was recorded: ${err instanceof Error ? err.stack : errorMessage(err)}`);
       this.followUps$.next({ kind: 'scan' });
-    } finally {
-      for (const run of plan.launch) this.launching.delete(run.job_run_id);
     }
     this.stepSubject.next({ seconds: (performance.now() - started) / 1000, events: plan.events.length });
   }
@@ -347,6 +298,7 @@ export class Orchestrator {
   /** Replies, follow-ups and processes of a step whose events are durable. */
   private afterAppend(plan: StepPlan, pending: PendingCommand[]): void {
     const { executor } = this.opts;
+    for (const [input, wantId, ref] of plan.waits) addWait(this.waiters, input, wantId, ref);
     pending.forEach((p, i) => {
       const reply = plan.replies[i]!;
       p.resolve(reply.ok ? { ...reply, state: plan.state } : reply);
@@ -357,6 +309,8 @@ export class Orchestrator {
     if (touched.size > 0) this.followUps$.next({ kind: 'touched', candidates: touched });
     for (const at of plan.deadlines) this.deadlines$.next(at);
     this.wakes.add(plan.wakes);
+    // Every held ref was a candidate of this step: what it held back is all that is held now.
+    this.held = plan.held;
     for (const [at] of plan.wakes) this.deadlines$.next(at);
     for (const id of plan.kill) executor.cancel(id, 'want canceled');
     // A stop asked for while this step ran: the runs stay queued for the next server rather than start only to be
@@ -364,9 +318,8 @@ export class Orchestrator {
     if (this.stopping) return;
     for (const run of plan.launch) {
       const handle = executor.start(launchForRun(run, this.opts.workspaceRoot));
-      // Launched until its start is recorded: a step already planning must not start it again.
-      this.handedOver.add(run.job_run_id);
       if (handle) this.followUps$.next({ kind: 'started', job_run_id: run.job_run_id, ...handle });
+      else this.handedOver.add(run.job_run_id);
     }
   }
 }

@@ -2,8 +2,7 @@
  * A step that cannot fail for good: when it throws, `onFailure` says what of its batch is left to do (the
  * commands were answered with the fault; job-run news must still be recorded) and that rest is tried again after
  * `delayMs` on the loop's scheduler, until it succeeds or the loop stops, when the rest is emitted for the final
- * step. Nothing is pushed back into shared buffers: the batch travels with the retry, and so does `release`
- * (step-in-batches.ts): the attempt that first gets its plan to the log lets the loop go on, once.
+ * step. Nothing is pushed back into shared buffers: the batch travels with the retry.
  */
 import { type Observable, type SchedulerLike, catchError, concatMap, defer, ignoreElements, map, race, take, timer } from 'rxjs';
 
@@ -16,17 +15,14 @@ export interface RetryingStepOptions<B> {
   onFailure: (batch: B, err: unknown) => B;
 }
 
-export function retryingStep<B>(
-  run: (batch: B, release: (holdsSlot?: boolean) => void) => PromiseLike<unknown> | Observable<unknown>,
-  options: RetryingStepOptions<B>,
-): (batch: B, release?: (holdsSlot?: boolean) => void) => Observable<B> {
-  const attempt = (batch: B, release: (holdsSlot?: boolean) => void = () => {}): Observable<B> =>
-    defer(() => run(batch, release)).pipe(
+export function retryingStep<B>(run: (batch: B) => PromiseLike<unknown> | Observable<unknown>, options: RetryingStepOptions<B>): (batch: B) => Observable<B> {
+  const attempt = (batch: B): Observable<B> =>
+    defer(() => run(batch)).pipe(
       ignoreElements(),
       catchError((err: unknown) => {
         const rest = options.onFailure(batch, err);
         return race(
-          timer(options.delayMs, options.scheduler).pipe(concatMap(() => attempt(rest, release))),
+          timer(options.delayMs, options.scheduler).pipe(concatMap(() => attempt(rest))),
           options.stop$.pipe(
             take(1),
             map(() => rest),

@@ -1,11 +1,7 @@
 /**
  * `concatMap` over batches: inputs that arrive while a step is scheduled or running wait, and the next step takes
- * all of them at the moment it starts. So a burst of a thousand inputs costs one or two steps, not a thousand.
- *
- * With `overlap: n`, a step may `release` the loop before it ends (the orchestrator's does once its events are
- * planned and handed to the log): the next step may then start while it waits, up to n steps beyond the oldest
- * one still running. Steps start in order and each waits for its predecessors' release, so no two plan at once.
- * A step that releases with `release(false)` gives its slot back at once (it wrote nothing and only waits to act).
+ * all of them at the moment it starts. So a burst of a thousand inputs costs one or two steps, not a thousand,
+ * and a step never runs concurrently with another.
  *
  * Why not `buffer(throttle(() => stepDone$, {leading, trailing}))`: throttle subscribes to its duration only
  * after emitting, so a step that completes synchronously signals "done" before anyone listens and the loop stalls
@@ -18,28 +14,21 @@ import { Observable, type OperatorFunction, type SchedulerLike, type Subscriptio
 export interface StepInBatchesOptions<T> {
   /** When the source completes with inputs no step took: they are handed here (none starts after completion). */
   leftover?: (inputs: T[]) => void;
-  /** How many steps may start after the oldest running one (each once the one before it released). Default 0. */
-  overlap?: number;
 }
 
 export function stepInBatches<T, R>(
-  step: (batch: T[], release: (holdsSlot?: boolean) => void) => Observable<R>,
+  step: (batch: T[]) => Observable<R>,
   scheduler: SchedulerLike,
   options: StepInBatchesOptions<T> = {},
 ): OperatorFunction<T, R> {
-  const overlap = options.overlap ?? 0;
   return (source) =>
     new Observable<R>((subscriber) => {
       let waiting: T[] = [];
+      // idle: nothing to do; scheduled: a step will start on the scheduler; stepping: a step is running.
+      let phase: 'idle' | 'scheduled' | 'stepping' = 'idle';
       let sourceDone = false;
       let pendingStart: Subscription | undefined;
-      /** Steps started and not ended, and those of them that hold a slot of the overlap. */
-      let alive = 0;
-      let running = 0;
-      /** Their subscriptions, for teardown, once subscribe returned. */
-      const subscriptions = new Set<Subscription>();
-      /** The newest step has not released the loop yet. */
-      let holding = false;
+      let current: Subscription | undefined;
 
       const finish = () => {
         if (waiting.length > 0) options.leftover?.(waiting);
@@ -47,76 +36,48 @@ export function stepInBatches<T, R>(
         subscriber.complete();
       };
 
-      let scheduled = false;
-      const mayStart = () => !scheduled && !holding && running <= overlap && waiting.length > 0 && !sourceDone;
-
       const startStep = () => {
-        scheduled = false;
+        phase = 'stepping';
         pendingStart = undefined;
-        holding = true;
         const batch = waiting;
         waiting = [];
-        let ended = false;
-        let released = false;
-        let counted = true;
-        alive++;
-        running++;
-        const release = (holdsSlot = true) => {
-          if (released || ended) return;
-          released = true;
-          holding = false;
-          if (!holdsSlot) {
-            counted = false;
-            running--;
-          }
-          if (mayStart()) schedule();
-        };
-        let sub: Subscription | undefined;
-        sub = step(batch, release).subscribe({
+        current = step(batch).subscribe({
           next: (value) => subscriber.next(value),
           error: (err: unknown) => subscriber.error(err),
           complete: () => {
-            ended = true;
-            alive--;
-            if (counted) running--;
-            if (sub) subscriptions.delete(sub);
-            if (!released) holding = false;
-            if (sourceDone) {
-              if (alive === 0) finish();
-            } else if (mayStart()) schedule();
+            phase = 'idle';
+            current = undefined;
+            if (sourceDone) finish();
+            else if (waiting.length > 0) schedule();
           },
         });
-        // A step that ended synchronously has already left (its subscription is closed).
-        if (!ended) subscriptions.add(sub);
       };
 
       const schedule = () => {
-        scheduled = true;
-        const start = scheduler.schedule(startStep);
-        // A scheduler may run the step before `schedule` returns.
-        if (scheduled) pendingStart = start;
+        phase = 'scheduled';
+        pendingStart = scheduler.schedule(startStep);
       };
 
       const inputs = source.subscribe({
         next: (value) => {
           waiting.push(value);
-          if (mayStart()) schedule();
+          if (phase === 'idle') schedule();
         },
         error: (err: unknown) => subscriber.error(err),
         complete: () => {
           sourceDone = true;
+          if (phase === 'stepping') return;
           // A step asked for but not begun never starts: completion means "no new step".
           pendingStart?.unsubscribe();
           pendingStart = undefined;
-          scheduled = false;
-          if (alive === 0) finish();
+          finish();
         },
       });
 
       return () => {
         inputs.unsubscribe();
         pendingStart?.unsubscribe();
-        for (const sub of subscriptions) sub.unsubscribe();
+        current?.unsubscribe();
       };
     });
 }

@@ -40,8 +40,7 @@ export class StateStore {
   /** Changes to the state that are not events: only the prune of a compaction (the log and its base agree on it). */
   private readonly edits = new Subject<(state: BuildState) => BuildState>();
   private written = 0;
-  /** Planned batches to come, oldest first, each planned on the result of the one before (see expectFold). */
-  private expected: Array<{ base: BuildState; result: BuildState; events: readonly EventPayload[]; skipped: number }> = [];
+  private expected: { base: BuildState; result: BuildState; events: readonly EventPayload[]; skipped: number } | undefined;
   /** The snapshot being written, if any: one at a time. */
   private writing: Promise<boolean> | undefined;
   readonly state$: Observable<BuildState>;
@@ -77,25 +76,15 @@ export class StateStore {
    * The next events appended, right after `base`, are `events` (the very payloads) and fold to `result`: the planner
    * has folded them already (same ids, same timestamp), so the fold takes its result instead of reducing each event
    * again. Taken only for those payloads, emitted one after the other from `base`: anything else (a prune's edit,
-   * events of an earlier failed batch emitted by a reopen) and the events are reduced. Several may wait, each
-   * planned on the one before (a step planned while the last one's append is pending). The function returned
-   * withdraws this one and those after it (its append failed); `expectFold()` with nothing withdraws all.
+   * events of an earlier failed batch emitted by a reopen) and the events are reduced. `expectFold()` with nothing
+   * withdraws it (the append failed, or is done).
    */
-  expectFold(base?: BuildState, result?: BuildState, events: readonly EventPayload[] = []): () => void {
-    if (!base || !result || events.length === 0) {
-      this.expected = [];
-      return () => {};
-    }
-    const entry = { base, result, events, skipped: 0 };
-    this.expected.push(entry);
-    return () => {
-      const at = this.expected.indexOf(entry);
-      if (at >= 0) this.expected.length = at;
-    };
+  expectFold(base?: BuildState, result?: BuildState, events: readonly EventPayload[] = []): void {
+    this.expected = base && result && events.length > 0 ? { base, result, events, skipped: 0 } : undefined;
   }
 
   private fold(state: BuildState, event: BuildEvent): BuildState {
-    const x = this.expected[0];
+    const x = this.expected;
     if (x) {
       const i = event.event_id - x.base.last_event_id - 1;
       const planned = x.events[i];
@@ -105,11 +94,9 @@ export class StateStore {
         x.skipped++;
         return state;
       }
-      this.expected.shift();
+      this.expected = undefined;
       if (same) return x.result;
-      // Not the planned batch after all (nor, then, those planned on it): what was passed over is folded now, then
-      // this event.
-      this.expected = [];
+      // Not the planned batch after all: what was passed over is folded now, then this event.
       let caught = state;
       for (let k = 0; k < x.skipped; k++) caught = reduce(caught, { ...x.events[k]!, event_id: x.base.last_event_id + 1 + k, timestamp: event.timestamp } as BuildEvent);
       return reduce(caught, event);

@@ -13,8 +13,7 @@ export interface StorageFault {
 
 const FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
 // LEVEL_DATABASE_NOT_OPEN: the event log is closed between a failed write and its reopen (event-log.ts).
-// PLATFORM_STALE_APPEND: a batch planned on one whose write failed (events/stale-append-error.ts).
-const IO_CODES = new Set(['PLATFORM_STALE_APPEND', 'LEVEL_IO_ERROR', 'LEVEL_DATABASE_NOT_OPEN', 'EIO', 'EROFS', 'EMFILE', 'ENFILE']);
+const IO_CODES = new Set(['LEVEL_IO_ERROR', 'LEVEL_DATABASE_NOT_OPEN', 'EIO', 'EROFS', 'EMFILE', 'ENFILE']);
 
 /** The fault of `err` or of what caused it (LevelDB wraps what failed an open in a `cause`). */
 export function storageFault(err: unknown, where?: string): StorageFault | undefined {
