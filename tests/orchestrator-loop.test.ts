@@ -18,7 +18,7 @@ import type { TaskSource } from '../lib/orchestrator/task-source.js';
 import { StateStore } from '../lib/state/state-store.js';
 import { Platform } from '../lib/platform.js';
 import { HoldableScheduler } from './helpers/holdable-scheduler.js';
-import { makeWorkspace, TEST_GRAPH, waitFor } from './helpers/server-fixture.js';
+import { makeWorkspace, sleep, TEST_GRAPH, waitFor } from './helpers/server-fixture.js';
 
 const want = (ref: string, comment = ''): CreateWantRequest => ({ partitions: [ref], comment, data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
 
@@ -163,4 +163,27 @@ test('a step that fails loses no job-run news: the started and exited of a run a
   t.is(events.filter((e) => e.type === 'job_run_started').length, 1, 'started once');
   t.is(events.filter((e) => e.type === 'job_run_succeeded').length, 1, 'exited once');
   t.is(store.current().job_runs.size, 1, 'nothing was run twice');
+});
+
+test("a step's follow-up looks only at what the step's own scheduling changed, not again at what it just looked at", async (t) => {
+  const dir = await makeWorkspace(t);
+  const graph = { jobs: [{ label: 'raw', outputs: ['raw/(?<n>\\d+)'], exec: ['true'] }] };
+  const platform = await Platform.open(dir, { graph: parseGraph(graph, 'test'), tickMs: 60_000, executor: 'supervised', cancelRunsOnClose: true });
+  t.teardown(() => platform.close());
+  const request = { partitions: ['raw/1'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 };
+  const first = await platform.createWant(request);
+  if (!first.ok) return t.fail(first.error);
+  await waitFor('raw/1 to be built', () => platform.state().wants.get(first.want_id)?.status === 'successful');
+  await sleep(100);
+  const steps: number[] = [];
+  const counting = platform.orchestrator.steps$.subscribe((s) => steps.push(s.events));
+  t.teardown(() => counting.unsubscribe());
+  // Each want for the live partition is created, looked at and found successful in the step that takes it.
+  for (let i = 0; i < 10; i++) {
+    const r = await platform.createWant(request);
+    if (!r.ok) return t.fail(r.error);
+    t.is(platform.state().wants.get(r.want_id)?.status, 'successful');
+  }
+  await sleep(200);
+  t.is(steps.length, 10, `one step a want, no follow-up that looks at it again (${steps.length} steps: ${steps.join(' ')} events)`);
 });

@@ -257,7 +257,8 @@ export class Orchestrator {
     const newRefs = pending.flatMap((p) =>
       p.command.kind === 'create_want' || p.command.kind === 'create_backfill' ? p.command.request.partitions.slice(0, UNCAPPED_WINDOW) : [],
     );
-    const resolved = await this.resolutions.lookup(refsToResolve(state, newRefs, candidates));
+    const asked = refsToResolve(state, newRefs, candidates);
+    const resolved = await this.resolutions.lookup(asked);
     const now = this.scheduler.now();
     const base = store.current();
     const plan = planStep({
@@ -287,7 +288,7 @@ export class Orchestrator {
     // Durable from here on: a fault below must not retry the step (its events are written, its runs may be
     // started); it is logged, and a pass over the active wants picks up whatever it left undone.
     try {
-      this.afterAppend(plan, pending);
+      this.afterAppend(plan, pending, new Set(asked));
     } catch (err) {
       this.logError(`orchestrator: after a step was recorded: ${err instanceof Error ? err.stack : errorMessage(err)}`);
       this.followUps$.next({ kind: 'scan' });
@@ -296,7 +297,7 @@ export class Orchestrator {
   }
 
   /** Replies, follow-ups and processes of a step whose events are durable. */
-  private afterAppend(plan: StepPlan, pending: PendingCommand[]): void {
+  private afterAppend(plan: StepPlan, pending: PendingCommand[], asked: ReadonlySet<string>): void {
     const { executor } = this.opts;
     for (const [input, wantId, ref] of plan.waits) addWait(this.waiters, input, wantId, ref);
     pending.forEach((p, i) => {
@@ -304,7 +305,10 @@ export class Orchestrator {
       p.resolve(reply.ok ? { ...reply, state: plan.state } : reply);
     });
     const touchedRefs = new Set<string>();
-    const touched = touchedCandidates(plan.state, plan.events, this.waiters, touchedRefs);
+    // What this step's scheduling already looked at is not looked at again: only what its own events touched, and
+    // what it could not schedule for want of a config nobody asked for yet (one asked for comes with its arrival).
+    const touched = touchedCandidates(plan.state, plan.events.slice(plan.touchedFrom), this.waiters, touchedRefs);
+    for (const [wantId, ref] of plan.unresolved) if (!asked.has(ref)) addCandidate(touched, wantId, ref);
     for (const ref of touchedRefs) this.waiters.delete(ref);
     if (touched.size > 0) this.followUps$.next({ kind: 'touched', candidates: touched });
     for (const at of plan.deadlines) this.deadlines$.next(at);

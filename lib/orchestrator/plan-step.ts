@@ -96,6 +96,13 @@ export interface StepPlan {
    * (with whatever became ready since), so a batch gathers refs that became ready in different steps.
    */
   held: Array<[string, string]>;
+  /**
+   * Events before this index were looked at by this step's own scheduling (what they touched was scheduled here):
+   * only what the later ones touched is left for the next step.
+   */
+  touchedFrom: number;
+  /** [want id, ref] it would have scheduled but had no config for (one nobody asked for yet): the next step's. */
+  unresolved: Array<[string, string]>;
 }
 
 const NOT_A_BACKFILL = { backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0 } as const;
@@ -119,7 +126,7 @@ export function planStep(input: StepInput): StepPlan {
   for (const s of input.started) plan.started(s.job_run_id, s.pid, s.worker);
   for (const p of input.placed ?? []) plan.placed(p.job_run_id, p.pid, p.worker);
   for (const o of input.outcomes) plan.outcome(o);
-  if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill, waits: [], deadlines: [], wakes: [], held: [] };
+  if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill, waits: [], deadlines: [], wakes: [], held: [], touchedFrom: 0, unresolved: [] };
   if (!input.candidates || input.housekeeping) {
     plan.recordJobDefinitions();
     plan.fireSchedules();
@@ -127,7 +134,19 @@ export function planStep(input: StepInput): StepPlan {
   plan.missSlas();
   plan.schedule();
   const launch = plan.launches();
-  return { events: plan.events, state: plan.state, replies, launch, kill: plan.kill, waits: plan.waits, deadlines: plan.deadlines, wakes: plan.wakes, held: plan.held };
+  return {
+    events: plan.events,
+    state: plan.state,
+    replies,
+    launch,
+    kill: plan.kill,
+    waits: plan.waits,
+    deadlines: plan.deadlines,
+    wakes: plan.wakes,
+    held: plan.held,
+    touchedFrom: plan.scheduledFrom,
+    unresolved: plan.unresolved,
+  };
 }
 
 /** Refs whose configs the next step may need: partitions of (candidate) active wants that no run is building. */
@@ -178,6 +197,9 @@ function needsBuild(state: BuildState, want: WantRecord, ref: string): boolean {
 class Planner {
   state: BuildState;
   readonly events: EventPayload[] = [];
+  /** How many events there were when scheduling began (see StepPlan.touchedFrom). */
+  scheduledFrom = 0;
+  readonly unresolved: Array<[string, string]> = [];
   readonly kill: string[] = [];
   readonly waits: Array<[string, string, string]> = [];
   readonly deadlines: number[] = [];
@@ -458,6 +480,7 @@ class Planner {
 
   schedule(): void {
     const { candidates, waiters } = this.input;
+    this.scheduledFrom = this.events.length;
     const pairs = candidates
       ? mergeCandidates(mergeCandidates(new Map(), candidates), touchedCandidates(this.state, this.events, waiters ?? new Map()))
       : undefined;
@@ -590,7 +613,11 @@ class Planner {
     }
     if (!needsBuild(this.state, want, ref)) return;
     const task = this.input.tasks.get(ref);
-    if (!task) return; // resolved by the next step
+    if (!task) {
+      // Touched by this step's own events, after its configs were looked up: the next step resolves and schedules it.
+      this.unresolved.push([want.want_id, ref]);
+      return;
+    }
     if (!task.ok) {
       this.failUnresolvable(ref, task, want);
       return;
