@@ -53,8 +53,8 @@ export function takeWaiting(c: Candidates, waiters: Waiters, inputs: Iterable<st
 
 /**
  * The pairs `events` may have given something to do: new wants (whole), the parent of a canceled want (it may
- * need its inputs asked for again), each active want on an output of a run that changed, and the refs that
- * wait on such an output.
+ * need its inputs asked for again), each active want on an output of a run that ended or was canceled, and the
+ * refs that wait on such an output.
  */
 export function touchedCandidates(state: BuildState, events: readonly EventPayload[], waiters: Waiters, touchedRefs?: Set<string>): Candidates {
   const c: Candidates = new Map();
@@ -89,6 +89,11 @@ export function touchedCandidates(state: BuildState, events: readonly EventPaylo
       case 'schedules_changed':
         break;
       case 'job_run_started':
+        break;
+      case 'job_run_queued':
+        // A queued run gives nobody anything to do: the want that queued it has just looked at its ref, any other
+        // want on the ref finds it building, and what waits on its outputs waits on until the run ends (and keeps
+        // its wait registered meanwhile).
         break;
       default:
         for (const ref of state.job_runs.get(jobRunIdOf(e))?.config.outputs ?? []) touchRef(ref);

@@ -37,7 +37,9 @@ export class ResolutionCache {
   async lookup(refs: readonly string[]): Promise<Map<string, TaskResolution>> {
     const todo = refs.filter((ref) => !this.results.has(ref) && !this.resolving.has(ref));
     if (todo.length > 0) {
-      await firstValueFrom(race(from(this.resolve(todo)), timer(RESOLVE_WAIT_MS, this.scheduler)));
+      let waiting = true;
+      await firstValueFrom(race(from(this.resolve(todo, () => waiting)), timer(RESOLVE_WAIT_MS, this.scheduler)));
+      waiting = false;
     }
     const out = new Map<string, TaskResolution>();
     for (const ref of refs) {
@@ -56,7 +58,8 @@ export class ResolutionCache {
     this.resolving.clear();
   }
 
-  private resolve(todo: string[]): Promise<void> {
+  /** Resolves `todo`; its arrival is announced only if the lookup that asked no longer `waits` for it. */
+  private resolve(todo: string[], waits: () => boolean): Promise<void> {
     for (const ref of todo) this.resolving.add(ref);
     const generation = this.generation;
     const current = () => generation === this.generation;
@@ -65,7 +68,7 @@ export class ResolutionCache {
         if (!current()) return;
         for (const [ref, r] of results) this.results.set(ref, r);
         for (const ref of todo) this.resolving.delete(ref);
-        this.arrived.next(todo);
+        if (!waits()) this.arrived.next(todo);
       },
       (err: unknown) => {
         if (!current()) return;
@@ -73,7 +76,7 @@ export class ResolutionCache {
           this.results.set(ref, { ok: false, job_label: '', error: errorMessage(err) });
           this.resolving.delete(ref);
         }
-        this.arrived.next(todo);
+        if (!waits()) this.arrived.next(todo);
       },
     );
   }
