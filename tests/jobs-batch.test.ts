@@ -63,8 +63,10 @@ test('a failing batch fails its partitions; retried in halves, the other refs en
 });
 
 test('max_wait_ms gathers refs that become ready apart into fuller runs', async (t) => {
+  // The wait must cover all 8 inputs' builds (4 rounds of bash, two at a time), even on a loaded machine: at 1.5 s
+  // a full test run once saw them go in 3 runs.
   const dir = makeWorkspace(t);
-  const platform = await openPlatform(t, dir, graph({ max_partitions: 8, max_wait_ms: 1500 }));
+  const platform = await openPlatform(t, dir, graph({ max_partitions: 8, max_wait_ms: 3000 }));
   const s = await waitForWant(platform, await want(platform, range('load', 1, 8)), ['successful'], 30_000);
   const loads = runs(s, 'load');
   t.true(loads.length <= 2, `8 refs whose inputs were built one after the other went in ${loads.length} runs`);
