@@ -288,7 +288,7 @@ export class Orchestrator {
     // Durable from here on: a fault below must not retry the step (its events are written, its runs may be
     // started); it is logged, and a pass over the active wants picks up whatever it left undone.
     try {
-      this.afterAppend(plan, pending, new Set(asked));
+      this.afterAppend(plan, pending, asked);
     } catch (err) {
       this.logError(`orchestrator: after a step was recorded: ${err instanceof Error ? err.stack : errorMessage(err)}`);
       this.followUps$.next({ kind: 'scan' });
@@ -297,7 +297,7 @@ export class Orchestrator {
   }
 
   /** Replies, follow-ups and processes of a step whose events are durable. */
-  private afterAppend(plan: StepPlan, pending: PendingCommand[], asked: ReadonlySet<string>): void {
+  private afterAppend(plan: StepPlan, pending: PendingCommand[], asked: readonly string[]): void {
     const { executor } = this.opts;
     for (const [input, wantId, ref] of plan.waits) addWait(this.waiters, input, wantId, ref);
     pending.forEach((p, i) => {
@@ -308,7 +308,10 @@ export class Orchestrator {
     // What this step's scheduling already looked at is not looked at again: only what its own events touched, and
     // what it could not schedule for want of a config nobody asked for yet (one asked for comes with its arrival).
     const touched = touchedCandidates(plan.state, plan.events.slice(plan.touchedFrom), this.waiters, touchedRefs);
-    for (const [wantId, ref] of plan.unresolved) if (!asked.has(ref)) addCandidate(touched, wantId, ref);
+    if (plan.unresolved.length > 0) {
+      const askedFor = new Set(asked);
+      for (const [wantId, ref] of plan.unresolved) if (!askedFor.has(ref)) addCandidate(touched, wantId, ref);
+    }
     for (const ref of touchedRefs) this.waiters.delete(ref);
     if (touched.size > 0) this.followUps$.next({ kind: 'touched', candidates: touched });
     for (const at of plan.deadlines) this.deadlines$.next(at);

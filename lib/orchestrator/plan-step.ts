@@ -614,7 +614,8 @@ class Planner {
     if (!needsBuild(this.state, want, ref)) return;
     const task = this.input.tasks.get(ref);
     if (!task) {
-      // Touched by this step's own events, after its configs were looked up: the next step resolves and schedules it.
+      // Its config is still coming (its arrival brings it back), or it was touched by this step's own events after
+      // the configs were looked up: then the next step asks for it (the orchestrator tells which from `unresolved`).
       this.unresolved.push([want.want_id, ref]);
       return;
     }
