@@ -193,6 +193,11 @@ export class Platform {
     return this.graph.refresh();
   }
 
+  /** refreshGraph for a request: the requests of one turn of the event loop share one look at the file. */
+  refreshGraphAfterTurn(): Promise<GraphError | undefined> {
+    return this.graph.refreshAfterTurn();
+  }
+
   /** The graph in use, now and after each reload of platform.json. */
   get graph$(): Observable<JobResolver> {
     return this.graph.changes$.pipe(startWith(this.graph.current()));

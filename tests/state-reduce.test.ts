@@ -22,7 +22,7 @@ import {
 import type { OrderedMap } from '../lib/state/ordered-map.js';
 import { reduce } from '../lib/state/reduce.js';
 import { partitionCategory } from '../lib/state/want-status.js';
-import { settled } from '../lib/state/want-window.js';
+import { openCount, openRefs, settled } from '../lib/state/want-window.js';
 import { replayLog, StateStore } from '../lib/state/state-store.js';
 import { arbEventList } from './helpers/arbitrary-events.js';
 import { canon } from './helpers/state-canon.js';
@@ -114,6 +114,7 @@ function indexViolations(s: BuildState): string[] {
   }
   for (const [, w] of s.wants) {
     if (w.window === 0 || TERMINAL_WANT_STATUSES.has(w.status)) continue;
+    check(openCount(s, w.want_id) === openRefs(s, w.want_id).length, `${w.want_id}: openCount ${openCount(s, w.want_id)}, ${openRefs(s, w.want_id).length} open refs`);
     for (const ref of w.partitions.slice(0, w.released)) {
       const open = !settled(partitionCategory(s, s.partitions.get(ref), w));
       check(s.window_open.has(`${w.want_id}\u0000${ref}`) === open, `${w.want_id}'s released ${ref} is ${open ? 'not ' : ''}in window_open`);
@@ -200,6 +201,17 @@ test('the indexes agree with the records after any event list, and after every p
       { numRuns: 200, includeErrorInReport: true },
     ),
   );
+});
+
+test("a windowed want's open count is its own open refs, not a neighbour's whose id it begins or ends", (t) => {
+  let open = initialState().window_open;
+  const keys: Array<[string, string]> = [['w-1', 'a'], ['w-10', 'a'], ['w-10', 'b'], ['w-12', 'a'], ['w-120', 'a'], ['w-120', 'b'], ['w-120', 'c'], ['w-2', 'z']];
+  for (const [id, ref] of keys) open = open.set(`${id}\u0000${ref}`, true);
+  const s = { window_open: open };
+  for (const id of ['w-1', 'w-10', 'w-12', 'w-120', 'w-2', 'w-3']) {
+    t.is(openCount(s, id), keys.filter(([k]) => k === id).length, id);
+    t.is(openCount(s, id), openRefs(s, id).length, id);
+  }
 });
 
 test('the pooled generator reaches the interesting states, so the properties are not vacuous', (t) => {

@@ -26,6 +26,9 @@ export class EventCodecError extends Error {
   }
 }
 
+// Read once: protobufjs is CommonJS, and in the bundle each `protobuf.X` is a getter call (on every field encoded).
+const { Enum: ProtoEnum, Type: ProtoType } = protobuf;
+
 const WANT_SOURCES: readonly WantSource[] = ['user', 'derived', 'dep_missed'];
 const MAX_DEPTH = 32;
 
@@ -55,7 +58,7 @@ function isEventType(v: unknown): v is EventType {
 
 function scalarToWire(field: Field, v: unknown, where: string): unknown {
   const resolved = field.resolvedType;
-  if (resolved instanceof protobuf.Enum) {
+  if (resolved instanceof ProtoEnum) {
     if (typeof v !== 'string' || !Object.prototype.hasOwnProperty.call(resolved.values, v)) {
       throw new FieldError(`${where}: expected one of ${Object.keys(resolved.values).join('|')}, got ${describe(v)}`);
     }
@@ -102,7 +105,7 @@ function scalarToWire(field: Field, v: unknown, where: string): unknown {
 
 function valueToWire(field: Field, v: unknown, where: string, depth: number): unknown {
   const resolved = field.resolvedType;
-  if (resolved instanceof protobuf.Type) return messageToWire(resolved, v, where, depth + 1);
+  if (resolved instanceof ProtoType) return messageToWire(resolved, v, where, depth + 1);
   return scalarToWire(field, v, where);
 }
 
@@ -131,7 +134,7 @@ function messageToWire(type: Type, value: unknown, where: string, depth: number)
       out[field.name] = v.map((item: unknown, i) => valueToWire(field, item, `${at}[${i}]`, depth));
     } else {
       const w = valueToWire(field, v, at, depth);
-      if (field.resolvedType instanceof protobuf.Type || !isDefaultScalar(w)) out[field.name] = w;
+      if (field.resolvedType instanceof ProtoType || !isDefaultScalar(w)) out[field.name] = w;
     }
   }
   return out;
@@ -183,8 +186,8 @@ function fieldsToSettle(type: Type): readonly Field[] {
 
 function settleValue(field: Field, v: unknown, where: string): unknown {
   const resolved = field.resolvedType;
-  if (resolved instanceof protobuf.Type) return settle(resolved, (v ?? resolved.toObject(resolved.create(), PLAIN)) as Obj, where);
-  if (resolved instanceof protobuf.Enum && typeof v !== 'string') {
+  if (resolved instanceof ProtoType) return settle(resolved, (v ?? resolved.toObject(resolved.create(), PLAIN)) as Obj, where);
+  if (resolved instanceof ProtoEnum && typeof v !== 'string') {
     throw new FieldError(`${where}: unknown ${resolved.name} value ${describe(v)}`);
   }
   if (field.long) return safeInteger(v, where);
@@ -204,7 +207,7 @@ function checkWantSource(type: EventType, payload: Obj, where: string): void {
 function payloadType(type: EventType): Type {
   const field = schema.BuildEvent.fields[type];
   const resolved = field?.resolve().resolvedType;
-  if (!(resolved instanceof protobuf.Type)) throw new Error(`platform.v1.BuildEvent has no message field ${type}`);
+  if (!(resolved instanceof ProtoType)) throw new Error(`platform.v1.BuildEvent has no message field ${type}`);
   return resolved;
 }
 

@@ -19,7 +19,7 @@ import { dueTicks, firstTickAfter, tickRefs } from '../graph/schedule-time.js';
 import { reduce } from '../state/reduce.js';
 import { currentConsumers } from '../state/staleness.js';
 import { mustRebuild, partitionCategory } from '../state/want-status.js';
-import { isSchedulable, schedulableRefs, settled } from '../state/want-window.js';
+import { isSchedulable, openCount, schedulableRefs, settled } from '../state/want-window.js';
 import { mergeCandidates, touchedCandidates, type Candidates, type Waiters } from './candidates.js';
 import { CapCounter } from './run-caps.js';
 import type { Wake } from './wake-list.js';
@@ -555,7 +555,7 @@ class Planner {
   private release(wantId: string): void {
     const want = this.state.wants.get(wantId);
     if (!want || want.window === 0 || want.released >= want.partitions.length || TERMINAL_WANT_STATUSES.has(want.status)) return;
-    let open = schedulableRefs(this.state, want).length;
+    let open = openCount(this.state, want.want_id);
     // Topped up once a quarter of the window is free, not at every run that ends: fewer releases, each followed by
     // one look at the whole window.
     if (open > want.window - Math.max(1, Math.floor(want.window / 4))) return;

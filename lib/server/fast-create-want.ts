@@ -97,6 +97,7 @@ function hasBody(req: IncomingMessage): boolean {
 /** `application/json`, with no charset or a UTF-8 one (anything else is left to body-parser's 415). */
 function isUtf8Json(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
+  if (contentType === 'application/json') return true; // what nearly every client sends: no split
   const [type, ...params] = contentType.toLowerCase().split(';').map((p) => p.trim());
   if (type !== 'application/json') return false;
   // Anything unusual (an empty or odd parameter) is left to express's own parsing of the header.

@@ -7,7 +7,7 @@ import { HttpError } from './http-error.js';
 const NAMED = 5;
 
 export async function checkProduced(platform: Platform, refs: readonly string[]): Promise<void> {
-  const problem = await platform.refreshGraph();
+  const problem = await platform.refreshGraphAfterTurn();
   if (problem) throw new HttpError(400, `${problem.message} (the server goes on with the last valid graph; fix the file and retry)`);
   const errors: string[] = [];
   let unproduced = 0;
