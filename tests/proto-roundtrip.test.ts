@@ -284,3 +284,27 @@ test('encodeEvent rejects invalid events', (t) => {
     { message: /event 2.*source/ },
   );
 });
+
+test("encodeEvent's refusal names the field down to the list index or map key", (t) => {
+  const queued = {
+    job_run_id: 'r-1',
+    job_label: 'j',
+    config: { outputs: ['a', 'b'], inputs: [], args: [], env: { K: 'v' } },
+    want_ids: ['w-1'],
+    attempt: 1,
+    exec: ['true'],
+    timeout_seconds: 0,
+    input_builds: [],
+    job_fingerprint: '',
+    output_inputs: [],
+  };
+  const event = (payload: unknown): BuildEvent => ({ event_id: 9, timestamp: 0, type: 'job_run_queued', job_run_queued: payload }) as unknown as BuildEvent;
+  t.notThrows(() => encodeEvent(event(queued)));
+  const refusal = (payload: unknown) => t.throws(() => encodeEvent(event(payload)), { instanceOf: EventCodecError })?.message;
+  t.is(refusal({ ...queued, config: { ...queued.config, outputs: ['a', 5] } }), 'cannot encode event 9: job_run_queued.config.outputs[1]: expected a string, got 5');
+  t.is(refusal({ ...queued, config: { ...queued.config, env: { K: 1 } } }), 'cannot encode event 9: job_run_queued.config.env["K"]: expected a string, got 1');
+  const { attempt: _, ...noAttempt } = queued;
+  t.is(refusal(noAttempt), 'cannot encode event 9: job_run_queued.attempt: missing');
+  t.is(refusal({ ...queued, input_builds: [{ partition_ref: 'a', build_id: 7 }] }), 'cannot encode event 9: job_run_queued.input_builds[0].build_id: expected a string, got 7');
+  t.is(refusal('x'), 'cannot encode event 9: job_run_queued: expected an object (JobRunQueued), got "x"');
+});

@@ -56,88 +56,122 @@ function isEventType(v: unknown): v is EventType {
 // ---------------------------------------------------------------------------------------------------------------
 // Plain data -> wire object (the runtime types protobufjs' encoder takes: numbers for 64-bit, enum numbers).
 
-function scalarToWire(field: Field, v: unknown, where: string): unknown {
-  const resolved = field.resolvedType;
-  if (resolved instanceof ProtoEnum) {
-    if (typeof v !== 'string' || !Object.prototype.hasOwnProperty.call(resolved.values, v)) {
-      throw new FieldError(`${where}: expected one of ${Object.keys(resolved.values).join('|')}, got ${describe(v)}`);
-    }
-    return resolved.values[v];
+/**
+ * An encode walker's refusal. Its path is built as it unwinds (`under`), so that the walk of a valid event, the one
+ * that always happens, builds no path strings.
+ */
+class WireError extends Error {
+  /** Below the payload, e.g. `.config.outputs[0]`. */
+  at = '';
+
+  constructor(readonly reason: string) {
+    super(reason);
   }
-  const int = (min: number, max: number): number => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-      throw new FieldError(`${where}: expected an integer in [${min}, ${max}] (${field.type}), got ${describe(v)}`);
-    }
-    return v;
-  };
-  switch (field.type) {
-    case 'string':
-      if (typeof v !== 'string') throw new FieldError(`${where}: expected a string, got ${describe(v)}`);
-      return v;
-    case 'uint32':
-    case 'fixed32':
-      return int(0, 0xffffffff);
-    case 'int32':
-    case 'sint32':
-    case 'sfixed32':
-      return int(-0x80000000, 0x7fffffff);
-    case 'uint64':
-    case 'fixed64':
-      return int(0, Number.MAX_SAFE_INTEGER);
-    case 'int64':
-    case 'sint64':
-    case 'sfixed64':
-      return int(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
-    case 'bool':
-      if (typeof v !== 'boolean') throw new FieldError(`${where}: expected a boolean, got ${describe(v)}`);
-      return v;
-    case 'double':
-    case 'float':
-      if (typeof v !== 'number') throw new FieldError(`${where}: expected a number, got ${describe(v)}`);
-      return v;
-    case 'bytes':
-      if (!(v instanceof Uint8Array)) throw new FieldError(`${where}: expected a Uint8Array, got ${describe(v)}`);
-      return v;
-    default:
-      throw new FieldError(`${where}: unsupported field type ${field.type}`);
+
+  under(segment: string): WireError {
+    this.at = segment + this.at;
+    return this;
   }
 }
 
-function valueToWire(field: Field, v: unknown, where: string, depth: number): unknown {
+function integerIn(v: unknown, min: number, max: number, type: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw new WireError(`expected an integer in [${min}, ${max}] (${type}), got ${describe(v)}`);
+  }
+  return v;
+}
+
+function scalarToWire(field: Field, v: unknown): unknown {
   const resolved = field.resolvedType;
-  if (resolved instanceof ProtoType) return messageToWire(resolved, v, where, depth + 1);
-  return scalarToWire(field, v, where);
+  if (resolved instanceof ProtoEnum) {
+    if (typeof v !== 'string' || !Object.prototype.hasOwnProperty.call(resolved.values, v)) {
+      throw new WireError(`expected one of ${Object.keys(resolved.values).join('|')}, got ${describe(v)}`);
+    }
+    return resolved.values[v];
+  }
+  switch (field.type) {
+    case 'string':
+      if (typeof v !== 'string') throw new WireError(`expected a string, got ${describe(v)}`);
+      return v;
+    case 'uint32':
+    case 'fixed32':
+      return integerIn(v, 0, 0xffffffff, field.type);
+    case 'int32':
+    case 'sint32':
+    case 'sfixed32':
+      return integerIn(v, -0x80000000, 0x7fffffff, field.type);
+    case 'uint64':
+    case 'fixed64':
+      return integerIn(v, 0, Number.MAX_SAFE_INTEGER, field.type);
+    case 'int64':
+    case 'sint64':
+    case 'sfixed64':
+      return integerIn(v, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, field.type);
+    case 'bool':
+      if (typeof v !== 'boolean') throw new WireError(`expected a boolean, got ${describe(v)}`);
+      return v;
+    case 'double':
+    case 'float':
+      if (typeof v !== 'number') throw new WireError(`expected a number, got ${describe(v)}`);
+      return v;
+    case 'bytes':
+      if (!(v instanceof Uint8Array)) throw new WireError(`expected a Uint8Array, got ${describe(v)}`);
+      return v;
+    default:
+      throw new WireError(`unsupported field type ${field.type}`);
+  }
+}
+
+function valueToWire(field: Field, v: unknown, depth: number): unknown {
+  const resolved = field.resolvedType;
+  if (resolved instanceof ProtoType) return messageToWire(resolved, v, depth + 1);
+  return scalarToWire(field, v);
 }
 
 function isDefaultScalar(v: unknown): boolean {
   return v === '' || v === 0 || v === false || (v instanceof Uint8Array && v.length === 0);
 }
 
-function messageToWire(type: Type, value: unknown, where: string, depth: number): Obj {
-  if (depth > MAX_DEPTH) throw new FieldError(`${where}: nested too deeply`);
-  if (!isObj(value)) throw new FieldError(`${where}: expected an object (${type.name}), got ${describe(value)}`);
+function messageToWire(type: Type, value: unknown, depth: number): Obj {
+  if (depth > MAX_DEPTH) throw new WireError('nested too deeply');
+  if (!isObj(value)) throw new WireError(`expected an object (${type.name}), got ${describe(value)}`);
   const out: Obj = {};
   for (const field of type.fieldsArray) {
-    const v = value[field.name];
-    const at = where === '' ? field.name : `${where}.${field.name}`;
-    if (v === undefined) throw new FieldError(`${at}: missing`);
-    if (field.map) {
-      if (!isObj(v)) throw new FieldError(`${at}: expected an object (map), got ${describe(v)}`);
-      const keys = Object.keys(v);
-      if (keys.length === 0) continue;
-      const map: Obj = Object.create(null) as Obj;
-      for (const k of keys) map[k] = valueToWire(field, v[k], `${at}[${JSON.stringify(k)}]`, depth);
-      out[field.name] = map;
-    } else if (field.repeated) {
-      if (!Array.isArray(v)) throw new FieldError(`${at}: expected an array, got ${describe(v)}`);
-      if (v.length === 0) continue;
-      out[field.name] = v.map((item: unknown, i) => valueToWire(field, item, `${at}[${i}]`, depth));
-    } else {
-      const w = valueToWire(field, v, at, depth);
-      if (field.resolvedType instanceof ProtoType || !isDefaultScalar(w)) out[field.name] = w;
+    try {
+      fieldToWire(field, value[field.name], depth, out);
+    } catch (err) {
+      throw err instanceof WireError ? err.under(`.${field.name}`) : err;
     }
   }
   return out;
+}
+
+function fieldToWire(field: Field, v: unknown, depth: number, out: Obj): void {
+  if (v === undefined) throw new WireError('missing');
+  if (field.map) {
+    if (!isObj(v)) throw new WireError(`expected an object (map), got ${describe(v)}`);
+    const keys = Object.keys(v);
+    if (keys.length === 0) return;
+    const map: Obj = Object.create(null) as Obj;
+    for (const k of keys) map[k] = itemToWire(field, v[k], depth, k);
+    out[field.name] = map;
+  } else if (field.repeated) {
+    if (!Array.isArray(v)) throw new WireError(`expected an array, got ${describe(v)}`);
+    if (v.length === 0) return;
+    out[field.name] = v.map((item: unknown, i) => itemToWire(field, item, depth, i));
+  } else {
+    const w = valueToWire(field, v, depth);
+    if (field.resolvedType instanceof ProtoType || !isDefaultScalar(w)) out[field.name] = w;
+  }
+}
+
+/** A map's value or a list's item, named by its key or index if it is refused. */
+function itemToWire(field: Field, v: unknown, depth: number, key: string | number): unknown {
+  try {
+    return valueToWire(field, v, depth);
+  } catch (err) {
+    throw err instanceof WireError ? err.under(typeof key === 'number' ? `[${key}]` : `[${JSON.stringify(key)}]`) : err;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -228,7 +262,12 @@ export function encodeEvent(e: BuildEvent): Uint8Array {
       throw new FieldError(`timestamp: expected a safe integer (epoch ms), got ${describe(timestamp)}`);
     }
     if (!isEventType(type)) throw new FieldError(`type: unknown event type ${describe(type)}`);
-    const payload = messageToWire(payloadType(type), raw[type], type, 0);
+    let payload: Obj;
+    try {
+      payload = messageToWire(payloadType(type), raw[type], 0);
+    } catch (err) {
+      throw err instanceof WireError ? new FieldError(`${type}${err.at}: ${err.reason}`) : err;
+    }
     checkWantSource(type, raw[type] as Obj, type);
     const wire: Obj = { event_id, timestamp, [type]: payload };
     return schema.BuildEvent.encode(wire).finish();
