@@ -308,3 +308,10 @@ test("encodeEvent's refusal names the field down to the list index or map key", 
   t.is(refusal({ ...queued, input_builds: [{ partition_ref: 'a', build_id: 7 }] }), 'cannot encode event 9: job_run_queued.input_builds[0].build_id: expected a string, got 7');
   t.is(refusal('x'), 'cannot encode event 9: job_run_queued: expected an object (JobRunQueued), got "x"');
 });
+
+test('a record holding two payloads is refused as corrupt, not read as either', (t) => {
+  const two = schema.BuildEvent.encode({ event_id: 6, want_canceled: { want_id: 'w-1', reason: 'x' }, job_run_started: { job_run_id: 'r-1', pid: 1 } }).finish();
+  t.throws(() => decodeEvent(two, 6), { instanceOf: EventCodecError, message: 'cannot decode event 6: holds two payloads (want_canceled and job_run_started); a record holds one' });
+  const none = schema.BuildEvent.encode({ event_id: 7 }).finish();
+  t.throws(() => decodeEvent(none, 7), { instanceOf: EventCodecError, message: /event 7: no known payload/ });
+});
