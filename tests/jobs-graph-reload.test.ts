@@ -2,6 +2,7 @@
 import test from 'ava';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { WorkspaceGraph } from '../lib/graph/workspace-graph.js';
 import { Platform } from '../lib/platform.js';
 import { bash, makeWorkspace, startServer, waitForWant } from './helpers/jobs-fixture.js';
 
@@ -40,4 +41,31 @@ test('a job added to platform.json is buildable without a restart; an invalid ed
   const fixed = await post(['alpha/2']);
   t.is(fixed.status, 201);
   t.is((await post(['beta/2'])).status, 400, 'beta is gone again');
+});
+
+test("requests of one turn share a look at platform.json that comes after each of them; the step's look does not wait for the turn", async (t) => {
+  const dir = makeWorkspace(t);
+  const graphFile = join(dir, 'platform.json');
+  writeFileSync(graphFile, JSON.stringify({ jobs: [job('alpha')] }));
+  const graph = await WorkspaceGraph.open(dir);
+  const labels = () => graph.current().graph.jobs.map((j) => j.label).join(',');
+
+  // Two requests in one turn join one reload; an edit made between them is still seen by both (the stat is later).
+  const first = graph.refreshAfterTurn();
+  writeFileSync(graphFile, JSON.stringify({ jobs: [job('alpha'), job('beta')] }));
+  const second = graph.refreshAfterTurn();
+  t.is(first, second, 'one reload for the turn');
+  await first;
+  t.is(labels(), 'alpha,beta');
+
+  // A request's reload waiting for the turn's end begins at once when the step asks: the step never waits a turn.
+  // (The file is unchanged here: a changed one is read through the thread pool, which takes a turn or more anyway.)
+  let turnEnded = false;
+  setImmediate(() => (turnEnded = true));
+  const request = graph.refreshAfterTurn();
+  const step = graph.refresh();
+  t.is(step, request, 'the step joins the reload the request queued');
+  await step;
+  t.false(turnEnded, "the step's reload did not wait for the turn to end");
+  await request;
 });

@@ -18,6 +18,8 @@ export class WorkspaceGraph {
   private queue: Promise<void> = Promise.resolve();
   /** A reload queued behind `queue` and not begun: callers until it begins join it. */
   private waiting: Promise<GraphError | undefined> | undefined;
+  /** Lets the waiting reload begin now when it waits for the turn's end. */
+  private openGate: (() => void) | undefined;
   private readonly replaced = new Subject<JobResolver>();
   /** The new graph, each time an edited platform.json is taken into use (by whichever caller reloaded it). */
   readonly changes$: Observable<JobResolver> = this.replaced.asObservable();
@@ -45,8 +47,8 @@ export class WorkspaceGraph {
   }
 
   /**
-   * Reloads the graph if the file changed since it was read (one stat when it did not). Returns the problem of
-   * the file on disk, if it has one: the graph in use is then the last good one.
+   * Reloads the graph if the file changed since it was read (one stat when it did not), beginning now. Returns the
+   * problem of the file on disk, if it has one: the graph in use is then the last good one.
    */
   refresh(): Promise<GraphError | undefined> {
     return this.queueReload(false);
@@ -64,11 +66,28 @@ export class WorkspaceGraph {
     if (this.fixed) return Promise.resolve(undefined);
     // One reload at a time, and each caller's starts after its call: joining one that stat'ed the file before
     // the caller's edit would hand back the old graph.
-    // A reload queued but not begun starts after this call too, so this caller joins it.
-    if (this.waiting) return this.waiting;
-    const gate = afterTurn ? this.queue.then(nextTurn) : this.queue;
+    // A reload queued but not begun starts after this call too, so this caller joins it; one that cannot wait (the
+    // orchestrator's step) lets it begin without waiting for the turn's end.
+    if (this.waiting) {
+      if (!afterTurn) this.openGate?.();
+      return this.waiting;
+    }
+    let gate = this.queue;
+    if (afterTurn) {
+      const turnEnd = new Promise<void>((resolve) => {
+        const handle = setImmediate(resolve);
+        this.openGate = () => {
+          clearImmediate(handle);
+          resolve();
+        };
+      });
+      gate = this.queue.then(() => turnEnd);
+    }
     const next = gate.then(() => {
-      if (this.waiting === next) this.waiting = undefined;
+      if (this.waiting === next) {
+        this.waiting = undefined;
+        this.openGate = undefined;
+      }
       return this.reload();
     });
     this.waiting = next;
@@ -94,8 +113,6 @@ export class WorkspaceGraph {
     return this.problem;
   }
 }
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * What changes when the file does: size and modification time (absent file included). Synchronous: every step asks,
