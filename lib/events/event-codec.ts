@@ -34,8 +34,31 @@ const MAX_DEPTH = 32;
 
 type Obj = Record<string, unknown>;
 
-/** Raised inside the walkers with the path of the offending field; turned into an EventCodecError at the top. */
-class FieldError extends Error {}
+/**
+ * A field refused by a walker, turned into an EventCodecError at the top. Its path is built as it unwinds (`under`,
+ * then `named` at the payload), so that the walk of a valid event, the one that always happens, builds no paths.
+ */
+class FieldError extends Error {
+  /** Below the payload, e.g. `.config.outputs[0]`. */
+  at = '';
+
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+
+  under(segment: string): FieldError {
+    this.at = segment + this.at;
+    return this;
+  }
+}
+
+/** The segment of a map's key or a list's index in a path. */
+const segment = (key: string | number): string => (typeof key === 'number' ? `[${key}]` : `[${JSON.stringify(key)}]`);
+
+/** A refusal below `root` (a payload, or a top-level field) with its whole path: `job_run_queued.config.outputs[1]: ...`. */
+function named(root: string, err: unknown): unknown {
+  return err instanceof FieldError ? new FieldError(`${root}${err.at}: ${err.reason}`) : err;
+}
 
 function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -56,27 +79,9 @@ function isEventType(v: unknown): v is EventType {
 // ---------------------------------------------------------------------------------------------------------------
 // Plain data -> wire object (the runtime types protobufjs' encoder takes: numbers for 64-bit, enum numbers).
 
-/**
- * An encode walker's refusal. Its path is built as it unwinds (`under`), so that the walk of a valid event, the one
- * that always happens, builds no path strings.
- */
-class WireError extends Error {
-  /** Below the payload, e.g. `.config.outputs[0]`. */
-  at = '';
-
-  constructor(readonly reason: string) {
-    super(reason);
-  }
-
-  under(segment: string): WireError {
-    this.at = segment + this.at;
-    return this;
-  }
-}
-
 function integerIn(v: unknown, min: number, max: number, type: string): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw new WireError(`expected an integer in [${min}, ${max}] (${type}), got ${describe(v)}`);
+    throw new FieldError(`expected an integer in [${min}, ${max}] (${type}), got ${describe(v)}`);
   }
   return v;
 }
@@ -85,13 +90,13 @@ function scalarToWire(field: Field, v: unknown): unknown {
   const resolved = field.resolvedType;
   if (resolved instanceof ProtoEnum) {
     if (typeof v !== 'string' || !Object.prototype.hasOwnProperty.call(resolved.values, v)) {
-      throw new WireError(`expected one of ${Object.keys(resolved.values).join('|')}, got ${describe(v)}`);
+      throw new FieldError(`expected one of ${Object.keys(resolved.values).join('|')}, got ${describe(v)}`);
     }
     return resolved.values[v];
   }
   switch (field.type) {
     case 'string':
-      if (typeof v !== 'string') throw new WireError(`expected a string, got ${describe(v)}`);
+      if (typeof v !== 'string') throw new FieldError(`expected a string, got ${describe(v)}`);
       return v;
     case 'uint32':
     case 'fixed32':
@@ -108,17 +113,17 @@ function scalarToWire(field: Field, v: unknown): unknown {
     case 'sfixed64':
       return integerIn(v, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, field.type);
     case 'bool':
-      if (typeof v !== 'boolean') throw new WireError(`expected a boolean, got ${describe(v)}`);
+      if (typeof v !== 'boolean') throw new FieldError(`expected a boolean, got ${describe(v)}`);
       return v;
     case 'double':
     case 'float':
-      if (typeof v !== 'number') throw new WireError(`expected a number, got ${describe(v)}`);
+      if (typeof v !== 'number') throw new FieldError(`expected a number, got ${describe(v)}`);
       return v;
     case 'bytes':
-      if (!(v instanceof Uint8Array)) throw new WireError(`expected a Uint8Array, got ${describe(v)}`);
+      if (!(v instanceof Uint8Array)) throw new FieldError(`expected a Uint8Array, got ${describe(v)}`);
       return v;
     default:
-      throw new WireError(`unsupported field type ${field.type}`);
+      throw new FieldError(`unsupported field type ${field.type}`);
   }
 }
 
@@ -133,30 +138,30 @@ function isDefaultScalar(v: unknown): boolean {
 }
 
 function messageToWire(type: Type, value: unknown, depth: number): Obj {
-  if (depth > MAX_DEPTH) throw new WireError('nested too deeply');
-  if (!isObj(value)) throw new WireError(`expected an object (${type.name}), got ${describe(value)}`);
+  if (depth > MAX_DEPTH) throw new FieldError('nested too deeply');
+  if (!isObj(value)) throw new FieldError(`expected an object (${type.name}), got ${describe(value)}`);
   const out: Obj = {};
   for (const field of type.fieldsArray) {
     try {
       fieldToWire(field, value[field.name], depth, out);
     } catch (err) {
-      throw err instanceof WireError ? err.under(`.${field.name}`) : err;
+      throw err instanceof FieldError ? err.under(`.${field.name}`) : err;
     }
   }
   return out;
 }
 
 function fieldToWire(field: Field, v: unknown, depth: number, out: Obj): void {
-  if (v === undefined) throw new WireError('missing');
+  if (v === undefined) throw new FieldError('missing');
   if (field.map) {
-    if (!isObj(v)) throw new WireError(`expected an object (map), got ${describe(v)}`);
+    if (!isObj(v)) throw new FieldError(`expected an object (map), got ${describe(v)}`);
     const keys = Object.keys(v);
     if (keys.length === 0) return;
     const map: Obj = Object.create(null) as Obj;
     for (const k of keys) map[k] = itemToWire(field, v[k], depth, k);
     out[field.name] = map;
   } else if (field.repeated) {
-    if (!Array.isArray(v)) throw new WireError(`expected an array, got ${describe(v)}`);
+    if (!Array.isArray(v)) throw new FieldError(`expected an array, got ${describe(v)}`);
     if (v.length === 0) return;
     out[field.name] = v.map((item: unknown, i) => itemToWire(field, item, depth, i));
   } else {
@@ -170,7 +175,7 @@ function itemToWire(field: Field, v: unknown, depth: number, key: string | numbe
   try {
     return valueToWire(field, v, depth);
   } catch (err) {
-    throw err instanceof WireError ? err.under(typeof key === 'number' ? `[${key}]` : `[${JSON.stringify(key)}]`) : err;
+    throw err instanceof FieldError ? err.under(segment(key)) : err;
   }
 }
 
@@ -181,29 +186,48 @@ function itemToWire(field: Field, v: unknown, depth: number, key: string | numbe
 const PLAIN: IConversionOptions = { longs: Number, enums: String, defaults: true, arrays: true, objects: true };
 
 /** A 64-bit integer that toObject turned into a number: beyond 2^53 it is no longer exact. */
-function safeInteger(v: unknown, where: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new FieldError(`${where}: ${describe(v)} is beyond the safe integer range`);
+function safeInteger(v: unknown): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new FieldError(`${describe(v)} is beyond the safe integer range`);
   return v;
+}
+
+function topLevelInteger(obj: Obj, name: 'event_id' | 'timestamp'): number {
+  try {
+    return safeInteger(obj[name]);
+  } catch (err) {
+    throw named(name, err);
+  }
 }
 
 /**
  * What toObject leaves open: 64-bit integers beyond the safe range, enum numbers this version has no name for
  * (left as numbers), and sub-messages absent on the wire (left null, filled here with their defaults).
  */
-function settle(type: Type, obj: Obj, where: string): Obj {
+function settle(type: Type, obj: Obj): Obj {
   for (const field of fieldsToSettle(type)) {
-    const at = where === '' ? field.name : `${where}.${field.name}`;
     const v = obj[field.name];
-    if (field.map) {
-      const map = v as Obj;
-      for (const k of Object.keys(map)) map[k] = settleValue(field, map[k], `${at}[${JSON.stringify(k)}]`);
-    } else if (field.repeated) {
-      (v as unknown[]).forEach((item, i, items) => (items[i] = settleValue(field, item, `${at}[${i}]`)));
-    } else {
-      obj[field.name] = settleValue(field, v, at);
+    try {
+      if (field.map) {
+        const map = v as Obj;
+        for (const k of Object.keys(map)) map[k] = settleItem(field, map[k], k);
+      } else if (field.repeated) {
+        (v as unknown[]).forEach((item, i, items) => (items[i] = settleItem(field, item, i)));
+      } else {
+        obj[field.name] = settleValue(field, v);
+      }
+    } catch (err) {
+      throw err instanceof FieldError ? err.under(`.${field.name}`) : err;
     }
   }
   return obj;
+}
+
+function settleItem(field: Field, v: unknown, key: string | number): unknown {
+  try {
+    return settleValue(field, v);
+  } catch (err) {
+    throw err instanceof FieldError ? err.under(segment(key)) : err;
+  }
 }
 
 const settled = new WeakMap<Type, readonly Field[]>();
@@ -218,13 +242,13 @@ function fieldsToSettle(type: Type): readonly Field[] {
   return fields;
 }
 
-function settleValue(field: Field, v: unknown, where: string): unknown {
+function settleValue(field: Field, v: unknown): unknown {
   const resolved = field.resolvedType;
-  if (resolved instanceof ProtoType) return settle(resolved, (v ?? resolved.toObject(resolved.create(), PLAIN)) as Obj, where);
+  if (resolved instanceof ProtoType) return settle(resolved, (v ?? resolved.toObject(resolved.create(), PLAIN)) as Obj);
   if (resolved instanceof ProtoEnum && typeof v !== 'string') {
-    throw new FieldError(`${where}: unknown ${resolved.name} value ${describe(v)}`);
+    throw new FieldError(`unknown ${resolved.name} value ${describe(v)}`);
   }
-  if (field.long) return safeInteger(v, where);
+  if (field.long) return safeInteger(v);
   return v;
 }
 
@@ -266,7 +290,7 @@ export function encodeEvent(e: BuildEvent): Uint8Array {
     try {
       payload = messageToWire(payloadType(type), raw[type], 0);
     } catch (err) {
-      throw err instanceof WireError ? new FieldError(`${type}${err.at}: ${err.reason}`) : err;
+      throw named(type, err);
     }
     checkWantSource(type, raw[type] as Obj, type);
     const wire: Obj = { event_id, timestamp, [type]: payload };
@@ -330,17 +354,22 @@ export function decodeEvent(bytes: Uint8Array, expectedId?: number): BuildEvent 
     } catch (err) {
       throw new FieldError(`corrupt record (${bytes.length} bytes): ${errorMessage(err)}`);
     }
-    const event_id = safeInteger(obj['event_id'], 'event_id');
+    const event_id = topLevelInteger(obj, 'event_id');
     if (expectedId === undefined) {
       label = `event ${event_id}`;
       eventId = event_id;
     } else if (event_id !== expectedId) {
       throw new FieldError(`record holds event_id ${event_id}`);
     }
-    const timestamp = safeInteger(obj['timestamp'], 'timestamp');
+    const timestamp = topLevelInteger(obj, 'timestamp');
     const type = payloadOf(obj, payloads);
     if (!isEventType(type)) throw new FieldError(`event type ${describe(type)} is not known to this version`);
-    const payload = settle(payloadType(type), obj[type] as Obj, type);
+    let payload: Obj;
+    try {
+      payload = settle(payloadType(type), obj[type] as Obj);
+    } catch (err) {
+      throw named(type, err);
+    }
     checkWantSource(type, payload, type);
     return { event_id, timestamp, type, [type]: payload } as unknown as BuildEvent;
   } catch (err) {
