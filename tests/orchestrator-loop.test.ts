@@ -7,7 +7,9 @@ import test, { type ExecutionContext } from 'ava';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventLog } from '../lib/events/event-log.js';
+import type { JobLaunch } from '../lib/executor/job-launch.js';
 import { ProcessExecutor } from '../lib/executor/process-executor.js';
+import { SupervisedExecutor } from '../lib/executor/supervised-executor.js';
 import { WorkspaceGraph } from '../lib/graph/workspace-graph.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
 import { CommandQueue, QueueClosedError } from '../lib/orchestrator/command-queue.js';
@@ -190,4 +192,50 @@ test("a step's follow-up looks only at what the step's own scheduling changed, n
   }
   await sleep(200);
   t.is(steps.length, 10, `one step a want, no follow-up that looks at it again (${steps.length} steps: ${steps.join(' ')} events)`);
+});
+
+test("a run queued by an earlier step starts while the step that freed its slot is written; one queued by that step only once it is durable", async (t) => {
+  const dir = await makeWorkspace(t);
+  const graph = {
+    max_concurrent_job_runs: 1,
+    jobs: [
+      { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: ['true'] },
+      { label: 'q', outputs: ['q/(?<n>\\d+)'], inputs: [{ partition_ref: 'p/${n}', dep_type: 'MATERIALIZE' }], exec: ['true'] },
+    ],
+  };
+  const tasks = new GraphTaskSource(await WorkspaceGraph.open(dir, parseGraph(graph, 'test')));
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  t.teardown(() => log.close());
+  const store = await StateStore.open(log);
+  t.teardown(() => store.close());
+  const real = new SupervisedExecutor({ workspaceRoot: dir });
+  // The real executor, told apart only in what the log held when each run was handed to it.
+  const starts: Array<{ id: string; latest: number }> = [];
+  const executor = new Proxy(real, {
+    get(target, key) {
+      if (key === 'start') return (launch: JobLaunch) => (starts.push({ id: launch.job_run_id, latest: log.latestId() }), target.start(launch));
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const queue = new CommandQueue(100);
+  const orchestrator = new Orchestrator({ log, store, queue, executor, tasks, workspaceRoot: dir, tickMs: 60_000 });
+  t.teardown(() => orchestrator.shutdown());
+  orchestrator.start();
+  const created = await queue.offer({ kind: 'create_want', request: { ...want('q/1'), partitions: ['q/1', 'q/2'] } });
+  if (!created.ok) return t.fail(created.error);
+  await waitFor('the want to be built', () => store.current().wants.get(created.want_id)?.status === 'successful');
+
+  const events = await log.list(0, 1000);
+  const queuedAt = new Map(events.flatMap((e) => (e.type === 'job_run_queued' ? [[e.job_run_queued.job_run_id, e.event_id] as const] : [])));
+  const endedAt = new Map(events.flatMap((e) => (e.type === 'job_run_succeeded' ? [[e.job_run_succeeded.job_run_id, e.event_id] as const] : [])));
+  const outputOf = (id: string) => store.current().job_runs.get(id)!.config.outputs[0]!;
+  t.deepEqual(starts.map((s) => outputOf(s.id)), ['p/1', 'p/2', 'q/1', 'q/2'], 'one at a time, oldest first');
+  for (const s of starts) t.true(queuedAt.get(s.id)! <= s.latest, `${outputOf(s.id)} started only once its queueing was in the log`);
+  // p/2 and the q runs were queued before the slot they took was freed: each started before the end that freed it
+  // was written (without waiting for that step's append).
+  for (let i = 1; i < starts.length; i++) {
+    const freedBy = endedAt.get(starts[i - 1]!.id)!;
+    t.true(starts[i]!.latest < freedBy, `${outputOf(starts[i]!.id)} started while the end of ${outputOf(starts[i - 1]!.id)} was being written`);
+  }
 });

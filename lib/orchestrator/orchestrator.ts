@@ -29,7 +29,7 @@ import { LOCAL_WORKER, type Executor } from '../executor/executor-port.js';
 import { findJobRunProcesses, killProcesses } from '../executor/job-process-identity.js';
 import { errorMessage } from '../errors.js';
 import type { StateStore } from '../state/state-store.js';
-import { activeWantsOn } from '../state/build-state.js';
+import { activeWantsOn, type JobRunRecord } from '../state/build-state.js';
 import { addCandidate, addWait, takeWaiting, touchedCandidates, type Waiters } from './candidates.js';
 import { SWEEP_START, startPass, sweepSlice, type SweepCursor } from './active-sweep.js';
 import { WakeList } from './wake-list.js';
@@ -275,6 +275,11 @@ export class Orchestrator {
       tasks: resolved,
       policy: tasks.policy,
     });
+    // A run an earlier step queued is in the log already (a queued run is always synced), so it may start while
+    // this step's events are written: the slot a run's end freed is not left idle for the append's round trip.
+    // A run this step queues starts only once its queueing is durable, below.
+    const early = plan.events.length > 0 && !this.stopping ? plan.launch.filter((run) => base.job_runs.get(run.job_run_id)?.status === 'queued') : [];
+    this.startEarly(early);
     if (plan.events.length > 0) {
       store.expectFold(base, plan.state, plan.events);
       try {
@@ -288,7 +293,7 @@ export class Orchestrator {
     // Durable from here on: a fault below must not retry the step (its events are written, its runs may be
     // started); it is logged, and a pass over the active wants picks up whatever it left undone.
     try {
-      this.afterAppend(plan, pending, asked);
+      this.afterAppend(plan, pending, asked, new Set(early));
     } catch (err) {
       this.logError(`orchestrator: after a step was recorded: ${err instanceof Error ? err.stack : errorMessage(err)}`);
       this.followUps$.next({ kind: 'scan' });
@@ -297,7 +302,7 @@ export class Orchestrator {
   }
 
   /** Replies, follow-ups and processes of a step whose events are durable. */
-  private afterAppend(plan: StepPlan, pending: PendingCommand[], asked: readonly string[]): void {
+  private afterAppend(plan: StepPlan, pending: PendingCommand[], asked: readonly string[], started: ReadonlySet<JobRunRecord>): void {
     const { executor } = this.opts;
     for (const [input, wantId, ref] of plan.waits) addWait(this.waiters, input, wantId, ref);
     pending.forEach((p, i) => {
@@ -323,8 +328,27 @@ export class Orchestrator {
     // A stop asked for while this step ran: the runs stay queued for the next server rather than start only to be
     // killed by this one's shutdown.
     if (this.stopping) return;
-    for (const run of plan.launch) {
-      const handle = executor.start(launchForRun(run, this.opts.workspaceRoot));
+    this.startRuns(plan.launch.filter((run) => !started.has(run)));
+  }
+
+  /**
+   * Starts runs before the step's append. A fault here must not fail the step: runs before it may have started, and
+   * the retry would not know. It is logged as one after the append is, and whatever did not start is still queued:
+   * a later step starts it.
+   */
+  private startEarly(runs: readonly JobRunRecord[]): void {
+    try {
+      this.startRuns(runs);
+    } catch (err) {
+      this.logError(`orchestrator: starting runs queued earlier: ${err instanceof Error ? err.stack : errorMessage(err)}`);
+      this.followUps$.next({ kind: 'scan' });
+    }
+  }
+
+  private startRuns(runs: readonly JobRunRecord[]): void {
+    const { executor, workspaceRoot } = this.opts;
+    for (const run of runs) {
+      const handle = executor.start(launchForRun(run, workspaceRoot));
       if (handle) this.followUps$.next({ kind: 'started', job_run_id: run.job_run_id, ...handle });
       else this.handedOver.add(run.job_run_id);
     }
