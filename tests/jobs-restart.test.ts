@@ -5,7 +5,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readServerInfo } from '../lib/client/server-info.js';
@@ -99,7 +99,7 @@ test('closing with cancelRuns kills the run and records it canceled; the reopene
   t.deepEqual(lines(dir, 'b-done.txt'), ['done 1']);
 });
 
-test('after kill -9 of the daemon the job goes on; the next daemon re-attaches and records it once; a run nothing supervises is lost and rebuilt', async (t) => {
+test('after kill -9 of the daemon and its process group the job goes on; the next daemon re-attaches and records it once; a run nothing supervises is lost and rebuilt', async (t) => {
   const dir = makeWorkspace(t);
   writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
   killAtTeardown(t, () => pidsIn(dir, 'b.pid'));
@@ -108,6 +108,8 @@ test('after kill -9 of the daemon the job goes on; the next daemon re-attaches a
     cwd: dir,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env },
+    // A process group of its own, killed whole below: what a terminal's ^C or a service manager sends.
+    detached: true,
   });
   let serverErr = '';
   server.stderr!.on('data', (c: Buffer) => (serverErr += c.toString()));
@@ -142,13 +144,19 @@ test('after kill -9 of the daemon the job goes on; the next daemon re-attaches a
   }
   t.truthy(once, 'once/1 is running');
   t.true(await poll(() => pidsIn(dir, 'b.pid').length === 1 && pidsIn(dir, 'once.pid').length === 1, 20_000, 20), 'the jobs started');
-  server.kill('SIGKILL');
+  process.kill(-server.pid!, 'SIGKILL');
   await exited;
-  // (b/2 and slowfail/1 may end while the daemon is down: their status waits in their run directory.)
-  // once/1 loses its supervisor and its job: nothing runs it and nothing will say how it ended.
-  t.true(isPidAlive(once!.pid), 'its supervisor outlived the daemon');
-  process.kill(once!.pid, 'SIGKILL');
-  for (const pid of pidsIn(dir, 'once.pid')) process.kill(pid, 'SIGKILL');
+  t.true(isPidAlive(once!.pid), 'the run outlived the daemon and its process group');
+  // The runs that started end while the daemon is down: their status waits in their run directory.
+  const logs = join(dir, '.platform', 'logs');
+  const othersEnded = () => readdirSync(logs).every((id) => id === once!.job_run_id || existsSync(join(logs, id, 'status.json')));
+  t.true(await poll(othersEnded, 20_000, 50), 'the other runs ended while no daemon was there');
+  // once/1 loses its supervisor (its job's parent: the native launcher, or the run's own shell), then its job:
+  // nothing runs it and nothing will say how it ended.
+  const [job] = pidsIn(dir, 'once.pid');
+  const { parent, group } = statOf(job!);
+  process.kill(parent, 'SIGKILL');
+  process.kill(-group, 'SIGKILL');
 
   const platform = await openPlatform(t, dir, graph, { executor: 'supervised' });
   const s1 = await waitForWant(platform, bWant);
@@ -197,3 +205,10 @@ test('a running job survives platform stop and platform start; its exit code is 
   const runs = ((await (await fetch(`${url()}/api/job_runs`)).json()) as { data: Array<{ status: string; exit_code: number | null }> }).data;
   t.deepEqual(runs.map((r) => [r.status, r.exit_code]), [['failed', 7]], 'one run, its real exit code');
 });
+
+/** A live process's parent and process group, from /proc (they follow the command name in parentheses). */
+function statOf(pid: number): { parent: number; group: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const [, parent, group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { parent: Number(parent), group: Number(group) };
+}

@@ -4,9 +4,14 @@
  * reports a missing input all come out as with in-process runs; each run's status is on disk in its directory.
  */
 import test from 'ava';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runs, runsFor, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
+import { firstValueFrom } from 'rxjs';
+import { belongsToRun, unreaped } from '../lib/executor/job-process-identity.js';
+import { SupervisedExecutor } from '../lib/executor/supervised-executor.js';
+import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runs, runsFor, sleep, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
 
 const graph = {
   max_concurrent_job_runs: 4,
@@ -100,4 +105,27 @@ test("a run's timeout holds across a restart: the next platform kills it at the 
   t.is(ended.job_run_id, run.job_run_id, 'the same run, followed');
   t.regex(ended.reason, /timed out after 2 s/);
   t.true(await poll(() => pidsIn(dir, 'long.pid').every((pid) => !isPidAlive(pid)), 2000), 'the job is gone');
+});
+
+test("a re-attached run whose job has ended but is not yet reaped is followed until its status comes, not taken for lost", async (t) => {
+  const dir = makeWorkspace(t);
+  const id = 'r-zombie';
+  const logDir = join(dir, '.platform', 'logs', id);
+  mkdirSync(logDir, { recursive: true });
+  // A job that ended and whose parent has not reaped it (the parent execs into a sleep that never waits): what a next
+  // daemon can meet in the moment between a run's end and its status being written by the launcher.
+  const parent = spawn('/bin/sh', ['-c', 'true & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  t.teardown(() => void parent.kill('SIGKILL'));
+  const pid = Number((await once(parent.stdout!, 'data'))[0].toString().trim());
+  t.true(await poll(() => unreaped(pid), 5_000, 10), 'the job is a zombie');
+  t.false(belongsToRun(pid, dir, id), 'its environment no longer names the run');
+
+  const executor = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20 });
+  t.teardown(() => executor.shutdown('test over'));
+  const outcome = firstValueFrom(executor.outcomes$);
+  const launch = { job_run_id: id, argv: ['true'], env: {}, outputs: ['z/1'], cwd: dir, stdin: '{}', log_dir: logDir, timeout_seconds: 0 };
+  t.is(executor.reattach(launch, pid), 'following');
+  await sleep(100);
+  writeFileSync(join(logDir, 'status.json'), '{"exit_code":0}\n');
+  t.deepEqual(await outcome, { job_run_id: id, status: 'succeeded' });
 });

@@ -28,6 +28,22 @@ export function belongsToRun(pid: number, workspace: string, jobRunId: string): 
   return pid > 0 && jobRunIdOf(pid, workspace) === jobRunId;
 }
 
+/**
+ * Whether `pid` ended and its parent has not reaped it yet (a zombie). Its environment reads empty by then, so it no
+ * longer looks like its run's; the native launcher writes a run's status before it reaps the job, so a job in this
+ * state has its status coming.
+ */
+export function unreaped(pid: number): boolean {
+  if (pid <= 0) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The state follows the command name in parentheses, which may itself hold ") ".
+    return stat.charAt(stat.lastIndexOf(')') + 2) === 'Z';
+  } catch {
+    return false;
+  }
+}
+
 /** The live processes of the given job runs: one pass over /proc (start-up only; empty where /proc is absent). */
 export function findJobRunProcesses(workspace: string, ids: ReadonlySet<string>): Map<string, number[]> {
   const found = new Map<string, number[]>();

@@ -1,15 +1,16 @@
 /**
- * Starts run supervisors off the daemon's event loop (a node `spawn` forks the whole daemon: about 2.4 ms of its
- * event loop a run). Two launchers answer the same news on their stdout, `s <id> <pid>` once a run's supervisor
- * runs and `x <id> <status>` once it exited:
+ * Starts supervised runs off the daemon's event loop (a node `spawn` forks the whole daemon: about 2.4 ms of its
+ * event loop a run). Two launchers answer the same news on their stdout, `s <id> <pid>` once a run's process (the
+ * leader of its session) runs and `x <id> <status>` once it exited:
  *
- * - the native one (native/launcher.c, compiled by `npm run build`): a fork and two execs a run, ~1.5 ms of a slot
- *   for a trivial job; it is given the run's whole launch on its stdin and also writes the run's directory and
- *   stdin.json, off this event loop;
- * - where it was not built, one long-lived `/bin/sh`, given a run's id and directory: each supervisor is started
- *   with `setsid` (a session and process group of its own, so it outlives the daemon and a cancel reaches its
- *   whole group) and `env --default-signal` (an asynchronous list of a shell ignores SIGINT and SIGQUIT, and the job
- *   must not inherit that); ~3 ms of a slot.
+ * - the native one (native/launcher.c, compiled by `npm run build`): one fork and one exec a run, the job itself;
+ *   the launcher is the supervisor of the runs it forked (it writes their status files, and lives on after the
+ *   daemon until the last ended). It is given the run's whole launch on its stdin and also writes the run's
+ *   directory and stdin.json, off this event loop;
+ * - where it was not built, one long-lived `/bin/sh`, given a run's id and directory: each run's supervisor is
+ *   started with `setsid` (a session and process group of its own, so it outlives the daemon and a cancel reaches
+ *   its whole group) and `env --default-signal` (an asynchronous list of a shell ignores SIGINT and SIGQUIT, and the
+ *   job must not inherit that); ~3 ms of a slot.
  *
  * Where neither can be used (no setsid, or a run neither can carry), the supervisor is spawned by node.
  */
@@ -22,7 +23,7 @@ import { Observable, Subject } from 'rxjs';
 
 export type LauncherNews =
   | { kind: 'started'; id: string; pid: number }
-  /** `status` is the supervisor's exit status (128+n when it or its job was killed by signal n). */
+  /** `status` is the run's exit status (128+n when its job, or its supervisor, was killed by signal n). */
   | { kind: 'exited'; id: string; status: number }
   /** Not started: `runFiles` when its directory or stdin.json could not be written (`error.code` says why). */
   | { kind: 'failed'; id: string; error: NodeJS.ErrnoException; runFiles?: boolean }
@@ -158,7 +159,7 @@ export class RunLauncher {
       if (!id || value === undefined) continue;
       if (kind === 's') this.subject.next({ kind: 'started', id, pid: Number(value) });
       else if (kind === 'x') this.subject.next({ kind: 'exited', id, status: Number(value) });
-      else if (kind === 'f') this.subject.next({ kind: 'failed', id, error: errnoError(Number(value), 'could not fork its supervisor (the machine is out of processes or memory)') });
+      else if (kind === 'f') this.subject.next({ kind: 'failed', id, error: errnoError(Number(value), 'could not fork its process (the machine is out of processes or memory)') });
       else if (kind === 'w') this.subject.next({ kind: 'failed', id, error: errnoError(Number(value), "could not write the run's files"), runFiles: true });
     }
   }

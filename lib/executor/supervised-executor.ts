@@ -1,16 +1,16 @@
 /**
- * Local job runs that outlive the daemon. Each run is started under a supervisor in a session (and process group)
- * of its own (the native launcher's `--supervise` mode, or `/bin/sh` where it was not built), running the job as its child with the run's log files as its stdout and stderr, then
- * writing the job's exit status next to them (run-files.ts) and exiting with it. Nothing of the run passes through
- * this process, so a daemon that stops, crashes or is upgraded leaves it running; the next one re-attaches by the
- * pid in the log (checked against the run's identity in /proc) and the status file. Supervisors are started by a
- * long-lived launcher (run-launcher.ts), off this event loop, so `start` returns before the pid is known: it
- * comes on `started$`.
+ * Local job runs that outlive the daemon. Each run's job leads a session (and process group) of its own, with the
+ * run's log files as its stdout and stderr, and a supervisor outside this process writes its exit status next to
+ * them (run-files.ts) once it ended. Nothing of the run passes through this process, so a daemon that stops,
+ * crashes or is upgraded leaves it running; the next one re-attaches by the pid in the log (checked against the
+ * run's identity in /proc) and the status file. Runs are started off this event loop by a long-lived launcher
+ * (run-launcher.ts), so `start` returns before the pid is known: it comes on `started$`.
  *
- * Not a node process, because a supervisor is paid for on every run: a fork and an exec (well under a millisecond
- * native, about one for `sh`) where a node supervisor cost ~0.3 s (docs/decisions.md). Both record a job killed by
- * signal n as 128+n, as a shell does: such a job and one that exits with 128+n look the same, and are reported as
- * killed.
+ * The supervisor: the native launcher itself for the runs it forked (it lives on, in a session of its own, until
+ * the last of them ended), or a process per run (the launcher's `--supervise` mode for a run its records cannot
+ * carry; `/bin/sh` where it was not built). Not a node process, because a supervisor is paid for on every run (a
+ * node one cost ~0.3 s, docs/decisions.md). All record a job killed by signal n as 128+n, as a shell does: such a
+ * job and one that exits with 128+n look the same, and are reported as killed.
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { storageFault } from '../system/storage-fault.js';
@@ -21,7 +21,7 @@ import { STDERR_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
 import { LOCAL_WORKER, type Executor, type Placement, type Reattached } from './executor-port.js';
 import { RunLauncher, type LauncherNews } from './run-launcher.js';
 import { outcomeOfExit, type KillCause } from './exit-outcome.js';
-import { belongsToRun, findJobRunProcesses, killProcesses } from './job-process-identity.js';
+import { belongsToRun, findJobRunProcesses, killProcesses, unreaped } from './job-process-identity.js';
 import { LOST_RUN_REASON } from './lost-runs.js';
 import { cancelAllAndWait } from './cancel-all.js';
 import { missingDepsInLogs } from './missing-deps-scanner.js';
@@ -143,7 +143,8 @@ export class SupervisedExecutor implements Executor {
       setImmediate(() => void this.settle(run, undefined));
       return 'ended';
     }
-    if (belongsToRun(pid, this.opts.workspaceRoot, job_run_id)) {
+    // Unreaped: the job ended this instant and its supervisor is writing its status.
+    if (belongsToRun(pid, this.opts.workspaceRoot, job_run_id) || unreaped(pid)) {
       this.follow(job_run_id, logDir, pid, false, timeout_seconds, deadlineOf(logDir));
       this.poll ??= interval(this.opts.pollMs ?? 250).subscribe(() => this.check());
       return 'following';
@@ -153,7 +154,7 @@ export class SupervisedExecutor implements Executor {
       this.later({ job_run_id, status: 'canceled', reason });
       return 'ended';
     }
-    // No supervisor and no status: whatever is left of its processes is killed; the run is lost.
+    // Neither its job (or supervisor) nor a status: whatever is left of its processes is killed; the run is lost.
     for (const pids of findJobRunProcesses(this.opts.workspaceRoot, new Set([job_run_id])).values()) killProcesses(pids);
     return 'lost';
   }
@@ -193,7 +194,7 @@ export class SupervisedExecutor implements Executor {
     } else if (news.kind === 'exited') {
       void this.settle(run, fromShell(news.status, null));
     } else {
-      const reason = news.runFiles ? runFilesFault(news.error, run.dir) : `could not start its supervisor: ${news.error.message}`;
+      const reason = news.runFiles ? runFilesFault(news.error, run.dir) : `could not start the run: ${news.error.message}`;
       if (news.runFiles) this.note(run, reason);
       void this.settle(run, undefined, { job_run_id: run.id, status: 'failed', exit_code: -1, signal: '', reason });
     }
@@ -217,7 +218,7 @@ export class SupervisedExecutor implements Executor {
   private check(): void {
     for (const run of this.runs.values()) {
       if (run.ours || run.settling) continue;
-      if (readExitStatus(run.dir) || !belongsToRun(run.pid, this.opts.workspaceRoot, run.id)) void this.settle(run, undefined);
+      if (readExitStatus(run.dir) || !(belongsToRun(run.pid, this.opts.workspaceRoot, run.id) || unreaped(run.pid))) void this.settle(run, undefined);
     }
   }
 

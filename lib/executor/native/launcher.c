@@ -1,9 +1,10 @@
 /*
- * platform-launcher: starts supervised job runs for the daemon, at the cost of a fork and two execs a run.
+ * platform-launcher: starts supervised job runs for the daemon, at the cost of one fork and one exec a run.
  *
  * Why native: the shell launcher's chain (a subshell, setsid, env, sh, run.sh, the job) costs ~4 ms a run on this
  * kind of machine, where GNU make pays under one for a trivial job. This program does what that chain does, in
- * the same places, so a run keeps every property the shell supervisor gave it (docs/decisions.md, "Speed, session 7"):
+ * the same places, so a run keeps every property the shell supervisor gave it (docs/decisions.md, "Speed, session 7"
+ * and "Speed, session 13"):
  *
  *   launcher mode:   platform-launcher <workspace>
  *     Reads records from stdin, each
@@ -11,17 +12,19 @@
  *     program's absolute path). A non-empty `stdin` is the job's config: the launcher makes the run's directory and
  *     writes it there as stdin.json (file work off the daemon's event loop); empty, the daemon wrote them. A run
  *     whose files cannot be written is answered `w <id> <errno>` (one that cannot be forked `f <id> <errno>`) and
- *     is not started. For each other it forks a child that starts a session of its own (setsid: it outlives the
- *     daemon and a cancel reaches its whole group) and execs this program as the run's supervisor
- *     with the job's environment (so /proc/<pid>/environ names the run, as the daemon's identity check expects).
- *     Writes `s <id> <pid>` once the supervisor is forked and `x <id> <status>` once it ended (status: its exit
- *     code, 128+n when killed by signal n). Exits at end of input: the supervisors go on without it.
+ *     is not started. For each other it forks the job itself, which starts a session of its own (setsid: it outlives
+ *     the daemon and a cancel reaches its whole group) and is exec'd with the job's environment (so
+ *     /proc/<pid>/environ names the run, as the daemon's identity check expects), its stdin, stdout and stderr the
+ *     run's files. The launcher is the supervisor of every run it started: once one ends it writes
+ *     {"exit_code":N} to <dir>/status.json (128+n for a job killed by signal n, as a shell reports it) before the
+ *     job is reaped, so a pid found gone always has its status beside it, then writes `s <id> <pid>` once a run is
+ *     forked and `x <id> <status>` once it ended. It runs in a session of its own too, and at end of input it goes
+ *     on until the last of its runs ended: the runs outlive the daemon, and a next daemon finds their status files.
  *
  *   supervisor mode: platform-launcher --supervise <dir> <cwd> <program> [args...]
- *     Runs the job as its child, stdin from <dir>/stdin.json, stdout and stderr appended to <dir>/stdout.log and
- *     <dir>/stderr.log, in <cwd>; then writes {"exit_code":N} to <dir>/status.json (128+n for a job killed by
- *     signal n, as a shell reports it) and exits with N. SIGTERM is caught (not ignored, which the job would
- *     inherit) so that a cancel reaching the whole group lets the supervisor outlive its job and record it.
+ *     For a run the launcher's records cannot carry (the daemon spawns it): runs the job as its child, as above,
+ *     then writes status.json and exits with N. SIGTERM is caught (not ignored, which the job would inherit) so
+ *     that a cancel reaching the whole group lets the supervisor outlive its job and record it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,6 +79,46 @@ static int exit_status(int status) {
   return 1;
 }
 
+/* The run's status, for a next daemon to read: written by whoever saw the job end. */
+static void write_status(const char *dir, int code) {
+  char path[4096];
+  if ((size_t)snprintf(path, sizeof path, "%s/status.json", dir) >= sizeof path) return;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  char line[64];
+  int n = snprintf(line, sizeof line, "{\"exit_code\":%d}\n", code);
+  write_all(fd, line, (size_t)n);
+  close(fd);
+}
+
+/* In a forked child: the job, its stdin, stdout and stderr the run's files, in its directory. Never returns. */
+static void exec_job(const char *dir, const char *cwd, char **argv, char **envp) {
+  char path[4096];
+  default_signals();
+  int in = -1, out = -1, err = -1;
+  snprintf(path, sizeof path, "%s/stdin.json", dir);
+  in = open(path, O_RDONLY | O_CLOEXEC);
+  snprintf(path, sizeof path, "%s/stdout.log", dir);
+  out = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  snprintf(path, sizeof path, "%s/stderr.log", dir);
+  err = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (in < 0 || out < 0 || err < 0) {
+    if (err >= 0) dprintf(err, "platform: could not open the run's files in '%s': %s\n", dir, strerror(errno));
+    _exit(126);
+  }
+  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
+  if (chdir(cwd) != 0) {
+    dprintf(2, "platform: could not enter the job's directory '%s': %s\n", cwd, strerror(errno));
+    _exit(126);
+  }
+  execve(argv[0], argv, envp);
+  int e = errno;
+  dprintf(2, "platform: could not start the job '%s': %s\n", argv[0], strerror(e));
+  _exit(e == ENOENT ? 127 : 126);
+}
+
+extern char **environ;
+
 static int supervise(int argc, char **argv) {
   if (argc < 5) {
     fprintf(stderr, "usage: platform-launcher --supervise <dir> <cwd> <program> [args...]\n");
@@ -83,7 +126,6 @@ static int supervise(int argc, char **argv) {
   }
   const char *dir = argv[2];
   const char *cwd = argv[3];
-  char path[4096];
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_term;
@@ -94,63 +136,36 @@ static int supervise(int argc, char **argv) {
   if (job < 0) {
     /* Recorded like any end, so the run fails with a reason rather than being found lost. */
     int e = errno;
+    char path[4096];
     snprintf(path, sizeof path, "%s/stderr.log", dir);
     int err = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (err >= 0) {
       dprintf(err, "platform: could not fork the job: %s\n", strerror(e));
       close(err);
     }
-    goto record;
+    write_status(dir, code);
+    return code;
   }
-  if (job == 0) {
-    default_signals();
-    int in = -1, out = -1, err = -1;
-    snprintf(path, sizeof path, "%s/stdin.json", dir);
-    in = open(path, O_RDONLY | O_CLOEXEC);
-    snprintf(path, sizeof path, "%s/stdout.log", dir);
-    out = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    snprintf(path, sizeof path, "%s/stderr.log", dir);
-    err = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (in < 0 || out < 0 || err < 0) {
-      if (err >= 0) dprintf(err, "platform: could not open the run's files in '%s': %s\n", dir, strerror(errno));
-      _exit(126);
-    }
-    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
-    if (chdir(cwd) != 0) {
-      dprintf(2, "platform: could not enter the job's directory '%s': %s\n", cwd, strerror(errno));
-      _exit(126);
-    }
-    execv(argv[4], argv + 4);
-    int e = errno;
-    dprintf(2, "platform: could not start the job '%s': %s\n", argv[4], strerror(e));
-    _exit(e == ENOENT ? 127 : 126);
-  }
+  if (job == 0) exec_job(dir, cwd, argv + 4, environ);
   int status = 0;
   while (waitpid(job, &status, 0) < 0) {
-    if (errno != EINTR) goto record;
+    if (errno != EINTR) break;
   }
   code = exit_status(status);
-record:
-  snprintf(path, sizeof path, "%s/status.json", dir);
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    char line[64];
-    int n = snprintf(line, sizeof line, "{\"exit_code\":%d}\n", code);
-    write_all(fd, line, (size_t)n);
-    close(fd);
-  }
+  write_status(dir, code);
   return code;
 }
 
-/* Runs the launcher started and has not heard the end of: pid -> id. Linear: a daemon runs a few at a time. */
+/* Runs the launcher started and has not seen end: pid -> id and directory. Linear: a daemon runs a few at a time. */
 struct run {
   pid_t pid;
   char *id;
+  char *dir;
 };
 static struct run *runs;
 static size_t nruns, capruns;
 
-static void remember(pid_t pid, const char *id) {
+static void remember(pid_t pid, const char *id, const char *dir) {
   if (nruns == capruns) {
     capruns = capruns ? capruns * 2 : 16;
     runs = realloc(runs, capruns * sizeof *runs);
@@ -158,24 +173,35 @@ static void remember(pid_t pid, const char *id) {
   }
   runs[nruns].pid = pid;
   runs[nruns].id = strdup(id);
+  runs[nruns].dir = strdup(dir);
+  if (!runs[nruns].id || !runs[nruns].dir) exit(70);
   nruns++;
 }
 
+/*
+ * Each run that ended: its status.json while the job is still a zombie (WNOWAIT), then the reap, then the news. So
+ * a next daemon that finds the pid gone finds the status too, and one that finds a zombie knows to wait.
+ */
 static void reap(void) {
-  int status;
-  pid_t pid;
-  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-    for (size_t i = 0; i < nruns; i++) {
-      if (runs[i].pid != pid) continue;
-      news("x", runs[i].id, exit_status(status));
-      free(runs[i].id);
-      runs[i] = runs[--nruns];
-      break;
+  for (;;) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
+    pid_t pid = info.si_pid;
+    int code = info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
+    size_t i = 0;
+    while (i < nruns && runs[i].pid != pid) i++;
+    if (i < nruns) write_status(runs[i].dir, code);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    if (i == nruns) continue;
+    news("x", runs[i].id, code);
+    free(runs[i].id);
+    free(runs[i].dir);
+    runs[i] = runs[--nruns];
   }
 }
-
-static const char *self_path;
 
 /* mkdir -p: the run's directory and, the first time, .platform/logs above it. */
 static int make_dirs(char *path) {
@@ -250,16 +276,9 @@ static long launch_record(char *buf, size_t len) {
       return (long)pos;
     }
   }
-  /* argv: --supervise dir cwd program args... ; env: the job's, NULL-terminated (fields has room) */
-  char *sargv[8192 + 4];
-  size_t k = 0;
-  sargv[k++] = "platform-supervisor";
-  sargv[k++] = "--supervise";
-  sargv[k++] = fields[1];
-  sargv[k++] = fields[2];
-  for (size_t i = 0; i < narg && k < sizeof sargv / sizeof *sargv - 1; i++) sargv[k++] = args[i];
-  sargv[k] = NULL;
-  env[nenv] = NULL; /* over the argument count, read above */
+  /* The job's environment and argv, NULL-terminated (fields has room: over the counts, read above). */
+  env[nenv] = NULL;
+  args[narg] = NULL;
 
   pid_t pid = fork();
   if (pid < 0) {
@@ -268,23 +287,9 @@ static long launch_record(char *buf, size_t len) {
   }
   if (pid == 0) {
     setsid();
-    default_signals();
-    int devnull = open("/dev/null", O_RDWR);
-    if (devnull >= 0) {
-      dup2(devnull, 0);
-      dup2(devnull, 1);
-      dup2(devnull, 2);
-      if (devnull > 2) close(devnull);
-    } else {
-      /* Never the launcher's pipes: the daemon reads the launcher's stdout to its end. */
-      close(0);
-      close(1);
-      close(2);
-    }
-    execve(self_path, sargv, env);
-    _exit(127);
+    exec_job(fields[1], fields[2], args, env);
   }
-  remember(pid, id);
+  remember(pid, id, fields[1]);
   news("s", id, (long)pid);
   return (long)pos;
 }
@@ -295,11 +300,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: platform-launcher <workspace>  (started by the platform daemon)\n");
     return 2;
   }
-  static char self[4096];
-  ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (sl <= 0) return 71;
-  self[sl] = '\0';
-  self_path = self;
+  /* Its own session: what is sent to the daemon's group (a terminal's ^C, a kill of the group) must not end the
+   * supervisor of the runs, which go on without the daemon. */
+  setsid();
   signal(SIGPIPE, SIG_IGN);
 
   sigset_t chld;
@@ -313,19 +316,20 @@ int main(int argc, char **argv) {
   char *buf = malloc(cap);
   if (!buf) return 70;
   int open_input = 1;
-  while (open_input) {
-    struct pollfd fds[2] = {{0, POLLIN, 0}, {sfd, POLLIN, 0}};
+  /* After the end of input (the daemon closed it, or is gone) only the runs still going are waited for. */
+  while (open_input || nruns > 0) {
+    struct pollfd fds[2] = {{sfd, POLLIN, 0}, {open_input ? 0 : -1, POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
       return 71;
     }
-    if (fds[1].revents & POLLIN) {
+    if (fds[0].revents & POLLIN) {
       struct signalfd_siginfo info;
       while (read(sfd, &info, sizeof info) == sizeof info) {
       }
       reap();
     }
-    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
       if (cap - len < 4096) {
         cap *= 2;
         buf = realloc(buf, cap);
@@ -335,7 +339,7 @@ int main(int argc, char **argv) {
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         open_input = 0;
-        break;
+        continue;
       }
       len += (size_t)n;
       size_t done = 0;
