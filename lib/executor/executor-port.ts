@@ -1,6 +1,6 @@
 /**
  * What the orchestrator knows of an executor: the port its adapters implement (ProcessExecutor: processes of this
- * daemon; SupervisedExecutor: processes under a shell supervisor each, outliving it). Launches go in, one outcome per run comes out.
+ * daemon; SupervisedExecutor: processes supervised outside it, outliving it). Launches go in, one outcome per run comes out.
  */
 import type { Observable } from 'rxjs';
 import type { JobLaunch, JobOutcome } from './job-launch.js';

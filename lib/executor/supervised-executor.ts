@@ -180,7 +180,8 @@ export class SupervisedExecutor implements Executor {
   /** What the launcher says of the runs it started. */
   private hear(news: LauncherNews): void {
     if (news.kind === 'launcher-gone') {
-      // Nothing will tell of their ends any more: their status files and supervisors will.
+      // No more news: each run's end is read from its status file. A run whose supervisor was this launcher has none
+      // coming (the launcher is gone): once its job is gone too, it is lost and rebuilt.
       for (const run of this.runs.values()) run.ours = false;
       this.poll ??= interval(this.opts.pollMs ?? 250).subscribe(() => this.check());
       return;
