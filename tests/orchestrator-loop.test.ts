@@ -239,3 +239,43 @@ test("a run queued by an earlier step starts while the step that freed its slot 
     t.true(starts[i]!.latest < freedBy, `${outputOf(starts[i]!.id)} started while the end of ${outputOf(starts[i - 1]!.id)} was being written`);
   }
 });
+
+test('a step whose append fails after it started a run early does not start that run again when it is retried', async (t) => {
+  const dir = await makeWorkspace(t);
+  const graph = {
+    max_concurrent_job_runs: 1,
+    jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], args: ['${n}'], exec: ['bash', '-c', 'if [ "$1" = 1 ]; then while [ ! -f release ]; do sleep 0.02; done; fi', '_'] }],
+  };
+  const tasks = new GraphTaskSource(await WorkspaceGraph.open(dir, parseGraph(graph, 'test')));
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  const store = await StateStore.open(log);
+  t.teardown(() => store.close());
+  // The in-process executor: its start hands back the pid at once, and refuses a run it already runs.
+  const real = new ProcessExecutor();
+  const starts: string[] = [];
+  const executor = new Proxy(real, {
+    get(target, key) {
+      if (key === 'start') return (launch: JobLaunch) => (starts.push(launch.outputs[0]!), target.start(launch));
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const errors: string[] = [];
+  const queue = new CommandQueue(100);
+  const orchestrator = new Orchestrator({ log, store, queue, executor, tasks, workspaceRoot: dir, tickMs: 60_000, logError: (m) => errors.push(m) });
+  t.teardown(async () => {
+    await orchestrator.shutdown({ cancelRuns: true }).catch(() => undefined);
+    await real.shutdown('test over');
+  });
+  orchestrator.start();
+  const created = await queue.offer({ kind: 'create_want', request: { ...want('p/1'), partitions: ['p/1', 'p/2'] } });
+  if (!created.ok) return t.fail(created.error);
+  await waitFor('p/1 to be recorded running', () => [...store.current().job_runs.values()].some((r) => r.status === 'running'));
+  // Every append from here on fails: the step of p/1's end starts p/2 (queued by the first step) before its append,
+  // then fails and is retried again and again.
+  await log.close();
+  writeFileSync(join(dir, 'release'), '');
+  await waitFor('the step of p/1\'s end to be retried', () => errors.filter((e) => /step failed, continuing/.test(e)).length >= 3);
+  t.deepEqual(starts, ['p/1', 'p/2'], 'p/2 started once, whatever the retries');
+  t.false(errors.some((e) => /already running/.test(e)), errors.join('\n'));
+});

@@ -86,7 +86,7 @@ export class Orchestrator {
   private held: Array<[string, string]> = [];
   /** Where the sweep over active wants stands (active-sweep.ts). */
   private sweep: SweepCursor = SWEEP_START;
-  /** Runs given to an executor that starts them off this thread, whose start news has not been recorded yet. */
+  /** Runs given to an executor whose start (or end) no step has recorded yet: launched, for the planner. */
   private readonly handedOver = new Set<string>();
   private stopping = false;
   /** Resolves once the loop has ended, with what no step recorded (for the final step). */
@@ -349,8 +349,10 @@ export class Orchestrator {
     const { executor, workspaceRoot } = this.opts;
     for (const run of runs) {
       const handle = executor.start(launchForRun(run, workspaceRoot));
+      // Launched until a step records its start (or end), with or without a pid now: a step retried after it started
+      // a run early must not start it again.
+      this.handedOver.add(run.job_run_id);
       if (handle) this.followUps$.next({ kind: 'started', job_run_id: run.job_run_id, ...handle });
-      else this.handedOver.add(run.job_run_id);
     }
   }
 }
