@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { firstValueFrom } from 'rxjs';
 import { belongsToRun, unreaped } from '../lib/executor/job-process-identity.js';
 import { SupervisedExecutor } from '../lib/executor/supervised-executor.js';
+import { launcherMode, nativeLauncherPath } from '../lib/executor/run-launcher.js';
 import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runs, runsFor, sleep, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
 
 const graph = {
@@ -107,25 +108,82 @@ test("a run's timeout holds across a restart: the next platform kills it at the 
   t.true(await poll(() => pidsIn(dir, 'long.pid').every((pid) => !isPidAlive(pid)), 2000), 'the job is gone');
 });
 
-test("a re-attached run whose job has ended but is not yet reaped is followed until its status comes, not taken for lost", async (t) => {
+test("a re-attached run whose job has ended but its launcher has not reaped it yet is followed until its status comes, not taken for lost", async (t) => {
+  if (launcherMode() !== 'native') return t.log('skipped: the native launcher was not built (no C compiler); this state is its own');
   const dir = makeWorkspace(t);
   const id = 'r-zombie';
   const logDir = join(dir, '.platform', 'logs', id);
-  mkdirSync(logDir, { recursive: true });
-  // A job that ended and whose parent has not reaped it (the parent execs into a sleep that never waits): what a next
-  // daemon can meet in the moment between a run's end and its status being written by the launcher.
-  const parent = spawn('/bin/sh', ['-c', 'true & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  t.teardown(() => void parent.kill('SIGKILL'));
-  const pid = Number((await once(parent.stdout!, 'data'))[0].toString().trim());
+  // The real launcher, stopped while its job ends: what a next daemon can meet in the moment between a run's end and
+  // its status being written.
+  const launcher = spawn(nativeLauncherPath(), [dir], { stdio: ['pipe', 'pipe', 'ignore'] });
+  t.teardown(() => void launcher.kill('SIGKILL'));
+  const env = [`PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`, 'PATH=/usr/bin:/bin'];
+  const argv = ['/bin/sh', '-c', 'sleep 0.3'];
+  launcher.stdin!.write([id, logDir, dir, '{}', String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0');
+  const pid = Number(/^s \S+ (\d+)$/m.exec((await once(launcher.stdout!, 'data'))[0].toString())?.[1]);
+  t.true(pid > 0, 'the launcher started the job');
+  launcher.kill('SIGSTOP');
+  t.teardown(() => void launcher.kill('SIGCONT'));
   t.true(await poll(() => unreaped(pid), 5_000, 10), 'the job is a zombie');
   t.false(belongsToRun(pid, dir, id), 'its environment no longer names the run');
 
   const executor = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20 });
   t.teardown(() => executor.shutdown('test over'));
   const outcome = firstValueFrom(executor.outcomes$);
-  const launch = { job_run_id: id, argv: ['true'], env: {}, outputs: ['z/1'], cwd: dir, stdin: '{}', log_dir: logDir, timeout_seconds: 0 };
+  const launch = { job_run_id: id, argv, env: {}, outputs: ['z/1'], cwd: dir, stdin: '{}', log_dir: logDir, timeout_seconds: 0 };
   t.is(executor.reattach(launch, pid), 'following');
   await sleep(100);
-  writeFileSync(join(logDir, 'status.json'), '{"exit_code":0}\n');
+  launcher.kill('SIGCONT');
   t.deepEqual(await outcome, { job_run_id: id, status: 'succeeded' });
 });
+
+test('a zombie whose parent is not a launcher has no status coming: its run is lost, not followed for ever', async (t) => {
+  const dir = makeWorkspace(t);
+  const id = 'r-orphan';
+  const logDir = join(dir, '.platform', 'logs', id);
+  mkdirSync(logDir, { recursive: true });
+  // A parent that never reaps (as a bare PID 1 in a container does with what it adopts).
+  const parent = spawn('/bin/sh', ['-c', 'true & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  t.teardown(() => void parent.kill('SIGKILL'));
+  const pid = Number((await once(parent.stdout!, 'data'))[0].toString().trim());
+  t.true(await poll(() => readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '), 5_000, 10), 'the job is a zombie');
+  t.false(unreaped(pid));
+  const executor = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20 });
+  t.teardown(() => executor.shutdown('test over'));
+  const launch = { job_run_id: id, argv: ['true'], env: {}, outputs: ['z/1'], cwd: dir, stdin: '{}', log_dir: logDir, timeout_seconds: 0 };
+  t.is(executor.reattach(launch, pid), 'lost');
+});
+
+// A run queued before a crash is started again under its id, in its directory; the earlier attempt's launcher
+// outlives the kill that ended that attempt and writes its status there, before the new start or after it.
+for (const timeout of [0, 60]) {
+  test(`a run started again in an earlier attempt's directory is not ended by that attempt's status (timeout ${timeout})`, async (t) => {
+    const dir = makeWorkspace(t);
+    const id = 'r-again';
+    const logDir = join(dir, '.platform', 'logs', id);
+    mkdirSync(logDir, { recursive: true });
+    writeFileSync(join(logDir, 'status.json'), '{"exit_code":137}\n');
+    writeFileSync(join(logDir, 'cancel.json'), '{"reason":"an earlier attempt"}');
+    const launch = { job_run_id: id, argv: ['/bin/sh', '-c', 'sleep 30'], env: {}, outputs: ['a/1'], cwd: dir, stdin: '{}', log_dir: logDir, timeout_seconds: timeout };
+    const first = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20 });
+    const started = firstValueFrom(first.started$);
+    first.start(launch);
+    const { pid } = await started;
+    killAtTeardown(t, () => [pid]);
+    t.false(existsSync(join(logDir, 'status.json')), "the earlier attempt's status is gone");
+    t.false(existsSync(join(logDir, 'cancel.json')), "the earlier attempt's cancel is gone");
+    await first.shutdown('a restart');
+    // Written late, by the earlier attempt's launcher, about its own job.
+    writeFileSync(join(logDir, 'status.json'), `{"exit_code":137,"pid":${pid === 1 ? 2 : pid - 1}}\n`);
+
+    const second = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20, killGraceMs: 100 });
+    t.teardown(() => second.shutdown('test over'));
+    const outcome = firstValueFrom(second.outcomes$);
+    t.is(second.reattach(launch, pid), 'following');
+    await sleep(150);
+    t.true(isPidAlive(pid), 'the job goes on');
+    second.cancel(id, 'test over');
+    t.deepEqual(await outcome, { job_run_id: id, status: 'canceled', reason: 'test over' });
+    t.like(JSON.parse(readFileSync(join(logDir, 'status.json'), 'utf8')), { pid });
+  });
+}

@@ -279,3 +279,45 @@ test('a step whose append fails after it started a run early does not start that
   t.deepEqual(starts, ['p/1', 'p/2'], 'p/2 started once, whatever the retries');
   t.false(errors.some((e) => /already running/.test(e)), errors.join('\n'));
 });
+
+test('a step that kills a run to free its slot starts nothing early: were its append to fail, the kill would not happen', async (t) => {
+  const dir = await makeWorkspace(t);
+  const graph = {
+    max_concurrent_job_runs: 1,
+    jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: ['sleep', '30'] }],
+  };
+  const tasks = new GraphTaskSource(await WorkspaceGraph.open(dir, parseGraph(graph, 'test')));
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  const store = await StateStore.open(log);
+  t.teardown(() => store.close());
+  const real = new ProcessExecutor();
+  const starts: string[] = [];
+  const executor = new Proxy(real, {
+    get(target, key) {
+      if (key === 'start') return (launch: JobLaunch) => (starts.push(launch.outputs[0]!), target.start(launch));
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const errors: string[] = [];
+  const queue = new CommandQueue(100);
+  const orchestrator = new Orchestrator({ log, store, queue, executor, tasks, workspaceRoot: dir, tickMs: 60_000, logError: (m) => errors.push(m) });
+  t.teardown(async () => {
+    await orchestrator.shutdown({ cancelRuns: true }).catch(() => undefined);
+    await real.shutdown('test over');
+  });
+  orchestrator.start();
+  const first = await queue.offer({ kind: 'create_want', request: want('p/1') });
+  if (!first.ok) return t.fail(first.error);
+  await waitFor('p/1 to be recorded running', () => [...store.current().job_runs.values()].some((r) => r.status === 'running'));
+  const second = await queue.offer({ kind: 'create_want', request: want('p/2') });
+  if (!second.ok) return t.fail(second.error);
+  t.is([...store.current().job_runs.values()].find((r) => r.config.outputs[0] === 'p/2')?.status, 'queued', 'p/2 waits for the one slot');
+  // The cancel's step would free p/1's slot for p/2; every append from here on fails, so the kill never comes.
+  await log.close();
+  void queue.offer({ kind: 'cancel_want', want_id: first.want_id, reason: 'test' }).catch(() => undefined);
+  await waitFor('the cancel\'s step to fail', () => errors.some((e) => /step failed, continuing/.test(e)));
+  await sleep(200);
+  t.deepEqual(starts, ['p/1'], 'p/2 was not started beside p/1, which is still running');
+  t.is(real.runningCount(), 1);
+});

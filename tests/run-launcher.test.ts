@@ -5,17 +5,17 @@
  * identity check after a restart), with the run's files as stdin/stdout/stderr, and report start and exit.
  */
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { filter, firstValueFrom, take, toArray, timeout } from 'rxjs';
 import { RunLauncher, type LauncherNews } from '../lib/executor/run-launcher.js';
 import { belongsToRun } from '../lib/executor/job-process-identity.js';
-import { makeWorkspace, poll } from './helpers/jobs-fixture.js';
+import { SUPERVISOR_SCRIPT } from '../lib/executor/supervised-executor.js';
+import { isPidAlive, makeWorkspace, poll } from './helpers/jobs-fixture.js';
 
-const SUPERVISOR_SCRIPT =
-  'trap : TERM; d=$0; . "$d/run.sh" && "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log"; c=$?; printf \'{"exit_code":%d}\\n\' "$c" >"$d/status.json"; exit "$c"';
 const NATIVE = fileURLToPath(new URL('../native/platform-launcher', import.meta.url));
 const haveCc = spawnSync('sh', ['-c', 'command -v cc'], { stdio: 'ignore' }).status === 0;
 
@@ -68,7 +68,7 @@ for (const mode of ['native', 'shell'] as const) {
     t.true(s.pid > 0);
     const x = (await exited) as Extract<LauncherNews, { kind: 'exited' }>;
     t.is(x.status, 3);
-    t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 3 });
+    t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 3, pid: s.pid }, 'the status names the pid the daemon records');
     // The shell launcher's run.sh sets only what it was given; the native one gets the whole environment.
     const expectedSetting = mode === 'native' ? 'on' : '';
     t.is(readFileSync(join(dir, 'stdout.log'), 'utf8'), `{"job":"x"} ${id} ${workspace} ${expectedSetting} ${workspace}\n`);
@@ -101,7 +101,7 @@ for (const mode of ['native', 'shell'] as const) {
     process.kill(-r8.pid, 'SIGTERM');
     t.is(((await exited8) as Extract<LauncherNews, { kind: 'exited' }>).status, 128 + 15);
     t.true(await poll(() => existsSync(join(dirs[1]!, 'status.json')), 5000));
-    t.deepEqual(JSON.parse(readFileSync(join(dirs[1]!, 'status.json'), 'utf8')), { exit_code: 128 + 15 });
+    t.deepEqual(JSON.parse(readFileSync(join(dirs[1]!, 'status.json'), 'utf8')), { exit_code: 128 + 15, pid: r8.pid });
   });
 }
 
@@ -153,4 +153,30 @@ test("native: the job's own variables win over the daemon's (PATH, HOME), and PL
   launcher.launch({ id, dir, jobEnv: { HOME: '/job/home', SHELL_ONLY: 'x' }, cwd: workspace, argv }, true);
   t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 0);
   t.is(readFileSync(join(dir, 'stdout.log'), 'utf8'), '/job/home|r-5|1|x\n');
+});
+
+test('native: a malformed record ends the launcher\'s news (the daemon sees it gone) but not its supervision: the run before it still gets its status', async (t) => {
+  if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler)');
+  const workspace = makeWorkspace(t);
+  const dir = join(workspace, '.platform', 'logs', 'r-1');
+  const launcher = spawn(NATIVE, [workspace], { stdio: ['pipe', 'pipe', 'ignore'] });
+  t.teardown(() => void launcher.kill('SIGKILL'));
+  let out = '';
+  launcher.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+  const ended = once(launcher.stdout!, 'end');
+  const exited = once(launcher, 'exit');
+  const env = [`PLATFORM_WORKSPACE=${workspace}`, 'PLATFORM_JOB_RUN_ID=r-1'];
+  const argv = ['/bin/sh', '-c', 'sleep 0.5'];
+  launcher.stdin!.write(['r-1', dir, workspace, '{}', String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0');
+  t.true(await poll(() => /^s r-1 \d+$/m.test(out), 5000), 'the good run started');
+  const pid = Number(/^s r-1 (\d+)$/m.exec(out)![1]);
+  // A count over launcher.c's field table: what no daemon sends, but a bug could.
+  launcher.stdin!.write(['r-2', dir, workspace, '{}', '99999'].join('\0') + '\0');
+  await ended;
+  t.true(isPidAlive(launcher.pid!), 'the launcher lives on while its run does');
+  t.true(isPidAlive(pid), 'its run goes on');
+  const [code] = (await exited) as [number | null];
+  t.is(code, 0, 'it ended once its last run did');
+  t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 0, pid });
+  t.false(out.includes('r-2'), out);
 });

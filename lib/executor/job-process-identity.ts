@@ -5,10 +5,13 @@
  * did. Run ids repeat across workspaces (every workspace has an r-1): only both together identify a run.
  */
 import { readFileSync, readdirSync } from 'node:fs';
+import { basename } from 'node:path';
 import { signalGroup } from '../system/process-group.js';
 
 const RUN_KEY = 'PLATFORM_JOB_RUN_ID=';
 const WORKSPACE_KEY = 'PLATFORM_WORKSPACE=';
+/** The native launcher's program name (native/build-launcher.mjs). */
+const LAUNCHER_NAME = 'platform-launcher';
 
 /** The job run a process belongs to in `workspace`, if any. */
 function jobRunIdOf(pid: number, workspace: string): string | undefined {
@@ -29,16 +32,20 @@ export function belongsToRun(pid: number, workspace: string, jobRunId: string): 
 }
 
 /**
- * Whether `pid` ended and its parent has not reaped it yet (a zombie). Its environment reads empty by then, so it no
- * longer looks like its run's; the native launcher writes a run's status before it reaps the job, so a job in this
- * state has its status coming.
+ * Whether `pid` ended and its launcher has not reaped it yet (a zombie whose parent is a platform-launcher). Its
+ * environment reads empty by then, so it no longer looks like its run's; the native launcher writes a run's status
+ * before it reaps the job, so a job in this state has its status coming. A zombie of any other parent (the launcher
+ * died and a PID 1 that never reaps adopted it) has none coming.
  */
 export function unreaped(pid: number): boolean {
   if (pid <= 0) return false;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The state follows the command name in parentheses, which may itself hold ") ".
-    return stat.charAt(stat.lastIndexOf(')') + 2) === 'Z';
+    // The state and the parent's pid follow the command name in parentheses, which may itself hold ") ".
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 2);
+    if (state !== 'Z') return false;
+    const parent = readFileSync(`/proc/${ppid}/cmdline`, 'utf8').split('\0', 1)[0]!;
+    return basename(parent) === LAUNCHER_NAME;
   } catch {
     return false;
   }

@@ -1,10 +1,15 @@
 /**
  * The files a supervised run keeps in its log directory beside its logs, so that what happened to it outlives any
  * daemon: `stdin.json` (the job's config, its stdin), `cancel.json` (why it is being canceled, written before its
- * group is signalled) and `status.json` (`{"exit_code": n}`, written by its supervisor once the job ended). A daemon
- * reads them to re-attach.
+ * group is signalled) and `status.json` (`{"exit_code": n, "pid": p}`, written by its supervisor once the job ended).
+ * A daemon reads them to re-attach.
+ *
+ * A run id keeps its directory across attempts (a run queued before a crash is started again under the same id), and
+ * an earlier attempt's supervisor may outlive the kill that ended it and write its status late. So a start clears
+ * the earlier attempt's status and cancel files, and a status names the pid it is about (the one the log records:
+ * the job under the native launcher, the supervisor otherwise): a reader that knows the run's pid ignores another's.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobOutcome } from './job-launch.js';
 
@@ -36,18 +41,24 @@ function readJson<T>(path: string): T | undefined {
   }
 }
 
-/** Undefined while the job runs (or when its supervisor died before writing: a half-written file reads as none). */
-export function readExitStatus(dir: string): ExitStatus | undefined {
-  const raw = readJson<{ exit_code?: unknown; status?: unknown }>(join(dir, STATUS_FILE));
+/**
+ * Undefined while the job runs (or when its supervisor died before writing: a half-written file reads as none), and
+ * when the status is another attempt's: `pid` is the run's (0 when not known yet, which takes any).
+ */
+export function readExitStatus(dir: string, pid: number): ExitStatus | undefined {
+  const raw = readJson<{ exit_code?: unknown; status?: unknown; pid?: unknown }>(join(dir, STATUS_FILE));
+  if (pid > 0 && typeof raw?.pid === 'number' && raw.pid !== pid) return undefined;
   if (typeof raw?.exit_code === 'number' && raw.status === undefined) return { exit_code: raw.exit_code };
   if (typeof raw?.status === 'string') return { outcome: raw as JobOutcome };
   return undefined;
 }
 export const readCancelReason = (dir: string): string | undefined => readJson<{ reason: string }>(join(dir, CANCEL_FILE))?.reason;
 
-/** The run's directory and its `stdin.json` (the native launcher does the same in launcher.c). */
+/** The run's directory and its `stdin.json`, without an earlier attempt's status (launcher.c does the same). */
 export function writeRunFiles(dir: string, stdin: string): void {
   makeRunDir(dir);
+  rmSync(join(dir, STATUS_FILE), { force: true });
+  rmSync(join(dir, CANCEL_FILE), { force: true });
   writeFileSync(join(dir, STDIN_FILE), stdin);
 }
 

@@ -27,7 +27,7 @@ export type LauncherNews =
   | { kind: 'exited'; id: string; status: number }
   /** Not started: `runFiles` when its directory or stdin.json could not be written (`error.code` says why). */
   | { kind: 'failed'; id: string; error: NodeJS.ErrnoException; runFiles?: boolean }
-  /** The launcher shell itself ended before it was closed: the runs it started will send no more news. */
+  /** The launcher ended, or ended its news, before it was closed: the runs it started will send no more news. */
   | { kind: 'launcher-gone' };
 
 // The run's identity goes in the supervisor's own environment (what /proc shows of it), as a direct spawn sets it.
@@ -139,11 +139,15 @@ export class RunLauncher {
     });
     shell.stdin!.on('error', () => {});
     shell.stdout!.setEncoding('utf8').on('data', (chunk: string) => this.read(chunk));
-    shell.once('exit', () => {
+    const gone = (): void => {
       if (this.shell !== shell) return;
       this.shell = undefined;
+      shell.stdin?.end();
       this.subject.next({ kind: 'launcher-gone' });
-    });
+    };
+    shell.once('exit', gone);
+    // The native launcher ends its news, and lives on to reap its runs, when it could read no more records.
+    shell.stdout!.once('end', gone);
     shell.unref();
     (shell.stdout as unknown as { unref?: () => void }).unref?.();
     this.shell = shell;

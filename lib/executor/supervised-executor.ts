@@ -36,8 +36,8 @@ import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
  * gets `stdin.json` on its stdin and the two log files. TERM is caught (not ignored, which the job would inherit) so
  * that a cancel reaching the whole group lets the shell outlive its job and record it.
  */
-const SUPERVISOR_SCRIPT =
-  'trap : TERM; d=$0; . "$d/run.sh" && "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log"; c=$?; printf \'{"exit_code":%d}\\n\' "$c" >"$d/status.json"; exit "$c"';
+export const SUPERVISOR_SCRIPT =
+  'trap : TERM; d=$0; . "$d/run.sh" && "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log"; c=$?; printf \'{"exit_code":%d,"pid":%d}\\n\' "$c" "$$" >"$d/status.json"; exit "$c"';
 const RUN_FILE = 'run.sh';
 
 export interface SupervisedExecutorOptions {
@@ -136,19 +136,23 @@ export class SupervisedExecutor implements Executor {
 
   reattach(launch: JobLaunch, pid: number): Reattached {
     const { job_run_id, log_dir: logDir, timeout_seconds } = launch;
-    if (readExitStatus(logDir)) {
+    const ended = (): 'ended' | undefined => {
+      if (!readExitStatus(logDir, pid)) return undefined;
       // Settled on the next turn: a run that exited 0 settles synchronously, and the caller has not subscribed
       // to outcomes$ yet while it re-attaches (the outcome would be lost and the run left running for ever).
       const run = this.follow(job_run_id, logDir, pid, false, timeout_seconds, 0);
       setImmediate(() => void this.settle(run, undefined));
       return 'ended';
-    }
+    };
+    if (ended()) return 'ended';
     // Unreaped: the job ended this instant and its supervisor is writing its status.
     if (belongsToRun(pid, this.opts.workspaceRoot, job_run_id) || unreaped(pid)) {
       this.follow(job_run_id, logDir, pid, false, timeout_seconds, deadlineOf(logDir));
       this.poll ??= interval(this.opts.pollMs ?? 250).subscribe(() => this.check());
       return 'following';
     }
+    // Read again: the job may have ended, its status written and it reaped, between the first read and the look.
+    if (ended()) return 'ended';
     const reason = readCancelReason(logDir);
     if (reason !== undefined) {
       this.later({ job_run_id, status: 'canceled', reason });
@@ -219,7 +223,7 @@ export class SupervisedExecutor implements Executor {
   private check(): void {
     for (const run of this.runs.values()) {
       if (run.ours || run.settling) continue;
-      if (readExitStatus(run.dir) || !(belongsToRun(run.pid, this.opts.workspaceRoot, run.id) || unreaped(run.pid))) void this.settle(run, undefined);
+      if (readExitStatus(run.dir, run.pid) || !(belongsToRun(run.pid, this.opts.workspaceRoot, run.id) || unreaped(run.pid))) void this.settle(run, undefined);
     }
   }
 
@@ -233,7 +237,7 @@ export class SupervisedExecutor implements Executor {
     run.settling = true;
     clearTimeout(run.timer);
     if (failure) return this.end(run, failure);
-    const recorded = exit ? undefined : readExitStatus(run.dir);
+    const recorded = exit ? undefined : readExitStatus(run.dir, run.pid);
     const status = exit ?? (recorded && 'exit_code' in recorded ? fromShell(recorded.exit_code, null) : undefined);
     let outcome: JobOutcome;
     if (recorded && 'outcome' in recorded) {

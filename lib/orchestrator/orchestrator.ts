@@ -277,8 +277,9 @@ export class Orchestrator {
     });
     // A run an earlier step queued is in the log already (a queued run is always synced), so it may start while
     // this step's events are written: the slot a run's end freed is not left idle for the append's round trip.
-    // A run this step queues starts only once its queueing is durable, below.
-    const early = plan.events.length > 0 && !this.stopping ? plan.launch.filter((run) => base.job_runs.get(run.job_run_id)?.status === 'queued') : [];
+    // A run this step queues starts only once its queueing is durable, below. Nor does any start early in a step
+    // that kills: the slot it takes may be one the kill frees, and a failed append leaves the killed run going.
+    const early = plan.events.length > 0 && plan.kill.length === 0 && !this.stopping ? plan.launch.filter((run) => base.job_runs.get(run.job_run_id)?.status === 'queued') : [];
     this.startEarly(early);
     if (plan.events.length > 0) {
       store.expectFold(base, plan.state, plan.events);

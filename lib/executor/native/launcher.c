@@ -16,10 +16,12 @@
  *     the daemon and a cancel reaches its whole group) and is exec'd with the job's environment (so
  *     /proc/<pid>/environ names the run, as the daemon's identity check expects), its stdin, stdout and stderr the
  *     run's files. The launcher is the supervisor of every run it started: once one ends it writes
- *     {"exit_code":N} to <dir>/status.json (128+n for a job killed by signal n, as a shell reports it) before the
+ *     {"exit_code":N,"pid":P} to <dir>/status.json (128+n for a job killed by signal n, as a shell reports it) before the
  *     job is reaped, so a pid found gone always has its status beside it, then writes `s <id> <pid>` once a run is
  *     forked and `x <id> <status>` once it ended. It runs in a session of its own too, and at end of input it goes
  *     on until the last of its runs ended: the runs outlive the daemon, and a next daemon finds their status files.
+ *     A malformed record (a daemon's bug) ends its input and news, not its supervision: it closes both (the daemon
+ *     takes it for gone, reads its runs' ends from their status files and starts another) and goes on reaping.
  *
  *   supervisor mode: platform-launcher --supervise <dir> <cwd> <program> [args...]
  *     For a run the launcher's records cannot carry (the daemon spawns it): runs the job as its child, as above,
@@ -79,14 +81,17 @@ static int exit_status(int status) {
   return 1;
 }
 
-/* The run's status, for a next daemon to read: written by whoever saw the job end. */
-static void write_status(const char *dir, int code) {
+/*
+ * The run's status, for a next daemon to read: written by whoever saw the job end. `pid` is the one the daemon
+ * recorded for the run, so that an attempt started later in the same directory does not take this status for its own.
+ */
+static void write_status(const char *dir, int code, pid_t pid) {
   char path[4096];
   if ((size_t)snprintf(path, sizeof path, "%s/status.json", dir) >= sizeof path) return;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return;
   char line[64];
-  int n = snprintf(line, sizeof line, "{\"exit_code\":%d}\n", code);
+  int n = snprintf(line, sizeof line, "{\"exit_code\":%d,\"pid\":%ld}\n", code, (long)pid);
   write_all(fd, line, (size_t)n);
   close(fd);
 }
@@ -143,7 +148,7 @@ static int supervise(int argc, char **argv) {
       dprintf(err, "platform: could not fork the job: %s\n", strerror(e));
       close(err);
     }
-    write_status(dir, code);
+    write_status(dir, code, getpid());
     return code;
   }
   if (job == 0) exec_job(dir, cwd, argv + 4, environ);
@@ -152,7 +157,7 @@ static int supervise(int argc, char **argv) {
     if (errno != EINTR) break;
   }
   code = exit_status(status);
-  write_status(dir, code);
+  write_status(dir, code, getpid());
   return code;
 }
 
@@ -165,17 +170,21 @@ struct run {
 static struct run *runs;
 static size_t nruns, capruns;
 
-static void remember(pid_t pid, const char *id, const char *dir) {
+/* Room for one more run, taken before its fork: a run forked and not remembered would end without a status. */
+static int make_room(const char *id, const char *dir) {
   if (nruns == capruns) {
-    capruns = capruns ? capruns * 2 : 16;
-    runs = realloc(runs, capruns * sizeof *runs);
-    if (!runs) exit(70);
+    size_t cap = capruns ? capruns * 2 : 16;
+    struct run *more = realloc(runs, cap * sizeof *runs);
+    if (!more) return -1;
+    runs = more;
+    capruns = cap;
   }
-  runs[nruns].pid = pid;
   runs[nruns].id = strdup(id);
   runs[nruns].dir = strdup(dir);
-  if (!runs[nruns].id || !runs[nruns].dir) exit(70);
-  nruns++;
+  if (runs[nruns].id && runs[nruns].dir) return 0;
+  free(runs[nruns].id);
+  free(runs[nruns].dir);
+  return -1;
 }
 
 /*
@@ -191,7 +200,7 @@ static void reap(void) {
     int code = info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
     size_t i = 0;
     while (i < nruns && runs[i].pid != pid) i++;
-    if (i < nruns) write_status(runs[i].dir, code);
+    if (i < nruns) write_status(runs[i].dir, code, pid);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -220,6 +229,12 @@ static int make_dirs(char *path) {
 static int write_run_files(char *dir, const char *stdin_json) {
   if (make_dirs(dir) != 0) return errno;
   char path[4096];
+  /* An earlier attempt's, in the same directory: it would read as this one's end (run-files.ts does the same). */
+  static const char *const stale[] = {"status.json", "cancel.json"};
+  for (size_t i = 0; i < 2; i++) {
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, stale[i]) >= sizeof path) return ENAMETOOLONG;
+    if (unlink(path) != 0 && errno != ENOENT) return errno;
+  }
   if ((size_t)snprintf(path, sizeof path, "%s/stdin.json", dir) >= sizeof path) return ENAMETOOLONG;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
@@ -280,18 +295,38 @@ static long launch_record(char *buf, size_t len) {
   env[nenv] = NULL;
   args[narg] = NULL;
 
+  if (make_room(id, fields[1]) != 0) {
+    news("f", id, ENOMEM);
+    return (long)pos;
+  }
   pid_t pid = fork();
   if (pid < 0) {
     news("f", id, errno);
+    free(runs[nruns].id);
+    free(runs[nruns].dir);
     return (long)pos;
   }
   if (pid == 0) {
     setsid();
     exec_job(fields[1], fields[2], args, env);
   }
-  remember(pid, id, fields[1]);
+  runs[nruns++].pid = pid;
   news("s", id, (long)pid);
   return (long)pos;
+}
+
+/* No more records read and no more news sent: the daemon sees the launcher gone, while its runs are still reaped. */
+static void give_up_input(void) {
+  /* /dev/null over both rather than closed: a later open must not get fd 1 and take the news for a status. */
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0) {
+    close(0);
+    close(1);
+    return;
+  }
+  dup2(null, 0);
+  dup2(null, 1);
+  close(null);
 }
 
 int main(int argc, char **argv) {
@@ -320,8 +355,9 @@ int main(int argc, char **argv) {
   while (open_input || nruns > 0) {
     struct pollfd fds[2] = {{sfd, POLLIN, 0}, {open_input ? 0 : -1, POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return 71;
+      /* Out of memory for a moment, say: the runs' statuses are worth a retry, not an exit. */
+      if (errno != EINTR) usleep(10000);
+      continue;
     }
     if (fds[0].revents & POLLIN) {
       struct signalfd_siginfo info;
@@ -331,9 +367,14 @@ int main(int argc, char **argv) {
     }
     if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
       if (cap - len < 4096) {
+        char *more = realloc(buf, cap * 2);
+        if (!more) {
+          give_up_input();
+          open_input = 0;
+          continue;
+        }
+        buf = more;
         cap *= 2;
-        buf = realloc(buf, cap);
-        if (!buf) return 70;
       }
       ssize_t n = read(0, buf + len, cap - len);
       if (n < 0 && errno == EINTR) continue;
@@ -345,10 +386,15 @@ int main(int argc, char **argv) {
       size_t done = 0;
       for (;;) {
         long used = launch_record(buf + done, len - done);
-        if (used < 0) return 65;
+        if (used < 0) {
+          give_up_input();
+          open_input = 0;
+          break;
+        }
         if (used == 0) break;
         done += (size_t)used;
       }
+      if (!open_input) continue;
       memmove(buf, buf + done, len - done);
       len -= done;
     }
