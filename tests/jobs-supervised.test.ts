@@ -142,11 +142,19 @@ test('a zombie whose parent is not a launcher has no status coming: its run is l
   const id = 'r-orphan';
   const logDir = join(dir, '.platform', 'logs', id);
   mkdirSync(logDir, { recursive: true });
-  // A parent that never reaps (as a bare PID 1 in a container does with what it adopts).
-  const parent = spawn('/bin/sh', ['-c', 'true & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  // A parent that never reaps (as a bare PID 1 in a container does with what it adopts). The child ends once the
+  // shell has become that parent (a shell that is still a shell may reap it).
+  const parent = spawn('/bin/sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
   t.teardown(() => void parent.kill('SIGKILL'));
   const pid = Number((await once(parent.stdout!, 'data'))[0].toString().trim());
-  t.true(await poll(() => readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '), 5_000, 10), 'the job is a zombie');
+  const zombie = (): boolean => {
+    try {
+      return readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+    } catch {
+      return false;
+    }
+  };
+  t.true(await poll(zombie, 5_000, 10), 'the job is a zombie');
   t.false(unreaped(pid));
   const executor = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20 });
   t.teardown(() => executor.shutdown('test over'));
@@ -187,3 +195,36 @@ for (const timeout of [0, 60]) {
     t.like(JSON.parse(readFileSync(join(logDir, 'status.json'), 'utf8')), { pid });
   });
 }
+
+test('a re-attached job that emptied its environment (exec env -i) is known by its pid and start time, not taken for lost; a bare process started later is not taken for it', async (t) => {
+  const dir = makeWorkspace(t);
+  const id = 'r-bare';
+  const logDir = join(dir, '.platform', 'logs', id);
+  const launch = { job_run_id: id, argv: ['/bin/sh', '-c', 'exec env -i /bin/sleep 30'], env: {}, outputs: ['b/1'], cwd: dir, stdin: '{}', log_dir: logDir, timeout_seconds: 0 };
+  const first = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20 });
+  const started = firstValueFrom(first.started$);
+  first.start(launch);
+  const { pid } = await started;
+  // What the log records as the run's start: the step after the launcher said it started.
+  const startedAt = Date.now();
+  killAtTeardown(t, () => [pid]);
+  t.true(await poll(() => readFileSync(`/proc/${pid}/environ`, 'utf8') === '', 5000), 'the job runs with no environment');
+  await first.shutdown('a restart');
+
+  // Bare too and leading its session, but started after the run's start was recorded: what a reused pid would be.
+  await sleep(150);
+  const other = spawn('env', ['-i', '/bin/sleep', '30'], { detached: true, stdio: 'ignore' });
+  t.teardown(() => void other.kill('SIGKILL'));
+  t.true(await poll(() => readFileSync(`/proc/${other.pid!}/environ`, 'utf8') === '', 5000));
+  t.false(belongsToRun(other.pid!, dir, id, startedAt));
+
+  const second = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20, killGraceMs: 100 });
+  t.teardown(() => second.shutdown('test over'));
+  const outcome = firstValueFrom(second.outcomes$);
+  t.is(second.reattach(launch, pid, startedAt), 'following');
+  await sleep(100);
+  t.true(isPidAlive(pid), 'the job goes on');
+  second.cancel(id, 'test over');
+  t.deepEqual(await outcome, { job_run_id: id, status: 'canceled', reason: 'test over' });
+  t.false(isPidAlive(pid));
+});

@@ -40,8 +40,11 @@ export interface Executor {
   readonly started$?: Observable<Placement>;
   /** Ends the run (its process group within a second); its outcome is 'canceled'. Unknown id: no-op. */
   cancel(job_run_id: string, reason: string): void;
-  /** Looks for a run the log shows running (started by an earlier daemon as `launch`, recorded with `pid`). */
-  reattach(launch: JobLaunch, pid: number): Reattached;
+  /**
+   * Looks for a run the log shows running (started by an earlier daemon as `launch`, recorded with `pid` at
+   * `startedAt`, epoch ms; 0 when unknown).
+   */
+  reattach(launch: JobLaunch, pid: number, startedAt?: number): Reattached;
   /** Runs started or followed whose outcome has not come yet. */
   runningCount(): number;
   /**

@@ -13,22 +13,52 @@ const WORKSPACE_KEY = 'PLATFORM_WORKSPACE=';
 /** The native launcher's program name (native/build-launcher.mjs). */
 const LAUNCHER_NAME = 'platform-launcher';
 
-/** The job run a process belongs to in `workspace`, if any. */
-function jobRunIdOf(pid: number, workspace: string): string | undefined {
-  let environ: string[];
+/** A process's environment; undefined when it is gone or not ours to read. */
+function environOf(pid: number): string[] | undefined {
   try {
-    environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
   } catch {
-    // Gone, or not ours to read: either way not a process we may kill.
     return undefined;
   }
+}
+
+/** The job run an environment names in `workspace`, if any. */
+function runIn(environ: readonly string[], workspace: string): string | undefined {
   if (!environ.includes(`${WORKSPACE_KEY}${workspace}`)) return undefined;
   return environ.find((e) => e.startsWith(RUN_KEY))?.slice(RUN_KEY.length);
 }
 
-/** Whether a live process is one of the given run's (its supervisor, its job or their children). */
-export function belongsToRun(pid: number, workspace: string, jobRunId: string): boolean {
-  return pid > 0 && jobRunIdOf(pid, workspace) === jobRunId;
+/**
+ * Whether a live process is one of the given run's (its supervisor, its job or their children). `startedAt` (epoch
+ * ms, 0 for unknown) is when the log recorded `pid` as the run's: a job that emptied its environment (`exec env -i`)
+ * or hid it (non-dumpable) is still known by that. Its pid leads its own session, and it started before that moment:
+ * a pid is reused only once its process ended, so a process that had it then is the run's.
+ */
+export function belongsToRun(pid: number, workspace: string, jobRunId: string, startedAt = 0): boolean {
+  if (pid <= 0) return false;
+  const environ = environOf(pid);
+  if (environ?.some((e) => e.startsWith(WORKSPACE_KEY) || e.startsWith(RUN_KEY))) return runIn(environ, workspace) === jobRunId;
+  return startedAt > 0 && ledSessionBefore(pid, startedAt);
+}
+
+/** The clock ticks of /proc's times (USER_HZ: 100 on every Linux architecture, fixed by its ABI). */
+const TICKS_PER_SECOND = 100;
+/** How far /proc's boot-relative times and the wall clock may disagree, in ms (their resolutions). */
+const CLOCK_SLACK_MS = 50;
+
+/** Whether `pid` runs (not a zombie: its environment reads empty too), leads its session and started before `atMs`. */
+function ledSessionBefore(pid: number, atMs: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command name in parentheses: state, ppid, pgrp, session, ... and the start time, field 22.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z' || Number(fields[3]) !== pid) return false;
+    const uptimeMs = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000;
+    const startMs = Date.now() - uptimeMs + (Number(fields[19]) * 1000) / TICKS_PER_SECOND;
+    return Number.isFinite(startMs) && startMs <= atMs + CLOCK_SLACK_MS;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -65,7 +95,8 @@ export function findJobRunProcesses(workspace: string, ids: ReadonlySet<string>)
     if (!/^\d+$/.test(name)) continue;
     const pid = Number(name);
     if (pid === process.pid) continue;
-    const id = jobRunIdOf(pid, workspace);
+    const environ = environOf(pid);
+    const id = environ && runIn(environ, workspace);
     if (id !== undefined && ids.has(id)) found.set(id, [...(found.get(id) ?? []), pid]);
   }
   return found;

@@ -57,6 +57,8 @@ interface Run {
   pid: number;
   /** Started by this daemon: the launcher tells its end. Otherwise (re-attached) the poll does. */
   ours: boolean;
+  /** When `pid` was known to be the run's (epoch ms; 0 until then): what identifies a job that hid its environment. */
+  startedAt: number;
   readonly timeoutSeconds: number;
   kill: KillCause | undefined;
   timer: NodeJS.Timeout | undefined;
@@ -134,20 +136,20 @@ export class SupervisedExecutor implements Executor {
     this.killGroup(run);
   }
 
-  reattach(launch: JobLaunch, pid: number): Reattached {
+  reattach(launch: JobLaunch, pid: number, startedAt = 0): Reattached {
     const { job_run_id, log_dir: logDir, timeout_seconds } = launch;
     const ended = (): 'ended' | undefined => {
       if (!readExitStatus(logDir, pid)) return undefined;
       // Settled on the next turn: a run that exited 0 settles synchronously, and the caller has not subscribed
       // to outcomes$ yet while it re-attaches (the outcome would be lost and the run left running for ever).
-      const run = this.follow(job_run_id, logDir, pid, false, timeout_seconds, 0);
+      const run = this.follow(job_run_id, logDir, pid, false, timeout_seconds, 0, startedAt);
       setImmediate(() => void this.settle(run, undefined));
       return 'ended';
     };
     if (ended()) return 'ended';
     // Unreaped: the job ended this instant and its supervisor is writing its status.
-    if (belongsToRun(pid, this.opts.workspaceRoot, job_run_id) || unreaped(pid)) {
-      this.follow(job_run_id, logDir, pid, false, timeout_seconds, deadlineOf(logDir));
+    if (belongsToRun(pid, this.opts.workspaceRoot, job_run_id, startedAt) || unreaped(pid)) {
+      this.follow(job_run_id, logDir, pid, false, timeout_seconds, deadlineOf(logDir), startedAt);
       this.poll ??= interval(this.opts.pollMs ?? 250).subscribe(() => this.check());
       return 'following';
     }
@@ -194,6 +196,7 @@ export class SupervisedExecutor implements Executor {
     if (!run || !run.ours) return;
     if (news.kind === 'started') {
       run.pid = news.pid;
+      run.startedAt = Date.now();
       this.starts.next({ job_run_id: run.id, worker: LOCAL_WORKER, pid: news.pid });
       if (run.kill) this.killGroup(run);
     } else if (news.kind === 'exited') {
@@ -205,8 +208,8 @@ export class SupervisedExecutor implements Executor {
     }
   }
 
-  private follow(id: string, dir: string, pid: number, ours: boolean, timeoutSeconds: number, deadline: number): Run {
-    const run: Run = { id, dir, pid, ours, timeoutSeconds, kill: undefined, timer: undefined, killed: undefined, settling: false };
+  private follow(id: string, dir: string, pid: number, ours: boolean, timeoutSeconds: number, deadline: number, startedAt = 0): Run {
+    const run: Run = { id, dir, pid, ours, startedAt, timeoutSeconds, kill: undefined, timer: undefined, killed: undefined, settling: false };
     this.runs.set(id, run);
     if (deadline > 0) {
       run.timer = setTimeout(() => {
@@ -223,7 +226,7 @@ export class SupervisedExecutor implements Executor {
   private check(): void {
     for (const run of this.runs.values()) {
       if (run.ours || run.settling) continue;
-      if (readExitStatus(run.dir, run.pid) || !(belongsToRun(run.pid, this.opts.workspaceRoot, run.id) || unreaped(run.pid))) void this.settle(run, undefined);
+      if (readExitStatus(run.dir, run.pid) || !(belongsToRun(run.pid, this.opts.workspaceRoot, run.id, run.startedAt) || unreaped(run.pid))) void this.settle(run, undefined);
     }
   }
 

@@ -148,7 +148,7 @@ export class Orchestrator {
     const lost: JobOutcome[] = [];
     for (const [, id] of state.job_runs_by_status.running) {
       const run = state.job_runs.get(id)!;
-      const found = executor.reattach(launchForRun(run, workspaceRoot), run.pid);
+      const found = executor.reattach(launchForRun(run, workspaceRoot), run.pid, run.started_at ?? 0);
       if (found !== 'lost') continue;
       lost.push({ job_run_id: id, status: 'canceled', reason: LOST_RUN_REASON });
       leftovers.add(id);
