@@ -12,12 +12,14 @@ import { join } from 'node:path';
 import { kill, serve } from './serve-process.js';
 import { get, postWant } from './http-client.js';
 import { haveWrk, runWrk } from './wrk.js';
+import { breakdown, readDaemon, type Breakdown } from './daemon-breakdown.js';
 
 export interface IntakeFigures {
   wants: number;
   clients: number;
   perSecond: number;
   client: 'wrk' | 'node http';
+  breakdown: Breakdown;
 }
 
 export interface DaemonFigures {
@@ -124,7 +126,11 @@ async function intake(root: string, wants: number, clients: number, building = f
   const { url, child } = await serve(dir);
   try {
     if (!building) await postWant(url, { partitions: ['busy'] });
-    if (haveWrk()) return { wants, clients, perSecond: wrkIntake(dir, url, wants, clients), client: 'wrk' };
+    const before = await readDaemon(url, child.pid!);
+    if (haveWrk()) {
+      const { perSecond, sent } = wrkIntake(dir, url, wants, clients);
+      return { wants, clients, perSecond, client: 'wrk', breakdown: breakdown(before, await readDaemon(url, child.pid!), sent) };
+    }
     let next = 0;
     const t0 = performance.now();
     await Promise.all(
@@ -133,7 +139,7 @@ async function intake(root: string, wants: number, clients: number, building = f
       }),
     );
     const s = (performance.now() - t0) / 1000;
-    return { wants, clients, perSecond: wants / s, client: 'node http' };
+    return { wants, clients, perSecond: wants / s, client: 'node http', breakdown: breakdown(before, await readDaemon(url, child.pid!), wants) };
   } finally {
     await kill(child, 'SIGTERM');
   }
@@ -143,7 +149,7 @@ async function intake(root: string, wants: number, clients: number, building = f
  * Each of `clients` connections posts wants for distinct partitions, back to back, for as long as `wants` take at
  * ~1,500/s (at least 3 s); any answer but 201 fails the bench.
  */
-function wrkIntake(dir: string, url: string, wants: number, clients: number): number {
+function wrkIntake(dir: string, url: string, wants: number, clients: number): { perSecond: number; sent: number } {
   const lua = [
     'local counter = 0',
     'local threads = {}',
@@ -155,8 +161,9 @@ function wrkIntake(dir: string, url: string, wants: number, clients: number): nu
   ];
   const out = runWrk(dir, url, lua, { threads: 2, connections: clients, seconds: Math.max(3, Math.ceil(wants / 1500)), okStatus: 201 });
   const perSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-  if (!Number.isFinite(perSecond) || perSecond <= 0) throw new Error(`wrk printed no rate:\n${out}`);
-  return perSecond;
+  const sent = Number(/(\d+) requests in/.exec(out)?.[1]);
+  if (!Number.isFinite(perSecond) || perSecond <= 0 || !(sent > 0)) throw new Error(`wrk printed no rate:\n${out}`);
+  return { perSecond, sent };
 }
 
 export async function daemonBench(root: string, quick: boolean): Promise<DaemonFigures> {

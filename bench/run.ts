@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { firstValueFrom, filter } from 'rxjs';
 import { Platform, type PlatformOptions } from '../lib/platform.js';
 import { redisBench } from './redis-workers.js';
+import { describeBreakdown } from './daemon-breakdown.js';
 import { daemonBench, type DaemonFigures } from './daemon.js';
 import { dagSizesBench, type DagSizeFigures } from './dag-sizes.js';
 import { historyBench, waitingBench, type HistoryFigures, type WaitingFigures } from './history.js';
@@ -214,7 +215,9 @@ async function main(): Promise<void> {
     console.log('\nthe daemon (platform serve, HTTP):');
     console.log(`  want acknowledged -> job started, idle daemon: p50 ${daemon.latency.p50.toFixed(1)} ms, p99 ${daemon.latency.p99.toFixed(1)} ms (${daemon.latency.samples} wants)`);
     console.log(`  intake: ${daemon.intake.clients} clients (${daemon.intake.client}), runs queued behind a busy executor: ${daemon.intake.perSecond.toFixed(0)} wants/s`);
+    console.log(`    where the time went: ${describeBreakdown(daemon.intake.breakdown)}`);
     console.log(`  intake while building (each want's run starts, two at a time): ${daemon.intakeBuilding.perSecond.toFixed(0)} wants/s`);
+    console.log(`    where the time went: ${describeBreakdown(daemon.intakeBuilding.breakdown)}`);
     if (daemon.intake.client !== 'wrk') console.log('  (wrk not installed: apt-get install wrk measures intake without a node client on the same cores)');
   }
   if (waiting) {
