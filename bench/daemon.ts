@@ -82,6 +82,20 @@ export async function dag(root: string, jobs: number, withMake: boolean): Promis
   return { jobs, platformMs, makeMs };
 }
 
+/**
+ * The wall clock (what the job's `date` reads) to a microsecond, anchored now: `performance.timeOrigin` is the wall
+ * clock when this process started, and a wall clock slewed or stepped since (NTP, a VM's clock) made acks land after
+ * the starts they caused (negative latencies, seen on a VM). The anchor is the instant Date.now() ticks over, found by
+ * a spin of at most a millisecond.
+ */
+function wallClock(): { now: () => number } {
+  const first = Date.now();
+  let tick = first;
+  while (tick === first) tick = Date.now();
+  const anchor = tick - performance.now();
+  return { now: () => anchor + performance.now() };
+}
+
 async function latency(root: string, samples: number): Promise<{ p50: number; p99: number; samples: number }> {
   const dir = join(root, 'latency');
   mkdirSync(dir, { recursive: true });
@@ -93,8 +107,9 @@ async function latency(root: string, samples: number): Promise<{ p50: number; p9
   const ms: number[] = [];
   try {
     for (let i = 0; i < samples; i++) {
+      const wall = wallClock();
       const { want_id } = await postWant(url, { partitions: [`stamp/${i}`] });
-      const acked = performance.timeOrigin + performance.now();
+      const acked = wall.now();
       await until(url, want_id, 'successful', 5);
       const started = Number(readFileSync(join(dir, `t-${i}`), 'utf8').trim());
       ms.push(started / 1e6 - acked);

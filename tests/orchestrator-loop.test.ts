@@ -240,17 +240,16 @@ test("a run queued by an earlier step starts while the step that freed its slot 
   }
 });
 
-test('a step whose append fails after it started a run early does not start that run again when it is retried', async (t) => {
+/**
+ * A loop over a real log, store and in-process executor (its start hands back the pid at once, and refuses a run it
+ * already runs), with the outputs of each run it was asked to start, in order, and what the loop logged as errors.
+ */
+async function loopWithStarts(t: ExecutionContext, graph: unknown) {
   const dir = await makeWorkspace(t);
-  const graph = {
-    max_concurrent_job_runs: 1,
-    jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], args: ['${n}'], exec: ['bash', '-c', 'if [ "$1" = 1 ]; then while [ ! -f release ]; do sleep 0.02; done; fi', '_'] }],
-  };
   const tasks = new GraphTaskSource(await WorkspaceGraph.open(dir, parseGraph(graph, 'test')));
   const log = await EventLog.open(join(dir, '.platform', 'bel'));
   const store = await StateStore.open(log);
   t.teardown(() => store.close());
-  // The in-process executor: its start hands back the pid at once, and refuses a run it already runs.
   const real = new ProcessExecutor();
   const starts: string[] = [];
   const executor = new Proxy(real, {
@@ -268,6 +267,14 @@ test('a step whose append fails after it started a run early does not start that
     await real.shutdown('test over');
   });
   orchestrator.start();
+  return { dir, log, store, queue, real, starts, errors };
+}
+
+test('a step whose append fails after it started a run early does not start that run again when it is retried', async (t) => {
+  const { dir, log, store, queue, starts, errors } = await loopWithStarts(t, {
+    max_concurrent_job_runs: 1,
+    jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], args: ['${n}'], exec: ['bash', '-c', 'if [ "$1" = 1 ]; then while [ ! -f release ]; do sleep 0.02; done; fi', '_'] }],
+  });
   const created = await queue.offer({ kind: 'create_want', request: { ...want('p/1'), partitions: ['p/1', 'p/2'] } });
   if (!created.ok) return t.fail(created.error);
   await waitFor('p/1 to be recorded running', () => [...store.current().job_runs.values()].some((r) => r.status === 'running'));
@@ -281,32 +288,10 @@ test('a step whose append fails after it started a run early does not start that
 });
 
 test('a step that kills a run to free its slot starts nothing early: were its append to fail, the kill would not happen', async (t) => {
-  const dir = await makeWorkspace(t);
-  const graph = {
+  const { log, store, queue, real, starts, errors } = await loopWithStarts(t, {
     max_concurrent_job_runs: 1,
     jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: ['sleep', '30'] }],
-  };
-  const tasks = new GraphTaskSource(await WorkspaceGraph.open(dir, parseGraph(graph, 'test')));
-  const log = await EventLog.open(join(dir, '.platform', 'bel'));
-  const store = await StateStore.open(log);
-  t.teardown(() => store.close());
-  const real = new ProcessExecutor();
-  const starts: string[] = [];
-  const executor = new Proxy(real, {
-    get(target, key) {
-      if (key === 'start') return (launch: JobLaunch) => (starts.push(launch.outputs[0]!), target.start(launch));
-      const value: unknown = Reflect.get(target, key);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
   });
-  const errors: string[] = [];
-  const queue = new CommandQueue(100);
-  const orchestrator = new Orchestrator({ log, store, queue, executor, tasks, workspaceRoot: dir, tickMs: 60_000, logError: (m) => errors.push(m) });
-  t.teardown(async () => {
-    await orchestrator.shutdown({ cancelRuns: true }).catch(() => undefined);
-    await real.shutdown('test over');
-  });
-  orchestrator.start();
   const first = await queue.offer({ kind: 'create_want', request: want('p/1') });
   if (!first.ok) return t.fail(first.error);
   await waitFor('p/1 to be recorded running', () => [...store.current().job_runs.values()].some((r) => r.status === 'running'));
