@@ -49,9 +49,8 @@ const CLOCK_SLACK_MS = 50;
 /** Whether `pid` runs (not a zombie: its environment reads empty too), leads its session and started before `atMs`. */
 function ledSessionBefore(pid: number, atMs: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // After the command name in parentheses: state, ppid, pgrp, session, ... and the start time, field 22.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // state, ppid, pgrp, session, ... and the start time (field 22 of the whole line).
+    const fields = statFields(pid);
     if (fields[0] === 'Z' || Number(fields[3]) !== pid) return false;
     const uptimeMs = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000;
     const startMs = Date.now() - uptimeMs + (Number(fields[19]) * 1000) / TICKS_PER_SECOND;
@@ -70,15 +69,19 @@ function ledSessionBefore(pid: number, atMs: number): boolean {
 export function unreaped(pid: number): boolean {
   if (pid <= 0) return false;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The state and the parent's pid follow the command name in parentheses, which may itself hold ") ".
-    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 2);
+    const [state, ppid] = statFields(pid);
     if (state !== 'Z') return false;
     const parent = readFileSync(`/proc/${ppid}/cmdline`, 'utf8').split('\0', 1)[0]!;
     return basename(parent) === LAUNCHER_NAME;
   } catch {
     return false;
   }
+}
+
+/** The fields of /proc/<pid>/stat after the command name (in parentheses, and it may itself hold ") "); throws when gone. */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 /** The live processes of the given job runs: one pass over /proc (start-up only; empty where /proc is absent). */

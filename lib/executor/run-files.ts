@@ -54,22 +54,28 @@ export function readExitStatus(dir: string, pid: number): ExitStatus | undefined
 }
 export const readCancelReason = (dir: string): string | undefined => readJson<{ reason: string }>(join(dir, CANCEL_FILE))?.reason;
 
-/** The run's directory and its `stdin.json`, without an earlier attempt's status (launcher.c does the same). */
+/**
+ * The run's directory and its `stdin.json`, without an earlier attempt's status: only a directory that was there
+ * already can hold one (launcher.c does the same).
+ */
 export function writeRunFiles(dir: string, stdin: string): void {
-  makeRunDir(dir);
-  rmSync(join(dir, STATUS_FILE), { force: true });
-  rmSync(join(dir, CANCEL_FILE), { force: true });
+  if (!makeRunDir(dir)) {
+    rmSync(join(dir, STATUS_FILE), { force: true });
+    rmSync(join(dir, CANCEL_FILE), { force: true });
+  }
   writeFileSync(join(dir, STDIN_FILE), stdin);
 }
 
-/** The run's directory; its parent (`.platform/logs`) exists after the first run, so one mkdir is enough. */
-function makeRunDir(dir: string): void {
+/** Makes the run's directory (true) or finds it there (false); its parent exists after the first run. */
+function makeRunDir(dir: string): boolean {
   try {
     mkdirSync(dir);
+    return true;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return;
+    if (code === 'EEXIST') return false;
     if (code !== 'ENOENT') throw err;
     mkdirSync(dir, { recursive: true });
+    return true;
   }
 }

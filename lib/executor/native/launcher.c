@@ -227,13 +227,19 @@ static int make_dirs(char *path) {
 
 /* The run's directory and its stdin.json; 0, or the errno of what failed. */
 static int write_run_files(char *dir, const char *stdin_json) {
-  if (make_dirs(dir) != 0) return errno;
   char path[4096];
-  /* An earlier attempt's, in the same directory: it would read as this one's end (run-files.ts does the same). */
-  static const char *const stale[] = {"status.json", "cancel.json"};
-  for (size_t i = 0; i < 2; i++) {
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, stale[i]) >= sizeof path) return ENAMETOOLONG;
-    if (unlink(path) != 0 && errno != ENOENT) return errno;
+  if (mkdir(dir, 0755) != 0) {
+    if (errno != EEXIST) {
+      if (make_dirs(dir) != 0) return errno;
+    } else {
+      /* A directory that was there may hold an earlier attempt's files, which would read as this one's end
+       * (run-files.ts does the same). */
+      static const char *const stale[] = {"status.json", "cancel.json"};
+      for (size_t i = 0; i < 2; i++) {
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, stale[i]) >= sizeof path) return ENAMETOOLONG;
+        if (unlink(path) != 0 && errno != ENOENT) return errno;
+      }
+    }
   }
   if ((size_t)snprintf(path, sizeof path, "%s/stdin.json", dir) >= sizeof path) return ENAMETOOLONG;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
