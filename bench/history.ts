@@ -15,11 +15,14 @@ import { EventLog } from '../lib/events/event-log.js';
 import { readSnapshotHeader } from '../lib/state/snapshot-file.js';
 import { kill, serve } from './serve-process.js';
 import { get, postWant } from './http-client.js';
-import { haveWrk, wrkLatency, type WrkLatency } from './wrk.js';
+import { haveWrk, runWrk, wrkLatency, type WrkLatency } from './wrk.js';
 
 export interface WaitingFigures {
+  /** How many were posted (wrk posts for a time, so a few more than asked). */
   wants: number;
-  /** Wants/s in each tenth of the run (flat means no step costs the waiting wants). */
+  /** Who posted them: wrk where installed, as for goal 2's intake (so the two compare), else node's http client. */
+  client: 'wrk' | 'node http';
+  /** Wants/s in each slice of the run, a tenth of the wants each (flat means no step costs the waiting wants). */
   intakeBySlice: number[];
   read: Percentiles;
   /** The same by wrk (one connection), where installed. */
@@ -88,46 +91,87 @@ export async function waitingBench(root: string, wants: number): Promise<Waiting
     JSON.stringify({
       jobs: [
         { label: 'upstream', outputs: ['upstream'], exec: ['sleep', '600'] },
-        { label: 'down', outputs: ['down/(?<n>\\d+)'], inputs: [{ partition_ref: 'upstream', dep_type: 'MATERIALIZE' }], exec: ['true'] },
+        { label: 'down', outputs: ['down/(?<n>[\\d-]+)'], inputs: [{ partition_ref: 'upstream', dep_type: 'MATERIALIZE' }], exec: ['true'] },
       ],
     }),
   );
   let { url, child } = await serve(dir);
-  const ids: string[] = [];
   const intakeBySlice: number[] = [];
   try {
-    const slice = Math.max(1, Math.floor(wants / 10));
-    let next = 0;
-    let mark = 0;
-    let t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (next < wants) {
-          const n = next++;
-          ids.push((await postWant(url, { partitions: [`down/${n}`] })).want_id);
-          if (ids.length - mark >= slice) {
-            const t = performance.now();
-            intakeBySlice.push(((ids.length - mark) / (t - t0)) * 1000);
-            mark = ids.length;
-            t0 = t;
-          }
-        }
-      }),
-    );
-    const pick = () => `/api/wants/${ids[Math.floor(Math.random() * ids.length)]}`;
+    const client: WaitingFigures['client'] = haveWrk() ? 'wrk' : 'node http';
+    const posted = client === 'wrk' ? wrkSlices(dir, url, wants, intakeBySlice) : await nodeSlices(url, wants, intakeBySlice);
+    const last = await lastWant(url);
+    // Every id up to the highest is a want (those posted or the ones they derived).
+    const pick = () => `/api/wants/w-${1 + Math.floor(Math.random() * last)}`;
     const read = await timedGets(url, pick, 300);
-    // Every id up to the highest posted is a want (those posted or the ones they derived).
-    // A loop, not Math.max(...ids): a spread of that many arguments overflows the stack at a few hundred thousand.
-    const last = ids.reduce((max, id) => Math.max(max, Number(id.slice(2))), 0);
     const readWrk = haveWrk() ? wrkLatency(dir, url, `"/api/wants/w-" .. math.random(1, ${last})`, wants >= 50_000 ? 4 : 1) : undefined;
     await kill(child, 'SIGKILL');
     const again = await serve(dir);
     ({ url, child } = again);
-    return { wants, intakeBySlice, read, readWrk, restartMs: again.startedMs };
+    return { wants: posted, client, intakeBySlice, read, readWrk, restartMs: again.startedMs };
   } finally {
     // The long upstream run would outlive the daemon by design: stop it with its runs canceled (`stop --cancel-runs`).
     await kill(child, 'SIGUSR2').catch(() => undefined);
   }
+}
+
+/**
+ * 16 connections of wrk post wants for distinct partitions, in slices of about a tenth of `wants` (timed at 5,000
+ * wants/s: wrk runs for a duration, not a count) until `wants` were accepted; each slice's rate is pushed on `rates`.
+ * Returns how many were posted.
+ */
+function wrkSlices(dir: string, url: string, wants: number, rates: number[]): number {
+  const seconds = Math.max(1, Math.round(wants / 10 / 5000));
+  let sent = 0;
+  for (let slice = 0; sent < wants; slice++) {
+    const lua = [
+      'local counter = 0',
+      'local threads = {}',
+      'function setup(thread) thread:set("tid", #threads + 1); table.insert(threads, thread) end',
+      'function request()',
+      '  counter = counter + 1',
+      `  return wrk.format("POST", "/api/wants", {["Content-Type"] = "application/json"}, '{"partitions":["down/${slice}-' .. tid .. '-' .. counter .. '"]}')`,
+      'end',
+    ];
+    const out = runWrk(dir, url, lua, { threads: 2, connections: 16, seconds, okStatus: 201 });
+    const rate = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+    const n = Number(/(\d+) requests in/.exec(out)?.[1]);
+    if (!(rate > 0) || !(n > 0)) throw new Error(`wrk printed no rate:\n${out}`);
+    rates.push(rate);
+    sent += n;
+  }
+  return sent;
+}
+
+/** 16 node clients post `wants` wants; the rate of each tenth is pushed on `rates`. Returns how many were posted. */
+async function nodeSlices(url: string, wants: number, rates: number[]): Promise<number> {
+  const slice = Math.max(1, Math.floor(wants / 10));
+  let next = 0;
+  let done = 0;
+  let mark = 0;
+  let t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < wants) {
+        const n = next++;
+        await postWant(url, { partitions: [`down/${n}`] });
+        if (++done - mark >= slice) {
+          const t = performance.now();
+          rates.push(((done - mark) / (t - t0)) * 1000);
+          mark = done;
+          t0 = t;
+        }
+      }
+    }),
+  );
+  return wants;
+}
+
+/** How many wants the daemon made: the number of the last (want ids are w-1, w-2, ...). */
+async function lastWant(url: string): Promise<number> {
+  const total = (JSON.parse(await get(url, '/api/wants?limit=1')) as { total: number }).total;
+  if (!(total > 0)) throw new Error(`the daemon lists ${total} wants after the intake`);
+  return total;
 }
 
 /** The events a daemon writes for one-partition wants built by a one-output job: created, queued, started, built. */

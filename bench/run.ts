@@ -222,8 +222,8 @@ async function main(): Promise<void> {
   }
   if (waiting) {
     const w = waiting;
-    console.log(`\n${w.wants} wants waiting on one long-running input, posted by 16 clients:`);
-    console.log(`  intake by tenth of the run: ${w.intakeBySlice.map((r) => r.toFixed(0)).join(', ')} wants/s`);
+    console.log(`\n${w.wants} wants waiting on one long-running input, posted by 16 clients (${w.client}):`);
+    console.log(`  intake by slice of a tenth of the wants: ${w.intakeBySlice.map((r) => r.toFixed(0)).join(', ')} wants/s`);
     console.log(`  GET /api/wants/:id on the waiting daemon: p50 ${w.read.p50.toFixed(2)} ms, p99 ${w.read.p99.toFixed(2)} ms`);
     if (w.readWrk) console.log(`  the same by wrk (one connection, ${w.readWrk.requests} requests): p50 ${w.readWrk.p50.toFixed(2)} ms, p99 ${w.readWrk.p99.toFixed(2)} ms`);
     console.log(`  restart after kill -9 until /health answers: ${w.restartMs.toFixed(0)} ms`);
