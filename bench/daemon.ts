@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { kill, serve } from './serve-process.js';
 import { get, postWant } from './http-client.js';
-import { haveWrk, runWrk } from './wrk.js';
+import { haveWrk, wrkPostWants } from './wrk.js';
 import { breakdown, readDaemon, type Breakdown } from './daemon-breakdown.js';
 
 export interface IntakeFigures {
@@ -165,20 +165,7 @@ async function intake(root: string, wants: number, clients: number, building = f
  * ~1,500/s (at least 3 s); any answer but 201 fails the bench.
  */
 function wrkIntake(dir: string, url: string, wants: number, clients: number): { perSecond: number; sent: number } {
-  const lua = [
-    'local counter = 0',
-    'local threads = {}',
-    'function setup(thread) thread:set("tid", #threads + 1); table.insert(threads, thread) end',
-    'function request()',
-    '  counter = counter + 1',
-    `  return wrk.format("POST", "/api/wants", {["Content-Type"] = "application/json"}, '{"partitions":["q/' .. tid .. '-' .. counter .. '"]}')`,
-    'end',
-  ];
-  const out = runWrk(dir, url, lua, { threads: 2, connections: clients, seconds: Math.max(3, Math.ceil(wants / 1500)), okStatus: 201 });
-  const perSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-  const sent = Number(/(\d+) requests in/.exec(out)?.[1]);
-  if (!Number.isFinite(perSecond) || perSecond <= 0 || !(sent > 0)) throw new Error(`wrk printed no rate:\n${out}`);
-  return { perSecond, sent };
+  return wrkPostWants(dir, url, 'q/', { connections: clients, seconds: Math.max(3, Math.ceil(wants / 1500)) });
 }
 
 export async function daemonBench(root: string, quick: boolean): Promise<DaemonFigures> {

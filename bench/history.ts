@@ -15,7 +15,7 @@ import { EventLog } from '../lib/events/event-log.js';
 import { readSnapshotHeader } from '../lib/state/snapshot-file.js';
 import { kill, serve } from './serve-process.js';
 import { get, postWant } from './http-client.js';
-import { haveWrk, runWrk, wrkLatency, type WrkLatency } from './wrk.js';
+import { haveWrk, wrkLatency, wrkPostWants, type WrkLatency } from './wrk.js';
 
 export interface WaitingFigures {
   /** How many were posted (wrk posts for a time, so a few more than asked). */
@@ -124,20 +124,8 @@ function wrkSlices(dir: string, url: string, wants: number, rates: number[]): nu
   const seconds = Math.max(1, Math.round(wants / 10 / 5000));
   let sent = 0;
   for (let slice = 0; sent < wants; slice++) {
-    const lua = [
-      'local counter = 0',
-      'local threads = {}',
-      'function setup(thread) thread:set("tid", #threads + 1); table.insert(threads, thread) end',
-      'function request()',
-      '  counter = counter + 1',
-      `  return wrk.format("POST", "/api/wants", {["Content-Type"] = "application/json"}, '{"partitions":["down/${slice}-' .. tid .. '-' .. counter .. '"]}')`,
-      'end',
-    ];
-    const out = runWrk(dir, url, lua, { threads: 2, connections: 16, seconds, okStatus: 201 });
-    const rate = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-    const n = Number(/(\d+) requests in/.exec(out)?.[1]);
-    if (!(rate > 0) || !(n > 0)) throw new Error(`wrk printed no rate:\n${out}`);
-    rates.push(rate);
+    const { perSecond, sent: n } = wrkPostWants(dir, url, `down/${slice}-`, { connections: 16, seconds });
+    rates.push(perSecond);
     sent += n;
   }
   return sent;

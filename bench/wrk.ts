@@ -39,6 +39,27 @@ export function runWrk(dir: string, url: string, lua: string[], opts: { threads:
   return out;
 }
 
+/**
+ * `connections` connections post one-partition wants back to back for `seconds`, each for partitions of its own
+ * (`prefix`, then the thread's and the request's numbers); any answer but 201 fails the bench.
+ */
+export function wrkPostWants(dir: string, url: string, prefix: string, opts: { connections: number; seconds: number }): { perSecond: number; sent: number } {
+  const lua = [
+    'local counter = 0',
+    'local threads = {}',
+    'function setup(thread) thread:set("tid", #threads + 1); table.insert(threads, thread) end',
+    'function request()',
+    '  counter = counter + 1',
+    `  return wrk.format("POST", "/api/wants", {["Content-Type"] = "application/json"}, '{"partitions":["${prefix}' .. tid .. '-' .. counter .. '"]}')`,
+    'end',
+  ];
+  const out = runWrk(dir, url, lua, { threads: 2, connections: opts.connections, seconds: opts.seconds, okStatus: 201 });
+  const perSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const sent = Number(/(\d+) requests in/.exec(out)?.[1]);
+  if (!(perSecond > 0) || !(sent > 0)) throw new Error(`wrk printed no rate:\n${out}`);
+  return { perSecond, sent };
+}
+
 export interface WrkLatency {
   p50: number;
   p99: number;
