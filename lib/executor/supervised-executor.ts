@@ -57,8 +57,11 @@ interface Run {
   pid: number;
   /** Started by this daemon: the launcher tells its end. Otherwise (re-attached) the poll does. */
   ours: boolean;
-  /** When `pid` was known to be the run's (epoch ms; 0 until then): what identifies a job that hid its environment. */
-  startedAt: number;
+  /**
+   * When the log recorded `pid` as the run's (epoch ms; 0 when unknown): what identifies a re-attached job that hid
+   * its environment. Only re-attached runs are looked for by their pid; the launcher tells this daemon's own.
+   */
+  readonly startedAt: number;
   readonly timeoutSeconds: number;
   kill: KillCause | undefined;
   timer: NodeJS.Timeout | undefined;
@@ -196,7 +199,6 @@ export class SupervisedExecutor implements Executor {
     if (!run || !run.ours) return;
     if (news.kind === 'started') {
       run.pid = news.pid;
-      run.startedAt = Date.now();
       this.starts.next({ job_run_id: run.id, worker: LOCAL_WORKER, pid: news.pid });
       if (run.kill) this.killGroup(run);
     } else if (news.kind === 'exited') {
