@@ -16,6 +16,7 @@ import { decodeSnapshotFile, encodeSnapshotFile, readSnapshot, stateCodeFingerpr
 import { arbEventList } from './helpers/arbitrary-events.js';
 import { makeWorkspace } from './helpers/server-fixture.js';
 import { canon } from './helpers/state-canon.js';
+import { ImageCarry } from '../lib/state/image-carry.js';
 import { PAUSE_POINT, imagePieces } from '../lib/state/state-image.js';
 
 const fold = (events: readonly BuildEvent[], from: BuildState = initialState()): BuildState => events.reduce(reduce, from);
@@ -205,6 +206,72 @@ test('property: an image written from a loaded one (its records copied as they a
     }),
     { numRuns: 40 },
   );
+});
+
+test('property: images written one after another by one carry (a store\'s snapshots) each load to the fold of their events', async (t) => {
+  const { dir, log } = await logWith(t, 0);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'carried.bin');
+  await fc.assert(
+    fc.asyncProperty(arbEventList({ pooled: true, maxLength: 80 }), fc.array(fc.nat(), { minLength: 1, maxLength: 4 }), fc.boolean(), async (events, cuts, fromImage) => {
+      const at = [...new Set(cuts.map((c) => (events.length === 0 ? 0 : c % (events.length + 1))))].sort((a, b) => a - b);
+      const carry = new ImageCarry();
+      let state = initialState();
+      let done = 0;
+      // Started from a loaded image (its records still encoded) or from a fold, as a store is.
+      if (fromImage && at.length > 0) {
+        await writeSnapshot(path, 'v', fold(events.slice(0, at[0])), 0);
+        state = (await readSnapshot(path, 'v', probe))!;
+        done = at[0]!;
+      }
+      for (const k of [...at, events.length]) {
+        state = fold(events.slice(done, k), state);
+        done = k;
+        await writeSnapshot(path, 'v', state, 0, carry);
+        t.deepEqual(canon((await readSnapshot(path, 'v', probe))!), canon(fold(events.slice(0, k))));
+      }
+    }),
+    { numRuns: 60 },
+  );
+});
+
+test('an image after the last packs only the records and sets that changed, and refers to the strings as the last did', async (t) => {
+  const events: BuildEvent[] = [];
+  for (let i = 1; i <= 300; i++) {
+    const want_created = { want_id: `w-${i}`, partitions: [`p/${i}`, 'shared'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', parent_want_id: '', root_want_id: `w-${i}`, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0 };
+    events.push({ type: 'want_created', want_created, event_id: i, timestamp: 1_767_000_000_000 } as unknown as BuildEvent);
+  }
+  const state = fold(events);
+  const carry = new ImageCarry();
+  const image = (s: BuildState): { bytes: Buffer; strings: number } => {
+    const lines: unknown[] = [];
+    let strings = 0;
+    for (const line of imagePieces(s, carry)) {
+      if (line === PAUSE_POINT) continue;
+      if (line[0] === 'strings') strings += line[1].length;
+      lines.push(line);
+    }
+    return { bytes: encodeSnapshotFile({ header: { version: 'v', format: 8, last_event_id: s.last_event_id, last_event_timestamp: 0 }, lines: lines as never }), strings };
+  };
+  const first = image(state);
+  // 300 wants and the sets of wants on their 301 partitions.
+  t.deepEqual(carry.counts, { packed: 601, copied: 0 });
+  const second = image(state);
+  t.deepEqual(carry.counts, { packed: 0, copied: 601 });
+  t.is(second.strings, first.strings, 'the same strings, each written once');
+  t.deepEqual(decodeSnapshotFile(second.bytes).lines.filter((l) => l[0] !== 'strings').length, decodeSnapshotFile(first.bytes).lines.filter((l) => l[0] !== 'strings').length);
+  const canceled = reduce(state, { type: 'want_canceled', want_canceled: { want_id: 'w-7', reason: 'x' }, event_id: 301, timestamp: 1_767_000_000_001 } as unknown as BuildEvent);
+  image(canceled);
+  // The want and the set of active wants on 'shared' (the set on 'p/7' is gone); the other 598 as they were.
+  t.deepEqual(carry.counts, { packed: 2, copied: 598 });
+  // A state of far fewer strings: the first image after it still writes the kept table, the next a table of its own.
+  const small = fold(events.slice(0, 10));
+  const fresh = image(small).strings;
+  t.true(fresh > first.strings / 2, `the table is written whole once more (${fresh} strings)`);
+  const own = image(small).strings;
+  let alone = 0;
+  for (const line of imagePieces(small)) if (line !== PAUSE_POINT && line[0] === 'strings') alone += line[1].length;
+  t.is(own, alone, 'then the table is only what the state refers to');
 });
 
 test('an image of more record shapes than it shares is read, and written again after reads of the records that carry their own', async (t) => {

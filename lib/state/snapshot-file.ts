@@ -22,6 +22,7 @@ import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { BuildState } from './build-state.js';
 import { SNAPSHOT_FORMAT, SNAPSHOT_FORMATS_READ, addLine, snapshotFromLines, snapshotLines, type Snapshot, type SnapshotLine } from './snapshot.js';
+import type { ImageCarry } from './image-carry.js';
 import { PAUSE_POINT, imagePieces, stateFromImage, type ImagePiece } from './state-image.js';
 
 /**
@@ -303,10 +304,10 @@ export function headerMisfit(header: SnapshotHeader, log: Pick<LogProbe, 'firstI
 }
 
 /** Writes `state` as the snapshot (its image), a frame at a time; the state is immutable, so steps go on meanwhile. */
-export async function writeSnapshot(path: string, version: string, state: BuildState, lastEventTimestamp: number): Promise<void> {
+export async function writeSnapshot(path: string, version: string, state: BuildState, lastEventTimestamp: number, carry?: ImageCarry): Promise<void> {
   if (version === '') return;
   const header: SnapshotHeader = { version, format: IMAGE_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp };
-  await writeFramed(path, header, imagePieces(state), true);
+  await writeFramed(path, header, imagePieces(state, carry), true);
 }
 
 /** Writes `state` as records (snapshot.ts), the format a compaction base keeps for later versions to read. */

@@ -19,23 +19,12 @@ import {
   compareIds,
   copyState,
 } from './build-state.js';
+import { ImageCarry } from './image-carry.js';
 import { LazyValues } from './lazy-values.js';
 import { OrderedMap, compareNumbers, compareStrings, type Compare } from './ordered-map.js';
 
-/** The string table's maps (a power of two). */
-const STRING_SHARDS = 256;
-
-/**
- * A string's map in the table: a hash of at most 16 of its characters, evenly spaced from the last, so the cost
- * stays flat for long refs and the characters that differ between ids and refs (their ends, a date in the
- * middle) are in it.
- */
-function shardOf(s: string): number {
-  let h = s.length;
-  const step = Math.max(1, s.length >> 4);
-  for (let i = s.length - 1; i >= 0; i -= step) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
-  return (h ^ (h >>> 8)) & (STRING_SHARDS - 1);
-}
+/** Strings in one line of the strings a table kept from the last image. */
+const STRINGS_A_LINE = 4096;
 
 /** Entries per piece (a line of a frame); a map's pieces but its last hold exactly this many. */
 const PER_PIECE = 256;
@@ -187,24 +176,30 @@ function* namedMaps(state: BuildState): Generator<[string, AnyMap, MapSpec]> {
 
 /**
  * The pieces of an image of `state`, a few hundred entries each, so a writer can pace itself between them; the
- * record shapes its values share come last (they grow as values are packed).
+ * record shapes its values share come last (they grow as values are packed). With the `carry` of the store's last
+ * image, a record or set that image had is copied from it rather than packed again (image-carry.ts).
  */
-export function* imagePieces(state: BuildState): Generator<ImagePiece | typeof PAUSE_POINT> {
+export function* imagePieces(state: BuildState, carry = new ImageCarry()): Generator<ImagePiece | typeof PAUSE_POINT> {
   // Values still encoded as a loaded image kept them are copied as they are, with that image's record shapes first.
-  const base = encodingOf(state);
   // Only the shapes the image was written with: reading a record that carries its own shape appends it to the
   // loaded list for the while (msgpackr), and a packer started with more than its shared maximum refuses to pack.
-  const structures: unknown[] = base ? base.structures.slice(0, base.shared) : [];
+  const base = encodingOf(state);
+  const structures = carry.begin(base, () => (base ? base.structures.slice(0, base.shared) : []));
   const p = packer(structures);
-  const table = new StringTable();
+  const table = carry.table;
   let membersSincePause = 0;
   yield ['scalars', { last_event_id: state.last_event_id, wants_sla_missed: state.wants_sla_missed, created: state.created }];
+  // The strings the table kept from the last image come first, as every later line may refer to them.
+  for (let kept = table.taken(STRINGS_A_LINE); kept.length > 0; kept = table.taken(STRINGS_A_LINE)) yield ['strings', kept];
   for (const [name, map, spec] of namedMaps(state)) {
     yield ['map', name, map.size];
     let keys: unknown[] = [];
     let values: unknown[] = [];
     let encoded: Uint8Array[] = [];
+    /** The record or set each of `encoded` is, for the next image (undefined: bytes of a loaded image, copied). */
+    let placed: Array<object | undefined> = [];
     const numericKeys = spec.compare === compareNumbers;
+    const carried = carry.map(name, spec.compare, PER_PIECE);
     const flush = (): ImagePiece[] => {
       const fresh = table.taken();
       const pieces: ImagePiece[] = fresh.length > 0 ? [['strings', fresh], ['keys', keys]] : [['keys', keys]];
@@ -217,69 +212,52 @@ export function* imagePieces(state: BuildState): Generator<ImagePiece | typeof P
           starts.push(at);
           at += e.length;
         }
-        pieces.push(['encoded', Buffer.concat(encoded), starts]);
+        const chunk = Buffer.concat(encoded, at);
+        carried.placed(placed, chunk, starts);
+        pieces.push(['encoded', chunk, starts]);
       }
       keys = [];
       values = [];
       encoded = [];
+      placed = [];
       return pieces;
     };
     for (const entry of map.keptEntries()) {
       const key = entry[0];
-      keys.push(numericKeys ? key : table.ref(key as string));
-      if (spec.kind === 'plain') values.push(entry[1] === true ? true : table.ref(entry[1] as string));
-      else if (entry.length === 4 && entry[3] === base) encoded.push(entry[2]);
-      else if (spec.kind === 'sets') {
-        const set = (entry.length === 4 ? map.get(key) : entry[1]) as OrderedMap<number, string>;
-        encoded.push(yield* packSet(p, set));
-        // Many middling sets in one piece (256 partitions with a thousand waiting wants each) cost what one large
-        // set does: the writer may pause after every slice's worth of members, whichever sets they are in.
-        membersSincePause += set.size;
-        if (membersSincePause >= SET_SLICE) {
-          membersSincePause = 0;
-          yield PAUSE_POINT;
+      keys.push(numericKeys ? carried.numericKey(key) : carried.stringKey(key));
+      if (spec.kind === 'plain') {
+        values.push(carried.plainValue(entry[1]));
+      } else if (entry.length === 4 && carry.copies(entry[3])) {
+        encoded.push(entry[2]);
+        placed.push(undefined);
+      } else {
+        const value = (entry.length === 4 ? map.get(key) : entry[1]) as object;
+        let bytes = entry.length === 4 ? undefined : carried.bytesOf(value);
+        if (bytes !== undefined) carry.counts.copied++;
+        else {
+          carry.counts.packed++;
+          if (spec.kind === 'sets') {
+            const set = value as OrderedMap<number, string>;
+            bytes = yield* packSet(p, set);
+            // Many middling sets in one piece (256 partitions with a thousand waiting wants each) cost what one large
+            // set does: the writer may pause after every slice's worth of members, whichever sets they are in.
+            membersSincePause += set.size;
+            if (membersSincePause >= SET_SLICE) {
+              membersSincePause = 0;
+              yield PAUSE_POINT;
+            }
+          } else bytes = p.pack(value);
         }
-      } else encoded.push(p.pack(entry.length === 4 ? map.get(key) : entry[1]));
+        encoded.push(bytes);
+        // A value decoded here from bytes of another encoding is made for this image alone: nothing keeps it.
+        placed.push(entry.length === 4 ? undefined : value);
+      }
       if (keys.length === PER_PIECE) yield* flush();
     }
     if (keys.length > 0) yield* flush();
   }
   yield ['structures', structures];
-}
-
-/**
- * Strings written once and referred to by number: an id is a key of its map and a value of two or three indexes
- * (want ids in `wants`, `want_order`, `wants_by_status`), so an image decodes 1.5 million strings at 250,000 wants
- * instead of 3.25 million, and the loaded maps share them.
- */
-class StringTable {
-  /**
-   * Many small maps, not one: a Map that grows rehashes every entry at once, and at a million strings that held the
-   * event loop for ~0.1 s in the middle of a background snapshot's frame.
-   */
-  private readonly shards = Array.from({ length: STRING_SHARDS }, () => new Map<string, number>());
-  private size = 0;
-  private fresh: string[] = [];
-
-  ref(s: string): number {
-    // A plain map's values are strings or `true`: anything else must not pass for a reference.
-    if (typeof s !== 'string') throw new Error(`an image holds strings and true in its plain maps, not ${typeof s}`);
-    const shard = this.shards[shardOf(s)]!;
-    let n = shard.get(s);
-    if (n === undefined) {
-      n = this.size++;
-      shard.set(s, n);
-      this.fresh.push(s);
-    }
-    return n;
-  }
-
-  /** The strings first referred to since the last call, in order. */
-  taken(): string[] {
-    const out = this.fresh;
-    this.fresh = [];
-    return out;
-  }
+  carry.end(structures);
 }
 
 /** The record shapes of a loaded image: the list its values decode with, and how many of them the file held. */

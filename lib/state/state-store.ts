@@ -11,6 +11,7 @@ import { pruneSteps, type PruneCounts } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
+import { ImageCarry } from './image-carry.js';
 import { SNAPSHOT_FORMATS_READ, fromSnapshot } from './snapshot.js';
 import { headerMisfit, readCompactionBase, readSnapshot, readSnapshotHeader, removeSnapshotLeftovers, stateCodeFingerprint, writeRecords, writeSnapshot, type LogProbe } from './snapshot-file.js';
 
@@ -43,6 +44,8 @@ export class StateStore {
   private expected: { base: BuildState; result: BuildState; events: readonly EventPayload[]; skipped: number } | undefined;
   /** The snapshot being written, if any: one at a time. */
   private writing: Promise<boolean> | undefined;
+  /** What the last snapshot hands on to the next: the records it packed, copied if unchanged (image-carry.ts). */
+  private readonly carry = new ImageCarry();
   readonly state$: Observable<BuildState>;
 
   private constructor(
@@ -146,7 +149,7 @@ export class StateStore {
   async saveSnapshot(snapshotPath: string, minNewEvents = SNAPSHOT_MIN_NEW_EVENTS): Promise<boolean> {
     const written = await this.writeExclusive(async (state) => {
       if (state.last_event_id - this.snapshotEventId < minNewEvents) return false;
-      await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state));
+      await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry);
       this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
       this.written++;
       return true;

@@ -1,0 +1,85 @@
+/** The string table's maps (a power of two). */
+const STRING_SHARDS = 256;
+
+/**
+ * A string's map in the table: a hash of at most 16 of its characters, evenly spaced from the last, so the cost
+ * stays flat for long refs and the characters that differ between ids and refs (their ends, a date in the
+ * middle) are in it.
+ */
+function shardOf(s: string): number {
+  let h = s.length;
+  const step = Math.max(1, s.length >> 4);
+  for (let i = s.length - 1; i >= 0; i -= step) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
+  return (h ^ (h >>> 8)) & (STRING_SHARDS - 1);
+}
+
+/**
+ * Strings written once in a snapshot image and referred to by number: an id is a key of its map and a value of two
+ * or three indexes (want ids in `wants`, `want_order`, `wants_by_status`), so an image decodes 1.5 million strings
+ * at 250,000 wants instead of 3.25 million, and the loaded maps share them.
+ *
+ * A store keeps its table from one image to the next (image-carry.ts): an entry the last image had is given its
+ * number again without a lookup, and only new strings are hashed. Each image writes the whole table first, so
+ * strings no image refers to any more are written too, until they are half the table: then the next image starts a
+ * new one (`live`).
+ */
+export class StringTable {
+  /**
+   * Many small maps, not one: a Map that grows rehashes every entry at once, and at a million strings that held the
+   * event loop for ~0.1 s in the middle of a background snapshot's frame.
+   */
+  private readonly shards = Array.from({ length: STRING_SHARDS }, () => new Map<string, number>());
+  private readonly strings: string[] = [];
+  /** The image each string was last referred to in, by its number. */
+  private seen = new Uint32Array(1024);
+  private image = 0;
+  private used = 0;
+  private writtenUpTo = 0;
+
+  /** Starts an image: every string is written again, and what it refers to is counted afresh. */
+  nextImage(): void {
+    this.image++;
+    this.used = 0;
+    this.writtenUpTo = 0;
+  }
+
+  ref(s: string): number {
+    // A plain map's values are strings or `true`: anything else must not pass for a reference.
+    if (typeof s !== 'string') throw new Error(`an image holds strings and true in its plain maps, not ${typeof s}`);
+    const shard = this.shards[shardOf(s)]!;
+    let n = shard.get(s);
+    if (n === undefined) {
+      n = this.strings.length;
+      shard.set(s, n);
+      this.strings.push(s);
+      if (n >= this.seen.length) {
+        const grown = new Uint32Array(this.seen.length * 2);
+        grown.set(this.seen);
+        this.seen = grown;
+      }
+    }
+    return this.use(n);
+  }
+
+  /** `n`, a number this table gave in an earlier image, referred to again. */
+  use(n: number): number {
+    if (this.seen[n] !== this.image) {
+      this.seen[n] = this.image;
+      this.used++;
+    }
+    return n;
+  }
+
+  /** The strings not yet written in this image, in order, at most `max`. */
+  taken(max = Number.MAX_SAFE_INTEGER): string[] {
+    const end = Math.min(this.strings.length, this.writtenUpTo + max);
+    const out = this.strings.slice(this.writtenUpTo, end);
+    this.writtenUpTo = end;
+    return out;
+  }
+
+  /** Whether at least half of the table was referred to in this image: worth keeping for the next. */
+  get live(): boolean {
+    return 2 * this.used >= this.strings.length;
+  }
+}
