@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'ava';
 import fc from 'fast-check';
+import { LazyValues } from '../lib/state/lazy-values.js';
 import { OrderedMap, compareNumbers, compareStrings } from '../lib/state/ordered-map.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -364,6 +365,39 @@ test('a large map from sorted entries: reads without opening it, a change opens 
   t.true(checkInvariants(thinned, compareNumbers) <= 1.45 * Math.log2(n / 2 + 2));
   t.deepEqual([...thinned.keys()].slice(0, 3), [2, 6, 10]);
   t.is(m.size, n);
+});
+
+test('a map of encoded values decodes only what is read: a change on it decodes nothing on its path, and its entries keep their bytes', (t) => {
+  const n = 10_000;
+  const chunkSize = 256;
+  let decodes = 0;
+  const chunks: Uint8Array[] = [];
+  const starts = new Uint32Array(n);
+  for (let c = 0; c * chunkSize < n; c++) {
+    const count = Math.min(chunkSize, n - c * chunkSize);
+    chunks.push(Uint8Array.from({ length: count }, (_, k) => (c * chunkSize + k) % 251));
+    for (let k = 0; k < count; k++) starts[c * chunkSize + k] = k;
+  }
+  const values = new LazyValues(n, chunkSize, chunks, starts, (chunk, start) => {
+    decodes++;
+    return chunk[start]!;
+  }, 'encoding');
+  const keys = Array.from({ length: n }, (_, i) => i);
+  const m = OrderedMap.fromSortedArrays(compareNumbers, keys, values);
+  let changed = m.set(n + 1, 7).delete(5_000).set(2_500, 99);
+  changed = changed.update(1_234, (v) => (v ?? 0) + 1);
+  t.is(decodes, 1, 'only the value update read was decoded');
+  t.is(changed.get(1_234), (1_234 % 251) + 1);
+  t.is(changed.get(7_777), 7_777 % 251);
+  t.deepEqual(changed.at(9_000), [9_001, 9_001 % 251]);
+  const kept = [...changed.keptEntries()];
+  t.is(kept.length, n + 1 - 1);
+  // Every entry but the three set is kept as its bytes, whether a change opened a node over it or not.
+  const plain = kept.filter((e) => e.length === 2).map((e) => e[0]);
+  t.deepEqual(plain, [1_234, 2_500, n + 1]);
+  t.true(kept.every((e) => e.length === 2 || (e[3] === 'encoding' && e[2].length === 1 && e[2][0] === e[0] % 251)));
+  t.deepEqual([...changed.values()].slice(0, 3), [0, 1, 2]);
+  t.true(checkInvariants(changed, compareNumbers) <= 1.45 * Math.log2(n + 2));
 });
 
 test('property: old versions are unchanged after later updates (persistence)', (t) => {

@@ -17,7 +17,7 @@ import { arbEventList } from './helpers/arbitrary-events.js';
 import { makeWorkspace } from './helpers/server-fixture.js';
 import { canon } from './helpers/state-canon.js';
 import { ImageCarry } from '../lib/state/image-carry.js';
-import { PAUSE_POINT, imagePieces } from '../lib/state/state-image.js';
+import { PAUSE_POINT, imagePieces, stateOfImage } from '../lib/state/state-image.js';
 
 const fold = (events: readonly BuildEvent[], from: BuildState = initialState()): BuildState => events.reduce(reduce, from);
 const throughJson = (s: Snapshot): Snapshot => JSON.parse(JSON.stringify(s)) as Snapshot;
@@ -208,29 +208,40 @@ test('property: an image written from a loaded one (its records copied as they a
   );
 });
 
-test('property: images written one after another by one carry (a store\'s snapshots) each load to the fold of their events', async (t) => {
+test('property: images written one after another by one carry (a store\'s snapshots) each load to the fold of their events, as does the state each holds', async (t) => {
   const { dir, log } = await logWith(t, 0);
   t.teardown(() => log.close());
   const path = join(dir, '.platform', 'carried.bin');
   await fc.assert(
-    fc.asyncProperty(arbEventList({ pooled: true, maxLength: 80 }), fc.array(fc.nat(), { minLength: 1, maxLength: 4 }), fc.boolean(), async (events, cuts, fromImage) => {
-      const at = [...new Set(cuts.map((c) => (events.length === 0 ? 0 : c % (events.length + 1))))].sort((a, b) => a - b);
-      const carry = new ImageCarry();
-      let state = initialState();
-      let done = 0;
-      // Started from a loaded image (its records still encoded) or from a fold, as a store is.
-      if (fromImage && at.length > 0) {
-        await writeSnapshot(path, 'v', fold(events.slice(0, at[0])), 0);
-        state = (await readSnapshot(path, 'v', probe))!;
-        done = at[0]!;
-      }
-      for (const k of [...at, events.length]) {
-        state = fold(events.slice(done, k), state);
-        done = k;
-        await writeSnapshot(path, 'v', state, 0, carry);
-        t.deepEqual(canon((await readSnapshot(path, 'v', probe))!), canon(fold(events.slice(0, k))));
-      }
-    }),
+    fc.asyncProperty(
+      arbEventList({ pooled: true, maxLength: 80 }),
+      fc.array(fc.tuple(fc.nat(), fc.boolean()), { minLength: 1, maxLength: 4 }),
+      fc.boolean(),
+      async (events, cuts, fromImage) => {
+        const at = [...new Map(cuts.map(([c, take]) => [events.length === 0 ? 0 : c % (events.length + 1), take])).entries()].sort((a, b) => a[0] - b[0]);
+        const carry = new ImageCarry();
+        let state = initialState();
+        let done = 0;
+        // Started from a loaded image (its records still encoded) or from a fold, as a store is.
+        if (fromImage && at.length > 0) {
+          await writeSnapshot(path, 'v', fold(events.slice(0, at[0]![0])), 0);
+          state = (await readSnapshot(path, 'v', probe))!;
+          done = at[0]![0];
+        }
+        for (const [k, take] of [...at, [events.length, false] as const]) {
+          state = fold(events.slice(done, k), state);
+          done = k;
+          await writeSnapshot(path, 'v', state, 0, carry);
+          const expected = canon(fold(events.slice(0, k)));
+          t.deepEqual(canon((await readSnapshot(path, 'v', probe))!), expected);
+          // A store goes on from the state its image holds (or, after a prune came between, from its fold).
+          if (take) {
+            state = stateOfImage(state, carry)!;
+            t.deepEqual(canon(state), expected);
+          }
+        }
+      },
+    ),
     { numRuns: 60 },
   );
 });
@@ -241,7 +252,7 @@ test('an image after the last packs only the records and sets that changed, and 
     const want_created = { want_id: `w-${i}`, partitions: [`p/${i}`, 'shared'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', parent_want_id: '', root_want_id: `w-${i}`, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0 };
     events.push({ type: 'want_created', want_created, event_id: i, timestamp: 1_767_000_000_000 } as unknown as BuildEvent);
   }
-  const state = fold(events);
+  const folded = fold(events);
   const carry = new ImageCarry();
   const image = (s: BuildState): { bytes: Buffer; strings: number } => {
     const lines: unknown[] = [];
@@ -253,21 +264,24 @@ test('an image after the last packs only the records and sets that changed, and 
     }
     return { bytes: encodeSnapshotFile({ header: { version: 'v', format: 8, last_event_id: s.last_event_id, last_event_timestamp: 0 }, lines: lines as never }), strings };
   };
-  const first = image(state);
+  const first = image(folded);
   // 300 wants and the sets of wants on their 301 partitions.
   t.deepEqual(carry.counts, { packed: 601, copied: 0 });
-  const second = image(state);
+  const held = stateOfImage(folded, carry)!;
+  t.deepEqual(canon(held), canon(folded));
+  t.is(stateOfImage(reduce(held, events[0]!), carry), undefined, 'only the state imaged last has its image');
+  const second = image(held);
   t.deepEqual(carry.counts, { packed: 0, copied: 601 });
   t.is(second.strings, first.strings, 'the same strings, each written once');
-  t.deepEqual(decodeSnapshotFile(second.bytes).lines.filter((l) => l[0] !== 'strings').length, decodeSnapshotFile(first.bytes).lines.filter((l) => l[0] !== 'strings').length);
-  const canceled = reduce(state, { type: 'want_canceled', want_canceled: { want_id: 'w-7', reason: 'x' }, event_id: 301, timestamp: 1_767_000_000_001 } as unknown as BuildEvent);
+  const canceled = reduce(held, { type: 'want_canceled', want_canceled: { want_id: 'w-7', reason: 'x' }, event_id: 301, timestamp: 1_767_000_000_001 } as unknown as BuildEvent);
   image(canceled);
-  // The want and the set of active wants on 'shared' (the set on 'p/7' is gone); the other 598 as they were.
+  // The want and the set of active wants on 'shared' (the set on 'p/7' is gone); the other 598 as they were, those
+  // on the paths the change opened too.
   t.deepEqual(carry.counts, { packed: 2, copied: 598 });
   // A state of far fewer strings: the first image after it still writes the kept table, the next a table of its own.
   const small = fold(events.slice(0, 10));
-  const fresh = image(small).strings;
-  t.true(fresh > first.strings / 2, `the table is written whole once more (${fresh} strings)`);
+  const whole = image(small).strings;
+  t.true(whole > first.strings / 2, `the table is written whole once more (${whole} strings)`);
   const own = image(small).strings;
   let alone = 0;
   for (const line of imagePieces(small)) if (line !== PAUSE_POINT && line[0] === 'strings') alone += line[1].length;
@@ -322,6 +336,33 @@ test('a set larger than a slice (thousands of wants on one partition) is written
   const again = (await readSnapshot(path, 'v', probe))!;
   t.is(again.active_wants_by_ref.get('shared')?.size, 2999);
   t.deepEqual(canon(again), canon(fold([...events, more])));
+});
+
+test('after a background snapshot a store holds the state its image holds, records encoded, with the events of meanwhile folded on', async (t) => {
+  const { dir, log } = await logWith(t, 2000);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'snapshot.bin');
+  const errors: unknown[] = [];
+  const store = await StateStore.open(log, path, { snapshotEveryEvents: 1000, onSnapshotError: (err) => errors.push(err) });
+  // Events keep coming while the snapshots are written: wants made, and some of the first ones canceled.
+  for (let i = 0; i < 60; i++) {
+    const made = Array.from({ length: 50 }, (_, k) => ({
+      type: 'want_created' as const,
+      want_created: { want_id: `more-${i}-${k}`, partitions: [`q/${i}/${k}`, 'shared'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user' as const, parent_want_id: '', root_want_id: `more-${i}-${k}`, rebuild: 'missing' as const, priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0 },
+    }));
+    await log.append([...made, { type: 'want_canceled', want_canceled: { want_id: `w-${i + 1}`, reason: 'meanwhile' } }], 1_767_000_000_000 + i);
+    if (i % 7 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  await store.idle();
+  t.deepEqual(errors, []);
+  t.true(store.imagedStates >= 1, `${store.imagedStates} times the imaged state was taken`);
+  const first = store.current().wants.keptEntries().next().value!;
+  t.is(first.length, 4, 'the records are kept encoded, as after a restart');
+  const replayed = await StateStore.open(log);
+  t.is(store.current().last_event_id, 2000 + 60 * 51);
+  t.deepEqual(canon(store.current()), canon(replayed.current()));
+  replayed.close();
+  store.close();
 });
 
 test('background snapshots are written one at a time under a burst of events, with no failed write and no file left over', async (t) => {

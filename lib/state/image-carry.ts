@@ -1,23 +1,28 @@
 import { StringTable } from './string-table.js';
 
 /**
- * What one store's snapshot images hand on to the next: the record shapes the last was written with, and where in
- * it each record and set it packed lies. The next image starts its packer from those shapes (it may only add to
- * them), so the bytes of any record still in the state, the same object, are as valid in the next image as they
- * were in the last: they are copied, not packed again, and a snapshot packs what changed since the last one rather
- * than the whole state (packing was 38% of an image of 200,000 wants; docs/decisions.md, "Speed, session 17").
+ * What one store's snapshot images hand on to the next, and the state the last image holds.
  *
- * Records and sets are persistent (a change makes a new object), so the same object under the same key means the
- * same bytes. The last image's entries are walked beside the new one's, map by map in key order: no hashing (a
- * WeakMap from record to bytes cost as much as the packing it saved).
+ * - The record shapes the last image was written with. The next image's packer starts from them (it may only add
+ *   to them), so bytes packed against any earlier image of the chain decode against the next one's shapes too.
+ * - The string table (string-table.ts), and each map's string numbers in key order: an entry whose key (and plain
+ *   value) the last image had gets its numbers again from a cursor walked beside it, without a lookup; only new
+ *   strings are hashed.
+ * - Each map's keys, plain values and encoded records as written, from which `stateOfImage` (state-image.ts) makes
+ *   the state the image holds: records encoded, as a restart loads them. A store takes that state in place of its
+ *   fold (state-store.ts), so its memory after a snapshot is a restart's, and the next image copies every record
+ *   still encoded instead of packing it again. A snapshot costs what changed since the last one, and walking the
+ *   maps (docs/decisions.md, "Speed, session 17").
  */
 export class ImageCarry {
   /** The shapes the last image's records were packed against (the next image's packer starts from them). */
   private shapes: unknown[] = [];
-  /** The loaded image the state came from: its still-encoded values are valid against `shapes` too. */
-  private from: unknown = undefined;
+  /** The encodings whose bytes are valid against `shapes`: the loaded image the chain began from, and its own. */
+  private valid = new WeakSet<object>();
   private last = new Map<string, MapPlacement>();
   private next: Map<string, MapPlacement> | undefined;
+  /** The state the last image was made of, to the end (weakly: a store goes on without it). */
+  private imaged: WeakRef<object> | undefined;
   /** The strings of the images, numbered the same from one to the next (string-table.ts). */
   table = new StringTable();
   /** Of the records and sets of the image under way (or the last): how many were packed, how many copied. */
@@ -25,17 +30,18 @@ export class ImageCarry {
 
   /**
    * Starts an image of a state whose still-encoded values (if any) are of `origin`; returns the shapes its packer
-   * must start from (a copy: the packer adds to it). A state of another origin than the last (a store reloaded)
+   * must start from (a copy: the packer adds to it). A state of an origin not of this chain (a store reloaded)
    * starts the carry over from that origin's shapes, `originShapes`.
    */
-  begin(origin: unknown, originShapes: () => unknown[]): unknown[] {
-    if (origin !== undefined && origin !== this.from) {
-      this.from = origin;
+  begin(origin: object | undefined, originShapes: () => unknown[]): unknown[] {
+    if (origin !== undefined && !this.valid.has(origin)) {
+      this.valid = new WeakSet([origin]);
       this.shapes = originShapes();
       this.last = new Map();
       this.table = new StringTable();
     }
     this.next = new Map();
+    this.imaged = undefined;
     this.table.nextImage();
     this.counts.packed = 0;
     this.counts.copied = 0;
@@ -44,7 +50,12 @@ export class ImageCarry {
 
   /** Whether a value kept encoded by `origin` may be copied as it is. */
   copies(origin: unknown): boolean {
-    return origin !== undefined && origin === this.from;
+    return typeof origin === 'object' && origin !== null && this.valid.has(origin);
+  }
+
+  /** An encoding of bytes packed against this chain's shapes (an image's, read back in memory). */
+  adopt(encoding: object): void {
+    this.valid.add(encoding);
   }
 
   /** The map `name` of this image, written in key order by `compare`, beside the same map of the last image. */
@@ -55,16 +66,31 @@ export class ImageCarry {
   }
 
   /**
-   * The image was made to the end with `shapes`: the next copies from it. An image given up half way hands on
-   * nothing (the last one's placement stays). A table mostly of strings no longer referred to is dropped.
+   * The image of `state` was made to the end with `shapes`: the next copies from it. An image given up half way
+   * hands on nothing (the last one's placement stays). A table mostly of strings no longer referred to is dropped.
    */
-  end(shapes: unknown[]): void {
+  end(state: object, shapes: unknown[]): void {
     if (!this.next) return;
     this.shapes = shapes;
     this.last = this.next;
     this.next = undefined;
+    this.imaged = new WeakRef(state);
     if (!this.table.live) this.table = new StringTable();
   }
+
+  /** The shapes and maps of the last image, if it was of `state` and made to the end. */
+  lastImageOf(state: object): { shapes: readonly unknown[]; maps: ReadonlyMap<string, ImageMap> } | undefined {
+    return this.imaged?.deref() === state ? { shapes: this.shapes, maps: this.last } : undefined;
+  }
+}
+
+/** One map of an image as written: its keys in order, and its plain values or its encoded values' chunks. */
+export interface ImageMap {
+  readonly keys: readonly unknown[];
+  readonly values: readonly unknown[];
+  readonly chunks: readonly Uint8Array[];
+  /** Where each encoded value begins in its chunk. */
+  startsArray(): Uint32Array;
 }
 
 /** A growable list of unsigned 32-bit numbers (a typed array: 4 bytes an entry, not a JS array's 8). */
@@ -84,12 +110,15 @@ class Numbers {
   at(i: number): number {
     return this.items[i]!;
   }
+
+  toArray(): Uint32Array {
+    return this.items.subarray(0, this.length);
+  }
 }
 
-/** One map in one image, in key order: each entry's key and value, their numbers in `table`, where its bytes lie. */
-class MapPlacement {
+/** One map in one image, in key order: its keys and plain values, their numbers in `table`, its encoded values. */
+class MapPlacement implements ImageMap {
   readonly keys: unknown[] = [];
-  /** A plain map's strings; a record or set (undefined for bytes copied from a loaded image, copied from there). */
   readonly values: unknown[] = [];
   readonly keyRefs = new Numbers();
   readonly valueRefs = new Numbers();
@@ -97,29 +126,25 @@ class MapPlacement {
   readonly starts = new Numbers();
 
   constructor(
-    private readonly perChunk: number,
+    readonly perChunk: number,
     /** The table its references are numbers of. */
     readonly table: StringTable,
   ) {}
 
-  bytesAt(i: number): Uint8Array {
-    const chunk = this.chunks[(i / this.perChunk) | 0]!;
-    const next = i + 1;
-    return chunk.subarray(this.starts.at(i), next === this.values.length || next % this.perChunk === 0 ? chunk.length : this.starts.at(next));
+  startsArray(): Uint32Array {
+    return this.starts.toArray();
   }
 }
 
 /**
  * A cursor over the last image's map, moved along as the new image's entries come in key order: an entry the last
- * image had is given the numbers and bytes it had there.
+ * image had is given the string numbers it had there.
  */
 export class MapCarry<K> {
   private at = 0;
   /** The entry of the last image under the key of the entry being written, or -1. */
   private found = -1;
   private readonly last: MapPlacement | undefined;
-  /** Whether the last image's string numbers are this one's (the table was kept). */
-  private readonly sameTable: boolean;
 
   constructor(
     last: MapPlacement | undefined,
@@ -127,8 +152,8 @@ export class MapCarry<K> {
     private readonly compare: (a: K, b: K) => number,
     private readonly table: StringTable,
   ) {
-    this.last = last;
-    this.sameTable = last?.table === table;
+    // The last image's numbers are of no use with another table (it was dropped).
+    this.last = last?.table === table ? last : undefined;
   }
 
   /** The next entry's key, a number itself; returns it. */
@@ -141,7 +166,7 @@ export class MapCarry<K> {
   /** The next entry's key, a string; returns its number in the table. */
   stringKey(key: K): number {
     this.seek(key);
-    const ref = this.found >= 0 && this.sameTable ? this.table.use(this.last!.keyRefs.at(this.found)) : this.table.ref(key as string);
+    const ref = this.found >= 0 ? this.table.use(this.last!.keyRefs.at(this.found)) : this.table.ref(key as string);
     this.next.keys.push(key);
     this.next.keyRefs.push(ref);
     return ref;
@@ -151,21 +176,15 @@ export class MapCarry<K> {
   plainValue(value: unknown): number | true {
     let ref: number | true;
     if (value === true) ref = true;
-    else if (this.found >= 0 && this.sameTable && this.last!.values[this.found] === value) ref = this.table.use(this.last!.valueRefs.at(this.found));
+    else if (this.found >= 0 && this.last!.values[this.found] === value) ref = this.table.use(this.last!.valueRefs.at(this.found));
     else ref = this.table.ref(value as string);
     this.next.values.push(value);
     this.next.valueRefs.push(ref === true ? 0 : ref);
     return ref;
   }
 
-  /** The bytes the entry's record or set had in the last image, if it had the same one. */
-  bytesOf(value: object): Uint8Array | undefined {
-    return this.found >= 0 && this.last!.values[this.found] === value ? this.last!.bytesAt(this.found) : undefined;
-  }
-
-  /** A piece of this image's values (undefined: bytes of a loaded image) and where each lies in `chunk`. */
-  placed(values: ReadonlyArray<object | undefined>, chunk: Uint8Array, starts: readonly number[]): void {
-    for (const v of values) this.next.values.push(v);
+  /** A piece of this image's encoded values: `chunk`, value i of it beginning at `starts[i]`. */
+  placed(chunk: Uint8Array, starts: readonly number[]): void {
     for (const s of starts) this.next.starts.push(s);
     this.next.chunks.push(chunk);
   }

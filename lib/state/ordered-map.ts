@@ -23,13 +23,31 @@ export type Values<V> = readonly V[] | LazyValues<V>;
 
 const valueAt = <V>(values: Values<V>, i: number): V => (values instanceof LazyValues ? values.get(i) : values[i]!);
 
+/**
+ * A value of a run kept encoded on the node a change opened over it: a change decodes nothing on its path but the
+ * value it changes (a restart's state, or a store's after a snapshot, opened ~18 records a map for each change at
+ * 250,000 wants and decoded each), and the next snapshot copies the bytes of those it did not change.
+ */
+class Encoded<V> {
+  constructor(
+    readonly values: LazyValues<V>,
+    readonly i: number,
+  ) {}
+}
+
+/** A node's value as kept: the value, or its bytes in a run's values. */
+type Kept<V> = V | Encoded<V>;
+
+const keptAt = <V>(values: Values<V>, i: number): Kept<V> => (values instanceof LazyValues ? new Encoded(values, i) : values[i]!);
+const decoded = <V>(value: Kept<V>): V => (value instanceof Encoded ? (value.values.get(value.i) as V) : value);
+
 /** Plain UTF-16 code-unit order (deterministic, locale-independent); not `localeCompare`. */
 export const compareStrings: Compare<string> = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 export const compareNumbers: Compare<number> = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 
 interface Node<K, V> {
   readonly key: K;
-  readonly value: V;
+  readonly value: Kept<V>;
   readonly left: Tree<K, V>;
   readonly right: Tree<K, V>;
   readonly height: number;
@@ -72,7 +90,7 @@ function open<K, V>(r: Run<K, V>): Node<K, V> {
   const mid = (r.lo + r.hi) >>> 1;
   return {
     key: r.keys[mid]!,
-    value: valueAt(r.values, mid),
+    value: keptAt(r.values, mid),
     left: runOf(r.keys, r.values, r.lo, mid),
     right: runOf(r.keys, r.values, mid + 1, r.hi),
     height: r.height,
@@ -92,7 +110,7 @@ function lowerBound<K>(keys: readonly K[], lo: number, hi: number, key: K, compa
   return lo;
 }
 
-function node<K, V>(key: K, value: V, left: Tree<K, V>, right: Tree<K, V>): Node<K, V> {
+function node<K, V>(key: K, value: Kept<V>, left: Tree<K, V>, right: Tree<K, V>): Node<K, V> {
   return {
     key,
     value,
@@ -107,7 +125,7 @@ function node<K, V>(key: K, value: V, left: Tree<K, V>, right: Tree<K, V>): Node
  * Builds a node from children whose heights differ by at most 2 (true after one insert or delete
  * below a balanced node), rotating so the result is balanced again.
  */
-function balance<K, V>(key: K, value: V, left: Tree<K, V>, right: Tree<K, V>): Node<K, V> {
+function balance<K, V>(key: K, value: Kept<V>, left: Tree<K, V>, right: Tree<K, V>): Node<K, V> {
   const hl = heightOf(left);
   const hr = heightOf(right);
   if (hl > hr + 1) {
@@ -164,9 +182,9 @@ function remove<K, V>(t: Tree<K, V>, key: K, compare: Compare<K>): Tree<K, V> {
   return balance(successorKey, successorValue, n.left, removeMin(n.right));
 }
 
-function first<K, V>(t: Node<K, V> | Run<K, V>): [K, V] {
+function first<K, V>(t: Node<K, V> | Run<K, V>): [K, Kept<V>] {
   for (;;) {
-    if (t instanceof Run) return [t.keys[t.lo]!, valueAt(t.values, t.lo)];
+    if (t instanceof Run) return [t.keys[t.lo]!, keptAt(t.values, t.lo)];
     if (t.left === null) return [t.key, t.value];
     t = t.left;
   }
@@ -288,7 +306,7 @@ function ascendingFromKey<K, V>(t: Tree<K, V>, key: K, compare: Compare<K>): Pen
  * What a walk makes of an entry: a node's value comes as `value`; a run's as its `values` and index, so a walk that
  * needs only keys (or the encoded bytes) never decodes a value kept encoded.
  */
-type Project<K, V, T> = (key: K, value: V | undefined, values: Values<V> | undefined, i: number) => T;
+type Project<K, V, T> = (key: K, value: Kept<V> | undefined, values: Values<V> | undefined, i: number) => T;
 
 function* walk<K, V, T>(stack: Pending<K, V>[], descending: boolean, project: Project<K, V, T>): Generator<T, void, undefined> {
   for (;;) {
@@ -318,16 +336,20 @@ function take<T>(items: Iterator<T>, max: number): T[] {
   return out;
 }
 
-const read = <V>(value: V | undefined, values: Values<V> | undefined, i: number): V => (values ? valueAt(values, i) : value!);
-const entryOf = <K, V>(key: K, value: V | undefined, values: Values<V> | undefined, i: number): [K, V] => [key, read(value, values, i)];
+const read = <V>(value: Kept<V> | undefined, values: Values<V> | undefined, i: number): V => (values ? valueAt(values, i) : decoded(value!));
+const entryOf = <K, V>(key: K, value: Kept<V> | undefined, values: Values<V> | undefined, i: number): [K, V] => [key, read(value, values, i)];
 const keyOf = <K>(key: K): K => key;
-const valueOf = <K, V>(_key: K, value: V | undefined, values: Values<V> | undefined, i: number): V => read(value, values, i);
+const valueOf = <K, V>(_key: K, value: Kept<V> | undefined, values: Values<V> | undefined, i: number): V => read(value, values, i);
 
 /** An entry with its value as kept: decoded, or the encoded bytes and what encoded them (`LazyValues.encoding`). */
 export type KeptEntry<K, V> = [key: K, value: V] | [key: K, value: undefined, encoded: Uint8Array, encoding: unknown];
 
-const keptOf = <K, V>(key: K, value: V | undefined, values: Values<V> | undefined, i: number): KeptEntry<K, V> =>
-  values instanceof LazyValues ? [key, undefined, values.encodedAt(i), values.encoding] : [key, read(value, values, i)];
+const keptOf = <K, V>(key: K, value: Kept<V> | undefined, values: Values<V> | undefined, i: number): KeptEntry<K, V> =>
+  values instanceof LazyValues
+    ? [key, undefined, values.encodedAt(i), values.encoding]
+    : value instanceof Encoded
+      ? [key, undefined, value.values.encodedAt(value.i), value.values.encoding]
+      : [key, read(value, values, i)];
 
 export class OrderedMap<K, V> {
   private constructor(
@@ -362,11 +384,12 @@ export class OrderedMap<K, V> {
 
   /**
    * A map over sorted keys and their values as they are (no copy): a snapshot's indexes, the values possibly still
-   * encoded. Throws if the keys are not strictly ascending or the counts differ.
+   * encoded. Throws if the keys are not strictly ascending or the counts differ; `trusted` keys (a walk of a map of
+   * the same order) are not checked again.
    */
-  static fromSortedArrays<K, V>(compare: Compare<K>, keys: readonly K[], values: Values<V>): OrderedMap<K, V> {
+  static fromSortedArrays<K, V>(compare: Compare<K>, keys: readonly K[], values: Values<V>, { trusted = false } = {}): OrderedMap<K, V> {
     if (keys.length !== values.length) throw new Error(`fromSortedArrays: ${keys.length} keys for ${values.length} values`);
-    for (let i = 1; i < keys.length; i++) {
+    for (let i = 1; i < keys.length && !trusted; i++) {
       if (compare(keys[i - 1]!, keys[i]!) >= 0) throw new Error(`fromSorted: entries are not strictly ascending at index ${i}`);
     }
     return new OrderedMap(runOf(keys, values, 0, keys.length), compare);
@@ -392,7 +415,7 @@ export class OrderedMap<K, V> {
         return i < t.hi && this.compare(t.keys[i]!, key) === 0 ? valueAt(t.values, i) : undefined;
       }
       const c = this.compare(key, t.key);
-      if (c === 0) return t.value;
+      if (c === 0) return decoded(t.value);
       t = c < 0 ? t.left : t.right;
     }
     return undefined;
@@ -438,7 +461,7 @@ export class OrderedMap<K, V> {
       if (index < leftSize) {
         t = t.left;
       } else if (index === leftSize) {
-        return [t.key, t.value];
+        return [t.key, decoded(t.value)];
       } else {
         index -= leftSize + 1;
         t = t.right;

@@ -177,7 +177,8 @@ function* namedMaps(state: BuildState): Generator<[string, AnyMap, MapSpec]> {
 /**
  * The pieces of an image of `state`, a few hundred entries each, so a writer can pace itself between them; the
  * record shapes its values share come last (they grow as values are packed). With the `carry` of the store's last
- * image, a record or set that image had is copied from it rather than packed again (image-carry.ts).
+ * image, a record or set still encoded as an image of the chain wrote it is copied rather than packed again, and
+ * strings keep their numbers (image-carry.ts).
  */
 export function* imagePieces(state: BuildState, carry = new ImageCarry()): Generator<ImagePiece | typeof PAUSE_POINT> {
   // Values still encoded as a loaded image kept them are copied as they are, with that image's record shapes first.
@@ -196,8 +197,6 @@ export function* imagePieces(state: BuildState, carry = new ImageCarry()): Gener
     let keys: unknown[] = [];
     let values: unknown[] = [];
     let encoded: Uint8Array[] = [];
-    /** The record or set each of `encoded` is, for the next image (undefined: bytes of a loaded image, copied). */
-    let placed: Array<object | undefined> = [];
     const numericKeys = spec.compare === compareNumbers;
     const carried = carry.map(name, spec.compare, PER_PIECE);
     const flush = (): ImagePiece[] => {
@@ -213,13 +212,12 @@ export function* imagePieces(state: BuildState, carry = new ImageCarry()): Gener
           at += e.length;
         }
         const chunk = Buffer.concat(encoded, at);
-        carried.placed(placed, chunk, starts);
+        carried.placed(chunk, starts);
         pieces.push(['encoded', chunk, starts]);
       }
       keys = [];
       values = [];
       encoded = [];
-      placed = [];
       return pieces;
     };
     for (const entry of map.keptEntries()) {
@@ -229,35 +227,59 @@ export function* imagePieces(state: BuildState, carry = new ImageCarry()): Gener
         values.push(carried.plainValue(entry[1]));
       } else if (entry.length === 4 && carry.copies(entry[3])) {
         encoded.push(entry[2]);
-        placed.push(undefined);
+        carry.counts.copied++;
       } else {
-        const value = (entry.length === 4 ? map.get(key) : entry[1]) as object;
-        let bytes = entry.length === 4 ? undefined : carried.bytesOf(value);
-        if (bytes !== undefined) carry.counts.copied++;
-        else {
-          carry.counts.packed++;
-          if (spec.kind === 'sets') {
-            const set = value as OrderedMap<number, string>;
-            bytes = yield* packSet(p, set);
-            // Many middling sets in one piece (256 partitions with a thousand waiting wants each) cost what one large
-            // set does: the writer may pause after every slice's worth of members, whichever sets they are in.
-            membersSincePause += set.size;
-            if (membersSincePause >= SET_SLICE) {
-              membersSincePause = 0;
-              yield PAUSE_POINT;
-            }
-          } else bytes = p.pack(value);
-        }
-        encoded.push(bytes);
-        // A value decoded here from bytes of another encoding is made for this image alone: nothing keeps it.
-        placed.push(entry.length === 4 ? undefined : value);
+        carry.counts.packed++;
+        const value = entry.length === 4 ? map.get(key) : entry[1];
+        if (spec.kind === 'sets') {
+          const set = value as OrderedMap<number, string>;
+          encoded.push(yield* packSet(p, set));
+          // Many middling sets in one piece (256 partitions with a thousand waiting wants each) cost what one large
+          // set does: the writer may pause after every slice's worth of members, whichever sets they are in.
+          membersSincePause += set.size;
+          if (membersSincePause >= SET_SLICE) {
+            membersSincePause = 0;
+            yield PAUSE_POINT;
+          }
+        } else encoded.push(p.pack(value));
       }
       if (keys.length === PER_PIECE) yield* flush();
     }
     if (keys.length > 0) yield* flush();
   }
   yield ['structures', structures];
-  carry.end(structures);
+  carry.end(state, structures);
+}
+
+/**
+ * The state the carry's last image holds, if that image was of `state`: equal to it, its records and sets still
+ * encoded as the image wrote them and decoded when read, as a restart from the image loads it (its keys and plain
+ * values are the very ones of `state`). Its encoding is adopted by the carry, so the next image copies them.
+ */
+export function stateOfImage(state: BuildState, carry: ImageCarry): BuildState | undefined {
+  const image = carry.lastImageOf(state);
+  if (!image) return undefined;
+  const encoding = new ImageEncoding(image.shapes.slice(), image.shapes.length);
+  const unpacker = packer(image.shapes.slice());
+  const decodeRecord = (chunk: Uint8Array, start: number, end: number): unknown => unpacker.unpack(chunk, { start, end });
+  const decodeSets = (chunk: Uint8Array, start: number, end: number): unknown => decodeSet(unpacker.unpack(chunk, { start, end }));
+  const load = (name: string, spec: MapSpec): AnyMap => {
+    const m = image.maps.get(name);
+    if (!m) throw new Error(`the image has no map ${name}`);
+    if (spec.kind === 'plain') return OrderedMap.fromSortedArrays(spec.compare, m.keys, m.values, { trusted: true });
+    const values = new LazyValues(m.keys.length, PER_PIECE, m.chunks, m.startsArray(), spec.kind === 'sets' ? decodeSets : decodeRecord, encoding);
+    return OrderedMap.fromSortedArrays(spec.compare, m.keys, values, { trusted: true });
+  };
+  const next: Record<string, unknown> = { ...state };
+  for (const [field, spec] of Object.entries(MAPS)) next[field] = load(field, spec);
+  for (const [field, { statuses, spec }] of Object.entries(STATUS_INDEXES)) {
+    const index: Record<string, AnyMap> = {};
+    for (const s of statuses) index[s] = load(`${field}.${s}`, spec);
+    next[field] = index;
+  }
+  carry.adopt(encoding);
+  // Every map of BuildState replaced by the image's own, the rest of `state` as it is (copyState's shape).
+  return copyState(next as unknown as BuildState);
 }
 
 /** The record shapes of a loaded image: the list its values decode with, and how many of them the file held. */
