@@ -218,7 +218,10 @@ export class Platform {
     return tailEvents(this.log, afterId, ready);
   }
 
-  /** The build state, current value first, then after every event. */
+  /**
+   * The build state, current value first, then after every event, and once after each snapshot: an equal state whose
+   * records are kept encoded as the snapshot wrote them (state-store.ts).
+   */
   get state$(): Observable<BuildState> {
     return this.store.state$;
   }

@@ -25,8 +25,11 @@ export class ImageCarry {
   private imaged: WeakRef<object> | undefined;
   /** The strings of the images, numbered the same from one to the next (string-table.ts). */
   table = new StringTable();
-  /** Of the records and sets of the image under way (or the last): how many were packed, how many copied. */
-  readonly counts = { packed: 0, copied: 0 };
+  /**
+   * Of the image under way (or the last): records and sets packed and copied, and entries of any map whose numbers
+   * and bytes were copied as a range of a run the last image wrote.
+   */
+  readonly counts = { packed: 0, copied: 0, ranged: 0 };
 
   /**
    * Starts an image of a state whose still-encoded values (if any) are of `origin`; returns the shapes its packer
@@ -45,6 +48,7 @@ export class ImageCarry {
     this.table.nextImage();
     this.counts.packed = 0;
     this.counts.copied = 0;
+    this.counts.ranged = 0;
     return this.shapes.slice();
   }
 
@@ -181,6 +185,44 @@ export class MapCarry<K> {
     this.next.values.push(value);
     this.next.valueRefs.push(ref === true ? 0 : ref);
     return ref;
+  }
+
+  /**
+   * Whether a run's stretch over `keys` (and, for a plain map, `values`) is of the map the store held after the last
+   * image, the very arrays it wrote: then entry i there is entry i of the last image, and `copyRange` gives its
+   * numbers without a lookup or a comparison.
+   */
+  covers(keys: readonly unknown[], plainValues: unknown): boolean {
+    const last = this.last;
+    return last !== undefined && last.keys === keys && (plainValues === undefined || last.values === plainValues);
+  }
+
+  /**
+   * Entries `a..b` of a stretch `covers` vouched for: their key numbers (the keys themselves if `numeric`) pushed on
+   * `outKeys`, a plain map's value numbers on `outValues`.
+   */
+  copyRange(a: number, b: number, numeric: boolean, outKeys: unknown[], outValues: unknown[] | undefined): void {
+    const last = this.last!;
+    const next = this.next;
+    const table = this.table;
+    for (let k = a; k < b; k++) {
+      const key = last.keys[k];
+      next.keys.push(key);
+      if (numeric) outKeys.push(key);
+      else {
+        const ref = table.use(last.keyRefs.at(k));
+        outKeys.push(ref);
+        next.keyRefs.push(ref);
+      }
+      if (outValues) {
+        const value = last.values[k];
+        const ref = value === true ? true : table.use(last.valueRefs.at(k));
+        outValues.push(ref);
+        next.values.push(value);
+        next.valueRefs.push(ref === true ? 0 : ref);
+      }
+    }
+    if (b > this.at) this.at = b;
   }
 
   /** A piece of this image's encoded values: `chunk`, value i of it beginning at `starts[i]`. */

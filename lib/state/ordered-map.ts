@@ -326,6 +326,31 @@ function* walk<K, V, T>(stack: Pending<K, V>[], descending: boolean, project: Pr
   }
 }
 
+/** A stretch of a run's entries, in order: its arrays and the range of them. */
+export interface RunSlice<K, V> {
+  readonly keys: readonly K[];
+  readonly values: Values<V>;
+  readonly lo: number;
+  readonly hi: number;
+}
+
+/** An entry as kept (a node's), or a stretch of a run's entries (`RunSlice`), in ascending order. */
+export type KeptPart<K, V> = KeptEntry<K, V> | RunSlice<K, V>;
+
+/** Ascending, a run's remaining entries at once: a cursor on top of the stack has the next of them all. */
+function* walkParts<K, V>(stack: Pending<K, V>[]): Generator<KeptPart<K, V>, void, undefined> {
+  for (;;) {
+    const top = stack.pop();
+    if (top === undefined) return;
+    if (top instanceof Cursor) {
+      yield { keys: top.run.keys, values: top.run.values, lo: top.i, hi: top.run.hi };
+    } else {
+      pushLeftSpine(stack, top.right);
+      yield keptOf(top.key, top.value, undefined, 0);
+    }
+  }
+}
+
 function take<T>(items: Iterator<T>, max: number): T[] {
   const out: T[] = [];
   while (out.length < max) {
@@ -522,6 +547,14 @@ export class OrderedMap<K, V> {
   /** Entries in key order with values kept encoded left so (a snapshot copies their bytes as they are). */
   keptEntries(): IterableIterator<KeptEntry<K, V>> {
     return walk(ascendingFromIndex(this.root, 0), false, keptOf);
+  }
+
+  /**
+   * The entries in ascending order as kept, a run's stretch at once (arrays and a range): a writer may copy a
+   * stretch it wrote before as a whole instead of entry by entry.
+   */
+  keptParts(): IterableIterator<KeptPart<K, V>> {
+    return walkParts(ascendingFromIndex(this.root, 0));
   }
 
   [Symbol.iterator](): IterableIterator<[K, V]> {

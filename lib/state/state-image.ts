@@ -21,7 +21,7 @@ import {
 } from './build-state.js';
 import { ImageCarry } from './image-carry.js';
 import { LazyValues } from './lazy-values.js';
-import { OrderedMap, compareNumbers, compareStrings, type Compare } from './ordered-map.js';
+import { OrderedMap, compareNumbers, compareStrings, type Compare, type KeptPart, type RunSlice } from './ordered-map.js';
 
 /** Strings in one line of the strings a table kept from the last image. */
 const STRINGS_A_LINE = 4096;
@@ -220,7 +220,27 @@ export function* imagePieces(state: BuildState, carry = new ImageCarry()): Gener
       encoded = [];
       return pieces;
     };
-    for (const entry of map.keptEntries()) {
+    const plainMap = spec.kind === 'plain';
+    // A stretch of a run the last image wrote is copied as a range; any other stretch comes entry by entry.
+    const copied = (slice: RunSlice<unknown, unknown>): boolean =>
+      carried.covers(slice.keys, plainMap ? slice.values : undefined) && (plainMap || (slice.values instanceof LazyValues && carry.copies(slice.values.encoding)));
+    for (const part of partsOf(map, copied)) {
+      if (!Array.isArray(part)) {
+        const lazy = part.values as LazyValues<unknown>;
+        for (let i = part.lo; i < part.hi; ) {
+          const n = Math.min(part.hi - i, PER_PIECE - keys.length);
+          carried.copyRange(i, i + n, numericKeys, keys, plainMap ? values : undefined);
+          carry.counts.ranged += n;
+          if (!plainMap) {
+            for (let k = i; k < i + n; k++) encoded.push(lazy.encodedAt(k));
+            carry.counts.copied += n;
+          }
+          i += n;
+          if (keys.length === PER_PIECE) yield* flush();
+        }
+        continue;
+      }
+      const entry = part;
       const key = entry[0];
       keys.push(numericKeys ? carried.numericKey(key) : carried.stringKey(key));
       if (spec.kind === 'plain') {
@@ -249,6 +269,22 @@ export function* imagePieces(state: BuildState, carry = new ImageCarry()): Gener
   }
   yield ['structures', structures];
   carry.end(state, structures);
+}
+
+/**
+ * A map's entries in order as kept, a run's stretch as one part where `whole` takes it (its entries one by one
+ * otherwise, as `keptEntries` gives them).
+ */
+function* partsOf(map: AnyMap, whole: (slice: RunSlice<unknown, unknown>) => boolean): Generator<KeptPart<unknown, unknown>> {
+  for (const part of map.keptParts()) {
+    if (Array.isArray(part) || whole(part)) {
+      yield part;
+      continue;
+    }
+    const { keys, values, lo, hi } = part;
+    if (values instanceof LazyValues) for (let i = lo; i < hi; i++) yield [keys[i], undefined, values.encodedAt(i), values.encoding];
+    else for (let i = lo; i < hi; i++) yield [keys[i], values[i]];
+  }
 }
 
 /**

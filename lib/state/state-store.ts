@@ -1,6 +1,7 @@
 /**
  * `state$`: the log replayed once at open, then `scan(reduce)` over every appended event, cached with
- * `shareReplay(1)` so no read ever rebuilds it. `current()` is the latest value for synchronous readers.
+ * `shareReplay(1)` so no read ever rebuilds it. `current()` is the latest value for synchronous readers. Besides
+ * events, two edits change it: a compaction's prune, and after each snapshot the equal state the image holds.
  */
 import { BehaviorSubject, type Observable, Subject, type Subscription, filter, map, merge, scan, shareReplay, startWith } from 'rxjs';
 import { rm } from 'node:fs/promises';
