@@ -12,7 +12,7 @@ import { initialState, type BuildState } from '../lib/state/build-state.js';
 import { reduce } from '../lib/state/reduce.js';
 import { fromSnapshot, toSnapshot, type Snapshot } from '../lib/state/snapshot.js';
 import { SNAPSHOT_AFTER_REPLAY_EVENTS, SNAPSHOT_EVERY_EVENTS, StateStore, logProbe } from '../lib/state/state-store.js';
-import { decodeSnapshotFile, encodeSnapshotFile, readSnapshot, stateCodeFingerprint, writeSnapshot, type SnapshotHeader } from '../lib/state/snapshot-file.js';
+import { IMAGE_FORMAT, decodeSnapshotFile, encodeSnapshotFile, readSnapshot, stateCodeFingerprint, writeSnapshot, type SnapshotHeader } from '../lib/state/snapshot-file.js';
 import { arbEventList } from './helpers/arbitrary-events.js';
 import { makeWorkspace } from './helpers/server-fixture.js';
 import { canon } from './helpers/state-canon.js';
@@ -100,8 +100,10 @@ test('a snapshot ahead of the log, of other code or another log, unreadable or m
   const end = pieces[pieces.length - 1]!;
   const file = (h: SnapshotHeader, lines: typeof pieces) => encodeSnapshotFile({ header: h, lines });
   // The wants' keys in reverse: the image's maps must be sorted.
-  const wantKeys = body.findIndex((l) => l[0] === 'map' && l[1] === 'wants') + 1;
-  const reversed = body.map((l, i) => (i === wantKeys ? (['keys', [...(l[1] as string[])].reverse()] as (typeof pieces)[number]) : l));
+  const wantsMap = body.findIndex((l) => l[0] === 'map' && l[1] === 'wants');
+  const wantKeys = body.findIndex((l, i) => i > wantsMap && l[0] === 'keys');
+  const words = (line: unknown): number[] => Array.from(new Uint32Array(Uint8Array.from(line as Uint8Array).buffer));
+  const reversed = body.map((l, i) => (i === wantKeys ? (['keys', words(l[1]).reverse()] as (typeof pieces)[number]) : l));
   // A byte of a record changed in place: the checksum of the end line no longer fits.
   const flipped = Buffer.from(good);
   const at = flipped.indexOf('want 3');
@@ -262,7 +264,7 @@ test('an image after the last packs only the records and sets that changed, and 
       if (line[0] === 'strings') strings += line[1].length;
       lines.push(line);
     }
-    return { bytes: encodeSnapshotFile({ header: { version: 'v', format: 8, last_event_id: s.last_event_id, last_event_timestamp: 0 }, lines: lines as never }), strings };
+    return { bytes: encodeSnapshotFile({ header: { version: 'v', format: IMAGE_FORMAT, last_event_id: s.last_event_id, last_event_timestamp: 0 }, lines: lines as never }), strings };
   };
   const first = image(folded);
   // 300 wants and the sets of wants on their 301 partitions.

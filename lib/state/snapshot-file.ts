@@ -30,7 +30,7 @@ import { PAUSE_POINT, imagePieces, stateFromImage, type ImagePiece } from './sta
  * before it, since its records are decoded only when read, long after the file was checked. The compaction base
  * keeps the records format (`SNAPSHOT_FORMAT`), which later versions must read.
  */
-export const IMAGE_FORMAT = 8;
+export const IMAGE_FORMAT = 9;
 
 /**
  * What a snapshot is valid for: a hash of the state stage's own compiled code (reduce and its records). A
