@@ -90,3 +90,37 @@ test('the store takes a planned result only for the events that follow its base;
   t.false(store.current().wants.has('w-7'));
   t.deepEqual(canon(store.current()), canon(await foldOfLog(log)));
 });
+
+test('a snapshot that starts in the middle of a planned batch does not put in place a state that missed its first events', async (t) => {
+  const dir = makeWorkspace(t);
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  t.teardown(() => log.close());
+  const created = (i: number): EventPayload => ({
+    type: 'want_created',
+    want_created: {
+      want_id: `w-${i}`, partitions: [`p/${i}`], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', parent_want_id: '',
+      root_want_id: `w-${i}`, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0,
+    },
+  });
+  const at = 1_700_000_000_000;
+  await log.append(Array.from({ length: 20 }, (_, i) => created(i + 1)), at);
+  const path = join(dir, '.platform', 'snapshot.bin');
+  const store = await StateStore.open(log, path);
+  t.teardown(() => store.close());
+  // A planned batch: the state stays its base until the last event. A snapshot started at the first event (as the
+  // background one does when it is due then) is of the base, and hears the batch from its second event on.
+  const base = store.current();
+  const batch = [created(21), created(22), created(23)];
+  const planned = batch.reduce((s, p, i) => reduce(s, { event_id: base.last_event_id + 1 + i, timestamp: at, ...p } as never), base);
+  let started: Promise<boolean> | undefined;
+  const listening = log.appended$.subscribe((event) => {
+    if (event.event_id === base.last_event_id + 1) started = store.saveSnapshot(path, 1);
+  });
+  store.expectFold(base, planned, batch);
+  await log.append(batch, at);
+  listening.unsubscribe();
+  t.true(await started, 'a snapshot was written from the middle of the batch');
+  await store.idle();
+  t.true(store.current().wants.has('w-21'), 'the first event of the batch is in the state');
+  t.deepEqual(canon(store.current()), canon(await foldOfLog(log)));
+});

@@ -82,6 +82,15 @@ export class ImageCarry {
     if (!this.table.live) this.table = new StringTable();
   }
 
+  /**
+   * The store did not take the state the last image holds (a prune came between, the write failed after the
+   * image was made): its maps are not the store's, so they are let go rather than kept beside the fold.
+   */
+  forget(): void {
+    this.last = new Map();
+    this.imaged = undefined;
+  }
+
   /** The shapes and maps of the last image, if it was of `state` and made to the end. */
   lastImageOf(state: object): { shapes: readonly unknown[]; maps: ReadonlyMap<string, ImageMap> } | undefined {
     return this.imaged?.deref() === state ? { shapes: this.shapes, maps: this.last } : undefined;

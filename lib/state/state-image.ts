@@ -390,6 +390,7 @@ export function stateFromImage(pieces: Iterable<unknown>): BuildState {
   let scalars: Scalars | undefined;
   let structures: unknown[] | undefined;
   const strings: string[] = [];
+  let numbers: unknown[] | undefined;
   for (const piece of pieces) {
     if (!Array.isArray(piece)) throw new Error('an image line that is not a list');
     const [kind, a, b] = piece as [unknown, unknown, unknown];
@@ -401,8 +402,7 @@ export function stateFromImage(pieces: Iterable<unknown>): BuildState {
       current = { name: a, size: b, keys: [], values: [], chunks: [], starts: new Uint32Array(0), filled: 0 };
       sections.set(a, current);
     } else if (!current) throw new Error(`an image line of kind '${String(kind)}' outside a map`);
-    else if (kind === 'keys' && numbersOf(a)) current.keys.push(numbersOf(a)!);
-    else if (kind === 'values' && numbersOf(a)) current.values.push(numbersOf(a)!);
+    else if ((kind === 'keys' || kind === 'values') && (numbers = numbersOf(a))) (kind === 'keys' ? current.keys : current.values).push(numbers);
     else if (kind === 'encoded' && a instanceof Uint8Array && Array.isArray(b)) {
       if (current.filled === 0) current.starts = new Uint32Array(current.size);
       const filled = current.filled + b.length;

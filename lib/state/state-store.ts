@@ -166,8 +166,11 @@ export class StateStore {
         this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
         this.written++;
         const imaged = stateOfImage(state, this.carry);
-        if (imaged) await this.takeImaged(imaged, since, editsBefore);
+        if (!imaged || !(await this.takeImaged(imaged, since, editsBefore))) this.carry.forget();
         return true;
+      } catch (err) {
+        this.carry.forget();
+        throw err;
       } finally {
         listening.unsubscribe();
       }
@@ -180,25 +183,34 @@ export class StateStore {
    * it equals, with the events folded since (`since`, still growing) folded onto it: a store's memory after a
    * snapshot is a restart's, not the fold's objects (908 against ~500 MiB at a million events), and the next image
    * copies every record that did not change. The events are folded a slice a turn of the loop, the last few in the
-   * edit itself; a prune meanwhile (`editsBefore`) keeps the fold as it is.
+   * edit itself; a prune meanwhile (`editsBefore`) keeps the fold as it is. Resolves with whether it was taken.
    */
-  private async takeImaged(imaged: BuildState, since: readonly BuildEvent[], editsBefore: number): Promise<void> {
-    let caught = imaged;
+  private async takeImaged(imaged: BuildState, since: readonly BuildEvent[], editsBefore: number): Promise<boolean> {
+    let caught: BuildState | undefined = imaged;
     let i = 0;
     const catchUp = (to: number): void => {
-      for (; i < to; i++) if (since[i]!.event_id > caught.last_event_id) caught = reduce(caught, since[i]!);
+      for (; i < to && caught; i++) {
+        const event = since[i]!;
+        if (event.event_id <= caught.last_event_id) continue;
+        // Every event after the image's, each once: a snapshot started in the middle of a batch emitted at once
+        // (the state stays the planned batch's base until its last event) did not hear the batch's first events.
+        caught = event.event_id === caught.last_event_id + 1 ? reduce(caught, event) : undefined;
+      }
     };
-    while (since.length - i > CATCH_UP_SLICE) {
+    while (caught && since.length - i > CATCH_UP_SLICE) {
       catchUp(i + CATCH_UP_SLICE);
       await yieldToLoop();
     }
+    let taken = false;
     this.edits.next((current) => {
       catchUp(since.length);
-      // Never lose an event: out of step with the fold (a prune came between), the fold stays.
-      if (this.edited !== editsBefore || caught.last_event_id !== current.last_event_id) return current;
+      // Never lose an event: out of step with the fold (a prune came between, an event not heard), the fold stays.
+      if (!caught || this.edited !== editsBefore || caught.last_event_id !== current.last_event_id) return current;
       this.imagedTaken++;
+      taken = true;
       return caught;
     });
+    return taken;
   }
 
   /**
