@@ -1,3 +1,4 @@
+import { ByteArena, reserveBytes } from './byte-arena.js';
 import { StringTable } from './string-table.js';
 
 /**
@@ -25,6 +26,10 @@ export class ImageCarry {
   private imaged: WeakRef<object> | undefined;
   /** The strings of the images, numbered the same from one to the next (string-table.ts). */
   table = new StringTable();
+  /** Where the image under way keeps its encoded values (byte-arena.ts). */
+  arena = new ByteArena();
+  /** Room set aside for the next image (`reserve`). */
+  private reserved: Uint8Array | undefined;
   /**
    * Of the image under way (or the last): records and sets packed and copied, and entries of any map whose numbers
    * and bytes were copied as a range of a run the last image wrote.
@@ -45,11 +50,21 @@ export class ImageCarry {
     }
     this.next = new Map();
     this.imaged = undefined;
+    this.arena = new ByteArena(this.reserved);
+    this.reserved = undefined;
     this.table.nextImage();
     this.counts.packed = 0;
     this.counts.copied = 0;
     this.counts.ranged = 0;
     return this.shapes.slice();
+  }
+
+  /**
+   * Sets aside room for the next image's encoded values now, while the heap is small: a start about to fold many
+   * events (byte-arena.ts says why).
+   */
+  reserve(bytes: number): void {
+    this.reserved = reserveBytes(bytes);
   }
 
   /** Whether a value kept encoded by `origin` may be copied as it is. */

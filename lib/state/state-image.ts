@@ -243,7 +243,12 @@ export function* imagePieces(state: BuildState, carry = new ImageCarry()): Gener
           starts.push(at);
           at += e.length;
         }
-        const chunk = Buffer.concat(encoded, at);
+        const chunk = carry.arena.take(at);
+        let o = 0;
+        for (const e of encoded) {
+          chunk.set(e, o);
+          o += e.length;
+        }
         carried.placed(chunk, starts);
         pieces.push(['encoded', chunk, starts]);
       }

@@ -20,6 +20,9 @@ import { headerMisfit, readCompactionBase, readSnapshot, readSnapshotHeader, rem
 /** An event's own payload object (the planner's and the log's event share it). */
 const payloadOf = (e: EventPayload | BuildEvent): unknown => (e as unknown as Record<string, unknown>)[e.type];
 
+/** Room for a replayed event's share of the first image's records (219 bytes an event at a million events). */
+const RESERVED_BYTES_AN_EVENT = 256;
+
 /** Events folded again in one turn of the loop onto the state a snapshot holds (~5 ms of reduce). */
 const CATCH_UP_SLICE = 500;
 
@@ -49,8 +52,6 @@ export class StateStore {
   private expected: { base: BuildState; result: BuildState; events: readonly EventPayload[]; skipped: number } | undefined;
   /** The snapshot being written, if any: one at a time. */
   private writing: Promise<boolean> | undefined;
-  /** What the last snapshot hands on to the next (image-carry.ts). */
-  private readonly carry = new ImageCarry();
   /** How many edits other than events (prunes) changed the state. */
   private edited = 0;
   private imagedTaken = 0;
@@ -58,6 +59,8 @@ export class StateStore {
 
   private constructor(
     private readonly log: EventLog,
+    /** What the last snapshot hands on to the next (image-carry.ts). */
+    private readonly carry: ImageCarry,
     replayed: BuildState,
     private snapshotEventId: number,
     private readonly logProbe: LogProbe,
@@ -136,8 +139,13 @@ export class StateStore {
     const every = options.snapshotEveryEvents ?? 0;
     const auto = snapshotPath && every > 0 ? { path: snapshotPath, everyEvents: every } : undefined;
     const onError = options.onSnapshotError ?? (() => undefined);
+    const carry = new ImageCarry();
+    // The snapshot after a long replay keeps its records' bytes while the fold is still live: room for them is set
+    // aside before the fold grows (byte-arena.ts).
+    const toReplay = log.latestId() - start.last_event_id;
+    if (auto && toReplay >= SNAPSHOT_AFTER_REPLAY_EVENTS) carry.reserve(Math.min(toReplay * RESERVED_BYTES_AN_EVENT, 2 ** 31));
     const replayed = await replayLog(log, start);
-    const store = new StateStore(log, replayed, start.last_event_id, logProbe(log), auto, onError);
+    const store = new StateStore(log, carry, replayed, start.last_event_id, logProbe(log), auto, onError);
     if (auto && replayed.last_event_id - start.last_event_id >= SNAPSHOT_AFTER_REPLAY_EVENTS) {
       void store.saveSnapshot(auto.path).catch(onError);
     }
