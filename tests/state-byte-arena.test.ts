@@ -6,7 +6,7 @@ import test from 'ava';
 import { ByteArena, reserveBytes } from '../lib/state/byte-arena.js';
 
 test('pieces come from the room set aside while it lasts, then from new slabs, and never overlap', (t) => {
-  const reserved = reserveBytes(1000);
+  const reserved = reserveBytes(1000)!;
   const arena = new ByteArena(reserved);
   const pieces = [arena.take(400), arena.take(600), arena.take(1), arena.take(5 << 20)];
   t.is(pieces[0]!.buffer, reserved.buffer, 'the first pieces are carved from the room set aside');
@@ -20,4 +20,5 @@ test('pieces come from the room set aside while it lasts, then from new slabs, a
     [true, true, true, true],
     'writing one piece changes no other',
   );
+  t.is(reserveBytes(2 ** 60), undefined, 'room the system refuses is none, not a failed start');
 });

@@ -31,7 +31,14 @@ export class ByteArena {
 /** A slab once the room set aside is used up: small enough that an image's growth is a few markings at most. */
 const SLAB_BYTES = 4 << 20;
 
-/** Room of `bytes` set aside now (allocated, not written: it costs address space, not memory, until used). */
-export function reserveBytes(bytes: number): Uint8Array {
-  return Buffer.allocUnsafeSlow(Math.max(0, Math.floor(bytes)));
+/**
+ * Room of `bytes` set aside now (allocated, not written: it costs address space, not memory, until used); none
+ * where the system refuses that much at once (the image then takes slabs as it goes).
+ */
+export function reserveBytes(bytes: number): Uint8Array | undefined {
+  try {
+    return Buffer.allocUnsafeSlow(Math.max(0, Math.floor(bytes)));
+  } catch {
+    return undefined;
+  }
 }
