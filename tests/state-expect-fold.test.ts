@@ -14,6 +14,19 @@ import { StateStore } from '../lib/state/state-store.js';
 import { bash, makeWorkspace, openPlatform, waitForWant, want } from './helpers/jobs-fixture.js';
 import { canon } from './helpers/state-canon.js';
 
+/** A one-partition want made by a user. */
+const created = (i: number): EventPayload => ({
+  type: 'want_created',
+  want_created: {
+    want_id: `w-${i}`, partitions: [`p/${i}`], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', parent_want_id: '',
+    root_want_id: `w-${i}`, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0,
+  },
+});
+const at = 1_700_000_000_000;
+/** What the planner folds a batch to from `base`: the events as the log will number them. */
+const plan = (base: BuildState, payloads: EventPayload[]): BuildState =>
+  payloads.reduce((s, p, i) => reduce(s, { event_id: base.last_event_id + 1 + i, timestamp: at, ...p } as never), base);
+
 async function foldOfLog(log: EventLog): Promise<BuildState> {
   let state = initialState();
   for await (const batch of log.replay()) for (const e of batch) state = reduce(state, e);
@@ -50,16 +63,6 @@ test('the store takes a planned result only for the events that follow its base;
   const log = await EventLog.open(join(dir, '.platform', 'bel'));
   t.teardown(() => log.close());
   const store = await StateStore.open(log);
-  const created = (i: number): EventPayload => ({
-    type: 'want_created',
-    want_created: {
-      want_id: `w-${i}`, partitions: [`p/${i}`], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', parent_want_id: '',
-      root_want_id: `w-${i}`, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0,
-    },
-  });
-  const at = 1_700_000_000_000;
-  const plan = (base: BuildState, payloads: EventPayload[]) =>
-    payloads.reduce((s, p, i) => reduce(s, { event_id: base.last_event_id + 1 + i, timestamp: at, ...p } as never), base);
 
   // Planned from the current state: taken as it is (the very object), after the batch's last event.
   const base = store.current();
@@ -95,14 +98,6 @@ test('a snapshot that starts in the middle of a planned batch does not put in pl
   const dir = makeWorkspace(t);
   const log = await EventLog.open(join(dir, '.platform', 'bel'));
   t.teardown(() => log.close());
-  const created = (i: number): EventPayload => ({
-    type: 'want_created',
-    want_created: {
-      want_id: `w-${i}`, partitions: [`p/${i}`], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', parent_want_id: '',
-      root_want_id: `w-${i}`, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0,
-    },
-  });
-  const at = 1_700_000_000_000;
   await log.append(Array.from({ length: 20 }, (_, i) => created(i + 1)), at);
   const path = join(dir, '.platform', 'snapshot.bin');
   const store = await StateStore.open(log, path);
@@ -111,7 +106,7 @@ test('a snapshot that starts in the middle of a planned batch does not put in pl
   // background one does when it is due then) is of the base, and hears the batch from its second event on.
   const base = store.current();
   const batch = [created(21), created(22), created(23)];
-  const planned = batch.reduce((s, p, i) => reduce(s, { event_id: base.last_event_id + 1 + i, timestamp: at, ...p } as never), base);
+  const planned = plan(base, batch);
   let started: Promise<boolean> | undefined;
   const listening = log.appended$.subscribe((event) => {
     if (event.event_id === base.last_event_id + 1) started = store.saveSnapshot(path, 1);
