@@ -137,10 +137,15 @@ function wordsOf(items: unknown[]): unknown[] | Uint8Array {
 function numbersOf(line: unknown): unknown[] | undefined {
   if (Array.isArray(line)) return line;
   if (!(line instanceof Uint8Array) || line.length % 4 !== 0 || !LITTLE_ENDIAN) return undefined;
-  // Copied: a block read from a frame need not start at a multiple of 4.
-  const words = new Uint32Array(line.length / 4);
-  new Uint8Array(words.buffer).set(line);
-  return Array.from(words, (w) => (w === TRUE_WORD ? true : w));
+  const n = line.length / 4;
+  // A block read from a frame need not start at a multiple of 4: then it is copied first.
+  const words = line.byteOffset % 4 === 0 ? new Uint32Array(line.buffer, line.byteOffset, n) : new Uint32Array(Uint8Array.from(line).buffer);
+  const out = new Array<unknown>(n);
+  for (let i = 0; i < n; i++) {
+    const w = words[i]!;
+    out[i] = w === TRUE_WORD ? true : w;
+  }
+  return out;
 }
 
 /**
