@@ -78,8 +78,8 @@ export class ImageCarry {
   }
 
   /** The map `name` of this image, written in key order by `compare`, beside the same map of the last image. */
-  map<K>(name: string, compare: (a: K, b: K) => number, perChunk: number): MapCarry<K> {
-    const placement = new MapPlacement(perChunk, this.table);
+  map<K>(name: string, compare: (a: K, b: K) => number): MapCarry<K> {
+    const placement = new MapPlacement(this.table);
     this.next?.set(name, placement);
     return new MapCarry(this.last.get(name), placement, compare, this.table);
   }
@@ -154,7 +154,6 @@ class MapPlacement implements ImageMap {
   readonly starts = new Numbers();
 
   constructor(
-    readonly perChunk: number,
     /** The table its references are numbers of. */
     readonly table: StringTable,
   ) {}

@@ -20,11 +20,13 @@ export class LazyValues<V> {
     private readonly decode: (chunk: Uint8Array, start: number, end: number) => V,
     /** What the bytes are encoded against (an image's record shapes): a writer with the same may copy them. */
     readonly encoding: unknown = undefined,
+    /** `trusted`: chunks and starts made in memory by an image's writer, not read from a file: not checked again. */
+    { trusted = false } = {},
   ) {
     if (perChunk < 1 || chunks.length !== Math.ceil(length / perChunk) || starts.length !== length) {
       throw new Error(`${chunks.length} chunks of ${perChunk} and ${starts.length} starts cannot hold ${length} values`);
     }
-    for (let i = 0; i < length; i++) {
+    for (let i = 0; i < length && !trusted; i++) {
       const chunk = chunks[(i / perChunk) | 0]!;
       const end = this.endOf(i, chunk);
       if (starts[i]! >= end || end > chunk.length) throw new Error(`value ${i} lies outside its chunk`);

@@ -20,6 +20,22 @@ import { headerMisfit, readCompactionBase, readSnapshot, readSnapshotHeader, rem
 /** An event's own payload object (the planner's and the log's event share it). */
 const payloadOf = (e: EventPayload | BuildEvent): unknown => (e as unknown as Record<string, unknown>)[e.type];
 
+/**
+ * `state` with `events[from..to)` folded on: those it already has skipped, the others each the one after the last,
+ * or undefined at a gap (a listener that started in the middle of a batch emitted at once did not hear its first
+ * events: the state planned for a batch stays the batch's base until its last event).
+ */
+function foldFollowing(state: BuildState, events: readonly BuildEvent[], from: number, to: number): BuildState | undefined {
+  let folded = state;
+  for (let i = from; i < to && i < events.length; i++) {
+    const event = events[i]!;
+    if (event.event_id <= folded.last_event_id) continue;
+    if (event.event_id !== folded.last_event_id + 1) return undefined;
+    folded = reduce(folded, event);
+  }
+  return folded;
+}
+
 /** Room for a replayed event's share of the first image's records (219 bytes an event at a million events). */
 const RESERVED_BYTES_AN_EVENT = 256;
 
@@ -196,27 +212,19 @@ export class StateStore {
   private async takeImaged(imaged: BuildState, since: readonly BuildEvent[], editsBefore: number): Promise<boolean> {
     let caught: BuildState | undefined = imaged;
     let i = 0;
-    const catchUp = (to: number): void => {
-      for (; i < to && caught; i++) {
-        const event = since[i]!;
-        if (event.event_id <= caught.last_event_id) continue;
-        // Every event after the image's, each once: a snapshot started in the middle of a batch emitted at once
-        // (the state stays the planned batch's base until its last event) did not hear the batch's first events.
-        caught = event.event_id === caught.last_event_id + 1 ? reduce(caught, event) : undefined;
-      }
-    };
     while (caught && since.length - i > CATCH_UP_SLICE) {
-      catchUp(i + CATCH_UP_SLICE);
+      caught = foldFollowing(caught, since, i, i + CATCH_UP_SLICE);
+      i += CATCH_UP_SLICE;
       await yieldToLoop();
     }
     let taken = false;
     this.edits.next((current) => {
-      catchUp(since.length);
+      const next = caught && foldFollowing(caught, since, i, since.length);
       // Never lose an event: out of step with the fold (a prune came between, an event not heard), the fold stays.
-      if (!caught || this.edited !== editsBefore || caught.last_event_id !== current.last_event_id) return current;
+      if (!next || this.edited !== editsBefore || next.last_event_id !== current.last_event_id) return current;
       this.imagedTaken++;
       taken = true;
-      return caught;
+      return next;
     });
     return taken;
   }
@@ -251,10 +259,9 @@ export class StateStore {
       if (result.state === base) return { counts: result.pruned, jobRunIds: [] };
       let applied = false;
       this.edits.next((current) => {
-        let next = result.state;
-        for (const event of since) if (event.event_id > next.last_event_id) next = reduce(next, event);
+        const next = foldFollowing(result.state, since, 0, since.length);
         // Never lose an event: were the two out of step (they cannot be), keep the unpruned state.
-        if (next.last_event_id !== current.last_event_id) return current;
+        if (!next || next.last_event_id !== current.last_event_id) return current;
         applied = true;
         this.edited++;
         return next;
