@@ -280,7 +280,7 @@ export class Platform {
       await this.orchestrator.shutdown(options);
       this.queue.close();
       // The next start replays only what comes after this; a failure here costs that start time, nothing else.
-      await this.store.saveSnapshot(snapshotPath(this.workspaceRoot)).catch((err: unknown) => {
+      await this.store.saveSnapshot(snapshotPath(this.workspaceRoot), undefined, { last: true }).catch((err: unknown) => {
         this.logError(`could not write the state snapshot: ${errorMessage(err)}`);
       });
       this.store.close();

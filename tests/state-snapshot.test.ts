@@ -372,6 +372,27 @@ test('after a background snapshot a store holds the state its image holds, recor
   store.close();
 });
 
+test('the last snapshot before a close is written and leaves the fold in place; an earlier one puts the imaged state there', async (t) => {
+  const { dir, log } = await logWith(t, 3000);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'snapshot.bin');
+  const store = await StateStore.open(log);
+  const folded = store.current();
+  t.true(await store.saveSnapshot(path, 1000, { last: true }));
+  t.is(store.snapshotsWritten, 1);
+  t.is(store.imagedStates, 0, 'no state made from the image only to be dropped at the close');
+  t.is(store.current(), folded);
+  const reread = await StateStore.open(log, path);
+  t.deepEqual(canon(reread.current()), canon(folded));
+  reread.close();
+  // A snapshot that is not the last one: its image's state takes the fold's place.
+  await log.append([{ type: 'want_canceled', want_canceled: { want_id: 'w-1', reason: 'after' } }], 1_767_000_000_000);
+  t.true(await store.saveSnapshot(path, 1));
+  t.is(store.imagedStates, 1);
+  t.not(store.current(), folded);
+  store.close();
+});
+
 test('background snapshots are written one at a time under a burst of events, with no failed write and no file left over', async (t) => {
   const { dir, log } = await logWith(t, 0);
   t.teardown(() => log.close());

@@ -176,9 +176,10 @@ export class StateStore {
 
   /**
    * Writes the current state as the snapshot, if enough events came since the one it started from. One write at a
-   * time: a call while one is under way waits for it first, then decides on the state of that moment.
+   * time: a call while one is under way waits for it first, then decides on the state of that moment. `last`: the
+   * store is closed right after, so the state the image holds does not take the fold's place.
    */
-  async saveSnapshot(snapshotPath: string, minNewEvents = SNAPSHOT_MIN_NEW_EVENTS): Promise<boolean> {
+  async saveSnapshot(snapshotPath: string, minNewEvents = SNAPSHOT_MIN_NEW_EVENTS, options: { last?: boolean } = {}): Promise<boolean> {
     const written = await this.writeExclusive(async (state) => {
       if (state.last_event_id - this.snapshotEventId < minNewEvents) return false;
       // Events folded while the image is written, to fold again onto the state it holds.
@@ -189,6 +190,8 @@ export class StateStore {
         await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry);
         this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
         this.written++;
+        // The store closes next: the state the image holds would not serve a single read.
+        if (options.last) return true;
         const imaged = stateOfImage(state, this.carry);
         if (!imaged || !(await this.takeImaged(imaged, since, editsBefore))) this.carry.forget();
         return true;
