@@ -17,6 +17,7 @@ import { arbEventList } from './helpers/arbitrary-events.js';
 import { makeWorkspace } from './helpers/server-fixture.js';
 import { canon } from './helpers/state-canon.js';
 import { ImageCarry } from '../lib/state/image-carry.js';
+import { BUSY_FRAME_MS, QUIET_AFTER_MS, QUIET_FRAME_MS, frameBudgetMs } from '../lib/state/frame-budget.js';
 import { PAUSE_POINT, imagePieces, stateOfImage } from '../lib/state/state-image.js';
 
 const fold = (events: readonly BuildEvent[], from: BuildState = initialState()): BuildState => events.reduce(reduce, from);
@@ -331,8 +332,19 @@ test('a set larger than a slice (thousands of wants on one partition) is written
   })) as unknown as BuildEvent[];
   const state = fold(events);
   t.is(state.active_wants_by_ref.get('shared')?.size, 3000);
-  // The writer may let the loop go between slices of it (1,024 members), and once its members add up to a slice.
-  t.is([...imagePieces(state)].filter((piece) => piece === PAUSE_POINT).length, 3);
+  // The writer may let the loop go between slices of it (1,024 members), and once its members add up to a slice;
+  // and every 32 records packed (3,000 wants).
+  const pauses = new Map<string, number>();
+  let section = '';
+  for (const piece of imagePieces(state)) {
+    if (piece === PAUSE_POINT) pauses.set(section, (pauses.get(section) ?? 0) + 1);
+    else if (piece[0] === 'map') section = piece[1];
+  }
+  const inSet = pauses.get('active_wants_by_ref') ?? 0;
+  t.true(inSet >= 2 && inSet <= 3, `${inSet} pauses in the set of 3,000`);
+  t.true((pauses.get('wants') ?? 0) >= Math.floor(3000 / 32) - 1, `${pauses.get('wants')} pauses among 3,000 wants`);
+  // A plain map's entries, their strings looked up one by one: every 256 (3,000 in want_order).
+  t.true((pauses.get('want_order') ?? 0) >= Math.floor(3000 / 256) - 1, `${pauses.get('want_order')} pauses among 3,000 entries`);
   await writeSnapshot(path, 'v', state, 0);
   const loaded = (await readSnapshot(path, 'v', probe))!;
   t.deepEqual(canon(loaded), canon(state));
@@ -370,6 +382,29 @@ test('after a background snapshot a store holds the state its image holds, recor
   t.deepEqual(canon(store.current()), canon(replayed.current()));
   replayed.close();
   store.close();
+});
+
+test('a snapshot asks its frame budget before each frame and keeps to it; a store gives short frames once its log is quiet', async (t) => {
+  const { dir, log } = await logWith(t, 3000);
+  t.teardown(() => log.close());
+  const state = (await StateStore.open(log)).current();
+  const write = async (ms: number): Promise<number> => {
+    let asked = 0;
+    await writeSnapshot(join(dir, `frames-${ms}.bin`), 'v', state, 0, undefined, () => {
+      asked++;
+      return ms;
+    });
+    t.deepEqual(canon((await readSnapshot(join(dir, `frames-${ms}.bin`), 'v', probe))!), canon(state));
+    return asked;
+  };
+  const everyLine = await write(0);
+  const roomy = await write(60_000);
+  // A budget of nothing ends a frame at each line (or pause point); one of a minute only at 2,000 lines.
+  t.true(everyLine > [...imagePieces(state)].length / 2, `asked ${everyLine} times`);
+  t.is(roomy, 1);
+  t.is(frameBudgetMs(0), BUSY_FRAME_MS);
+  t.is(frameBudgetMs(QUIET_AFTER_MS), QUIET_FRAME_MS);
+  t.true(QUIET_FRAME_MS < BUSY_FRAME_MS);
 });
 
 test('the last snapshot before a close is written and leaves the fold in place; an earlier one puts the imaged state there', async (t) => {

@@ -23,6 +23,7 @@ import { Packr } from 'msgpackr';
 import type { BuildState } from './build-state.js';
 import { SNAPSHOT_FORMAT, SNAPSHOT_FORMATS_READ, addLine, snapshotFromLines, snapshotLines, type Snapshot, type SnapshotLine } from './snapshot.js';
 import type { ImageCarry } from './image-carry.js';
+import { BUSY_FRAME_MS } from './frame-budget.js';
 import { PAUSE_POINT, imagePieces, stateFromImage, type ImagePiece } from './state-image.js';
 
 /**
@@ -84,13 +85,15 @@ let writes = 0;
 const LINES_PER_FRAME = 2000;
 
 /**
- * How long making one frame of a background snapshot may hold the event loop: a frame of 2,000 active wants took
- * ~25 ms, the p99 of reads on a daemon writing its snapshot. A frame ends when its lines took this long to make, or
- * half of it (packing the frame takes about as long again). Not a count of lines foreseen from the last frame: an
- * image's lines differ a hundredfold in cost (a line of 256 keys against one of 256 records packed), and a count
- * fitted to cheap lines held the loop 0.3-0.5 s on the lines after them (docs/BENCHMARKS.md, session 10).
+ * How long making one frame may hold the event loop, asked before each frame: a store's background snapshot says
+ * (frame-budget.ts); a writer without a log (tests, tools) takes frames of 5 ms. A frame of 2,000 active wants took
+ * ~25 ms, the p99 of reads on a daemon writing its snapshot. A frame ends when its lines took half the budget to make
+ * (packing the frame takes about as long again). Not a count of lines foreseen from the last frame: an image's lines
+ * differ a hundredfold in cost (a line of 256 keys against one of 256 records packed), and a count fitted to cheap
+ * lines held the loop 0.3-0.5 s on the lines after them (docs/BENCHMARKS.md, session 10).
  */
-const FRAME_BUDGET_MS = 5;
+export type FrameBudget = () => number;
+const FIVE_MS: FrameBudget = () => BUSY_FRAME_MS;
 
 type EndLine = ['end', number] | ['end', number, number];
 
@@ -304,23 +307,30 @@ export function headerMisfit(header: SnapshotHeader, log: Pick<LogProbe, 'firstI
 }
 
 /** Writes `state` as the snapshot (its image), a frame at a time; the state is immutable, so steps go on meanwhile. */
-export async function writeSnapshot(path: string, version: string, state: BuildState, lastEventTimestamp: number, carry?: ImageCarry): Promise<void> {
+export async function writeSnapshot(
+  path: string,
+  version: string,
+  state: BuildState,
+  lastEventTimestamp: number,
+  carry?: ImageCarry,
+  budget: FrameBudget = FIVE_MS,
+): Promise<void> {
   if (version === '') return;
   const header: SnapshotHeader = { version, format: IMAGE_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp };
-  await writeFramed(path, header, imagePieces(state, carry), true);
+  await writeFramed(path, header, imagePieces(state, carry), true, budget);
 }
 
 /** Writes `state` as records (snapshot.ts), the format a compaction base keeps for later versions to read. */
-export async function writeRecords(path: string, version: string, state: BuildState, lastEventTimestamp: number): Promise<void> {
+export async function writeRecords(path: string, version: string, state: BuildState, lastEventTimestamp: number, budget: FrameBudget = FIVE_MS): Promise<void> {
   const header: SnapshotHeader = { version, format: SNAPSHOT_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp };
-  await writeFramed(path, header, snapshotLines(state), false);
+  await writeFramed(path, header, snapshotLines(state), false, budget);
 }
 
 /**
- * Writes a header and lines in frames sized to FRAME_BUDGET_MS (the lines are made as they are written, so their
- * making counts too), then the end line: the count, and with `checksum` the CRC-32 of the frames.
+ * Writes a header and lines in frames, each sized to the budget asked before it (the lines are made as they are
+ * written, so their making counts too), then the end line: the count, and with `checksum` the CRC-32 of the frames.
  */
-async function writeFramed(path: string, header: SnapshotHeader, source: Iterable<unknown>, checksum: boolean): Promise<void> {
+async function writeFramed(path: string, header: SnapshotHeader, source: Iterable<unknown>, checksum: boolean, budget: FrameBudget): Promise<void> {
   // Its own temporary file, so that a failed or abandoned write never shares one with the next.
   const tmp = `${path}.${process.pid}.${++writes}.tmp`;
   const file = await open(tmp, 'w');
@@ -331,12 +341,13 @@ async function writeFramed(path: string, header: SnapshotHeader, source: Iterabl
     let count = 0;
     let crc = 0;
     let started = performance.now();
+    let frameMs = budget();
     for (const line of source) {
       if (line !== PAUSE_POINT) {
         lines.push(line);
         count++;
       }
-      if (lines.length >= LINES_PER_FRAME || performance.now() - started >= FRAME_BUDGET_MS / 2) {
+      if (lines.length >= LINES_PER_FRAME || performance.now() - started >= frameMs / 2) {
         if (lines.length > 0) {
           const bytes = frame(p, lines);
           if (checksum) crc = crc32(bytes, crc);
@@ -347,6 +358,7 @@ async function writeFramed(path: string, header: SnapshotHeader, source: Iterabl
           await new Promise((resolve) => setImmediate(resolve));
         }
         started = performance.now();
+        frameMs = budget();
       }
     }
     if (lines.length > 0) {

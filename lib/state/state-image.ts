@@ -162,6 +162,16 @@ export const PAUSE_POINT: unique symbol = Symbol('pause point');
 const SET_SLICE = 1024;
 
 /**
+ * Work between two points where the writer may pause, in set members packed (SET_SLICE), a record packed counting
+ * as 32 and an entry written one by one (its strings looked up) as 16. A piece of 256 records packed whole held
+ * the loop 3-5 ms, and one of 256 entries of a plain map of new strings 5-18 ms (the first image of a fold), the
+ * longest holds of a snapshot whatever the frame's budget (frame-budget.ts).
+ */
+const PAUSE_WORK = SET_SLICE;
+const WORK_A_RECORD = 32;
+const WORK_AN_ENTRY = 16;
+
+/**
  * A set's encoding, a slice of members at a time with a pause point between slices: a MessagePack array is its
  * header and then its items, so slices packed apart and joined after one header are the whole array.
  */
@@ -224,7 +234,7 @@ export function* imagePieces(state: BuildState, carry = new ImageCarry()): Gener
   const structures = carry.begin(base, () => (base ? base.structures.slice(0, base.shared) : []));
   const p = packer(structures);
   const table = carry.table;
-  let membersSincePause = 0;
+  let workSincePause = 0;
   yield ['scalars', { last_event_id: state.last_event_id, wants_sla_missed: state.wants_sla_missed, created: state.created }];
   // The strings the table kept from the last image come first, as every later line may refer to them.
   for (let kept = table.taken(STRINGS_A_LINE); kept.length > 0; kept = table.taken(STRINGS_A_LINE)) yield ['strings', kept];
@@ -285,6 +295,7 @@ export function* imagePieces(state: BuildState, carry = new ImageCarry()): Gener
       const entry = part;
       const key = entry[0];
       keys.push(numericKeys ? carried.numericKey(key) : carried.stringKey(key));
+      workSincePause += WORK_AN_ENTRY;
       if (spec.kind === 'plain') {
         values.push(carried.plainValue(entry[1]));
       } else if (entry.length === 4 && carry.copies(entry[3])) {
@@ -298,12 +309,15 @@ export function* imagePieces(state: BuildState, carry = new ImageCarry()): Gener
           encoded.push(yield* packSet(p, set));
           // Many middling sets in one piece (256 partitions with a thousand waiting wants each) cost what one large
           // set does: the writer may pause after every slice's worth of members, whichever sets they are in.
-          membersSincePause += set.size;
-          if (membersSincePause >= SET_SLICE) {
-            membersSincePause = 0;
-            yield PAUSE_POINT;
-          }
-        } else encoded.push(p.pack(value));
+          workSincePause += set.size;
+        } else {
+          encoded.push(p.pack(value));
+          workSincePause += WORK_A_RECORD;
+        }
+      }
+      if (workSincePause >= PAUSE_WORK) {
+        workSincePause = 0;
+        yield PAUSE_POINT;
       }
       if (keys.length === PER_PIECE) yield* flush();
     }

@@ -13,6 +13,7 @@ import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
 import { ImageCarry } from './image-carry.js';
+import { frameBudgetMs } from './frame-budget.js';
 import { stateOfImage } from './state-image.js';
 import { SNAPSHOT_FORMATS_READ, fromSnapshot } from './snapshot.js';
 import { headerMisfit, readCompactionBase, readSnapshot, readSnapshotHeader, removeSnapshotLeftovers, stateCodeFingerprint, writeRecords, writeSnapshot, type LogProbe } from './snapshot-file.js';
@@ -39,8 +40,13 @@ function foldFollowing(state: BuildState, events: readonly BuildEvent[], from: n
 /** Room for a replayed event's share of the first image's records (219 bytes an event at a million events). */
 const RESERVED_BYTES_AN_EVENT = 256;
 
-/** Events folded again in one turn of the loop onto the state a snapshot holds (~5 ms of reduce). */
-const CATCH_UP_SLICE = 500;
+/**
+ * The events folded again onto the state a snapshot holds: a turn of the loop folds them for the frame's budget
+ * (frame-budget.ts), checking the time every CATCH_UP_STRIDE; the last CATCH_UP_TAIL (~1 ms of reduce) in the edit
+ * that puts the state in place.
+ */
+const CATCH_UP_STRIDE = 25;
+const CATCH_UP_TAIL = 100;
 
 /** Below this many events since the last snapshot, replaying them is cheaper than writing a new one. */
 export const SNAPSHOT_MIN_NEW_EVENTS = 1000;
@@ -71,6 +77,10 @@ export class StateStore {
   /** How many edits other than events (prunes) changed the state. */
   private edited = 0;
   private imagedTaken = 0;
+  /** When the log last took an append: a background snapshot's frames are sized by it (frame-budget.ts). */
+  private lastAppend = -Infinity;
+  private readonly appends: Subscription;
+  private readonly frameBudget = (): number => frameBudgetMs(performance.now() - this.lastAppend);
   readonly state$: Observable<BuildState>;
 
   private constructor(
@@ -90,6 +100,7 @@ export class StateStore {
       startWith(replayed),
       shareReplay(1),
     );
+    this.appends = log.writes$.subscribe(() => (this.lastAppend = performance.now()));
     // The state ends with the log, as it did when it was the fold of the log alone.
     log.appended$.subscribe({ complete: () => this.edits.complete() });
     // Held for the store's life, so the fold runs as events arrive, not on each reader's subscription.
@@ -187,7 +198,7 @@ export class StateStore {
       const listening = this.log.appended$.subscribe((event) => since.push(event));
       const editsBefore = this.edited;
       try {
-        await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry);
+        await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry, this.frameBudget);
         this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
         this.written++;
         // The store closes next: the state the image holds would not serve a single read.
@@ -215,9 +226,12 @@ export class StateStore {
   private async takeImaged(imaged: BuildState, since: readonly BuildEvent[], editsBefore: number): Promise<boolean> {
     let caught: BuildState | undefined = imaged;
     let i = 0;
-    while (caught && since.length - i > CATCH_UP_SLICE) {
-      caught = foldFollowing(caught, since, i, i + CATCH_UP_SLICE);
-      i += CATCH_UP_SLICE;
+    while (caught && since.length - i > CATCH_UP_TAIL) {
+      const until = performance.now() + this.frameBudget();
+      do {
+        caught = foldFollowing(caught, since, i, i + CATCH_UP_STRIDE);
+        i += CATCH_UP_STRIDE;
+      } while (caught && since.length - i > CATCH_UP_TAIL && performance.now() < until);
       await yieldToLoop();
     }
     let taken = false;
@@ -242,7 +256,7 @@ export class StateStore {
       // The snapshot may hold history a prune just dropped: gone before the base, under the same lock, so no start
       // ever prefers it to the base (and no writer puts it back meanwhile).
       if (supersedes) await rm(supersedes, { force: true });
-      await writeRecords(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state));
+      await writeRecords(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state), this.frameBudget);
       return state.last_event_id;
     });
   }
@@ -323,6 +337,7 @@ export class StateStore {
 
   close(): void {
     this.background?.unsubscribe();
+    this.appends.unsubscribe();
     this.subscription.unsubscribe();
     this.latest.complete();
   }

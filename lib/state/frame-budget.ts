@@ -1,0 +1,19 @@
+/**
+ * How long one frame of a background snapshot may hold the event loop, decided before each frame from how long ago
+ * the log last took an append.
+ *
+ * - While steps come (an append in the last QUIET_AFTER_MS), 5 ms: a step waits through a frame at each turn of the
+ *   loop it takes, but a shorter frame spreads the snapshot over more seconds, and every event of those seconds is
+ *   folded a second time onto the state the image holds (state-store.ts `takeImaged`). Session 18 measured both
+ *   ways under goal 4's intake: no better worst slice, more work (docs/decisions.md).
+ * - With the log quiet, 1 ms: nothing waits to be folded twice, and what the loop serves meanwhile (reads) waits at
+ *   most a short frame. Goal 4's reads ran during the snapshot that its last wants started, at a p99 of 3.4-5.9 ms
+ *   by wrk against ~1.5 on an idle daemon.
+ */
+export const BUSY_FRAME_MS = 5;
+export const QUIET_FRAME_MS = 1;
+export const QUIET_AFTER_MS = 20;
+
+export function frameBudgetMs(msSinceLastAppend: number): number {
+  return msSinceLastAppend < QUIET_AFTER_MS ? BUSY_FRAME_MS : QUIET_FRAME_MS;
+}
