@@ -33,6 +33,6 @@ test('a table is live while at least half of its strings are referred to in the 
   t.false(table.live);
   table.use(69_999);
   t.true(table.live);
-  // Every string is written again in the new image, the kept ones first.
+  // Every string of the table is written again in each image, referred to or not.
   t.is(table.taken().length, 70_000);
 });

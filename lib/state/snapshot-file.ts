@@ -22,7 +22,7 @@ import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { BuildState } from './build-state.js';
 import { SNAPSHOT_FORMAT, SNAPSHOT_FORMATS_READ, addLine, snapshotFromLines, snapshotLines, type Snapshot, type SnapshotLine } from './snapshot.js';
-import type { ImageCarry } from './image-carry.js';
+import type { ImageCarry, LoadedImage } from './image-carry.js';
 import { BUSY_FRAME_MS } from './frame-budget.js';
 import { PAUSE_POINT, imagePieces, stateFromImage, type ImagePiece } from './state-image.js';
 
@@ -198,12 +198,17 @@ export async function readSnapshotHeader(path: string): Promise<SnapshotHeader |
   }
 }
 
-/** The state in the snapshot at `path`, if one written by this state code fits the log; undefined otherwise. */
-export async function readSnapshot(path: string, version: string, log: LogProbe): Promise<BuildState | undefined> {
-  return version === '' ? undefined : (await readImageFile(path, version, log)).state;
+/**
+ * The state in the snapshot at `path`, if one written by this state code fits the log; undefined otherwise. A
+ * `carry` takes on the image it was read from (image-carry.ts `takeLoaded`), so the next image copies what did not
+ * change since.
+ */
+export async function readSnapshot(path: string, version: string, log: LogProbe, carry?: ImageCarry): Promise<BuildState | undefined> {
+  return version === '' ? undefined : (await readImageFile(path, version, log, carry)).state;
 }
 
-async function readImageFile(path: string, version: string, log: LogProbe): Promise<{ state?: BuildState; why: string }> {
+async function readImageFile(path: string, version: string, log: LogProbe, carry?: ImageCarry): Promise<{ state?: BuildState; why: string }> {
+  const loaded: { image?: LoadedImage } = {};
   let state: BuildState;
   let header: SnapshotHeader;
   try {
@@ -229,13 +234,14 @@ async function readImageFile(path: string, version: string, log: LogProbe): Prom
     }
     // The count and the checksum: a file cut short, padded or changed in place is not this snapshot.
     if (endLine[1] !== pieces.length || endLine[2] !== crc32(body)) return { why: 'damaged' };
-    state = stateFromImage(pieces);
+    state = stateFromImage(pieces, carry ? loaded : undefined);
   } catch (err) {
     return { why: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : `unreadable: ${err instanceof Error ? err.message : String(err)}` };
   }
   if (state.last_event_id !== header.last_event_id) return { why: 'damaged' };
   const id = header.last_event_id;
   if (id > 0 && (await log.timestampOf(id).catch(() => undefined)) !== header.last_event_timestamp) return { why: `not of this log (its event ${id} differs)` };
+  if (carry && loaded.image) carry.takeLoaded(loaded.image);
   return { state, why: '' };
 }
 

@@ -19,7 +19,7 @@ import {
   compareIds,
   copyState,
 } from './build-state.js';
-import { ImageCarry } from './image-carry.js';
+import { ImageCarry, type LoadedImage } from './image-carry.js';
 import { LazyValues } from './lazy-values.js';
 import { OrderedMap, compareNumbers, compareStrings, type Compare, type KeptPart, type RunSlice } from './ordered-map.js';
 
@@ -409,7 +409,7 @@ interface Section {
  * The state an image's pieces describe. Throws on anything that is not a whole image of this code's state (a
  * missing or unknown map, keys out of order, counts that do not add up): the caller then replays the log.
  */
-export function stateFromImage(pieces: Iterable<unknown>): BuildState {
+export function stateFromImage(pieces: Iterable<unknown>, loaded?: { image?: LoadedImage }): BuildState {
   const sections = new Map<string, Section>();
   let current: Section | undefined;
   let scalars: Scalars | undefined;
@@ -449,24 +449,39 @@ export function stateFromImage(pieces: Iterable<unknown>): BuildState {
     if (s === undefined) throw new Error(`a reference to no string: ${String(ref)}`);
     return s;
   };
-  /** A section's chunks as one array, each item made what it stands for. */
-  const flat = <T>(chunks: unknown[][], size: number, item: (x: unknown) => T): T[] => {
+  /**
+   * A section's chunks as one array, each item made what it stands for; with `refs`, the string numbers as read
+   * (0 for what is not one) for a carry to take on.
+   */
+  const flat = <T>(chunks: unknown[][], size: number, item: (x: unknown) => T, refs?: Uint32Array): T[] => {
     const out = new Array<T>(size);
     let i = 0;
     for (const chunk of chunks) {
       if (i + chunk.length > size) throw new Error(`more entries than the ${size} of their map`);
-      for (const x of chunk) out[i++] = item(x);
+      for (const x of chunk) {
+        if (refs && typeof x === 'number') refs[i] = x;
+        out[i++] = item(x);
+      }
     }
     if (i !== size) throw new Error(`${i} entries of a map of ${size}`);
     return out;
   };
+  const placements = new Map<string, { keys: unknown[]; values: unknown[]; keyRefs: Uint32Array; valueRefs: Uint32Array }>();
+  const refsFor = (size: number): Uint32Array | undefined => (loaded ? new Uint32Array(size) : undefined);
   const load = (name: string, spec: MapSpec): AnyMap => {
     const section = sections.get(name);
     if (!section) throw new Error(`an image without the map ${name}`);
     sections.delete(name);
     const compare = spec.compare;
-    const keys = spec.compare === compareNumbers ? flat(section.keys, section.size, (k) => k) : flat(section.keys, section.size, stringAt);
-    if (spec.kind === 'plain') return OrderedMap.fromSortedArrays(compare, keys, flat(section.values, section.size, (v) => (v === true ? true : stringAt(v))));
+    const keyRefs = spec.compare === compareNumbers ? undefined : refsFor(section.size);
+    const keys = spec.compare === compareNumbers ? flat(section.keys, section.size, (k) => k) : flat(section.keys, section.size, stringAt, keyRefs);
+    if (spec.kind === 'plain') {
+      const valueRefs = refsFor(section.size);
+      const values = flat(section.values, section.size, (v) => (v === true ? true : stringAt(v)), valueRefs);
+      if (loaded) placements.set(name, { keys, values, keyRefs: keyRefs ?? new Uint32Array(0), valueRefs: valueRefs! });
+      return OrderedMap.fromSortedArrays(compare, keys, values);
+    }
+    if (loaded) placements.set(name, { keys, values: [], keyRefs: keyRefs ?? new Uint32Array(0), valueRefs: new Uint32Array(0) });
     const decode =
       spec.kind === 'sets'
         ? (chunk: Uint8Array, start: number, end: number) => decodeSet(unpacker.unpack(chunk, { start, end }))
@@ -481,6 +496,7 @@ export function stateFromImage(pieces: Iterable<unknown>): BuildState {
     state[field] = index;
   }
   if (sections.size > 0) throw new Error(`an image with maps this state does not have: ${[...sections.keys()].join(', ')}`);
+  if (loaded) loaded.image = { encoding, shapes: structures.slice(), strings, maps: placements };
   // Every field of BuildState was set above from MAPS, STATUS_INDEXES and the scalars, checked as they were read.
   // Copied into the fold's own shape of state (build-state.ts's copyState).
   return copyState(state as unknown as BuildState);

@@ -159,14 +159,15 @@ export class StateStore {
     if (snapshotPath) await removeSnapshotLeftovers(snapshotPath);
     if (options.compactionBasePath) await removeSnapshotLeftovers(options.compactionBasePath);
     // A snapshot that does not hold together is only a lost shortcut (undefined): the log is replayed.
-    const snapshot = snapshotPath ? await readSnapshot(snapshotPath, stateCodeFingerprint(), logProbe(log)) : undefined;
+    // The carry takes on the image it starts from: the first snapshot after a start copies what did not change.
+    const carry = new ImageCarry();
+    const snapshot = snapshotPath ? await readSnapshot(snapshotPath, stateCodeFingerprint(), logProbe(log), carry) : undefined;
     let start = snapshot;
     if (!start && log.firstId() > 1) start = await compactionBase(log, options.compactionBasePath);
     start ??= initialState();
     const every = options.snapshotEveryEvents ?? 0;
     const auto = snapshotPath && every > 0 ? { path: snapshotPath, everyEvents: every } : undefined;
     const onError = options.onSnapshotError ?? (() => undefined);
-    const carry = new ImageCarry();
     // The snapshot after a long replay keeps its records' bytes while the fold is still live: room for them is set
     // aside before the fold grows (byte-arena.ts).
     const toReplay = log.latestId() - start.last_event_id;
@@ -201,8 +202,12 @@ export class StateStore {
         await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry, this.frameBudget);
         this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
         this.written++;
-        // The store closes next: the state the image holds would not serve a single read.
-        if (options.last) return true;
+        // The store closes next: the state the image holds would not serve a single read (and what the carry
+        // kept of the image is let go, as when a state is not taken).
+        if (options.last) {
+          this.carry.forget();
+          return true;
+        }
         const imaged = stateOfImage(state, this.carry);
         if (!imaged || !(await this.takeImaged(imaged, since, editsBefore))) this.carry.forget();
         return true;
@@ -314,6 +319,11 @@ export class StateStore {
     } finally {
       if (this.writing === settled) this.writing = undefined;
     }
+  }
+
+  /** Of the last snapshot's image: records and sets packed and copied, entries copied as ranges (image-carry.ts). */
+  get imageCounts(): Readonly<{ packed: number; copied: number; ranged: number }> {
+    return { ...this.carry.counts };
   }
 
   /** How many times the state an image holds took the place of the fold (after a snapshot). */

@@ -45,6 +45,22 @@ export class StringTable {
   private used = 0;
   private writtenUpTo = 0;
 
+  /**
+   * A table holding `strings` under their numbers (a loaded image's): numbers given later follow them. They are not
+   * looked up by content, so a string of theirs met again at a new place gets a new number, written twice: the
+   * lookup maps of a million strings would cost a start ~0.5 s, and the carry gives the strings it meets at their
+   * old places their old numbers without a lookup.
+   */
+  static of(strings: readonly string[]): StringTable {
+    const table = new StringTable();
+    for (let at = 0; at < strings.length; at += BLOCK) {
+      table.strings.push(strings.slice(at, at + BLOCK));
+      table.seen.push(new Uint32Array(BLOCK));
+    }
+    table.count = strings.length;
+    return table;
+  }
+
   /** Starts an image: every string is written again, and what it refers to is counted afresh. */
   nextImage(): void {
     this.image++;
