@@ -162,8 +162,8 @@ export const PAUSE_POINT: unique symbol = Symbol('pause point');
 const SET_SLICE = 1024;
 
 /**
- * Work between two points where the writer may pause, in set members packed (SET_SLICE), a record packed counting
- * as 32 and an entry written one by one (its strings looked up) as 16. A piece of 256 records packed whole held
+ * Work between two points where the writer may pause, in set members packed (SET_SLICE): an entry written one by one
+ * (its strings looked up) counts 16, and a record packed 32 more. A piece of 256 records packed whole held
  * the loop 3-5 ms, and one of 256 entries of a plain map of new strings 5-18 ms (the first image of a fold), the
  * longest holds of a snapshot whatever the frame's budget (frame-budget.ts).
  */
