@@ -337,13 +337,18 @@ export interface RunSlice<K, V> {
 /** An entry as kept (a node's), or a stretch of a run's entries (`RunSlice`), in ascending order. */
 export type KeptPart<K, V> = KeptEntry<K, V> | RunSlice<K, V>;
 
-/** Ascending, a run's remaining entries at once: a cursor on top of the stack has the next of them all. */
-function* walkParts<K, V>(stack: Pending<K, V>[]): Generator<KeptPart<K, V>, void, undefined> {
+/**
+ * Ascending, a run's remaining entries at once where `whole` takes the stretch (a cursor on top of the stack has the
+ * next of them all), else entry by entry as kept.
+ */
+function* walkParts<K, V>(stack: Pending<K, V>[], whole: (slice: RunSlice<K, V>) => boolean): Generator<KeptPart<K, V>, void, undefined> {
   for (;;) {
     const top = stack.pop();
     if (top === undefined) return;
     if (top instanceof Cursor) {
-      yield { keys: top.run.keys, values: top.run.values, lo: top.i, hi: top.run.hi };
+      const slice: RunSlice<K, V> = { keys: top.run.keys, values: top.run.values, lo: top.i, hi: top.run.hi };
+      if (whole(slice)) yield slice;
+      else for (let i = slice.lo; i < slice.hi; i++) yield keptOf(slice.keys[i]!, undefined, slice.values, i);
     } else {
       pushLeftSpine(stack, top.right);
       yield keptOf(top.key, top.value, undefined, 0);
@@ -550,11 +555,11 @@ export class OrderedMap<K, V> {
   }
 
   /**
-   * The entries in ascending order as kept, a run's stretch at once (arrays and a range): a writer may copy a
-   * stretch it wrote before as a whole instead of entry by entry.
+   * The entries in ascending order as kept (`keptEntries`), but a run's stretch that `whole` takes at once (arrays
+   * and a range): a writer may copy a stretch it wrote before as a whole instead of entry by entry.
    */
-  keptParts(): IterableIterator<KeptPart<K, V>> {
-    return walkParts(ascendingFromIndex(this.root, 0));
+  keptParts(whole: (slice: RunSlice<K, V>) => boolean): IterableIterator<KeptPart<K, V>> {
+    return walkParts(ascendingFromIndex(this.root, 0), whole);
   }
 
   [Symbol.iterator](): IterableIterator<[K, V]> {

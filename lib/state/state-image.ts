@@ -21,7 +21,7 @@ import {
 } from './build-state.js';
 import { ImageCarry, type LoadedImage } from './image-carry.js';
 import { LazyValues } from './lazy-values.js';
-import { OrderedMap, compareNumbers, compareStrings, type Compare, type KeptPart, type RunSlice } from './ordered-map.js';
+import { OrderedMap, compareNumbers, compareStrings, type Compare, type RunSlice } from './ordered-map.js';
 
 /** Strings in one line of the strings a table kept from the last image. */
 const STRINGS_A_LINE = 4096;
@@ -276,7 +276,7 @@ export function* imagePieces(state: BuildState, carry = new ImageCarry()): Gener
     // A stretch of a run the last image wrote is copied as a range; any other stretch comes entry by entry.
     const copied = (slice: RunSlice<unknown, unknown>): boolean =>
       carried.covers(slice.keys, plainMap ? slice.values : undefined) && (plainMap || (slice.values instanceof LazyValues && carry.copies(slice.values.encoding)));
-    for (const part of partsOf(map, copied)) {
+    for (const part of map.keptParts(copied)) {
       if (!Array.isArray(part)) {
         const lazy = part.values as LazyValues<unknown>;
         for (let i = part.lo; i < part.hi; ) {
@@ -327,20 +327,24 @@ export function* imagePieces(state: BuildState, carry = new ImageCarry()): Gener
   carry.end(state, structures);
 }
 
-/**
- * A map's entries in order as kept, a run's stretch as one part where `whole` takes it (its entries one by one
- * otherwise, as `keptEntries` gives them).
- */
-function* partsOf(map: AnyMap, whole: (slice: RunSlice<unknown, unknown>) => boolean): Generator<KeptPart<unknown, unknown>> {
-  for (const part of map.keptParts()) {
-    if (Array.isArray(part) || whole(part)) {
-      yield part;
-      continue;
-    }
-    const { keys, values, lo, hi } = part;
-    if (values instanceof LazyValues) for (let i = lo; i < hi; i++) yield [keys[i], undefined, values.encodedAt(i), values.encoding];
-    else for (let i = lo; i < hi; i++) yield [keys[i], values[i]];
+/** A state's fields from `base`, every map of BuildState (the status indexes' too) made by `load` from its image name. */
+function withMaps(base: Record<string, unknown>, load: (name: string, spec: MapSpec) => AnyMap): BuildState {
+  const state: Record<string, unknown> = { ...base };
+  for (const [field, spec] of Object.entries(MAPS)) state[field] = load(field, spec);
+  for (const [field, { statuses, spec }] of Object.entries(STATUS_INDEXES)) {
+    const index: Record<string, AnyMap> = {};
+    for (const s of statuses) index[s] = load(`${field}.${s}`, spec);
+    state[field] = index;
   }
+  // Copied into the fold's own shape of state (build-state.ts's copyState).
+  return copyState(state as unknown as BuildState);
+}
+
+/** How a map's encoded values are read back, with `unpacker` (the image's record shapes). */
+function decoderFor(unpacker: Packr, kind: MapSpec['kind']): (chunk: Uint8Array, start: number, end: number) => unknown {
+  return kind === 'sets'
+    ? (chunk, start, end) => decodeSet(unpacker.unpack(chunk, { start, end }))
+    : (chunk, start, end) => unpacker.unpack(chunk, { start, end }) as unknown;
 }
 
 /**
@@ -353,26 +357,18 @@ export function stateOfImage(state: BuildState, carry: ImageCarry): BuildState |
   if (!image) return undefined;
   const encoding = new ImageEncoding(image.shapes.slice(), image.shapes.length);
   const unpacker = packer(image.shapes.slice());
-  const decodeRecord = (chunk: Uint8Array, start: number, end: number): unknown => unpacker.unpack(chunk, { start, end });
-  const decodeSets = (chunk: Uint8Array, start: number, end: number): unknown => decodeSet(unpacker.unpack(chunk, { start, end }));
   const load = (name: string, spec: MapSpec): AnyMap => {
     const m = image.maps.get(name);
     if (!m) throw new Error(`the image has no map ${name}`);
     if (spec.kind === 'plain') return OrderedMap.fromSortedArrays(spec.compare, m.keys, m.values, { trusted: true });
     // Chunks and starts as this image made them: not checked value by value again (a million at a million events).
-    const values = new LazyValues(m.keys.length, PER_PIECE, m.chunks, m.startsArray(), spec.kind === 'sets' ? decodeSets : decodeRecord, encoding, { trusted: true });
+    const values = new LazyValues(m.keys.length, PER_PIECE, m.chunks, m.startsArray(), decoderFor(unpacker, spec.kind), encoding, { trusted: true });
     return OrderedMap.fromSortedArrays(spec.compare, m.keys, values, { trusted: true });
   };
-  const next: Record<string, unknown> = { ...state };
-  for (const [field, spec] of Object.entries(MAPS)) next[field] = load(field, spec);
-  for (const [field, { statuses, spec }] of Object.entries(STATUS_INDEXES)) {
-    const index: Record<string, AnyMap> = {};
-    for (const s of statuses) index[s] = load(`${field}.${s}`, spec);
-    next[field] = index;
-  }
+  // Every map of BuildState replaced by the image's own, the rest of `state` as it is.
+  const imaged = withMaps(state as unknown as Record<string, unknown>, load);
   carry.adopt(encoding);
-  // Every map of BuildState replaced by the image's own, the rest of `state` as it is (copyState's shape).
-  return copyState(next as unknown as BuildState);
+  return imaged;
 }
 
 /** The record shapes of a loaded image: the list its values decode with, and how many of them the file held. */
@@ -482,22 +478,11 @@ export function stateFromImage(pieces: Iterable<unknown>, loaded?: { image?: Loa
       return OrderedMap.fromSortedArrays(compare, keys, values);
     }
     if (loaded) placements.set(name, { keys, values: [], keyRefs: keyRefs ?? new Uint32Array(0), valueRefs: new Uint32Array(0) });
-    const decode =
-      spec.kind === 'sets'
-        ? (chunk: Uint8Array, start: number, end: number) => decodeSet(unpacker.unpack(chunk, { start, end }))
-        : (chunk: Uint8Array, start: number, end: number) => unpacker.unpack(chunk, { start, end }) as unknown;
-    return OrderedMap.fromSortedArrays(compare, keys, new LazyValues(section.filled, PER_PIECE, section.chunks, section.starts, decode, encoding));
+    return OrderedMap.fromSortedArrays(compare, keys, new LazyValues(section.filled, PER_PIECE, section.chunks, section.starts, decoderFor(unpacker, spec.kind), encoding));
   };
-  const state: Record<string, unknown> = { ...initialState(), ...scalars };
-  for (const [field, spec] of Object.entries(MAPS)) state[field] = load(field, spec);
-  for (const [field, { statuses, spec }] of Object.entries(STATUS_INDEXES)) {
-    const index: Record<string, AnyMap> = {};
-    for (const s of statuses) index[s] = load(`${field}.${s}`, spec);
-    state[field] = index;
-  }
+  // Every field of BuildState is set from MAPS, STATUS_INDEXES and the scalars, checked as they are read.
+  const state = withMaps({ ...initialState(), ...scalars }, load);
   if (sections.size > 0) throw new Error(`an image with maps this state does not have: ${[...sections.keys()].join(', ')}`);
   if (loaded) loaded.image = { encoding, shapes: structures.slice(), strings, maps: placements };
-  // Every field of BuildState was set above from MAPS, STATUS_INDEXES and the scalars, checked as they were read.
-  // Copied into the fold's own shape of state (build-state.ts's copyState).
-  return copyState(state as unknown as BuildState);
+  return state;
 }

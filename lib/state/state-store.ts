@@ -194,29 +194,22 @@ export class StateStore {
   async saveSnapshot(snapshotPath: string, minNewEvents = SNAPSHOT_MIN_NEW_EVENTS, options: { last?: boolean } = {}): Promise<boolean> {
     const written = await this.writeExclusive(async (state) => {
       if (state.last_event_id - this.snapshotEventId < minNewEvents) return false;
-      // Events folded while the image is written, to fold again onto the state it holds.
-      const since: BuildEvent[] = [];
-      const listening = this.log.appended$.subscribe((event) => since.push(event));
-      const editsBefore = this.edited;
-      try {
-        await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry, this.frameBudget);
-        this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
-        this.written++;
-        // The store closes next: the state the image holds would not serve a single read (and what the carry
-        // kept of the image is let go, as when a state is not taken).
-        if (options.last) {
-          this.carry.forget();
+      // The events folded while the image is written are folded again onto the state it holds.
+      return this.withEventsMeanwhile(async (since) => {
+        const editsBefore = this.edited;
+        try {
+          await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry, this.frameBudget);
+          this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
+          this.written++;
+          // The last before a close: the state the image holds would not serve a single read.
+          const imaged = options.last ? undefined : stateOfImage(state, this.carry);
+          if (!imaged || !(await this.takeImaged(imaged, since, editsBefore))) this.carry.forget();
           return true;
+        } catch (err) {
+          this.carry.forget();
+          throw err;
         }
-        const imaged = stateOfImage(state, this.carry);
-        if (!imaged || !(await this.takeImaged(imaged, since, editsBefore))) this.carry.forget();
-        return true;
-      } catch (err) {
-        this.carry.forget();
-        throw err;
-      } finally {
-        listening.unsubscribe();
-      }
+      });
     });
     return written;
   }
@@ -273,9 +266,7 @@ export class StateStore {
    */
   async prune(cutoff: number): Promise<{ counts: PruneCounts; jobRunIds: string[] }> {
     // The events folded while the prune runs between turns of the loop are folded again onto its result.
-    const since: BuildEvent[] = [];
-    const listening = this.log.appended$.subscribe((event) => since.push(event));
-    try {
+    return this.withEventsMeanwhile(async (since) => {
       const base = this.current();
       const result = await runSliced(pruneSteps(base, cutoff));
       if (result.state === base) return { counts: result.pruned, jobRunIds: [] };
@@ -289,6 +280,15 @@ export class StateStore {
         return next;
       });
       return applied ? { counts: result.pruned, jobRunIds: result.prunedJobRunIds } : { counts: { wants: 0, job_runs: 0, builds: 0 }, jobRunIds: [] };
+    });
+  }
+
+  /** Runs `work` with the events appended while it runs (a list that grows as they come), heard until it ends. */
+  private async withEventsMeanwhile<T>(work: (since: readonly BuildEvent[]) => Promise<T>): Promise<T> {
+    const since: BuildEvent[] = [];
+    const listening = this.log.appended$.subscribe((event) => since.push(event));
+    try {
+      return await work(since);
     } finally {
       listening.unsubscribe();
     }
