@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
+const rxjsEsm = join(here, '..', '..', 'node_modules', 'rxjs', 'dist', 'esm', 'index.js');
 const dist = join(here, '..', '..', 'dist', 'lib');
 const outdir = join(dist, 'bundle');
 rmSync(outdir, { recursive: true, force: true });
@@ -31,5 +32,8 @@ await build({
   // The CommonJS packages inside (express and its kin) call require(), which an ES module does not have.
   banner: { js: "import { createRequire as __platformRequire } from 'node:module'; const require = __platformRequire(import.meta.url);" },
   define: { __PLATFORM_STATE_CODE__: JSON.stringify(stateCodeFingerprint()) },
+  // rxjs's ES module build, not the CommonJS one node's resolution picks: esbuild keeps only the operators the code
+  // uses (61 KB of the 344 KB a command loaded and compiled before it did anything; docs/decisions.md, session 19).
+  plugins: [{ name: 'rxjs-esm', setup: (b) => b.onResolve({ filter: /^rxjs$/ }, () => ({ path: rxjsEsm })) }],
   logLevel: 'warning',
 });

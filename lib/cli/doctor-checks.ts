@@ -9,6 +9,7 @@ import { EventLog } from '../events/event-log.js';
 import { loadGraph } from '../graph/load-graph.js';
 import { serverInfoPath } from '../client/server-info.js';
 import { fetchStatus, probeServer, type Probe } from '../client/server-probe.js';
+import { nodeHttpFetch } from '../client/http-fetch.js';
 import { platformDir } from '../client/workspace.js';
 import { errorMessage } from '../errors.js';
 import { isPidAlive } from '../system/pid-liveness.js';
@@ -124,7 +125,7 @@ function disk(dir: string): Finding {
 /** Runs the daemon says are running whose process is gone on this machine. */
 async function stuckRuns(probe: Probe): Promise<Finding> {
   if (probe.state !== 'running') return ok('job runs', 'not checked: the daemon does not answer');
-  const res = await fetch(`${probe.url}/api/job_runs?status=running&limit=1000`, {
+  const res = await nodeHttpFetch(`${probe.url}/api/job_runs?status=running&limit=1000`, {
     headers: probe.info.token ? { authorization: `Bearer ${probe.info.token}` } : {},
   });
   if (!res.ok) return warn('job runs', `could not list the running runs (HTTP ${res.status})`, 'run platform doctor again');

@@ -24,6 +24,7 @@ import type { ScheduleView } from '../api/schedules.js';
 import type { CreateTaintBody, LineageReply, PartitionDetailView, TaintReply, TaintView } from '../api/partitions-change.js';
 import { NoServerError } from './server-connection.js';
 import { sseStream, type SseMessage } from './sse-client.js';
+import { nodeHttpFetch, type HttpFetch, type HttpResponse } from './http-fetch.js';
 
 // The CLI takes the API's types from the client it holds (it could equally import api/).
 export type { BackfillView, CreateBackfillBody, CreateBackfillReply, ScheduleView };
@@ -58,7 +59,8 @@ export interface RetryPolicy {
 }
 
 export interface PlatformClientOptions {
-  fetch?: typeof fetch;
+  /** The transport (default: node's http, nodeHttpFetch); the global `fetch` will do as well. */
+  fetch?: HttpFetch;
   retry?: Partial<RetryPolicy>;
   /** Told before each wait on a busy server (for a progress note). */
   onRetry?: (info: { attempt: number; delayMs: number; message: string }) => void;
@@ -78,7 +80,7 @@ const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 30, baseDelayMs: 250, maxDelay
 
 export class PlatformClient {
   readonly baseUrl: string;
-  private readonly doFetch: typeof fetch;
+  private readonly doFetch: HttpFetch;
   private readonly retry: RetryPolicy;
 
   constructor(
@@ -86,7 +88,7 @@ export class PlatformClient {
     private readonly options: PlatformClientOptions = {},
   ) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
-    this.doFetch = withToken(options.fetch ?? fetch, options.token);
+    this.doFetch = withToken(options.fetch ?? nodeHttpFetch, options.token);
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
   }
 
@@ -267,7 +269,7 @@ export class PlatformClient {
 
   private async connect<T>(method: string, body: unknown): Promise<T> {
     const url = `${this.baseUrl}/platform.v1.PlatformService/${method}`;
-    let res: Response;
+    let res: HttpResponse;
     try {
       res = await this.doFetch(url, {
         method: 'POST',
@@ -300,9 +302,9 @@ export class PlatformClient {
   }
 
   /** One request; a non-2xx answer becomes a ClientError (a 503 a RetryableError), no answer a NoServerError. */
-  private async send(method: string, path: string, body?: unknown): Promise<Response> {
+  private async send(method: string, path: string, body?: unknown): Promise<HttpResponse> {
     const url = `${this.baseUrl}${path}`;
-    let res: Response;
+    let res: HttpResponse;
     try {
       res = await this.doFetch(url, {
         method,
@@ -340,7 +342,7 @@ class RetryableError extends Error {
 }
 
 /** The server's `{"error"}` (or Connect `{message}`) as a ClientError. */
-export async function responseError(res: Response): Promise<ClientError> {
+export async function responseError(res: HttpResponse): Promise<ClientError> {
   const text = await res.text().catch(() => '');
   let body: unknown;
   try {
@@ -432,12 +434,8 @@ function query(params: Record<string, string | number | undefined>): string {
   return s ? `?${s}` : '';
 }
 
-/** `fetch` that adds the daemon's token to every request. */
-export function withToken(f: typeof fetch, token: string | undefined): typeof fetch {
+/** The transport, adding the daemon's token to every request. */
+export function withToken(f: HttpFetch, token: string | undefined): HttpFetch {
   if (!token) return f;
-  return (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set('Authorization', `Bearer ${token}`);
-    return f(input, { ...init, headers });
-  };
+  return (url, init) => f(url, { ...init, headers: { ...init?.headers, Authorization: `Bearer ${token}` } });
 }

@@ -12,6 +12,7 @@ import { isPidAlive } from '../system/pid-liveness.js';
 import type { ServerStatus } from '../api/server-status.js';
 import { VERSION } from '../version.js';
 import { readServerInfo, serverInfoPath, type ServerInfo } from './server-info.js';
+import { nodeHttpFetch, type HttpResponse } from './http-fetch.js';
 
 export type { ServerStatus } from '../api/server-status.js';
 
@@ -60,10 +61,10 @@ export function serverUrl(port: number): string {
   return `http://127.0.0.1:${port}`;
 }
 
-async function get(url: string, timeoutMs: number, token?: string): Promise<Response> {
+async function get(url: string, timeoutMs: number, token?: string): Promise<HttpResponse> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
-  return fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers });
+  return nodeHttpFetch(url, { signal: AbortSignal.timeout(timeoutMs), headers });
 }
 
 /** The server answered `/api/status`, but not with a platform server's status (an older version, or not ours). */

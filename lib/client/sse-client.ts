@@ -1,5 +1,5 @@
 /**
- * Server-Sent Events over fetch, as an RxJS Observable: subscribing opens the request, every dispatched message
+ * Server-Sent Events over HTTP, as an RxJS Observable: subscribing opens the request, every dispatched message
  * is emitted as `{event, id, data}`, the observable completes when the server ends the stream and errors when
  * the request or the connection fails. Unsubscribing aborts the request.
  *
@@ -8,6 +8,7 @@
  */
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { Observable } from 'rxjs';
+import { nodeHttpFetch, type HttpFetch, type HttpResponse } from './http-fetch.js';
 
 export interface SseMessage {
   /** The `event:` field; `message` when the server sent none. */
@@ -21,9 +22,10 @@ export interface SseOptions {
   /** Sent as `Last-Event-ID`: the server resumes after this id. */
   lastEventId?: string | number;
   headers?: Record<string, string>;
-  fetch?: typeof fetch;
+  /** The transport (default: node's http). */
+  fetch?: HttpFetch;
   /** Turns a non-2xx response into the error the observable fails with (default: `HTTP <status>`). */
-  responseError?: (response: Response) => Promise<Error>;
+  responseError?: (response: HttpResponse) => Promise<Error>;
   /** Turns a failed request (connection refused, reset...) into the error the observable fails with. */
   requestError?: (error: unknown) => Error;
 }
@@ -64,11 +66,11 @@ export class SseParser {
 export function sseStream(url: string, options: SseOptions = {}): Observable<SseMessage> {
   return new Observable<SseMessage>((subscriber) => {
     const controller = new AbortController();
-    const doFetch = options.fetch ?? fetch;
+    const doFetch = options.fetch ?? nodeHttpFetch;
     const headers: Record<string, string> = { Accept: 'text/event-stream', ...options.headers };
     if (options.lastEventId !== undefined && options.lastEventId !== '') headers['Last-Event-ID'] = String(options.lastEventId);
     (async () => {
-      let response: Response;
+      let response: HttpResponse;
       try {
         response = await doFetch(url, { headers, signal: controller.signal });
       } catch (err) {

@@ -4,8 +4,9 @@ import { emptyGraph, type GraphDefinition } from './graph-definition.js';
 import { GraphError } from './graph-error.js';
 import { parseGraph } from './parse-graph.js';
 import { errorMessage } from '../errors.js';
+import { GRAPH_FILE } from './graph-file.js';
 
-export const GRAPH_FILE = 'platform.json';
+export { GRAPH_FILE };
 
 /**
  * Reads `<workspaceRoot>/platform.json`. A missing file is an empty graph (a fresh workspace); any other problem is a

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { workspaceRootFor } from '../../client/server-connection.js';
-import { runChecks, type Finding } from '../doctor-checks.js';
+import type { Finding } from '../doctor-checks.js';
 import { globalOptions } from '../global-options.js';
 import { colors, line, printJson, table } from '../output.js';
 
@@ -18,6 +18,8 @@ export function registerDoctor(program: Command): void {
     .action(async (_opts: unknown, cmd: Command) => {
       const options = globalOptions(cmd);
       const root = workspaceRootFor(options.workspace);
+      // Loaded here: the checks read the event log and the snapshot, with the daemon's own code for both.
+      const { runChecks } = await import('../doctor-checks.js');
       const findings = await runChecks(root);
       const failed = findings.some((f) => f.status === 'error');
       if (options.json) printJson({ workspace: root, ok: !failed, checks: findings });

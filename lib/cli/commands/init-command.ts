@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { GRAPH_FILE, parseGraphText } from '../../graph/load-graph.js';
+import { GRAPH_FILE } from '../../graph/graph-file.js';
 import { MARKER, findWorkspaceRoot } from '../../client/workspace.js';
 import { globalOptions } from '../global-options.js';
 import { errorMessage } from '../../errors.js';
@@ -41,7 +41,7 @@ export interface InitResult {
   graph_error?: string;
 }
 
-export function initWorkspace(root: string): InitResult {
+export async function initWorkspace(root: string): Promise<InitResult> {
   const created: string[] = [];
   const existing: string[] = [];
   mkdirSync(root, { recursive: true });
@@ -63,6 +63,9 @@ export function initWorkspace(root: string): InitResult {
   if (existsSync(graph)) {
     existing.push(GRAPH_FILE);
     try {
+      // Loaded here: the graph's parser (and the schedules' cron and time-zone packages) is most of what a
+      // command would otherwise load and never use.
+      const { parseGraphText } = await import('../../graph/load-graph.js');
       parseGraphText(readFileSync(graph, 'utf8'), graph);
     } catch (err) {
       graph_error = errorMessage(err);
@@ -89,12 +92,12 @@ export function registerInit(program: Command): void {
     .command('init')
     .description('make a directory (default: the current one, or -C) a platform workspace: .platform/ and a starter platform.json')
     .argument('[dir]', 'the directory to initialize')
-    .action((dir: string | undefined, _opts: unknown, cmd: Command) => {
+    .action(async (dir: string | undefined, _opts: unknown, cmd: Command) => {
       const g = globalOptions(cmd);
       const root = resolve(g.workspace ?? process.cwd(), dir ?? '.');
       const hadMarker = existsSync(join(root, MARKER));
       const outer = hadMarker ? undefined : enclosingWorkspace(root);
-      const result = initWorkspace(root);
+      const result = await initWorkspace(root);
       if (g.json) {
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
         return;

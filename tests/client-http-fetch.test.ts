@@ -1,0 +1,175 @@
+/**
+ * The client's transport over node:http (lib/client/http-fetch.ts) against real servers, and what it is for: a
+ * `platform` command that loads neither undici (node's fetch) nor the daemon's own packages.
+ */
+import test from 'ava';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { lastValueFrom, toArray } from 'rxjs';
+import { nodeHttpFetch } from '../lib/client/http-fetch.js';
+import { NoServerError } from '../lib/client/server-connection.js';
+import { PlatformClient } from '../lib/client/platform-client.js';
+import { sseStream } from '../lib/client/sse-client.js';
+import { REPO_ROOT, makeWorkspace, runCli, startServer } from './helpers/server-fixture.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+async function serve(t: { teardown: (fn: () => Promise<void>) => void }, handler: Handler): Promise<string> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => handler(req, res, body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+test('a request carries its method, headers and body; the answer its status, headers (any case) and body', async (t) => {
+  const seen: Array<{ method: string; type: string | undefined; length: string | undefined; body: string }> = [];
+  const url = await serve(t, (req, res, body) => {
+    seen.push({ method: req.method!, type: req.headers['content-type'], length: req.headers['content-length'], body });
+    res.writeHead(req.url === '/missing' ? 404 : 201, { 'Content-Type': 'application/json', 'X-Many': ['a', 'b'] });
+    res.end(JSON.stringify({ got: body, path: req.url }));
+  });
+  const body = JSON.stringify({ text: 'ünïcödé' });
+  const res = await nodeHttpFetch(`${url}/api/things?x=1`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+  t.is(res.status, 201);
+  t.true(res.ok);
+  t.is(res.headers.get('content-type'), 'application/json');
+  t.is(res.headers.get('X-MANY'), 'a, b');
+  t.is(res.headers.get('absent'), null);
+  t.deepEqual(await res.json(), { got: body, path: '/api/things?x=1' });
+  t.deepEqual(seen[0], { method: 'POST', type: 'application/json', length: String(Buffer.byteLength(body)), body });
+
+  const missing = await nodeHttpFetch(`${url}/missing`);
+  t.is(missing.status, 404);
+  t.false(missing.ok);
+  t.is(missing.statusText, 'Not Found');
+  t.is(await missing.text(), JSON.stringify({ got: '', path: '/missing' }));
+  t.is(seen[1]!.method, 'GET');
+});
+
+test('an abort rejects with the signal\'s reason, before the answer and while its body streams', async (t) => {
+  let closed = 0;
+  const url = await serve(t, (req, res) => {
+    res.on('close', () => closed++);
+    if (req.url === '/slow') return; // never answers
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.write('data: one\n\n');
+  });
+  // As fetch, the signal's reason itself: a DOMException, which is not a native Error.
+  const timedOut = await t.throwsAsync(nodeHttpFetch(`${url}/slow`, { signal: AbortSignal.timeout(50) }), { any: true });
+  t.is((timedOut as Error | undefined)?.name, 'TimeoutError');
+
+  const early = new AbortController();
+  early.abort();
+  const refused = await t.throwsAsync(nodeHttpFetch(`${url}/slow`, { signal: early.signal }), { any: true });
+  t.is((refused as Error | undefined)?.name, 'AbortError');
+
+  const streaming = new AbortController();
+  const res = await nodeHttpFetch(`${url}/stream`, { signal: streaming.signal });
+  const reader = res.body!.getReader();
+  const first = await reader.read();
+  t.is(Buffer.from(first.value!).toString(), 'data: one\n\n');
+  const pending = reader.read();
+  streaming.abort();
+  t.is(((await t.throwsAsync(pending, { any: true })) as Error | undefined)?.name, 'AbortError');
+  // The server saw both requests it answered or held go away.
+  for (let i = 0; i < 100 && closed < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  t.is(closed, 2);
+});
+
+test('SSE and the client\'s calls go over it by default; the global fetch still does as a transport', async (t) => {
+  const url = await serve(t, (req, res) => {
+    if (req.url === '/events') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write('id: 1\ndata: a\n\n');
+      setTimeout(() => res.end('id: 2\nevent: end\ndata: b\n\n'), 20);
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ data: [], total: 0, offset: 0, limit: 100, auth: req.headers.authorization ?? null }));
+  });
+  const messages = await lastValueFrom(sseStream(`${url}/events`).pipe(toArray()));
+  t.deepEqual(messages, [
+    { event: 'message', id: '1', data: 'a' },
+    { event: 'end', id: '2', data: 'b' },
+  ]);
+  const own = (await new PlatformClient(url, { token: 'sekrit' }).listWants()) as unknown as { auth: string };
+  t.is(own.auth, 'Bearer sekrit');
+  const viaGlobal = (await new PlatformClient(url, { fetch, token: 'other' }).listWants()) as unknown as { auth: string };
+  t.is(viaGlobal.auth, 'Bearer other');
+});
+
+test('no server: the socket error\'s code reaches the client\'s message', async (t) => {
+  const free = createServer();
+  await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+  const port = (free.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => free.close(() => resolve()));
+  const err = await t.throwsAsync(new PlatformClient(`http://127.0.0.1:${port}`).listWants());
+  t.true(err instanceof NoServerError);
+  t.regex(err!.message, /nothing is listening there \(connection refused\)/);
+  const bad = await t.throwsAsync(nodeHttpFetch('ftp://127.0.0.1/x'));
+  t.regex(bad!.message, /only http: and https: URLs/);
+});
+
+test('a command never touches node\'s fetch (undici) while it builds, lists, reads logs and follows', async (t) => {
+  const f = await startServer(t);
+  const dir = await makeWorkspace(t, 'platform-nofetch-');
+  const marks = join(dir, 'undici-touched');
+  writeFileSync(marks, '');
+  // Preloaded into the CLI: any read of fetch, Response, Headers or Request is written down.
+  const preload = join(dir, 'watch-undici.mjs');
+  writeFileSync(
+    preload,
+    `import { appendFileSync } from 'node:fs';\n` +
+      `for (const name of ['fetch', 'Response', 'Headers', 'Request']) {\n` +
+      `  const d = Object.getOwnPropertyDescriptor(globalThis, name);\n` +
+      `  Object.defineProperty(globalThis, name, { configurable: true, get() { appendFileSync(${JSON.stringify(marks)}, name + '\\n'); return d.get ? d.get.call(globalThis) : d.value; } });\n` +
+      `}\n`,
+  );
+  const env = { NODE_OPTIONS: `--import ${preload}` };
+  const build = runCli(t, ['--server-url', f.url, 'build', 'ok/nofetch'], REPO_ROOT, env);
+  t.is((await build.exited).code, 0, build.stderr());
+  const list = runCli(t, ['--server-url', f.url, 'want', 'list', '--json'], REPO_ROOT, env);
+  t.is((await list.exited).code, 0, list.stderr());
+  const runId = (JSON.parse(list.stdout()) as { data: Array<{ want_id: string }> }).data[0]!.want_id;
+  t.truthy(runId);
+  const runs = runCli(t, ['--server-url', f.url, 'job-runs', 'list', '--json'], REPO_ROOT, env);
+  t.is((await runs.exited).code, 0, runs.stderr());
+  const jobRun = (JSON.parse(runs.stdout()) as { data: Array<{ job_run_id: string }> }).data[0]!.job_run_id;
+  const logs = runCli(t, ['--server-url', f.url, 'logs', jobRun, '-f'], REPO_ROOT, env);
+  t.is((await logs.exited).code, 0, logs.stderr());
+  t.is(readFileSync(marks, 'utf8'), '');
+});
+
+test('the bundle a command loads first holds none of the daemon\'s packages: they come in chunks loaded on use', (t) => {
+  const bundle = join(REPO_ROOT, 'dist', 'lib', 'bundle');
+  const seen = new Set<string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(join(bundle, file), 'utf8');
+    // Static imports only: `import ... from "./x.js"` at the top of a file (import() of a chunk is loaded on use).
+    for (const m of text.matchAll(/^import\s[^;]*?from\s*"\.\/([^"]+)";?$/gm)) visit(m[1]!);
+    for (const m of text.matchAll(/^import\s*"\.\/([^"]+)";?$/gm)) visit(m[1]!);
+  };
+  visit('main.js');
+  t.true(seen.size > 1, `main.js imports chunks: ${[...seen].join(', ')}`);
+  const loaded = [...seen].map((f) => readFileSync(join(bundle, f), 'utf8')).join('\n');
+  // esbuild names every module it bundles in a comment: the CLI's own code is there, the daemon's is not.
+  t.regex(loaded, /\/\/ (?:dist\/)?lib\/cli\/commands\/want-command\.js/);
+  for (const heavy of ['node_modules/luxon/', 'node_modules/cron-parser/', 'node_modules/protobufjs/', 'node_modules/express/', 'node_modules/rxjs/dist/cjs/', 'lib/state/reduce.js', 'lib/events/event-log.js']) {
+    t.false(loaded.includes(`// ${heavy}`) || loaded.includes(`// dist/${heavy}`), `${heavy} is loaded by every command`);
+  }
+  t.false(/from\s*"classic-level"/.test(loaded), 'classic-level is loaded by every command');
+});
