@@ -20,6 +20,7 @@ import { monthsBench, type MonthFigures } from './months.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
 import { backfillBench, type BackfillFigures } from './backfill.js';
 import { canRunUiBench, uiBench, type UiFigures } from './ui-load.js';
+import { cliBench, describeCli, type CliFigures } from './cli-commands.js';
 
 const DAYS = Number(process.env.BENCH_DAYS ?? 140);
 const WEEKS = Math.floor(DAYS / 7);
@@ -143,6 +144,7 @@ async function main(): Promise<void> {
   let waiting: WaitingFigures | undefined;
   let history: HistoryFigures | undefined;
   let months: MonthFigures[] | undefined;
+  let cli: CliFigures | undefined;
   const quick = process.env.BENCH_QUICK === '1';
   try {
     results.push({ tool: 'platform', ...(await platformRun(join(root, 'platform'), 'in-process')) });
@@ -173,6 +175,8 @@ async function main(): Promise<void> {
       const noop = timeIt(() => execFileSync('snakemake', args, { cwd: dir, stdio: 'ignore' }));
       results.push({ tool: 'Snakemake', cold, noop });
     }
+    // A command at the prompt: a new process each, against the workspace's daemon (BENCH_CLI=0 leaves it out).
+    if (process.env.BENCH_CLI !== '0') cli = cliBench(root, quick ? 7 : 15, have);
     // Goal 1 at each size (BENCH_SIZES=400,2000 to choose), then the daemon's latency and intake.
     if (process.env.BENCH_DAEMON !== '0') {
       const sizes = (process.env.BENCH_SIZES ?? (quick ? '400' : '400,2000,10000')).split(',').map(Number);
@@ -258,6 +262,7 @@ async function main(): Promise<void> {
       );
     }
   }
+  if (cli) for (const l of describeCli(cli)) console.log(l);
   if (backfill) {
     const b = backfill;
     console.log(`\nbackfill: ${b.partitions} partitions of a trivial job, ${JOBS} at a time`);

@@ -1,0 +1,96 @@
+/**
+ * What a person waits for at the prompt: one `platform` command against the workspace's running daemon, against
+ * GNU make and Snakemake asked the same in the same run. Each is a new process, as at the prompt: `--version`
+ * (loading the command line), `want list`, `build` of one new partition of a `true` job, and `build` of one that is
+ * built already (make's up-to-date target, Snakemake's nothing-to-do). Medians of `runs` runs each.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/platform', import.meta.url));
+
+export interface CliFigures {
+  runs: number;
+  /** Medians in ms. */
+  platform: { version: number; list: number; buildNew: number; buildBuilt: number };
+  make?: { buildNew: number; buildBuilt: number };
+  snakemake?: { buildNew: number; buildBuilt: number };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+function timed(runs: number, cmd: string, args: (i: number) => string[], cwd: string): number {
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    execFileSync(cmd, args(i), { cwd, stdio: 'ignore' });
+    ms.push(performance.now() - t0);
+  }
+  return median(ms);
+}
+
+export function cliBench(root: string, runs: number, have: (cmd: string) => boolean): CliFigures {
+  const dir = join(root, 'cli');
+  mkdirSync(join(dir, '.platform'), { recursive: true });
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs: [{ label: 'one', outputs: ['one/(?<n>\\d+)'], exec: ['true'] }] }));
+  const platform = (...args: string[]) => [BIN, ...args];
+  execFileSync(process.execPath, platform('start'), { cwd: dir, stdio: 'ignore' });
+  try {
+    execFileSync(process.execPath, platform('build', 'one/0'), { cwd: dir, stdio: 'ignore' });
+    const figures: CliFigures = {
+      runs,
+      platform: {
+        version: timed(runs, process.execPath, () => platform('--version'), dir),
+        list: timed(runs, process.execPath, () => platform('want', 'list'), dir),
+        buildNew: timed(runs, process.execPath, (i) => platform('build', `one/${i + 1}`), dir),
+        buildBuilt: timed(runs, process.execPath, () => platform('build', 'one/0'), dir),
+      },
+    };
+    if (have('make')) {
+      const mdir = join(root, 'cli-make');
+      mkdirSync(mdir, { recursive: true });
+      writeFileSync(join(mdir, 'Makefile'), 'one_%:\n\t@true\n\t@touch $@\n');
+      execFileSync('make', ['-s', 'one_0'], { cwd: mdir });
+      figures.make = {
+        buildNew: timed(runs, 'make', (i) => ['-s', `one_${i + 1}`], mdir),
+        buildBuilt: timed(runs, 'make', () => ['-s', 'one_0'], mdir),
+      };
+    }
+    if (have('snakemake')) {
+      const sdir = join(root, 'cli-snakemake');
+      mkdirSync(sdir, { recursive: true });
+      writeFileSync(join(sdir, 'Snakefile'), 'rule one:\n    output: "one_{n}"\n    shell: "touch {output}"\n');
+      const args = (target: string) => ['--cores', '1', '--quiet', 'all', '--', target];
+      execFileSync('snakemake', args('one_0'), { cwd: sdir, stdio: 'ignore' });
+      // Snakemake takes about a second a command: a third of the runs keeps the bench short.
+      const n = Math.max(3, Math.ceil(runs / 3));
+      figures.snakemake = {
+        buildNew: timed(n, 'snakemake', (i) => args(`one_${i + 1}`), sdir),
+        buildBuilt: timed(n, 'snakemake', () => args('one_0'), sdir),
+      };
+    }
+    return figures;
+  } finally {
+    execFileSync(process.execPath, platform('stop'), { cwd: dir, stdio: 'ignore' });
+  }
+}
+
+export function describeCli(c: CliFigures): string[] {
+  const ms = (x: number) => `${x.toFixed(0)} ms`;
+  const lines = [
+    `\na command at the prompt (a new process each, against the running daemon; medians of ${c.runs}):`,
+    `  platform --version ${ms(c.platform.version)}, want list ${ms(c.platform.list)}`,
+    `  build one new partition: platform ${ms(c.platform.buildNew)}` +
+      (c.make ? `, GNU make ${ms(c.make.buildNew)} (platform/make ${(c.platform.buildNew / c.make.buildNew).toFixed(2)}x)` : '') +
+      (c.snakemake ? `, Snakemake ${ms(c.snakemake.buildNew)} (Snakemake/platform ${(c.snakemake.buildNew / c.platform.buildNew).toFixed(2)}x)` : ''),
+    `  build one that is built: platform ${ms(c.platform.buildBuilt)}` +
+      (c.make ? `, GNU make ${ms(c.make.buildBuilt)} (platform/make ${(c.platform.buildBuilt / c.make.buildBuilt).toFixed(2)}x)` : '') +
+      (c.snakemake ? `, Snakemake ${ms(c.snakemake.buildBuilt)} (Snakemake/platform ${(c.snakemake.buildBuilt / c.platform.buildBuilt).toFixed(2)}x)` : ''),
+  ];
+  return lines;
+}
