@@ -99,15 +99,46 @@ test('SSE and the client\'s calls go over it by default; the global fetch still 
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify({ data: [], total: 0, offset: 0, limit: 100, auth: req.headers.authorization ?? null }));
   });
-  const messages = await lastValueFrom(sseStream(`${url}/events`).pipe(toArray()));
+  // The defaults must not be node's fetch: it throws while they run.
+  const real = globalThis.fetch;
+  globalThis.fetch = () => Promise.reject(new Error('the global fetch was used'));
+  let messages: unknown[];
+  let own: { auth: string };
+  try {
+    messages = await lastValueFrom(sseStream(`${url}/events`).pipe(toArray()));
+    own = (await new PlatformClient(url, { token: 'sekrit' }).listWants()) as unknown as { auth: string };
+  } finally {
+    globalThis.fetch = real;
+  }
   t.deepEqual(messages, [
     { event: 'message', id: '1', data: 'a' },
     { event: 'end', id: '2', data: 'b' },
   ]);
-  const own = (await new PlatformClient(url, { token: 'sekrit' }).listWants()) as unknown as { auth: string };
   t.is(own.auth, 'Bearer sekrit');
   const viaGlobal = (await new PlatformClient(url, { fetch, token: 'other' }).listWants()) as unknown as { auth: string };
   t.is(viaGlobal.auth, 'Bearer other');
+});
+
+test('redirects are followed as fetch follows them; a body is read once; an answer without one has none', async (t) => {
+  const url = await serve(t, (req, res, body) => {
+    if (req.url === '/moved') return void res.writeHead(301, { Location: '/here' }).end('moved');
+    if (req.url === '/temp') return void res.writeHead(307, { Location: `${url}/here` }).end();
+    if (req.url === '/loop') return void res.writeHead(302, { Location: '/loop' }).end();
+    if (req.url === '/empty') return void res.writeHead(204).end();
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ method: req.method, body }));
+  });
+  // 301-303 turn a POST into a GET without its body; 307 and 308 repeat it whole.
+  t.deepEqual(await (await nodeHttpFetch(`${url}/moved`, { method: 'POST', body: 'x' })).json(), { method: 'GET', body: '' });
+  t.deepEqual(await (await nodeHttpFetch(`${url}/temp`, { method: 'POST', body: 'x' })).json(), { method: 'POST', body: 'x' });
+  // A loop ends after a few hops with the last redirect as the answer.
+  t.is((await nodeHttpFetch(`${url}/loop`)).status, 302);
+  const empty = await nodeHttpFetch(`${url}/empty`);
+  t.is(empty.status, 204);
+  t.is(empty.body, null);
+  const res = await nodeHttpFetch(`${url}/here`);
+  t.is(res.body, res.body, 'the same stream each time it is asked for');
+  await t.throwsAsync(res.text(), { instanceOf: TypeError, message: /already been read/ });
 });
 
 test('no server: the socket error\'s code reaches the client\'s message', async (t) => {
@@ -127,11 +158,12 @@ test('a command never touches node\'s fetch (undici) while it builds, lists, rea
   const dir = await makeWorkspace(t, 'platform-nofetch-');
   const marks = join(dir, 'undici-touched');
   writeFileSync(marks, '');
-  // Preloaded into the CLI: any read of fetch, Response, Headers or Request is written down.
+  // Preloaded into the CLI: it says it was loaded, then writes down any read of fetch, Response, Headers or Request.
   const preload = join(dir, 'watch-undici.mjs');
   writeFileSync(
     preload,
     `import { appendFileSync } from 'node:fs';\n` +
+      `appendFileSync(${JSON.stringify(marks)}, 'loaded\\n');\n` +
       `for (const name of ['fetch', 'Response', 'Headers', 'Request']) {\n` +
       `  const d = Object.getOwnPropertyDescriptor(globalThis, name);\n` +
       `  Object.defineProperty(globalThis, name, { configurable: true, get() { appendFileSync(${JSON.stringify(marks)}, name + '\\n'); return d.get ? d.get.call(globalThis) : d.value; } });\n` +
@@ -149,7 +181,8 @@ test('a command never touches node\'s fetch (undici) while it builds, lists, rea
   const jobRun = (JSON.parse(runs.stdout()) as { data: Array<{ job_run_id: string }> }).data[0]!.job_run_id;
   const logs = runCli(t, ['--server-url', f.url, 'logs', jobRun, '-f'], REPO_ROOT, env);
   t.is((await logs.exited).code, 0, logs.stderr());
-  t.is(readFileSync(marks, 'utf8'), '');
+  // Each of the four commands loaded the watcher, and none read any of the four.
+  t.is(readFileSync(marks, 'utf8'), 'loaded\n'.repeat(4));
 });
 
 test('the bundle a command loads first holds none of the daemon\'s packages: they come in chunks loaded on use', (t) => {

@@ -9,7 +9,8 @@ import { EventLog } from '../events/event-log.js';
 import { loadGraph } from '../graph/load-graph.js';
 import { serverInfoPath } from '../client/server-info.js';
 import { fetchStatus, probeServer, type Probe } from '../client/server-probe.js';
-import { nodeHttpFetch } from '../client/http-fetch.js';
+import { PlatformClient } from '../client/platform-client.js';
+import type { JobRunView } from '../api/views.js';
 import { platformDir } from '../client/workspace.js';
 import { errorMessage } from '../errors.js';
 import { isPidAlive } from '../system/pid-liveness.js';
@@ -125,11 +126,13 @@ function disk(dir: string): Finding {
 /** Runs the daemon says are running whose process is gone on this machine. */
 async function stuckRuns(probe: Probe): Promise<Finding> {
   if (probe.state !== 'running') return ok('job runs', 'not checked: the daemon does not answer');
-  const res = await nodeHttpFetch(`${probe.url}/api/job_runs?status=running&limit=1000`, {
-    headers: probe.info.token ? { authorization: `Bearer ${probe.info.token}` } : {},
-  });
-  if (!res.ok) return warn('job runs', `could not list the running runs (HTTP ${res.status})`, 'run platform doctor again');
-  const runs = ((await res.json()) as { data: Array<{ job_run_id: string; pid: number | null; worker: string | null }> }).data;
+  let runs: JobRunView[];
+  try {
+    const client = new PlatformClient(probe.url, probe.info.token ? { token: probe.info.token } : {});
+    runs = (await client.listJobRuns({ status: 'running', limit: 1000 })).data;
+  } catch (err) {
+    return warn('job runs', `could not list the running runs: ${errorMessage(err)}`, 'run platform doctor again');
+  }
   const gone = runs.filter((r) => r.worker === 'local' && r.pid !== null && r.pid > 0 && !isPidAlive(r.pid));
   if (gone.length > 0) {
     return warn(

@@ -22,7 +22,7 @@ export interface HttpResponse {
   readonly statusText: string;
   readonly ok: boolean;
   readonly headers: { get(name: string): string | null };
-  /** The body as a web stream (the SSE client reads it so); null when it has none. */
+  /** The body as a web stream (the SSE client reads it so); null for an answer that has none (HEAD, 204, 304). */
   readonly body: ReadableStream<Uint8Array> | null;
   text(): Promise<string>;
   json(): Promise<unknown>;
@@ -30,19 +30,35 @@ export interface HttpResponse {
 
 export type HttpFetch = (url: string, init?: HttpRequestInit) => Promise<HttpResponse>;
 
+/** How many redirects a request follows, as fetch does (a proxy in front of `--server-url` may redirect). */
+const MAX_REDIRECTS = 5;
+
 /** `fetch`'s contract for what the client sends (a string body, plain headers, an abort signal), over node:http(s). */
-export const nodeHttpFetch: HttpFetch = (url, init = {}) =>
-  new Promise<HttpResponse>((resolve, reject) => {
+export const nodeHttpFetch: HttpFetch = (url, init = {}) => fetchFollowing(new URL(url), init, MAX_REDIRECTS);
+
+async function fetchFollowing(target: URL, init: HttpRequestInit, redirects: number): Promise<HttpResponse> {
+  const res = await requestOnce(target, init);
+  const location = res.redirect;
+  if (location === undefined || redirects === 0) return res;
+  // 307 and 308 repeat the request as it was; 301-303 turn a POST into a GET without its body, as fetch does.
+  const keep = res.status === 307 || res.status === 308 || (init.method ?? 'GET') === 'GET' || (init.method ?? 'GET') === 'HEAD';
+  await res.discard();
+  const next: HttpRequestInit = keep ? init : { ...init, method: 'GET', body: undefined };
+  return fetchFollowing(new URL(location, target), next, redirects - 1);
+}
+
+function requestOnce(target: URL, init: HttpRequestInit): Promise<NodeResponse> {
+  return new Promise<NodeResponse>((resolve, reject) => {
     const { signal } = init;
     if (signal?.aborted) return reject(signal.reason);
-    const target = new URL(url);
     if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-      return reject(new TypeError(`Cannot fetch ${url}: only http: and https: URLs are supported`));
+      return reject(new TypeError(`Cannot fetch ${target.href}: only http: and https: URLs are supported`));
     }
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const headers: Record<string, string | number> = { ...init.headers };
     if (init.body !== undefined) headers['Content-Length'] = Buffer.byteLength(init.body);
-    const req = send(target, { method: init.method ?? 'GET', headers });
+    const method = init.method ?? 'GET';
+    const req = send(target, { method, headers });
     let answered: IncomingMessage | undefined;
     const abort = (): void => {
       // As fetch: the request rejects with the signal's reason, a body being read errors with it.
@@ -60,18 +76,23 @@ export const nodeHttpFetch: HttpFetch = (url, init = {}) =>
     req.once('response', (res) => {
       answered = res;
       res.once('close', () => signal?.removeEventListener('abort', abort));
-      resolve(new NodeResponse(res));
+      resolve(new NodeResponse(res, method));
     });
     req.end(init.body);
   });
+}
 
 class NodeResponse implements HttpResponse {
   readonly status: number;
   readonly statusText: string;
   readonly ok: boolean;
+  private used = false;
   private stream: ReadableStream<Uint8Array> | undefined;
 
-  constructor(private readonly res: IncomingMessage) {
+  constructor(
+    private readonly res: IncomingMessage,
+    private readonly method: string,
+  ) {
     this.status = res.statusCode ?? 0;
     this.statusText = res.statusMessage ?? '';
     this.ok = this.status >= 200 && this.status < 300;
@@ -84,12 +105,22 @@ class NodeResponse implements HttpResponse {
     },
   };
 
+  /** Where a redirect points, for a 301, 302, 303, 307 or 308 that names one. */
+  get redirect(): string | undefined {
+    return [301, 302, 303, 307, 308].includes(this.status) ? (this.res.headers.location ?? undefined) : undefined;
+  }
+
+  /** As fetch's: null for an answer without one (to HEAD, a 204 or a 304); read once, by one reader. */
   get body(): ReadableStream<Uint8Array> | null {
-    this.stream ??= Readable.toWeb(this.res) as ReadableStream<Uint8Array>;
+    if (this.method === 'HEAD' || this.status === 204 || this.status === 304) return null;
+    if (this.stream) return this.stream;
+    this.take();
+    this.stream = Readable.toWeb(this.res) as ReadableStream<Uint8Array>;
     return this.stream;
   }
 
   async text(): Promise<string> {
+    this.take();
     const chunks: Buffer[] = [];
     for await (const chunk of this.res) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString('utf8');
@@ -97,5 +128,18 @@ class NodeResponse implements HttpResponse {
 
   async json(): Promise<unknown> {
     return JSON.parse(await this.text()) as unknown;
+  }
+
+  /** Drops an answer nobody reads, so its socket goes back to the pool (an unread one holds it, and the process). */
+  async discard(): Promise<void> {
+    if (!this.used) this.res.resume();
+    this.used = true;
+    if (!this.res.complete) await new Promise<void>((resolve) => this.res.once('close', resolve).once('end', resolve));
+  }
+
+  private take(): void {
+    // As fetch: a body is read once; a second read would get nothing, or half of it.
+    if (this.used) throw new TypeError('Body is unusable: it has already been read');
+    this.used = true;
   }
 }

@@ -78,7 +78,10 @@ export function sseStream(url: string, options: SseOptions = {}): Observable<Sse
         throw options.requestError ? options.requestError(err) : err;
       }
       if (!response.ok) {
-        throw options.responseError ? await options.responseError(response) : new Error(`HTTP ${response.status} from ${url}`);
+        if (options.responseError) throw await options.responseError(response);
+        // Read, so that the connection is let go of (an unread answer holds its socket, and a command's process).
+        await response.text().catch(() => '');
+        throw new Error(`HTTP ${response.status} from ${url}`);
       }
       if (!response.body) {
         subscriber.complete();

@@ -62,10 +62,10 @@ export async function initWorkspace(root: string): Promise<InitResult> {
   let graph_error: string | undefined;
   if (existsSync(graph)) {
     existing.push(GRAPH_FILE);
+    // Loaded here: the graph's parser (and the schedules' cron and time-zone packages) is most of what a command
+    // would otherwise load and never use. Outside the try: a failed load is not a fault of platform.json.
+    const { parseGraphText } = await import('../../graph/load-graph.js');
     try {
-      // Loaded here: the graph's parser (and the schedules' cron and time-zone packages) is most of what a
-      // command would otherwise load and never use.
-      const { parseGraphText } = await import('../../graph/load-graph.js');
       parseGraphText(readFileSync(graph, 'utf8'), graph);
     } catch (err) {
       graph_error = errorMessage(err);
