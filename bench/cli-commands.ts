@@ -2,7 +2,8 @@
  * What a person waits for at the prompt: one `platform` command against the workspace's running daemon, against
  * GNU make and Snakemake asked the same in the same run. Each is a new process, as at the prompt: `--version`
  * (loading the command line), `want list`, `build` of one new partition of a `true` job, and `build` of one that is
- * built already (make's up-to-date target, Snakemake's nothing-to-do). Medians of `runs` runs each.
+ * built already (make's up-to-date target, Snakemake's nothing-to-do). Medians of `runs` runs each. And the first
+ * command of a workspace: `build` where no daemon runs yet, so the command starts one (stopped after each).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ const BIN = fileURLToPath(new URL('../../bin/platform', import.meta.url));
 export interface CliFigures {
   runs: number;
   /** Medians in ms. */
-  platform: { version: number; list: number; buildNew: number; buildBuilt: number };
+  platform: { version: number; list: number; buildNew: number; buildBuilt: number; buildFirst: number };
   make?: { buildNew: number; buildBuilt: number };
   snakemake?: { buildNew: number; buildBuilt: number };
 }
@@ -34,11 +35,31 @@ function timed(runs: number, cmd: string, args: (i: number) => string[], cwd: st
   return median(ms);
 }
 
-export function cliBench(root: string, runs: number, have: (cmd: string) => boolean): CliFigures {
-  const dir = join(root, 'cli');
+const GRAPH = JSON.stringify({ jobs: [{ label: 'one', outputs: ['one/(?<n>\\d+)'], exec: ['true'] }] });
+const platform = (...args: string[]): string[] => [BIN, ...args];
+
+function workspace(dir: string): string {
   mkdirSync(join(dir, '.platform'), { recursive: true });
-  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs: [{ label: 'one', outputs: ['one/(?<n>\\d+)'], exec: ['true'] }] }));
-  const platform = (...args: string[]) => [BIN, ...args];
+  writeFileSync(join(dir, 'platform.json'), GRAPH);
+  return dir;
+}
+
+/** `build` in a new workspace: the command starts its daemon; the daemon is stopped after it, outside the time. */
+function firstBuilds(root: string, runs: number): number {
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const dir = workspace(join(root, `cli-first-${i}`));
+    const t0 = performance.now();
+    execFileSync(process.execPath, platform('build', 'one/1'), { cwd: dir, stdio: 'ignore' });
+    ms.push(performance.now() - t0);
+    execFileSync(process.execPath, platform('stop'), { cwd: dir, stdio: 'ignore' });
+  }
+  return median(ms);
+}
+
+export function cliBench(root: string, runs: number, have: (cmd: string) => boolean): CliFigures {
+  const dir = workspace(join(root, 'cli'));
+  const buildFirst = firstBuilds(root, Math.max(3, Math.ceil(runs / 3)));
   execFileSync(process.execPath, platform('start'), { cwd: dir, stdio: 'ignore' });
   try {
     execFileSync(process.execPath, platform('build', 'one/0'), { cwd: dir, stdio: 'ignore' });
@@ -49,6 +70,7 @@ export function cliBench(root: string, runs: number, have: (cmd: string) => bool
         list: timed(runs, process.execPath, () => platform('want', 'list'), dir),
         buildNew: timed(runs, process.execPath, (i) => platform('build', `one/${i + 1}`), dir),
         buildBuilt: timed(runs, process.execPath, () => platform('build', 'one/0'), dir),
+        buildFirst,
       },
     };
     if (have('make')) {
@@ -88,6 +110,8 @@ export function describeCli(c: CliFigures): string[] {
     `  build one new partition: platform ${ms(c.platform.buildNew)}` +
       (c.make ? `, GNU make ${ms(c.make.buildNew)} (platform/make ${(c.platform.buildNew / c.make.buildNew).toFixed(2)}x)` : '') +
       (c.snakemake ? `, Snakemake ${ms(c.snakemake.buildNew)} (Snakemake/platform ${(c.snakemake.buildNew / c.platform.buildNew).toFixed(2)}x)` : ''),
+    `  the same as a workspace's first command (it starts the daemon): platform ${ms(c.platform.buildFirst)}` +
+      (c.snakemake ? ` (Snakemake/platform ${(c.snakemake.buildNew / c.platform.buildFirst).toFixed(2)}x)` : ''),
     `  build one that is built: platform ${ms(c.platform.buildBuilt)}` +
       (c.make ? `, GNU make ${ms(c.make.buildBuilt)} (platform/make ${(c.platform.buildBuilt / c.make.buildBuilt).toFixed(2)}x)` : '') +
       (c.snakemake ? `, Snakemake ${ms(c.snakemake.buildBuilt)} (Snakemake/platform ${(c.snakemake.buildBuilt / c.platform.buildBuilt).toFixed(2)}x)` : ''),
