@@ -151,6 +151,10 @@ test('no server: the socket error\'s code reaches the client\'s message', async 
   t.regex(err!.message, /nothing is listening there \(connection refused\)/);
   const bad = await t.throwsAsync(nodeHttpFetch('ftp://127.0.0.1/x'));
   t.regex(bad!.message, /only http: and https: URLs/);
+  // As fetch: a URL that does not parse rejects, it does not throw.
+  const unparsable = nodeHttpFetch('not a url');
+  t.true(unparsable instanceof Promise);
+  await t.throwsAsync(unparsable, { instanceOf: TypeError });
 });
 
 test('a command never touches node\'s fetch (undici) while it builds, lists, reads logs and follows', async (t) => {

@@ -6,7 +6,6 @@
  * an embedder may pass it (or any other) instead.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
 
 export interface HttpRequestInit {
@@ -34,10 +33,12 @@ export type HttpFetch = (url: string, init?: HttpRequestInit) => Promise<HttpRes
 const MAX_REDIRECTS = 5;
 
 /** `fetch`'s contract for what the client sends (a string body, plain headers, an abort signal), over node:http(s). */
-export const nodeHttpFetch: HttpFetch = (url, init = {}) => fetchFollowing(new URL(url), init, MAX_REDIRECTS);
+export const nodeHttpFetch: HttpFetch = async (url, init = {}) => fetchFollowing(new URL(url), init, MAX_REDIRECTS);
 
 async function fetchFollowing(target: URL, init: HttpRequestInit, redirects: number): Promise<HttpResponse> {
-  const res = await requestOnce(target, init);
+  // https (TLS) only where a --server-url asks for it: loading it costs every command ~4 ms.
+  const send = target.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
+  const res = await requestOnce(send, target, init);
   const location = res.redirect;
   if (location === undefined || redirects === 0) return res;
   // 307 and 308 repeat the request as it was; 301-303 turn a POST into a GET without its body, as fetch does.
@@ -47,14 +48,13 @@ async function fetchFollowing(target: URL, init: HttpRequestInit, redirects: num
   return fetchFollowing(new URL(location, target), next, redirects - 1);
 }
 
-function requestOnce(target: URL, init: HttpRequestInit): Promise<NodeResponse> {
+function requestOnce(send: typeof httpRequest, target: URL, init: HttpRequestInit): Promise<NodeResponse> {
   return new Promise<NodeResponse>((resolve, reject) => {
     const { signal } = init;
     if (signal?.aborted) return reject(signal.reason);
     if (target.protocol !== 'http:' && target.protocol !== 'https:') {
       return reject(new TypeError(`Cannot fetch ${target.href}: only http: and https: URLs are supported`));
     }
-    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const headers: Record<string, string | number> = { ...init.headers };
     if (init.body !== undefined) headers['Content-Length'] = Buffer.byteLength(init.body);
     const method = init.method ?? 'GET';
