@@ -1,7 +1,5 @@
 /** The HTTP client pieces on their own: SSE parsing and streaming, 503 retries, error translation. */
 import test from 'ava';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
 import { ClientError, PlatformClient } from '../lib/client/platform-client.js';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
@@ -9,33 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectServer, NoServerError } from '../lib/client/server-connection.js';
 import { SseParser, sseStream } from '../lib/client/sse-client.js';
-
-type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
-
-async function serve(t: { teardown: (fn: () => Promise<void>) => void }, handler: Handler): Promise<string> {
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => handler(req, res, body));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
+import { closedPort, serveStub } from './helpers/http-stub.js';
 
 test('SseParser: fields, comments, multi-line data, ids that persist, any line ending, any chunking', (t) => {
   const text =
@@ -64,7 +36,7 @@ test('SseParser: fields, comments, multi-line data, ids that persist, any line e
 
 test('sseStream emits messages as they come, sends Last-Event-ID, and completes when the server ends the stream', async (t) => {
   let lastEventId: string | undefined;
-  const url = await serve(t, (req, res) => {
+  const url = await serveStub(t, (req, res) => {
     lastEventId = req.headers['last-event-id'] as string | undefined;
     res.writeHead(200, { 'Content-Type': 'text/event-stream' });
     res.write('id: 5\nevent: a\ndata: first\n\n');
@@ -84,7 +56,7 @@ test('sseStream emits messages as they come, sends Last-Event-ID, and completes 
 test('unsubscribing from an endless stream aborts the request', async (t) => {
   let closed!: () => void;
   const requestClosed = new Promise<void>((resolve) => (closed = resolve));
-  const url = await serve(t, (req, res) => {
+  const url = await serveStub(t, (req, res) => {
     res.writeHead(200, { 'Content-Type': 'text/event-stream' });
     res.write('data: one\n\n');
     res.on('close', () => closed());
@@ -98,7 +70,7 @@ test('unsubscribing from an endless stream aborts the request', async (t) => {
 test('a write answered 503 is retried after Retry-After until it succeeds; a read is not', async (t) => {
   const seen: string[] = [];
   let posts = 0;
-  const url = await serve(t, (req, res, body) => {
+  const url = await serveStub(t, (req, res, body) => {
     seen.push(`${req.method} ${req.url}`);
     if (req.method === 'POST' && ++posts < 3) {
       res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '0' });
@@ -129,7 +101,7 @@ test('a write answered 503 is retried after Retry-After until it succeeds; a rea
 
 test('retries give up after the policy allows and surface the 503', async (t) => {
   let posts = 0;
-  const url = await serve(t, (_req, res) => {
+  const url = await serveStub(t, (_req, res) => {
     posts++;
     res.writeHead(503, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify({ error: 'full' }));
@@ -141,7 +113,7 @@ test('retries give up after the policy allows and surface the 503', async (t) =>
 });
 
 test("HTTP errors carry the status and the server's message; Connect errors their code", async (t) => {
-  const url = await serve(t, (req, res) => {
+  const url = await serveStub(t, (req, res) => {
     if (req.url?.startsWith('/platform.v1.PlatformService/')) {
       res.writeHead(400, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ code: 'invalid_argument', message: 'No job produces ref "x".' }));

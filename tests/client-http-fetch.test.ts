@@ -3,8 +3,6 @@
  * `platform` command that loads neither undici (node's fetch) nor the daemon's own packages.
  */
 import test from 'ava';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -13,29 +11,11 @@ import { NoServerError } from '../lib/client/server-connection.js';
 import { PlatformClient } from '../lib/client/platform-client.js';
 import { sseStream } from '../lib/client/sse-client.js';
 import { REPO_ROOT, makeWorkspace, runCli, startServer } from './helpers/server-fixture.js';
-
-type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
-
-async function serve(t: { teardown: (fn: () => Promise<void>) => void }, handler: Handler): Promise<string> {
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => handler(req, res, body));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+import { closedPort, serveStub } from './helpers/http-stub.js';
 
 test('a request carries its method, headers and body; the answer its status, headers (any case) and body', async (t) => {
   const seen: Array<{ method: string; type: string | undefined; length: string | undefined; body: string }> = [];
-  const url = await serve(t, (req, res, body) => {
+  const url = await serveStub(t, (req, res, body) => {
     seen.push({ method: req.method!, type: req.headers['content-type'], length: req.headers['content-length'], body });
     res.writeHead(req.url === '/missing' ? 404 : 201, { 'Content-Type': 'application/json', 'X-Many': ['a', 'b'] });
     res.end(JSON.stringify({ got: body, path: req.url }));
@@ -60,7 +40,7 @@ test('a request carries its method, headers and body; the answer its status, hea
 
 test('an abort rejects with the signal\'s reason, before the answer and while its body streams', async (t) => {
   let closed = 0;
-  const url = await serve(t, (req, res) => {
+  const url = await serveStub(t, (req, res) => {
     res.on('close', () => closed++);
     if (req.url === '/slow') return; // never answers
     res.writeHead(200, { 'Content-Type': 'text/event-stream' });
@@ -89,7 +69,7 @@ test('an abort rejects with the signal\'s reason, before the answer and while it
 });
 
 test('SSE and the client\'s calls go over it by default; the global fetch still does as a transport', async (t) => {
-  const url = await serve(t, (req, res) => {
+  const url = await serveStub(t, (req, res) => {
     if (req.url === '/events') {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       res.write('id: 1\ndata: a\n\n');
@@ -120,7 +100,7 @@ test('SSE and the client\'s calls go over it by default; the global fetch still 
 });
 
 test('redirects are followed as fetch follows them; a body is read once; an answer without one has none', async (t) => {
-  const url = await serve(t, (req, res, body) => {
+  const url = await serveStub(t, (req, res, body) => {
     if (req.url === '/moved') return void res.writeHead(301, { Location: '/here' }).end('moved');
     if (req.url === '/temp') return void res.writeHead(307, { Location: `${url}/here` }).end();
     if (req.url === '/loop') return void res.writeHead(302, { Location: '/loop' }).end();
@@ -142,11 +122,7 @@ test('redirects are followed as fetch follows them; a body is read once; an answ
 });
 
 test('no server: the socket error\'s code reaches the client\'s message', async (t) => {
-  const free = createServer();
-  await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
-  const port = (free.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => free.close(() => resolve()));
-  const err = await t.throwsAsync(new PlatformClient(`http://127.0.0.1:${port}`).listWants());
+  const err = await t.throwsAsync(new PlatformClient(`http://127.0.0.1:${await closedPort()}`).listWants());
   t.true(err instanceof NoServerError);
   t.regex(err!.message, /nothing is listening there \(connection refused\)/);
   const bad = await t.throwsAsync(nodeHttpFetch('ftp://127.0.0.1/x'));
