@@ -99,7 +99,7 @@ test('SSE and the client\'s calls go over it by default; the global fetch still 
   t.is(viaGlobal.auth, 'Bearer other');
 });
 
-test('redirects are followed as fetch follows them; a body is read once; an answer without one has none', async (t) => {
+test('redirects are followed as fetch follows them, the token kept to its origin; a body is read once; an answer without one has none', async (t) => {
   const url = await serveStub(t, (req, res, body) => {
     if (req.url === '/moved') return void res.writeHead(301, { Location: '/here' }).end('moved');
     if (req.url === '/temp') return void res.writeHead(307, { Location: `${url}/here` }).end();
@@ -113,6 +113,12 @@ test('redirects are followed as fetch follows them; a body is read once; an answ
   t.deepEqual(await (await nodeHttpFetch(`${url}/temp`, { method: 'POST', body: 'x' })).json(), { method: 'POST', body: 'x' });
   // A loop ends after a few hops with the last redirect as the answer.
   t.is((await nodeHttpFetch(`${url}/loop`)).status, 302);
+  // The daemon's token goes on to the same origin, not to another one.
+  const other = await serveStub(t, (req, res) => res.end(JSON.stringify({ auth: req.headers.authorization ?? null })));
+  const away = await serveStub(t, (_req, res) => void res.writeHead(302, { Location: `${other}/x` }).end());
+  const same = await serveStub(t, (req, res) => (req.url === '/x' ? res.end(JSON.stringify({ auth: req.headers.authorization ?? null })) : void res.writeHead(302, { Location: '/x' }).end()));
+  t.deepEqual(await (await nodeHttpFetch(`${away}/`, { headers: { Authorization: 'Bearer t' } })).json(), { auth: null });
+  t.deepEqual(await (await nodeHttpFetch(`${same}/`, { headers: { authorization: 'Bearer t' } })).json(), { auth: 'Bearer t' });
   const empty = await nodeHttpFetch(`${url}/empty`);
   t.is(empty.status, 204);
   t.is(empty.body, null);

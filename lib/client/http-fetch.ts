@@ -41,11 +41,18 @@ async function fetchFollowing(target: URL, init: HttpRequestInit, redirects: num
   const res = await requestOnce(send, target, init);
   const location = res.redirect;
   if (location === undefined || redirects === 0) return res;
-  // 307 and 308 repeat the request as it was; 301-303 turn a POST into a GET without its body, as fetch does.
-  const keep = res.status === 307 || res.status === 308 || (init.method ?? 'GET') === 'GET' || (init.method ?? 'GET') === 'HEAD';
   await res.discard();
-  const next: HttpRequestInit = keep ? init : { ...init, method: 'GET', body: undefined };
-  return fetchFollowing(new URL(location, target), next, redirects - 1);
+  const to = new URL(location, target);
+  // As fetch does: 307 and 308 repeat the request as it was, 301-303 turn a POST into a GET without its body, and
+  // the daemon's token is not sent on to another origin.
+  const method = init.method ?? 'GET';
+  const keep = res.status === 307 || res.status === 308 || method === 'GET' || method === 'HEAD';
+  const headers = to.origin === target.origin ? init.headers : withoutAuthorization(init.headers);
+  return fetchFollowing(to, keep ? { ...init, headers } : { ...init, headers, method: 'GET', body: undefined }, redirects - 1);
+}
+
+function withoutAuthorization(headers: Record<string, string> | undefined): Record<string, string> | undefined {
+  return headers && Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'authorization'));
 }
 
 function requestOnce(send: typeof httpRequest, target: URL, init: HttpRequestInit): Promise<NodeResponse> {
@@ -134,7 +141,8 @@ class NodeResponse implements HttpResponse {
   async discard(): Promise<void> {
     if (!this.used) this.res.resume();
     this.used = true;
-    if (!this.res.complete) await new Promise<void>((resolve) => this.res.once('close', resolve).once('end', resolve));
+    if (this.res.complete || this.res.destroyed) return;
+    await new Promise<void>((resolve) => this.res.once('close', resolve).once('end', resolve));
   }
 
   private take(): void {
