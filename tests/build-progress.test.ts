@@ -5,6 +5,7 @@ import {
   applyRunSnapshot,
   countRuns,
   failedRuns,
+  mayHaveEnded,
   newBuildModel,
   plainLine,
   renderProgress,
@@ -236,3 +237,60 @@ test('a run snapshot reports the steps the events would have shown', (t) => {
   t.deepEqual(applyRunSnapshot(m, { ...view, status: 'running', ended_at: null }), []);
   t.is(countRuns(m).succeeded, 1);
 });
+
+test('the model counts the runs still to go, and says when the build may have ended: no run left, or one that ended badly', (t) => {
+  const m = model();
+  const count = () => countRuns(m).queued + countRuns(m).running;
+  const step = (e: EventView) => {
+    const changes = applyEvent(m, e);
+    t.is(m.active, count(), `active after ${e.type}`);
+    return mayHaveEnded(m, changes);
+  };
+  t.false(step(wantCreated('w-3', ['daily/revenue/date=2026-01-05', 'daily/revenue/date=2026-01-06'], T0)));
+  t.false(step(queued('r-1', 'daily_revenue', ['daily/revenue/date=2026-01-05'], ['w-3'], T0 + 1)));
+  t.false(step(queued('r-2', 'daily_revenue', ['daily/revenue/date=2026-01-06'], ['w-3'], T0 + 1)));
+  t.false(step(started('r-1', T0 + 2)));
+  // One ended well with another to go: not yet.
+  t.false(step(succeeded('r-1', T0 + 3)));
+  // A late or replayed event moves nothing and asks nothing.
+  t.false(step(succeeded('r-1', T0 + 4)));
+  t.false(step(started('r-2', T0 + 4)));
+  // A failure is read at once, even with runs to go (it may end the want).
+  t.false(step(queued('r-3', 'raw_orders', ['daily/revenue/date=2026-01-05'], ['w-3'], T0 + 4)));
+  t.true(step(failed('r-3', T0 + 5, 1)));
+  // The last run to go ended: the want may have ended.
+  t.true(step(succeeded('r-2', T0 + 6)));
+  t.is(m.active, 0);
+  // A snapshot of a run joined while it runs counts it; its end is seen by the events.
+  applyRunSnapshot(m, { ...snapshotView('r-7'), status: 'running', ended_at: null });
+  t.is(m.active, 1);
+  t.true(step(succeeded('r-7', T0 + 8)));
+  t.is(m.active, 0);
+});
+
+function snapshotView(job_run_id: string): JobRunView {
+  return {
+    job_run_id,
+    job_label: 'daily_revenue',
+    status: 'succeeded',
+    outputs: ['daily/revenue/date=2026-01-06'],
+    config: { outputs: ['daily/revenue/date=2026-01-06'], inputs: [], args: [], env: {} },
+    want_ids: ['w-3'],
+    wants_total: 1,
+    attempt: 1,
+    exec: ['true'],
+    timeout_seconds: 0,
+    pid: 4,
+    worker: 'local',
+    exit_code: 0,
+    signal: null,
+    reason: null,
+    missing: [],
+    retry_at: null,
+    queued_at: new Date(T0 + 1_000).toISOString(),
+    started_at: new Date(T0 + 2_000).toISOString(),
+    ended_at: new Date(T0 + 4_500).toISOString(),
+    duration_ms: 2_500,
+    priority: 0,
+  };
+}

@@ -44,6 +44,8 @@ export interface BuildModel {
   readonly wantedRefs: Set<string>;
   /** In the order they became known. */
   readonly runs: Map<string, TrackedRun>;
+  /** How many of `runs` are queued or running, kept as they move (a build of 10,000 runs asks after each end). */
+  active: number;
 }
 
 /** A run's status moved: what a plain line reports. */
@@ -69,7 +71,16 @@ export function newBuildModel(
     wants: new Map([[root.want_id, { want_id: root.want_id, partitions: [...root.partitions] }]]),
     wantedRefs: new Set(root.partitions),
     runs: new Map(),
+    active: 0,
   };
+}
+
+const isActive = (status: JobRunStatus): boolean => status === 'queued' || status === 'running';
+
+/** Whether the build may just have ended: a tracked run ended with none left to go, or one ended otherwise than well. */
+export function mayHaveEnded(model: BuildModel, changes: readonly RunChange[]): boolean {
+  const ends = changes.filter((c) => !isActive(c.status));
+  return ends.length > 0 && (model.active === 0 || ends.some((c) => c.status !== 'succeeded'));
 }
 
 /** Adds a want the build depends on (a derived want, or one read from the server). */
@@ -105,6 +116,7 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
       if (model.runs.has(e.job_run_id) || !servesBuild(model, e.want_ids, e.config.outputs)) return [];
       const run = newRun(e.job_run_id, e.job_label, e.attempt, e.config.outputs, at);
       model.runs.set(run.job_run_id, run);
+      model.active++;
       return [{ run, status: 'queued', at }];
     }
     case 'job_run_started':
@@ -146,6 +158,7 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
 function move(model: BuildModel, id: string, status: JobRunStatus, at: number, update: (r: TrackedRun) => void): RunChange[] {
   const run = model.runs.get(id);
   if (!run || RANK[status] <= RANK[run.status]) return [];
+  model.active += Number(isActive(status)) - Number(isActive(run.status));
   run.status = status;
   update(run);
   return [{ run, status, at }];
@@ -167,6 +180,7 @@ export function applyRunSnapshot(model: BuildModel, view: JobRunView): RunChange
   const startedAt = ms(view.started_at);
   if (startedAt !== null && RANK[run.status] < RANK.running) changes.push({ run, status: 'running', at: startedAt });
   if (RANK[view.status] > RANK.running) changes.push({ run, status: view.status, at: ms(view.ended_at) ?? startedAt ?? queuedAt });
+  model.active += Number(isActive(view.status)) - Number(existing ? isActive(existing.status) : false);
   run.status = view.status;
   run.queued_at = ms(view.queued_at);
   run.started_at = startedAt;

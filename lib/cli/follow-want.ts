@@ -9,7 +9,7 @@ import { EMPTY, type Observable, ReplaySubject, catchError, connectable, defer, 
 import { NoServerError } from '../client/server-connection.js';
 import type { EventView, JobRunView, PlatformClient, WantView } from '../client/platform-client.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
-import { applyEvent, applyRunSnapshot, elapsed, failedRuns, newBuildModel, trackWant, type TrackedRun } from './build-progress.js';
+import { applyEvent, applyRunSnapshot, elapsed, failedRuns, mayHaveEnded, newBuildModel, trackWant, type TrackedRun } from './build-progress.js';
 import { followEnding, type Ending } from './follow-ending.js';
 import { MANY_RUNS, PlainView, SilentView, TtyView, type ProgressView } from './progress-view.js';
 import { colors, duration, endedHow, isTty, line, listShort, printJson, statusColor, table, type CommandContext } from './output.js';
@@ -153,7 +153,7 @@ export async function followWant(
   try {
     for (const w of follow.derived) trackWant(model, w);
     await snapshot([root, ...follow.derived].flatMap((w) => w.job_run_ids));
-    // Each event updates the model and the view; those that concern the build are reasons to read the want.
+    // Each event updates the model and the view; those after which the build may have ended are reasons to read the want.
     const relevant$ = client.eventStream({ after }).pipe(
       // A server shutting down may drop the connection rather than end the stream: the same news for the user.
       catchError((err: unknown) => (err instanceof NoServerError ? EMPTY : throwError(() => err))),
@@ -178,11 +178,10 @@ export async function followWant(
           })
           .catch(() => undefined);
       }
-      return (
-        changes.length > 0 ||
-        (event.type === 'want_created' && model.wants.has(event.want_created.want_id)) ||
-        (event.type === 'want_canceled' && model.wants.has(event.want_canceled.want_id))
-      );
+      // The want is read when it may have ended, not after every event: a read of a want of 1,000 partitions is
+      // ~100 KB of JSON for the daemon to write and this process to parse, and a build of 2,000 runs took twice as
+      // long for it (docs/decisions.md, session 19). The poll stays as the safety net.
+      return mayHaveEnded(model, changes) || (event.type === 'want_canceled' && model.wants.has(event.want_canceled.want_id));
     };
     const readWant = () =>
       defer(() => client.getWant(rootId)).pipe(

@@ -1,0 +1,52 @@
+/**
+ * What `platform build` asks of the daemon while it follows a build: the events stream, and the want only when the
+ * build may have ended. A read of the root want after every event cost a build of 2,000 runs half its time (the
+ * want's JSON written by the daemon and parsed by the command, thousands of times). The real CLI talks to the real
+ * daemon through a proxy that counts the requests by path.
+ */
+import test from 'ava';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { REPO_ROOT, runCli, startServer } from './helpers/server-fixture.js';
+
+async function countingProxy(t: { teardown: (fn: () => Promise<void>) => void }, target: string): Promise<{ url: string; paths: string[] }> {
+  const paths: string[] = [];
+  const server = createServer((req, res) => {
+    paths.push(`${req.method} ${req.url}`);
+    const upstream = request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths };
+}
+
+test('platform build reads its want when the build may have ended, not after each of its events', async (t) => {
+  // Two at a time, each a little while: the build is followed by its events, not found done by the first reads.
+  const f = await startServer(t, { graph: { max_concurrent_job_runs: 2, jobs: [{ label: 'nap', outputs: ['nap/(?<n>\\d+)'], exec: ['sleep', '0.02'] }] } });
+  const proxy = await countingProxy(t, f.url);
+  const build = runCli(t, ['--server-url', proxy.url, '--json', 'build', 'nap/{1..30}'], REPO_ROOT);
+  const { code } = await build.exited;
+  t.is(code, 0, build.stderr());
+  const out = JSON.parse(build.stdout()) as { want: { want_id: string; status: string } };
+  t.is(out.want.status, 'successful');
+  // 30 runs: 90 events (queued, started, succeeded) on the stream, all of them about this build.
+  const runs = (await f.getJson<{ data: unknown[] }>('/api/job_runs?limit=100')).data;
+  t.is(runs.length, 30);
+  const reads = proxy.paths.filter((p) => p === `GET /api/wants/${out.want.want_id}`);
+  // The poll's first read and one after the last run ended (one more each time no run was left to go): far fewer
+  // than the 90 events, each of which was a read before (60 here, the rest coming in bursts).
+  t.true(reads.length >= 1, proxy.paths.join('\n'));
+  t.true(reads.length <= 10, `${reads.length} reads of the want:\n${proxy.paths.join('\n')}`);
+  t.true(proxy.paths.some((p) => p.startsWith('GET /api/events/stream')), 'the build followed the events stream');
+});
