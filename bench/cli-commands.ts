@@ -3,7 +3,8 @@
  * GNU make and Snakemake asked the same in the same run. Each is a new process, as at the prompt: `--version`
  * (loading the command line), `want list`, `build` of one new partition of a `true` job, and `build` of one that is
  * built already (make's up-to-date target, Snakemake's nothing-to-do). Medians of `runs` runs each. And the first
- * command of a workspace: `build` where no daemon runs yet, so the command starts one (stopped after each).
+ * command of a workspace: `build` where no daemon runs yet, so the command starts one (stopped after each). And goal
+ * 1's DAG as a person builds it, `platform build` of its daily partitions with its progress followed, against make.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,8 @@ export interface CliFigures {
   runs: number;
   /** Medians in ms. */
   platform: { version: number; list: number; buildNew: number; buildBuilt: number; buildFirst: number };
+  /** `platform build` of goal 1's DAG of `jobs` jobs (the daemon running), and make -j2 on the same DAG. */
+  dag: { jobs: number; platformMs: number; makeMs: number | undefined };
   make?: { buildNew: number; buildBuilt: number };
   snakemake?: { buildNew: number; buildBuilt: number };
 }
@@ -57,9 +60,45 @@ function firstBuilds(root: string, runs: number): number {
   return median(ms);
 }
 
-export function cliBench(root: string, runs: number, have: (cmd: string) => boolean): CliFigures {
+const DAG_GRAPH = JSON.stringify({
+  max_concurrent_job_runs: 2,
+  jobs: [
+    { label: 'raw', outputs: ['raw/(?<d>\\d+)'], exec: ['true'] },
+    { label: 'daily', outputs: ['daily/(?<d>\\d+)'], inputs: [{ partition_ref: 'raw/${d}', dep_type: 'MATERIALIZE' }], exec: ['true'] },
+  ],
+});
+
+/** Goal 1's DAG (raw/i -> daily/i, `true`, two at a time) by `platform build daily/{0..n}` in a terminal's stead. */
+function dagBuild(root: string, jobs: number, withMake: boolean): CliFigures['dag'] {
+  const dir = join(root, 'cli-dag');
+  mkdirSync(join(dir, '.platform'), { recursive: true });
+  writeFileSync(join(dir, 'platform.json'), DAG_GRAPH);
+  execFileSync(process.execPath, platform('start'), { cwd: dir, stdio: 'ignore' });
+  let platformMs: number;
+  try {
+    const t0 = performance.now();
+    execFileSync(process.execPath, platform('build', `daily/{0..${jobs / 2 - 1}}`), { cwd: dir, stdio: 'ignore' });
+    platformMs = performance.now() - t0;
+  } finally {
+    execFileSync(process.execPath, platform('stop'), { cwd: dir, stdio: 'ignore' });
+  }
+  let makeMs: number | undefined;
+  if (withMake) {
+    const mdir = join(root, 'cli-dag-make');
+    mkdirSync(mdir, { recursive: true });
+    const all = Array.from({ length: jobs / 2 }, (_, i) => `daily_${i}`).join(' ');
+    writeFileSync(join(mdir, 'Makefile'), `all: ${all}\n\nraw_%:\n\t@true\n\ndaily_%: raw_%\n\t@true\n\n.PHONY: all\n`);
+    const t0 = performance.now();
+    execFileSync('make', ['-s', '-j2'], { cwd: mdir });
+    makeMs = performance.now() - t0;
+  }
+  return { jobs, platformMs, makeMs };
+}
+
+export function cliBench(root: string, runs: number, dagJobs: number, have: (cmd: string) => boolean): CliFigures {
   const dir = workspace(join(root, 'cli'));
   const buildFirst = firstBuilds(root, Math.max(3, Math.ceil(runs / 3)));
+  const dag = dagBuild(root, dagJobs, have('make'));
   execFileSync(process.execPath, platform('start'), { cwd: dir, stdio: 'ignore' });
   try {
     execFileSync(process.execPath, platform('build', 'one/0'), { cwd: dir, stdio: 'ignore' });
@@ -72,6 +111,7 @@ export function cliBench(root: string, runs: number, have: (cmd: string) => bool
         buildBuilt: timed(runs, process.execPath, () => platform('build', 'one/0'), dir),
         buildFirst,
       },
+      dag,
     };
     if (have('make')) {
       const mdir = join(root, 'cli-make');
@@ -116,5 +156,10 @@ export function describeCli(c: CliFigures): string[] {
       (c.make ? `, GNU make ${ms(c.make.buildBuilt)} (platform/make ${(c.platform.buildBuilt / c.make.buildBuilt).toFixed(2)}x)` : '') +
       (c.snakemake ? `, Snakemake ${ms(c.snakemake.buildBuilt)} (Snakemake/platform ${(c.snakemake.buildBuilt / c.platform.buildBuilt).toFixed(2)}x)` : ''),
   ];
+  const d = c.dag;
+  lines.push(
+    `  platform build of goal 1's DAG of ${d.jobs} jobs, its progress followed: ${ms(d.platformMs)}` +
+      (d.makeMs !== undefined ? `; GNU make -j2 ${ms(d.makeMs)} (platform/make ${(d.platformMs / d.makeMs).toFixed(2)}x)` : ''),
+  );
   return lines;
 }

@@ -176,7 +176,7 @@ async function main(): Promise<void> {
       results.push({ tool: 'Snakemake', cold, noop });
     }
     // A command at the prompt: a new process each, against the workspace's daemon (BENCH_CLI=0 leaves it out).
-    if (process.env.BENCH_CLI !== '0') cli = cliBench(root, quick ? 7 : 15, have);
+    if (process.env.BENCH_CLI !== '0') cli = cliBench(root, quick ? 7 : 15, quick ? 400 : 2_000, have);
     // Goal 1 at each size (BENCH_SIZES=400,2000 to choose), then the daemon's latency and intake.
     if (process.env.BENCH_DAEMON !== '0') {
       const sizes = (process.env.BENCH_SIZES ?? (quick ? '400' : '400,2000,10000')).split(',').map(Number);
