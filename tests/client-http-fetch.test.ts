@@ -127,6 +127,28 @@ test('redirects are followed as fetch follows them, the token kept to its origin
   await t.throwsAsync(res.text(), { instanceOf: TypeError, message: /already been read/ });
 });
 
+test('a burst of requests shares a few connections; event streams hold their own, so they never starve requests', async (t) => {
+  let connections = 0;
+  const streams: Array<import('node:http').ServerResponse> = [];
+  const url = await serveStub(t, (req, res) => {
+    if (req.headers.accept === 'text/event-stream') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write(': held open\n\n');
+      streams.push(res);
+      return;
+    }
+    setTimeout(() => res.end(JSON.stringify({ path: req.url })), 2);
+  }, (server) => server.on('connection', () => connections++));
+  const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => nodeHttpFetch(`${url}/r/${i}`).then((r) => r.json())));
+  t.deepEqual(answers[199], { path: '/r/199' });
+  t.true(connections <= 16, `${connections} connections for 200 requests`);
+  // Twenty streams held open, more than the pool: a request still goes through.
+  const held = await Promise.all(Array.from({ length: 20 }, () => nodeHttpFetch(`${url}/events`, { headers: { Accept: 'text/event-stream' } })));
+  t.is(streams.length, 20);
+  t.deepEqual(await (await nodeHttpFetch(`${url}/after`)).json(), { path: '/after' });
+  for (const r of held) await r.body!.cancel();
+});
+
 test('no server: the socket error\'s code reaches the client\'s message', async (t) => {
   const err = await t.throwsAsync(new PlatformClient(`http://127.0.0.1:${await closedPort()}`).listWants());
   t.true(err instanceof NoServerError);

@@ -5,7 +5,7 @@
  * one or two requests to a daemon on loopback and pays both every time. The global fetch satisfies `HttpFetch`, so
  * an embedder may pass it (or any other) instead.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 
 export interface HttpRequestInit {
@@ -29,6 +29,14 @@ export interface HttpResponse {
 
 export type HttpFetch = (url: string, init?: HttpRequestInit) => Promise<HttpResponse>;
 
+/**
+ * Connections kept to one daemon for requests: a caller that reads thousands of runs at once (`build --json`'s
+ * details) queues them here rather than opening thousands of sockets (a process has 1,024 on many machines). An
+ * event stream holds its connection for as long as it is followed, so it gets one of its own, outside the pool.
+ */
+const MAX_SOCKETS = 16;
+const agents: { http?: Agent; https?: Agent } = {};
+
 /** How many redirects a request follows, as fetch does (a proxy in front of `--server-url` may redirect). */
 const MAX_REDIRECTS = 5;
 
@@ -37,8 +45,15 @@ export const nodeHttpFetch: HttpFetch = async (url, init = {}) => fetchFollowing
 
 async function fetchFollowing(target: URL, init: HttpRequestInit, redirects: number): Promise<HttpResponse> {
   // https (TLS) only where a --server-url asks for it: loading it costs every command ~4 ms.
-  const send = target.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
-  const res = await requestOnce(send, target, init);
+  const https = target.protocol === 'https:' ? await import('node:https') : undefined;
+  const send = https ? https.request : httpRequest;
+  const streaming = Object.entries(init.headers ?? {}).some(([name, value]) => name.toLowerCase() === 'accept' && value.includes('text/event-stream'));
+  const agent = streaming
+    ? false
+    : https
+      ? (agents.https ??= new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }))
+      : (agents.http ??= new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }));
+  const res = await requestOnce(send, agent, target, init);
   const location = res.redirect;
   if (location === undefined || redirects === 0) return res;
   await res.discard();
@@ -55,7 +70,7 @@ function withoutAuthorization(headers: Record<string, string> | undefined): Reco
   return headers && Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'authorization'));
 }
 
-function requestOnce(send: typeof httpRequest, target: URL, init: HttpRequestInit): Promise<NodeResponse> {
+function requestOnce(send: typeof httpRequest, agent: Agent | false, target: URL, init: HttpRequestInit): Promise<NodeResponse> {
   return new Promise<NodeResponse>((resolve, reject) => {
     const { signal } = init;
     if (signal?.aborted) return reject(signal.reason);
@@ -65,7 +80,7 @@ function requestOnce(send: typeof httpRequest, target: URL, init: HttpRequestIni
     const headers: Record<string, string | number> = { ...init.headers };
     if (init.body !== undefined) headers['Content-Length'] = Buffer.byteLength(init.body);
     const method = init.method ?? 'GET';
-    const req = send(target, { method, headers });
+    const req = send(target, { method, headers, agent });
     let answered: IncomingMessage | undefined;
     const abort = (): void => {
       // As fetch: the request rejects with the signal's reason, a body being read errors with it.

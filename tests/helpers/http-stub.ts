@@ -1,16 +1,22 @@
 /** A plain HTTP server on 127.0.0.1 that answers as a test says (a stand-in daemon for the client's tests). */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type StubHandler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
 /** Serves `handler` (given the whole request body) until the test ends; resolves with the base URL. */
-export async function serveStub(t: { teardown: (fn: () => Promise<void>) => void }, handler: StubHandler): Promise<string> {
+export async function serveStub(
+  t: { teardown: (fn: () => Promise<void>) => void },
+  handler: StubHandler,
+  /** Sees the server before it listens (to count its connections, say). */
+  watch?: (server: Server) => void,
+): Promise<string> {
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => handler(req, res, body));
   });
+  watch?.(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(
     () =>
