@@ -16,6 +16,8 @@ import { colors, duration, endedHow, isTty, line, listShort, printJson, statusCo
 
 /** A safety net besides the events: how often the root want's status is read anyway. */
 const POLL_MS = 5_000;
+/** Job runs read at once (the transport keeps 16 connections to a daemon). */
+const SNAPSHOT_READS = 16;
 
 
 function summaryTable(runs: TrackedRun[]): string {
@@ -142,10 +144,12 @@ export async function followWant(
   // Runs the want joined (already queued or running for another want), and those of a want that was already
   // building, are known only from the server's answer, not from the events that follow.
   const snapshot = async (ids: readonly string[]) => {
-    for (const id of ids) {
-      if (model.runs.has(id)) continue;
-      const run = await client.getJobRun(id);
-      if (!closed) view.changes(applyRunSnapshot(model, run));
+    const unknown = ids.filter((id) => !model.runs.has(id));
+    // SNAPSHOT_READS at a time: a want created with 256 runs queued read them one after the other, ~1 s before
+    // the follow began.
+    for (let i = 0; i < unknown.length; i += SNAPSHOT_READS) {
+      const runs = await Promise.all(unknown.slice(i, i + SNAPSHOT_READS).map((id) => client.getJobRun(id)));
+      if (!closed) for (const run of runs) view.changes(applyRunSnapshot(model, run));
     }
   };
 
