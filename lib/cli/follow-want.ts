@@ -183,7 +183,7 @@ export async function followWant(
           .catch(() => undefined);
       }
       // The want is read when it may have ended, not after every event: a read of a want of 1,000 partitions is
-      // ~100 KB of JSON for the daemon to write and this process to parse, and a build of 2,000 runs took twice as
+      // ~60 KB of JSON for the daemon to write and this process to parse, and a build of 2,000 runs took twice as
       // long for it (docs/decisions.md, session 19). The poll stays as the safety net.
       return mayHaveEnded(model, changes) || (event.type === 'want_canceled' && model.wants.has(event.want_canceled.want_id));
     };
