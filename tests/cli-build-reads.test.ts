@@ -2,7 +2,7 @@
  * What `platform build` asks of the daemon while it follows a build: the events stream, and the want only when the
  * build may have ended. A read of the root want after every event cost a build of 2,000 runs half its time (the
  * want's JSON written by the daemon and parsed by the command, thousands of times). The real CLI talks to the real
- * daemon through a proxy that counts the requests by path.
+ * daemon through a proxy that counts the requests by path. The runs it reads, it reads a page of a want's at a time.
  */
 import test from 'ava';
 import { createServer, request } from 'node:http';
@@ -49,4 +49,13 @@ test('platform build reads its want when the build may have ended, not after eac
   t.true(reads.length >= 1, proxy.paths.join('\n'));
   t.true(reads.length <= 10, `${reads.length} reads of the want:\n${proxy.paths.join('\n')}`);
   t.true(proxy.paths.some((p) => p.startsWith('GET /api/events/stream')), 'the build followed the events stream');
+  // The runs the want had at its creation, and every run's detail for --json: a page of the want's runs each time,
+  // not a request a run (60 here before).
+  t.deepEqual(proxy.paths.filter((p) => p.startsWith('GET /api/job_runs/')), []);
+  const pages = proxy.paths.filter((p) => p.startsWith(`GET /api/job_runs?`));
+  t.true(pages.length >= 1 && pages.length <= 4, pages.join('\n'));
+  t.true(pages.every((p) => p.includes(`want_id=${out.want.want_id}`)), pages.join('\n'));
+  const printed = JSON.parse(build.stdout()) as { job_runs: Array<{ job_run_id: string; status: string }> };
+  t.is(printed.job_runs.length, 30);
+  t.true(printed.job_runs.every((r) => r.status === 'succeeded'));
 });

@@ -567,6 +567,13 @@ test('partitions list and job-runs list/get, with filters, as tables and JSON', 
   t.deepEqual(failed.data.map((r: { job_run_id: string }) => r.job_run_id), ['r-3']);
   const none = await cli(env.url, 'job-runs', 'list', '--status', 'canceled');
   t.is(none.stdout, 'no job runs\n');
+  // One want's runs: the daily want got its own run; the raw one it derived, the other.
+  const dailyRun = JSON.parse((await cli(env.url, 'job-runs', 'get', 'r-2', '--json')).stdout) as { want_ids: string[] };
+  const ofWant = JSON.parse((await cli(env.url, 'job-runs', 'list', '--want', dailyRun.want_ids[0]!, '--json')).stdout);
+  t.deepEqual(ofWant.data.map((r: { job_run_id: string }) => r.job_run_id), ['r-2']);
+  const noWant = await cli(env.url, 'job-runs', 'list', '--want', 'w-404');
+  t.is(noWant.code, 1);
+  t.regex(noWant.stderr, /No want with id 'w-404'/);
 
   const one = await cli(env.url, 'job-runs', 'get', 'r-2');
   t.is(one.code, 0, one.stderr);

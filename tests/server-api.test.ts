@@ -230,6 +230,9 @@ test('garbage bodies, paths and query strings never get a 500, and the daemon st
     '/api/partitions?prefix=%ED%A0%80',
     '/api/partitions?status=live&limit=99999',
     '/api/job_runs?status=nope',
+    '/api/job_runs?want_id=%ZZ',
+    `/api/job_runs?want_id=${'w'.repeat(5000)}`,
+    '/api/job_runs?want_id=a&want_id=b',
     '/api/job_runs/%ZZ',
     '/api/job_runs/x/logs/stdout?follow=maybe',
     '/api/job_runs/x/logs/../../etc/passwd',
@@ -491,6 +494,22 @@ test('partitions and job runs: lists with prefix, status and paging; job run det
   );
   t.is((await f.getJson('/api/job_runs?offset=1&limit=1')).data[0].job_run_id, runs.data[1].job_run_id);
   await errorOf(t, await f.api('/api/job_runs?status=finished'), 400);
+  // One want's runs, in the order it got them: a page of them, newest first, with a status.
+  const wantA = await f.getJson(`/api/wants/${a}`);
+  const ofA = await f.getJson(`/api/job_runs?want_id=${a}`);
+  t.deepEqual(ofA.data.map((r: any) => r.job_run_id), wantA.job_run_ids);
+  t.is(ofA.total, 3);
+  t.true(ofA.data.every((r: any) => r.want_ids.includes(a)));
+  t.deepEqual((await f.getJson(`/api/job_runs?want_id=${a}&order=desc&limit=2`)).data.map((r: any) => r.job_run_id), wantA.job_run_ids.slice(1).reverse());
+  t.deepEqual((await f.getJson(`/api/job_runs?want_id=${a}&offset=2`)).data.map((r: any) => r.job_run_id), wantA.job_run_ids.slice(2));
+  const okOfA = await f.getJson(`/api/job_runs?want_id=${a}&status=succeeded`);
+  t.is(okOfA.total, 3);
+  t.is((await f.getJson(`/api/job_runs?want_id=${a}&status=failed`)).total, 0);
+  const noWant = await errorOf(t, await f.api('/api/job_runs?want_id=w-999'), 404);
+  t.is(noWant.want_id, 'w-999');
+  t.regex(noWant.error, /No want with id 'w-999'/);
+  // An empty parameter is no parameter, as for every list's filters.
+  t.is((await f.getJson('/api/job_runs?want_id=')).total, 5);
 
   const detail = await f.getJson(`/api/job_runs/${okRun.job_run_id}`);
   t.is(detail.job_run_id, okRun.job_run_id);

@@ -142,9 +142,11 @@ uiTest("a running job's page shows its log lines as they are written", async (t)
 
 uiTest('the cancel button cancels a running want', async (t) => {
   const { want_id } = await api<{ want_id: string }>('POST', '/api/wants', { partitions: ['hold/1'] });
-  await until(() => api<{ status: string }>('GET', `/api/wants/${want_id}`), (w) => w.status === 'building', 'the want to build');
+  const building = await until(() => api<{ status: string; job_run_ids: string[] }>('GET', `/api/wants/${want_id}`), (w) => w.status === 'building', 'the want to build');
   const page = await newPage(t);
   await page.goto(`${base()}/wants/${want_id}`);
+  // Its runs are listed from a page of the want's runs (GET /api/job_runs?want_id=).
+  await page.locator(`a[href="/job_runs/${building.job_run_ids[0]}"]`).waitFor();
   await page.getByRole('button', { name: 'Cancel want' }).click();
   await page.locator('h1 .status-canceled').waitFor();
   t.is((await api<{ status: string }>('GET', `/api/wants/${want_id}`)).status, 'canceled');

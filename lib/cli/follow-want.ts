@@ -16,8 +16,8 @@ import { colors, duration, endedHow, isTty, line, listShort, printJson, statusCo
 
 /** A safety net besides the events: how often the root want's status is read anyway. */
 const POLL_MS = 5_000;
-/** Job runs read at once (the transport keeps 16 connections to a daemon). */
-const SNAPSHOT_READS = 16;
+/** Job runs a page (the list's most). */
+const RUNS_PAGE = 1_000;
 
 
 function summaryTable(runs: TrackedRun[]): string {
@@ -55,19 +55,26 @@ async function wantTree(client: PlatformClient, rootId: string): Promise<WantVie
   return wants;
 }
 
+/**
+ * The runs of a want, a page of a thousand a request (`GET /api/job_runs?want_id=`): a want created with 256 runs
+ * queued had them read one by one, ~1 s before its follow began.
+ */
+async function runsOfWant(client: PlatformClient, wantId: string): Promise<JobRunView[]> {
+  const runs: JobRunView[] = [];
+  for (let offset = 0; ; offset += RUNS_PAGE) {
+    const page = await client.listJobRuns({ want_id: wantId, limit: RUNS_PAGE, offset });
+    runs.push(...page.data);
+    if (page.data.length < RUNS_PAGE || offset + page.data.length >= page.total) return runs;
+  }
+}
+
 /** Runs of the want and its derived wants that failed for good, when the events did not show them. */
 async function failedRunsFromServer(client: PlatformClient, rootId: string): Promise<JobRunView[]> {
-  const runs: JobRunView[] = [];
-  const seen = new Set<string>();
+  const runs = new Map<string, JobRunView>();
   for (const w of await wantTree(client, rootId)) {
-    for (const id of w.job_run_ids) {
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const r = await client.getJobRun(id);
-      if (r.status === 'failed' && r.retry_at === null) runs.push(r);
-    }
+    for (const r of await runsOfWant(client, w.want_id)) if (r.status === 'failed' && r.retry_at === null) runs.set(r.job_run_id, r);
   }
-  return runs;
+  return [...runs.values()];
 }
 
 function failureMessage(want: WantView, failed: Array<{ job_run_id: string; job_label: string; exit_code: number | null; signal: string | null; reason: string | null }>, took: string): string {
@@ -143,20 +150,17 @@ export async function followWant(
   let closed = false;
   // Runs the want joined (already queued or running for another want), and those of a want that was already
   // building, are known only from the server's answer, not from the events that follow.
-  const snapshot = async (ids: readonly string[]) => {
-    const unknown = ids.filter((id) => !model.runs.has(id));
-    // SNAPSHOT_READS at a time: a want created with 256 runs queued read them one after the other, ~1 s before
-    // the follow began.
-    for (let i = 0; i < unknown.length; i += SNAPSHOT_READS) {
-      const runs = await Promise.all(unknown.slice(i, i + SNAPSHOT_READS).map((id) => client.getJobRun(id)));
-      if (!closed) for (const run of runs) view.changes(applyRunSnapshot(model, run));
+  const snapshot = async (wants: ReadonlyArray<{ want_id: string; job_runs_total?: number }>) => {
+    for (const w of wants) {
+      if (w.job_runs_total === 0) continue;
+      for (const run of await runsOfWant(client, w.want_id)) if (!closed) view.changes(applyRunSnapshot(model, run));
     }
   };
 
   let ending: Ending;
   try {
     for (const w of follow.derived) trackWant(model, w);
-    await snapshot([root, ...follow.derived].flatMap((w) => w.job_run_ids));
+    await snapshot([root, ...follow.derived]);
     // Each event updates the model and the view; those after which the build may have ended are reasons to read the want.
     const relevant$ = client.eventStream({ after }).pipe(
       // A server shutting down may drop the connection rather than end the stream: the same news for the user.
@@ -174,13 +178,7 @@ export async function followWant(
       view.changes(changes);
       if (model.wants.size > wantsBefore && event.type === 'want_created') {
         // A derived want may join runs queued before it existed: read them.
-        client
-          .getWant(event.want_created.want_id)
-          .then((w) => {
-            trackWant(model, w);
-            return snapshot(w.job_run_ids);
-          })
-          .catch(() => undefined);
+        snapshot([{ want_id: event.want_created.want_id }]).catch(() => undefined);
       }
       // The want is read when it may have ended, not after every event: a read of a want of 1,000 partitions is
       // ~60 KB of JSON for the daemon to write and this process to parse, and a build of 2,000 runs took twice as
@@ -231,7 +229,11 @@ export async function followWant(
   }
 
   if (options.json) {
-    const details = await Promise.all(runs.map((r) => client.getJobRun(r.job_run_id)));
+    // The build's runs are its wants' runs: read a page of a thousand at a time, and on their own only those a
+    // want of the build does not list (none, as the server records joins).
+    const read = new Map<string, JobRunView>();
+    for (const wantId of model.wants.keys()) for (const r of await runsOfWant(client, wantId)) read.set(r.job_run_id, r);
+    const details = await Promise.all(runs.map((r) => read.get(r.job_run_id) ?? client.getJobRun(r.job_run_id)));
     printJson({ want_id: rootId, status: want.status, want, job_runs: details });
   } else {
     if (runs.length > MANY_RUNS) {

@@ -126,8 +126,9 @@ export class PlatformClient {
     return this.getJson(`/api/partitions${query({ ...pageParams(params), status: params.status, prefix: params.prefix })}`);
   }
 
-  listJobRuns(params: PageParams & { status?: JobRunStatus | string } = {}): Promise<Page<JobRunView>> {
-    return this.getJson(`/api/job_runs${query({ ...pageParams(params), status: params.status })}`);
+  /** Job runs, oldest first; `want_id`: only that want's (queued or joined by it), in the order it got them. */
+  listJobRuns(params: PageParams & { status?: JobRunStatus | string; want_id?: string } = {}): Promise<Page<JobRunView>> {
+    return this.getJson(`/api/job_runs${query({ ...pageParams(params), status: params.status, want_id: params.want_id })}`);
   }
 
   /** A partition's status, staleness, current build, history (newest first) and downstream. */

@@ -104,7 +104,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'get', path: '/api/schedules', summary: 'The schedules of platform.json.', query: PageQuerySchema, responses: { 200: json('A page of schedules.', SchedulePageSchema) } },
   { method: 'get', path: '/api/schedules/:name', summary: 'A schedule, its last and next tick.', responses: { 200: json('The schedule.', ScheduleViewSchema) } },
 
-  { method: 'get', path: '/api/job_runs', summary: 'Job runs.', query: JobRunListQuerySchema, responses: { 200: json('A page of job runs.', JobRunPageSchema) } },
+  { method: 'get', path: '/api/job_runs', summary: 'Job runs, oldest first; with `want_id`, the runs of that want.', query: JobRunListQuerySchema, responses: { 200: json('A page of job runs.', JobRunPageSchema) } },
   { method: 'get', path: '/api/job_runs/:id', summary: 'A job run.', responses: { 200: json('The job run.', JobRunViewSchema) } },
   {
     method: 'get',
@@ -165,6 +165,7 @@ export function errorStatuses(op: Operation): Record<number, string> {
     500: 'An internal fault (logged by the server).',
   };
   if (op.path.includes(':') || op.path.startsWith('/api/partitions/')) out[404] = 'No such resource.';
+  if (op.path === '/api/job_runs') out[404] = 'No want with the `want_id` asked for (its id is in the body).';
   if (op.method !== 'get') {
     out[413] = 'The body is over 1 MiB.';
     out[415] = 'The body is not in a supported encoding or media type.';

@@ -1,7 +1,7 @@
 /** Pages of build state as views. Each costs O(log n + page) through the state's indexes, never a scan of history. */
 import type { Page } from '../api/page.js';
 import type { JobRunView, PartitionView, WantView } from '../api/views.js';
-import type { BuildState, JobRunStatus, PartitionStatus, WantStatus } from '../state/build-state.js';
+import type { BuildState, JobRunStatus, PartitionStatus, WantRecord, WantStatus } from '../state/build-state.js';
 import type { OrderedMap } from '../state/ordered-map.js';
 import { jobRunView, partitionView, wantView } from './views.js';
 
@@ -30,7 +30,25 @@ export function listWants(state: BuildState, q: PageQuery & { status?: WantStatu
   });
 }
 
-export function listJobRuns(state: BuildState, q: PageQuery & { status?: JobRunStatus }): Page<JobRunView> {
+/**
+ * Job runs, oldest first. Of one want (`want`): its runs in the order it got them, a page of its list (with a
+ * status, the runs of that want in it: a look at each of the want's runs, never at the log's).
+ */
+export function listJobRuns(state: BuildState, q: PageQuery & { status?: JobRunStatus; want?: WantRecord }): Page<JobRunView> {
+  if (q.want) {
+    const status = q.status;
+    const ids = status ? q.want.job_run_ids.filter((id) => state.job_runs.get(id)?.status === status) : q.want.job_run_ids;
+    const hi = q.reverse ? ids.length - q.offset : Math.min(ids.length, q.offset + q.limit);
+    const lo = q.reverse ? Math.max(0, hi - q.limit) : q.offset;
+    const page = ids.slice(lo, Math.max(lo, hi));
+    if (q.reverse) page.reverse();
+    const data: JobRunView[] = [];
+    for (const id of page) {
+      const r = state.job_runs.get(id);
+      if (r) data.push(jobRunView(state, r));
+    }
+    return { data, total: ids.length, offset: q.offset, limit: q.limit };
+  }
   const index = q.status ? state.job_runs_by_status[q.status] : state.job_run_order;
   return pageOf(index, q, ([, id]) => {
     const r = state.job_runs.get(id);

@@ -54,7 +54,12 @@ true satisfies SameType<Static<typeof JobRunViewSchema>, JobRunView>;
 
 export const JobRunPageSchema = PageOf(JobRunViewSchema, 'JobRunPage');
 
-export const JobRunListQuerySchema = ListQuery({ status: Type.Optional(JobRunStatusSchema) });
+export const JobRunListQuerySchema = ListQuery({
+  status: Type.Optional(JobRunStatusSchema),
+  want_id: Type.Optional(
+    Type.String({ minLength: 1, description: 'Only the runs of this want (those it queued and those it joined), in the order it got them.' }),
+  ),
+});
 
 export const LogStreamSchema = OneOf(['stdout', 'stderr'] as const);
 

@@ -72,9 +72,10 @@ export function registerJobRuns(program: Command): void {
   const jobRuns = program.command('job-runs').description('the job runs the orchestrator queued');
   pagedListCommand(jobRuns, {
     noun: 'job runs',
-    description: 'list job runs, oldest first',
+    description: 'list job runs, oldest first (--want: the runs of one want, in the order it got them)',
     statuses: JOB_RUN_STATUSES,
-    fetch: (client, q) => client.listJobRuns(q),
+    extra: [['--want <want_id>', 'only the runs of this want (those it queued and those it joined)', 'want']],
+    fetch: (client, { want, ...q }) => client.listJobRuns({ ...q, ...(typeof want === 'string' ? { want_id: want } : {}) }),
     rows: jobRunRows,
   });
   jobRuns

@@ -30,7 +30,12 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
 
   router.get('/api/job_runs', (req, res) => {
     const q = validateQuery(JobRunListQuerySchema, req.query);
-    res.json(listJobRuns(platform.state(), { ...toPageQuery(q), ...(q.status ? { status: q.status } : {}) }) satisfies Page<JobRunView>);
+    const state = platform.state();
+    const want = q.want_id === undefined ? undefined : state.wants.get(q.want_id);
+    if (q.want_id !== undefined && !want) {
+      throw new HttpError(404, `No want with id '${q.want_id}'${notFoundReason(q.want_id, 'w-', state.created.wants)}.`, q.want_id);
+    }
+    res.json(listJobRuns(state, { ...toPageQuery(q), ...(q.status ? { status: q.status } : {}), ...(want ? { want } : {}) }) satisfies Page<JobRunView>);
   });
 
   router.get('/api/job_runs/:id', (req, res) => {

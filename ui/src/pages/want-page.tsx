@@ -1,6 +1,6 @@
 /** One want: its partitions, the tree of wants derived from it, its job runs; live, with a cancel button. */
 import type { JobRunView, WantView } from '../../../lib/api/views.js';
-import { get, send } from '../api.js';
+import { get, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
 import { ErrorNote, Status, age, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
@@ -17,16 +17,23 @@ interface WantTree {
 async function loadTree(id: string, signal: AbortSignal): Promise<{ tree: WantTree; runs: JobRunView[]; truncated: boolean }> {
   let budget = MAX_TREE;
   const runIds: string[] = [];
+  const wantIds: string[] = [];
   const load = async (wantId: string): Promise<WantTree> => {
     budget--;
     const want = await get<WantView>(`/api/wants/${encodeURIComponent(wantId)}`, signal);
+    if (want.job_runs_total > 0) wantIds.push(want.want_id);
     for (const r of want.job_run_ids) if (!runIds.includes(r)) runIds.push(r);
     const children: WantTree[] = [];
     for (const c of want.child_want_ids) if (budget > 0) children.push(await load(c));
     return { want, children };
   };
   const tree = await load(id);
-  const runs = await Promise.all(runIds.slice(-MAX_RUNS).map((r) => get<JobRunView>(`/api/job_runs/${encodeURIComponent(r)}`, signal)));
+  // A want's newest runs in one read, not a read a run; a run none of those pages holds is read on its own.
+  const pages = await Promise.all(
+    wantIds.map((w) => get<Page<JobRunView>>(`/api/job_runs?want_id=${encodeURIComponent(w)}&order=desc&limit=${MAX_RUNS}`, signal)),
+  );
+  const byId = new Map(pages.flatMap((p) => p.data.map((r) => [r.job_run_id, r] as const)));
+  const runs = await Promise.all(runIds.slice(-MAX_RUNS).map((r) => byId.get(r) ?? get<JobRunView>(`/api/job_runs/${encodeURIComponent(r)}`, signal)));
   return { tree, runs, truncated: budget <= 0 || runIds.length > MAX_RUNS };
 }
 
