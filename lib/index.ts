@@ -23,6 +23,7 @@ export { QueueFullError, QueueClosedError } from './orchestrator/command-queue.j
 export { reduce } from './state/reduce.js';
 export { activeWantsOn, initialState, wantsOfRun } from './state/build-state.js';
 export { wantView, partitionView, jobRunView, eventView } from './server/views.js';
+export { listJobRuns, type PageQuery } from './server/queries.js';
 export { parseGraph } from './graph/parse-graph.js';
 export type { GraphDefinition, JobDefinition } from './graph/graph-definition.js';
 export { partitionDetail, lineage, taintView } from './server/lineage-queries.js';

@@ -3,6 +3,7 @@
  * temp workspace, with real job processes (`bash -c`) from tests/helpers/server-fixture.ts.
  */
 import test from 'ava';
+import { listJobRuns } from '../lib/index.js';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -502,6 +503,9 @@ test('partitions and job runs: lists with prefix, status and paging; job run det
   t.true(ofA.data.every((r: any) => r.want_ids.includes(a)));
   t.deepEqual((await f.getJson(`/api/job_runs?want_id=${a}&order=desc&limit=2`)).data.map((r: any) => r.job_run_id), wantA.job_run_ids.slice(1).reverse());
   t.deepEqual((await f.getJson(`/api/job_runs?want_id=${a}&offset=2`)).data.map((r: any) => r.job_run_id), wantA.job_run_ids.slice(2));
+  // The embedding API answers the same page from the state.
+  const embedded = listJobRuns(f.platform.state(), { offset: 0, limit: 100, reverse: false, want: f.platform.state().wants.get(a)! });
+  t.deepEqual(JSON.parse(JSON.stringify(embedded)), ofA);
   const okOfA = await f.getJson(`/api/job_runs?want_id=${a}&status=succeeded`);
   t.is(okOfA.total, 3);
   t.is((await f.getJson(`/api/job_runs?want_id=${a}&status=failed`)).total, 0);
