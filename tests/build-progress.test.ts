@@ -207,30 +207,7 @@ test('plainLine: one line per change, timed from the start of the build', (t) =>
 
 test('a run snapshot reports the steps the events would have shown', (t) => {
   const m = model();
-  const view: JobRunView = {
-    job_run_id: 'r-9',
-    job_label: 'raw_orders',
-    status: 'succeeded',
-    outputs: ['daily/revenue/date=2026-01-05'],
-    config: { outputs: ['daily/revenue/date=2026-01-05'], inputs: [], args: [], env: {} },
-    want_ids: ['w-1'],
-    wants_total: 1,
-    attempt: 1,
-    exec: ['bash', 'daily.sh'],
-    timeout_seconds: 0,
-    pid: 4,
-    worker: 'local',
-    exit_code: 0,
-    signal: null,
-    reason: null,
-    missing: [],
-    retry_at: null,
-    queued_at: new Date(T0 + 1_000).toISOString(),
-    started_at: new Date(T0 + 2_000).toISOString(),
-    ended_at: new Date(T0 + 4_500).toISOString(),
-    duration_ms: 2_500,
-    priority: 0,
-  };
+  const view = runView('r-9', { job_label: 'raw_orders', outputs: ['daily/revenue/date=2026-01-05'], want_ids: ['w-1'], exec: ['bash', 'daily.sh'] });
   const lines = applyRunSnapshot(m, view).map((c) => plainLine(c, T0));
   t.deepEqual(lines, ['[1.0s] r-9 raw_orders queued', '[2.0s] r-9 raw_orders running', '[4.5s] r-9 raw_orders succeeded']);
   // Known and not newer: nothing.
@@ -262,19 +239,21 @@ test('the model counts the runs still to go, and says when the build may have en
   t.true(step(succeeded('r-2', T0 + 6)));
   t.is(m.active, 0);
   // A snapshot of a run joined while it runs counts it; its end is seen by the events.
-  applyRunSnapshot(m, { ...snapshotView('r-7'), status: 'running', ended_at: null });
+  applyRunSnapshot(m, runView('r-7', { status: 'running', ended_at: null }));
   t.is(m.active, 1);
   t.true(step(succeeded('r-7', T0 + 8)));
   t.is(m.active, 0);
 });
 
-function snapshotView(job_run_id: string): JobRunView {
+/** A job run as the server shows it: succeeded, queued at 1 s, started at 2 s, ended at 4.5 s; `over` changes it. */
+function runView(job_run_id: string, over: Partial<JobRunView> = {}): JobRunView {
+  const outputs = over.outputs ?? ['daily/revenue/date=2026-01-06'];
   return {
     job_run_id,
     job_label: 'daily_revenue',
     status: 'succeeded',
-    outputs: ['daily/revenue/date=2026-01-06'],
-    config: { outputs: ['daily/revenue/date=2026-01-06'], inputs: [], args: [], env: {} },
+    outputs,
+    config: { outputs, inputs: [], args: [], env: {} },
     want_ids: ['w-3'],
     wants_total: 1,
     attempt: 1,
@@ -292,5 +271,6 @@ function snapshotView(job_run_id: string): JobRunView {
     ended_at: new Date(T0 + 4_500).toISOString(),
     duration_ms: 2_500,
     priority: 0,
+    ...over,
   };
 }

@@ -6,8 +6,8 @@
  */
 import test from 'ava';
 import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { REPO_ROOT, runCli, startServer } from './helpers/server-fixture.js';
+import { listenOnLoopback } from './helpers/http-stub.js';
 
 async function countingProxy(t: { teardown: (fn: () => Promise<void>) => void }, target: string): Promise<{ url: string; paths: string[] }> {
   const paths: string[] = [];
@@ -20,15 +20,7 @@ async function countingProxy(t: { teardown: (fn: () => Promise<void>) => void },
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths };
+  return { url: await listenOnLoopback(t, server), paths };
 }
 
 test('platform build reads its want when the build may have ended, not after each of its events', async (t) => {

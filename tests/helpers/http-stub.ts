@@ -17,6 +17,11 @@ export async function serveStub(
     req.on('end', () => handler(req, res, body));
   });
   watch?.(server);
+  return listenOnLoopback(t, server);
+}
+
+/** Listens on 127.0.0.1 at a free port until the test ends (its connections closed then); resolves with the URL. */
+export async function listenOnLoopback(t: { teardown: (fn: () => Promise<void>) => void }, server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(
     () =>
