@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
 import { until } from './helpers/until.js';
+import { MIN_RELOAD_MS } from '../lib/api/dashboard-reads.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const ARTIFACTS = join(REPO, 'test-artifacts');
@@ -137,6 +138,26 @@ uiTest("a running job's page shows its log lines as they are written", async (t)
   await until(lines, (n) => n > first + 2, 'more log lines to arrive while the page is open');
   t.regex(await log.innerText(), /line 1\nline 2/);
   await api('DELETE', `/api/wants/${want_id}`);
+  noScriptErrors(t, page);
+});
+
+uiTest("a want's page open on a busy build reads it at most every MIN_RELOAD_MS, not back to back", async (t) => {
+  const refs = Array.from({ length: 120 }, (_, i) => `report/${5000 + i}`);
+  const page = await newPage(t);
+  const reads: number[] = [];
+  const { want_id } = await api<{ want_id: string }>('POST', '/api/wants', { partitions: refs });
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname === `/api/wants/${want_id}`) reads.push(performance.now());
+  });
+  const opened = performance.now();
+  await page.goto(`${base()}/wants/${want_id}`);
+  await page.locator('h1 .status-successful').waitFor({ timeout: 60_000 });
+  const took = performance.now() - opened;
+  // 360 runs, ~1,000 events while the page is open: reads 250 ms apart, and the first at once.
+  t.true(reads.length >= 2, `${reads.length} reads`);
+  t.true(reads.length <= took / MIN_RELOAD_MS + 3, `${reads.length} reads of the want in ${took.toFixed(0)} ms`);
+  // Seen from this process, a request's time jitters by some tens of ms: half the gap is the bound here.
+  for (let i = 1; i < reads.length; i++) t.true(reads[i]! - reads[i - 1]! >= MIN_RELOAD_MS / 2, `reads ${i - 1} and ${i} ${(reads[i]! - reads[i - 1]!).toFixed(0)} ms apart`);
   noScriptErrors(t, page);
 });
 
