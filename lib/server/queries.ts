@@ -38,9 +38,8 @@ export function listJobRuns(state: BuildState, q: PageQuery & { status?: JobRunS
   if (q.want) {
     const status = q.status;
     const ids = status ? q.want.job_run_ids.filter((id) => state.job_runs.get(id)?.status === status) : q.want.job_run_ids;
-    const hi = q.reverse ? ids.length - q.offset : Math.min(ids.length, q.offset + q.limit);
-    const lo = q.reverse ? Math.max(0, hi - q.limit) : q.offset;
-    const page = ids.slice(lo, Math.max(lo, hi));
+    const [lo, hi] = pageBounds(0, ids.length, q);
+    const page = ids.slice(lo, hi);
     if (q.reverse) page.reverse();
     const data: JobRunView[] = [];
     for (const id of page) {
@@ -69,9 +68,8 @@ export function listPartitions(
   const start = prefix ? index.rank(prefix) : 0;
   const end = prefix ? index.rank(prefixEnd(prefix)) : index.size;
   const total = end - start;
-  const hi = q.reverse ? end - q.offset : Math.min(end, start + q.offset + q.limit);
-  const lo = q.reverse ? Math.max(start, hi - q.limit) : start + q.offset;
-  const entries = index.slice(lo, Math.max(0, hi - lo));
+  const [lo, hi] = pageBounds(start, end, q);
+  const entries = index.slice(lo, hi - lo);
   if (q.reverse) entries.reverse();
   const data: PartitionView[] = [];
   for (const [ref] of entries) {
@@ -79,6 +77,13 @@ export function listPartitions(
     if (p) data.push(partitionView(p));
   }
   return { data, total, offset: q.offset, limit: q.limit };
+}
+
+/** Where a page of the entries `start..end-1` lies (`lo..hi-1`; empty past the end), newest first or oldest first. */
+function pageBounds(start: number, end: number, q: PageQuery): [number, number] {
+  const hi = q.reverse ? end - q.offset : Math.min(end, start + q.offset + q.limit);
+  const lo = q.reverse ? Math.max(start, hi - q.limit) : start + q.offset;
+  return [lo, Math.max(lo, hi)];
 }
 
 /** The smallest string greater than every string that starts with `prefix`. */
