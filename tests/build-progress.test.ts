@@ -215,34 +215,39 @@ test('a run snapshot reports the steps the events would have shown', (t) => {
   t.is(countRuns(m).succeeded, 1);
 });
 
-test('the model counts the runs still to go, and says when the build may have ended: no run left, or one that ended badly', (t) => {
+test('the model counts the runs for root partitions still to go, and says when the build may have ended', (t) => {
   const m = model();
-  const count = () => countRuns(m).queued + countRuns(m).running;
+  const rootRuns = () => [...m.runs.values()].filter((r) => (r.status === 'queued' || r.status === 'running') && r.outputs.some((o) => o.startsWith('daily/'))).length;
   const step = (e: EventView) => {
     const changes = applyEvent(m, e);
-    t.is(m.active, count(), `active after ${e.type}`);
+    t.is(m.activeRoot, rootRuns(), `activeRoot after ${e.type}`);
     return mayHaveEnded(m, changes);
   };
   t.false(step(wantCreated('w-3', ['daily/revenue/date=2026-01-05', 'daily/revenue/date=2026-01-06'], T0)));
+  t.false(step(wantCreated('w-4', ['raw/a'], T0, 'w-3', 'w-3')));
+  // An input's run ends well: the root's runs are still to come.
+  t.false(step(queued('r-0', 'raw_orders', ['raw/a'], ['w-4'], T0 + 1)));
+  t.false(step(succeeded('r-0', T0 + 1)));
   t.false(step(queued('r-1', 'daily_revenue', ['daily/revenue/date=2026-01-05'], ['w-3'], T0 + 1)));
   t.false(step(queued('r-2', 'daily_revenue', ['daily/revenue/date=2026-01-06'], ['w-3'], T0 + 1)));
   t.false(step(started('r-1', T0 + 2)));
-  // One ended well with another to go: not yet.
+  // One of the root's runs ended well with another to go: not yet.
   t.false(step(succeeded('r-1', T0 + 3)));
   // A late or replayed event moves nothing and asks nothing.
   t.false(step(succeeded('r-1', T0 + 4)));
   t.false(step(started('r-2', T0 + 4)));
-  // A failure is read at once, even with runs to go (it may end the want).
-  t.false(step(queued('r-3', 'raw_orders', ['daily/revenue/date=2026-01-05'], ['w-3'], T0 + 4)));
-  t.true(step(failed('r-3', T0 + 5, 1)));
-  // The last run to go ended: the want may have ended.
+  // A rebuild of the input, queued by someone else meanwhile, is shown but does not hold back the end.
+  t.false(step(queued('r-5', 'raw_orders', ['raw/a'], ['w-9'], T0 + 4)));
+  // A failure is read at once, whatever is still going (it may end the want).
+  t.true(step(failed('r-5', T0 + 5, 1)));
+  // The last run for a root partition ended: the want may have ended.
   t.true(step(succeeded('r-2', T0 + 6)));
-  t.is(m.active, 0);
-  // A snapshot of a run joined while it runs counts it; its end is seen by the events.
+  t.is(m.activeRoot, 0);
+  // A run read from the server while it runs counts as the events would; its end is seen by them.
   applyRunSnapshot(m, runView('r-7', { status: 'running', ended_at: null }));
-  t.is(m.active, 1);
+  t.is(m.activeRoot, 1);
   t.true(step(succeeded('r-7', T0 + 8)));
-  t.is(m.active, 0);
+  t.is(m.activeRoot, 0);
 });
 
 /** A job run as the server shows it: succeeded, queued at 1 s, started at 2 s, ended at 4.5 s; `over` changes it. */

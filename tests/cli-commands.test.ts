@@ -574,6 +574,10 @@ test('partitions list and job-runs list/get, with filters, as tables and JSON', 
   const noWant = await cli(env.url, 'job-runs', 'list', '--want', 'w-404');
   t.is(noWant.code, 1);
   t.regex(noWant.stderr, /No want with id 'w-404'/);
+  // An empty id is an error, not every run.
+  const emptyWant = await cli(env.url, 'job-runs', 'list', '--want', '');
+  t.is(emptyWant.code, 1);
+  t.regex(emptyWant.stderr, /--want needs a want's id/);
 
   const one = await cli(env.url, 'job-runs', 'get', 'r-2');
   t.is(one.code, 0, one.stderr);

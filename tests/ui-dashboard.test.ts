@@ -165,9 +165,16 @@ uiTest('the cancel button cancels a running want', async (t) => {
   const { want_id } = await api<{ want_id: string }>('POST', '/api/wants', { partitions: ['hold/1'] });
   const building = await until(() => api<{ status: string; job_run_ids: string[] }>('GET', `/api/wants/${want_id}`), (w) => w.status === 'building', 'the want to build');
   const page = await newPage(t);
+  const runReads: string[] = [];
+  page.on('request', (r) => {
+    const url = new URL(r.url());
+    if (url.pathname.startsWith('/api/job_runs')) runReads.push(`${url.pathname}${url.search}`);
+  });
   await page.goto(`${base()}/wants/${want_id}`);
-  // Its runs are listed from a page of the want's runs (GET /api/job_runs?want_id=).
+  // Its runs are listed from a page of the want's runs, not read one by one.
   await page.locator(`a[href="/job_runs/${building.job_run_ids[0]}"]`).waitFor();
+  t.true(runReads.some((u) => u.startsWith(`/api/job_runs?want_id=${want_id}`)), runReads.join('\n'));
+  t.deepEqual(runReads.filter((u) => u.startsWith('/api/job_runs/')), []);
   await page.getByRole('button', { name: 'Cancel want' }).click();
   await page.locator('h1 .status-canceled').waitFor();
   t.is((await api<{ status: string }>('GET', `/api/wants/${want_id}`)).status, 'canceled');

@@ -44,8 +44,14 @@ export interface BuildModel {
   readonly wantedRefs: Set<string>;
   /** In the order they became known. */
   readonly runs: Map<string, TrackedRun>;
-  /** How many of `runs` are queued or running, kept as they move (a build of 10,000 runs asks after each end). */
-  active: number;
+  /** The root want's own partitions: the want ends well only when the last run for one of them did. */
+  readonly rootRefs: ReadonlySet<string>;
+  /**
+   * How many of `runs` that output a root partition are queued or running, kept as they move (a build of 10,000
+   * runs asks after each end). Not every run: a run for an input the build already got (a schedule's rebuild of it,
+   * say) would hold back the end of a build it no longer serves.
+   */
+  activeRoot: number;
 }
 
 /** A run's status moved: what a plain line reports. */
@@ -71,16 +77,26 @@ export function newBuildModel(
     wants: new Map([[root.want_id, { want_id: root.want_id, partitions: [...root.partitions] }]]),
     wantedRefs: new Set(root.partitions),
     runs: new Map(),
-    active: 0,
+    rootRefs: new Set(root.partitions),
+    activeRoot: 0,
   };
 }
 
 const isActive = (status: JobRunStatus): boolean => status === 'queued' || status === 'running';
+const servesRoot = (model: BuildModel, run: TrackedRun): boolean => run.outputs.some((ref) => model.rootRefs.has(ref));
 
-/** Whether the build may just have ended: a tracked run ended with none left to go, or one ended otherwise than well. */
+/** Keeps `activeRoot` as `run` moves from `from` (undefined: newly known) to `to`. */
+function counted(model: BuildModel, run: TrackedRun, from: JobRunStatus | undefined, to: JobRunStatus): void {
+  if (servesRoot(model, run)) model.activeRoot += Number(isActive(to)) - Number(from !== undefined && isActive(from));
+}
+
+/**
+ * Whether the build may just have ended: a run for a root partition ended with none left to go (the root can end
+ * well only then), or a run ended otherwise than well (a failure or a cancel may end it at once).
+ */
 export function mayHaveEnded(model: BuildModel, changes: readonly RunChange[]): boolean {
   const ends = changes.filter((c) => !isActive(c.status));
-  return ends.length > 0 && (model.active === 0 || ends.some((c) => c.status !== 'succeeded'));
+  return ends.some((c) => c.status !== 'succeeded') || (model.activeRoot === 0 && ends.some((c) => servesRoot(model, c.run)));
 }
 
 /** Adds a want the build depends on (a derived want, or one read from the server). */
@@ -116,7 +132,7 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
       if (model.runs.has(e.job_run_id) || !servesBuild(model, e.want_ids, e.config.outputs)) return [];
       const run = newRun(e.job_run_id, e.job_label, e.attempt, e.config.outputs, at);
       model.runs.set(run.job_run_id, run);
-      model.active++;
+      counted(model, run, undefined, 'queued');
       return [{ run, status: 'queued', at }];
     }
     case 'job_run_started':
@@ -158,7 +174,7 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
 function move(model: BuildModel, id: string, status: JobRunStatus, at: number, update: (r: TrackedRun) => void): RunChange[] {
   const run = model.runs.get(id);
   if (!run || RANK[status] <= RANK[run.status]) return [];
-  model.active += Number(isActive(status)) - Number(isActive(run.status));
+  counted(model, run, run.status, status);
   run.status = status;
   update(run);
   return [{ run, status, at }];
@@ -180,7 +196,7 @@ export function applyRunSnapshot(model: BuildModel, view: JobRunView): RunChange
   const startedAt = ms(view.started_at);
   if (startedAt !== null && RANK[run.status] < RANK.running) changes.push({ run, status: 'running', at: startedAt });
   if (RANK[view.status] > RANK.running) changes.push({ run, status: view.status, at: ms(view.ended_at) ?? startedAt ?? queuedAt });
-  model.active += Number(isActive(view.status)) - Number(existing ? isActive(existing.status) : false);
+  counted(model, run, existing?.status, view.status);
   run.status = view.status;
   run.queued_at = ms(view.queued_at);
   run.started_at = startedAt;

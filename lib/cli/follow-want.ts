@@ -5,7 +5,7 @@
  * shows progress (progress-view.ts). Ends with a summary table and says how it came out; the command chooses the
  * exit code (settle-follow.ts).
  */
-import { EMPTY, type Observable, ReplaySubject, catchError, connectable, defer, filter, firstValueFrom, map, tap, throwError } from 'rxjs';
+import { EMPTY, type Observable, ReplaySubject, Subject, catchError, connectable, defer, filter, finalize, firstValueFrom, map, merge, tap, throwError } from 'rxjs';
 import { NoServerError } from '../client/server-connection.js';
 import type { EventView, JobRunView, PlatformClient, WantView } from '../client/platform-client.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
@@ -148,12 +148,28 @@ export async function followWant(
   const listening = interrupts.connect();
 
   let closed = false;
+  // Reasons to read the want that do not come with an event of the stream: what a read of runs changed.
+  const recheck$ = new Subject<void>();
+  // Events of runs the model does not know yet, kept while runs are being read: a run's end can come on the stream
+  // before the read that makes it known answers, with the run still running in that answer.
+  let reading = 0;
+  const unknownRunEvents = new Map<string, EventView[]>();
   // Runs the want joined (already queued or running for another want), and those of a want that was already
   // building, are known only from the server's answer, not from the events that follow.
   const snapshot = async (wants: ReadonlyArray<{ want_id: string; job_runs_total?: number }>) => {
-    for (const w of wants) {
-      if (w.job_runs_total === 0) continue;
-      for (const run of await runsOfWant(client, w.want_id)) if (!closed) view.changes(applyRunSnapshot(model, run));
+    reading++;
+    try {
+      for (const w of wants) {
+        if (w.job_runs_total === 0) continue;
+        const runs = await runsOfWant(client, w.want_id);
+        if (closed) return;
+        const changes = runs.flatMap((run) => applyRunSnapshot(model, run));
+        for (const run of runs) changes.push(...(unknownRunEvents.get(run.job_run_id) ?? []).flatMap((e) => applyEvent(model, e)));
+        view.changes(changes);
+        if (mayHaveEnded(model, changes)) recheck$.next();
+      }
+    } finally {
+      if (--reading === 0) unknownRunEvents.clear();
     }
   };
 
@@ -171,11 +187,17 @@ export async function followWant(
       }),
       filter((event): event is EventView => event !== undefined),
       filter((event) => applyToModel(event)),
+      // The reads' reasons end with the stream (its end is what tells the server went away).
+      (events$) => merge(events$.pipe(finalize(() => recheck$.complete())), recheck$),
     );
     const applyToModel = (event: EventView): boolean => {
       const wantsBefore = model.wants.size;
       const changes = applyEvent(model, event);
       view.changes(changes);
+      const runId = runIdOf(event);
+      if (reading > 0 && runId !== undefined && !model.runs.has(runId)) {
+        unknownRunEvents.set(runId, [...(unknownRunEvents.get(runId) ?? []), event]);
+      }
       if (model.wants.size > wantsBefore && event.type === 'want_created') {
         // A derived want may join runs queued before it existed: read them.
         snapshot([{ want_id: event.want_created.want_id }]).catch(() => undefined);
@@ -195,11 +217,14 @@ export async function followWant(
       ? { kind: 'done', want: root }
       : await firstValueFrom(followEnding({ relevant$, readWant, interrupt$: interrupts, pollMs: POLL_MS }));
     if (ending.kind === 'done') {
-      // The want's status can be read before the stream delivered the last run events: catch up on those runs.
-      const active = [...model.runs.values()].filter((r) => r.status === 'queued' || r.status === 'running');
-      for (const r of active) {
-        const latest = await client.getJobRun(r.job_run_id).catch(() => undefined);
-        if (latest) view.changes(applyRunSnapshot(model, latest));
+      // The want's status can be read before the stream delivered the last run events: catch up on those runs,
+      // reading the runs of the wants that have them still going (a page of a thousand a request).
+      const going = new Set([...model.runs.values()].filter((r) => r.status === 'queued' || r.status === 'running').map((r) => r.job_run_id));
+      for (const wantId of model.wants.keys()) {
+        if (going.size === 0) break;
+        for (const run of await runsOfWant(client, wantId).catch(() => [])) {
+          if (going.delete(run.job_run_id)) view.changes(applyRunSnapshot(model, run));
+        }
       }
     }
   } finally {
@@ -249,6 +274,24 @@ export async function followWant(
     }
   }
   return want.status === 'successful' ? { kind: 'successful' } : { kind: 'unsuccessful', message: failureMessage(want, failed, took) };
+}
+
+/** The job run an event is about, if it is about one. */
+function runIdOf(event: EventView): string | undefined {
+  switch (event.type) {
+    case 'job_run_started':
+      return event.job_run_started.job_run_id;
+    case 'job_run_succeeded':
+      return event.job_run_succeeded.job_run_id;
+    case 'job_run_failed':
+      return event.job_run_failed.job_run_id;
+    case 'job_run_canceled':
+      return event.job_run_canceled.job_run_id;
+    case 'job_run_dep_missed':
+      return event.job_run_dep_missed.job_run_id;
+    default:
+      return undefined;
+  }
 }
 
 function parseEvent(data: string): EventView | undefined {

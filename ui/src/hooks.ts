@@ -32,7 +32,8 @@ export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
     }
     // At most every MIN_RELOAD_MS, and never reading more than half the time: a slow read (a want with a tree of
     // hundreds) waits as long again before the next.
-    const took = Number.isFinite(s.lastStart) && s.lastEnd >= s.lastStart ? s.lastEnd - s.lastStart : 0;
+    // A read that stalled (a daemon busy for a minute) does not leave the page stale as long again: 2 s at most.
+    const took = Number.isFinite(s.lastStart) && s.lastEnd >= s.lastStart ? Math.min(s.lastEnd - s.lastStart, MAX_READ_GAP_MS) : 0;
     const wait = Math.max(s.lastStart + MIN_RELOAD_MS, s.lastEnd + took) - performance.now();
     if (wait > 0) {
       s.timer = setTimeout(() => {
@@ -83,6 +84,8 @@ export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
 
   return { data, error, reload: run };
 }
+
+const MAX_READ_GAP_MS = 2_000;
 
 interface LoadState {
   busy: boolean;

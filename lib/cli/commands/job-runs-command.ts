@@ -75,7 +75,11 @@ export function registerJobRuns(program: Command): void {
     description: 'list job runs, oldest first (--want: the runs of one want, in the order it got them)',
     statuses: JOB_RUN_STATUSES,
     extra: [['--want <want_id>', 'only the runs of this want (those it queued and those it joined)', 'want']],
-    fetch: (client, { want, ...q }) => client.listJobRuns({ ...q, ...(typeof want === 'string' ? { want_id: want } : {}) }),
+    fetch: (client, { want, ...q }) => {
+      // An empty id would be no filter at all: every run, not the want's.
+      if (want === '') throw new Error("--want needs a want's id (platform want list shows them)");
+      return client.listJobRuns({ ...q, ...(typeof want === 'string' ? { want_id: want } : {}) });
+    },
     rows: jobRunRows,
   });
   jobRuns

@@ -17,23 +17,31 @@ interface WantTree {
 async function loadTree(id: string, signal: AbortSignal): Promise<{ tree: WantTree; runs: JobRunView[]; truncated: boolean }> {
   let budget = MAX_TREE;
   const runIds: string[] = [];
-  const wantIds: string[] = [];
+  // The want each run was first listed by.
+  const listedBy = new Map<string, string>();
   const load = async (wantId: string): Promise<WantTree> => {
     budget--;
     const want = await get<WantView>(`/api/wants/${encodeURIComponent(wantId)}`, signal);
-    if (want.job_runs_total > 0) wantIds.push(want.want_id);
-    for (const r of want.job_run_ids) if (!runIds.includes(r)) runIds.push(r);
+    for (const r of want.job_run_ids) {
+      if (listedBy.has(r)) continue;
+      listedBy.set(r, want.want_id);
+      runIds.push(r);
+    }
     const children: WantTree[] = [];
     for (const c of want.child_want_ids) if (budget > 0) children.push(await load(c));
     return { want, children };
   };
   const tree = await load(id);
-  // A want's newest runs in one read, not a read a run; a run none of those pages holds is read on its own.
+  // The runs shown are the last MAX_RUNS listed: of each want that listed some of them, a page of its newest that
+  // many, not a read a run; a run none of those pages holds is read on its own.
+  const shown = runIds.slice(-MAX_RUNS);
+  const perWant = new Map<string, number>();
+  for (const r of shown) perWant.set(listedBy.get(r)!, (perWant.get(listedBy.get(r)!) ?? 0) + 1);
   const pages = await Promise.all(
-    wantIds.map((w) => get<Page<JobRunView>>(`/api/job_runs?want_id=${encodeURIComponent(w)}&order=desc&limit=${MAX_RUNS}`, signal)),
+    [...perWant].map(([w, n]) => get<Page<JobRunView>>(`/api/job_runs?want_id=${encodeURIComponent(w)}&order=desc&limit=${n}`, signal)),
   );
   const byId = new Map(pages.flatMap((p) => p.data.map((r) => [r.job_run_id, r] as const)));
-  const runs = await Promise.all(runIds.slice(-MAX_RUNS).map((r) => byId.get(r) ?? get<JobRunView>(`/api/job_runs/${encodeURIComponent(r)}`, signal)));
+  const runs = await Promise.all(shown.map((r) => byId.get(r) ?? get<JobRunView>(`/api/job_runs/${encodeURIComponent(r)}`, signal)));
   return { tree, runs, truncated: budget <= 0 || runIds.length > MAX_RUNS };
 }
 
