@@ -6,6 +6,7 @@
  * exit code (settle-follow.ts).
  */
 import { EMPTY, type Observable, ReplaySubject, Subject, catchError, connectable, defer, filter, finalize, firstValueFrom, map, merge, tap, throwError } from 'rxjs';
+import { jobRunIdOf } from '../events/job-run-id.js';
 import { NoServerError } from '../client/server-connection.js';
 import type { EventView, JobRunView, PlatformClient, WantView } from '../client/platform-client.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
@@ -194,7 +195,7 @@ export async function followWant(
       const wantsBefore = model.wants.size;
       const changes = applyEvent(model, event);
       view.changes(changes);
-      const runId = runIdOf(event);
+      const runId = jobRunIdOf(event);
       if (reading > 0 && runId !== undefined && !model.runs.has(runId)) {
         unknownRunEvents.set(runId, [...(unknownRunEvents.get(runId) ?? []), event]);
       }
@@ -276,23 +277,6 @@ export async function followWant(
   return want.status === 'successful' ? { kind: 'successful' } : { kind: 'unsuccessful', message: failureMessage(want, failed, took) };
 }
 
-/** The job run an event is about, if it is about one. */
-function runIdOf(event: EventView): string | undefined {
-  switch (event.type) {
-    case 'job_run_started':
-      return event.job_run_started.job_run_id;
-    case 'job_run_succeeded':
-      return event.job_run_succeeded.job_run_id;
-    case 'job_run_failed':
-      return event.job_run_failed.job_run_id;
-    case 'job_run_canceled':
-      return event.job_run_canceled.job_run_id;
-    case 'job_run_dep_missed':
-      return event.job_run_dep_missed.job_run_id;
-    default:
-      return undefined;
-  }
-}
 
 function parseEvent(data: string): EventView | undefined {
   try {

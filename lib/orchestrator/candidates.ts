@@ -2,6 +2,7 @@
  * What a narrow step schedules: (want, ref) pairs that events touched, so a step's cost follows what changed,
  * not how many partitions are wanted. A want mapped to `null` is scheduled whole (a new want, say).
  */
+import { jobRunIdOf } from '../events/job-run-id.js';
 import type { EventPayload } from '../events/build-event.js';
 import { activeWantsOn, type BuildState } from '../state/build-state.js';
 
@@ -89,6 +90,8 @@ export function touchedCandidates(state: BuildState, events: readonly EventPaylo
       case 'schedules_changed':
         break;
       case 'job_run_started':
+      case 'job_run_placed':
+        // A run that starts, or that a worker took, changes no partition.
         break;
       case 'job_run_queued':
         // A queued run gives nobody anything to do: the want that queued it has just looked at its ref, any other
@@ -96,25 +99,9 @@ export function touchedCandidates(state: BuildState, events: readonly EventPaylo
         // its wait registered meanwhile).
         break;
       default:
-        for (const ref of state.job_runs.get(jobRunIdOf(e))?.config.outputs ?? []) touchRef(ref);
+        for (const ref of state.job_runs.get(jobRunIdOf(e) ?? '')?.config.outputs ?? []) touchRef(ref);
     }
   }
   return c;
 }
 
-function jobRunIdOf(e: EventPayload): string {
-  switch (e.type) {
-    case 'job_run_queued':
-      return e.job_run_queued.job_run_id;
-    case 'job_run_succeeded':
-      return e.job_run_succeeded.job_run_id;
-    case 'job_run_failed':
-      return e.job_run_failed.job_run_id;
-    case 'job_run_canceled':
-      return e.job_run_canceled.job_run_id;
-    case 'job_run_dep_missed':
-      return e.job_run_dep_missed.job_run_id;
-    default:
-      return '';
-  }
-}
