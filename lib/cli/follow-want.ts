@@ -69,13 +69,17 @@ async function runsOfWant(client: PlatformClient, wantId: string): Promise<JobRu
   }
 }
 
+/** The runs of each of `wantIds`, by id (a run two wants share once). */
+async function runsOfWants(client: PlatformClient, wantIds: Iterable<string>): Promise<Map<string, JobRunView>> {
+  const runs = new Map<string, JobRunView>();
+  for (const wantId of wantIds) for (const r of await runsOfWant(client, wantId)) runs.set(r.job_run_id, r);
+  return runs;
+}
+
 /** Runs of the want and its derived wants that failed for good, when the events did not show them. */
 async function failedRunsFromServer(client: PlatformClient, rootId: string): Promise<JobRunView[]> {
-  const runs = new Map<string, JobRunView>();
-  for (const w of await wantTree(client, rootId)) {
-    for (const r of await runsOfWant(client, w.want_id)) if (r.status === 'failed' && r.retry_at === null) runs.set(r.job_run_id, r);
-  }
-  return [...runs.values()];
+  const runs = await runsOfWants(client, (await wantTree(client, rootId)).map((w) => w.want_id));
+  return [...runs.values()].filter((r) => r.status === 'failed' && r.retry_at === null);
 }
 
 function failureMessage(want: WantView, failed: Array<{ job_run_id: string; job_label: string; exit_code: number | null; signal: string | null; reason: string | null }>, took: string): string {
@@ -220,11 +224,12 @@ export async function followWant(
     if (ending.kind === 'done') {
       // The want's status can be read before the stream delivered the last run events: catch up on those runs,
       // reading the runs of the wants that have them still going (a page of a thousand a request).
-      const going = new Set([...model.runs.values()].filter((r) => r.status === 'queued' || r.status === 'running').map((r) => r.job_run_id));
-      for (const wantId of model.wants.keys()) {
-        if (going.size === 0) break;
-        for (const run of await runsOfWant(client, wantId).catch(() => [])) {
-          if (going.delete(run.job_run_id)) view.changes(applyRunSnapshot(model, run));
+      const going = [...model.runs.values()].filter((r) => r.status === 'queued' || r.status === 'running');
+      if (going.length > 0) {
+        const latest = await runsOfWants(client, model.wants.keys()).catch(() => new Map<string, JobRunView>());
+        for (const r of going) {
+          const run = latest.get(r.job_run_id);
+          if (run) view.changes(applyRunSnapshot(model, run));
         }
       }
     }
@@ -257,8 +262,7 @@ export async function followWant(
   if (options.json) {
     // The build's runs are its wants' runs: read a page of a thousand at a time, and on their own only those a
     // want of the build does not list (none, as the server records joins).
-    const read = new Map<string, JobRunView>();
-    for (const wantId of model.wants.keys()) for (const r of await runsOfWant(client, wantId)) read.set(r.job_run_id, r);
+    const read = await runsOfWants(client, model.wants.keys());
     const details = await Promise.all(runs.map((r) => read.get(r.job_run_id) ?? client.getJobRun(r.job_run_id)));
     printJson({ want_id: rootId, status: want.status, want, job_runs: details });
   } else {

@@ -166,3 +166,9 @@ class NodeResponse implements HttpResponse {
     this.used = true;
   }
 }
+
+/** The transport, adding the daemon's token to every request (the client's calls and the probe's alike). */
+export function withToken(f: HttpFetch, token: string | undefined): HttpFetch {
+  if (!token) return f;
+  return (url, init) => f(url, { ...init, headers: { ...init?.headers, Authorization: `Bearer ${token}` } });
+}

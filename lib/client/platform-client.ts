@@ -24,7 +24,7 @@ import type { ScheduleView } from '../api/schedules.js';
 import type { CreateTaintBody, LineageReply, PartitionDetailView, TaintReply, TaintView } from '../api/partitions-change.js';
 import { NoServerError } from './server-connection.js';
 import { sseStream, type SseMessage } from './sse-client.js';
-import { nodeHttpFetch, type HttpFetch, type HttpResponse } from './http-fetch.js';
+import { nodeHttpFetch, withToken, type HttpFetch, type HttpResponse } from './http-fetch.js';
 
 // The CLI takes the API's types from the client it holds (it could equally import api/).
 export type { BackfillView, CreateBackfillBody, CreateBackfillReply, ScheduleView };
@@ -433,10 +433,4 @@ function query(params: Record<string, string | number | undefined>): string {
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
   const s = q.toString();
   return s ? `?${s}` : '';
-}
-
-/** The transport, adding the daemon's token to every request. */
-export function withToken(f: HttpFetch, token: string | undefined): HttpFetch {
-  if (!token) return f;
-  return (url, init) => f(url, { ...init, headers: { ...init?.headers, Authorization: `Bearer ${token}` } });
 }

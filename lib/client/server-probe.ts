@@ -12,7 +12,7 @@ import { isPidAlive } from '../system/pid-liveness.js';
 import type { ServerStatus } from '../api/server-status.js';
 import { VERSION } from '../version.js';
 import { readServerInfo, serverInfoPath, type ServerInfo } from './server-info.js';
-import { nodeHttpFetch, type HttpResponse } from './http-fetch.js';
+import { nodeHttpFetch, withToken, type HttpResponse } from './http-fetch.js';
 
 export type { ServerStatus } from '../api/server-status.js';
 
@@ -62,9 +62,7 @@ export function serverUrl(port: number): string {
 }
 
 async function get(url: string, timeoutMs: number, token?: string): Promise<HttpResponse> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
-  return nodeHttpFetch(url, { signal: AbortSignal.timeout(timeoutMs), headers });
+  return withToken(nodeHttpFetch, token)(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
 }
 
 /** The server answered `/api/status`, but not with a platform server's status (an older version, or not ours). */

@@ -35,24 +35,21 @@ export function listWants(state: BuildState, q: PageQuery & { status?: WantStatu
  * status, the runs of that want in it: a look at each of the want's runs, never at the log's).
  */
 export function listJobRuns(state: BuildState, q: PageQuery & { status?: JobRunStatus; want?: WantRecord }): Page<JobRunView> {
+  const view = (id: string): JobRunView | undefined => {
+    const r = state.job_runs.get(id);
+    return r && jobRunView(state, r);
+  };
   if (q.want) {
     const status = q.status;
     const ids = status ? q.want.job_run_ids.filter((id) => state.job_runs.get(id)?.status === status) : q.want.job_run_ids;
     const [lo, hi] = pageBounds(0, ids.length, q);
     const page = ids.slice(lo, hi);
     if (q.reverse) page.reverse();
-    const data: JobRunView[] = [];
-    for (const id of page) {
-      const r = state.job_runs.get(id);
-      if (r) data.push(jobRunView(state, r));
-    }
+    const data = page.map(view).filter((r): r is JobRunView => r !== undefined);
     return { data, total: ids.length, offset: q.offset, limit: q.limit };
   }
   const index = q.status ? state.job_runs_by_status[q.status] : state.job_run_order;
-  return pageOf(index, q, ([, id]) => {
-    const r = state.job_runs.get(id);
-    return r && jobRunView(state, r);
-  });
+  return pageOf(index, q, ([, id]) => view(id));
 }
 
 /**

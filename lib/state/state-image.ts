@@ -468,17 +468,15 @@ export function stateFromImage(pieces: Iterable<unknown>, loaded?: { image?: Loa
     const section = sections.get(name);
     if (!section) throw new Error(`an image without the map ${name}`);
     sections.delete(name);
-    const compare = spec.compare;
-    const keyRefs = spec.compare === compareNumbers ? undefined : refsFor(section.size);
-    const keys = spec.compare === compareNumbers ? flat(section.keys, section.size, (k) => k) : flat(section.keys, section.size, stringAt, keyRefs);
-    if (spec.kind === 'plain') {
-      const valueRefs = refsFor(section.size);
-      const values = flat(section.values, section.size, (v) => (v === true ? true : stringAt(v)), valueRefs);
-      if (loaded) placements.set(name, { keys, values, keyRefs: keyRefs ?? new Uint32Array(0), valueRefs: valueRefs! });
-      return OrderedMap.fromSortedArrays(compare, keys, values);
-    }
-    if (loaded) placements.set(name, { keys, values: [], keyRefs: keyRefs ?? new Uint32Array(0), valueRefs: new Uint32Array(0) });
-    return OrderedMap.fromSortedArrays(compare, keys, new LazyValues(section.filled, PER_PIECE, section.chunks, section.starts, decoderFor(unpacker, spec.kind), encoding));
+    const { compare, kind } = spec;
+    const numeric = compare === compareNumbers;
+    const keyRefs = numeric ? undefined : refsFor(section.size);
+    const keys = numeric ? flat(section.keys, section.size, (k) => k) : flat(section.keys, section.size, stringAt, keyRefs);
+    const valueRefs = kind === 'plain' ? refsFor(section.size) : undefined;
+    const values = kind === 'plain' ? flat(section.values, section.size, (v) => (v === true ? true : stringAt(v)), valueRefs) : undefined;
+    const none = new Uint32Array(0);
+    if (loaded) placements.set(name, { keys, values: values ?? [], keyRefs: keyRefs ?? none, valueRefs: valueRefs ?? none });
+    return OrderedMap.fromSortedArrays(compare, keys, values ?? new LazyValues(section.filled, PER_PIECE, section.chunks, section.starts, decoderFor(unpacker, kind), encoding));
   };
   // Every field of BuildState is set from MAPS, STATUS_INDEXES and the scalars, checked as they are read.
   const state = withMaps({ ...initialState(), ...scalars }, load);
