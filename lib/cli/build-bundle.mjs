@@ -18,11 +18,9 @@ rmSync(outdir, { recursive: true, force: true });
 // The bundle vouches for snapshots with the fingerprint of the state code it holds, taken now: computed when it
 // runs, from dist/lib/state, it would be that of whatever was compiled there later.
 const { stateCodeFingerprint } = await import(pathToFileURL(join(dist, 'state', 'snapshot-file.js')).href);
-await build({
+const shared = {
   entryPoints: { main: join(dist, 'cli', 'main.js') },
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   outdir,
@@ -32,11 +30,27 @@ await build({
   // as far as they are used: the daemon starts ~35 ms sooner (docs/decisions.md, session 19). Both are
   // dependencies of ours, so that they are found from here.
   external: ['classic-level', 'msgpackr', 'msgpackr-extract', 'bullmq', 'ioredis', 'iconv-lite', 'mime-db'],
-  // The CommonJS packages inside (express and its kin) call require(), which an ES module does not have.
-  banner: { js: "import { createRequire as __platformRequire } from 'node:module'; const require = __platformRequire(import.meta.url);" },
   define: { __PLATFORM_STATE_CODE__: JSON.stringify(stateCodeFingerprint()) },
   // rxjs's ES module build, not the CommonJS one node's resolution picks: esbuild keeps only the operators the code
   // uses (61 KB of the 344 KB a command loaded and compiled before it did anything; docs/decisions.md, session 19).
   plugins: [{ name: 'rxjs-esm', setup: (b) => b.onResolve({ filter: /^rxjs$/ }, () => ({ path: rxjsEsm })) }],
   logLevel: 'warning',
+};
+// The commands: ES modules, split so that a command loads only the chunks it imports.
+await build({
+  ...shared,
+  splitting: true,
+  format: 'esm',
+  // The CommonJS packages inside (express and its kin) call require(), which an ES module does not have.
+  banner: { js: "import { createRequire as __platformRequire } from 'node:module'; const require = __platformRequire(import.meta.url);" },
+});
+// The daemon (`platform serve`): the same program as one CommonJS file, the only kind node 20 compiles from a V8 code
+// cache (lib/cli/compile-cache.ts). Its import.meta.url is the file's own URL, as in the ES build.
+await build({
+  ...shared,
+  entryPoints: { daemon: join(dist, 'cli', 'main.js') },
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
+  define: { ...shared.define, 'import.meta.url': '__platformModuleUrl' },
+  banner: { js: "var __platformModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });

@@ -1,0 +1,37 @@
+/**
+ * What bin/platform runs. A command loads the ES module bundle (main.js and the chunks it needs); `serve`, the
+ * daemon, loads the same program as one CommonJS file compiled from a V8 code cache (compile-cache.ts), which only
+ * a classic script can use on node 20. Both bundles are built from lib/cli/main.ts by build-bundle.mjs.
+ */
+import { join, dirname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+type Main = (argv: string[]) => Promise<void>;
+
+const BUNDLE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'bundle');
+
+/** Root options that take a value, whose value is no command (lib/cli/main.ts). */
+const VALUE_OPTIONS = new Set(['--server-url', '-C', '--workspace']);
+
+/** The command `argv` (node, script, ...) names: its first word that is not a root option or an option's value. */
+export function commandWord(argv: readonly string[]): string | undefined {
+  for (let i = 2; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') return argv[i + 1];
+    if (!arg.startsWith('-')) return arg;
+    if (VALUE_OPTIONS.has(arg)) i++;
+  }
+  return undefined;
+}
+
+async function daemonMain(): Promise<Main> {
+  const { requireWithCompileCache } = await import('./compile-cache.js');
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  return requireWithCompileCache<{ main: Main }>(join(BUNDLE_DIR, 'daemon.cjs'), say).exports.main;
+}
+
+export async function run(argv: string[]): Promise<void> {
+  const main: Main =
+    commandWord(argv) === 'serve' ? await daemonMain() : ((await import(pathToFileURL(join(BUNDLE_DIR, 'main.js')).href)) as { main: Main }).main;
+  await main(argv);
+}
