@@ -21,6 +21,7 @@ import { parseGraph } from '../lib/graph/parse-graph.js';
 import { backfillBench, type BackfillFigures } from './backfill.js';
 import { canRunUiBench, uiBench, type UiFigures } from './ui-load.js';
 import { cliBench, describeCli, type CliFigures } from './cli-commands.js';
+import { warmCompileCache } from './serve-process.js';
 
 const DAYS = Number(process.env.BENCH_DAYS ?? 140);
 const WEEKS = Math.floor(DAYS / 7);
@@ -147,6 +148,10 @@ async function main(): Promise<void> {
   let cli: CliFigures | undefined;
   const quick = process.env.BENCH_QUICK === '1';
   try {
+    const warm = join(root, 'warm');
+    mkdirSync(warm);
+    writeFileSync(join(warm, 'platform.json'), JSON.stringify({ jobs: [] }));
+    await warmCompileCache(warm);
     results.push({ tool: 'platform', ...(await platformRun(join(root, 'platform'), 'in-process')) });
     // What the daemon uses: every run under a shell supervisor, so that it outlives the daemon.
     results.push({ tool: 'platform, supervised', ...(await platformRun(join(root, 'supervised'), 'supervised')) });

@@ -6,7 +6,7 @@ import test from 'ava';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
-import { nodeHttpFetch } from '../lib/client/http-fetch.js';
+import { ServerSilentError, createHttpFetch, nodeHttpFetch } from '../lib/client/http-fetch.js';
 import { NoServerError } from '../lib/client/server-connection.js';
 import { PlatformClient } from '../lib/client/platform-client.js';
 import { sseStream } from '../lib/client/sse-client.js';
@@ -159,6 +159,63 @@ test('no server: the socket error\'s code reaches the client\'s message', async 
   const unparsable = nodeHttpFetch('not a url');
   t.true(unparsable instanceof Promise);
   await t.throwsAsync(unparsable, { instanceOf: TypeError });
+});
+
+test('a server that sends nothing for the quiet limit fails the request, before its answer or in its body; slow but steady answers and quiet event streams do not', async (t) => {
+  const url = await serveStub(t, (req, res) => {
+    if (req.url === '/silent' || req.url!.startsWith('/api/')) return; // accepted, never answered
+    if (req.url === '/stalls') {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{"half":');
+      return;
+    }
+    if (req.url === '/steady') {
+      // 600 ms in all, never quiet for 100 ms
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      let n = 0;
+      const tick = setInterval(() => {
+        res.write(String(n++));
+        if (n === 10) {
+          clearInterval(tick);
+          res.end();
+        }
+      }, 60);
+      return;
+    }
+    if (req.url === '/events') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write('data: one\n\n');
+      setTimeout(() => res.end('data: two\n\n'), 600);
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  const quiet = createHttpFetch({ quietLimitMs: 250 });
+  const silent = await t.throwsAsync(quiet(`${url}/silent`, { method: 'POST', body: '{}' }), { instanceOf: ServerSilentError });
+  t.is(silent!.message, `The server at ${url} sent nothing for 250 ms in answer to POST /silent (PLATFORM_REQUEST_TIMEOUT=10m waits longer).`);
+  const stalls = await quiet(`${url}/stalls`);
+  t.is(stalls.status, 200);
+  await t.throwsAsync(stalls.text(), { instanceOf: ServerSilentError });
+  t.is(await (await quiet(`${url}/steady`)).text(), '0123456789');
+  const events = await quiet(`${url}/events`, { headers: { Accept: 'text/event-stream' } });
+  t.is(await events.text(), 'data: one\n\ndata: two\n\n');
+  // The client names the server that went quiet, and what to do.
+  const client = new PlatformClient(url, { fetch: createHttpFetch({ quietLimitMs: 100 }) });
+  const err = await t.throwsAsync(client.listWants());
+  t.true(err instanceof NoServerError, String(err));
+  t.regex(err!.message, /sent nothing for 100 ms in answer to GET \/api\/wants.*Check the server at/);
+});
+
+test('a command against a server that never answers ends with the message after PLATFORM_REQUEST_TIMEOUT; a bad value is named', async (t) => {
+  const url = await serveStub(t, () => {});
+  const dir = await makeWorkspace(t);
+  const cli = runCli(t, ['--server-url', url, 'want', 'list'], dir, { PLATFORM_REQUEST_TIMEOUT: '300ms' });
+  const { code } = await cli.exited;
+  t.is(code, 1);
+  t.regex(cli.stderr(), /sent nothing for 300 ms in answer to GET \/api\/wants/);
+  const bad = runCli(t, ['--server-url', url, 'want', 'list'], dir, { PLATFORM_REQUEST_TIMEOUT: 'soon' });
+  t.is((await bad.exited).code, 1);
+  t.regex(bad.stderr(), /PLATFORM_REQUEST_TIMEOUT must be a duration like 90, 90s, 5m or 3h; got 'soon'/);
 });
 
 test('a command never touches node\'s fetch (undici) while it builds, lists, reads logs and follows', async (t) => {

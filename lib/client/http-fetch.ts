@@ -7,6 +7,7 @@
  */
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
+import { parseDuration } from '../duration.js';
 
 export interface HttpRequestInit {
   method?: string;
@@ -40,10 +41,48 @@ const agents: { http?: Agent; https?: Agent } = {};
 /** How many redirects a request follows, as fetch does (a proxy in front of `--server-url` may redirect). */
 const MAX_REDIRECTS = 5;
 
-/** `fetch`'s contract for what the client sends (a string body, plain headers, an abort signal), over node:http(s). */
-export const nodeHttpFetch: HttpFetch = async (url, init = {}) => fetchFollowing(new URL(url), init, MAX_REDIRECTS);
+/**
+ * How long a request waits while the server sends nothing, neither its answer's headers nor the next piece of its
+ * body, before it fails: undici's wait for headers, which the client had with node's fetch. A daemon answers on
+ * loopback in milliseconds, but a `gc` of a long history may take minutes. PLATFORM_REQUEST_TIMEOUT sets it; an
+ * event stream, quiet between events, waits as long as it is followed.
+ */
+export const DEFAULT_QUIET_LIMIT_MS = 300_000;
 
-async function fetchFollowing(target: URL, init: HttpRequestInit, redirects: number): Promise<HttpResponse> {
+export interface HttpFetchOptions {
+  /** Default: PLATFORM_REQUEST_TIMEOUT (a duration: 90s, 5m), else DEFAULT_QUIET_LIMIT_MS. */
+  quietLimitMs?: number;
+}
+
+/** `fetch`'s contract for what the client sends (a string body, plain headers, an abort signal), over node:http(s). */
+export function createHttpFetch(options: HttpFetchOptions = {}): HttpFetch {
+  return async (url, init = {}) => {
+    const quietLimitMs = options.quietLimitMs ?? quietLimitFromEnv();
+    return fetchFollowing(new URL(url), init, MAX_REDIRECTS, quietLimitMs);
+  };
+}
+
+function quietLimitFromEnv(): number {
+  const text = process.env.PLATFORM_REQUEST_TIMEOUT;
+  return text ? parseDuration(text, 'PLATFORM_REQUEST_TIMEOUT') : DEFAULT_QUIET_LIMIT_MS;
+}
+
+export const nodeHttpFetch: HttpFetch = createHttpFetch();
+
+/** A request that got nothing from the server for the quiet limit: the server is stuck, or far slower than it should be. */
+export class ServerSilentError extends Error {
+  constructor(method: string, target: URL, quietLimitMs: number) {
+    super(
+      `The server at ${target.origin} sent nothing for ${formatSeconds(quietLimitMs)} in answer to ${method} ${target.pathname} ` +
+        `(PLATFORM_REQUEST_TIMEOUT=10m waits longer).`,
+    );
+    this.name = 'ServerSilentError';
+  }
+}
+
+const formatSeconds = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
+
+async function fetchFollowing(target: URL, init: HttpRequestInit, redirects: number, quietLimitMs: number): Promise<HttpResponse> {
   // https (TLS) only where a --server-url asks for it: loading it costs every command ~4 ms.
   const https = target.protocol === 'https:' ? await import('node:https') : undefined;
   const send = https ? https.request : httpRequest;
@@ -53,7 +92,7 @@ async function fetchFollowing(target: URL, init: HttpRequestInit, redirects: num
     : https
       ? (agents.https ??= new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }))
       : (agents.http ??= new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }));
-  const res = await requestOnce(send, agent, target, init);
+  const res = await requestOnce(send, agent, target, init, streaming ? undefined : quietLimitMs);
   const location = res.redirect;
   if (location === undefined || redirects === 0) return res;
   await res.discard();
@@ -63,14 +102,14 @@ async function fetchFollowing(target: URL, init: HttpRequestInit, redirects: num
   const method = init.method ?? 'GET';
   const keep = res.status === 307 || res.status === 308 || method === 'GET' || method === 'HEAD';
   const headers = to.origin === target.origin ? init.headers : withoutAuthorization(init.headers);
-  return fetchFollowing(to, keep ? { ...init, headers } : { ...init, headers, method: 'GET', body: undefined }, redirects - 1);
+  return fetchFollowing(to, keep ? { ...init, headers } : { ...init, headers, method: 'GET', body: undefined }, redirects - 1, quietLimitMs);
 }
 
 function withoutAuthorization(headers: Record<string, string> | undefined): Record<string, string> | undefined {
   return headers && Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'authorization'));
 }
 
-function requestOnce(send: typeof httpRequest, agent: Agent | false, target: URL, init: HttpRequestInit): Promise<NodeResponse> {
+function requestOnce(send: typeof httpRequest, agent: Agent | false, target: URL, init: HttpRequestInit, quietLimitMs: number | undefined): Promise<NodeResponse> {
   return new Promise<NodeResponse>((resolve, reject) => {
     const { signal } = init;
     if (signal?.aborted) return reject(signal.reason);
@@ -91,6 +130,14 @@ function requestOnce(send: typeof httpRequest, agent: Agent | false, target: URL
       }
     };
     signal?.addEventListener('abort', abort, { once: true });
+    if (quietLimitMs !== undefined) {
+      // The socket's idle timer: it runs while the answer's headers are awaited and again between pieces of its body.
+      req.setTimeout(quietLimitMs, () => {
+        const err = new ServerSilentError(method, target, quietLimitMs);
+        if (answered) answered.destroy(err);
+        else req.destroy(err);
+      });
+    }
     req.once('error', (err) => {
       signal?.removeEventListener('abort', abort);
       reject(err);

@@ -24,7 +24,7 @@ import type { ScheduleView } from '../api/schedules.js';
 import type { CreateTaintBody, LineageReply, PartitionDetailView, TaintReply, TaintView } from '../api/partitions-change.js';
 import { NoServerError } from './server-connection.js';
 import { sseStream, type SseMessage } from './sse-client.js';
-import { nodeHttpFetch, withToken, type HttpFetch, type HttpResponse } from './http-fetch.js';
+import { ServerSilentError, nodeHttpFetch, withToken, type HttpFetch, type HttpResponse } from './http-fetch.js';
 
 // The CLI takes the API's types from the client it holds (it could equally import api/).
 export type { BackfillView, CreateBackfillBody, CreateBackfillReply, ScheduleView };
@@ -373,6 +373,12 @@ export async function responseError(res: HttpResponse): Promise<ClientError> {
  */
 export function networkError(baseUrl: string, err: unknown, daemon?: DaemonRef): Error {
   if (err instanceof ClientError || err instanceof NoServerError) return err;
+  if (err instanceof ServerSilentError) {
+    const stuck = daemon
+      ? `It is the workspace server (pid ${daemon.pid}): if it is stuck, 'platform stop' ends it (see ${daemon.logPath}) and the next command starts a new one.`
+      : `Check the server at ${baseUrl}.`;
+    return new NoServerError(baseUrl, `${err.message} ${stuck}`);
+  }
   const code = errorCode(err);
   const detail =
     code === 'ECONNREFUSED'
