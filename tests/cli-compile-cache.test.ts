@@ -92,10 +92,15 @@ test('a daemon writes the cache, the next one loads it and builds with it; a ref
   t.deepEqual(readFileSync(join(cache, files[0]!)), written);
 
   // Bytes V8 cannot vouch for are refused: the daemon compiles from the source, serves, and writes a good cache.
+  // The cache of the same build under other node flags (a profiled daemon's) stays.
+  const otherFlags = files[0]!.replace(/-[0-9a-f]{8}\.v8cache$/, '-00000000.v8cache');
+  t.not(otherFlags, files[0]);
+  writeFileSync(join(cache, otherFlags), 'flags');
   writeFileSync(join(cache, files[0]!), Buffer.alloc(written.length, 7));
   const third = await serveOnce(t, root, env, (url) => buildOne(t, url, 'one/3'));
   t.regex(third, /Compile cache: \S+ was refused by V8/);
   t.regex(third, /Compile cache: wrote /);
+  t.deepEqual(cacheFiles(cache).sort(), [files[0]!, otherFlags].sort());
   const rewritten = readFileSync(join(cache, files[0]!));
   t.false(rewritten.equals(Buffer.alloc(written.length, 7)));
   t.regex(await serveOnce(t, root, env), /Compile cache: loaded /);

@@ -10,21 +10,13 @@
  * name holds the bundle's size, mtime and inode besides, because V8 checks a source only by its length, and bytecode
  * of an older build of the same length would run in place of the new code.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { Script, constants } from 'node:vm';
 
 export const CACHE_AFTER_MS = 5_000;
-
-/** How the process's code was compiled: `loaded` from a cache, `rejected` by V8 (rewritten), `none` yet, or `off`. */
-export type CompileCacheState = 'loaded' | 'rejected' | 'none' | 'off';
-
-export interface CachedBundle<T> {
-  readonly exports: T;
-  readonly cache: CompileCacheState;
-  readonly cacheFile: string | undefined;
-}
 
 /**
  * PLATFORM_COMPILE_CACHE names the cache's directory (default: the bundle's own); PLATFORM_DISABLE_COMPILE_CACHE=1
@@ -35,10 +27,25 @@ export function cacheDirectory(bundle: string, env: NodeJS.ProcessEnv = process.
   return env.PLATFORM_COMPILE_CACHE || dirname(bundle);
 }
 
-function cacheName(bundle: string): { prefix: string; name: string } {
-  const st = statSync(bundle);
-  const prefix = `${basename(bundle)}.`;
-  return { prefix, name: `${prefix}${st.size}-${Math.trunc(st.mtimeMs)}-${st.ino}.${process.version}-${process.arch}.v8cache` };
+/**
+ * `<bundle>.<size>-<mtime>-<inode>.<node>-<arch>-<flags>.v8cache`. The node flags are in the name because V8 refuses
+ * a cache made under other flags: a daemon profiled with --cpu-prof would otherwise replace the cache every other
+ * daemon loads, and the next of those replace it back.
+ */
+interface CacheName {
+  /** What the names of all its caches start with, whatever the build. */
+  readonly bundle: string;
+  /** What the names of this build's caches start with. */
+  readonly build: string;
+  readonly name: string;
+}
+
+function cacheName(bundlePath: string): CacheName {
+  const st = statSync(bundlePath);
+  const bundle = `${basename(bundlePath)}.`;
+  const build = `${bundle}${st.size}-${Math.trunc(st.mtimeMs)}-${st.ino}.`;
+  const flags = createHash('sha1').update(JSON.stringify([process.execArgv, process.env.NODE_OPTIONS ?? ''])).digest('hex').slice(0, 8);
+  return { bundle, build, name: `${build}${process.version}-${process.arch}-${flags}.v8cache` };
 }
 
 function readIfThere(file: string): Buffer | undefined {
@@ -49,9 +56,12 @@ function readIfThere(file: string): Buffer | undefined {
   }
 }
 
-/** Writes the cache beside older ones of the same bundle, which it replaces; a directory we may not write is no error. */
-function writeCache(script: Script, dir: string, prefix: string, name: string, say: (line: string) => void): void {
-  const file = join(dir, name);
+/**
+ * Writes the cache and removes those of other builds of the bundle (a directory outside dist/ outlives rebuilds);
+ * a directory we may not write is no error.
+ */
+function writeCache(script: Script, dir: string, names: CacheName, say: (line: string) => void): void {
+  const file = join(dir, names.name);
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const data = script.createCachedData();
@@ -59,7 +69,7 @@ function writeCache(script: Script, dir: string, prefix: string, name: string, s
     writeFileSync(tmp, data, { mode: 0o600 });
     renameSync(tmp, file);
     for (const other of readdirSync(dir)) {
-      if (other.startsWith(prefix) && other.endsWith('.v8cache') && other !== name) unlinkSync(join(dir, other));
+      if (other.startsWith(names.bundle) && other.endsWith('.v8cache') && !other.startsWith(names.build)) unlinkSync(join(dir, other));
     }
     say(`Compile cache: wrote ${file} (${(data.length / 1048576).toFixed(1)} MB)`);
   } catch (err) {
@@ -68,7 +78,7 @@ function writeCache(script: Script, dir: string, prefix: string, name: string, s
 }
 
 /** Runs `bundle` (CommonJS) as node's require would, compiled from the cache when there is a good one. */
-export function requireWithCompileCache<T>(bundle: string, say: (line: string) => void): CachedBundle<T> {
+export function requireWithCompileCache<T>(bundle: string, say: (line: string) => void): T {
   const source = readFileSync(bundle, 'utf8');
   const dir = cacheDirectory(bundle);
   const names = dir === undefined ? undefined : cacheName(bundle);
@@ -79,15 +89,14 @@ export function requireWithCompileCache<T>(bundle: string, say: (line: string) =
     ...(cachedData ? { cachedData } : {}),
     importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
-  const cache: CompileCacheState = dir === undefined ? 'off' : !cachedData ? 'none' : script.cachedDataRejected ? 'rejected' : 'loaded';
-  if (cache === 'loaded') say(`Compile cache: loaded ${cacheFile}`);
-  if (cache === 'rejected') say(`Compile cache: ${cacheFile} was refused by V8 (another node or other flags); writing a new one`);
-  if (dir !== undefined && names !== undefined && cache !== 'loaded') {
+  if (cachedData && !script.cachedDataRejected) say(`Compile cache: loaded ${cacheFile}`);
+  else if (dir !== undefined && names !== undefined) {
+    if (cachedData) say(`Compile cache: ${cacheFile} was refused by V8 (damaged, or made by another V8); writing a new one`);
     let written = false;
     const writeOnce = () => {
       if (written) return;
       written = true;
-      writeCache(script, dir, names.prefix, names.name, say);
+      writeCache(script, dir, names, say);
     };
     setTimeout(writeOnce, CACHE_AFTER_MS).unref();
     process.once('exit', writeOnce);
@@ -95,5 +104,5 @@ export function requireWithCompileCache<T>(bundle: string, say: (line: string) =
   const module = { exports: {} as T };
   const run = script.runInThisContext() as (exports: T, require: NodeJS.Require, module: { exports: T }, filename: string, dirname: string) => void;
   run(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
-  return { exports: module.exports, cache, cacheFile };
+  return module.exports;
 }

@@ -27,7 +27,7 @@ export function commandWord(argv: readonly string[]): string | undefined {
 async function daemonMain(): Promise<Main> {
   const { requireWithCompileCache } = await import('./compile-cache.js');
   const say = (line: string) => process.stdout.write(`${line}\n`);
-  return requireWithCompileCache<{ main: Main }>(join(BUNDLE_DIR, 'daemon.cjs'), say).exports.main;
+  return requireWithCompileCache<{ main: Main }>(join(BUNDLE_DIR, 'daemon.cjs'), say).main;
 }
 
 export async function run(argv: string[]): Promise<void> {
