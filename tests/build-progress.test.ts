@@ -13,6 +13,7 @@ import {
   type Paint,
   type RunChange,
 } from '../lib/cli/build-progress.js';
+import { HeldRunEvents } from '../lib/cli/held-run-events.js';
 import type { EventPayload } from '../lib/events/build-event.js';
 
 const T0 = Date.parse('2026-01-05T10:00:00.000Z');
@@ -248,6 +249,56 @@ test('the model counts the runs for root partitions still to go, and says when t
   t.is(m.activeRoot, 1);
   t.true(step(succeeded('r-7', T0 + 8)));
   t.is(m.activeRoot, 0);
+});
+
+test('events of a run not yet known, which come while its read is out, are applied after the read\'s older answer', (t) => {
+  // The build joined r-9, a run for a root partition queued by another want: only a read of runs makes it known.
+  const follow = (withHeld: boolean) => {
+    const m = model();
+    const held = new HeldRunEvents();
+    feed(m, [wantCreated('w-3', ['daily/revenue/date=2026-01-05', 'daily/revenue/date=2026-01-06'], T0)]);
+    held.readStarted();
+    // The run's start and end come on the stream before the read's answer: the model cannot place them yet.
+    for (const e of [started('r-9', T0 + 2_000), succeeded('r-9', T0 + 4_500)]) {
+      t.deepEqual(applyEvent(m, e), []);
+      held.offer(e, (id) => m.runs.has(id));
+    }
+    // The answer was made before the run ended: running.
+    const changes = applyRunSnapshot(m, runView('r-9', { status: 'running', ended_at: null }));
+    if (withHeld) changes.push(...held.after('r-9').flatMap((e) => applyEvent(m, e)));
+    held.readEnded();
+    return { m, changes };
+  };
+  const { m, changes } = follow(true);
+  t.is(m.runs.get('r-9')?.status, 'succeeded');
+  t.is(m.activeRoot, 0);
+  t.true(mayHaveEnded(m, changes));
+  t.deepEqual(changes.map((c) => c.status), ['queued', 'running', 'succeeded']);
+  // Without them the run stays running after its end, and nothing says the build may have ended.
+  const stale = follow(false);
+  t.is(stale.m.runs.get('r-9')?.status, 'running');
+  t.false(mayHaveEnded(stale.m, stale.changes));
+});
+
+test('run events are held only while a read is out, only for unknown runs, and let go when the last read ends', (t) => {
+  const held = new HeldRunEvents();
+  const known = new Set(['r-1']);
+  const isKnown = (id: string) => known.has(id);
+  held.offer(succeeded('r-2', T0), isKnown);
+  t.deepEqual(held.after('r-2'), []);
+  held.readStarted();
+  held.readStarted();
+  const [a, b] = [started('r-2', T0 + 1), succeeded('r-2', T0 + 2)];
+  held.offer(a, isKnown);
+  held.offer(succeeded('r-1', T0 + 2), isKnown);
+  held.offer(wantCreated('w-5', ['raw/a'], T0 + 2), isKnown);
+  held.offer(b, isKnown);
+  t.deepEqual(held.after('r-2'), [a, b]);
+  t.deepEqual(held.after('r-1'), []);
+  held.readEnded();
+  t.deepEqual(held.after('r-2'), [a, b], 'another read is still out');
+  held.readEnded();
+  t.deepEqual(held.after('r-2'), []);
 });
 
 /** A job run as the server shows it: succeeded, queued at 1 s, started at 2 s, ended at 4.5 s; `over` changes it. */

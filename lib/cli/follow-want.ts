@@ -6,12 +6,12 @@
  * exit code (settle-follow.ts).
  */
 import { EMPTY, type Observable, ReplaySubject, Subject, catchError, connectable, defer, filter, finalize, firstValueFrom, map, merge, tap, throwError } from 'rxjs';
-import { jobRunIdOf } from '../events/job-run-id.js';
 import { NoServerError } from '../client/server-connection.js';
 import type { EventView, JobRunView, PlatformClient, WantView } from '../client/platform-client.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { applyEvent, applyRunSnapshot, elapsed, failedRuns, mayHaveEnded, newBuildModel, trackWant, type TrackedRun } from './build-progress.js';
 import { followEnding, type Ending } from './follow-ending.js';
+import { HeldRunEvents } from './held-run-events.js';
 import { MANY_RUNS, PlainView, SilentView, TtyView, type ProgressView } from './progress-view.js';
 import { colors, duration, endedHow, isTty, line, listShort, printJson, statusColor, table, type CommandContext } from './output.js';
 
@@ -155,26 +155,23 @@ export async function followWant(
   let closed = false;
   // Reasons to read the want that do not come with an event of the stream: what a read of runs changed.
   const recheck$ = new Subject<void>();
-  // Events of runs the model does not know yet, kept while runs are being read: a run's end can come on the stream
-  // before the read that makes it known answers, with the run still running in that answer.
-  let reading = 0;
-  const unknownRunEvents = new Map<string, EventView[]>();
+  const held = new HeldRunEvents();
   // Runs the want joined (already queued or running for another want), and those of a want that was already
   // building, are known only from the server's answer, not from the events that follow.
   const snapshot = async (wants: ReadonlyArray<{ want_id: string; job_runs_total?: number }>) => {
-    reading++;
+    held.readStarted();
     try {
       for (const w of wants) {
         if (w.job_runs_total === 0) continue;
         const runs = await runsOfWant(client, w.want_id);
         if (closed) return;
         const changes = runs.flatMap((run) => applyRunSnapshot(model, run));
-        for (const run of runs) changes.push(...(unknownRunEvents.get(run.job_run_id) ?? []).flatMap((e) => applyEvent(model, e)));
+        for (const run of runs) changes.push(...held.after(run.job_run_id).flatMap((e) => applyEvent(model, e)));
         view.changes(changes);
         if (mayHaveEnded(model, changes)) recheck$.next();
       }
     } finally {
-      if (--reading === 0) unknownRunEvents.clear();
+      held.readEnded();
     }
   };
 
@@ -199,10 +196,7 @@ export async function followWant(
       const wantsBefore = model.wants.size;
       const changes = applyEvent(model, event);
       view.changes(changes);
-      const runId = jobRunIdOf(event);
-      if (reading > 0 && runId !== undefined && !model.runs.has(runId)) {
-        unknownRunEvents.set(runId, [...(unknownRunEvents.get(runId) ?? []), event]);
-      }
+      held.offer(event, (runId) => model.runs.has(runId));
       if (model.wants.size > wantsBefore && event.type === 'want_created') {
         // A derived want may join runs queued before it existed: read them.
         snapshot([{ want_id: event.want_created.want_id }]).catch(() => undefined);
