@@ -26,6 +26,8 @@ export { wantView, partitionView, jobRunView, eventView } from './server/views.j
 export { listJobRuns, type PageQuery } from './server/queries.js';
 export { parseGraph } from './graph/parse-graph.js';
 export type { GraphDefinition, JobDefinition } from './graph/graph-definition.js';
+export { wantTree } from './server/want-tree-queries.js';
+export type { WantTreeNode, WantTreeReply } from './api/want-tree.js';
 export { partitionDetail, lineage, taintView } from './server/lineage-queries.js';
 export type { PartitionDetailView, LineageNode, LineageReply, TaintView, BuildView, CreateTaintBody } from './api/partitions-change.js';
 export { staleFromScratch } from './state/staleness.js';

@@ -102,3 +102,53 @@ test('build expands brace patterns into one want; a malformed pattern is a usage
   t.is(bad.code, 2);
   t.regex(bad.stderr, /raw\/\{5\.\.1\}.*runs backwards; write \{1\.\.5\}/);
 });
+
+test('want tree shows the wants derived from a want level by level, as the API lists them; --limit cuts it and says so', async (t) => {
+  const built = await cli('--json', 'build', 'report/{40..41}');
+  t.is(built.code, 0, built.stderr);
+  const id = (JSON.parse(built.stdout) as { want: { want_id: string } }).want.want_id;
+  interface Node { want_id: string; parent_want_id: string | null; depth: number; status: string; partitions: string[]; partitions_total: number; job_runs_total: number; children_total: number }
+  const reply = JSON.parse((await cli('--json', 'want', 'tree', id)).stdout) as { want_id: string; nodes: Node[]; truncated: boolean; limit: number };
+  t.is(reply.want_id, id);
+  t.is(reply.limit, 200);
+  t.false(reply.truncated);
+  const [root, ...derived] = reply.nodes;
+  t.like(root, { want_id: id, parent_want_id: null, depth: 0, status: 'successful', partitions: ['report/40', 'report/41'], partitions_total: 2 });
+  // Level by level, each after its parent; the inputs of report are clean's, and of clean raw's.
+  const depthOf = new Map(reply.nodes.map((n) => [n.want_id, n.depth]));
+  reply.nodes.forEach((n, i) => {
+    if (i > 0) t.true(n.depth >= reply.nodes[i - 1]!.depth, `${n.want_id} after a deeper want`);
+    if (n.parent_want_id !== null) t.is(n.depth, depthOf.get(n.parent_want_id)! + 1);
+  });
+  t.deepEqual([...new Set(derived.map((n) => n.depth))], [1, 2]);
+  for (const n of derived) t.true(n.partitions.every((p) => p.startsWith(n.depth === 1 ? 'clean/4' : 'raw/4')), `${n.want_id}: ${n.partitions.join(', ')}`);
+  // What each node says of its want agrees with the want's own read.
+  for (const n of reply.nodes) {
+    const w = JSON.parse((await cli('--json', 'want', 'get', n.want_id)).stdout) as { child_want_ids: string[]; job_run_ids: string[]; partitions_total: number; status: string };
+    t.is(n.children_total, w.child_want_ids.length);
+    t.is(n.job_runs_total, w.job_run_ids.length);
+    t.is(n.status, w.status);
+    t.deepEqual(reply.nodes.filter((c) => c.parent_want_id === n.want_id).map((c) => c.want_id).sort(), [...w.child_want_ids].sort());
+  }
+
+  const text = await cli('want', 'tree', id);
+  t.is(text.code, 0, text.stderr);
+  const lines = text.stdout.trimEnd().split('\n');
+  t.is(lines.length, reply.nodes.length);
+  t.regex(lines[0]!, new RegExp(`^${id} successful report/40, report/41 \\(user, \\d+ job runs?\\)$`));
+  t.true(lines.slice(1).some((l) => /^[├└]─ w-\d+ successful clean\/4/.test(l)), lines.join('\n'));
+  t.true(lines.slice(1).some((l) => /^[│ ] {2}[├└]─ w-\d+ successful raw\/4/.test(l)), lines.join('\n'));
+
+  const cut = JSON.parse((await cli('--json', 'want', 'tree', id, '--limit', '1')).stdout) as { nodes: Node[]; truncated: boolean };
+  t.deepEqual(cut.nodes.map((n) => n.want_id), [id]);
+  t.true(cut.truncated);
+  const cutText = await cli('want', 'tree', id, '--limit', '1');
+  t.regex(cutText.stdout, new RegExp(`└─ … ${root!.children_total} more derived wants? \\(raise --limit\\)`));
+
+  const usage = await cli('want', 'tree', id, '--limit', '0');
+  t.is(usage.code, 2);
+  t.regex(usage.stderr, /--limit/);
+  const missing = await cli('want', 'tree', 'w-999999');
+  t.is(missing.code, 1);
+  t.regex(missing.stderr, /No want with id 'w-999999'/);
+});

@@ -827,3 +827,33 @@ test('a request whose Host is not a loopback name is refused with 403 (DNS rebin
     t.is(res.status, 200, host);
   }
 });
+
+test('GET /api/wants/:id/tree: the want and its derived wants in one read; a bad limit is 400, an unknown want 404 naming it', async (t) => {
+  const f = await startServer(t);
+  const id = await createWant(f, ['needs/tree1', 'needs/tree2']);
+  const done = await waitForWant(f, id);
+  t.is(done.status, 'upstream_failed');
+  const tree = await f.getJson(`/api/wants/${id}/tree`);
+  t.is(tree.want_id, id);
+  t.is(tree.limit, 200);
+  t.false(tree.truncated);
+  t.like(tree.nodes[0], { want_id: id, parent_want_id: null, depth: 0, status: 'upstream_failed', partitions: ['needs/tree1', 'needs/tree2'], partitions_total: 2 });
+  t.is(tree.nodes[0].children_total, done.child_want_ids.length);
+  t.deepEqual(tree.nodes.slice(1).map((n: any) => n.want_id).sort(), [...done.child_want_ids].sort());
+  for (const n of tree.nodes.slice(1)) {
+    t.like(n, { parent_want_id: id, depth: 1, status: 'failed', source: 'derived' });
+    t.true(n.partitions.every((p: string) => p.startsWith('fail/tree')));
+  }
+  const one = await f.getJson(`/api/wants/${id}/tree?limit=1`);
+  t.is(one.nodes.length, 1);
+  t.true(one.truncated);
+
+  for (const limit of ['0', '1001', 'many']) {
+    const res = await f.api(`/api/wants/${id}/tree?limit=${limit}`);
+    t.is(res.status, 400, limit);
+    t.regex(((await res.json()) as { error: string }).error, /limit/);
+  }
+  const missing = await f.api('/api/wants/w-424242/tree');
+  t.is(missing.status, 404);
+  t.like(await missing.json(), { want_id: 'w-424242' });
+});

@@ -110,17 +110,26 @@ test.after.always(async () => {
 
 uiTest('a want created in the form turns successful without a reload', async (t) => {
   const page = await newPage(t);
+  const wantReads: string[] = [];
+  page.on('request', (r) => {
+    const path = new URL(r.url()).pathname;
+    if (path.startsWith('/api/wants/')) wantReads.push(path);
+  });
   await page.goto(`${base()}/wants`);
   await page.getByLabel('Partition refs or brace patterns').fill('report/{1..2}');
   await page.getByRole('button', { name: 'Create want' }).click();
   await page.waitForURL(/\/wants\/w-\d+$/);
   await page.locator('h1 .status-successful').waitFor({ timeout: 20_000 });
   t.regex(await page.locator('h1').innerText(), /successful/);
-  t.true((await page.locator('.tree li').count()) >= 1, 'its derived wants are shown as a tree');
+  const derived = await page.locator('.tree li').count();
+  t.true(derived >= 1, 'its derived wants are shown as a tree');
+  // The tree is one read however many wants it has: no derived want is read on its own.
+  const wantId = page.url().split('/').pop()!;
+  await until(async () => wantReads, (reads) => reads.includes(`/api/wants/${wantId}/tree`), 'a read of the tree');
+  t.deepEqual(wantReads.filter((p) => p !== `/api/wants/${wantId}` && p !== `/api/wants/${wantId}/tree`), []);
   // Back on the list (a deep link, after a reload) the want is there and successful.
-  const id = page.url().split('/').pop()!;
   await page.goto(`${base()}/wants`);
-  await page.locator(`[data-want="${id}"] .status-successful`).waitFor();
+  await page.locator(`[data-want="${wantId}"] .status-successful`).waitFor();
   noScriptErrors(t, page);
 });
 

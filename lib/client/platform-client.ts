@@ -21,6 +21,7 @@ import type { JobRunStatus, PartitionStatus, WantStatus } from '../api/statuses.
 import type { EventView, JobRunView, PartitionView, WantView } from '../api/views.js';
 import type { BackfillView, CreateBackfillBody, CreateBackfillReply } from '../api/backfills.js';
 import type { ScheduleView } from '../api/schedules.js';
+import type { WantTreeNode, WantTreeReply } from '../api/want-tree.js';
 import type { CreateTaintBody, LineageReply, PartitionDetailView, TaintReply, TaintView } from '../api/partitions-change.js';
 import { NoServerError } from './server-connection.js';
 import { sseStream, type SseMessage } from './sse-client.js';
@@ -29,7 +30,7 @@ import { ServerSilentError, nodeHttpFetch, withToken, type HttpFetch, type HttpR
 // The CLI takes the API's types from the client it holds (it could equally import api/).
 export type { BackfillView, CreateBackfillBody, CreateBackfillReply, ScheduleView };
 export type { CreateWantBody, EventView, JobConfigJson, JobGraphJson, JobRunView, LogEnd, Page, TaskJson, WantView };
-export type { SseMessage };
+export type { SseMessage, WantTreeNode, WantTreeReply };
 
 /** An error body as parsed, before it is checked: any field of either kind of error may be there, of any type. */
 type UncheckedErrorBody = { [K in keyof (ErrorBody & ConnectErrorBody)]?: unknown };
@@ -114,6 +115,11 @@ export class PlatformClient {
 
   getWant(id: string): Promise<WantView> {
     return this.getJson(`/api/wants/${encodeURIComponent(id)}`);
+  }
+
+  /** The want and the wants derived from it, breadth first, at most `limit` (default 200, at most 1,000). */
+  wantTree(id: string, params: { limit?: number } = {}): Promise<WantTreeReply> {
+    return this.getJson(`/api/wants/${encodeURIComponent(id)}/tree${query({ limit: params.limit })}`);
   }
 
   cancelWant(id: string): Promise<WantView> {

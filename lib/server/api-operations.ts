@@ -23,7 +23,7 @@ import { GraphAnalyzeResponseSchema, JobConfigResponseSchema, OutputRefsRequestS
 import { SchedulePageSchema, ScheduleViewSchema } from '../api/schemas/schedules.js';
 import { ServerStatusSchema } from '../api/schemas/status.js';
 import { CreateTaintBodySchema, TaintPageSchema, TaintReplySchema, TaintViewSchema } from '../api/schemas/taints.js';
-import { CreateWantBodySchema, CreateWantReplySchema, WantListQuerySchema, WantViewSchema } from '../api/schemas/wants.js';
+import { CreateWantBodySchema, CreateWantReplySchema, WantListQuerySchema, WantTreeQuerySchema, WantTreeReplySchema, WantViewSchema } from '../api/schemas/wants.js';
 import { WantPageSchema } from '../api/schemas/wants.js';
 import { PLATFORM_SERVICE } from '../proto/schema.js';
 
@@ -86,6 +86,7 @@ export const OPERATIONS: readonly Operation[] = [
     responses: { 201: json('The want.', CreateWantReplySchema) },
   },
   { method: 'get', path: '/api/wants/:id', summary: 'A want.', responses: { 200: json('The want.', WantViewSchema) } },
+  { method: 'get', path: '/api/wants/:id/tree', summary: 'A want and the wants derived from it, breadth first.', query: WantTreeQuerySchema, responses: { 200: json('At most `limit` wants of the tree.', WantTreeReplySchema) } },
   { method: 'delete', path: '/api/wants/:id', summary: 'Cancels a want.', responses: { 200: json('The want, canceled.', WantViewSchema) } },
 
   { method: 'get', path: '/api/partitions', summary: 'Partitions by ref.', query: PartitionListQuerySchema, responses: { 200: json('A page of partitions.', PartitionPageSchema) } },

@@ -4,6 +4,7 @@ import { REBUILD_POLICIES } from '../../events/build-event.js';
 import { WANT_STATUSES, PARTITION_STATUSES } from '../../state/build-state.js';
 import type { CreateWantBody, CreateWantReply } from '../create-want.js';
 import type { WantView } from '../views.js';
+import { WANT_TREE_DEFAULT, WANT_TREE_MAX, type WantTreeNode, type WantTreeReply } from '../want-tree.js';
 import { IsoTime, Nullable, OneOf, PartitionRef, WholeNumber, type SameType } from './common.js';
 import { ListQuery, PageOf } from './pages.js';
 
@@ -91,3 +92,34 @@ export const CreateWantReplySchema = Type.Object({ want_id: Type.String(), want:
 true satisfies SameType<Static<typeof CreateWantReplySchema>, CreateWantReply>;
 
 export const WantListQuerySchema = ListQuery({ status: Type.Optional(WantStatusSchema) });
+
+export const WantTreeQuerySchema = Type.Object({
+  limit: Type.Optional(WholeNumber(1, WANT_TREE_MAX, `How many of the tree's wants to list, breadth first; default ${WANT_TREE_DEFAULT}.`)),
+});
+
+export const WantTreeNodeSchema = Type.Object(
+  {
+    want_id: Type.String(),
+    parent_want_id: Nullable(Type.String()),
+    depth: Type.Integer({ minimum: 0 }),
+    status: WantStatusSchema,
+    source: Type.String(),
+    partitions: Type.Array(Type.String(), { description: 'The first 3; `partitions_total` counts them all.' }),
+    partitions_total: Type.Integer({ minimum: 0 }),
+    job_runs_total: Type.Integer({ minimum: 0 }),
+    children_total: Type.Integer({ minimum: 0, description: 'Its derived wants, listed here or not.' }),
+  },
+  { $id: 'WantTreeNode', additionalProperties: false },
+);
+true satisfies SameType<Static<typeof WantTreeNodeSchema>, WantTreeNode>;
+
+export const WantTreeReplySchema = Type.Object(
+  {
+    want_id: Type.String(),
+    nodes: Type.Array(WantTreeNodeSchema, { description: 'Breadth first: the want, then the wants derived from it level by level, each after its parent.' }),
+    truncated: Type.Boolean({ description: 'Wants of the tree past `limit` were left out.' }),
+    limit: Type.Integer({ minimum: 1 }),
+  },
+  { $id: 'WantTreeReply', additionalProperties: false },
+);
+true satisfies SameType<Static<typeof WantTreeReplySchema>, WantTreeReply>;

@@ -3,24 +3,17 @@ import type { Command } from 'commander';
 import type { LineageNode } from '../../api/partitions-change.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { colors, connect, line, printJson, statusColor, usageExitCode } from '../output.js';
+import { treeLines } from '../tree-lines.js';
 
 /** The tree as lines: `├─`/`└─` branches, each node with its build, status and staleness. */
 export function lineageTree(root: LineageNode): string[] {
-  const out: string[] = [];
   const label = (n: LineageNode) => {
     const parts = [colors.bold(n.partition_ref), n.build_id ?? colors.dim('(no build)'), statusColor(n.status)];
     if (n.stale) parts.push(colors.yellow('stale'));
     if (n.rebuilt_since) parts.push(colors.magenta('rebuilt since'));
     return parts.join(' ');
   };
-  const walk = (n: LineageNode, prefix: string, last: boolean, top: boolean) => {
-    out.push(top ? label(n) : `${prefix}${last ? '└─ ' : '├─ '}${label(n)}`);
-    const childPrefix = top ? '' : `${prefix}${last ? '   ' : '│  '}`;
-    n.children.forEach((c, i) => walk(c, childPrefix, i === n.children.length - 1 && !n.truncated, false));
-    if (n.truncated) out.push(`${childPrefix}└─ ${colors.dim('… (deeper or more: raise --depth)')}`);
-  };
-  walk(root, '', true, true);
-  return out;
+  return treeLines(root, label, (n) => n.children, (n) => (n.truncated ? colors.dim('… (deeper or more: raise --depth)') : undefined));
 }
 
 export function registerLineage(program: Command): void {

@@ -1,4 +1,4 @@
-/** `platform want create|list|get|wait|cancel`. */
+/** `platform want create|list|get|tree|wait|cancel`. */
 import type { Command } from 'commander';
 import { WANT_STATUSES } from '../../state/build-state.js';
 import { fromEvent } from 'rxjs';
@@ -6,7 +6,8 @@ import { followWant, readWantToFollow } from '../follow-want.js';
 import { settleFollow } from '../settle-follow.js';
 import { integer, isoTime, parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
-import type { CreateWantBody, WantView } from '../../client/platform-client.js';
+import type { CreateWantBody, WantTreeNode, WantTreeReply, WantView } from '../../client/platform-client.js';
+import { treeLines } from '../tree-lines.js';
 import {
   colors,
   connect,
@@ -46,6 +47,29 @@ export function wantDetail(w: WantView): string {
   rows.push(['job runs', w.job_run_ids.length > 0 ? listShort(w.job_run_ids, 10) : '']);
   if (w.cancel_reason) rows.push(['cancel reason', w.cancel_reason]);
   return detailTable(rows);
+}
+
+/** The tree as lines, from the reply's breadth-first nodes: each want with its status, partitions, source and runs. */
+export function wantTreeLines(reply: WantTreeReply): string[] {
+  const children = new Map<string, WantTreeNode[]>();
+  for (const n of reply.nodes) {
+    if (n.parent_want_id === null) continue;
+    const siblings = children.get(n.parent_want_id);
+    if (siblings) siblings.push(n);
+    else children.set(n.parent_want_id, [n]);
+  }
+  const label = (n: WantTreeNode) => {
+    const more = n.partitions_total - n.partitions.length;
+    const refs = `${n.partitions.join(', ')}${more > 0 ? ` +${more}` : ''}`;
+    const runs = `${n.job_runs_total} job run${n.job_runs_total === 1 ? '' : 's'}`;
+    return `${colors.bold(n.want_id)} ${statusColor(n.status)} ${refs} ${colors.dim(`(${n.source}, ${runs})`)}`;
+  };
+  const listed = (n: WantTreeNode) => children.get(n.want_id) ?? [];
+  const left = (n: WantTreeNode) => {
+    const out = n.children_total - listed(n).length;
+    return out > 0 ? colors.dim(`… ${out} more derived want${out === 1 ? '' : 's'}${reply.truncated ? ' (raise --limit)' : ''}`) : undefined;
+  };
+  return treeLines(reply.nodes[0]!, label, listed, left);
 }
 
 export function wantRows(wants: WantView[]): string {
@@ -113,6 +137,18 @@ export function registerWant(program: Command): void {
       const w = await client.getWant(id);
       if (options.json) return printJson(w);
       line(wantDetail(w));
+    });
+
+  want
+    .command('tree')
+    .description('show a want and the wants derived from it (its inputs), breadth first')
+    .argument('<want_id>')
+    .addOption(parsedOption('--limit <n>', 'wants to list (1-1000, default 200)', wholeNumber({ min: 1, max: 1000 })))
+    .action(async (id: string, opts: { limit?: number }, cmd: Command) => {
+      const { client, options } = await connect(cmd);
+      const reply = await client.wantTree(id, opts.limit !== undefined ? { limit: opts.limit } : {});
+      if (options.json) return printJson(reply);
+      line(wantTreeLines(reply).join('\n'));
     });
 
   want

@@ -3,7 +3,9 @@ import { notFoundReason } from '../pruned-ids.js';
 import type { CreateWantReply } from '../../api/create-want.js';
 import type { Page } from '../../api/page.js';
 import type { WantView } from '../../api/views.js';
-import { WantListQuerySchema } from '../../api/schemas/wants.js';
+import { WantListQuerySchema, WantTreeQuerySchema } from '../../api/schemas/wants.js';
+import { WANT_TREE_DEFAULT, type WantTreeReply } from '../../api/want-tree.js';
+import { wantTree } from '../want-tree-queries.js';
 import { listWants } from '../queries.js';
 import { wantView } from '../views.js';
 import { awaitCommand } from '../command-reply.js';
@@ -40,8 +42,16 @@ export function wantsRoutes({ platform }: ServerContext): Router {
   router.get('/api/wants/:id', (req, res) => {
     const state = platform.state();
     const want = state.wants.get(req.params.id);
-    if (!want) throw new HttpError(404, `No want with id '${req.params.id}'${notFoundReason(req.params.id, 'w-', state.created.wants)}.`, req.params.id);
+    if (!want) throw new HttpError(404, unknownWant(req.params.id, state.created.wants), req.params.id);
     res.json(wantView(state, want) satisfies WantView);
+  });
+
+  router.get('/api/wants/:id/tree', (req, res) => {
+    const { limit = WANT_TREE_DEFAULT } = validateQuery(WantTreeQuerySchema, req.query);
+    const state = platform.state();
+    const tree = wantTree(state, req.params.id, limit);
+    if (!tree) throw new HttpError(404, unknownWant(req.params.id, state.created.wants), req.params.id);
+    res.json(tree satisfies WantTreeReply);
   });
 
   router.delete('/api/wants/:id', async (req, res) => {
@@ -52,4 +62,8 @@ export function wantsRoutes({ platform }: ServerContext): Router {
   });
 
   return router;
+}
+
+function unknownWant(id: string, created: number): string {
+  return `No want with id '${id}'${notFoundReason(id, 'w-', created)}.`;
 }

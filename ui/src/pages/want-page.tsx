@@ -1,5 +1,6 @@
 /** One want: its partitions, the tree of wants derived from it, its job runs; live, with a cancel button. */
 import type { JobRunView, WantView } from '../../../lib/api/views.js';
+import type { WantTreeNode, WantTreeReply } from '../../../lib/api/want-tree.js';
 import { get, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
 import { ErrorNote, Status, age, duration } from '../components/status.js';
@@ -10,39 +11,57 @@ const MAX_TREE = 200;
 const MAX_RUNS = 100;
 
 interface WantTree {
-  want: WantView;
+  want: WantTreeNode;
   children: WantTree[];
 }
 
-async function loadTree(id: string, signal: AbortSignal): Promise<{ tree: WantTree; runs: JobRunView[]; truncated: boolean }> {
-  let budget = MAX_TREE;
-  const runIds: string[] = [];
-  // The want each run was first listed by.
-  const listedBy = new Map<string, string>();
-  const load = async (wantId: string): Promise<WantTree> => {
-    budget--;
-    const want = await get<WantView>(`/api/wants/${encodeURIComponent(wantId)}`, signal);
-    for (const r of want.job_run_ids) {
-      if (listedBy.has(r)) continue;
-      listedBy.set(r, want.want_id);
-      runIds.push(r);
-    }
-    const children: WantTree[] = [];
-    for (const c of want.child_want_ids) if (budget > 0) children.push(await load(c));
-    return { want, children };
-  };
-  const tree = await load(id);
-  // The runs shown are the last MAX_RUNS listed: of each want that listed some of them, a page of its newest that
-  // many, not a read a run; a run none of those pages holds is read on its own.
-  const shown = runIds.slice(-MAX_RUNS);
-  const perWant = new Map<string, number>();
-  for (const r of shown) perWant.set(listedBy.get(r)!, (perWant.get(listedBy.get(r)!) ?? 0) + 1);
+interface Loaded {
+  want: WantView;
+  tree: WantTree;
+  runs: JobRunView[];
+  /** Wants of the tree or runs were left out. */
+  truncated: boolean;
+}
+
+/** The reply's breadth-first nodes as a tree (each node comes after its parent). */
+function nest(reply: WantTreeReply): WantTree {
+  const byId = new Map<string, WantTree>();
+  let root: WantTree | undefined;
+  for (const n of reply.nodes) {
+    const node: WantTree = { want: n, children: [] };
+    byId.set(n.want_id, node);
+    if (n.parent_want_id === null) root = node;
+    else byId.get(n.parent_want_id)?.children.push(node);
+  }
+  return root!;
+}
+
+/**
+ * The want, its tree (GET /api/wants/:id/tree) and its runs, however large the tree: the want's newest runs and,
+ * when it has fewer than MAX_RUNS of its own, its derived wants' newest, breadth first, a page a want, read at once.
+ */
+async function loadWant(id: string, signal: AbortSignal): Promise<Loaded> {
+  const path = encodeURIComponent(id);
+  const [want, reply] = await Promise.all([
+    get<WantView>(`/api/wants/${path}`, signal),
+    get<WantTreeReply>(`/api/wants/${path}/tree?limit=${MAX_TREE}`, signal),
+  ]);
+  const plan: Array<[string, number]> = [];
+  let room = MAX_RUNS;
+  let runsLeftOut = false;
+  for (const n of reply.nodes) {
+    const take = Math.min(n.job_runs_total, room);
+    if (take > 0) plan.push([n.want_id, take]);
+    if (take < n.job_runs_total) runsLeftOut = true;
+    room -= take;
+  }
   const pages = await Promise.all(
-    [...perWant].map(([w, n]) => get<Page<JobRunView>>(`/api/job_runs?want_id=${encodeURIComponent(w)}&order=desc&limit=${n}`, signal)),
+    plan.map(([wantId, limit]) => get<Page<JobRunView>>(`/api/job_runs?want_id=${encodeURIComponent(wantId)}&order=desc&limit=${limit}`, signal)),
   );
-  const byId = new Map(pages.flatMap((p) => p.data.map((r) => [r.job_run_id, r] as const)));
-  const runs = await Promise.all(shown.map((r) => byId.get(r) ?? get<JobRunView>(`/api/job_runs/${encodeURIComponent(r)}`, signal)));
-  return { tree, runs, truncated: budget <= 0 || runIds.length > MAX_RUNS };
+  // A run two wants of the tree share is listed once.
+  const runs = new Map<string, JobRunView>();
+  for (const page of pages) for (const r of page.data) if (!runs.has(r.job_run_id)) runs.set(r.job_run_id, r);
+  return { want, tree: nest(reply), runs: [...runs.values()], truncated: reply.truncated || runsLeftOut };
 }
 
 function TreeNode({ node }: { node: WantTree }) {
@@ -50,7 +69,7 @@ function TreeNode({ node }: { node: WantTree }) {
   return (
     <li>
       <Link href={`/wants/${encodeURIComponent(w.want_id)}`}>{w.want_id}</Link> <Status status={w.status} />{' '}
-      <span class="dim">{w.partitions.slice(0, 3).join(', ')}{w.partitions_total > 3 ? ` +${w.partitions_total - 3}` : ''}</span>
+      <span class="dim">{w.partitions.join(', ')}{w.partitions_total > w.partitions.length ? ` +${w.partitions_total - w.partitions.length}` : ''}</span>
       {node.children.length > 0 ? (
         <ul>
           {node.children.map((c) => (
@@ -101,10 +120,10 @@ export function RunsTable({ runs }: { runs: JobRunView[] }) {
 }
 
 export function WantPage({ id }: { id: string }) {
-  const loaded = useLive((signal) => loadTree(id, signal), [id]);
+  const loaded = useLive((signal) => loadWant(id, signal), [id]);
   const [error, setError] = useState<string | undefined>(undefined);
   const t = loaded.data;
-  const w = t?.tree.want;
+  const w = t?.want;
   return (
     <section>
       <h1>
@@ -161,7 +180,7 @@ export function WantPage({ id }: { id: string }) {
           )}
           <h2>Job runs</h2>
           <RunsTable runs={t.runs} />
-          {t.truncated ? <p class="dim">Showing the latest {MAX_RUNS} runs and at most {MAX_TREE} wants.</p> : null}
+          {t.truncated ? <p class="dim">Showing at most {MAX_RUNS} runs (the want's newest, then its derived wants') and {MAX_TREE} wants.</p> : null}
         </>
       ) : loaded.error ? null : (
         <p class="loading">Loading…</p>
