@@ -1,6 +1,8 @@
 /** `platform serve` as a subprocess for the benches: started on a free port, timed until `/health` answers; stopped. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { CACHE_AFTER_MS } from '../lib/cli/compile-cache.js';
+import { get, postWant } from './http-client.js';
 
 const BIN = fileURLToPath(new URL('../../bin/platform', import.meta.url));
 
@@ -33,10 +35,18 @@ export async function kill(child: ChildProcess, signal: NodeJS.Signals): Promise
 }
 
 /**
- * One daemon started and stopped in `dir`, so that the daemons the bench times start as a user's do after the first:
- * from the V8 code cache the first writes at its exit (lib/cli/compile-cache.ts).
+ * One daemon in `dir` (a workspace whose job `warm/<n>` is `true`) that builds a partition and runs until it has
+ * written its V8 code cache (lib/cli/compile-cache.ts), so that the daemons the bench times start from it, as a
+ * user's do after the first.
  */
 export async function warmCompileCache(dir: string): Promise<void> {
-  const { child } = await serve(dir);
-  await kill(child, 'SIGTERM');
+  const started = performance.now();
+  const { url, child } = await serve(dir);
+  try {
+    const { want_id } = await postWant(url, { partitions: ['warm/1'] });
+    while (JSON.parse(await get(url, `/api/wants/${want_id}`)).status !== 'successful') await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, Math.max(0, CACHE_AFTER_MS + 500 - (performance.now() - started))));
+  } finally {
+    await kill(child, 'SIGTERM');
+  }
 }

@@ -5,13 +5,14 @@
  * (PLATFORM_COMPILE_CACHE), so that the suite's other daemons neither see nor race its files.
  */
 import test, { type ExecutionContext } from 'ava';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { commandWord } from '../lib/cli/entry.js';
-import { cacheDirectory } from '../lib/cli/compile-cache.js';
+import { CACHE_AT_EXIT_MS, cacheDirectory, requireWithCompileCache } from '../lib/cli/compile-cache.js';
+import { chmodSync } from 'node:fs';
 import { sleep } from './helpers/jobs-fixture.js';
 
 const BIN = fileURLToPath(new URL('../../bin/platform', import.meta.url));
@@ -32,9 +33,10 @@ const cacheFiles = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir
 
 /**
  * Runs `platform serve` with `env`, lets `during` use it, stops it with SIGTERM and returns what it printed. The
- * daemon writes its cache at exit when it ran less than the cache's delay, as these do.
+ * daemon writes its cache at exit when it ran less than the cache's delay (and more than CACHE_AT_EXIT_MS), as these do.
  */
 async function serveOnce(t: ExecutionContext, root: string, env: NodeJS.ProcessEnv, during: (url: string) => Promise<void> = async () => {}): Promise<string> {
+  const spawned = Date.now();
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '-C', root], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => void child.kill('SIGKILL'));
   let out = '';
@@ -52,6 +54,8 @@ async function serveOnce(t: ExecutionContext, root: string, env: NodeJS.ProcessE
     t.true((await fetch(`${url}/health`)).ok);
     await during(url);
   }
+  // A daemon writes its cache at exit only once it ran CACHE_AT_EXIT_MS (a `serve --help` writes none).
+  await sleep(Math.max(0, CACHE_AT_EXIT_MS + 800 - (Date.now() - spawned)));
   child.kill('SIGTERM');
   t.is(await exited, 0, out);
   return out;
@@ -72,38 +76,55 @@ async function buildOne(t: ExecutionContext, url: string, ref: string): Promise<
 test('a daemon writes the cache, the next one loads it and builds with it; a refused one is replaced', async (t) => {
   const root = workspace(t);
   const cache = tempDir(t, 'platform-cc-');
-  // A cache of an older build of the bundle: its name does not match, and writing the new one removes it.
-  const stale = 'daemon.cjs.1-2-3.v0.0.0-x64.v8cache';
-  writeFileSync(join(cache, stale), 'old');
   const env = { PLATFORM_COMPILE_CACHE: cache };
 
   const first = await serveOnce(t, root, env, (url) => buildOne(t, url, 'one/1'));
   t.notRegex(first, /Compile cache: loaded/);
-  t.regex(first, new RegExp(`Compile cache: wrote ${cache}/daemon\\.cjs\\.\\S+\\.v8cache`));
+  t.regex(first, new RegExp(`Compile cache: wrote ${cache}/daemon\\.cjs\\.[0-9a-f]{8}\\.\\S+\\.v8cache`));
   const files = cacheFiles(cache);
   t.is(files.length, 1, files.join(', '));
-  t.not(files[0], stale);
-  const written = readFileSync(join(cache, files[0]!));
+  const mine = files[0]!;
+  const written = readFileSync(join(cache, mine));
   t.true(written.length > 100_000, `${written.length} bytes`);
 
   const second = await serveOnce(t, root, env, (url) => buildOne(t, url, 'one/2'));
   t.regex(second, /Compile cache: loaded /);
   t.notRegex(second, /Compile cache: wrote/);
-  t.deepEqual(readFileSync(join(cache, files[0]!)), written);
+  t.deepEqual(readFileSync(join(cache, mine)), written);
 
+  // Beside it: a cache of an older build of this bundle (removed by the next write), one of the same build under
+  // other node flags (a profiled daemon's) and one of another install's bundle sharing the directory (both kept).
+  const bundlePrefix = /^daemon\.cjs\.[0-9a-f]{8}\./.exec(mine)![0];
+  const olderBuild = `${bundlePrefix}1-2-3.v0.0.0-x64-00000000.v8cache`;
+  const otherFlags = mine.replace(/-[0-9a-f]{8}\.v8cache$/, '-00000000.v8cache');
+  const otherInstall = mine.replace(bundlePrefix, 'daemon.cjs.00000000.');
+  t.not(otherFlags, mine);
+  t.not(otherInstall, mine);
+  for (const f of [olderBuild, otherFlags, otherInstall]) writeFileSync(join(cache, f), 'other');
   // Bytes V8 cannot vouch for are refused: the daemon compiles from the source, serves, and writes a good cache.
-  // The cache of the same build under other node flags (a profiled daemon's) stays.
-  const otherFlags = files[0]!.replace(/-[0-9a-f]{8}\.v8cache$/, '-00000000.v8cache');
-  t.not(otherFlags, files[0]);
-  writeFileSync(join(cache, otherFlags), 'flags');
-  writeFileSync(join(cache, files[0]!), Buffer.alloc(written.length, 7));
+  writeFileSync(join(cache, mine), Buffer.alloc(written.length, 7));
   const third = await serveOnce(t, root, env, (url) => buildOne(t, url, 'one/3'));
   t.regex(third, /Compile cache: \S+ was refused by V8/);
   t.regex(third, /Compile cache: wrote /);
-  t.deepEqual(cacheFiles(cache).sort(), [files[0]!, otherFlags].sort());
-  const rewritten = readFileSync(join(cache, files[0]!));
+  t.deepEqual(cacheFiles(cache).sort(), [mine, otherFlags, otherInstall].sort());
+  const rewritten = readFileSync(join(cache, mine));
   t.false(rewritten.equals(Buffer.alloc(written.length, 7)));
   t.regex(await serveOnce(t, root, env), /Compile cache: loaded /);
+
+  // A directory other users may write to is not read from: they could plant the code the daemon runs.
+  chmodSync(cache, 0o777);
+  const open = await serveOnce(t, root, env);
+  t.regex(open, /Compile cache: not used: \S+ may be written by other users/);
+  t.notRegex(open, /Compile cache: loaded/);
+  chmodSync(cache, 0o700);
+});
+
+test('a daemon that ends at once (serve --help) writes no cache', async (t) => {
+  const cache = tempDir(t, 'platform-cc-');
+  const help = spawnSync(process.execPath, [BIN, 'serve', '--help'], { env: { ...process.env, PLATFORM_COMPILE_CACHE: cache }, encoding: 'utf8' });
+  t.is(help.status, 0, help.stderr);
+  t.regex(help.stdout, /--idle-timeout/);
+  t.deepEqual(cacheFiles(cache), []);
 });
 
 test('a cache directory that cannot be made is no error, and PLATFORM_DISABLE_COMPILE_CACHE=1 turns the cache off', async (t) => {
@@ -136,4 +157,12 @@ test('the command word skips the root options and their values', (t) => {
   t.is(word('--server-url', 'http://127.0.0.1:1', 'want', 'create', 'serve'), 'want');
   t.is(word('--', 'serve'), 'serve');
   t.is(word('--json'), undefined);
+});
+
+test('the loader runs a bundle as node runs a CommonJS module, but strict, as the ES bundle is', (t) => {
+  const dir = tempDir(t, 'platform-cc-mod-');
+  const file = join(dir, 'mod.cjs');
+  writeFileSync(file, "const path = require('node:path'); module.exports = { strict: (function () { return this === undefined; })(), file: __filename, dir: __dirname, sep: path.sep };");
+  const loaded = requireWithCompileCache<{ strict: boolean; file: string; dir: string; sep: string }>(file, () => {});
+  t.deepEqual(loaded, { strict: true, file, dir, sep: '/' });
 });

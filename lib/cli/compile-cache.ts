@@ -1,22 +1,23 @@
 /**
  * Loads a CommonJS bundle with a V8 code cache beside it: the bytecode of every function the last process compiled,
  * so that this one neither parses the 2.5 MB bundle nor compiles the functions it runs first. A daemon answers its
- * first /health ~100 ms sooner with it (docs/decisions.md, "Speed, session 20"). Node 22 has this built in
+ * first /health ~50-80 ms sooner with it (docs/decisions.md, "Speed, session 20"). Node 22 has this built in
  * (module.enableCompileCache); node 20, which we support, has only vm.Script's cachedData.
  *
- * The cache is written once a process has run a while (CACHE_AFTER_MS), or at its exit if it ends sooner, and only
- * when none was loaded: a cache holds the functions compiled when it was taken, so one taken after the start and
- * the first build serves the next start best. V8 refuses a cache made by another V8 or with other flags; the file's
- * name holds the bundle's size, mtime and inode besides, because V8 checks a source only by its length, and bytecode
- * of an older build of the same length would run in place of the new code.
+ * The cache is written once a process has run CACHE_AFTER_MS, or at its exit if it ran at least CACHE_AT_EXIT_MS,
+ * and only when none was loaded: a cache holds the functions compiled when it was taken, and one that a `serve
+ * --help` or a start that failed wrote would hold little and stay. V8 refuses a cache made by another V8 or with
+ * other flags; the file's name holds the bundle's size, mtime and inode besides, because V8 checks a source only by
+ * its length, and bytecode of an older build of the same length would run in place of the new code.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { Script, constants } from 'node:vm';
 
 export const CACHE_AFTER_MS = 5_000;
+export const CACHE_AT_EXIT_MS = 2_000;
 
 /**
  * PLATFORM_COMPILE_CACHE names the cache's directory (default: the bundle's own); PLATFORM_DISABLE_COMPILE_CACHE=1
@@ -27,28 +28,44 @@ export function cacheDirectory(bundle: string, env: NodeJS.ProcessEnv = process.
   return env.PLATFORM_COMPILE_CACHE || dirname(bundle);
 }
 
-/**
- * `<bundle>.<size>-<mtime>-<inode>.<node>-<arch>-<flags>.v8cache`. The node flags are in the name because V8 refuses
- * a cache made under other flags: a daemon profiled with --cpu-prof would otherwise replace the cache every other
- * daemon loads, and the next of those replace it back.
- */
 interface CacheName {
-  /** What the names of all its caches start with, whatever the build. */
+  /** What the names of all caches of this bundle file start with, whatever its build. */
   readonly bundle: string;
   /** What the names of this build's caches start with. */
   readonly build: string;
   readonly name: string;
 }
 
-function cacheName(bundlePath: string): CacheName {
-  const st = statSync(bundlePath);
-  const bundle = `${basename(bundlePath)}.`;
+/**
+ * `<bundle>.<path hash>.<size>-<mtime>-<inode>.<node>-<arch>-<flags>.v8cache`. The path's hash keeps apart the
+ * caches of two installs that share a directory (each removes only its own older builds'); node's flags are in the
+ * name because V8 refuses a cache made under others: a daemon profiled with --cpu-prof would otherwise replace the
+ * cache every other daemon loads, and the next of those replace it back.
+ */
+function cacheName(bundlePath: string, st: Stats): CacheName {
+  const hash = (text: string) => createHash('sha1').update(text).digest('hex').slice(0, 8);
+  const bundle = `${basename(bundlePath)}.${hash(bundlePath)}.`;
   const build = `${bundle}${st.size}-${Math.trunc(st.mtimeMs)}-${st.ino}.`;
-  const flags = createHash('sha1').update(JSON.stringify([process.execArgv, process.env.NODE_OPTIONS ?? ''])).digest('hex').slice(0, 8);
+  const flags = hash(JSON.stringify([process.execArgv, process.env.NODE_OPTIONS ?? '']));
   return { bundle, build, name: `${build}${process.version}-${process.arch}-${flags}.v8cache` };
 }
 
-function readIfThere(file: string): Buffer | undefined {
+/**
+ * The cache, when its directory is one only this user (or root) may write to: a cache is code the daemon runs, and a
+ * directory others may write to would let them plant it. Why a cache is not read is said once, here.
+ */
+function readCache(dir: string, file: string, say: (line: string) => void): Buffer | undefined {
+  let st: Stats;
+  try {
+    st = statSync(dir);
+  } catch {
+    return undefined;
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && ((st.uid !== uid && st.uid !== 0) || (st.mode & 0o022) !== 0)) {
+    say(`Compile cache: not used: ${dir} may be written by other users (make it yours and chmod go-w, or set PLATFORM_COMPILE_CACHE to a directory of your own)`);
+    return undefined;
+  }
   try {
     return readFileSync(file);
   } catch {
@@ -62,29 +79,51 @@ function readIfThere(file: string): Buffer | undefined {
  */
 function writeCache(script: Script, dir: string, names: CacheName, say: (line: string) => void): void {
   const file = join(dir, names.name);
+  const tmp = `${file}.${process.pid}.tmp`;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const data = script.createCachedData();
-    const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, data, { mode: 0o600 });
     renameSync(tmp, file);
-    for (const other of readdirSync(dir)) {
-      if (other.startsWith(names.bundle) && other.endsWith('.v8cache') && !other.startsWith(names.build)) unlinkSync(join(dir, other));
-    }
     say(`Compile cache: wrote ${file} (${(data.length / 1048576).toFixed(1)} MB)`);
   } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never made, or already renamed
+    }
     say(`Compile cache: not written to ${dir} (${err instanceof Error ? err.message : String(err)}); starts stay uncached`);
+    return;
+  }
+  for (const other of readdirSync(dir)) {
+    if (!other.startsWith(names.bundle) || !other.endsWith('.v8cache') || other.startsWith(names.build)) continue;
+    try {
+      unlinkSync(join(dir, other));
+    } catch {
+      // another daemon removed it first
+    }
   }
 }
 
 /** Runs `bundle` (CommonJS) as node's require would, compiled from the cache when there is a good one. */
 export function requireWithCompileCache<T>(bundle: string, say: (line: string) => void): T {
-  const source = readFileSync(bundle, 'utf8');
+  // One descriptor for the source and the stat that names its cache: a rebuild between the two would otherwise
+  // file this source's bytecode under the new build's name.
+  const fd = openSync(bundle, 'r');
+  let source: string;
+  let st: Stats;
+  try {
+    st = fstatSync(fd);
+    source = readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
   const dir = cacheDirectory(bundle);
-  const names = dir === undefined ? undefined : cacheName(bundle);
+  const names = dir === undefined ? undefined : cacheName(bundle, st);
   const cacheFile = dir === undefined || names === undefined ? undefined : join(dir, names.name);
-  const cachedData = cacheFile === undefined ? undefined : readIfThere(cacheFile);
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
+  const cachedData = dir === undefined || cacheFile === undefined ? undefined : readCache(dir, cacheFile, say);
+  // Strict, as the ES bundle is (an ES module always is): the same program, whichever bundle runs it.
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) { 'use strict'; ${source}\n})`, {
     filename: bundle,
     ...(cachedData ? { cachedData } : {}),
     importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
@@ -99,7 +138,10 @@ export function requireWithCompileCache<T>(bundle: string, say: (line: string) =
       writeCache(script, dir, names, say);
     };
     setTimeout(writeOnce, CACHE_AFTER_MS).unref();
-    process.once('exit', writeOnce);
+    // performance.now() counts from the process's start.
+    process.once('exit', () => {
+      if (performance.now() >= CACHE_AT_EXIT_MS) writeOnce();
+    });
   }
   const module = { exports: {} as T };
   const run = script.runInThisContext() as (exports: T, require: NodeJS.Require, module: { exports: T }, filename: string, dirname: string) => void;

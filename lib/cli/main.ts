@@ -1,6 +1,7 @@
 /** The `platform` command line: one file per command under commands/, registered here. */
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
+import { quietLimitFromEnv } from '../client/http-fetch.js';
 import { registerServe } from './commands/serve-command.js';
 import { registerBuild } from './commands/build-command.js';
 import { registerWant } from './commands/want-command.js';
@@ -55,6 +56,13 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // Checked before anything runs: a bad value would otherwise surface only as a failed request, or a daemon judged absent.
+  try {
+    quietLimitFromEnv();
+  } catch (err) {
+    process.stderr.write(`platform: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

@@ -62,7 +62,8 @@ export function createHttpFetch(options: HttpFetchOptions = {}): HttpFetch {
   };
 }
 
-function quietLimitFromEnv(): number {
+/** PLATFORM_REQUEST_TIMEOUT as milliseconds; throws a message naming it when it is no duration. */
+export function quietLimitFromEnv(): number {
   const text = process.env.PLATFORM_REQUEST_TIMEOUT;
   return text ? parseDuration(text, 'PLATFORM_REQUEST_TIMEOUT') : DEFAULT_QUIET_LIMIT_MS;
 }
@@ -74,7 +75,7 @@ export class ServerSilentError extends Error {
   constructor(method: string, target: URL, quietLimitMs: number) {
     super(
       `The server at ${target.origin} sent nothing for ${formatSeconds(quietLimitMs)} in answer to ${method} ${target.pathname} ` +
-        `(PLATFORM_REQUEST_TIMEOUT=10m waits longer).`,
+        `(PLATFORM_REQUEST_TIMEOUT=${formatSeconds(2 * quietLimitMs).replace(' ', '')} waits longer).`,
     );
     this.name = 'ServerSilentError';
   }

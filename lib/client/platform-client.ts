@@ -196,7 +196,7 @@ export class PlatformClient {
   /** The log so far, as text; with `tail`, only its last lines. */
   async logText(id: string, stream: LogStream = 'stdout', tail?: number): Promise<string> {
     const res = await this.send('GET', `/api/job_runs/${encodeURIComponent(id)}/logs/${stream}${query({ tail })}`);
-    return res.text();
+    return this.read(() => res.text());
   }
 
   /** The log as SSE: `log` messages (one line each), then one `end` message with a `LogEnd` as data. */
@@ -228,7 +228,7 @@ export class PlatformClient {
   async health(): Promise<boolean> {
     try {
       const res = await this.send('GET', '/health');
-      return (await res.text()).trim() === 'OK';
+      return (await this.read(() => res.text())).trim() === 'OK';
     } catch (err) {
       if (err instanceof NoServerError || err instanceof ClientError) return false;
       throw err;
@@ -236,7 +236,8 @@ export class PlatformClient {
   }
 
   async metrics(): Promise<string> {
-    return (await this.send('GET', '/metrics')).text();
+    const res = await this.send('GET', '/metrics');
+    return this.read(() => res.text());
   }
 
   // ---- PlatformService (Connect protocol, JSON)
@@ -253,7 +254,16 @@ export class PlatformClient {
 
   private async getJson<T>(path: string): Promise<T> {
     const res = await this.send('GET', path);
-    return (await res.json()) as T;
+    return (await this.read(() => res.json())) as T;
+  }
+
+  /** Reads an answer's body: a server that goes quiet in the middle of it is named as one that never answered. */
+  private async read<T>(body: () => Promise<T>): Promise<T> {
+    try {
+      return await body();
+    } catch (err) {
+      throw err instanceof ServerSilentError ? networkError(this.baseUrl, err, this.options.daemon) : err;
+    }
   }
 
   /** A write: retried while the server answers 503 (queue full, or briefly busy). */
@@ -261,7 +271,7 @@ export class PlatformClient {
     for (let attempt = 1; ; attempt++) {
       try {
         const res = await this.send(method, path, body);
-        return (await res.json()) as T;
+        return (await this.read(() => res.json())) as T;
       } catch (err) {
         if (!(err instanceof RetryableError) || attempt >= this.retry.maxAttempts) {
           throw err instanceof RetryableError ? err.error : err;
@@ -286,7 +296,7 @@ export class PlatformClient {
     } catch (err) {
       throw networkError(this.baseUrl, err, this.options.daemon);
     }
-    const text = await res.text();
+    const text = await this.read(() => res.text());
     let parsed: unknown;
     try {
       parsed = text === '' ? {} : JSON.parse(text);

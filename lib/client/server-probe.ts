@@ -12,7 +12,7 @@ import { isPidAlive } from '../system/pid-liveness.js';
 import type { ServerStatus } from '../api/server-status.js';
 import { VERSION } from '../version.js';
 import { readServerInfo, serverInfoPath, type ServerInfo } from './server-info.js';
-import { nodeHttpFetch, withToken, type HttpResponse } from './http-fetch.js';
+import { createHttpFetch, withToken, type HttpResponse } from './http-fetch.js';
 
 export type { ServerStatus } from '../api/server-status.js';
 
@@ -62,7 +62,8 @@ export function serverUrl(port: number): string {
 }
 
 async function get(url: string, timeoutMs: number, token?: string): Promise<HttpResponse> {
-  return withToken(nodeHttpFetch, token)(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
+  // Its own limit, not PLATFORM_REQUEST_TIMEOUT: a probe answers whether a daemon is there, whatever a request may wait.
+  return withToken(createHttpFetch({ quietLimitMs: timeoutMs }), token)(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
 }
 
 /** The server answered `/api/status`, but not with a platform server's status (an older version, or not ours). */

@@ -8,6 +8,7 @@ import { integer, isoTime, parsedOption, wholeNumber } from '../option-parsers.j
 import { pagedListCommand } from '../paged-list-command.js';
 import type { CreateWantBody, WantTreeNode, WantTreeReply, WantView } from '../../client/platform-client.js';
 import { treeLines } from '../tree-lines.js';
+import { WANT_TREE_DEFAULT, WANT_TREE_MAX } from '../../api/want-tree.js';
 import {
   colors,
   connect,
@@ -143,7 +144,7 @@ export function registerWant(program: Command): void {
     .command('tree')
     .description('show a want and the wants derived from it (its inputs), breadth first')
     .argument('<want_id>')
-    .addOption(parsedOption('--limit <n>', 'wants to list (1-1000, default 200)', wholeNumber({ min: 1, max: 1000 })))
+    .addOption(parsedOption('--limit <n>', `wants to list (1-${WANT_TREE_MAX}, default ${WANT_TREE_DEFAULT})`, wholeNumber({ min: 1, max: WANT_TREE_MAX })))
     .action(async (id: string, opts: { limit?: number }, cmd: Command) => {
       const { client, options } = await connect(cmd);
       const reply = await client.wantTree(id, opts.limit !== undefined ? { limit: opts.limit } : {});
