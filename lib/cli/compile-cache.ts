@@ -51,8 +51,9 @@ function cacheName(bundlePath: string, st: Stats): CacheName {
 }
 
 /**
- * The cache, when its directory is one only this user (or root) may write to: a cache is code the daemon runs, and a
- * directory others may write to would let them plant it. Why a cache is not read is said once, here.
+ * The cache, when its directory is this user's (or root's) and not writable by all: a cache is code the daemon runs,
+ * and in such a directory anyone could plant it. Group-writable is let be: with a umask of 002 (a group of one's own,
+ * as many systems give) every directory is, and a group that may write there may as well write the bundle beside it.
  */
 function readCache(dir: string, file: string, say: (line: string) => void): Buffer | undefined {
   let st: Stats;
@@ -62,8 +63,8 @@ function readCache(dir: string, file: string, say: (line: string) => void): Buff
     return undefined;
   }
   const uid = process.getuid?.();
-  if (uid !== undefined && ((st.uid !== uid && st.uid !== 0) || (st.mode & 0o022) !== 0)) {
-    say(`Compile cache: not used: ${dir} may be written by other users (make it yours and chmod go-w, or set PLATFORM_COMPILE_CACHE to a directory of your own)`);
+  if (uid !== undefined && ((st.uid !== uid && st.uid !== 0) || (st.mode & 0o002) !== 0)) {
+    say(`Compile cache: not used: ${dir} is another user's or writable by all (chmod o-w it, or set PLATFORM_COMPILE_CACHE to a directory of your own)`);
     return undefined;
   }
   try {
