@@ -51,3 +51,34 @@ test('platform build reads its want when the build may have ended, not after eac
   t.is(printed.job_runs.length, 30);
   t.true(printed.job_runs.every((r) => r.status === 'succeeded'));
 });
+
+test('want wait reads the tree of a building want in one request, not each derived want, and names the run that failed', async (t) => {
+  // top/<n> needs mid/<n> needs leaf/<n>; leaf/3 fails, a while after the follow began.
+  const graph = {
+    max_concurrent_job_runs: 2,
+    jobs: [
+      { label: 'leaf', outputs: ['leaf/(?<n>\\d+)'], args: ['${n}'], exec: ['bash', '-c', 'sleep 0.4; [ "$1" != 3 ]', 'leaf'] },
+      { label: 'mid', outputs: ['mid/(?<n>\\d+)'], inputs: [{ partition_ref: 'leaf/${n}', dep_type: 'MATERIALIZE' }], exec: ['true'] },
+      { label: 'top', outputs: ['top/(?<n>\\d+)'], inputs: [{ partition_ref: 'mid/${n}', dep_type: 'MATERIALIZE' }], exec: ['true'] },
+    ],
+  };
+  const f = await startServer(t, { graph });
+  const res = await f.postWant({ partitions: ['top/1', 'top/2', 'top/3'] });
+  const { want_id } = (await res.json()) as { want_id: string };
+  // Its derived wants exist before the follow begins: the follow must read them.
+  for (let i = 0; i < 200; i++) {
+    const tree = await f.getJson<{ nodes: Array<{ depth: number }> }>(`/api/wants/${want_id}/tree`);
+    if (tree.nodes.some((n) => n.depth === 2)) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const proxy = await countingProxy(t, f.url);
+  const wait = runCli(t, ['--server-url', proxy.url, 'want', 'wait', want_id], REPO_ROOT);
+  const { code } = await wait.exited;
+  t.is(code, 1, wait.stdout() + wait.stderr());
+  t.regex(wait.stdout() + wait.stderr(), /upstream_failed/);
+  t.regex(wait.stdout() + wait.stderr(), /leaf/);
+  const wantReads = proxy.paths.filter((p) => p.startsWith('GET /api/wants/'));
+  t.true(wantReads.includes(`GET /api/wants/${want_id}/tree?limit=1000`), wantReads.join('\n'));
+  // Derived wants of at most three partitions are whole in the tree: none is read on its own.
+  t.deepEqual(wantReads.filter((p) => !p.startsWith(`GET /api/wants/${want_id}`)), []);
+});

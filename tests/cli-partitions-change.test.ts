@@ -131,6 +131,8 @@ test('want tree shows the wants derived from a want level by level, as the API l
     t.deepEqual(reply.nodes.filter((c) => c.parent_want_id === n.want_id).map((c) => c.want_id).sort(), [...w.child_want_ids].sort());
   }
 
+  // The want's own detail points at the tree.
+  t.regex((await cli('want', 'get', id)).stdout, new RegExp(`derived wants\\s+│\\s+w-\\d+.*\\(see: platform want tree ${id}\\)`));
   const text = await cli('want', 'tree', id);
   t.is(text.code, 0, text.stderr);
   const lines = text.stdout.trimEnd().split('\n');

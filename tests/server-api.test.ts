@@ -839,6 +839,7 @@ test('GET /api/wants/:id/tree: the want and its derived wants in one read; a bad
   t.false(tree.truncated);
   t.like(tree.nodes[0], { want_id: id, parent_want_id: null, depth: 0, status: 'upstream_failed', partitions: ['needs/tree1', 'needs/tree2'], partitions_total: 2 });
   t.is(tree.nodes[0].children_total, done.child_want_ids.length);
+  t.is(done.child_wants_total, done.child_want_ids.length);
   t.deepEqual(tree.nodes.slice(1).map((n: any) => n.want_id).sort(), [...done.child_want_ids].sort());
   for (const n of tree.nodes.slice(1)) {
     t.like(n, { parent_want_id: id, depth: 1, status: 'failed', source: 'derived' });

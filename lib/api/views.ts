@@ -21,7 +21,9 @@ export interface WantView {
   source: string;
   parent_want_id: string | null;
   root_want_id: string;
+  /** The wants derived from it (the latest 10,000; `child_wants_total` counts them all; /api/wants/:id/tree walks them). */
   child_want_ids: string[];
+  child_wants_total: number;
   /** The job runs serving it (the latest 10,000; `job_runs_total` counts them all). */
   job_run_ids: string[];
   job_runs_total: number;

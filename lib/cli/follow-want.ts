@@ -9,6 +9,7 @@ import { EMPTY, type Observable, ReplaySubject, Subject, catchError, connectable
 import { NoServerError } from '../client/server-connection.js';
 import type { EventView, JobRunView, PlatformClient, WantView } from '../client/platform-client.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
+import { WANT_TREE_MAX } from '../api/want-tree.js';
 import { applyEvent, applyRunSnapshot, elapsed, failedRuns, mayHaveEnded, newBuildModel, trackWant, type TrackedRun } from './build-progress.js';
 import { followEnding, type Ending } from './follow-ending.js';
 import { HeldRunEvents } from './held-run-events.js';
@@ -39,21 +40,34 @@ function summaryTable(runs: TrackedRun[]): string {
   );
 }
 
-/** The want and the wants derived from it (transitively), root first, as the server has them now. */
-async function wantTree(client: PlatformClient, rootId: string): Promise<WantView[]> {
-  const wants: WantView[] = [];
-  const ids = [rootId];
-  const seen = new Set(ids);
-  for (let i = 0; i < ids.length && i < 1000; i++) {
-    const w = await client.getWant(ids[i]!);
-    wants.push(w);
-    for (const child of w.child_want_ids) {
-      if (seen.has(child)) continue;
-      seen.add(child);
-      ids.push(child);
-    }
-  }
-  return wants;
+/** A want derived from the followed one, as far as the follow needs it: its partitions (all of them), its runs' count. */
+export interface DerivedWant {
+  want_id: string;
+  partitions: string[];
+  job_runs_total: number;
+}
+
+/**
+ * The ids of the want and of the wants derived from it (transitively, at most 1,000), root first, as the server has
+ * them now: one read of its tree.
+ */
+async function treeIds(client: PlatformClient, rootId: string): Promise<string[]> {
+  return (await client.wantTree(rootId, { limit: WANT_TREE_MAX })).nodes.map((n) => n.want_id);
+}
+
+/**
+ * The wants derived from `rootId`, from one read of its tree; a want whose partitions the tree does not list whole
+ * (it names three) is read for them, all such reads at once.
+ */
+async function derivedWants(client: PlatformClient, rootId: string): Promise<DerivedWant[]> {
+  const tree = await client.wantTree(rootId, { limit: WANT_TREE_MAX });
+  return Promise.all(
+    tree.nodes.slice(1).map(async (n) => ({
+      want_id: n.want_id,
+      job_runs_total: n.job_runs_total,
+      partitions: n.partitions.length === n.partitions_total ? n.partitions : (await client.getWant(n.want_id)).partitions,
+    })),
+  );
 }
 
 /**
@@ -78,7 +92,7 @@ async function runsOfWants(client: PlatformClient, wantIds: Iterable<string>): P
 
 /** Runs of the want and its derived wants that failed for good, when the events did not show them. */
 async function failedRunsFromServer(client: PlatformClient, rootId: string): Promise<JobRunView[]> {
-  const runs = await runsOfWants(client, (await wantTree(client, rootId)).map((w) => w.want_id));
+  const runs = await runsOfWants(client, await treeIds(client, rootId));
   return [...runs.values()].filter((r) => r.status === 'failed' && r.retry_at === null);
 }
 
@@ -101,7 +115,7 @@ export interface WantToFollow {
   /** The root want, as just created or read. */
   want: WantView;
   /** The wants already derived from it (for a want read, not one just created). */
-  derived: WantView[];
+  derived: DerivedWant[];
   /** Follow the events after this id: the latest before the want was created or read. */
   after: number;
   /** True when the want was just created: events before its `want_created` are not about it. */
@@ -112,8 +126,8 @@ export interface WantToFollow {
 export async function readWantToFollow(client: PlatformClient, wantId: string): Promise<WantToFollow> {
   // The latest event id before the read: following from it misses nothing that changes the want afterwards.
   const { latest_id: after } = await client.listEvents({ limit: 1 });
-  const [want, ...derived] = await wantTree(client, wantId);
-  return { want: want!, derived, after, created: false };
+  const [want, derived] = await Promise.all([client.getWant(wantId), derivedWants(client, wantId)]);
+  return { want, derived, after, created: false };
 }
 
 /** How a follow came out; the command turns it into an exit code (0 successful, 1 not, 130 interrupted). */

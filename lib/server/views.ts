@@ -53,7 +53,7 @@ function rebuiltFor(state: BuildState, w: WantRecord): string[] {
   return [...out].slice(0, REBUILT_SHOWN);
 }
 
-/** Most partitions (and job runs) a want's detail lists: a backfill's range is read through /api/backfills. */
+/** Most partitions (and job runs, and derived wants) a want's detail lists: a backfill's range is read through /api/backfills. */
 export const WANT_LIST_SHOWN = 10_000;
 
 export function wantView(state: BuildState, w: WantRecord): WantView {
@@ -76,7 +76,8 @@ export function wantView(state: BuildState, w: WantRecord): WantView {
     source: w.source,
     parent_want_id: w.parent_want_id || null,
     root_want_id: w.root_want_id,
-    child_want_ids: [...w.child_want_ids],
+    child_want_ids: w.child_want_ids.slice(-WANT_LIST_SHOWN),
+    child_wants_total: w.child_want_ids.length,
     job_run_ids: w.job_run_ids.slice(-WANT_LIST_SHOWN),
     job_runs_total: w.job_run_ids.length,
     partition_status,

@@ -44,7 +44,7 @@ export function wantDetail(w: WantView): string {
   if (w.rebuilt.length > 0) rows.push(['rebuilt', listShort(w.rebuilt, 10)]);
   if (w.parent_want_id) rows.push(['parent want', w.parent_want_id]);
   if (w.root_want_id && w.root_want_id !== w.want_id) rows.push(['root want', w.root_want_id]);
-  if (w.child_want_ids.length > 0) rows.push(['derived wants', w.child_want_ids.join(', ')]);
+  if (w.child_wants_total > 0) rows.push(['derived wants', `${listShort(w.child_want_ids, 10)}${w.child_wants_total > w.child_want_ids.length ? ` (${w.child_wants_total} in all)` : ''} (see: platform want tree ${w.want_id})`]);
   rows.push(['job runs', w.job_run_ids.length > 0 ? listShort(w.job_run_ids, 10) : '']);
   if (w.cancel_reason) rows.push(['cancel reason', w.cancel_reason]);
   return detailTable(rows);
