@@ -27,6 +27,11 @@ export interface WaitingFigures {
   read: Percentiles;
   /** The same by wrk (one connection), where installed. */
   readWrk: WrkLatency | undefined;
+  /**
+   * By wrk once the daemon settled (no snapshot being written, after `waitedMs`), with `/health` on it: what the
+   * goal compares, the reads of a daemon otherwise idle and the floor of a request on it.
+   */
+  settled: { get: WrkLatency; health: WrkLatency; waitedMs: number } | undefined;
   restartMs: number;
 }
 
@@ -104,15 +109,36 @@ export async function waitingBench(root: string, wants: number): Promise<Waiting
     // Every id up to the highest is a want (those posted or the ones they derived).
     const pick = () => `/api/wants/w-${1 + Math.floor(Math.random() * last)}`;
     const read = await timedGets(url, pick, 300);
-    const readWrk = haveWrk() ? wrkLatency(dir, url, `"/api/wants/w-" .. math.random(1, ${last})`, wants >= 50_000 ? 4 : 1) : undefined;
+    const seconds = wants >= 50_000 ? 4 : 1;
+    const readWrk = haveWrk() ? wrkLatency(dir, url, `"/api/wants/w-" .. math.random(1, ${last})`, seconds) : undefined;
+    let settled: WaitingFigures['settled'];
+    if (haveWrk()) {
+      const waitedMs = await snapshotsSettled(url);
+      settled = { get: wrkLatency(dir, url, `"/api/wants/w-" .. math.random(1, ${last})`, seconds), health: wrkLatency(dir, url, '"/health"', seconds), waitedMs };
+    }
     await kill(child, 'SIGKILL');
     const again = await serve(dir);
     ({ url, child } = again);
-    return { wants: posted, client, intakeBySlice, read, readWrk, restartMs: again.startedMs };
+    return { wants: posted, client, intakeBySlice, read, readWrk, settled, restartMs: again.startedMs };
   } finally {
     // The long upstream run would outlive the daemon by design: stop it with its runs canceled (`stop --cancel-runs`).
     await kill(child, 'SIGUSR2').catch(() => undefined);
   }
+}
+
+/** Waits (at most 5 minutes) until the daemon has written no snapshot for a second (its /metrics); how long it waited. */
+async function snapshotsSettled(url: string): Promise<number> {
+  const t0 = performance.now();
+  let quietSince: number | undefined;
+  while (performance.now() - t0 < 300_000) {
+    const writing = /^platform_snapshot_writing (\S+)$/m.exec(await get(url, '/metrics'))?.[1];
+    const now = performance.now();
+    if (writing !== '0') quietSince = undefined;
+    else if (quietSince === undefined) quietSince = now;
+    else if (now - quietSince >= 1_000) return now - t0;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the waiting daemon was still writing snapshots after 5 minutes');
 }
 
 /**

@@ -235,6 +235,10 @@ async function main(): Promise<void> {
     console.log(`  intake by slice of a tenth of the wants: ${w.intakeBySlice.map((r) => r.toFixed(0)).join(', ')} wants/s`);
     console.log(`  GET /api/wants/:id on the waiting daemon: p50 ${w.read.p50.toFixed(2)} ms, p99 ${w.read.p99.toFixed(2)} ms`);
     if (w.readWrk) console.log(`  the same by wrk (one connection, ${w.readWrk.requests} requests): p50 ${w.readWrk.p50.toFixed(2)} ms, p99 ${w.readWrk.p99.toFixed(2)} ms`);
+    if (w.settled) {
+      const { get, health, waitedMs } = w.settled;
+      console.log(`  settled (no snapshot written for 1 s, after ${(waitedMs / 1000).toFixed(1)} s), by wrk: GET /api/wants/:id p50 ${get.p50.toFixed(2)} ms, p99 ${get.p99.toFixed(2)} ms; /health p50 ${health.p50.toFixed(2)} ms, p99 ${health.p99.toFixed(2)} ms`);
+    }
     console.log(`  restart after kill -9 until /health answers: ${w.restartMs.toFixed(0)} ms`);
   }
   if (history) {

@@ -57,3 +57,16 @@ if (promtool === '') {
     t.is(r.status, 0, `promtool: ${r.stdout}${r.stderr}`);
   });
 }
+
+test('metrics say whether a snapshot is being written and how many were', async (t) => {
+  // A snapshot every few events: the wants below make the daemon write some in the background.
+  const f = await startServer(t, { platform: { snapshotEveryEvents: 5 } });
+  const metrics = async () => (await f.api('/metrics')).text();
+  for (const ref of ['ok/s1', 'ok/s2', 'ok/s3']) await waitForWant(f, await createWant(f, [ref]), ['successful']);
+  const text = await waitFor('a snapshot written and none under way', async () => {
+    const m = await metrics();
+    return (sample(m, 'platform_snapshots_written') ?? 0) >= 1 && sample(m, 'platform_snapshot_writing') === 0 ? m : undefined;
+  });
+  t.is(sample(text, 'platform_snapshots_written'), f.platform.store.snapshotsWritten);
+  t.is(sample(text, 'platform_snapshot_writing'), 0);
+});

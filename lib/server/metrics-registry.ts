@@ -77,6 +77,8 @@ export function platformMetrics(platform: Platform, sse: SseClients, shutdown$: 
   gauge('platform_command_queue_depth', 'Write commands waiting for the orchestrator.', () => platform.queue.size);
   gauge('platform_command_queue_capacity', 'Capacity of the command queue.', () => platform.queue.capacity);
   gauge('platform_sse_clients', 'Event and log streams (SSE) open now.', () => sse.count);
+  gauge('platform_snapshot_writing', 'A snapshot of the state is being written now (1) or not (0).', () => (platform.store.writingSnapshot ? 1 : 0));
+  gauge('platform_snapshots_written', 'Snapshots of the state written since this server started.', () => platform.store.snapshotsWritten);
 
   const started = new Counter({ name: 'platform_job_runs_started_total', help: 'Job runs started since this server started, by job.', labelNames: ['job'], registers: [registry] });
   const finished = new Counter({

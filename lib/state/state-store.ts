@@ -336,6 +336,11 @@ export class StateStore {
     return this.written;
   }
 
+  /** A snapshot is being written now (in the background, or by a close or a gc). */
+  get writingSnapshot(): boolean {
+    return this.writing !== undefined;
+  }
+
   /** Resolves once no snapshot is being written (the one under way, if any, finished or failed). */
   async idle(): Promise<void> {
     while (this.writing) await this.writing.catch(() => false);
