@@ -1,13 +1,13 @@
 /** One want: its partitions, the tree of wants derived from it, its job runs; live, with a cancel button. */
 import type { JobRunView, WantView } from '../../../lib/api/views.js';
-import type { WantTreeNode, WantTreeReply } from '../../../lib/api/want-tree.js';
+import { WANT_TREE_DEFAULT, type WantTreeNode, type WantTreeReply } from '../../../lib/api/want-tree.js';
 import { get, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
 import { ErrorNote, Status, age, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
 import { useState } from 'preact/hooks';
 
-const MAX_TREE = 200;
+const MAX_TREE = WANT_TREE_DEFAULT;
 const MAX_RUNS = 100;
 
 interface WantTree {
