@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, realpathSync, rmSync, statSync, truncateSync, writeFileSync, mkdirSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, truncateSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +62,8 @@ test('a healthy workspace: every check ok, exit 0; the table says nothing is wro
   t.is(check(report, 'disk').status, 'ok');
   // npm run build compiled the launcher wherever a C compiler is (CI machines have one: node-gyp needs it).
   t.regex(check(report, 'run launcher').detail, /^native \(.*platform-launcher\)/);
+  t.is(check(report, 'compile cache').status, 'ok');
+  t.regex(check(report, 'compile cache').detail, /daemon\.cjs\.\S+\.v8cache \([\d.]+ MiB\): the daemon starts from it|^none yet in /);
   const text = cli(ws, ['doctor']);
   t.is(text.status, 0);
   t.regex(text.stdout, /Nothing is wrong\./);
@@ -113,4 +115,24 @@ test('a truncated LevelDB table: doctor names the file, exit 1', async (t) => {
   t.is(code, 1);
   t.is(check(report, 'event log').status, 'error');
   t.true(check(report, 'event log').detail.includes(table), check(report, 'event log').detail);
+});
+
+test('doctor says where the daemon\'s compile cache is, that there is none yet, or that its directory may not hold one', (t) => {
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'platform-doctor-cc-')));
+  t.teardown(() => rmSync(ws, { recursive: true, force: true }));
+  mkdirSync(join(ws, '.platform'), { mode: 0o700 });
+  writeFileSync(join(ws, 'platform.json'), JSON.stringify(GRAPH));
+  const cache = join(ws, 'cache');
+  mkdirSync(cache, { mode: 0o700 });
+  const ask = (env: NodeJS.ProcessEnv) => {
+    const r = spawnSync(process.execPath, [BIN, '-C', ws, '--json', 'doctor'], { encoding: 'utf8', env: { ...process.env, ...env } });
+    return check(JSON.parse(r.stdout) as Report, 'compile cache');
+  };
+  t.like(ask({ PLATFORM_COMPILE_CACHE: cache }), { status: 'ok', detail: `none yet in ${cache}: the next daemon that runs 5 s writes it` });
+  t.like(ask({ PLATFORM_COMPILE_CACHE: cache, PLATFORM_DISABLE_COMPILE_CACHE: '1' }), { status: 'ok', detail: 'off (PLATFORM_DISABLE_COMPILE_CACHE)' });
+  chmodSync(cache, 0o777);
+  const open = ask({ PLATFORM_COMPILE_CACHE: cache });
+  t.is(open.status, 'warn');
+  t.regex(open.detail, /is writable by all/);
+  t.regex(open.fix ?? '', /chmod o-w/);
 });

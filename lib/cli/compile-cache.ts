@@ -50,6 +50,42 @@ function cacheName(bundlePath: string, st: Stats): CacheName {
   return { bundle, build, name: `${build}${process.version}-${process.arch}-${flags}.v8cache` };
 }
 
+/** Why a directory may not hold a cache the daemon runs: another user's, or writable by all; undefined when it may. */
+function unsafeDirectory(st: Stats): string | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined) return undefined;
+  if (st.uid !== uid && st.uid !== 0) return "another user's";
+  if ((st.mode & 0o002) !== 0) return 'writable by all';
+  return undefined;
+}
+
+/** What a daemon started now would do with the cache (`platform doctor`): nothing is changed. */
+export type CacheStatus =
+  | { state: 'off' }
+  | { state: 'no bundle'; bundle: string }
+  | { state: 'unsafe'; dir: string; why: string }
+  | { state: 'present'; file: string; bytes: number }
+  | { state: 'absent'; dir: string };
+
+export function compileCacheStatus(bundle: string): CacheStatus {
+  const dir = cacheDirectory(bundle);
+  if (dir === undefined) return { state: 'off' };
+  let st: Stats;
+  try {
+    st = statSync(bundle);
+  } catch {
+    return { state: 'no bundle', bundle };
+  }
+  const file = join(dir, cacheName(bundle, st).name);
+  try {
+    const why = unsafeDirectory(statSync(dir));
+    if (why) return { state: 'unsafe', dir, why };
+    return { state: 'present', file, bytes: statSync(file).size };
+  } catch {
+    return { state: 'absent', dir };
+  }
+}
+
 /**
  * The cache, when its directory is this user's (or root's) and not writable by all: a cache is code the daemon runs,
  * and in such a directory anyone could plant it. Group-writable is let be: with a umask of 002 (a group of one's own,
@@ -62,9 +98,9 @@ function readCache(dir: string, file: string, say: (line: string) => void): Buff
   } catch {
     return undefined;
   }
-  const uid = process.getuid?.();
-  if (uid !== undefined && ((st.uid !== uid && st.uid !== 0) || (st.mode & 0o002) !== 0)) {
-    say(`Compile cache: not used: ${dir} is another user's or writable by all (chmod o-w it, or set PLATFORM_COMPILE_CACHE to a directory of your own)`);
+  const why = unsafeDirectory(st);
+  if (why) {
+    say(`Compile cache: not used: ${dir} is ${why} (chmod o-w it, or set PLATFORM_COMPILE_CACHE to a directory of your own)`);
     return undefined;
   }
   try {

@@ -20,6 +20,8 @@ import { fromSnapshot } from '../state/snapshot.js';
 import { readCompactionBase, readSnapshot, stateCodeFingerprint } from '../state/snapshot-file.js';
 import { logProbe } from '../state/state-store.js';
 import { launcherMode, nativeLauncherPath } from '../executor/run-launcher.js';
+import { compileCacheStatus } from './compile-cache.js';
+import { DAEMON_BUNDLE } from './entry.js';
 import type { BuildState } from '../state/build-state.js';
 
 export type FindingStatus = 'ok' | 'warn' | 'error';
@@ -47,6 +49,7 @@ export async function runChecks(root: string): Promise<Finding[]> {
   findings.push(...(await daemon(root, probe)));
   findings.push(disk(dir));
   findings.push(runLauncher());
+  findings.push(compileCache());
   if (probe.state === 'running' || probe.state === 'unresponsive') {
     findings.push(ok('event log', 'held by the running daemon, which read it whole at its start (stop it to check it again here)'));
     findings.push(await stuckRuns(probe));
@@ -66,6 +69,27 @@ function runLauncher(): Finding {
     `${mode}: ${nativeLauncherPath()} was not built (no C compiler when platform was built), so each run costs about 1.5 ms more to start`,
     'install a C compiler (Debian: apt-get install gcc libc6-dev) and run npm run build',
   );
+}
+
+/** Whether a daemon started now compiles from a V8 code cache (compile-cache.ts): a start ~50-80 ms slower without. */
+function compileCache(): Finding {
+  const status = compileCacheStatus(DAEMON_BUNDLE);
+  switch (status.state) {
+    case 'off':
+      return ok('compile cache', 'off (PLATFORM_DISABLE_COMPILE_CACHE)');
+    case 'no bundle':
+      return warn('compile cache', `${status.bundle} is missing, so the daemon cannot start`, 'run npm run build');
+    case 'unsafe':
+      return warn(
+        'compile cache',
+        `not used: ${status.dir} is ${status.why}, and a cache is code the daemon runs; each daemon starts ~50-80 ms slower`,
+        `chmod o-w ${status.dir}, or set PLATFORM_COMPILE_CACHE to a directory of your own`,
+      );
+    case 'present':
+      return ok('compile cache', `${status.file} (${(status.bytes / MIB).toFixed(1)} MiB): the daemon starts from it`);
+    case 'absent':
+      return ok('compile cache', `none yet in ${status.dir}: the next daemon that runs 5 s writes it`);
+  }
 }
 
 function permissions(dir: string): Finding {

@@ -9,6 +9,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 type Main = (argv: string[]) => Promise<void>;
 
 const BUNDLE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'bundle');
+/** The daemon's bundle: the same path from dist/lib/cli (this file) and from dist/lib/bundle (a chunk of it). */
+export const DAEMON_BUNDLE = join(BUNDLE_DIR, 'daemon.cjs');
 
 /** Root options that take a value, whose value is no command (lib/cli/main.ts). */
 const VALUE_OPTIONS = new Set(['--server-url', '-C', '--workspace']);
@@ -27,7 +29,7 @@ export function commandWord(argv: readonly string[]): string | undefined {
 async function daemonMain(): Promise<Main> {
   const { requireWithCompileCache } = await import('./compile-cache.js');
   const say = (line: string) => process.stdout.write(`${line}\n`);
-  return requireWithCompileCache<{ main: Main }>(join(BUNDLE_DIR, 'daemon.cjs'), say).main;
+  return requireWithCompileCache<{ main: Main }>(DAEMON_BUNDLE, say).main;
 }
 
 export async function run(argv: string[]): Promise<void> {
