@@ -87,22 +87,24 @@ export function compileCacheStatus(bundle: string): CacheStatus {
 }
 
 /**
- * The cache, when its directory is this user's (or root's) and not writable by all: a cache is code the daemon runs,
- * and in such a directory anyone could plant it. Group-writable is let be: with a umask of 002 (a group of one's own,
- * as many systems give) every directory is, and a group that may write there may as well write the bundle beside it.
+ * Whether the daemon may use `dir` for its cache: this user's (or root's) and not writable by all, since a cache is
+ * code the daemon runs and in such a directory anyone could plant it; a directory not there yet may be made. Group-
+ * writable is let be: with a umask of 002 (a group of one's own, as many systems give) every directory is, and a
+ * group that may write there may as well write the bundle beside it. Why not is said once, here.
  */
-function readCache(dir: string, file: string, say: (line: string) => void): Buffer | undefined {
+function usableDirectory(dir: string, say: (line: string) => void): boolean {
   let st: Stats;
   try {
     st = statSync(dir);
   } catch {
-    return undefined;
+    return true;
   }
   const why = unsafeDirectory(st);
-  if (why) {
-    say(`Compile cache: not used: ${dir} is ${why} (chmod o-w it, or set PLATFORM_COMPILE_CACHE to a directory of your own)`);
-    return undefined;
-  }
+  if (why) say(`Compile cache: not used: ${dir} is ${why} (chmod o-w it, or set PLATFORM_COMPILE_CACHE to a directory of your own)`);
+  return why === undefined;
+}
+
+function readIfThere(file: string): Buffer | undefined {
   try {
     return readFileSync(file);
   } catch {
@@ -155,10 +157,12 @@ export function requireWithCompileCache<T>(bundle: string, say: (line: string) =
   } finally {
     closeSync(fd);
   }
-  const dir = cacheDirectory(bundle);
+  const configured = cacheDirectory(bundle);
+  // Neither read nor written where it may not be used.
+  const dir = configured !== undefined && usableDirectory(configured, say) ? configured : undefined;
   const names = dir === undefined ? undefined : cacheName(bundle, st);
   const cacheFile = dir === undefined || names === undefined ? undefined : join(dir, names.name);
-  const cachedData = dir === undefined || cacheFile === undefined ? undefined : readCache(dir, cacheFile, say);
+  const cachedData = cacheFile === undefined ? undefined : readIfThere(cacheFile);
   // Strict, as the ES bundle is (an ES module always is): the same program, whichever bundle runs it.
   const script = new Script(`(function (exports, require, module, __filename, __dirname) { 'use strict'; ${source}\n})`, {
     filename: bundle,
