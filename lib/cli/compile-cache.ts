@@ -59,6 +59,31 @@ function unsafeDirectory(st: Stats): string | undefined {
   return undefined;
 }
 
+/**
+ * Where the cache of `bundle` (whose stat is `st`) goes, for the loader and `platform doctor` alike. Not in a
+ * directory of another user's or writable by all: a cache is code the daemon runs, and there anyone could plant it.
+ * Group-writable is let be: with a umask of 002 (a group of one's own, as many systems give) every directory is, and
+ * a group that may write there may as well write the bundle beside it. A directory not there yet may be made.
+ */
+type CacheLocation =
+  | { state: 'off' }
+  | { state: 'unsafe'; dir: string; why: string }
+  | { state: 'usable'; dir: string; names: CacheName; file: string };
+
+function cacheLocation(bundle: string, st: Stats): CacheLocation {
+  const dir = cacheDirectory(bundle);
+  if (dir === undefined) return { state: 'off' };
+  let why: string | undefined;
+  try {
+    why = unsafeDirectory(statSync(dir));
+  } catch {
+    why = undefined;
+  }
+  if (why) return { state: 'unsafe', dir, why };
+  const names = cacheName(bundle, st);
+  return { state: 'usable', dir, names, file: join(dir, names.name) };
+}
+
 /** What a daemon started now would do with the cache (`platform doctor`): nothing is changed. */
 export type CacheStatus =
   | { state: 'off' }
@@ -68,40 +93,19 @@ export type CacheStatus =
   | { state: 'absent'; dir: string };
 
 export function compileCacheStatus(bundle: string): CacheStatus {
-  const dir = cacheDirectory(bundle);
-  if (dir === undefined) return { state: 'off' };
   let st: Stats;
   try {
     st = statSync(bundle);
   } catch {
-    return { state: 'no bundle', bundle };
+    return cacheDirectory(bundle) === undefined ? { state: 'off' } : { state: 'no bundle', bundle };
   }
-  const file = join(dir, cacheName(bundle, st).name);
+  const at = cacheLocation(bundle, st);
+  if (at.state !== 'usable') return at;
   try {
-    const why = unsafeDirectory(statSync(dir));
-    if (why) return { state: 'unsafe', dir, why };
-    return { state: 'present', file, bytes: statSync(file).size };
+    return { state: 'present', file: at.file, bytes: statSync(at.file).size };
   } catch {
-    return { state: 'absent', dir };
+    return { state: 'absent', dir: at.dir };
   }
-}
-
-/**
- * Whether the daemon may use `dir` for its cache: this user's (or root's) and not writable by all, since a cache is
- * code the daemon runs and in such a directory anyone could plant it; a directory not there yet may be made. Group-
- * writable is let be: with a umask of 002 (a group of one's own, as many systems give) every directory is, and a
- * group that may write there may as well write the bundle beside it. Why not is said once, here.
- */
-function usableDirectory(dir: string, say: (line: string) => void): boolean {
-  let st: Stats;
-  try {
-    st = statSync(dir);
-  } catch {
-    return true;
-  }
-  const why = unsafeDirectory(st);
-  if (why) say(`Compile cache: not used: ${dir} is ${why} (chmod o-w it, or set PLATFORM_COMPILE_CACHE to a directory of your own)`);
-  return why === undefined;
 }
 
 function readIfThere(file: string): Buffer | undefined {
@@ -157,26 +161,24 @@ export function requireWithCompileCache<T>(bundle: string, say: (line: string) =
   } finally {
     closeSync(fd);
   }
-  const configured = cacheDirectory(bundle);
+  const at = cacheLocation(bundle, st);
   // Neither read nor written where it may not be used.
-  const dir = configured !== undefined && usableDirectory(configured, say) ? configured : undefined;
-  const names = dir === undefined ? undefined : cacheName(bundle, st);
-  const cacheFile = dir === undefined || names === undefined ? undefined : join(dir, names.name);
-  const cachedData = cacheFile === undefined ? undefined : readIfThere(cacheFile);
+  if (at.state === 'unsafe') say(`Compile cache: not used: ${at.dir} is ${at.why} (chmod o-w it, or set PLATFORM_COMPILE_CACHE to a directory of your own)`);
+  const cachedData = at.state === 'usable' ? readIfThere(at.file) : undefined;
   // Strict, as the ES bundle is (an ES module always is): the same program, whichever bundle runs it.
   const script = new Script(`(function (exports, require, module, __filename, __dirname) { 'use strict'; ${source}\n})`, {
     filename: bundle,
     ...(cachedData ? { cachedData } : {}),
     importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
-  if (cachedData && !script.cachedDataRejected) say(`Compile cache: loaded ${cacheFile}`);
-  else if (dir !== undefined && names !== undefined) {
-    if (cachedData) say(`Compile cache: ${cacheFile} was refused by V8 (damaged, or made by another V8); writing a new one`);
+  if (at.state === 'usable' && cachedData && !script.cachedDataRejected) say(`Compile cache: loaded ${at.file}`);
+  else if (at.state === 'usable') {
+    if (cachedData) say(`Compile cache: ${at.file} was refused by V8 (damaged, or made by another V8); writing a new one`);
     let written = false;
     const writeOnce = () => {
       if (written) return;
       written = true;
-      writeCache(script, dir, names, say);
+      writeCache(script, at.dir, at.names, say);
     };
     setTimeout(writeOnce, CACHE_AFTER_MS).unref();
     // performance.now() counts from the process's start.

@@ -190,6 +190,8 @@ export async function followWant(
   };
 
   let ending: Ending;
+  // The runs of the build's wants as the catch-up at the end read them: `--json` prints them without reading again.
+  let caughtUp: Map<string, JobRunView> | undefined;
   try {
     for (const w of follow.derived) trackWant(model, w);
     await snapshot([root, ...follow.derived]);
@@ -234,9 +236,9 @@ export async function followWant(
       // reading the runs of the wants that have them still going (a page of a thousand a request).
       const going = [...model.runs.values()].filter((r) => r.status === 'queued' || r.status === 'running');
       if (going.length > 0) {
-        const latest = await runsOfWants(client, model.wants.keys()).catch(() => new Map<string, JobRunView>());
+        caughtUp = await runsOfWants(client, model.wants.keys()).catch(() => undefined);
         for (const r of going) {
-          const run = latest.get(r.job_run_id);
+          const run = caughtUp?.get(r.job_run_id);
           if (run) view.changes(applyRunSnapshot(model, run));
         }
       }
@@ -270,7 +272,7 @@ export async function followWant(
   if (options.json) {
     // The build's runs are its wants' runs: read a page of a thousand at a time, and on their own only those a
     // want of the build does not list (none, as the server records joins).
-    const read = await runsOfWants(client, model.wants.keys());
+    const read = caughtUp ?? (await runsOfWants(client, model.wants.keys()));
     const details = await Promise.all(runs.map((r) => read.get(r.job_run_id) ?? client.getJobRun(r.job_run_id)));
     printJson({ want_id: rootId, status: want.status, want, job_runs: details });
   } else {
@@ -288,7 +290,6 @@ export async function followWant(
   }
   return want.status === 'successful' ? { kind: 'successful' } : { kind: 'unsuccessful', message: failureMessage(want, failed, took) };
 }
-
 
 function parseEvent(data: string): EventView | undefined {
   try {
