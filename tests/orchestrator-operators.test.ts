@@ -10,7 +10,7 @@ import { dueTimes } from '../lib/orchestrator/due-times.js';
 import { retryingStep } from '../lib/orchestrator/retrying-step.js';
 import { stepInBatches } from '../lib/orchestrator/step-in-batches.js';
 import { collectBatch, retryBatch } from '../lib/orchestrator/orchestrator-input.js';
-import { startPass, sweepSlice } from '../lib/orchestrator/active-sweep.js';
+import { SWEEP_SLICE, TICK_SWEEP_SLICE, startPass, sweepSlice } from '../lib/orchestrator/active-sweep.js';
 import { WakeList } from '../lib/orchestrator/wake-list.js';
 import { initialState, type WantStatus } from '../lib/state/build-state.js';
 
@@ -239,6 +239,18 @@ test('sweepSlice walks the active wants in creation order, a slice at a time, an
   const tick = sweepSlice(state, { next: 22, passing: false }, 4);
   t.false(tick.cursor.passing);
   t.is(tick.cursor.next, 0);
+});
+
+test('sweepSlice: a tick looks at a smaller slice than a pass, so the idle safety net holds the loop little', (t) => {
+  let byStatus = initialState().wants_by_status.building;
+  for (let seq = 1; seq <= 1_000; seq++) byStatus = byStatus.set(seq, `w-${seq}`);
+  const state = { wants_by_status: { ...initialState().wants_by_status, building: byStatus } };
+  const tick = sweepSlice(state, { next: 0, passing: false });
+  t.is(tick.wantIds.length, TICK_SWEEP_SLICE);
+  t.is(tick.cursor.next, TICK_SWEEP_SLICE + 1, 'the next tick goes on after the last one looked at');
+  const pass = sweepSlice(state, startPass());
+  t.is(pass.wantIds.length, SWEEP_SLICE);
+  t.true(TICK_SWEEP_SLICE < SWEEP_SLICE);
 });
 
 test('WakeList gives the wants due by now, once, merged by want', (t) => {

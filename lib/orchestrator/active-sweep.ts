@@ -7,8 +7,18 @@
  */
 import { ACTIVE_WANT_STATUSES, type BuildState } from '../state/build-state.js';
 
-/** Wants a sweep step looks at. A step over a slice costs about a millisecond here (most wants only wait). */
+/**
+ * Wants a pass's step looks at. Passes are rare (start-up, a graph edit, a failed step) and want to be over soon:
+ * a slice of waiting wants costs a step ~5-10 ms here (each want decoded from the state's image and planned).
+ */
 export const SWEEP_SLICE = 500;
+
+/**
+ * Wants a tick's step looks at: the safety net runs every tick of an idle daemon, so its slice is what a read
+ * waits behind. 500 held the loop ~10 ms every tick with 100,000 waiting wants, the p99 of every read; 100 holds it
+ * ~2 ms, and a lap over 100,000 active wants takes ~8 minutes (10,000: 50 s).
+ */
+export const TICK_SWEEP_SLICE = 100;
 
 export interface SweepCursor {
   /** The creation seq the next slice starts at. */
@@ -31,10 +41,14 @@ export interface SweepSlice {
 }
 
 /**
- * The next `limit` active wants from the cursor (each status index is walked from the cursor's seq, so the cost is
+ * The next `limit` active wants from the cursor (a pass's slice, or a tick's smaller one) (each status index is walked from the cursor's seq, so the cost is
  * the slice, not the active wants). At the end a pass is over and the cursor starts again from the first.
  */
-export function sweepSlice(state: Pick<BuildState, 'wants_by_status'>, cursor: SweepCursor, limit = SWEEP_SLICE): SweepSlice {
+export function sweepSlice(
+  state: Pick<BuildState, 'wants_by_status'>,
+  cursor: SweepCursor,
+  limit = cursor.passing ? SWEEP_SLICE : TICK_SWEEP_SLICE,
+): SweepSlice {
   const found: Array<[number, string]> = [];
   let more = false;
   for (const status of ACTIVE_WANT_STATUSES) {

@@ -162,16 +162,19 @@ export function refsToResolve(state: BuildState, extra: readonly string[] = [], 
 
 /** Active wants in creation order: the candidates among them, or all (each status index walked over its own). */
 function* activeWants(state: BuildState, candidates?: Candidates): Generator<WantRecord> {
-  const ids: Array<[number, string]> = [];
   if (candidates) {
+    // Read once: a want comes decoded from the state's image on every read.
+    const wants: WantRecord[] = [];
     for (const id of candidates.keys()) {
       const w = state.wants.get(id);
-      if (w && !TERMINAL_WANT_STATUSES.has(w.status)) ids.push([w.seq, id]);
+      if (w && !TERMINAL_WANT_STATUSES.has(w.status)) wants.push(w);
     }
-  } else {
-    for (const status of ACTIVE_WANT_STATUSES) {
-      for (const entry of state.wants_by_status[status]) ids.push(entry);
-    }
+    yield* wants.sort((a, b) => a.seq - b.seq);
+    return;
+  }
+  const ids: Array<[number, string]> = [];
+  for (const status of ACTIVE_WANT_STATUSES) {
+    for (const entry of state.wants_by_status[status]) ids.push(entry);
   }
   ids.sort((a, b) => a[0] - b[0]);
   for (const [, id] of ids) {
@@ -484,8 +487,10 @@ class Planner {
     const pairs = candidates
       ? mergeCandidates(mergeCandidates(new Map(), candidates), touchedCandidates(this.state, this.events, waiters ?? new Map()))
       : undefined;
-    for (const want of [...activeWants(this.state, pairs)]) {
-      const current = this.state.wants.get(want.want_id);
+    const listed = this.state;
+    for (const want of [...activeWants(listed, pairs)]) {
+      // Read again only once an event of this step may have changed it (most sweep steps emit none).
+      const current = this.state === listed ? want : this.state.wants.get(want.want_id);
       if (!current || TERMINAL_WANT_STATUSES.has(current.status)) continue;
       if (this.expire(current)) continue;
       const missingInputs = new Set<string>();
