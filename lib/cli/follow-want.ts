@@ -83,10 +83,14 @@ async function runsOfWant(client: PlatformClient, wantId: string): Promise<JobRu
   }
 }
 
-/** The runs of each of `wantIds`, by id (a run two wants share once). */
+/**
+ * The runs of each of `wantIds`, by id (a run two wants share once), the wants read at once (the transport's pool
+ * bounds the connections), in the order of `wantIds`.
+ */
 async function runsOfWants(client: PlatformClient, wantIds: Iterable<string>): Promise<Map<string, JobRunView>> {
+  const perWant = await Promise.all([...wantIds].map((wantId) => runsOfWant(client, wantId)));
   const runs = new Map<string, JobRunView>();
-  for (const wantId of wantIds) for (const r of await runsOfWant(client, wantId)) runs.set(r.job_run_id, r);
+  for (const list of perWant) for (const r of list) runs.set(r.job_run_id, r);
   return runs;
 }
 
