@@ -114,6 +114,32 @@ test('a backfill goes on past failures: what needed a failed input fails with th
   for (const ref of ['day/1', 'day/2', 'day/4', 'day/5', 'day/6', 'report/6', 'report/8']) t.is(s.partitions.get(ref)?.status, 'live', ref);
 });
 
+test('a backfill over an input that failed before it (policy missing) fails what needs it, with the reason, and ends; no want is derived for ever', async (t) => {
+  const dir = makeWorkspace(t, { 'fail-raw-1': '' });
+  // Ticks as a daemon has them: the loop was a want derived at each look at the backfill, a tick's included.
+  const platform = await openPlatform(t, dir, graph(2), { tickMs: 100 });
+  const first = await platform.createWant({ partitions: ['raw/1', 'raw/2'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+  if (!first.ok) throw new Error(first.error);
+  await waitForWant(platform, first.want_id, ['failed'], 20_000);
+  await platform.createTaint({ partitions: ['raw/2'], reason: 'late rows', downstream: false });
+  const bf = await create(platform, backfill(range('report', 3)));
+  let s = await waitForWant(platform, bf.want_id, ['failed', 'successful', 'upstream_failed'], 20_000);
+  t.is(s.wants.get(bf.want_id)!.status, 'failed');
+  t.like(backfillView(s, backfillWant(s, bf.backfill_id)!).counts, { live: 1, failed: 2, pending: 0 });
+  const why = (ref: string) => s.job_runs.get(s.partitions.get(ref)!.job_run_id)!.reason;
+  t.regex(why('report/1'), /input 'raw\/1' failed \(job run r-\d+\), and this want builds only what was never built nor attempted/);
+  t.regex(why('report/2'), /input 'raw\/2' is tainted/);
+  t.regex(why('report/1'), /policy 'failed'/, 'it says what to do');
+  t.is(s.partitions.get('report/3')!.status, 'live');
+  // The same through a want with rebuild 'absent': failed at once, and ticks make no wants.
+  const absent = await platform.createWant({ partitions: ['report/1'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild: 'absent' });
+  if (!absent.ok) throw new Error(absent.error);
+  s = await waitForWant(platform, absent.want_id, ['failed', 'successful', 'upstream_failed'], 20_000);
+  const wants = s.wants.size;
+  await new Promise((r) => setTimeout(r, 1_000));
+  t.is(platform.state().wants.size, wants, 'no want was derived after the want ended (ten ticks)');
+});
+
 test('policies: missing leaves failed and tainted partitions, failed rebuilds them, all rebuilds everything', async (t) => {
   const dir = makeWorkspace(t, { 'fail-2': '' });
   const platform = await openPlatform(t, dir, graph(2));

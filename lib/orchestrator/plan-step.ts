@@ -640,6 +640,17 @@ class Planner {
         this.failUnresolvable(ref, { job_label: task.job_label, error }, want);
         return;
       }
+      // What the want's policy leaves as it is ('absent': an input that failed before the want, or is tainted) is
+      // never built for it, so what needs that input cannot be built either. A want derived for the input would be
+      // settled at once, and derived again at the next look at this one: a want every tick, for ever.
+      if (input && partitionCategory(this.state, input, want) === 'skipped') {
+        const how = input.status === 'failed' ? `failed (job run ${input.job_run_id})` : 'is tainted';
+        const error =
+          `its input '${dep.partition_ref}' ${how}, and this want builds only what was never built nor attempted ` +
+          `(rebuild 'absent', a backfill's policy 'missing'): build '${dep.partition_ref}' first, or ask with rebuild 'missing' (a backfill: policy 'failed')`;
+        this.failUnresolvable(ref, { job_label: task.job_label, error }, want);
+        return;
+      }
       // Under 'stale' or 'all' a live input may have to be rebuilt first: the want's closure comes up to date.
       if (input?.status === 'live' && !mustRebuild(want, input)) continue;
       ready = false;
