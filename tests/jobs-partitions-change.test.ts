@@ -137,6 +137,40 @@ test('a taint with downstream taints every consumer transitively; a want then re
   for (const ref of ['raw/3', 'clean/3', 'report/3']) t.false(detail(platform, ref).stale);
 });
 
+test('build --stale after a taint of the bottom input rebuilds the chain above it, inputs first, and ends only then', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, chain());
+  await build(platform, ['report/4']);
+  const taint = await platform.createTaint({ partitions: ['raw/4'], reason: 'bad load', downstream: false });
+  if (!taint.ok) return t.fail(taint.error);
+  t.deepEqual(detail(platform, 'clean/4').stale_reasons, ['input raw/4 is tainted']);
+  // The want saw clean/4 fresh for a moment, while raw/4 was rebuilt (the taint no longer told, the new build not yet
+  // in), and ended there: successful, with clean/4 and report/4 left stale.
+  const wantId = await build(platform, ['report/4'], 'stale');
+  t.deepEqual(lines(dir, 'runs.txt').slice(3), ['raw 4', 'clean 4', 'report 4']);
+  for (const ref of ['raw/4', 'clean/4', 'report/4']) t.false(detail(platform, ref).stale, ref);
+  t.deepEqual([...platform.state().wants.get(wantId)!.rebuilt], ['report/4']);
+});
+
+test('while an input is being rebuilt what consumed it is stale, and it is told once the new build is in', async (t) => {
+  const dir = makeWorkspace(t);
+  const graph = chain();
+  // raw waits for a file, so the rebuild can be looked at while it runs.
+  graph.jobs[0]!.exec = bash('while [ ! -e go ]; do sleep 0.01; done; echo "raw $1" >> runs.txt');
+  writeFileSync(join(dir, 'go'), '');
+  const platform = await openPlatform(t, dir, graph);
+  await build(platform, ['clean/5']);
+  const { rmSync } = await import('node:fs');
+  rmSync(join(dir, 'go'));
+  const r = await platform.createWant({ partitions: ['raw/5'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild: 'all' });
+  if (!r.ok) return t.fail(r.error);
+  await waitFor(platform, (s) => s.partitions.get('raw/5')?.status === 'building', 'raw/5 is being rebuilt');
+  t.deepEqual(detail(platform, 'clean/5').stale_reasons, ['input raw/5 is being rebuilt']);
+  writeFileSync(join(dir, 'go'), '');
+  await waitForWant(platform, r.want_id);
+  t.regex(detail(platform, 'clean/5').stale_reasons[0]!, /^input raw\/5 was rebuilt since b-/);
+});
+
 test('a want for a tainted partition joins the rebuild already in flight', async (t) => {
   const dir = makeWorkspace(t);
   const platform = await openPlatform(t, dir, {

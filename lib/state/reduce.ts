@@ -406,9 +406,12 @@ function setPartitions(
     });
   }
   next = recountWants(before, next, refs, eventId, at);
-  // A tainted partition that is being built again (or failed to be) is no longer what its consumers are told.
-  const untainted = refs.filter((ref) => before.partitions.get(ref)?.status === 'tainted' && status !== 'tainted');
-  const downstream = untainted.flatMap((ref) => currentConsumers(next, next.partitions.get(ref)!.build_id));
+  // What consumers are told of an input changed: it is tainted, or it is being built again, or no longer is. Not
+  // when it goes live: its new build comes in the same event (`built`), which tells them; told here, they would see
+  // the old build live for a moment, fresh, and a want rebuilding what is stale would end on it.
+  const told = (s: PartitionStatus | undefined) => (s === 'tainted' || s === 'building' ? s : '');
+  const changed = status === 'live' ? [] : refs.filter((ref) => told(before.partitions.get(ref)?.status) !== told(status));
+  const downstream = changed.flatMap((ref) => currentConsumers(next, next.partitions.get(ref)!.build_id));
   return downstream.length > 0 ? refreshStale(next, downstream, putCounted(eventId, at)) : next;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Staleness: why a live partition's current build is out of date. Each build records the builds of its inputs it
  * consumed and the fingerprint of the job definition that made it, so the reasons are a function of the state:
- * an input rebuilt since, an input that is itself stale or tainted, a job definition that changed.
+ * an input rebuilt since, an input that is itself stale or tainted or being rebuilt, a job definition that changed.
  *
  * Kept incrementally by `reduce`: when a partition's build, taint or staleness changes, only the partitions
  * whose current build consumed it are looked at again, and only those whose staleness flipped pass it on, so a
@@ -26,6 +26,8 @@ export function staleReasons(state: BuildState, ref: string, inputIsStale: (ref:
     // would then have to revisit consumers of builds long replaced.
     if (ip.build_id !== input.build_id) reasons.push(`input ${input.partition_ref} was rebuilt since ${input.build_id}`);
     else if (ip.status === 'tainted') reasons.push(`input ${input.partition_ref} is tainted`);
+    // What was consumed is about to be replaced: a want that rebuilds what is stale must not see it fresh meanwhile.
+    else if (ip.status === 'building') reasons.push(`input ${input.partition_ref} is being rebuilt`);
     else if (inputIsStale(input.partition_ref)) reasons.push(`input ${input.partition_ref} is stale`);
   }
   const current = state.job_fingerprints.get(build.job_label);
