@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
 import { quietLimitFromEnv } from '../client/http-fetch.js';
+import { commandWord } from './entry.js';
 import { registerServe } from './commands/serve-command.js';
 import { registerBuild } from './commands/build-command.js';
 import { registerWant } from './commands/want-command.js';
@@ -63,11 +64,26 @@ export async function main(argv: string[]): Promise<void> {
     process.stderr.write(`platform: ${(err as Error).message}\n`);
     process.exit(2);
   }
+  stopQuietlyWhenOutputCloses(commandWord(argv) === 'serve');
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) process.exit(err.exitCode);
     throw err;
+  }
+}
+
+/**
+ * A reader that stopped reading (`platform events | head -1`) ends a command quietly, as it ends `cat`: the write
+ * failed with EPIPE, which node raised as an unhandled 'error' with a stack. The daemon goes on: its output is
+ * a log, and losing the reader of a log is no reason to stop serving.
+ */
+function stopQuietlyWhenOutputCloses(daemon: boolean): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      if (!daemon) process.exit(0);
+    });
   }
 }
