@@ -102,6 +102,13 @@ test.serial('CLI: backfill follows to the end with exit 1 when partitions failed
   const skip = await cli('--json', 'backfill', 'bad/{1..3}');
   t.is(skip.code, 0, skip.stderr);
   t.like(JSON.parse(skip.stdout), { status: 'successful', counts: { live: 2, skipped: 1 } });
+  // One that ended is not canceled; the refusal names the backfill asked about, not the want behind it.
+  const ended = await api('DELETE', `/api/backfills/${id}`);
+  t.is(ended.status, 409);
+  t.like(ended.json, { error: `Backfill '${id}' already ended (failed); only a backfill that is still building can be canceled.` });
+  const endedCli = await cli('backfills', 'cancel', id);
+  t.is(endedCli.code, 1);
+  t.regex(endedCli.stderr, new RegExp(`Backfill '${id}' already ended`));
   const bad = await cli('backfill', 'bad/{1..3}', '--policy', 'some');
   t.is(bad.code, 2);
   t.regex(bad.stderr, /--policy must be one of missing, failed, all/);

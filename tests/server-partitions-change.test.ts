@@ -62,7 +62,11 @@ test('partition detail, lineage and list items show builds, lineage and stalenes
 
   const missing = await f.api(`/api/partitions/${enc('raw/404')}`);
   t.is(missing.status, 404);
-  t.regex(((await missing.json()) as { error: string }).error, /raw\/404/);
+  const missingError = ((await missing.json()) as { error: string }).error;
+  t.regex(missingError, /raw\/404/);
+  t.notRegex(missingError, /%2F/, 'a ref that came encoded gets no hint to encode it (the CLI shows this message)');
+  const unencoded = ((await (await f.api('/api/partitions/raw')).json()) as { error: string }).error;
+  t.regex(unencoded, /encode it as one path segment: '\/' as %2F/, 'one without a slash may be a ref that was not encoded');
   t.is((await f.api(`/api/partitions/${enc('raw/404')}/lineage`)).status, 404);
   const badLimit = await f.api(`/api/partitions/${enc('raw/1')}?builds_limit=0`);
   t.is(badLimit.status, 400);
@@ -97,7 +101,9 @@ test('taints: 201 with every ref tainted (downstream included), listed and shown
   const list = await f.getJson('/api/taints');
   t.is(list.total, 1);
   t.is(list.data[0].taint_id, taint.taint_id);
-  t.is((await f.api('/api/taints/t-99')).status, 404);
+  const noTaint = await f.api('/api/taints/t-99');
+  t.is(noTaint.status, 404);
+  t.regex(((await noTaint.json()) as { error: string }).error, /platform taints list \(GET \/api\/taints\)/);
 
   // A want rebuilds what the taint marked; the taint's detail then counts none still tainted.
   await waitForWant(f, await createWant(f, ['report/2']), ['successful']);

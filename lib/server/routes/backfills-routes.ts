@@ -10,7 +10,7 @@ import type { ServerContext } from '../server-context.js';
 
 export function backfillsRoutes({ platform }: ServerContext): Router {
   const router = Router();
-  const notFound = (id: string) => new HttpError(404, `No backfill with id '${id}'. GET /api/backfills lists them.`);
+  const notFound = (id: string) => new HttpError(404, `No backfill with id '${id}'. List them: platform backfills list (GET /api/backfills).`);
 
   router.get('/api/backfills', (req, res) => {
     res.json(listBackfills(platform.state(), pageQuery(req.query)) satisfies Page<BackfillView>);
@@ -35,7 +35,16 @@ export function backfillsRoutes({ platform }: ServerContext): Router {
   router.delete('/api/backfills/:id', async (req, res) => {
     const want = backfillWant(platform.state(), req.params.id);
     if (!want) throw notFound(req.params.id);
-    const result = await awaitCommand(() => platform.cancelWant(want.want_id, `backfill ${req.params.id} canceled by request`));
+    const result = await awaitCommand(() => platform.cancelWant(want.want_id, `backfill ${req.params.id} canceled by request`)).catch(
+      (err: unknown) => {
+        // The refusal names the backfill the caller asked about, not the want behind it.
+        if (err instanceof HttpError && err.status === 409) {
+          const ended = platform.state().wants.get(want.want_id)?.status ?? 'ended';
+          throw new HttpError(409, `Backfill '${req.params.id}' already ended (${ended}); only a backfill that is still building can be canceled.`, want.want_id);
+        }
+        throw err;
+      },
+    );
     const after = result.state.wants.get(want.want_id)!;
     res.status(200).json(backfillView(result.state, after) satisfies BackfillView);
   });

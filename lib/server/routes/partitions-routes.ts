@@ -46,5 +46,7 @@ export function partitionsRoutes({ platform }: ServerContext): Router {
 }
 
 function unknownRef(ref: string): string {
-  return `No partition '${ref}' has been seen (never wanted or built). Encode the ref as one path segment: '/' as %2F.`;
+  // A ref with a '/' came encoded; one without may be the first segment of a ref that was not.
+  const hint = ref.includes('/') ? '' : " If the ref has a '/', encode it as one path segment: '/' as %2F.";
+  return `No partition '${ref}' has been seen (never wanted or built).${hint}`;
 }

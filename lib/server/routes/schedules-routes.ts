@@ -17,7 +17,7 @@ export function schedulesRoutes({ platform }: ServerContext): Router {
   router.get('/api/schedules/:name', async (req, res) => {
     await platform.refreshGraph();
     const s = platform.resolver.graph.schedules.find((x) => x.name === req.params.name);
-    if (!s) throw new HttpError(404, `No schedule named '${req.params.name}' in platform.json. GET /api/schedules lists them.`);
+    if (!s) throw new HttpError(404, `No schedule named '${req.params.name}' in platform.json. List them: platform schedules (GET /api/schedules).`);
     res.json(scheduleView(platform.state(), s, Date.now()) satisfies ScheduleView);
   });
 

@@ -22,7 +22,7 @@ export function taintsRoutes({ platform }: ServerContext): Router {
   router.get('/api/taints/:id', (req, res) => {
     const state = platform.state();
     const taint = state.taints.get(req.params.id);
-    if (!taint) throw new HttpError(404, `No taint with id '${req.params.id}'. GET /api/taints lists them.`);
+    if (!taint) throw new HttpError(404, `No taint with id '${req.params.id}'. List them: platform taints list (GET /api/taints).`);
     res.json(taintView(state, taint));
   });
 
