@@ -45,6 +45,13 @@ const GRAPH = {
       exec: ['bash', '-c', 'echo never'],
     },
     {
+      // Its input is a ref no job makes: the input's run fails without running.
+      label: 'orphan',
+      outputs: ['orphan/(?<name>[a-z0-9]+)'],
+      inputs: [{ partition_ref: 'nowhere/${name}', dep_type: 'MATERIALIZE' }],
+      exec: ['true'],
+    },
+    {
       label: 'slow',
       outputs: ['slow/(?<name>[a-z0-9]+)'],
       exec: ['bash', '-c', 'echo started; exec sleep 30'],
@@ -187,7 +194,7 @@ test('want create sends every field and prints the want; --json prints the reply
   const r = await cli(
     env.url,
     'want', 'create', '--partition', RAW, '-p', 'raw/orders/date=2026-01-06',
-    '--comment', 'for the board', '--ttl', '3600', '--sla', '600', '--data-timestamp', '2026-01-05T00:00:00Z',
+    '--comment', 'for the board', '--ttl', '1h', '--sla', '600', '--data-timestamp', '2026-01-05T00:00:00Z',
   );
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /^Created want w-1 \(\w+\)\./);
@@ -217,7 +224,10 @@ test('want create: usage errors exit 2, server refusals exit 1 with the server m
   t.regex(none.stderr, /at least one --partition/);
   const ttl = await cli(env.url, 'want', 'create', '-p', RAW, '--ttl', 'soon');
   t.is(ttl.code, 2);
-  t.regex(ttl.stderr, /--ttl must be a whole number/);
+  t.regex(ttl.stderr, /--ttl must be a duration like 90, 90s, 5m or 3h; got 'soon'/);
+  const part = await cli(env.url, 'want', 'create', '-p', RAW, '--sla', '1500ms');
+  t.is(part.code, 2);
+  t.regex(part.stderr, /--sla counts whole seconds; got '1500ms'/);
   const ts = await cli(env.url, 'want', 'create', '-p', RAW, '--data-timestamp', 'yesterday');
   t.is(ts.code, 2);
   const unknown = await cli(env.url, 'want', 'create', '-p', 'nobody/makes/this');
@@ -371,6 +381,18 @@ test('a build whose input fails is upstream_failed and names the run of the deri
   t.is(failed[0]!.job_label, 'broken');
   t.true(r.stderr.includes(`job run ${failed[0]!.job_run_id} (broken) failed`));
   t.true(r.stderr.includes(`platform logs ${failed[0]!.job_run_id}`));
+}));
+
+test('a build whose input no job makes says why, and sends nobody to the logs of a run that never ran', slot(async (t) => {
+  const env = await startServer(t);
+  const r = await cli(env.url, 'build', 'orphan/x');
+  t.is(r.code, 1);
+  t.regex(r.stderr, /job run r-\d+ \(\S+\) failed: .*nowhere\/x/);
+  t.notRegex(r.stderr, /platform logs/, r.stderr);
+  noStack(t, r);
+  const both = await cli(env.url, 'build', '--stale', '--force', 'orphan/y');
+  t.is(both.code, 2);
+  t.regex(both.stderr, /'--stale' cannot be used with option '--force'/);
 }));
 
 test('build --detach prints the want id and returns while the want builds', slot(async (t) => {

@@ -107,9 +107,11 @@ function failureMessage(want: WantView, failed: Array<{ job_run_id: string; job_
     const why = endedHow({ status: 'failed', ...r });
     lines.push(`  job run ${r.job_run_id} (${r.job_label}) failed${why ? `: ${why}` : ''}`);
   }
-  if (failed.length > 0) {
-    lines.push(`See why: ${failed.map((r) => `platform logs ${r.job_run_id}`).join(', ')} (add --stderr for its error output).`);
-  } else if (want.status !== 'canceled') {
+  // A run that never ran (no job for its ref, an input that failed) has no log: its reason above is all there is.
+  const ran = failed.filter((r) => r.signal || (r.exit_code !== null && r.exit_code >= 0));
+  if (ran.length > 0) {
+    lines.push(`See why: ${ran.map((r) => `platform logs ${r.job_run_id}`).join(', ')} (add --stderr for its error output).`);
+  } else if (failed.length === 0 && want.status !== 'canceled') {
     lines.push(`See: platform want get ${want.want_id}`);
   }
   return lines.join('\n');

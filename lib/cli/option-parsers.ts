@@ -53,6 +53,19 @@ export const duration: OptionParser<number> = (name) => (value) => {
   }
 };
 
+/** A duration in whole seconds (90, 90s, 5m, 3h; 0 for none), as the API's `*_seconds` fields take it. */
+export const seconds: OptionParser<number> = (name) => (value) => {
+  if (/^0+$/.test(value.trim())) return 0;
+  let ms: number;
+  try {
+    ms = parseDuration(value, name);
+  } catch (err) {
+    throw new OptionValueError(errorMessage(err));
+  }
+  if (ms % 1000 !== 0) throw new OptionValueError(`${name} counts whole seconds; got '${value}'.`);
+  return ms / 1000;
+};
+
 /** An ISO 8601 time, kept as the text given (the server reads it). */
 export const isoTime: OptionParser<string> = (name) => (value) => {
   if (Number.isNaN(Date.parse(value))) throw new OptionValueError(`${name} must be an ISO 8601 time such as 2026-01-05T00:00:00Z.`);

@@ -3,7 +3,7 @@
  * follow-want.ts): live progress, a summary table; exit 0 when the want is successful, 1 when it is not, 130 on
  * Ctrl-C (the want keeps building unless `--cancel-on-interrupt`; `platform want wait <want_id>` resumes waiting).
  */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { fromEvent } from 'rxjs';
 import { followWant } from '../follow-want.js';
 import { settleFollow } from '../settle-follow.js';
@@ -68,7 +68,7 @@ export function registerBuild(program: Command): void {
     .argument('<ref...>', "partition refs, or brace patterns: 'daily/revenue/date={2026-01-01..2026-01-31}', 'h={00..23}', '{a,b}'")
     .option('--comment <text>', 'why the partitions are wanted')
     .addOption(parsedOption('--priority <n>', 'higher runs first when runs wait for capacity (default 0)', integer))
-    .option('--stale', 'also rebuild what is stale or tainted in their inputs, inputs first')
+    .addOption(new Option('--stale', 'also rebuild what is stale or tainted in their inputs, inputs first').conflicts('force'))
     .option('--force', 'rebuild them and everything they need, even what is up to date')
     .option('--detach', 'print the want id and return once the want is accepted')
     .option('--cancel-on-interrupt', 'on Ctrl-C cancel the want (default: it keeps building)')

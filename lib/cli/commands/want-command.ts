@@ -4,7 +4,7 @@ import { WANT_STATUSES } from '../../state/build-state.js';
 import { fromEvent } from 'rxjs';
 import { followWant, readWantToFollow } from '../follow-want.js';
 import { settleFollow } from '../settle-follow.js';
-import { integer, isoTime, parsedOption, wholeNumber } from '../option-parsers.js';
+import { integer, isoTime, parsedOption, seconds, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import type { CreateWantBody, WantTreeNode, WantTreeReply, WantView } from '../../client/platform-client.js';
 import { treeLines } from '../tree-lines.js';
@@ -95,8 +95,8 @@ export function registerWant(program: Command): void {
     .description('create a want for one or more partitions')
     .option('-p, --partition <ref>', 'a partition to build (repeatable)', collect)
     .option('--comment <text>', 'why the partitions are wanted')
-    .addOption(parsedOption('--ttl <seconds>', 'how long the want stays valid', wholeNumber()))
-    .addOption(parsedOption('--sla <seconds>', 'how soon the partitions are needed', wholeNumber()))
+    .addOption(parsedOption('--ttl <duration>', 'how long the want stays valid: seconds, or 90s, 5m, 3h', seconds))
+    .addOption(parsedOption('--sla <duration>', 'how soon the partitions are needed: seconds, or 90s, 5m, 3h', seconds))
     .addOption(parsedOption('--data-timestamp <iso>', 'the data time the want is about (ISO 8601)', isoTime))
     .addOption(parsedOption('--priority <n>', 'higher runs first when runs wait for capacity (default 0)', integer))
     .action(
