@@ -390,6 +390,10 @@ test('a build whose input no job makes says why, and sends nobody to the logs of
   t.regex(r.stderr, /job run r-\d+ \(\S+\) failed: .*nowhere\/x/);
   t.notRegex(r.stderr, /platform logs/, r.stderr);
   noStack(t, r);
+  // Where a failed partition is looked at, its last run says why.
+  const got = await cli(env.url, 'partitions', 'get', 'nowhere/x');
+  t.is(got.code, 0, got.stderr);
+  t.regex(got.stdout, /Its last run r-\d+ \(\S+\) failed: .*nowhere\/x.*More: platform job-runs get r-\d+\./);
   const both = await cli(env.url, 'build', '--stale', '--force', 'orphan/y');
   t.is(both.code, 2);
   t.regex(both.stderr, /'--stale' cannot be used with option '--force'/);

@@ -4,7 +4,7 @@ import type { PartitionDetailView } from '../../api/partitions-change.js';
 import { PARTITION_STATUSES } from '../../state/build-state.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
-import { colors, connect, detailTable, line, printJson, statusColor, table, usageExitCode, when } from '../output.js';
+import { colors, connect, detailTable, endedHow, line, printJson, statusColor, table, usageExitCode, when } from '../output.js';
 
 export function partitionDetail(p: PartitionDetailView): string {
   const rows: Array<[string, string | number | null]> = [
@@ -56,6 +56,12 @@ export function registerPartitions(program: Command): void {
       const p = await client.getPartition(ref, opts.builds !== undefined ? { builds_limit: opts.builds } : {});
       if (options.json) return printJson(p);
       line(partitionDetail(p));
+      // Why it is not live is its last run's: the place a failed build's message sends the user to.
+      if ((p.status === 'failed' || p.status === 'canceled') && p.job_run_id) {
+        const run = await client.getJobRun(p.job_run_id).catch(() => undefined);
+        const why = run ? endedHow(run) : '';
+        if (run) line(`Its last run ${run.job_run_id} (${run.job_label}) ${run.status}${why ? `: ${why}` : ''}. More: platform job-runs get ${run.job_run_id}.`);
+      }
     });
   usageExitCode(partitions);
 }
