@@ -722,4 +722,12 @@ test('no server at the URL: a clear message, exit 1, no stack trace', slot(async
     t.is(r.stderr, `platform: No server at ${url}: nothing is listening there (connection refused). Start the daemon with 'platform serve', or check --server-url.\n`);
     noStack(t, r);
   }
+  // What is no URL, and a workspace directory that does not exist, are said as such.
+  const notUrl = await cli('notaurl', 'want', 'list');
+  t.is(notUrl.code, 2);
+  t.regex(notUrl.stderr, /--server-url must be an http\(s\) URL such as http:\/\/127\.0\.0\.1:8080; got 'notaurl'/);
+  const missing = join(tmpdir(), `platform-missing-${process.pid}`);
+  const noDir = await cli(undefined, '-C', missing, 'want', 'list');
+  t.is(noDir.code, 1);
+  t.is(noDir.stderr, `platform: No directory ${missing}: check the path given to -C (--workspace).\n`);
 }));

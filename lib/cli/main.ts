@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
 import { quietLimitFromEnv } from '../client/http-fetch.js';
 import { commandWord } from './entry.js';
+import { httpUrl, parsedOption } from './option-parsers.js';
 import { registerServe } from './commands/serve-command.js';
 import { registerBuild } from './commands/build-command.js';
 import { registerWant } from './commands/want-command.js';
@@ -28,7 +29,7 @@ export function buildProgram(): Command {
   const program = new Command('platform')
     .description('A data build orchestrator: want partitions, get them built, watch it happen.')
     .version(VERSION)
-    .option('--server-url <url>', 'talk to this server instead of the workspace daemon')
+    .addOption(parsedOption('--server-url <url>', 'talk to this server instead of the workspace daemon', httpUrl))
     .option('-C, --workspace <dir>', 'the workspace directory (default: nearest with .platform/)')
     .option('--json', 'machine-readable JSON output')
     .showHelpAfterError()

@@ -66,6 +66,20 @@ export const seconds: OptionParser<number> = (name) => (value) => {
   return ms / 1000;
 };
 
+/** An http(s) URL, as given. */
+export const httpUrl: OptionParser<string> = (name) => (value) => {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new OptionValueError(`${name} must be an http(s) URL such as http://127.0.0.1:8080; got '${value}'.`);
+  }
+  return value;
+};
+
 /** An ISO 8601 time, kept as the text given (the server reads it). */
 export const isoTime: OptionParser<string> = (name) => (value) => {
   if (Number.isNaN(Date.parse(value))) throw new OptionValueError(`${name} must be an ISO 8601 time such as 2026-01-05T00:00:00Z.`);

@@ -11,8 +11,16 @@ export class NoWorkspaceError extends Error {
   }
 }
 
+export class NoDirectoryError extends Error {
+  constructor(readonly dir: string) {
+    super(`No directory ${dir}: check the path given to -C (--workspace).`);
+    this.name = 'NoDirectoryError';
+  }
+}
+
 export function findWorkspaceRoot(from: string): string {
   let dir = resolve(from);
+  if (!existsSync(dir)) throw new NoDirectoryError(dir);
   for (;;) {
     const marker = join(dir, MARKER);
     if (existsSync(marker) && statSync(marker).isDirectory()) return dir;

@@ -83,8 +83,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   const idleSub: Subscription = serverBusy$(server, platform.state$, scheduled$)
     .pipe(idleTimeout(timeoutMs))
     .subscribe((idleMs) => {
-      const hours = (idleMs / 3_600_000).toFixed(2);
-      logError(`Server idle for ${hours} hours (timeout ${(timeoutMs / 3_600_000).toFixed(2)} hours), shutting down`);
+      logError(`Server idle for ${spokenDuration(idleMs)} (timeout ${spokenDuration(timeoutMs)}), shutting down`);
       void close();
     });
   const close = (closeOptions: { cancelRuns?: boolean } = {}): Promise<void> => {
@@ -109,4 +108,11 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   };
 
   return { port, url, closed, close };
+}
+
+/** A duration in the unit a person reads it in: a 3 s timeout is not "0.00 hours". */
+function spokenDuration(ms: number): string {
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms < 3_600_000) return `${(ms / 60_000).toFixed(1)} min`;
+  return `${(ms / 3_600_000).toFixed(2)} hours`;
 }

@@ -9,19 +9,22 @@ const NAMED = 5;
 export async function checkProduced(platform: Platform, refs: readonly string[]): Promise<void> {
   const problem = await platform.refreshGraphAfterTurn();
   if (problem) throw new HttpError(400, `${problem.message} (the server goes on with the last valid graph; fix the file and retry)`);
-  const errors: string[] = [];
+  const named: string[] = [];
+  let first = '';
   let unproduced = 0;
   for (const ref of refs) {
     try {
       platform.resolver.jobFor(ref);
     } catch (err) {
       if (!isGraphError(err)) throw err;
-      if (++unproduced <= NAMED) errors.push(err.message);
+      first ||= err.message;
+      if (++unproduced <= NAMED) named.push(JSON.stringify(ref));
     }
   }
-  if (unproduced === 1) throw new HttpError(400, errors[0]!);
+  if (unproduced === 1) throw new HttpError(400, first);
   if (unproduced > 1) {
-    const more = unproduced > NAMED ? ` (and ${unproduced - NAMED} more)` : '';
-    throw new HttpError(400, `${unproduced} of the ${refs.length} refs have no job: ${errors.join(' ')}${more}`);
+    // The refs, then the first one's message once: it lists the outputs the graph knows, the same for each.
+    const more = unproduced > NAMED ? ` and ${unproduced - NAMED} more` : '';
+    throw new HttpError(400, `${unproduced} of the ${refs.length} refs have no job: ${named.join(', ')}${more}. The first: ${first}`);
   }
 }
