@@ -88,6 +88,11 @@ export class Platform {
     this.retention = new JobLogRetention(workspaceRoot);
     const pass = () => void this.gc().catch((err: unknown) => this.logError(`the retention pass failed: ${errorMessage(err)}`));
     this.retentionTimers.push(setTimeout(pass, 60_000).unref(), setInterval(pass, 3_600_000).unref());
+    // An edit that breaks platform.json is seen by a step or a write, and said there; the log says it too, once, for
+    // whoever looks at the daemon rather than at a command (schedules go on ticking on the last valid graph).
+    this.graph.refusals$.subscribe((err) =>
+      this.logError(`platform.json was edited but not taken into use, the last valid graph goes on: ${err.message}`),
+    );
   }
 
   static async open(workspaceRoot: string, options: PlatformOptions = {}): Promise<Platform> {

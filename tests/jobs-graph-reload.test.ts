@@ -12,7 +12,8 @@ test('a job added to platform.json is buildable without a restart; an invalid ed
   const dir = makeWorkspace(t);
   const graphFile = join(dir, 'platform.json');
   writeFileSync(graphFile, JSON.stringify({ jobs: [job('alpha')] }));
-  const platform = await Platform.open(dir, { tickMs: 60_000 });
+  const logged: string[] = [];
+  const platform = await Platform.open(dir, { tickMs: 60_000, logError: (m) => logged.push(m) });
   t.teardown(() => platform.close());
   const server = await startServer(t, platform);
   const post = (partitions: string[]) =>
@@ -36,6 +37,11 @@ test('a job added to platform.json is buildable without a restart; an invalid ed
   t.regex(body.error, /last valid graph/);
   // The daemon goes on with the last good graph for work already accepted...
   t.is(platform.resolver.jobFor('beta/9').label, 'beta');
+  // ...and its log says so, once for the edit however often the file is looked at.
+  await post(['alpha/3']);
+  const refusals = logged.filter((m) => /platform\.json was edited but not taken into use/.test(m));
+  t.is(refusals.length, 1, logged.join('\n'));
+  t.regex(refusals[0]!, /last valid graph goes on/);
 
   writeFileSync(graphFile, JSON.stringify({ jobs: [job('alpha')] }));
   const fixed = await post(['alpha/2']);

@@ -44,8 +44,8 @@ export async function runChecks(root: string): Promise<Finding[]> {
   const findings: Finding[] = [];
   const dir = platformDir(root);
   findings.push(permissions(dir));
-  findings.push(await graph(root));
   const probe = await probeServer(root);
+  findings.push(await graph(root, probe.state === 'running' || probe.state === 'unresponsive'));
   findings.push(...(await daemon(root, probe)));
   findings.push(disk(dir));
   findings.push(runLauncher());
@@ -100,14 +100,16 @@ function permissions(dir: string): Finding {
   return ok('permissions', `${dir} is ${mode.toString(8)}: only its owner gets in`);
 }
 
-async function graph(root: string): Promise<Finding> {
+async function graph(root: string, daemonRuns: boolean): Promise<Finding> {
   const file = join(root, 'platform.json');
   if (!existsSync(file)) return warn('platform.json', `${file} does not exist: no job can build anything`, 'write one (platform init makes a starter)');
   try {
     const g = await loadGraph(root);
     return ok('platform.json', `${g.jobs.length} job${g.jobs.length === 1 ? '' : 's'}${g.schedules?.length ? `, ${g.schedules.length} schedules` : ''}`);
   } catch (err) {
-    return error('platform.json', errorMessage(err), 'fix platform.json; the daemon keeps its last good graph until then');
+    // A running daemon goes on with the last valid graph; none starts until the file is fixed.
+    const fix = daemonRuns ? 'fix platform.json; the running daemon keeps its last valid graph until then' : 'fix platform.json; no daemon starts until then';
+    return error('platform.json', errorMessage(err), fix);
   }
 }
 

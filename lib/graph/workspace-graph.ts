@@ -23,6 +23,9 @@ export class WorkspaceGraph {
   private readonly replaced = new Subject<JobResolver>();
   /** The new graph, each time an edited platform.json is taken into use (by whichever caller reloaded it). */
   readonly changes$: Observable<JobResolver> = this.replaced.asObservable();
+  private readonly refused = new Subject<GraphError>();
+  /** Why an edit of platform.json was not taken into use, once an edit (the last valid graph goes on). */
+  readonly refusals$: Observable<GraphError> = this.refused.asObservable();
 
   private constructor(
     private readonly root: string,
@@ -108,6 +111,7 @@ export class WorkspaceGraph {
     } catch (err) {
       if (!(err instanceof GraphError)) throw err;
       this.problem = err;
+      this.refused.next(err);
     }
     this.stamp = stamp;
     return this.problem;
