@@ -8,7 +8,8 @@ import { GraphError } from '../lib/graph/graph-error.js';
 import { JobConfigResponseError, parseJobConfigResponse } from '../lib/graph/job-config-response.js';
 import { JobMatcher, matchJob } from '../lib/graph/job-matcher.js';
 import { JobResolver } from '../lib/graph/job-resolver.js';
-import { loadGraph } from '../lib/graph/load-graph.js';
+import { loadGraph, parseGraphText } from '../lib/graph/load-graph.js';
+import { jsonErrorOffset } from '../lib/graph/json-error-offset.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
 import { compileTemplate, fillCompiledTemplate, fillTemplate, templateVariables } from '../lib/graph/template.js';
 
@@ -208,6 +209,59 @@ test('loadGraph: missing file is an empty graph, bad JSON names file and positio
   t.regex(e!.message, /not valid JSON/);
   await writeFile(join(root, 'platform.json'), JSON.stringify({ jobs: [job({})] }));
   t.is((await loadGraph(root)).jobs[0]!.label, 'j');
+});
+
+test('jsonErrorOffset finds the offset V8 gives wherever V8 gives one (5,000 corrupted platform.json texts)', (t) => {
+  const base = JSON.stringify(
+    { jobs: [{ label: 'a', outputs: ['a/(?<n>\\d+)'], exec: ['true'], env: { X: '1\u00e9' }, n: -1.5e3, b: true, z: null, u: '\\u0041', o: 0 }] },
+    null,
+    2,
+  );
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const chars = '{}[],:"x0-tn .eE+\\u1';
+  let compared = 0;
+  for (let k = 0; k < 5_000; k++) {
+    const text = base.split('');
+    for (let j = 0; j < 1 + Math.floor(random() * 2); j++) {
+      const at = Math.floor(random() * text.length);
+      const c = chars[Math.floor(random() * chars.length)]!;
+      const r = random();
+      if (r < 0.33) text.splice(at, 1);
+      else if (r < 0.66) text.splice(at, 0, c);
+      else text[at] = c;
+    }
+    const bad = text.join('');
+    let message = '';
+    try {
+      JSON.parse(bad);
+      continue;
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    const v8 = /at position (\d+)/.exec(message);
+    if (!v8) continue;
+    compared++;
+    t.is(jsonErrorOffset(bad), Number(v8[1]), `${JSON.stringify(bad)}: ${message}`);
+  }
+  t.true(compared > 1_000, `${compared} texts compared`);
+});
+
+test('parseGraphText: every kind of bad JSON names its line and column, where V8 says no position too', (t) => {
+  const cases: Array<[string, string]> = [
+    ['{"jobs": [}', '1:11'], // V8: Unexpected token '}', "..." is not valid JSON (no position)
+    ['{\n  "jobs": [\n    {"label": "a",}\n  ]\n}', '3:19'],
+    ['{"jobs": [', '1:11'],
+    ['{"jobs": [] } x', '1:15'],
+    ['{"jobs": [tru]}', '1:14'],
+    ['{"a": "\\q"}', '1:9'],
+    ['{"a": -}', '1:8'],
+    ['', '1:1'],
+  ];
+  for (const [text, where] of cases) {
+    const e = t.throws(() => parseGraphText(text, 'platform.json'), { instanceOf: GraphError }, text);
+    t.true(e!.message.startsWith(`platform.json:${where}: not valid JSON`), `${JSON.stringify(text)}: ${e!.message}`);
+  }
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import { GraphError } from './graph-error.js';
 import { parseGraph } from './parse-graph.js';
 import { errorMessage } from '../errors.js';
 import { GRAPH_FILE } from './graph-file.js';
+import { jsonErrorOffset } from './json-error-offset.js';
 
 export { GRAPH_FILE };
 
@@ -34,7 +35,7 @@ export function parseGraphText(text: string, source: string): GraphDefinition {
     const where = jsonErrorPosition(message, text);
     throw new GraphError(
       'invalid_graph',
-      `${source}${where ? `:${where.line}:${where.column}` : ''}: not valid JSON (${message}). ` +
+      `${source}:${where.line}:${where.column}: not valid JSON (${message}). ` +
         'Fix the JSON at that spot; note that JSON allows no comments and no trailing commas.',
       {},
       { cause: err },
@@ -43,13 +44,10 @@ export function parseGraphText(text: string, source: string): GraphDefinition {
   return parseGraph(json, source);
 }
 
-/** Line/column (1-based) of the `position N` that V8 puts in JSON.parse errors; end of text when it says so. */
-function jsonErrorPosition(message: string, text: string): { line: number; column: number } | undefined {
+/** Line/column (1-based) of the error: the `position N` V8 gives, or where a walk of the text finds it. */
+function jsonErrorPosition(message: string, text: string): { line: number; column: number } {
   const m = /at position (\d+)/.exec(message);
-  let offset: number;
-  if (m) offset = Number(m[1]);
-  else if (/end of JSON input/i.test(message)) offset = text.length;
-  else return undefined;
+  const offset = m ? Number(m[1]) : jsonErrorOffset(text);
   const before = text.slice(0, offset);
   const line = before.split('\n').length;
   const column = offset - (before.lastIndexOf('\n') + 1) + 1;
