@@ -177,6 +177,10 @@ test('init creates .platform/ with a .gitignore of * and a valid starter platfor
   const other = join(root, 'other');
   t.is((await run(root, ['init', 'other'])).code, 0);
   t.true(existsSync(join(other, '.platform', '.gitignore')));
+  // A workspace made deeper, its parents with it, says which one it shadows.
+  const deep = await run(root, ['init', 'a/b/c']);
+  t.is(deep.code, 0, deep.stderr);
+  t.regex(deep.stdout, new RegExp(`inside the workspace ${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
   t.deepEqual(serverPids(root), []);
   t.deepEqual(serverPids(other), []);
 }));

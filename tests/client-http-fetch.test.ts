@@ -64,7 +64,8 @@ test('an abort rejects with the signal\'s reason, before the answer and while it
   streaming.abort();
   t.is(((await t.throwsAsync(pending, { any: true })) as Error | undefined)?.name, 'AbortError');
   // The server saw both requests it answered or held go away.
-  for (let i = 0; i < 100 && closed < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  // Up to 5 s: on a loaded machine the server hears of a socket closed by the client late.
+  for (let i = 0; i < 500 && closed < 2; i++) await new Promise((r) => setTimeout(r, 10));
   t.is(closed, 2);
 });
 

@@ -257,6 +257,7 @@ test('parseGraphText: every kind of bad JSON names its line and column, where V8
     ['{"a": "\\q"}', '1:9'],
     ['{"a": -}', '1:8'],
     ['', '1:1'],
+    [`{"jobs": ${'['.repeat(20_000)}`, '1:20010'], // deeper than the walk's stack: the end of the text
   ];
   for (const [text, where] of cases) {
     const e = t.throws(() => parseGraphText(text, 'platform.json'), { instanceOf: GraphError }, text);

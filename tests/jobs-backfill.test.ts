@@ -140,6 +140,33 @@ test('a backfill over an input that failed before it (policy missing) fails what
   t.is(platform.state().wants.size, wants, 'no want was derived after the want ended (ten ticks)');
 });
 
+test('an input a run reports missing (dep_missed) that failed before a want with rebuild absent fails what needed it; no want is derived for ever', async (t) => {
+  const dir = makeWorkspace(t, { 'fail-raw-1': '' });
+  const platform = await openPlatform(
+    t,
+    dir,
+    {
+      jobs: [
+        ...graph(2).jobs,
+        // Finds its input missing at run time (no declared input): the run is dep_missed and names raw/<n>.
+        { label: 'late', outputs: ['late/(?<n>\\d+)'], args: ['${n}'], exec: bash('echo "PLATFORM_MISSING_DEPS {\\"missing\\": [\\"raw/$1\\"]}"; exit 1') },
+      ],
+    },
+    { tickMs: 100 },
+  );
+  const first = await platform.createWant({ partitions: ['raw/1'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+  if (!first.ok) throw new Error(first.error);
+  await waitForWant(platform, first.want_id, ['failed'], 20_000);
+  const w = await platform.createWant({ partitions: ['late/1'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild: 'absent' });
+  if (!w.ok) throw new Error(w.error);
+  const s = await waitForWant(platform, w.want_id, ['failed', 'successful', 'upstream_failed'], 20_000);
+  t.is(s.wants.get(w.want_id)!.status, 'failed');
+  t.regex(s.job_runs.get(s.partitions.get('late/1')!.job_run_id)!.reason, /input 'raw\/1' failed \(job run r-\d+\), and this want builds only/);
+  const wants = s.wants.size;
+  await new Promise((r) => setTimeout(r, 1_000));
+  t.is(platform.state().wants.size, wants, 'no want was derived after the want ended (ten ticks)');
+});
+
 test('policies: missing leaves failed and tainted partitions, failed rebuilds them, all rebuilds everything', async (t) => {
   const dir = makeWorkspace(t, { 'fail-2': '' });
   const platform = await openPlatform(t, dir, graph(2));

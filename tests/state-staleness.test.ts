@@ -12,13 +12,17 @@ import { staleFromScratch } from '../lib/state/staleness.js';
 const REFS = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'];
 const LABELS = ['job-a', 'job-b'];
 
+/** How a run of a rebuild ends: built, failed, canceled, succeeded with no build recorded, left going, or given up by its want during a retry. */
+const ENDS = ['built', 'built', 'built', 'built', 'built', 'built', 'failed', 'canceled', 'unbuilt', 'going', 'abandoned'] as const;
+type End = (typeof ENDS)[number];
+
 type Op =
-  | { op: 'build'; ref: number; inputs: Array<{ ref: number; older: boolean }>; label: number }
+  | { op: 'build'; ref: number; inputs: Array<{ ref: number; older: boolean }>; label: number; end: number }
   | { op: 'taint'; refs: number[] }
   | { op: 'jobs'; label: number; fingerprint: string };
 
 const arbOp: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ op: fc.constant('build' as const), ref: fc.nat({ max: 5 }), inputs: fc.array(fc.record({ ref: fc.nat({ max: 5 }), older: fc.boolean() }), { maxLength: 3 }), label: fc.nat({ max: 1 }) }) },
+  { weight: 5, arbitrary: fc.record({ op: fc.constant('build' as const), ref: fc.nat({ max: 5 }), inputs: fc.array(fc.record({ ref: fc.nat({ max: 5 }), older: fc.boolean() }), { maxLength: 3 }), label: fc.nat({ max: 1 }), end: fc.nat({ max: ENDS.length - 1 }) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('taint' as const), refs: fc.array(fc.nat({ max: 5 }), { minLength: 1, maxLength: 2 }) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('jobs' as const), label: fc.nat({ max: 1 }), fingerprint: fc.constantFrom('f1', 'f2', 'f3') }) },
 );
@@ -41,9 +45,10 @@ function history(ops: Op[]): BuildEvent[] {
         })
         .filter((i, k, all) => all.findIndex((j) => j.partition_ref === i.partition_ref) === k);
       const build_id = `b-${++n}`;
-      builds.set(ref, [...(builds.get(ref) ?? []), build_id]);
+      const end = ENDS[o.end]!;
+      if (end === 'built') builds.set(ref, [...(builds.get(ref) ?? []), build_id]);
       const label = LABELS[o.label]!;
-      events.push(...buildOf(ref, build_id, `r-${n}`, label, inputs, fingerprints.get(label) ?? ''));
+      events.push(...buildOf(ref, build_id, `r-${n}`, label, inputs, fingerprints.get(label) ?? '', end));
     } else if (o.op === 'taint') {
       const refs = o.refs.map((r) => REFS[r]!).filter((r) => builds.has(r));
       if (refs.length > 0) events.push({ type: 'taint_created', taint_created: { taint_id: `t-${++taints}`, partitions: refs, reason: '', downstream: false } });
@@ -56,16 +61,42 @@ function history(ops: Op[]): BuildEvent[] {
   return events.map((e, i) => ({ event_id: i + 1, timestamp: 1_700_000_000_000 + i, ...e }) as BuildEvent);
 }
 
-/** A run queued with the builds it consumes, then succeeded with the build of its output. */
-function buildOf(ref: string, build_id: string, job_run_id: string, job_label: string, inputs: BuildInput[], job_fingerprint: string): EventPayload[] {
+/** A run queued with the builds it consumes, then ended as `end` says (by default succeeded with the build of its output). */
+function buildOf(ref: string, build_id: string, job_run_id: string, job_label: string, inputs: BuildInput[], job_fingerprint: string, end: End = 'built'): EventPayload[] {
+  // A want of its own for 'abandoned': canceled while its run waits out a retry, which leaves the partition canceled.
+  const wantId = `w-${job_run_id}`;
+  const want: EventPayload[] =
+    end === 'abandoned'
+      ? [
+          {
+            type: 'want_created',
+            want_created: {
+              want_id: wantId, partitions: [ref], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', parent_want_id: '',
+              root_want_id: wantId, rebuild: 'all', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0,
+            },
+          },
+        ]
+      : [];
+  const ending: Record<End, EventPayload[]> = {
+    built: [{ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [{ partition_ref: ref, build_id }] } }],
+    failed: [{ type: 'job_run_failed', job_run_failed: { job_run_id, exit_code: 1, signal: '', reason: '', retry_at: 0 } }],
+    canceled: [{ type: 'job_run_canceled', job_run_canceled: { job_run_id, reason: 'test' } }],
+    unbuilt: [{ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [] } }],
+    going: [],
+    abandoned: [
+      { type: 'job_run_failed', job_run_failed: { job_run_id, exit_code: 1, signal: '', reason: '', retry_at: 9_999_999_999_999 } },
+      { type: 'want_canceled', want_canceled: { want_id: wantId, reason: 'test' } },
+    ],
+  };
   return [
+    ...want,
     {
       type: 'job_run_queued',
       job_run_queued: {
         job_run_id,
         job_label,
         config: { outputs: [ref], inputs: inputs.map((i) => ({ dep_type: 'MATERIALIZE' as const, partition_ref: i.partition_ref })), args: [], env: {} },
-        want_ids: [],
+        want_ids: end === 'abandoned' ? [wantId] : [],
         attempt: 1,
         exec: [],
         timeout_seconds: 0,
@@ -74,7 +105,7 @@ function buildOf(ref: string, build_id: string, job_run_id: string, job_label: s
         output_inputs: [],
       },
     },
-    { type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [{ partition_ref: ref, build_id }] } },
+    ...ending[end],
   ];
 }
 
@@ -99,7 +130,7 @@ test('incremental staleness equals staleness recomputed from scratch, after ever
           }
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 600 },
     ),
   );
   t.true(staleSeen > 100, `the histories make partitions stale (${staleSeen} times), so the property is not vacuous`);

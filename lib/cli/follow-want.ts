@@ -100,15 +100,15 @@ async function failedRunsFromServer(client: PlatformClient, rootId: string): Pro
   return [...runs.values()].filter((r) => r.status === 'failed' && r.retry_at === null);
 }
 
-function failureMessage(want: WantView, failed: Array<{ job_run_id: string; job_label: string; exit_code: number | null; signal: string | null; reason: string | null }>, took: string): string {
+function failureMessage(want: WantView, failed: Array<{ job_run_id: string; job_label: string; exit_code: number | null; signal: string | null; reason: string | null; started_at: number | string | null }>, took: string): string {
   const lines = [`want ${want.want_id} ${want.status === 'canceled' ? 'was canceled' : want.status} after ${took}.`];
   if (want.status === 'canceled' && want.cancel_reason) lines[0] += ` (${want.cancel_reason})`;
   for (const r of failed) {
     const why = endedHow({ status: 'failed', ...r });
     lines.push(`  job run ${r.job_run_id} (${r.job_label}) failed${why ? `: ${why}` : ''}`);
   }
-  // A run that never ran (no job for its ref, an input that failed) has no log: its reason above is all there is.
-  const ran = failed.filter((r) => r.signal || (r.exit_code !== null && r.exit_code >= 0));
+  // A run that never started (no job for its ref, an input that failed) has no log: its reason above is all there is.
+  const ran = failed.filter((r) => r.started_at !== null);
   if (ran.length > 0) {
     lines.push(`See why: ${ran.map((r) => `platform logs ${r.job_run_id}`).join(', ')} (add --stderr for its error output).`);
   } else if (failed.length === 0 && want.status !== 'canceled') {
@@ -269,7 +269,7 @@ export async function followWant(
   // A want that was over before it was waited for took until its last update, not until now.
   const took = elapsed((endedBefore ? Date.parse(want.updated_at) : Date.now()) - startedAt);
   const runs = [...model.runs.values()];
-  let failed: Array<{ job_run_id: string; job_label: string; exit_code: number | null; signal: string | null; reason: string | null }> =
+  let failed: Array<{ job_run_id: string; job_label: string; exit_code: number | null; signal: string | null; reason: string | null; started_at: number | string | null }> =
     failedRuns(model);
   if (want.status !== 'successful' && want.status !== 'canceled' && failed.length === 0) {
     failed = await failedRunsFromServer(client, rootId).catch(() => []);

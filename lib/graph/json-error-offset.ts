@@ -109,6 +109,8 @@ export function jsonErrorOffset(text: string): number {
     if (i < text.length) fail();
   } catch (err) {
     if (err instanceof Stop) return Math.min(err.offset, text.length);
+    // Nesting deeper than the stack (a file of 20,000 '['): such text ends unclosed, or V8 named the place.
+    if (err instanceof RangeError) return text.length;
     throw err;
   }
   // JSON.parse failed on text this walk takes: no better place to point at than its end.

@@ -5,7 +5,7 @@
  */
 import type { EventPayload, JobConfig, RebuildPolicy, WantCreated } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
-import type { BuildState, JobRunRecord, WantRecord } from '../state/build-state.js';
+import type { BuildState, JobRunRecord, PartitionRecord, WantRecord } from '../state/build-state.js';
 import {
   ACTIVE_JOB_RUN_STATUSES,
   ACTIVE_WANT_STATUSES,
@@ -181,6 +181,20 @@ function* activeWants(state: BuildState, candidates?: Candidates): Generator<Wan
     const want = state.wants.get(id);
     if (want) yield want;
   }
+}
+
+/**
+ * Why `want` cannot build what needs `ref`: under rebuild 'absent' (a backfill's policy 'missing') an input that failed
+ * or is tainted is left as it is, by the want and by any want derived for it. Such a derived want would be settled at
+ * once, and derived again at the next look at this one: a want every tick, for ever. '' when the input may be built.
+ */
+function inputLeftAsIs(want: WantRecord, ref: string, input: PartitionRecord | undefined): string {
+  if (want.rebuild !== 'absent' || (input?.status !== 'failed' && input?.status !== 'tainted')) return '';
+  const how = input.status === 'failed' ? `failed (job run ${input.job_run_id})` : 'is tainted';
+  return (
+    `its input '${ref}' ${how}, and this want builds only what was never built nor attempted ` +
+    `(rebuild 'absent', a backfill's policy 'missing'): build '${ref}' first, or ask with rebuild 'missing' (a backfill: policy 'failed')`
+  );
 }
 
 /** A ref whose last run was a batch that failed and will be retried: the retry needs its own config (halves). */
@@ -608,6 +622,10 @@ class Planner {
         else this.wakes.push([last.retry_at, want.want_id, ref]);
       } else if (last.status === 'dep_missed') {
         const notLive = last.missing.filter((m) => this.state.partitions.get(m)?.status !== 'live');
+        for (const m of notLive) {
+          const leftAsIs = inputLeftAsIs(want, m, this.state.partitions.get(m));
+          if (leftAsIs) return this.failUnresolvable(ref, { job_label: last.job_label, error: leftAsIs }, want);
+        }
         for (const m of notLive) this.waits.push([m, want.want_id, ref]);
         if (notLive.length === 0) this.queueRun(last, want, last.attempt);
         // Like any missing input: asked for by this want itself, never left to whoever else wants it now.
@@ -640,15 +658,9 @@ class Planner {
         this.failUnresolvable(ref, { job_label: task.job_label, error }, want);
         return;
       }
-      // What the want's policy leaves as it is ('absent': an input that failed before the want, or is tainted) is
-      // never built for it, so what needs that input cannot be built either. A want derived for the input would be
-      // settled at once, and derived again at the next look at this one: a want every tick, for ever.
-      if (input && partitionCategory(this.state, input, want) === 'skipped') {
-        const how = input.status === 'failed' ? `failed (job run ${input.job_run_id})` : 'is tainted';
-        const error =
-          `its input '${dep.partition_ref}' ${how}, and this want builds only what was never built nor attempted ` +
-          `(rebuild 'absent', a backfill's policy 'missing'): build '${dep.partition_ref}' first, or ask with rebuild 'missing' (a backfill: policy 'failed')`;
-        this.failUnresolvable(ref, { job_label: task.job_label, error }, want);
+      const leftAsIs = inputLeftAsIs(want, dep.partition_ref, input);
+      if (leftAsIs) {
+        this.failUnresolvable(ref, { job_label: task.job_label, error: leftAsIs }, want);
         return;
       }
       // Under 'stale' or 'all' a live input may have to be rebuilt first: the want's closure comes up to date.

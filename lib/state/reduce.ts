@@ -168,7 +168,13 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         };
         next = built(next, lineage, event.event_id, at);
       }
-      return next;
+      // An output that went live with no new build (none recorded for it) is its old build again: its consumers,
+      // told it was being rebuilt, are told it is not. A run's success always records its outputs' builds.
+      const unbuilt = run.config.outputs.filter(
+        (ref) => s.partitions.get(ref)?.job_run_id === run.job_run_id && next.partitions.get(ref)?.build_id === s.partitions.get(ref)?.build_id,
+      );
+      const downstream = unbuilt.flatMap((ref) => currentConsumers(next, next.partitions.get(ref)!.build_id));
+      return downstream.length > 0 ? refreshStale(next, downstream, putCounted(event.event_id, at)) : next;
     }
     case 'job_run_failed': {
       const e = event.job_run_failed;
@@ -468,14 +474,18 @@ function refreshWant(state: BuildState, wantId: string, eventId: number, at: num
  */
 function settleAbandoned(state: BuildState, refs: readonly string[], eventId: number, at: number): BuildState {
   let next = state;
+  const moved: string[] = [];
   for (const ref of refs) {
     const p = next.partitions.get(ref);
     if (p?.status !== 'building' || next.active_wants_by_ref.has(ref)) continue;
     const run = next.job_runs.get(p.job_run_id);
     if (run && ACTIVE_JOB_RUN_STATUSES.has(run.status)) continue;
     next = putPartition(next, withPartition(p, { status: 'canceled', changed_event_id: eventId, updated_at: at }));
+    moved.push(ref);
   }
-  return next;
+  // Its consumers were told it is being rebuilt; it no longer is.
+  const downstream = moved.flatMap((ref) => currentConsumers(next, next.partitions.get(ref)!.build_id));
+  return downstream.length > 0 ? refreshStale(next, downstream, putCounted(eventId, at)) : next;
 }
 
 /** A schedule's want: its tick becomes the schedule's latest, unless a later one is on record already. O(log n). */

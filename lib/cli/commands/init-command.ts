@@ -4,7 +4,7 @@
  * as is, and the output says what was created and what was already there.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { GRAPH_FILE } from '../../graph/graph-file.js';
 import { MARKER, findWorkspaceRoot } from '../../client/workspace.js';
@@ -79,8 +79,11 @@ export async function initWorkspace(root: string): Promise<InitResult> {
 
 /** The workspace above `dir` that a new one at `dir` would shadow, if any. */
 function enclosingWorkspace(dir: string): string | undefined {
+  // From the nearest directory that exists: `init a/b/c` makes a and b too.
+  let from = resolve(dir, '..');
+  while (!existsSync(from) && dirname(from) !== from) from = dirname(from);
   try {
-    const above = findWorkspaceRoot(resolve(dir, '..'));
+    const above = findWorkspaceRoot(from);
     return above === dir ? undefined : above;
   } catch {
     return undefined;
