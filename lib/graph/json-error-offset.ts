@@ -63,39 +63,33 @@ export function jsonErrorOffset(text: string): number {
       digits(false);
     }
   };
+  // An object's or an array's items, up to `close`.
+  const items = (close: string, item: () => void) => {
+    i++;
+    space();
+    if (text[i] === close) return void i++;
+    for (;;) {
+      item();
+      space();
+      if (text[i] === ',') i++;
+      else if (text[i] === close) return void i++;
+      else fail();
+    }
+  };
+  const member = () => {
+    space();
+    if (text[i] !== '"') fail();
+    string();
+    space();
+    if (text[i] !== ':') fail();
+    i++;
+    value();
+  };
   const value = (): void => {
     space();
     const c = text[i];
-    if (c === '{') {
-      i++;
-      space();
-      if (text[i] === '}') return void i++;
-      for (;;) {
-        space();
-        if (text[i] !== '"') fail();
-        string();
-        space();
-        if (text[i] !== ':') fail();
-        i++;
-        value();
-        space();
-        if (text[i] === ',') i++;
-        else if (text[i] === '}') return void i++;
-        else fail();
-      }
-    }
-    if (c === '[') {
-      i++;
-      space();
-      if (text[i] === ']') return void i++;
-      for (;;) {
-        value();
-        space();
-        if (text[i] === ',') i++;
-        else if (text[i] === ']') return void i++;
-        else fail();
-      }
-    }
+    if (c === '{') return items('}', member);
+    if (c === '[') return items(']', value);
     if (c === '"') return string();
     if (c === 't') return literal('true');
     if (c === 'f') return literal('false');
