@@ -75,15 +75,15 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
+/** 128 + SIGPIPE (13): what a shell reports for a process the signal ended. */
+const SIGPIPE_STATUS = 141;
+
 /**
  * A reader that stopped reading (`platform events | head -1`) ends a command quietly, as it ends `cat`: the write
  * failed with EPIPE, which node raised as an unhandled 'error' with a stack. The exit status is the one a process
  * killed by SIGPIPE has (141): under `set -o pipefail` a build cut short does not read as a success. The daemon
  * goes on: its output is a log, and losing the reader of a log is no reason to stop serving.
  */
-/** 128 + SIGPIPE (13): what a shell reports for a process the signal ended. */
-const SIGPIPE_STATUS = 141;
-
 function stopQuietlyWhenOutputCloses(daemon: boolean): void {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
