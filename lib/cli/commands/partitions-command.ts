@@ -48,7 +48,7 @@ export function registerPartitions(program: Command): void {
   });
   partitions
     .command('get')
-    .description('one partition: status, why it is stale, its current build and what it consumed, its history, what consumed it')
+    .description('one partition: status, why it is stale, its current build and what it consumed, its history, what consumed it; a failed one: its last run and why')
     .argument('<ref>', 'the partition ref')
     .addOption(parsedOption('--builds <n>', 'how many past builds to show (default 20)', wholeNumber({ min: 1, max: 1000 })))
     .action(async (ref: string, opts: { builds?: number }, cmd: Command) => {
