@@ -341,6 +341,17 @@ const tainted = (partition_ref: string): EventPayload => ({ type: 'partition_tai
 const wantStatus = (s: BuildState, id: string) => s.wants.get(id)?.status;
 const idsIn = (index: OrderedMap<number, string>) => [...index.values()];
 
+test('a run handed to a queue starts when a worker takes it (job_run_placed): its wait is not its duration', (t) => {
+  let s = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']));
+  s = apply(s, { type: 'job_run_started', job_run_started: { job_run_id: 'r1', pid: 0, worker: 'redis:runs' } });
+  t.is(s.job_runs.get('r1')!.started_at, T0 + 3000, 'handed to the queue');
+  s = apply(s, { type: 'job_run_placed', job_run_placed: { job_run_id: 'r1', worker: 'gpu-1', pid: 77 } });
+  t.like(s.job_runs.get('r1')!, { started_at: T0 + 4000, worker: 'gpu-1', pid: 77 });
+  s = apply(s, succeeded('r1'));
+  const r1 = s.job_runs.get('r1')!;
+  t.is(r1.ended_at! - r1.started_at!, 1000, 'from the worker taking it to its end');
+});
+
 test('want -> job queued -> started -> succeeded: the want ends successful, the partition live', (t) => {
   let s = apply(initialState(), wantCreated('w1', ['p1', 'p2', 'p1']));
   const w = s.wants.get('w1')!;

@@ -147,7 +147,8 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     case 'job_run_placed': {
       const e = event.job_run_placed;
       if (s.job_runs.get(e.job_run_id)?.status !== 'running') return s;
-      return updateRun(s, e.job_run_id, (r) => withJobRun(r, { pid: e.pid, worker: e.worker }));
+      // A run handed to a queue starts when a worker takes it: its time in the queue is no part of its duration.
+      return updateRun(s, e.job_run_id, (r) => withJobRun(r, { pid: e.pid, worker: e.worker, started_at: at }));
     }
     case 'job_run_succeeded': {
       const e = event.job_run_succeeded;
