@@ -476,13 +476,13 @@ test('want wait exits 1 for a want that fails, naming the failed run of a derive
   t.is((await cli(env.url, 'want', 'wait')).code, 2);
 }));
 
-test('build says so and exits 1 when the server shuts down under it', slot(async (t) => {
+test('build says so and exits 75 (try again), not 1 (failed), when the server shuts down under it', slot(async (t) => {
   const env = await startServer(t);
   const b = start(env.url, ['build', 'slow/a']);
   await waitFor('the run to be reported running', () => /r-1 slow running/.test(b.out()));
   await env.server.close();
   const r = await b.done;
-  t.is(r.code, 1);
+  t.is(r.code, 75);
   t.regex(r.stderr, /^platform: the server ended the event stream before want w-1 finished/);
   t.regex(r.stderr, /'platform want wait w-1' resumes waiting/);
   noStack(t, r);

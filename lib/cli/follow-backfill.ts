@@ -4,6 +4,7 @@
  * (backfill-progress.ts), and it ends as a want's follow does (follow-ending.ts): when the backfill ends, on Ctrl-C
  * (the backfill keeps going), or when the server ends the stream.
  */
+import { ServerWentAwayError } from './server-went-away-error.js';
 import { EMPTY, type Observable, ReplaySubject, catchError, connectable, defer, firstValueFrom, interval, tap, throttleTime, asyncScheduler } from 'rxjs';
 import { NoServerError } from '../client/server-connection.js';
 import type { BackfillView } from '../client/platform-client.js';
@@ -79,7 +80,7 @@ export async function followBackfill(
   if (ending.kind === 'error') throw ending.error;
   const id = first.backfill_id;
   if (ending.kind === 'stream-ended') {
-    throw new Error(
+    throw new ServerWentAwayError(
       `the server ended the event stream before backfill ${id} finished (it shut down?). The backfill is kept and goes on when the server starts again: 'platform backfills get ${id}' shows where it is, 'platform backfills wait ${id}' resumes waiting.`,
     );
   }

@@ -14,6 +14,7 @@ import { applyEvent, applyRunSnapshot, elapsed, failedRuns, mayHaveEnded, newBui
 import { followEnding, type Ending } from './follow-ending.js';
 import { HeldRunEvents } from './held-run-events.js';
 import { MANY_RUNS, PlainView, SilentView, TtyView, type ProgressView } from './progress-view.js';
+import { ServerWentAwayError } from './server-went-away-error.js';
 import { colors, duration, endedHow, isTty, line, listShort, printJson, statusColor, table, type CommandContext } from './output.js';
 
 /** A safety net besides the events: how often the root want's status is read anyway. */
@@ -259,7 +260,7 @@ export async function followWant(
   if (ending.kind === 'error') throw ending.error;
   if (ending.kind === 'stream-ended') {
     if (!options.json && model.runs.size > 0) line(summaryTable([...model.runs.values()]));
-    throw new Error(
+    throw new ServerWentAwayError(
       `the server ended the event stream before want ${rootId} finished (it shut down?). The want is kept: 'platform want get ${rootId}' shows where it is, 'platform want wait ${rootId}' resumes waiting.`,
     );
   }
