@@ -20,7 +20,7 @@ import { fromSnapshot } from '../state/snapshot.js';
 import { readCompactionBase, readSnapshot, stateCodeFingerprint } from '../state/snapshot-file.js';
 import { logProbe } from '../state/state-store.js';
 import { launcherMode, nativeLauncherPath } from '../executor/run-launcher.js';
-import { compileCacheStatus } from './compile-cache.js';
+import { CACHE_AFTER_MS, compileCacheStatus } from './compile-cache.js';
 import { DAEMON_BUNDLE } from './entry.js';
 import type { BuildState } from '../state/build-state.js';
 
@@ -88,7 +88,7 @@ function compileCache(): Finding {
     case 'present':
       return ok('compile cache', `${status.file} (${(status.bytes / MIB).toFixed(1)} MiB): the daemon starts from it`);
     case 'absent':
-      return ok('compile cache', `none yet in ${status.dir}: the next daemon that runs 5 s writes it`);
+      return ok('compile cache', `none yet in ${status.dir}: the next daemon that runs ${CACHE_AFTER_MS / 1000} s writes it`);
   }
 }
 

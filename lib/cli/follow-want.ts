@@ -95,13 +95,23 @@ async function runsOfWants(client: PlatformClient, wantIds: Iterable<string>): P
   return runs;
 }
 
+/** A run that failed for good, as the follow's model or the server has it: enough to say why and where to look. */
+interface FailedRun {
+  job_run_id: string;
+  job_label: string;
+  exit_code: number | null;
+  signal: string | null;
+  reason: string | null;
+  started_at: number | string | null;
+}
+
 /** Runs of the want and its derived wants that failed for good, when the events did not show them. */
 async function failedRunsFromServer(client: PlatformClient, rootId: string): Promise<JobRunView[]> {
   const runs = await runsOfWants(client, await treeIds(client, rootId));
   return [...runs.values()].filter((r) => r.status === 'failed' && r.retry_at === null);
 }
 
-function failureMessage(want: WantView, failed: Array<{ job_run_id: string; job_label: string; exit_code: number | null; signal: string | null; reason: string | null; started_at: number | string | null }>, took: string): string {
+function failureMessage(want: WantView, failed: FailedRun[], took: string): string {
   const lines = [`want ${want.want_id} ${want.status === 'canceled' ? 'was canceled' : want.status} after ${took}.`];
   if (want.status === 'canceled' && want.cancel_reason) lines[0] += ` (${want.cancel_reason})`;
   for (const r of failed) {
@@ -270,7 +280,7 @@ export async function followWant(
   // A want that was over before it was waited for took until its last update, not until now.
   const took = elapsed((endedBefore ? Date.parse(want.updated_at) : Date.now()) - startedAt);
   const runs = [...model.runs.values()];
-  let failed: Array<{ job_run_id: string; job_label: string; exit_code: number | null; signal: string | null; reason: string | null; started_at: number | string | null }> =
+  let failed: FailedRun[] =
     failedRuns(model);
   if (want.status !== 'successful' && want.status !== 'canceled' && failed.length === 0) {
     failed = await failedRunsFromServer(client, rootId).catch(() => []);

@@ -56,12 +56,7 @@ export const duration: OptionParser<number> = (name) => (value) => {
 /** A duration in whole seconds (90, 90s, 5m, 3h; 0 for none), as the API's `*_seconds` fields take it. */
 export const seconds: OptionParser<number> = (name) => (value) => {
   if (/^0+$/.test(value.trim())) return 0;
-  let ms: number;
-  try {
-    ms = parseDuration(value, name);
-  } catch (err) {
-    throw new OptionValueError(errorMessage(err));
-  }
+  const ms = duration(name)(value);
   if (ms % 1000 !== 0) throw new OptionValueError(`${name} counts whole seconds; got '${value}'.`);
   return ms / 1000;
 };

@@ -174,8 +174,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const unbuilt = run.config.outputs.filter(
         (ref) => s.partitions.get(ref)?.job_run_id === run.job_run_id && next.partitions.get(ref)?.build_id === s.partitions.get(ref)?.build_id,
       );
-      const downstream = unbuilt.flatMap((ref) => currentConsumers(next, next.partitions.get(ref)!.build_id));
-      return downstream.length > 0 ? refreshStale(next, downstream, putCounted(event.event_id, at)) : next;
+      return tellConsumers(next, unbuilt, event.event_id, at);
     }
     case 'job_run_failed': {
       const e = event.job_run_failed;
@@ -328,8 +327,7 @@ function taint(s: BuildState, refs: readonly string[], eventId: number, at: numb
     moved.push(ref);
   }
   next = recountWants(s, next, moved, eventId, at);
-  const downstream = moved.flatMap((ref) => currentConsumers(next, next.partitions.get(ref)!.build_id));
-  return refreshStale(next, downstream, putCounted(eventId, at));
+  return tellConsumers(next, moved, eventId, at);
 }
 
 /** The job's definition as now known; a change makes the partitions it built before stale, O(those partitions). */
@@ -345,6 +343,15 @@ function recordFingerprint(s: BuildState, label: string, fingerprint: string, ev
     affected.push(key.slice(prefix.length));
   }
   return refreshStale(next, affected, putCounted(eventId, at));
+}
+
+/**
+ * The consumers of `refs` (what their current builds fed) look at their staleness again, after something they are
+ * told of changed: a taint, a rebuild begun or given up. O(those consumers).
+ */
+function tellConsumers(state: BuildState, refs: readonly string[], eventId: number, at: number): BuildState {
+  const downstream = refs.flatMap((ref) => currentConsumers(state, state.partitions.get(ref)!.build_id));
+  return downstream.length > 0 ? refreshStale(state, downstream, putCounted(eventId, at)) : state;
 }
 
 /** A partition write that also re-counts the active wants on it (its staleness may change what they need). */
@@ -418,8 +425,7 @@ function setPartitions(
   // the old build live for a moment, fresh, and a want rebuilding what is stale would end on it.
   const told = (s: PartitionStatus | undefined) => (s === 'tainted' || s === 'building' ? s : '');
   const changed = status === 'live' ? [] : refs.filter((ref) => told(before.partitions.get(ref)?.status) !== told(status));
-  const downstream = changed.flatMap((ref) => currentConsumers(next, next.partitions.get(ref)!.build_id));
-  return downstream.length > 0 ? refreshStale(next, downstream, putCounted(eventId, at)) : next;
+  return tellConsumers(next, changed, eventId, at);
 }
 
 /**
@@ -485,8 +491,7 @@ function settleAbandoned(state: BuildState, refs: readonly string[], eventId: nu
     moved.push(ref);
   }
   // Its consumers were told it is being rebuilt; it no longer is.
-  const downstream = moved.flatMap((ref) => currentConsumers(next, next.partitions.get(ref)!.build_id));
-  return downstream.length > 0 ? refreshStale(next, downstream, putCounted(eventId, at)) : next;
+  return tellConsumers(next, moved, eventId, at);
 }
 
 /** A schedule's want: its tick becomes the schedule's latest, unless a later one is on record already. O(log n). */
