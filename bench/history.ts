@@ -208,7 +208,7 @@ export function wantEvents(i: number, ref = `hist/${i}`): EventPayload[] {
       },
     },
     { type: 'job_run_started', job_run_started: { job_run_id, pid: 1, worker: 'local' } },
-    { type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [{ partition_ref: ref, build_id: `b-${i}` }] } },
+    { type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [{ partition_ref: ref, build_id: `b-${i}` }], ended_at: 0 } },
   ];
 }
 

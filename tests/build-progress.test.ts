@@ -52,9 +52,9 @@ function queued(job_run_id: string, job_label: string, outputs: string[], want_i
 }
 
 const started = (id: string, at: number) => ev({ type: 'job_run_started', job_run_started: { job_run_id: id, pid: 100, worker: 'local' } }, at);
-const succeeded = (id: string, at: number) => ev({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id: id, builds: [] } }, at);
+const succeeded = (id: string, at: number) => ev({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id: id, builds: [], ended_at: 0 } }, at);
 const failed = (id: string, at: number, exit_code: number, retry_at = 0, reason = '') =>
-  ev({ type: 'job_run_failed', job_run_failed: { job_run_id: id, exit_code, signal: '', reason, retry_at } }, at);
+  ev({ type: 'job_run_failed', job_run_failed: { job_run_id: id, exit_code, signal: '', reason, retry_at, ended_at: 0 } }, at);
 
 function model(): BuildModel {
   return newBuildModel({ want_id: 'w-3', partitions: ['daily/revenue/date=2026-01-05', 'daily/revenue/date=2026-01-06'], status: 'idle' }, T0);

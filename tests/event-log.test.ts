@@ -21,7 +21,7 @@ test.after.always(async () => {
 });
 
 function succeeded(id: string): EventPayload {
-  return { type: 'job_run_succeeded', job_run_succeeded: { job_run_id: id, builds: [] } };
+  return { type: 'job_run_succeeded', job_run_succeeded: { job_run_id: id, builds: [], ended_at: 0 } };
 }
 
 function canceled(id: string): EventPayload {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RedisExecutor } from '../lib/executor/redis/redis-executor.js';
 import type { PlatformOptions } from '../lib/platform.js';
-import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
+import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, sleep, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
 import { redisMissing, startRedis } from './helpers/redis-server.js';
 import { runCli } from './helpers/server-fixture.js';
 import { readServerInfo } from '../lib/client/server-info.js';
@@ -140,6 +140,24 @@ redisTest('a restarted orchestrator re-attaches to a remote run still going; it 
   const s = await waitForWant(second, w, ['successful'], 30_000);
   t.deepEqual(runsFor(s, 'slowish/1').map((r) => [r.job_run_id, r.status, r.worker]), [[run.job_run_id, 'succeeded', 'w1']]);
   t.is(readFileSync(join(dir, '.platform', 'logs', run.job_run_id, 'stdout.log'), 'utf8'), 'begin\nend\n');
+});
+
+redisTest('a remote run that ended while no orchestrator ran ends when its worker finished it, not when the next one found out', async (t) => {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  const w1 = startWorker(t, dir, redis.url, 'w1');
+  await w1.waitForStdout(/takes runs/);
+  const first = await openPlatform(t, dir, graph, { executor: executor(redis.url), cancelRunsOnClose: false });
+  const w = await want(first, ['slowish/1']);
+  await waitFor(first, (s) => runsFor(s, 'slowish/1')[0]?.worker === 'w1', 'slowish/1 on w1', 15_000);
+  await first.close();
+  await sleep(4000); // the job takes 2 s
+  const reopenedAt = Date.now();
+  const second = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
+  const s = await waitForWant(second, w, ['successful'], 30_000);
+  const run = runsFor(s, 'slowish/1')[0]!;
+  t.true(run.ended_at! < reopenedAt, `ended ${reopenedAt - run.ended_at!} ms before the second orchestrator opened`);
+  t.true(run.ended_at! - run.started_at! >= 2000, 'not before the job could have ended');
 });
 
 redisTest('Redis killed and restarted mid-build loses nothing acknowledged: the build completes', async (t) => {

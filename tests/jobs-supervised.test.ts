@@ -6,7 +6,7 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { firstValueFrom } from 'rxjs';
 import { belongsToRun, unreaped } from '../lib/executor/job-process-identity.js';
@@ -23,6 +23,8 @@ const graph = {
     { label: 'slow', outputs: ['slow/(?<n>\\d+)'], timeout_seconds: 1, exec: bash('sleep 30') },
     { label: 'long', outputs: ['long/(?<n>\\d+)'], timeout_seconds: 2, exec: bash('echo $$ > long.pid; sleep 30') },
     { label: 'killed', outputs: ['killed/(?<n>\\d+)'], exec: bash('kill -KILL $$') },
+    { label: 'brief', outputs: ['brief/(?<n>\\d+)'], exec: bash('sleep 1') },
+    { label: 'sour', outputs: ['sour/(?<n>\\d+)'], exec: bash('sleep 1; exit 3') },
     { label: 'nowhere', outputs: ['nowhere/(?<n>\\d+)'], exec: ['definitely-not-a-program-xyz'] },
     // Copies its stdin (the JobConfig) to a file: the supervisor hands it over untouched.
     { label: 'config', outputs: ['config/(?<n>\\d+)'], exec: bash('cat > "config-$PLATFORM_JOB_RUN_ID.json"') },
@@ -108,6 +110,30 @@ test("a run's timeout holds across a restart: the next platform kills it at the 
   t.true(await poll(() => pidsIn(dir, 'long.pid').every((pid) => !isPidAlive(pid)), 2000), 'the job is gone');
 });
 
+test('a run that ended while no platform ran ends when its job did, not when the next platform found out', async (t) => {
+  const dir = makeWorkspace(t);
+  const first = await openPlatform(t, dir, graph, { executor: 'supervised', cancelRunsOnClose: false });
+  const w = await want(first, ['brief/1', 'sour/1']);
+  await waitFor(first, (s) => ['brief/1', 'sour/1'].every((ref) => runsFor(s, ref)[0]?.status === 'running'), 'both running');
+  await first.close();
+  const statusFiles = ['brief/1', 'sour/1'].map((ref) => join(dir, '.platform', 'logs', runsFor(first.state(), ref)[0]!.job_run_id, 'status.json'));
+  t.true(await poll(() => statusFiles.every((f) => existsSync(f)), 10_000), 'both jobs ended');
+  await sleep(1500);
+  const reopenedAt = Date.now();
+  const second = await open(t, dir);
+  const s = await waitForWant(second, w, ['failed'], 20_000);
+  for (const [i, ref] of ['brief/1', 'sour/1'].entries()) {
+    const run = runsFor(s, ref)[0]!;
+    t.is(run.status, i === 0 ? 'succeeded' : 'failed');
+    t.is(run.ended_at, Math.floor(statSync(statusFiles[i]!).mtimeMs), `${ref} ended when its supervisor wrote its status`);
+    t.true(run.ended_at! < reopenedAt, `${ref} ended before the second platform opened`);
+    t.true(run.ended_at! - run.started_at! < reopenedAt - run.started_at! - 1000, `${ref}'s duration leaves out the time no platform ran`);
+  }
+  const events = await second.log.list(0, 1000);
+  const ends = events.filter((e) => e.type === 'job_run_succeeded' || e.type === 'job_run_failed');
+  t.true(ends.length === 2 && ends.every((e) => (e.type === 'job_run_succeeded' ? e.job_run_succeeded.ended_at : e.type === 'job_run_failed' ? e.job_run_failed.ended_at : 0) > 0), 'their end events carry when');
+});
+
 test("a re-attached run whose job has ended but its launcher has not reaped it yet is followed until its status comes, not taken for lost", async (t) => {
   if (launcherMode() !== 'native') return t.pass('the native launcher is not built here (no C compiler); this state is its own');
   const dir = makeWorkspace(t);
@@ -134,7 +160,7 @@ test("a re-attached run whose job has ended but its launcher has not reaped it y
   t.is(executor.reattach(launch, pid), 'following');
   await sleep(100);
   launcher.kill('SIGCONT');
-  t.deepEqual(await outcome, { job_run_id: id, status: 'succeeded' });
+  t.deepEqual(await outcome, { job_run_id: id, status: 'succeeded', ended_at: Math.floor(statSync(join(logDir, 'status.json')).mtimeMs) }, 'ended when its status was written');
 });
 
 test('a zombie whose parent is not a launcher has no status coming: its run is lost, not followed for ever', async (t) => {

@@ -223,7 +223,7 @@ test('decode fills every default in; defaults are not written', (t) => {
 });
 
 test('decodeEvent rejects corrupt and unknown records naming the event', (t) => {
-  const good = encodeEvent({ event_id: 7, timestamp: 1, type: 'job_run_succeeded', job_run_succeeded: { job_run_id: 'r', builds: [] } });
+  const good = encodeEvent({ event_id: 7, timestamp: 1, type: 'job_run_succeeded', job_run_succeeded: { job_run_id: 'r', builds: [], ended_at: 0 } });
 
   const truncated = t.throws(() => decodeEvent(good.subarray(0, good.length - 1), 7), { instanceOf: EventCodecError });
   t.regex(truncated.message, /event 7/);

@@ -328,14 +328,14 @@ const queued = (job_run_id: string, outputs: string[], want_ids: string[], attem
   job_run_queued: { job_run_id, job_label: 'job', config: config(outputs), want_ids, attempt, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [] },
 });
 const started = (job_run_id: string, pid: number): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker: 'local' } });
-const succeeded = (job_run_id: string): EventPayload => ({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [] } });
+const succeeded = (job_run_id: string): EventPayload => ({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [], ended_at: 0 } });
 const failed = (job_run_id: string, retry_at = 0, exit_code = 1): EventPayload => ({
   type: 'job_run_failed',
-  job_run_failed: { job_run_id, exit_code, signal: '', reason: `exited with code ${exit_code}`, retry_at },
+  job_run_failed: { job_run_id, exit_code, signal: '', reason: `exited with code ${exit_code}`, retry_at, ended_at: 0 },
 });
 const runCanceled = (job_run_id: string, reason = 'want canceled'): EventPayload => ({ type: 'job_run_canceled', job_run_canceled: { job_run_id, reason } });
 const wantCanceled = (want_id: string, reason = 'by request'): EventPayload => ({ type: 'want_canceled', want_canceled: { want_id, reason } });
-const depMissed = (job_run_id: string, missing: string[]): EventPayload => ({ type: 'job_run_dep_missed', job_run_dep_missed: { job_run_id, missing } });
+const depMissed = (job_run_id: string, missing: string[]): EventPayload => ({ type: 'job_run_dep_missed', job_run_dep_missed: { job_run_id, missing, ended_at: 0 } });
 const tainted = (partition_ref: string): EventPayload => ({ type: 'partition_tainted', partition_tainted: { partition_ref, reason: 'bad data' } });
 
 const wantStatus = (s: BuildState, id: string) => s.wants.get(id)?.status;
@@ -350,6 +350,27 @@ test('a run handed to a queue starts when a worker takes it (job_run_placed): it
   s = apply(s, succeeded('r1'));
   const r1 = s.job_runs.get('r1')!;
   t.is(r1.ended_at! - r1.started_at!, 1000, 'from the worker taking it to its end');
+});
+
+test("a run's end event that says when the job ended (it ended while no daemon ran) ends it then, within its start and the event", (t) => {
+  const ended = (endedAt: number): number => {
+    // Events at T0+1000 (want), +2000 (queued), +3000 (started), +4000 (the end).
+    const s = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']), started('r1', 7), {
+      type: 'job_run_succeeded',
+      job_run_succeeded: { job_run_id: 'r1', builds: [{ partition_ref: 'p1', build_id: 'b-1' }], ended_at: endedAt },
+    });
+    t.is(s.partitions.get('p1')?.status, 'live');
+    return s.job_runs.get('r1')!.ended_at!;
+  };
+  t.is(ended(T0 + 3400), T0 + 3400, 'when the job ended');
+  t.is(ended(0), T0 + 4000, 'not given: the event time');
+  t.is(ended(T0 + 100), T0 + 3000, 'not before its start (a clock set back)');
+  t.is(ended(T0 + 9000), T0 + 4000, 'not after the event');
+  const failedAt = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']), started('r1', 7), {
+    type: 'job_run_failed',
+    job_run_failed: { job_run_id: 'r1', exit_code: 2, signal: '', reason: 'exited with code 2', retry_at: 0, ended_at: T0 + 3250 },
+  });
+  t.is(failedAt.job_runs.get('r1')!.ended_at, T0 + 3250);
 });
 
 test('want -> job queued -> started -> succeeded: the want ends successful, the partition live', (t) => {

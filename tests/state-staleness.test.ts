@@ -78,13 +78,13 @@ function buildOf(ref: string, build_id: string, job_run_id: string, job_label: s
         ]
       : [];
   const ending: Record<End, EventPayload[]> = {
-    built: [{ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [{ partition_ref: ref, build_id }] } }],
-    failed: [{ type: 'job_run_failed', job_run_failed: { job_run_id, exit_code: 1, signal: '', reason: '', retry_at: 0 } }],
+    built: [{ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [{ partition_ref: ref, build_id }], ended_at: 0 } }],
+    failed: [{ type: 'job_run_failed', job_run_failed: { job_run_id, exit_code: 1, signal: '', reason: '', retry_at: 0, ended_at: 0 } }],
     canceled: [{ type: 'job_run_canceled', job_run_canceled: { job_run_id, reason: 'test' } }],
-    unbuilt: [{ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [] } }],
+    unbuilt: [{ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [], ended_at: 0 } }],
     going: [],
     abandoned: [
-      { type: 'job_run_failed', job_run_failed: { job_run_id, exit_code: 1, signal: '', reason: '', retry_at: 9_999_999_999_999 } },
+      { type: 'job_run_failed', job_run_failed: { job_run_id, exit_code: 1, signal: '', reason: '', retry_at: 9_999_999_999_999, ended_at: 0 } },
       { type: 'want_canceled', want_canceled: { want_id: wantId, reason: 'test' } },
     ],
   };
@@ -169,7 +169,7 @@ test('a retry queued with the definition of its first attempt does not set an ed
   const s = fold(
     log([
       queued('r-1', 'old'),
-      { type: 'job_run_succeeded', job_run_succeeded: { job_run_id: 'r-1', builds: [{ partition_ref: 'p', build_id: 'b-1' }] } },
+      { type: 'job_run_succeeded', job_run_succeeded: { job_run_id: 'r-1', builds: [{ partition_ref: 'p', build_id: 'b-1' }], ended_at: 0 } },
       { type: 'job_definitions_changed', job_definitions_changed: { jobs: [{ job_label: 'j', fingerprint: 'new' }] } },
       queued('r-2', 'old'),
     ]),

@@ -6,6 +6,7 @@
  */
 import type { EventView, JobRunView, WantView } from '../client/platform-client.js';
 import type { JobRunStatus } from '../state/build-state.js';
+import { runEndedAt } from '../state/run-ended-at.js';
 
 export interface TrackedWant {
   want_id: string;
@@ -137,15 +138,23 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
     }
     case 'job_run_started':
       return move(model, event.job_run_started.job_run_id, 'running', at, (r) => (r.started_at = at));
-    case 'job_run_succeeded':
-      return move(model, event.job_run_succeeded.job_run_id, 'succeeded', at, (r) => {
-        r.ended_at = at;
+    case 'job_run_placed': {
+      // A run handed to a queue starts when a worker takes it, as the state has it.
+      const run = model.runs.get(event.job_run_placed.job_run_id);
+      if (run?.status === 'running') run.started_at = at;
+      return [];
+    }
+    case 'job_run_succeeded': {
+      const e = event.job_run_succeeded;
+      return move(model, e.job_run_id, 'succeeded', at, (r) => {
+        r.ended_at = runEndedAt(e.ended_at, r.started_at ?? r.queued_at, at);
         r.exit_code = 0;
       });
+    }
     case 'job_run_failed': {
       const e = event.job_run_failed;
       return move(model, e.job_run_id, 'failed', at, (r) => {
-        r.ended_at = at;
+        r.ended_at = runEndedAt(e.ended_at, r.started_at ?? r.queued_at, at);
         r.exit_code = e.exit_code;
         r.signal = e.signal;
         r.reason = e.reason;
@@ -162,7 +171,7 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
     case 'job_run_dep_missed': {
       const e = event.job_run_dep_missed;
       return move(model, e.job_run_id, 'dep_missed', at, (r) => {
-        r.ended_at = at;
+        r.ended_at = runEndedAt(e.ended_at, r.started_at ?? r.queued_at, at);
         r.reason = `missing ${e.missing.join(', ')}`;
       });
     }

@@ -103,6 +103,8 @@ export interface JobRunSucceeded {
   job_run_id: string;
   /** The build each output it still owned got: its lineage is this plus the run's `input_builds`. */
   builds: BuildInput[];
+  /** Epoch ms the job ended, when before the daemon heard (it ended while no daemon ran); 0: the event's timestamp. */
+  ended_at: number;
 }
 
 export interface JobRunFailed {
@@ -113,6 +115,8 @@ export interface JobRunFailed {
   reason: string;
   /** Epoch ms at which the next attempt may be queued; 0 when the failure is final. */
   retry_at: number;
+  /** Epoch ms the job ended, when before the daemon heard (it ended while no daemon ran); 0: the event's timestamp. */
+  ended_at: number;
 }
 
 export interface JobRunCanceled {
@@ -123,6 +127,8 @@ export interface JobRunCanceled {
 export interface JobRunDepMissed {
   job_run_id: string;
   missing: string[];
+  /** Epoch ms the job ended, when before the daemon heard (it ended while no daemon ran); 0: the event's timestamp. */
+  ended_at: number;
 }
 
 export interface PartitionTainted {

@@ -23,18 +23,23 @@ export interface JobLaunch {
   timeout_seconds: number;
 }
 
+/**
+ * `ended_at` (epoch ms) is given when the job ended before the daemon heard of it: a run that ended while no daemon
+ * ran, whose end is read from its status file. Otherwise the run ends when its outcome is recorded.
+ */
 export type JobOutcome =
-  | { job_run_id: string; status: 'succeeded' }
+  | { job_run_id: string; status: 'succeeded'; ended_at?: number }
   | {
       job_run_id: string;
       status: 'failed';
+      ended_at?: number;
       /** -1 if signalled or never started. */
       exit_code: number;
       /** e.g. 'SIGKILL'; '' when the process exited with a code. */
       signal: string;
       reason: string;
     }
-  | { job_run_id: string; status: 'dep_missed'; missing: string[] }
+  | { job_run_id: string; status: 'dep_missed'; missing: string[]; ended_at?: number }
   | { job_run_id: string; status: 'canceled'; reason: string };
 
 export type JobOutcomeStatus = JobOutcome['status'];

@@ -9,7 +9,7 @@
  * the earlier attempt's status and cancel files, and a status names the pid it is about (the one the log records:
  * the job under the native launcher, the supervisor otherwise): a reader that knows the run's pid ignores another's.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobOutcome } from './job-launch.js';
 
@@ -17,8 +17,12 @@ export const CANCEL_FILE = 'cancel.json';
 export const STDIN_FILE = 'stdin.json';
 export const STATUS_FILE = 'status.json';
 
-/** What a supervisor recorded; `outcome` is the format of the node supervisors of 0.1.0, still read after an upgrade. */
-export type ExitStatus = { exit_code: number } | { outcome: JobOutcome };
+/**
+ * What a supervisor recorded; `outcome` is the format of the node supervisors of 0.1.0, still read after an upgrade.
+ * `ended_at` is the file's modification time: the supervisor writes it as the job ends, so a daemon that reads it
+ * later (the run ended while none ran) still knows when.
+ */
+export type ExitStatus = ({ exit_code: number } | { outcome: JobOutcome }) & { ended_at: number };
 
 /** Written whole or not at all (a crash mid-write leaves the old file, or none), and on disk before it returns. */
 export function writeDurably(path: string, value: unknown): void {
@@ -46,10 +50,22 @@ function readJson<T>(path: string): T | undefined {
  * when the status is another attempt's: `pid` is the run's (0 when not known yet, which takes any).
  */
 export function readExitStatus(dir: string, pid: number): ExitStatus | undefined {
-  const raw = readJson<{ exit_code?: unknown; status?: unknown; pid?: unknown }>(join(dir, STATUS_FILE));
+  let raw: { exit_code?: unknown; status?: unknown; pid?: unknown } | undefined;
+  let ended_at = 0;
+  try {
+    const fd = openSync(join(dir, STATUS_FILE), 'r');
+    try {
+      ended_at = Math.floor(fstatSync(fd).mtimeMs);
+      raw = JSON.parse(readFileSync(fd, 'utf8')) as typeof raw;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
   if (pid > 0 && typeof raw?.pid === 'number' && raw.pid !== pid) return undefined;
-  if (typeof raw?.exit_code === 'number' && raw.status === undefined) return { exit_code: raw.exit_code };
-  if (typeof raw?.status === 'string') return { outcome: raw as JobOutcome };
+  if (typeof raw?.exit_code === 'number' && raw.status === undefined) return { exit_code: raw.exit_code, ended_at };
+  if (typeof raw?.status === 'string') return { outcome: raw as JobOutcome, ended_at };
   return undefined;
 }
 export const readCancelReason = (dir: string): string | undefined => readJson<{ reason: string }>(join(dir, CANCEL_FILE))?.reason;

@@ -255,6 +255,8 @@ export class SupervisedExecutor implements Executor {
     } else {
       outcome = { job_run_id: run.id, status: 'canceled', reason: `${LOST_RUN_REASON} (its supervisor ended without recording how the job ended)` };
     }
+    // Read from the status file: the job ended when it was written, perhaps long before this daemon ran.
+    if (recorded && outcome.status !== 'canceled') outcome = { ...outcome, ended_at: recorded.ended_at };
     if (run.killed && groupAlive(run.pid)) await run.killed;
     this.end(run, outcome);
   }

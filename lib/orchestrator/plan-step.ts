@@ -452,10 +452,10 @@ class Planner {
         const builds = run.config.outputs
           .filter((ref) => this.state.partitions.get(ref)?.job_run_id === job_run_id)
           .map((partition_ref, i) => ({ partition_ref, build_id: `b-${this.state.created.builds + 1 + i}` }));
-        this.emit({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds } });
+        this.emit({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds, ended_at: o.ended_at ?? 0 } });
         return;
       case 'failed':
-        this.failRun(run, o.exit_code, o.signal, o.reason);
+        this.failRun(run, o.exit_code, o.signal, o.reason, o.ended_at);
         return;
       case 'dep_missed': {
         // Inputs that were already live when this run was queued cannot be what it missed: rerunning would
@@ -471,10 +471,11 @@ class Planner {
             '',
             `the job reported missing inputs that were already live before it was queued (${liveBefore.join(', ')}); ` +
               'check how the job finds its inputs',
+            o.ended_at,
           );
           return;
         }
-        this.emit({ type: 'job_run_dep_missed', job_run_dep_missed: { job_run_id, missing: o.missing } });
+        this.emit({ type: 'job_run_dep_missed', job_run_dep_missed: { job_run_id, missing: o.missing, ended_at: o.ended_at ?? 0 } });
         return;
       }
       case 'canceled':
@@ -484,14 +485,14 @@ class Planner {
   }
 
   /** A failed run, retried up to the job's `retries` with backoff. */
-  private failRun(run: JobRunRecord, exit_code: number, signal: string, reason: string): void {
+  private failRun(run: JobRunRecord, exit_code: number, signal: string, reason: string, ended_at = 0): void {
     const retries = this.input.policy.jobs.get(run.job_label)?.retries ?? 0;
     // A retry is for someone: with no active want on any output, the failure is final.
     const wanted = run.config.outputs.some((ref) => this.state.active_wants_by_ref.has(ref));
     const retry_at = wanted && run.attempt <= retries ? this.input.now + retryDelayMs(run.attempt) : 0;
     this.emit({
       type: 'job_run_failed',
-      job_run_failed: { job_run_id: run.job_run_id, exit_code, signal, reason, retry_at },
+      job_run_failed: { job_run_id: run.job_run_id, exit_code, signal, reason, retry_at, ended_at },
     });
   }
 
@@ -744,7 +745,7 @@ class Planner {
       : `it was asked for by want ${want.want_id}`;
     this.emit({
       type: 'job_run_failed',
-      job_run_failed: { job_run_id, exit_code: -1, signal: '', reason: `${task.error} (${neededBy})`, retry_at: 0 },
+      job_run_failed: { job_run_id, exit_code: -1, signal: '', reason: `${task.error} (${neededBy})`, retry_at: 0, ended_at: 0 },
     });
   }
 

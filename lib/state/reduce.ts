@@ -6,6 +6,7 @@ import type { BuildEvent, BuildInput } from '../events/build-event.js';
 import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionRecord, PartitionStatus, TaintRecord, WantRecord } from './build-state.js';
 import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, withJobRun, withPartition, withState, withWant, activeWantsOn, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
 import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
+import { runEndedAt } from './run-ended-at.js';
 import { currentConsumers, refreshStale } from './staleness.js';
 import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCategory } from './want-status.js';
 import { openKey, settled, windowFor } from './want-window.js';
@@ -153,7 +154,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     case 'job_run_succeeded': {
       const e = event.job_run_succeeded;
       const run = s.job_runs.get(e.job_run_id);
-      let next = endRun(s, e.job_run_id, 'succeeded', { exit_code: 0 }, 'live', event.event_id, at);
+      let next = endRun(s, e.job_run_id, 'succeeded', { exit_code: 0 }, 'live', event.event_id, at, e.ended_at);
       if (next === s || !run) return next;
       // Only outputs the run still owned became live by it (a newer run owns the rest).
       const owned = e.builds.filter((b) => run.config.outputs.includes(b.partition_ref) && s.partitions.get(b.partition_ref)?.job_run_id === run.job_run_id);
@@ -181,7 +182,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const detail = { exit_code: e.exit_code, signal: e.signal, reason: e.reason, retry_at: e.retry_at };
       // A failure that will be retried keeps its partitions building.
       const partition: PartitionStatus = e.retry_at > 0 ? 'building' : 'failed';
-      return endRun(s, e.job_run_id, 'failed', detail, partition, event.event_id, at);
+      return endRun(s, e.job_run_id, 'failed', detail, partition, event.event_id, at, e.ended_at);
     }
     case 'job_run_canceled': {
       const e = event.job_run_canceled;
@@ -190,7 +191,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     case 'job_run_dep_missed': {
       const e = event.job_run_dep_missed;
       // The outputs stay building: they are rebuilt once the missing inputs are live.
-      return endRun(s, e.job_run_id, 'dep_missed', { missing: e.missing }, 'building', event.event_id, at);
+      return endRun(s, e.job_run_id, 'dep_missed', { missing: e.missing }, 'building', event.event_id, at, e.ended_at);
     }
     case 'partition_tainted': {
       const e = event.partition_tainted;
@@ -383,11 +384,13 @@ function endRun(
   partitionStatus: PartitionStatus,
   eventId: number,
   at: number,
+  endedAt = 0,
 ): BuildState {
   const run = state.job_runs.get(id);
   // An outcome for a run that already ended (a kill racing a cancel) changes nothing.
   if (!run || (run.status !== 'queued' && run.status !== 'running')) return state;
-  const next = putJobRun(state, withJobRun(run, { ...detail, status, ended_at: at }));
+  const ended_at = runEndedAt(endedAt, run.started_at ?? run.queued_at, at);
+  const next = putJobRun(state, withJobRun(run, { ...detail, status, ended_at }));
   // Only the outputs this run is still responsible for move; a newer run owns the rest.
   const owned = run.config.outputs.filter((ref) => next.partitions.get(ref)?.job_run_id === id);
   // Outputs left waiting (missing inputs) that no active want asks for any more are not waited for.

@@ -132,17 +132,17 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
       return fc.record({ job_run_id: p.jobRunId, worker: fc.constantFrom('w1', 'w2'), pid: arbUint32 }).map((job_run_placed) => ({ type, job_run_placed }));
     case 'job_run_succeeded':
       return fc
-        .record({ job_run_id: p.jobRunId, builds: fc.array(arbBuildInput(p), { maxLength: 2 }) })
+        .record({ job_run_id: p.jobRunId, builds: fc.array(arbBuildInput(p), { maxLength: 2 }), ended_at: arbInt64 })
         .map((job_run_succeeded) => ({ type, job_run_succeeded }));
     case 'job_run_failed':
       return fc
-        .record({ job_run_id: p.jobRunId, exit_code: arbInt32, signal: arbText, reason: arbText, retry_at: arbInt64 })
+        .record({ job_run_id: p.jobRunId, exit_code: arbInt32, signal: arbText, reason: arbText, retry_at: arbInt64, ended_at: arbInt64 })
         .map((job_run_failed) => ({ type, job_run_failed }));
     case 'job_run_canceled':
       return fc.record({ job_run_id: p.jobRunId, reason: arbText }).map((job_run_canceled) => ({ type, job_run_canceled }));
     case 'job_run_dep_missed':
       return fc
-        .record({ job_run_id: p.jobRunId, missing: fc.array(p.ref, { maxLength: 3 }) })
+        .record({ job_run_id: p.jobRunId, missing: fc.array(p.ref, { maxLength: 3 }), ended_at: arbInt64 })
         .map((job_run_dep_missed) => ({ type, job_run_dep_missed }));
     case 'partition_tainted':
       return fc.record({ partition_ref: p.ref, reason: arbText }).map((partition_tainted) => ({ type, partition_tainted }));

@@ -27,17 +27,17 @@ export function eventSummary(e: EventView): string {
       return `${e.job_run_placed.job_run_id} taken by ${e.job_run_placed.worker}, pid ${e.job_run_placed.pid}`;
     case 'job_run_succeeded': {
       const r = e.job_run_succeeded;
-      return `${r.job_run_id}${r.builds.length > 0 ? `: ${r.builds.map((b) => `${b.partition_ref} ${b.build_id}`).join(', ')}` : ''}`;
+      return `${r.job_run_id}${r.builds.length > 0 ? `: ${r.builds.map((b) => `${b.partition_ref} ${b.build_id}`).join(', ')}` : ''}${endedBefore(r.ended_at)}`;
     }
     case 'job_run_failed': {
       const f = e.job_run_failed;
       const how = f.signal ? `signal ${f.signal}` : `exit ${f.exit_code}`;
-      return `${f.job_run_id} ${how}${f.reason ? `: ${f.reason}` : ''}${f.retry_at > 0 ? ' (will retry)' : ''}`;
+      return `${f.job_run_id} ${how}${f.reason ? `: ${f.reason}` : ''}${f.retry_at > 0 ? ' (will retry)' : ''}${endedBefore(f.ended_at)}`;
     }
     case 'job_run_canceled':
       return `${e.job_run_canceled.job_run_id}: ${e.job_run_canceled.reason}`;
     case 'job_run_dep_missed':
-      return `${e.job_run_dep_missed.job_run_id} missing ${e.job_run_dep_missed.missing.join(', ')}`;
+      return `${e.job_run_dep_missed.job_run_id} missing ${e.job_run_dep_missed.missing.join(', ')}${endedBefore(e.job_run_dep_missed.ended_at)}`;
     case 'partition_tainted':
       return `${e.partition_tainted.partition_ref}: ${e.partition_tainted.reason}`;
     case 'taint_created': {
@@ -56,6 +56,9 @@ export function eventSummary(e: EventView): string {
         .join(', ');
   }
 }
+
+/** A run that ended while no daemon ran: its event comes later than its end. */
+const endedBefore = (endedAt: number): string => (endedAt > 0 ? ` (ended ${new Date(endedAt).toISOString()}, while no daemon ran)` : '');
 
 function typeColor(type: string): string {
   if (type.endsWith('succeeded')) return colors.green(type);

@@ -136,7 +136,8 @@ export class RedisExecutor implements Executor {
       const state = job ? await job.getState() : 'unknown';
       // Taken by a worker while no daemon listened: its name and pid are in the job's progress.
       if (job?.progress && typeof job.progress === 'object') this.placed(run.jobId, job.progress);
-      if (state === 'completed' && job?.returnvalue) return this.completed(run.jobId, job.returnvalue);
+      // Ended while no daemon listened: it ended when its worker finished it, not now.
+      if (state === 'completed' && job?.returnvalue) return this.completed(run.jobId, job.returnvalue, job.finishedOn);
       if (state === 'failed') return this.failed(run.jobId, job?.failedReason ?? 'failed');
       if (state === 'unknown') {
         run.logEnded = true;
@@ -186,11 +187,12 @@ export class RedisExecutor implements Executor {
     this.placements.next({ job_run_id: run.launch.job_run_id, worker: report.worker, pid: report.pid });
   }
 
-  private async completed(jobId: string, returnvalue: unknown): Promise<void> {
+  private async completed(jobId: string, returnvalue: unknown, finishedOn?: number): Promise<void> {
     const run = this.byJobId.get(jobId);
     if (!run) return;
     const value = typeof returnvalue === 'string' ? (JSON.parse(returnvalue) as JobOutcome) : (returnvalue as JobOutcome);
-    await this.settle(run, { ...value, job_run_id: run.launch.job_run_id });
+    const ended = finishedOn !== undefined && value.status !== 'canceled' ? { ended_at: finishedOn } : {};
+    await this.settle(run, { ...value, job_run_id: run.launch.job_run_id, ...ended });
   }
 
   private async failed(jobId: string, failedReason: string): Promise<void> {
