@@ -160,6 +160,29 @@ test('a rebuild marks direct consumers "rebuilt" and theirs "stale"; a job edit 
   t.deepEqual(s.partitions.get('b')!.stale_reasons, []);
 });
 
+test("a tainted input stays tainted for its consumers while it is rebuilt and after that rebuild fails, until a new build replaces it; so does one tainted mid-rebuild", (t) => {
+  const built = (ref: string, build_id: string, inputs: Array<[string, string]>, end: End = 'built'): EventPayload[] =>
+    buildOf(ref, build_id, `r-${build_id}`, `job-${ref}`, inputs.map(([partition_ref, b]) => ({ partition_ref, build_id: b })), '', end);
+  const log = (payloads: EventPayload[]) => payloads.map((e, i) => ({ event_id: i + 1, timestamp: i, ...e }) as BuildEvent);
+  const taint: EventPayload = { type: 'taint_created', taint_created: { taint_id: 't-1', partitions: ['a'], reason: 'bad rows', downstream: false } };
+  const chain = [...built('a', 'b-1', []), ...built('b', 'b-2', [['a', 'b-1']])];
+  const reasonsOfB = (payloads: EventPayload[]) => fold(log([...chain, ...payloads])).partitions.get('b')!.stale_reasons;
+  t.deepEqual(reasonsOfB([]), []);
+  t.deepEqual(reasonsOfB([taint]), ['input a is tainted']);
+  t.deepEqual(reasonsOfB([taint, ...built('a', 'b-3', [], 'going')]), ['input a is tainted'], 'while it is rebuilt');
+  const failedAgain = fold(log([...chain, taint, ...built('a', 'b-3', [], 'failed')]));
+  t.is(failedAgain.partitions.get('a')!.status, 'failed');
+  t.deepEqual(failedAgain.partitions.get('b')!.stale_reasons, ['input a is tainted'], 'its rebuild failed: the tainted build is still the one b consumed');
+  t.deepEqual(reasonsOfB([taint, ...built('a', 'b-3', [], 'failed'), ...built('a', 'b-4', [])]), ['input a was rebuilt since b-1'], 'a new build replaces it');
+  // Tainted while a rebuild (not for a taint) runs: the taint holds should that run fail.
+  const midRebuild = [...built('a', 'b-3', [], 'going'), taint, { type: 'job_run_failed', job_run_failed: { job_run_id: 'r-b-3', exit_code: 1, signal: '', reason: '', retry_at: 0, ended_at: 0 } } as EventPayload];
+  t.deepEqual(reasonsOfB(midRebuild.slice(0, 1)), ['input a is being rebuilt']);
+  t.deepEqual(reasonsOfB(midRebuild.slice(0, 2)), ['input a is tainted']);
+  t.deepEqual(reasonsOfB(midRebuild), ['input a is tainted']);
+  const s = fold(log([...chain, ...midRebuild]));
+  t.deepEqual(staleFromScratch(s).get('b'), ['input a is tainted'], 'the fold from scratch agrees');
+});
+
 test('a retry queued with the definition of its first attempt does not set an edited job back', (t) => {
   const queued = (job_run_id: string, job_fingerprint: string): EventPayload => ({
     type: 'job_run_queued',

@@ -90,6 +90,11 @@ export interface PartitionRecord {
   readonly built_event_id: number;
   /** Why the current build is out of date; empty when it is not (see staleness.ts). */
   readonly stale_reasons: readonly string[];
+  /**
+   * The current build was tainted: kept while it is rebuilt and when that rebuild fails, until a new build replaces
+   * it, so what consumed it stays stale. (Absent, read as false, in compaction bases written before it.)
+   */
+  readonly build_tainted: boolean;
 }
 
 /**
@@ -275,7 +280,7 @@ export function withPartition(r: PartitionRecord, change: Partial<PartitionRecor
   return Object.assign({
     ref: r.ref, status: r.status, job_run_id: r.job_run_id, changed_event_id: r.changed_event_id,
     created_at: r.created_at, updated_at: r.updated_at, build_id: r.build_id, built_event_id: r.built_event_id,
-    stale_reasons: r.stale_reasons,
+    stale_reasons: r.stale_reasons, build_tainted: r.build_tainted,
   }, change);
 }
 

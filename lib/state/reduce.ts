@@ -301,8 +301,9 @@ function built(prior: BuildState, e: Lineage, eventId: number, at: number): Buil
     build_id: '',
     built_event_id: 0,
     stale_reasons: [],
+    build_tainted: false,
   };
-  next = putPartition(next, withPartition(base, { build_id: e.build_id, built_event_id: eventId, stale_reasons: [] }));
+  next = putPartition(next, withPartition(base, { build_id: e.build_id, built_event_id: eventId, stale_reasons: [], build_tainted: false }));
   next = recountWants(before, next, [ref], eventId, at);
   // Whoever consumed the old build now has an input rebuilt since.
   const downstream = replaced ? currentConsumers(s, replaced) : [];
@@ -321,14 +322,21 @@ function built(prior: BuildState, e: Lineage, eventId: number, at: number): Buil
 function taint(s: BuildState, refs: readonly string[], eventId: number, at: number): BuildState {
   let next = s;
   const moved: string[] = [];
+  const marked: string[] = [];
   for (const ref of refs) {
     const p = next.partitions.get(ref);
-    if (!p || p.status === 'building' || p.status === 'tainted') continue;
-    next = putPartition(next, withPartition(p, { status: 'tainted', changed_event_id: eventId, updated_at: at }));
+    if (!p || p.status === 'tainted') continue;
+    if (p.status === 'building') {
+      // Its run goes on; the build it would replace is tainted all the same, should that run fail.
+      if (p.build_id && !p.build_tainted) next = putPartition(next, withPartition(p, { build_tainted: true }));
+      marked.push(ref);
+      continue;
+    }
+    next = putPartition(next, withPartition(p, { status: 'tainted', changed_event_id: eventId, updated_at: at, build_tainted: p.build_id !== '' }));
     moved.push(ref);
   }
   next = recountWants(s, next, moved, eventId, at);
-  return tellConsumers(next, moved, eventId, at);
+  return tellConsumers(next, [...moved, ...marked], eventId, at);
 }
 
 /** The job's definition as now known; a change makes the partitions it built before stale, O(those partitions). */
@@ -420,6 +428,7 @@ function setPartitions(
       build_id: old?.build_id ?? '',
       built_event_id: old?.built_event_id ?? 0,
       stale_reasons: old?.stale_reasons ?? [],
+      build_tainted: old?.build_tainted === true,
     });
   }
   next = recountWants(before, next, refs, eventId, at);

@@ -25,7 +25,8 @@ export function staleReasons(state: BuildState, ref: string, inputIsStale: (ref:
     // Names the build consumed, not the current one: the reason must not change with every later rebuild, which
     // would then have to revisit consumers of builds long replaced.
     if (ip.build_id !== input.build_id) reasons.push(`input ${input.partition_ref} was rebuilt since ${input.build_id}`);
-    else if (ip.status === 'tainted') reasons.push(`input ${input.partition_ref} is tainted`);
+    // Tainted until a new build replaces it: while it is rebuilt, and after that rebuild failed.
+    else if (ip.status === 'tainted' || ip.build_tainted) reasons.push(`input ${input.partition_ref} is tainted`);
     // What was consumed is about to be replaced: a want that rebuilds what is stale must not see it fresh meanwhile.
     else if (ip.status === 'building') reasons.push(`input ${input.partition_ref} is being rebuilt`);
     else if (inputIsStale(input.partition_ref)) reasons.push(`input ${input.partition_ref} is stale`);
