@@ -23,12 +23,14 @@ export { QueueFullError, QueueClosedError } from './orchestrator/command-queue.j
 export { reduce } from './state/reduce.js';
 export { activeWantsOn, initialState, wantsOfRun } from './state/build-state.js';
 export { wantView, partitionView, jobRunView, eventView } from './server/views.js';
-export { listJobRuns, type PageQuery } from './server/queries.js';
+export { listJobRuns, listPartitions, listWants, type PageQuery } from './server/queries.js';
+export type { EventView, JobRunView, PartitionView, WantView } from './api/views.js';
+export type { Page } from './api/page.js';
 export { parseGraph } from './graph/parse-graph.js';
 export type { GraphDefinition, JobDefinition } from './graph/graph-definition.js';
 export { wantTree } from './server/want-tree-queries.js';
 export type { WantTreeNode, WantTreeReply } from './api/want-tree.js';
-export { partitionDetail, lineage, taintView } from './server/lineage-queries.js';
+export { partitionDetail, lineage, listTaints, taintView } from './server/lineage-queries.js';
 export type { PartitionDetailView, LineageNode, LineageReply, TaintView, BuildView, CreateTaintBody } from './api/partitions-change.js';
 export { staleFromScratch } from './state/staleness.js';
 export { expandPattern, expandPatterns, patternSize, PatternError, MAX_EXPANSION } from './graph/partition-pattern.js';

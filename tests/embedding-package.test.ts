@@ -1,0 +1,59 @@
+/**
+ * The embedding API as another project uses it: `import ... from 'platform'` resolved through package.json's
+ * exports, its types type-checked by tsc against the emitted declarations, and the compiled program run.
+ */
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+const CONSUMER = `
+import { Platform, listWants, type WantView, type Page, type BuildState } from 'platform';
+
+const platform = await Platform.open(process.argv[2]!);
+const reply = await platform.createWant({ partitions: ['out/1'], comment: 'from a package', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+if (!reply.ok) throw new Error(reply.error);
+const wantId: string = reply.want_id;
+const done = await new Promise<BuildState>((resolve) => {
+  const sub = platform.state$.subscribe((s) => {
+    const status = s.wants.get(wantId)?.status;
+    if (status === 'successful' || status === 'failed') {
+      resolve(s);
+      queueMicrotask(() => sub.unsubscribe());
+    }
+  });
+});
+const page: Page<WantView> = listWants(done, { offset: 0, limit: 10, reverse: false });
+await platform.close();
+console.log(JSON.stringify({ status: done.wants.get(wantId)?.status, total: page.total, comment: page.data[0]?.comment }));
+`;
+
+test("another project imports 'platform' by name, type-checks against its declarations and runs a build with it", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-embedder-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
+  symlinkSync(REPO, join(dir, 'node_modules', 'platform'));
+  symlinkSync(join(REPO, 'node_modules', '@types', 'node'), join(dir, 'node_modules', '@types', 'node'));
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'embedder', private: true, type: 'module' }));
+  writeFileSync(join(dir, 'main.ts'), CONSUMER);
+  const workspace = join(dir, 'ws');
+  mkdirSync(workspace);
+  writeFileSync(join(workspace, 'platform.json'), JSON.stringify({ jobs: [{ label: 'out', outputs: ['out/(?<n>\\d+)'], exec: ['true'] }] }));
+
+  const tsc = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
+  const flags = ['--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2022', '--skipLibCheck', '--types', 'node'];
+  const compiled = await run(process.execPath, [tsc, ...flags, 'main.ts'], { cwd: dir }).then(
+    () => '',
+    (err: { stdout?: string }) => err.stdout ?? String(err),
+  );
+  t.is(compiled, '', 'the consumer type-checks against the declarations');
+
+  const { stdout } = await run(process.execPath, [join(dir, 'main.js'), workspace], { cwd: dir, timeout: 30_000 });
+  t.deepEqual(JSON.parse(stdout), { status: 'successful', total: 1, comment: 'from a package' });
+});
