@@ -209,12 +209,18 @@ test('want create sends every field and prints the want; --json prints the reply
   t.is(w.sla_seconds, 600);
   t.is(w.data_timestamp, '2026-01-05T00:00:00.000Z');
 
+  const absent = await cli(env.url, 'want', 'create', '-p', 'raw/orders/date=2026-01-07', '--rebuild', 'absent', '--priority', '3');
+  t.is(absent.code, 0, absent.stderr);
+  t.regex(absent.stdout, /│ rebuild\s+│ absent/);
+  t.like((await api(env, 'GET', '/api/wants/w-2')).body, { rebuild: 'absent', priority: 3 });
+  t.is((await cli(env.url, 'want', 'create', '-p', RAW, '--rebuild', 'sometimes')).code, 2);
+
   const j = await cli(env.url, '--json', 'want', 'create', '--partition', 'slow/a');
   t.is(j.code, 0, j.stderr);
   const reply = JSON.parse(j.stdout);
-  t.is(reply.want_id, 'w-2');
+  t.is(reply.want_id, 'w-3');
   t.deepEqual(reply.want.partitions, ['slow/a']);
-  t.is(reply.want.want_id, 'w-2');
+  t.is(reply.want.want_id, 'w-3');
 }));
 
 test('want create: usage errors exit 2, server refusals exit 1 with the server message', slot(async (t) => {
@@ -259,6 +265,9 @@ test('want list: a table, --json, --status, --limit and --offset', slot(async (t
   t.is(paged.total, 3);
   const pagedTable = await cli(env.url, 'want', 'list', '--limit', '2');
   t.regex(pagedTable.stdout, /showing 1-2 of 3 wants/);
+  const newest = JSON.parse((await cli(env.url, '--json', 'want', 'list', '--order', 'desc', '--limit', '2')).stdout);
+  t.deepEqual(newest.data.map((w: { want_id: string }) => w.want_id), ['w-3', 'w-2'], '--order desc: newest first');
+  t.is((await cli(env.url, 'want', 'list', '--order', 'sideways')).code, 2);
 
   const bad = await cli(env.url, 'want', 'list', '--status', 'sideways');
   t.is(bad.code, 1);
@@ -281,6 +290,15 @@ test('want get: a table or JSON; an unknown id exits 1 with the server message a
   t.is(missing.code, 1);
   t.is(missing.stderr, "platform: No want with id 'w-99'.\n");
   t.is(missing.stdout, '');
+  // A script asked for JSON: the refusal is JSON too, with the status that tells a 404 from a 409.
+  for (const args of [['--json', 'want', 'get', 'w-99'], ['want', 'get', 'w-99', '--json']]) {
+    const jsonMissing = await cli(env.url, ...args);
+    t.is(jsonMissing.code, 1);
+    t.is(jsonMissing.stdout, '');
+    t.deepEqual(JSON.parse(jsonMissing.stderr), { error: "No want with id 'w-99'.", status: 404, want_id: 'w-99', exit_code: 1 });
+  }
+  const conflict = await cli(env.url, '--json', 'backfills', 'cancel', 'bf-404');
+  t.is(JSON.parse(conflict.stderr).status, 404);
   const usage = await cli(env.url, 'want', 'get');
   t.is(usage.code, 2);
   t.regex(usage.stderr, /missing required argument/);

@@ -608,6 +608,9 @@ test('GET /api/events lists with offset and limit (max 10000), latest_id; GET /a
   );
   t.is(window.latest_id, all.latest_id);
   t.deepEqual((await f.getJson(`/api/events?offset=${all.latest_id}`)).data, []);
+  const ordered = await fetch(`${f.url}/api/events?order=desc`);
+  t.is(ordered.status, 400, 'a cursor over ids does not pretend to take an order');
+  t.regex(((await ordered.json()) as { error: string }).error, /offset=latest_id-N/);
   t.is((await f.getJson('/api/events?limit=10000')).data.length, all.latest_id);
   await errorOf(t, await f.api('/api/events?limit=10001'), 400);
   await errorOf(t, await f.api('/api/events?limit=0'), 400);

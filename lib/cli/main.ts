@@ -4,6 +4,8 @@ import { VERSION } from '../version.js';
 import { quietLimitFromEnv } from '../client/http-fetch.js';
 import { commandWord } from './entry.js';
 import { httpUrl, parsedOption } from './option-parsers.js';
+import { globalOptions } from './global-options.js';
+import { jsonError } from './json-error.js';
 import { registerServe } from './commands/serve-command.js';
 import { registerBuild } from './commands/build-command.js';
 import { registerWant } from './commands/want-command.js';
@@ -67,11 +69,18 @@ export async function main(argv: string[]): Promise<void> {
   }
   stopQuietlyWhenOutputCloses(commandWord(argv) === 'serve');
   const program = buildProgram();
+  let json = false;
+  program.hook('preAction', (_root, action) => {
+    json = globalOptions(action).json;
+  });
   try {
     await program.parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) process.exit(err.exitCode);
-    throw err;
+    if (!json) throw err;
+    const body = jsonError(err);
+    process.stderr.write(`${JSON.stringify(body)}\n`);
+    process.exit(body.exit_code);
   }
 }
 

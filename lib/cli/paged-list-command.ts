@@ -1,7 +1,8 @@
 /** The shape every `... list` command shares: status/limit/offset options, a page, a table or JSON, a footer. */
 import type { Command } from 'commander';
 import type { Page, PlatformClient } from '../client/platform-client.js';
-import { parsedOption, wholeNumber } from './option-parsers.js';
+import type { PageOrder } from '../api/page.js';
+import { oneOf, parsedOption, wholeNumber } from './option-parsers.js';
 import { connect, line, pageFooter, printJson } from './output.js';
 
 export interface PagedListSpec<T> {
@@ -11,7 +12,7 @@ export interface PagedListSpec<T> {
   statuses: readonly string[];
   /** Extra string options: [flag, help, key]. */
   extra?: ReadonlyArray<[string, string, string]>;
-  fetch(client: PlatformClient, query: { status?: string; limit?: number; offset?: number; [key: string]: unknown }): Promise<Page<T>>;
+  fetch(client: PlatformClient, query: { status?: string; limit?: number; offset?: number; order?: PageOrder; [key: string]: unknown }): Promise<Page<T>>;
   rows(items: T[]): string;
 }
 
@@ -22,11 +23,12 @@ export function pagedListCommand<T>(parent: Command, spec: PagedListSpec<T>): Co
   return cmd
     .addOption(parsedOption('--limit <n>', 'at most this many (1-1000, default 100)', wholeNumber({ min: 1 })))
     .addOption(parsedOption('--offset <n>', 'skip this many', wholeNumber()))
-    .action(async (opts: { status?: string; limit?: number; offset?: number } & Record<string, unknown>, self: Command) => {
+    .addOption(parsedOption('--order <order>', 'asc (oldest first, the default) or desc (newest first)', oneOf(['asc', 'desc'] as const, 'oldest or newest first')))
+    .action(async (opts: { status?: string; limit?: number; offset?: number; order?: PageOrder } & Record<string, unknown>, self: Command) => {
       const extra: Record<string, unknown> = {};
       for (const [, , key] of spec.extra ?? []) extra[key] = opts[key];
       const { client, options } = await connect(self);
-      const page = await spec.fetch(client, { ...extra, status: opts.status, limit: opts.limit, offset: opts.offset });
+      const page = await spec.fetch(client, { ...extra, status: opts.status, limit: opts.limit, offset: opts.offset, order: opts.order });
       if (options.json) return printJson(page);
       if (page.data.length > 0) line(spec.rows(page.data));
       const footer = pageFooter(page, spec.noun);

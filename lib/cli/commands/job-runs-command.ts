@@ -51,6 +51,7 @@ export function jobRunDetail(r: JobRunView): string {
     ['wants', `${r.want_ids.join(', ')}${r.wants_total > r.want_ids.length ? ` … ${r.wants_total - r.want_ids.length} more` : ''}`],
     ['outputs', r.outputs.join('\n')],
     ['inputs', r.config.inputs.map((i) => `${i.partition_ref} (${i.dep_type})`).join('\n')],
+    ['exec', shellWords(r.exec)],
     ['args', shellWords(r.config.args)],
     ['env', Object.entries(r.config.env).map(([k, v]) => `${k}=${v}`).join('\n')],
     ['pid', r.pid],
@@ -61,6 +62,8 @@ export function jobRunDetail(r: JobRunView): string {
     ['duration', duration(r.duration_ms)],
     ['exit code', r.exit_code],
   ];
+  if (r.timeout_seconds > 0) rows.push(['timeout', `${r.timeout_seconds}s`]);
+  if (r.priority !== 0) rows.push(['priority', r.priority]);
   if (r.signal) rows.push(['signal', r.signal]);
   if (r.reason) rows.push(['reason', r.reason]);
   if (r.missing.length > 0) rows.push(['missing', r.missing.join('\n')]);

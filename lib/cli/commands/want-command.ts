@@ -4,7 +4,8 @@ import { WANT_STATUSES } from '../../state/build-state.js';
 import { fromEvent } from 'rxjs';
 import { followWant, readWantToFollow } from '../follow-want.js';
 import { settleFollow } from '../settle-follow.js';
-import { integer, isoTime, parsedOption, seconds, wholeNumber } from '../option-parsers.js';
+import { integer, isoTime, oneOf, parsedOption, seconds, wholeNumber } from '../option-parsers.js';
+import { REBUILD_POLICIES, type RebuildPolicy } from '../../events/build-event.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import type { CreateWantBody, WantTreeNode, WantTreeReply, WantView } from '../../client/platform-client.js';
 import { treeLines } from '../tree-lines.js';
@@ -36,16 +37,20 @@ export function wantDetail(w: WantView): string {
     ['source', w.source],
   ];
   if (w.comment) rows.push(['comment', w.comment]);
-  if (w.data_timestamp) rows.push(['data timestamp', w.data_timestamp]);
-  if (w.ttl_seconds) rows.push(['ttl', `${w.ttl_seconds}s`]);
+  if (w.data_timestamp) rows.push(['data timestamp', when(w.data_timestamp)]);
+  if (w.ttl_seconds) rows.push(['ttl', `${w.ttl_seconds}s${w.expires_at ? ` (expires ${when(w.expires_at)})` : ''}`]);
   if (w.sla_seconds) rows.push(['sla', `${w.sla_seconds}s (due ${when(w.sla_deadline)})${w.sla_missed ? ` ${colors.red('missed')}` : ''}`]);
   if (w.rebuild !== 'missing') rows.push(['rebuild', w.rebuild]);
   if (w.priority !== 0) rows.push(['priority', w.priority]);
+  if (w.max_concurrent_job_runs > 0) rows.push(['max concurrent runs', w.max_concurrent_job_runs]);
+  if (w.backfill_id) rows.push(['backfill', `${w.backfill_id} (see: platform backfills get ${w.backfill_id})`]);
+  if (w.pattern) rows.push(['pattern', w.pattern]);
+  if (w.schedule_tick) rows.push(['schedule tick', when(w.schedule_tick)]);
   if (w.rebuilt.length > 0) rows.push(['rebuilt', listShort(w.rebuilt, 10)]);
   if (w.parent_want_id) rows.push(['parent want', w.parent_want_id]);
   if (w.root_want_id && w.root_want_id !== w.want_id) rows.push(['root want', w.root_want_id]);
   if (w.child_wants_total > 0) rows.push(['derived wants', `${listShort(w.child_want_ids, 10)}${w.child_wants_total > w.child_want_ids.length ? ` (${w.child_wants_total} in all)` : ''} (see: platform want tree ${w.want_id})`]);
-  rows.push(['job runs', w.job_run_ids.length > 0 ? listShort(w.job_run_ids, 10) : '']);
+  rows.push(['job runs', w.job_run_ids.length > 0 ? `${listShort(w.job_run_ids, 10)}${w.job_runs_total > w.job_run_ids.length ? ` (${w.job_runs_total} in all)` : ''}` : '']);
   if (w.cancel_reason) rows.push(['cancel reason', w.cancel_reason]);
   return detailTable(rows);
 }
@@ -81,7 +86,7 @@ export function wantRows(wants: WantView[]): string {
       w.sla_missed ? `${statusColor(w.status)} ${colors.red('sla missed')}` : statusColor(w.status),
       listShort(w.partitions, 2),
       when(w.created_at),
-      w.job_run_ids.length,
+      w.job_runs_total,
       w.comment.length > 40 ? `${w.comment.slice(0, 39)}…` : w.comment,
     ]),
   );
@@ -99,9 +104,10 @@ export function registerWant(program: Command): void {
     .addOption(parsedOption('--sla <duration>', 'how soon the partitions are needed: seconds, or 90s, 5m, 3h', seconds))
     .addOption(parsedOption('--data-timestamp <iso>', 'the data time the want is about (ISO 8601)', isoTime))
     .addOption(parsedOption('--priority <n>', 'higher runs first when runs wait for capacity (default 0)', integer))
+    .addOption(parsedOption('--rebuild <policy>', `what it rebuilds: ${REBUILD_POLICIES.join(', ')} (default missing)`, oneOf(REBUILD_POLICIES, 'what is not live; also what is stale; everything; only what was never built nor attempted')))
     .action(
       async (
-        opts: { partition?: string[]; comment?: string; ttl?: number; sla?: number; dataTimestamp?: string; priority?: number },
+        opts: { partition?: string[]; comment?: string; ttl?: number; sla?: number; dataTimestamp?: string; priority?: number; rebuild?: RebuildPolicy },
         cmd: Command,
       ) => {
         if (!opts.partition || opts.partition.length === 0) {
@@ -113,6 +119,7 @@ export function registerWant(program: Command): void {
         if (opts.sla !== undefined) body.sla_seconds = opts.sla;
         if (opts.dataTimestamp !== undefined) body.data_timestamp = opts.dataTimestamp;
         if (opts.priority !== undefined) body.priority = opts.priority;
+        if (opts.rebuild !== undefined) body.rebuild = opts.rebuild;
         const { client, options } = await connect(cmd);
         const reply = await client.createWant(body);
         if (options.json) return printJson(reply);

@@ -16,6 +16,10 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
 
   router.get('/api/events', async (req, res) => {
     // Without an offset, from the first event still in the log (1 unless a compaction removed older ones).
+    // Other lists take an order; this one is a cursor over ids, and a script asking for newest first must not get oldest.
+    if (req.query.order !== undefined) {
+      throw new HttpError(400, `/api/events does not take 'order': it reads events by id after 'offset', oldest first. For the newest N, read from offset=latest_id-N (latest_id is in every page).`);
+    }
     const { offset = platform.log.firstId() - 1, limit = MAX_EVENTS_PER_READ } = validateQuery(EventListQuerySchema, req.query);
     const events = await platform.log.list(offset, limit);
     res.json({ data: events.map(eventView), latest_id: platform.log.latestId(), first_id: platform.log.firstId(), offset, limit } satisfies EventPage);
