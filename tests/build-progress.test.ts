@@ -216,6 +216,23 @@ test('a run snapshot reports the steps the events would have shown', (t) => {
   t.is(countRuns(m).succeeded, 1);
 });
 
+test("a joined run's steps from before the build are timed before its start, not all at 0.0s; a few ms under it are the clocks", (t) => {
+  const m = model();
+  const view = runView('r-9', { job_label: 'raw_orders', outputs: ['daily/revenue/date=2026-01-05'], want_ids: ['w-1'], exec: ['bash', 'daily.sh'] });
+  const lines = applyRunSnapshot(m, view).map((c) => plainLine(c, T0 + 3000));
+  t.deepEqual(lines, ['[-2.0s] r-9 raw_orders queued', '[-1.0s] r-9 raw_orders running', '[1.5s] r-9 raw_orders succeeded']);
+  t.is(plainLine({ run: m.runs.get('r-9')!, status: 'running', at: T0 + 2990 }, T0 + 3000), '[0.0s] r-9 raw_orders running');
+});
+
+test("a run that ended while no daemon ran is shown ending when it did (the event's ended_at), not when the event came", (t) => {
+  const m = busyModel();
+  const changes = feed(m, [started('r-5', T0 + 1000)]);
+  t.is(changes.length, 1);
+  const late = { ...succeeded('r-5', T0 + 60_000), job_run_succeeded: { job_run_id: 'r-5', builds: [], ended_at: T0 + 2500 } } as EventView;
+  feed(m, [late]);
+  t.is(m.runs.get('r-5')!.ended_at, T0 + 2500);
+});
+
 test('the model counts the runs for root partitions still to go, and says when the build may have ended', (t) => {
   const m = model();
   const rootRuns = () => [...m.runs.values()].filter((r) => (r.status === 'queued' || r.status === 'running') && r.outputs.some((o) => o.startsWith('daily/'))).length;

@@ -8,6 +8,7 @@ import type { BuildEvent, BuildInput, EventPayload } from '../lib/events/build-e
 import { initialState, type BuildState } from '../lib/state/build-state.js';
 import { reduce } from '../lib/state/reduce.js';
 import { staleFromScratch } from '../lib/state/staleness.js';
+import { taintView } from '../lib/server/lineage-queries.js';
 
 const REFS = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'];
 const LABELS = ['job-a', 'job-b'];
@@ -173,6 +174,14 @@ test("a tainted input stays tainted for its consumers while it is rebuilt and af
   const failedAgain = fold(log([...chain, taint, ...built('a', 'b-3', [], 'failed')]));
   t.is(failedAgain.partitions.get('a')!.status, 'failed');
   t.deepEqual(failedAgain.partitions.get('b')!.stale_reasons, ['input a is tainted'], 'its rebuild failed: the tainted build is still the one b consumed');
+  t.deepEqual(reasonsOfB([taint, ...built('a', 'b-3', [], 'canceled')]), ['input a is tainted'], 'its rebuild was canceled');
+  const stillTainted = (payloads: EventPayload[]) => {
+    const s = fold(log([...chain, taint, ...payloads]));
+    return taintView(s, s.taints.get('t-1')!).still_tainted;
+  };
+  t.is(stillTainted(built('a', 'b-3', [], 'canceled')), 1, 'the taint counts it still tainted after a canceled rebuild');
+  t.is(stillTainted(built('a', 'b-3', [], 'failed')), 1);
+  t.is(stillTainted(built('a', 'b-3', [])), 0, 'rebuilt');
   t.deepEqual(reasonsOfB([taint, ...built('a', 'b-3', [], 'failed'), ...built('a', 'b-4', [])]), ['input a was rebuilt since b-1'], 'a new build replaces it');
   // Tainted while a rebuild (not for a taint) runs: the taint holds should that run fail.
   const midRebuild = [...built('a', 'b-3', [], 'going'), taint, { type: 'job_run_failed', job_run_failed: { job_run_id: 'r-b-3', exit_code: 1, signal: '', reason: '', retry_at: 0, ended_at: 0 } } as EventPayload];

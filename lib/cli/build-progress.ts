@@ -254,6 +254,14 @@ export function elapsed(ms: number): string {
   return `${Math.floor(whole / 3600)}h${String(Math.floor((whole % 3600) / 60)).padStart(2, '0')}m`;
 }
 
+/**
+ * When a change happened, from the build's start: a joined run's steps that came before it are negative (`-4.2s`),
+ * not all `0.0s`. A few ms under zero are the two clocks (server and client), not a step before the build.
+ */
+function sinceStart(ms: number): string {
+  return ms < -50 ? `-${elapsed(-ms)}` : elapsed(ms);
+}
+
 /** Colours for the rendered parts; identity by default, so the output is plain text. */
 export interface Paint {
   good(s: string): string;
@@ -350,7 +358,7 @@ export function plainLine(change: RunChange, startedAt: number): string {
   } else if (change.status === 'queued' && r.attempt > 1) {
     detail = ` (attempt ${r.attempt})`;
   }
-  return `[${elapsed(change.at - startedAt)}] ${r.job_run_id} ${r.job_label} ${change.status}${detail}`;
+  return `[${sinceStart(change.at - startedAt)}] ${r.job_run_id} ${r.job_label} ${change.status}${detail}`;
 }
 
 /** A run as first seen: queued, nothing known of how it will end. */

@@ -196,7 +196,8 @@ export async function followWant(
         if (w.job_runs_total === 0) continue;
         const runs = await runsOfWant(client, w.want_id);
         if (closed) return;
-        const changes = runs.flatMap((run) => applyRunSnapshot(model, run));
+        // In time order across runs (each run's steps are in order already): the history as it happened.
+        const changes = runs.flatMap((run) => applyRunSnapshot(model, run)).sort((a, b) => a.at - b.at);
         for (const run of runs) changes.push(...held.after(run.job_run_id).flatMap((e) => applyEvent(model, e)));
         view.changes(changes);
         if (mayHaveEnded(model, changes)) recheck$.next();

@@ -116,7 +116,11 @@ export function taintView(state: BuildState, t: TaintRecord, partitionsLimit?: n
   let still: number | null = null;
   if (partitionsLimit === undefined) {
     still = 0;
-    for (const ref of t.partitions) if (state.partitions.get(ref)?.status === 'tainted') still++;
+    // Tainted until a new build replaces it: also while it is rebuilt, and after a rebuild that failed or was canceled.
+    for (const ref of t.partitions) {
+      const p = state.partitions.get(ref);
+      if (p?.status === 'tainted' || p?.build_tainted) still++;
+    }
   }
   return {
     taint_id: t.taint_id,
