@@ -373,6 +373,23 @@ test("a run's end event that says when the job ended (it ended while no daemon r
   t.is(failedAt.job_runs.get('r1')!.ended_at, T0 + 3250);
 });
 
+test("a 'stale' or 'all' want that joined a run queued before the job was edited does not end on that run's build: it is stale at once", (t) => {
+  for (const rebuild of ['stale', 'all'] as const) {
+    const queuedOld: EventPayload = {
+      type: 'job_run_queued',
+      job_run_queued: { job_run_id: 'r1', job_label: 'job', config: config(['p1']), want_ids: ['w1'], attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: 'f1', output_inputs: [] },
+    };
+    let s = apply(initialState(), wantCreated('w1', ['p1']), queuedOld, started('r1', 7));
+    s = apply(s, { type: 'job_definitions_changed', job_definitions_changed: { jobs: [{ job_label: 'job', fingerprint: 'f2' }] } });
+    s = apply(s, wantCreated('w2', ['p1'], { rebuild }));
+    t.is(wantStatus(s, 'w2'), 'building', `${rebuild}: it joins the run`);
+    s = apply(s, { type: 'job_run_succeeded', job_run_succeeded: { job_run_id: 'r1', builds: [{ partition_ref: 'p1', build_id: 'b-1' }], ended_at: 0 } });
+    t.deepEqual(s.partitions.get('p1')!.stale_reasons, ['job job changed since this build (fingerprint f1 -> f2)']);
+    t.is(wantStatus(s, 'w1'), 'successful', 'a want for what is missing takes the build');
+    t.not(wantStatus(s, 'w2'), 'successful', `${rebuild}: the build is stale, so it must rebuild`);
+  }
+});
+
 test('want -> job queued -> started -> succeeded: the want ends successful, the partition live', (t) => {
   let s = apply(initialState(), wantCreated('w1', ['p1', 'p2', 'p1']));
   const w = s.wants.get('w1')!;

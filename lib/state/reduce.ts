@@ -154,8 +154,12 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     case 'job_run_succeeded': {
       const e = event.job_run_succeeded;
       const run = s.job_runs.get(e.job_run_id);
-      let next = endRun(s, e.job_run_id, 'succeeded', { exit_code: 0 }, 'live', event.event_id, at, e.ended_at);
-      if (next === s || !run) return next;
+      // An outcome for a run that already ended (a kill racing a cancel) changes nothing.
+      if (!run || (run.status !== 'queued' && run.status !== 'running')) return s;
+      let next = s;
+      // The builds first, the outputs still building, then live with them: the wants on an output are counted once,
+      // on its new build with its own staleness. Live first, a want that rebuilds what is stale would have seen
+      // it fresh for a moment (no build yet, no reasons) and ended on a build stale at once.
       // Only outputs the run still owned became live by it (a newer run owns the rest).
       const owned = e.builds.filter((b) => run.config.outputs.includes(b.partition_ref) && s.partitions.get(b.partition_ref)?.job_run_id === run.job_run_id);
       for (const b of owned) {
@@ -170,6 +174,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         };
         next = built(next, lineage, event.event_id, at);
       }
+      next = endRun(next, e.job_run_id, 'succeeded', { exit_code: 0 }, 'live', event.event_id, at, e.ended_at);
       // An output that went live with no new build (none recorded for it) is its old build again: its consumers,
       // told it was being rebuilt, are told it is not. A run's success always records its outputs' builds.
       const unbuilt = run.config.outputs.filter(
@@ -289,7 +294,7 @@ function built(prior: BuildState, e: Lineage, eventId: number, at: number): Buil
     consumers,
     partitions_by_job: byJob,
   });
-  // endRun has just made it live; now it is live with this build.
+  // Its run's success makes it live with this build (endRun, after the builds of all its outputs).
   const before = next;
   const base: PartitionRecord = old ?? {
     ref,
@@ -307,6 +312,7 @@ function built(prior: BuildState, e: Lineage, eventId: number, at: number): Buil
   next = recountWants(before, next, [ref], eventId, at);
   // Whoever consumed the old build now has an input rebuilt since.
   const downstream = replaced ? currentConsumers(s, replaced) : [];
+  // Its own reasons too: a build made by a run queued with a job definition since edited is stale at once.
   next = refreshStale(next, [ref, ...downstream], putCounted(eventId, at));
   // A rebuild on behalf of a want: its detail lists it.
   if (replaced) {

@@ -25,7 +25,11 @@ export const NO_COUNTS: PartitionCounts = { live: 0, failed: 0, skipped: 0, acti
 /** What of a want decides where its partitions stand: when it was made and what it rebuilds. */
 export type WantBasis = Pick<WantRecord, 'created_event_id' | 'rebuild'>;
 
-/** A live partition that a want must still rebuild: stale or tainted ones for 'stale', older ones for 'all'. */
+/**
+ * A live partition that a want must still rebuild: stale ones for 'stale'; for 'all' those built before the want,
+ * and stale ones too ('all' rebuilds at least what 'stale' does: a run it joined that was queued with a job
+ * definition since edited made a build that is stale at once).
+ */
 export function mustRebuild(want: WantBasis, p: PartitionRecord): boolean {
   switch (want.rebuild) {
     case 'missing':
@@ -34,7 +38,7 @@ export function mustRebuild(want: WantBasis, p: PartitionRecord): boolean {
     case 'stale':
       return p.stale_reasons.length > 0;
     case 'all':
-      return p.built_event_id <= want.created_event_id;
+      return p.built_event_id <= want.created_event_id || p.stale_reasons.length > 0;
   }
 }
 
