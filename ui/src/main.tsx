@@ -53,7 +53,7 @@ function Page() {
   if ((m = match('/backfills/:id', path))) return <BackfillPage id={m.id!} />;
   if (path === '/taints') return <TaintsPage />;
   if ((m = match('/taints/:id', path))) return <TaintPage id={m.id!} />;
-  if (path === '/schedules') return <SchedulesPage />;
+  if (path === '/schedules') return <SchedulesPage location={location} />;
   if (path === '/graph') return <GraphPage location={location} />;
   return (
     <section>
