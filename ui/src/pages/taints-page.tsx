@@ -1,5 +1,5 @@
 /** Taints, newest first, paged by the server; one taint's partitions and how many of them are still tainted. */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { TaintView } from '../../../lib/api/partitions-change.js';
 import type { EventView } from '../../../lib/api/views.js';
 import { get, qs, type Page } from '../api.js';
@@ -69,6 +69,7 @@ export function TaintsPage() {
 export function TaintPage({ id }: { id: string }) {
   const loaded = useLive((signal) => get<TaintView>(`/api/taints/${encodeURIComponent(id)}`, signal), [id], touchesTaints);
   const [all, setAll] = useState(false);
+  useEffect(() => setAll(false), [id]);
   const t = loaded.data;
   return (
     <section>
