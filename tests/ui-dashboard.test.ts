@@ -2,7 +2,8 @@
  * The dashboard end to end in a real headless Chromium (Debian's, driven by playwright-core) against a real daemon
  * with real job processes: a want created in the form turns successful without a reload, a running job's log
  * lines arrive, a cancel button cancels, a taint from a partition's page turns its downstream stale, the DAG shows
- * every node, and the page reconnects after the daemon restarts. Screenshots go to test-artifacts/ (ignored by git).
+ * every node, and the page reconnects after the daemon restarts. The taints, schedules, want, job run and backfill
+ * pages show what the API answers in the same run. Screenshots go to test-artifacts/ (ignored by git).
  *
  * Without a Chromium on the machine the tests are skipped, saying so (`.ci/run` installs it where it can).
  */
@@ -16,6 +17,10 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
 import { until } from './helpers/until.js';
 import { MIN_RELOAD_MS } from '../lib/api/dashboard-reads.js';
+import type { BackfillView } from '../lib/api/backfills.js';
+import type { TaintView } from '../lib/api/partitions-change.js';
+import type { ScheduleView } from '../lib/api/schedules.js';
+import type { JobRunView, WantView } from '../lib/api/views.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const ARTIFACTS = join(REPO, 'test-artifacts');
@@ -25,14 +30,18 @@ const GRAPH = {
   max_concurrent_job_runs: 4,
   jobs: [
     { label: 'raw', outputs: ['raw/(?<n>\\d+)'], exec: ['bash', '-c', 'true'] },
-    { label: 'clean', outputs: ['clean/(?<n>\\d+)'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: ['bash', '-c', 'true'] },
+    { label: 'clean', outputs: ['clean/(?<n>\\d+)'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: ['bash', '-c', 'true'], timeout_seconds: 600 },
     { label: 'report', outputs: ['report/(?<n>\\d+)'], inputs: [{ partition_ref: 'clean/${n}', dep_type: 'MATERIALIZE' }], exec: ['bash', '-c', 'true'] },
     // A line every 150 ms for a while: a log to watch grow.
     { label: 'chatty', outputs: ['chatty/(?<n>\\d+)'], exec: ['bash', '-c', 'for i in $(seq 1 60); do echo "line $i"; sleep 0.15; done'] },
     { label: 'hold', outputs: ['hold/(?<n>\\d+)'], exec: ['bash', '-c', 'sleep 60'] },
   ],
   // Once a year: listed with its next tick, never firing during the tests.
-  schedules: [{ name: 'yearly_report', cron: '0 0 1 1 *', partitions: ['report/${year}'] }],
+  schedules: [
+    { name: 'yearly_report', cron: '0 0 1 1 *', partitions: ['report/${year}'] },
+    // In a zone of its own, with an offset, a priority and a catch-up: the page shows what the API says of each.
+    { name: 'ny_new_year', cron: '30 6 1 1 *', timezone: 'America/New_York', partitions: ['report/${year}'], offset: '-1d', priority: 3, catchup: 2 },
+  ],
 };
 
 const uiTest = CHROMIUM ? test.serial : test.serial.skip;
@@ -203,6 +212,12 @@ uiTest("a taint from a partition's page turns its downstream stale in the lineag
   await page.locator('g.dag-node[data-ref="clean/7"][data-status="stale"]').waitFor();
   await page.locator('g.dag-node[data-ref="report/7"][data-status="stale"]').waitFor();
   await page.locator('h1 .status-tainted').waitFor();
+  // The note links to the new taint's page: the newest taint the API lists, of raw/7 for 'late rows'.
+  const newest = (await api<{ data: TaintView[] }>('GET', '/api/taints?order=desc&limit=1')).data[0]!;
+  t.deepEqual([newest.reason, newest.partitions], ['late rows', ['raw/7']]);
+  await page.getByRole('status').getByRole('link', { name: newest.taint_id }).click();
+  await page.waitForURL(`${base()}/taints/${newest.taint_id}`);
+  await page.locator('[data-fact="reason"]', { hasText: 'late rows' }).waitFor();
   noScriptErrors(t, page);
 });
 
@@ -237,7 +252,7 @@ uiTest('after the daemon restarts the page reconnects, with a banner while it is
 uiTest('on a phone-wide window no page is wider than the screen; the controls are reachable by keyboard', async (t) => {
   const page = await newPage(t);
   await page.setViewportSize({ width: 375, height: 740 });
-  for (const path of ['/wants', '/partitions', '/job_runs', '/backfills', '/graph?refs=report/1', `/partitions/${encodeURIComponent('raw/7')}`]) {
+  for (const path of ['/wants', '/partitions', '/job_runs', '/backfills', '/taints', '/schedules', '/graph?refs=report/1', `/partitions/${encodeURIComponent('raw/7')}`]) {
     await page.goto(`${base()}${path}`);
     await page.locator('main h1').waitFor();
     const width = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
@@ -255,17 +270,181 @@ uiTest('on a phone-wide window no page is wider than the screen; the controls ar
   noScriptErrors(t, page);
 });
 
-uiTest('the schedules page lists each schedule with its next tick; a backfill shows its progress', async (t) => {
+uiTest('the schedules page shows what the API says of each schedule: its zone, since, next tick and refs, offset, priority, catch-up; a backfill its progress, comment and times', async (t) => {
   const page = await newPage(t);
   await page.goto(`${base()}/schedules`);
-  const row = page.locator('tr', { hasText: 'yearly_report' });
-  await row.waitFor();
-  t.regex(await row.innerText(), /0 0 1 1 \*/);
-  t.regex(await row.innerText(), new RegExp(`${new Date().getUTCFullYear() + 1}-01-01T00:00:00.000Z`));
-  const created = await api<{ backfill_id: string }>('POST', '/api/backfills', { pattern: 'raw/{300..309}' });
+  const listed = await api<{ data: ScheduleView[]; total: number }>('GET', '/api/schedules');
+  t.deepEqual(listed.data.map((s) => [s.name, s.timezone]), [['yearly_report', 'UTC'], ['ny_new_year', 'America/New_York']]);
+  for (const s of listed.data) {
+    const row = page.locator(`tr[data-schedule="${s.name}"]`);
+    await row.waitFor();
+    t.regex(await row.locator('[data-field="cron"]').innerText(), new RegExp(`^${s.cron.replace(/\*/g, '\\*')} ${s.timezone}$`));
+    t.is(await row.locator('[data-field="timezone"]').innerText(), s.timezone);
+    t.true((await row.locator('[data-field="next_tick"]').innerText()).startsWith(s.next_tick!), `${s.name}: next tick ${s.next_tick}`);
+    t.is(await row.locator('[data-field="next_partitions"]').innerText(), s.next_partitions.join(', '));
+    if (s.since) t.true((await row.locator('[data-field="since"]').innerText()).startsWith(s.since), `${s.name}: since ${s.since}`);
+    else t.is(await row.locator('[data-field="since"]').innerText(), 'not yet run');
+    t.is(await row.locator('[data-field="offset"]').innerText(), s.offset);
+    t.is(await row.locator('[data-field="priority"]').innerText(), String(s.priority));
+    t.is(await row.locator('[data-field="catchup"]').innerText(), String(s.catchup));
+  }
+  // The yearly one ticks at the next new year in UTC; the New York one five hours later, for the day before (-1d).
+  t.is(listed.data[0]!.next_tick, `${new Date().getUTCFullYear() + 1}-01-01T00:00:00.000Z`);
+  t.deepEqual([listed.data[1]!.offset, listed.data[1]!.priority, listed.data[1]!.catchup], ['-1d', 3, 2]);
+  const created = await api<{ backfill_id: string }>('POST', '/api/backfills', { pattern: 'raw/{300..309}', comment: 'fill the gap of week 3' });
   await page.goto(`${base()}/backfills/${created.backfill_id}`);
   await page.locator('h1 .status-successful').waitFor({ timeout: 20_000 });
   t.is(await page.locator('[data-count="live"]').innerText(), '10');
   t.is(await page.getByRole('progressbar', { name: 'Progress' }).getAttribute('aria-valuenow'), '100');
+  const b = await api<BackfillView>('GET', `/api/backfills/${created.backfill_id}`);
+  t.is(await page.locator('[data-fact="comment"]').innerText(), b.comment);
+  t.true((await page.locator('[data-fact="created"]').innerText()).startsWith(b.created_at));
+  t.true((await page.locator('[data-fact="updated"]').innerText()).startsWith(b.updated_at));
+  t.is(await page.locator('[data-fact="cancel_reason"]').count(), 0, 'no cancel reason for one that was not canceled');
+  // A canceled one says why.
+  const held = await api<{ backfill_id: string; want_id: string }>('POST', '/api/backfills', { pattern: 'hold/{10..11}' });
+  await until(() => api<BackfillView>('GET', `/api/backfills/${held.backfill_id}`), (x) => x.running_job_runs > 0, 'the held backfill to run');
+  const canceled = await api<BackfillView>('DELETE', `/api/backfills/${held.backfill_id}`);
+  await page.goto(`${base()}/backfills/${held.backfill_id}`);
+  await page.locator('h1 .status-canceled').waitFor();
+  t.truthy(canceled.cancel_reason);
+  t.is(await page.locator('[data-fact="cancel_reason"]').innerText(), canceled.cancel_reason!);
+  noScriptErrors(t, page);
+});
+
+uiTest('the schedules page pages past 100 schedules, in the order the API lists them', async (t) => {
+  const many = {
+    jobs: [GRAPH.jobs[0]],
+    schedules: Array.from({ length: 130 }, (_, i) => ({ name: `s${String(i).padStart(3, '0')}`, cron: '0 0 1 1 *', partitions: [`raw/${i}`] })),
+  };
+  const ws2 = realpathSync(mkdtempSync(join(tmpdir(), 'platform-ui-')));
+  mkdirSync(join(ws2, '.platform'), { recursive: true });
+  const other = await startHttpServer(await Platform.open(ws2, { graph: parseGraph(many, 'test'), tickMs: 100 }), { port: 0, log: () => {}, drainMs: 500 });
+  t.teardown(async () => {
+    await other.close();
+    rmSync(ws2, { recursive: true, force: true });
+  });
+  const names = async (offset: number) =>
+    ((await (await fetch(`${other.url}/api/schedules?offset=${offset}&limit=100`)).json()) as { data: ScheduleView[] }).data.map((s) => s.name);
+  const page = await newPage(t);
+  await page.goto(`${other.url}/schedules`);
+  const rows = page.locator('tr[data-schedule]');
+  await rows.first().waitFor();
+  t.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-schedule'))), await names(0));
+  await page.getByRole('button', { name: 'Next 100' }).click();
+  await page.locator('tr[data-schedule="s100"]').waitFor();
+  const second = await names(100);
+  t.is(second.length, 30);
+  t.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-schedule'))), second);
+  t.is(await page.locator('.pager .count').innerText(), '101–130 of 130');
+  t.true(await page.getByRole('button', { name: 'Next 100' }).isDisabled());
+  await page.getByRole('button', { name: 'Previous 100' }).click();
+  await page.locator('tr[data-schedule="s000"]').waitFor();
+  noScriptErrors(t, page);
+});
+
+uiTest("the taints page lists the API's taints newest first; a taint's page shows its partitions and how many are still tainted, live", async (t) => {
+  const { want_id } = await api<{ want_id: string }>('POST', '/api/wants', { partitions: ['report/40'] });
+  await until(() => api<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'successful', 'report/40 to be built');
+  const first = await api<{ taint_id: string }>('POST', '/api/taints', { partitions: ['raw/40'], reason: 'late rows in raw/40', downstream: true });
+  const second = await api<{ taint_id: string }>('POST', '/api/taints', { partitions: ['report/40'] });
+  const listed = await api<{ data: TaintView[] }>('GET', '/api/taints?order=desc');
+  t.is(listed.data[0]!.taint_id, second.taint_id);
+  const page = await newPage(t);
+  await page.goto(`${base()}/taints`);
+  await page.locator(`[data-taint="${second.taint_id}"]`).waitFor();
+  t.deepEqual(await page.locator('.vbody [data-taint]').allInnerTexts(), listed.data.map((x) => x.taint_id));
+  for (const x of listed.data.filter((y) => y.taint_id === first.taint_id || y.taint_id === second.taint_id)) {
+    const cells = await page.locator('.vbody [role="row"]', { has: page.locator(`[data-taint="${x.taint_id}"]`) }).locator('[role="cell"]').allInnerTexts();
+    t.deepEqual(cells.slice(0, 4), [x.taint_id, x.reason || 'no reason given', x.downstream ? 'yes' : 'no', String(x.partitions_total)]);
+    t.true(cells[4]!.startsWith(x.partitions.slice(0, 3).join(', ')), cells[4]);
+  }
+  await page.getByRole('link', { name: first.taint_id, exact: true }).click();
+  await page.waitForURL(`${base()}/taints/${first.taint_id}`);
+  const detail = await api<TaintView>('GET', `/api/taints/${first.taint_id}`);
+  t.deepEqual([...detail.partitions].sort(), ['clean/40', 'raw/40', 'report/40'], 'downstream: what consumed raw/40 too');
+  await page.locator('[data-fact="still_tainted"]').waitFor();
+  t.is(await page.locator('[data-fact="reason"]').innerText(), detail.reason);
+  t.regex(await page.locator('[data-fact="downstream"]').innerText(), detail.downstream ? /^yes/ : /^no/);
+  t.true((await page.locator('[data-fact="created"]').innerText()).startsWith(detail.created_at));
+  t.true((await page.locator('[data-fact="still_tainted"]').innerText()).startsWith(`${detail.still_tainted} of ${detail.partitions_total}`));
+  const links = page.locator('[aria-label="Tainted partitions"] a');
+  t.deepEqual(await links.evaluateAll((as) => as.map((a) => a.getAttribute('href'))), detail.partitions.map((r) => `/partitions/${encodeURIComponent(r)}`));
+  // raw/40 rebuilt while the page is open: one fewer still tainted, without a reload.
+  await api('POST', '/api/wants', { partitions: ['raw/40'], rebuild: 'stale' });
+  const after = await until(() => api<TaintView>('GET', `/api/taints/${first.taint_id}`), (x) => x.still_tainted! < detail.still_tainted!, 'raw/40 to be rebuilt');
+  await page.locator('[data-fact="still_tainted"]', { hasText: `${after.still_tainted} of ${after.partitions_total}` }).waitFor();
+  await links.filter({ hasText: 'clean/40' }).click();
+  await page.waitForURL(`${base()}/partitions/${encodeURIComponent('clean/40')}`);
+  await page.locator('h1 .status-tainted').waitFor();
+  noScriptErrors(t, page);
+});
+
+uiTest("a want's page shows the facts the API gives (comment, data time, TTL, SLA, rebuilt, priority, updated); its run's page its times, pid, worker, command, timeout and inputs", async (t) => {
+  const { want_id: built } = await api<{ want_id: string }>('POST', '/api/wants', { partitions: ['clean/41'] });
+  await until(() => api<WantView>('GET', `/api/wants/${built}`), (w) => w.status === 'successful', 'clean/41 to be built');
+  const comment = `rebuilt after the fix of ticket ${Date.now()}, which touched both raw and clean`;
+  const { want_id } = await api<{ want_id: string }>('POST', '/api/wants', {
+    partitions: ['clean/41'],
+    rebuild: 'all',
+    comment,
+    data_timestamp: new Date(Date.now() - 3_600_000).toISOString(),
+    ttl_seconds: 86_400,
+    sla_seconds: 7_200,
+    priority: 7,
+  });
+  const w = await until(() => api<WantView>('GET', `/api/wants/${want_id}`), (x) => x.status === 'successful', 'the rebuild');
+  t.deepEqual([...w.rebuilt].sort(), ['clean/41', 'raw/41']);
+  const page = await newPage(t);
+  await page.goto(`${base()}/wants/${want_id}`);
+  await page.locator('h1 .status-successful').waitFor();
+  await page.locator('[data-fact="comment"]').waitFor();
+  t.is(await page.locator('[data-fact="comment"]').innerText(), w.comment);
+  t.true((await page.locator('[data-fact="data_timestamp"]').innerText()).startsWith(w.data_timestamp!));
+  t.regex(await page.locator('[data-fact="ttl"]').innerText(), new RegExp(`^1d, expires ${w.expires_at!.replace(/\./g, '\\.')}`));
+  t.regex(await page.locator('[data-fact="sla"]').innerText(), new RegExp(`^2h, due ${w.sla_deadline!.replace(/\./g, '\\.')}`));
+  t.is(await page.locator('[data-fact="priority"]').innerText(), String(w.priority));
+  t.is(await page.locator('[data-fact="rebuild"]').innerText(), w.rebuild);
+  t.true((await page.locator('[data-fact="updated"]').innerText()).startsWith(w.updated_at));
+  t.deepEqual(
+    await page.locator('[data-fact="rebuilt"] a').evaluateAll((as) => as.map((a) => a.getAttribute('href'))),
+    w.rebuilt.map((r) => `/partitions/${encodeURIComponent(r)}`),
+  );
+  for (const absent of ['backfill', 'schedule_tick', 'cancel_reason', 'cap']) t.is(await page.locator(`[data-fact="${absent}"]`).count(), 0, `no ${absent}`);
+  // On the list, the comment (cut short; the whole of it in the title).
+  await page.goto(`${base()}/wants`);
+  const cell = page.locator(`[data-comment="${want_id}"]`);
+  await cell.waitFor();
+  t.is(await cell.getAttribute('title'), w.comment);
+  t.true(w.comment.startsWith((await cell.innerText()).replace(/…$/, '')));
+  t.true((await cell.innerText()).length < w.comment.length);
+  // A backfill's want links to the backfill.
+  const fill = await api<{ backfill_id: string; want_id: string }>('POST', '/api/backfills', { pattern: 'raw/{60..61}' });
+  await page.goto(`${base()}/wants/${fill.want_id}`);
+  await page.locator('[data-fact="backfill"] a', { hasText: fill.backfill_id }).click();
+  await page.waitForURL(`${base()}/backfills/${fill.backfill_id}`);
+  // Its clean run: the job's input, timeout and the want's priority.
+  const runs = await Promise.all(w.job_run_ids.map((id) => api<JobRunView>('GET', `/api/job_runs/${id}`)));
+  const run = runs.find((r) => r.job_label === 'clean')!;
+  t.is(run.status, 'succeeded');
+  await page.goto(`${base()}/job_runs/${run.job_run_id}`);
+  await page.locator('[data-fact="queued"]').waitFor();
+  t.true((await page.locator('[data-fact="queued"]').innerText()).startsWith(run.queued_at));
+  t.true((await page.locator('[data-fact="started"]').innerText()).startsWith(run.started_at!));
+  t.true((await page.locator('[data-fact="ended"]').innerText()).startsWith(run.ended_at!));
+  t.is(await page.locator('[data-fact="worker"]').innerText(), run.worker!);
+  if (run.pid === null) t.is(await page.locator('[data-fact="pid"]').count(), 0);
+  else t.is(await page.locator('[data-fact="pid"]').innerText(), String(run.pid));
+  t.is(await page.locator('[data-fact="command"]').innerText(), [...run.exec, ...run.config.args].join(' '));
+  t.is(run.timeout_seconds, 600);
+  t.is(await page.locator('[data-fact="timeout"]').innerText(), '10m');
+  t.is(await page.locator('[data-fact="priority"]').innerText(), String(run.priority));
+  t.is(run.priority, 7);
+  t.deepEqual(
+    await page.locator('[data-fact="inputs"] a').evaluateAll((as) => as.map((a) => a.getAttribute('href'))),
+    run.config.inputs.map((i) => `/partitions/${encodeURIComponent(i.partition_ref)}`),
+  );
+  t.is(await page.locator('[data-fact="missing"]').count(), run.missing.length > 0 ? 1 : 0);
+  t.is(await page.locator('[data-fact="retry_at"]').count(), run.retry_at ? 1 : 0);
   noScriptErrors(t, page);
 });

@@ -11,6 +11,7 @@ import { JobRunsPage } from './pages/job-runs-page.js';
 import { PartitionPage } from './pages/partition-page.js';
 import { PartitionsPage } from './pages/partitions-page.js';
 import { SchedulesPage } from './pages/schedules-page.js';
+import { TaintPage, TaintsPage } from './pages/taints-page.js';
 import { WantPage } from './pages/want-page.js';
 import { WantsPage } from './pages/wants-page.js';
 
@@ -19,6 +20,7 @@ const NAV: Array<[string, string]> = [
   ['/partitions', 'Partitions'],
   ['/job_runs', 'Job runs'],
   ['/backfills', 'Backfills'],
+  ['/taints', 'Taints'],
   ['/schedules', 'Schedules'],
   ['/graph', 'Graph'],
 ];
@@ -49,7 +51,9 @@ function Page() {
   if ((m = match('/job_runs/:id', path))) return <JobRunPage id={m.id!} />;
   if (path === '/backfills') return <BackfillsPage />;
   if ((m = match('/backfills/:id', path))) return <BackfillPage id={m.id!} />;
-  if (path === '/schedules') return <SchedulesPage />;
+  if (path === '/taints') return <TaintsPage />;
+  if ((m = match('/taints/:id', path))) return <TaintPage id={m.id!} />;
+  if (path === '/schedules') return <SchedulesPage location={location} />;
   if (path === '/graph') return <GraphPage location={location} />;
   return (
     <section>

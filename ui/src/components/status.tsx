@@ -46,3 +46,19 @@ export function duration(ms: number | null | undefined): string {
 export function age(iso: string | null | undefined, now = Date.now()): string {
   return iso ? duration(now - Date.parse(iso)) : '';
 }
+
+/** 3m ago, in 2h: how far a moment is from now. */
+export function relative(iso: string, now = Date.now()): string {
+  const diff = now - Date.parse(iso);
+  return diff >= 0 ? `${duration(diff)} ago` : `in ${duration(-diff)}`;
+}
+
+/** A moment on a page's facts: the API's ISO time and, dimmed, how far it is from now; nothing without one. */
+export function When({ iso }: { iso: string | null | undefined }) {
+  if (!iso) return null;
+  return (
+    <time dateTime={iso}>
+      {iso} <span class="dim">({relative(iso)})</span>
+    </time>
+  );
+}

@@ -3,7 +3,8 @@ import { useState } from 'preact/hooks';
 import type { BackfillView } from '../../../lib/api/backfills.js';
 import { get, qs, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
-import { ErrorNote, Progress, Status, age } from '../components/status.js';
+import { Fact } from '../components/facts.js';
+import { ErrorNote, Progress, Status, When, age } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
 import { useLive } from '../hooks.js';
@@ -69,6 +70,11 @@ export function BackfillPage({ id }: { id: string }) {
           <dl class="facts">
             <dt>Range</dt>
             <dd>{b.pattern || `${b.partitions} listed partitions`} ({b.partitions})</dd>
+            {b.comment ? (
+              <Fact name="comment" label="Comment">
+                {b.comment}
+              </Fact>
+            ) : null}
             <dt>Want</dt>
             <dd>
               <Link href={`/wants/${encodeURIComponent(b.want_id)}`}>{b.want_id}</Link>
@@ -87,6 +93,17 @@ export function BackfillPage({ id }: { id: string }) {
             ))}
             <dt>Running now</dt>
             <dd>{b.running_job_runs}</dd>
+            <Fact name="created" label="Created">
+              <When iso={b.created_at} />
+            </Fact>
+            <Fact name="updated" label="Updated">
+              <When iso={b.updated_at} />
+            </Fact>
+            {b.cancel_reason ? (
+              <Fact name="cancel_reason" label="Canceled">
+                {b.cancel_reason}
+              </Fact>
+            ) : null}
           </dl>
           {['idle', 'building', 'upstream_building'].includes(b.status) ? (
             <button type="button" onClick={() => send('DELETE', `/api/backfills/${encodeURIComponent(id)}`).catch((err: unknown) => setError(String(err)))}>

@@ -3,9 +3,13 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { JobRunView } from '../../../lib/api/views.js';
 import { get } from '../api.js';
 import { Link } from '../components/link.js';
-import { ErrorNote, Status } from '../components/status.js';
+import { Fact, PartitionLinks } from '../components/facts.js';
+import { ErrorNote, Status, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
 import { runDuration, workerOf } from './job-runs-page.js';
+
+/** An argument as a shell would need it written: as it is when plain, else in single quotes. */
+export const shellWord = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
 
 /** Most lines kept on the page; older ones scroll away (the whole log: the raw link). */
 const MAX_LINES = 5000;
@@ -77,33 +81,80 @@ export function JobRunPage({ id }: { id: string }) {
       {r ? (
         <div class="card">
           <dl class="facts">
-            <dt>Job</dt>
-            <dd>{r.job_label}</dd>
-            <dt>Outputs</dt>
-            <dd>
-              {r.outputs.slice(0, 20).map((o) => (
-                <Link href={`/partitions/${encodeURIComponent(o)}`} class="chip">{o}</Link>
-              ))}
-            </dd>
-            <dt>Wants</dt>
-            <dd>
+            <Fact name="job" label="Job">
+              {r.job_label}
+            </Fact>
+            <Fact name="outputs" label="Outputs">
+              <PartitionLinks refs={r.outputs} />
+            </Fact>
+            {r.config.inputs.length > 0 ? (
+              <Fact name="inputs" label="Inputs">
+                <PartitionLinks refs={r.config.inputs.map((i) => i.partition_ref)} />
+              </Fact>
+            ) : null}
+            {r.missing.length > 0 ? (
+              <Fact name="missing" label="Missing inputs">
+                <PartitionLinks refs={r.missing} />
+              </Fact>
+            ) : null}
+            <Fact name="wants" label="Wants">
               {r.want_ids.slice(0, 20).map((w) => (
                 <Link href={`/wants/${encodeURIComponent(w)}`} class="chip">{w}</Link>
               ))}
               {r.wants_total > 20 ? <span class="dim"> +{r.wants_total - 20} more</span> : null}
-            </dd>
-            <dt>Attempt</dt>
-            <dd>{r.attempt}</dd>
-            <dt>Duration</dt>
-            <dd>{runDuration(r)}</dd>
-            <dt>Exit</dt>
-            <dd>{r.exit_code ?? r.signal ?? ''} {r.reason ?? ''}</dd>
-            <dt>Worker</dt>
-            <dd>{workerOf(r)}</dd>
-            <dt>Command</dt>
-            <dd>
-              <code>{[...r.exec, ...r.config.args].join(' ')}</code>
-            </dd>
+            </Fact>
+            <Fact name="attempt" label="Attempt">
+              {r.attempt}
+            </Fact>
+            <Fact name="priority" label="Priority">
+              {r.priority}
+            </Fact>
+            <Fact name="queued" label="Queued">
+              <When iso={r.queued_at} />
+            </Fact>
+            {r.started_at ? (
+              <Fact name="started" label="Started">
+                <When iso={r.started_at} />
+              </Fact>
+            ) : null}
+            {r.ended_at ? (
+              <Fact name="ended" label="Ended">
+                <When iso={r.ended_at} />
+              </Fact>
+            ) : null}
+            {r.started_at ? (
+              <Fact name="duration" label="Duration">
+                {runDuration(r)}
+              </Fact>
+            ) : null}
+            {r.retry_at ? (
+              <Fact name="retry_at" label="Retry at">
+                <When iso={r.retry_at} />
+              </Fact>
+            ) : null}
+            {r.exit_code !== null || r.signal !== null || r.reason ? (
+              <Fact name="exit" label="Exit">
+                {r.exit_code ?? r.signal ?? ''} {r.reason ?? ''}
+              </Fact>
+            ) : null}
+            {r.worker ? (
+              <Fact name="worker" label="Worker">
+                {workerOf(r)}
+              </Fact>
+            ) : null}
+            {r.pid !== null ? (
+              <Fact name="pid" label="PID">
+                {r.pid}
+              </Fact>
+            ) : null}
+            <Fact name="command" label="Command">
+              <code>{[...r.exec, ...r.config.args].map(shellWord).join(' ')}</code>
+            </Fact>
+            {r.timeout_seconds > 0 ? (
+              <Fact name="timeout" label="Timeout">
+                {duration(r.timeout_seconds * 1000)}
+              </Fact>
+            ) : null}
           </dl>
         </div>
       ) : null}

@@ -6,6 +6,7 @@ import { Dag, type DagNode } from '../components/dag.js';
 import { Link } from '../components/link.js';
 import { ErrorNote, Status, age } from '../components/status.js';
 import { useLive } from '../hooks.js';
+import { taintHref } from './taints-page.js';
 
 interface Loaded {
   detail: PartitionDetailView;
@@ -36,7 +37,7 @@ export function lineageGraph(up: LineageNode, down: LineageNode): { nodes: DagNo
   return { nodes: [...nodes.values()], edges: [...edges].map((e) => e.split('\u0000') as [string, string]) };
 }
 
-function TaintForm({ refName, onDone }: { refName: string; onDone: (message: string) => void }) {
+function TaintForm({ refName, onDone }: { refName: string; onDone: (reply: TaintReply) => void }) {
   const [reason, setReason] = useState('');
   const [downstream, setDownstream] = useState(true);
   const [error, setError] = useState<string | undefined>(undefined);
@@ -44,7 +45,7 @@ function TaintForm({ refName, onDone }: { refName: string; onDone: (message: str
     e.preventDefault();
     try {
       const r = await send<TaintReply>('POST', '/api/taints', { partitions: [refName], reason, downstream });
-      onDone(`${r.taint_id}: tainted ${r.partitions.length} partition${r.partitions.length === 1 ? '' : 's'}.`);
+      onDone(r);
       setError(undefined);
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
@@ -74,7 +75,7 @@ export function PartitionPage({ refName }: { refName: string }) {
     }),
     [refName],
   );
-  const [note, setNote] = useState('');
+  const [tainted, setTainted] = useState<TaintReply | undefined>(undefined);
   const d = loaded.data?.detail;
   const graph = loaded.data ? lineageGraph(loaded.data.up.root, loaded.data.down.root) : undefined;
   return (
@@ -92,8 +93,13 @@ export function PartitionPage({ refName }: { refName: string }) {
               ))}
             </ul>
           ) : null}
-          <TaintForm refName={refName} onDone={setNote} />
-          {note ? <p role="status">{note}</p> : null}
+          <TaintForm refName={refName} onDone={setTainted} />
+          {tainted ? (
+            <p role="status">
+              <Link href={taintHref(tainted.taint_id)}>{tainted.taint_id}</Link>: tainted {tainted.partitions.length} partition
+              {tainted.partitions.length === 1 ? '' : 's'}.
+            </p>
+          ) : null}
           <h2>Lineage</h2>
           {graph ? <Dag nodes={graph.nodes} edges={graph.edges} label={`Lineage of ${refName}`} /> : null}
           <h2>Builds ({d.builds_total})</h2>

@@ -3,12 +3,15 @@ import type { JobRunView, WantView } from '../../../lib/api/views.js';
 import { WANT_TREE_DEFAULT, type WantTreeNode, type WantTreeReply } from '../../../lib/api/want-tree.js';
 import { get, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
-import { ErrorNote, Status, age, duration } from '../components/status.js';
+import { Fact, PartitionLinks } from '../components/facts.js';
+import { ErrorNote, Status, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
 import { useState } from 'preact/hooks';
 
 const MAX_TREE = WANT_TREE_DEFAULT;
 const MAX_RUNS = 100;
+/** How many of the partitions it rebuilt the facts list (the API keeps the first 1000). */
+const REBUILT_SHOWN = 10;
 
 interface WantTree {
   want: WantTreeNode;
@@ -136,30 +139,78 @@ export function WantPage({ id }: { id: string }) {
             <dl class="facts">
               <dt>Partitions</dt>
               <dd>
-                {w.pattern ? `${w.pattern} (${w.partitions_total})` : w.partitions.slice(0, 20).map((p) => (
-                  <Link href={`/partitions/${encodeURIComponent(p)}`} class="chip">{p}</Link>
-                ))}
-                {!w.pattern && w.partitions_total > 20 ? ` +${w.partitions_total - 20} more` : ''}
+                {w.pattern ? `${w.pattern} (${w.partitions_total})` : <PartitionLinks refs={w.partitions} total={w.partitions_total} />}
               </dd>
-              <dt>Created</dt>
-              <dd>{age(w.created_at)} ago</dd>
-              <dt>Priority</dt>
-              <dd>{w.priority}</dd>
-              <dt>Rebuild</dt>
-              <dd>{w.rebuild}</dd>
-              <dt>Source</dt>
-              <dd>{w.parent_want_id ? <>derived for <Link href={`/wants/${w.parent_want_id}`}>{w.parent_want_id}</Link></> : w.source}</dd>
-              {w.sla_deadline ? (
-                <>
-                  <dt>SLA</dt>
-                  <dd>{w.sla_missed ? 'missed' : `due ${w.sla_deadline}`}</dd>
-                </>
+              {w.comment ? (
+                <Fact name="comment" label="Comment">
+                  {w.comment}
+                </Fact>
+              ) : null}
+              <Fact name="created" label="Created">
+                <When iso={w.created_at} />
+              </Fact>
+              <Fact name="updated" label="Updated">
+                <When iso={w.updated_at} />
+              </Fact>
+              {w.data_timestamp ? (
+                <Fact name="data_timestamp" label="Data time">
+                  <When iso={w.data_timestamp} />
+                </Fact>
+              ) : null}
+              <Fact name="priority" label="Priority">
+                {w.priority}
+              </Fact>
+              <Fact name="rebuild" label="Rebuild">
+                {w.rebuild}
+              </Fact>
+              <Fact name="source" label="Source">
+                {w.parent_want_id ? <>derived for <Link href={`/wants/${encodeURIComponent(w.parent_want_id)}`}>{w.parent_want_id}</Link></> : w.source}
+              </Fact>
+              {w.backfill_id ? (
+                <Fact name="backfill" label="Backfill">
+                  <Link href={`/backfills/${encodeURIComponent(w.backfill_id)}`}>{w.backfill_id}</Link>
+                </Fact>
+              ) : null}
+              {w.schedule_tick ? (
+                <Fact name="schedule_tick" label="Schedule tick">
+                  <When iso={w.schedule_tick} />
+                </Fact>
+              ) : null}
+              {w.max_concurrent_job_runs > 0 ? (
+                <Fact name="cap" label="Cap">
+                  {w.max_concurrent_job_runs} runs at once
+                </Fact>
+              ) : null}
+              {w.ttl_seconds > 0 ? (
+                <Fact name="ttl" label="TTL">
+                  {duration(w.ttl_seconds * 1000)}
+                  {w.expires_at ? (
+                    <>
+                      , expires <When iso={w.expires_at} />
+                    </>
+                  ) : null}
+                </Fact>
+              ) : null}
+              {w.sla_seconds > 0 || w.sla_deadline ? (
+                <Fact name="sla" label="SLA">
+                  {w.sla_seconds > 0 ? `${duration(w.sla_seconds * 1000)}, ` : ''}due <When iso={w.sla_deadline} />
+                  {w.sla_missed ? (
+                    <>
+                      {' '}
+                      <span class="status status-failed">missed</span>
+                    </>
+                  ) : null}
+                </Fact>
+              ) : null}
+              {w.rebuilt.length > 0 ? (
+                <Fact name="rebuilt" label="Rebuilt">
+                  <PartitionLinks refs={w.rebuilt} max={REBUILT_SHOWN} />
+                </Fact>
               ) : null}
               {w.cancel_reason ? (
-                <>
-                  <dt>Canceled</dt>
-                  <dd>{w.cancel_reason}</dd>
-                </>
+                <Fact name="cancel_reason" label="Canceled">
+                  {w.cancel_reason}
+                </Fact>
               ) : null}
             </dl>
             {['idle', 'building', 'upstream_building'].includes(w.status) ? (

@@ -13,6 +13,10 @@ import { useEventCount } from '../event-count.js';
 import { navigate, setQuery, type Location } from '../router.js';
 
 const ACTIVE = new Set(['idle', 'building', 'upstream_building']);
+/** Most characters of a comment a row shows (the whole of it: its title, and the want's page). */
+const COMMENT_CHARS = 40;
+
+const short = (text: string): string => (text.length > COMMENT_CHARS ? `${text.slice(0, COMMENT_CHARS - 1)}…` : text);
 
 function CreateWant() {
   const [refs, setRefs] = useState('');
@@ -121,6 +125,7 @@ export function WantsPage({ location }: { location: Location }) {
             <span role="columnheader" class="c-num">Priority</span>
             <span role="columnheader" class="c-mid">Source</span>
             <span role="columnheader" class="c-mid">SLA</span>
+            <span role="columnheader" class="c-wide">Comment</span>
             <span role="columnheader" class="c-mid" />
           </>
         }
@@ -140,6 +145,9 @@ export function WantsPage({ location }: { location: Location }) {
             <span role="cell" class="c-num">{w.priority}</span>
             <span role="cell" class="c-mid">{w.backfill_id ? `backfill ${w.backfill_id}` : w.source}</span>
             <span role="cell" class="c-mid">{w.sla_missed ? <span class="status status-failed">missed</span> : w.sla_deadline ? 'ok' : ''}</span>
+            <span role="cell" class="c-wide" data-comment={w.want_id} title={w.comment}>
+              {short(w.comment)}
+            </span>
             <span role="cell" class="c-mid">
               <CancelButton want={w} />
             </span>

@@ -1,0 +1,112 @@
+/** Taints, newest first, paged by the server; one taint's partitions and how many of them are still tainted. */
+import { useEffect, useState } from 'preact/hooks';
+import type { TaintView } from '../../../lib/api/partitions-change.js';
+import type { EventView } from '../../../lib/api/views.js';
+import { get, qs, type Page } from '../api.js';
+import { Fact, PartitionLinks } from '../components/facts.js';
+import { Link } from '../components/link.js';
+import { ErrorNote, When, age } from '../components/status.js';
+import { VirtualList } from '../components/virtual-list.js';
+import { useEventCount } from '../event-count.js';
+import { useLive } from '../hooks.js';
+
+/** How many of a taint's refs a list row shows. */
+const ROW_REFS = 3;
+/** A taint's page lists this many of its refs as links until asked for all (a taint downstream can hold 100,000). */
+const SHOWN_REFS = 1000;
+
+export const taintHref = (id: string) => `/taints/${encodeURIComponent(id)}`;
+
+/** What can change a taint's page: a new taint, and a tainted partition rebuilt (or tainted again). */
+const touchesTaints = (e: EventView) => e.type === 'taint_created' || e.type === 'partition_tainted' || e.type === 'job_run_succeeded';
+
+export function TaintsPage() {
+  const events = useEventCount((e) => e.type === 'taint_created');
+  return (
+    <section>
+      <h1>Taints</h1>
+      <p class="dim">
+        Taint a partition from its page, or with <code>platform taint 'raw/date=2026-01-05' --reason 'late rows'</code>.
+      </p>
+      <VirtualList<TaintView>
+        label="Taints, newest first"
+        empty="No taints yet."
+        version={`#${events}`}
+        rowHeight={36}
+        fetchPage={(offset, limit) => get<Page<TaintView>>(`/api/taints${qs({ offset, limit, order: 'desc' })}`)}
+        header={
+          <>
+            <span role="columnheader" class="c-id">Taint</span>
+            <span role="columnheader" class="c-wide">Reason</span>
+            <span role="columnheader" class="c-mid">Downstream</span>
+            <span role="columnheader" class="c-mid">Partitions</span>
+            <span role="columnheader" class="c-wide">First partitions</span>
+            <span role="columnheader" class="c-num">Age</span>
+          </>
+        }
+        row={(t) => (
+          <>
+            <span role="cell" class="c-id" data-taint={t.taint_id}>
+              <Link href={taintHref(t.taint_id)}>{t.taint_id}</Link>
+            </span>
+            <span role="cell" class="c-wide" title={t.reason}>
+              {t.reason || <span class="dim">no reason given</span>}
+            </span>
+            <span role="cell" class="c-mid">{t.downstream ? 'yes' : 'no'}</span>
+            <span role="cell" class="c-mid">{t.partitions_total}</span>
+            <span role="cell" class="c-wide" title={t.partitions.join('\n')}>
+              {t.partitions.slice(0, ROW_REFS).join(', ')}
+              {t.partitions_total > ROW_REFS ? ` +${t.partitions_total - ROW_REFS}` : ''}
+            </span>
+            <span role="cell" class="c-num">{age(t.created_at)}</span>
+          </>
+        )}
+      />
+    </section>
+  );
+}
+
+export function TaintPage({ id }: { id: string }) {
+  const loaded = useLive((signal) => get<TaintView>(`/api/taints/${encodeURIComponent(id)}`, signal), [id], touchesTaints);
+  const [all, setAll] = useState(false);
+  useEffect(() => setAll(false), [id]);
+  const t = loaded.data;
+  return (
+    <section>
+      <h1>Taint {id}</h1>
+      <ErrorNote error={loaded.error} />
+      {t ? (
+        <>
+          <div class="card">
+            <dl class="facts">
+              <Fact name="reason" label="Reason">
+                {t.reason || <span class="dim">none given</span>}
+              </Fact>
+              <Fact name="downstream" label="Downstream">
+                {t.downstream ? 'yes: what consumed them was tainted too' : 'no: only the partitions named'}
+              </Fact>
+              <Fact name="created" label="Created">
+                <When iso={t.created_at} />
+              </Fact>
+              <Fact name="still_tainted" label="Still tainted">
+                {t.still_tainted ?? '?'} of {t.partitions_total}
+                {t.still_tainted === 0 ? <span class="dim"> (all rebuilt since)</span> : null}
+              </Fact>
+            </dl>
+          </div>
+          <h2>Partitions ({t.partitions_total})</h2>
+          <p aria-label="Tainted partitions">
+            <PartitionLinks refs={t.partitions} total={t.partitions_total} max={all ? t.partitions.length : SHOWN_REFS} />
+          </p>
+          {!all && t.partitions.length > SHOWN_REFS ? (
+            <button type="button" class="small" onClick={() => setAll(true)}>
+              Show all {t.partitions_total.toLocaleString('en')}
+            </button>
+          ) : null}
+        </>
+      ) : loaded.error ? null : (
+        <p class="loading">Loading…</p>
+      )}
+    </section>
+  );
+}
