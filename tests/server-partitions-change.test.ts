@@ -98,6 +98,12 @@ test('taints: 201 with every ref tainted (downstream included), listed and shown
   t.is(shown.reason, 'bad load');
   t.true(shown.downstream);
   t.is(shown.still_tainted, 3);
+  // Its partitions a page at a time (a downstream taint may hold a hundred thousand); the count is over all of them.
+  const paged = await f.getJson(`/api/taints/${taint.taint_id}?partitions_offset=1&partitions_limit=1`);
+  t.deepEqual(paged.partitions, [taint.partitions[1]]);
+  t.like(paged, { partitions_total: 3, still_tainted: 3 });
+  t.is((await f.api(`/api/taints/${taint.taint_id}?partitions_limit=0`)).status, 400);
+  t.is((await f.api(`/api/taints/${taint.taint_id}?partitions_limit=10001`)).status, 400);
   const list = await f.getJson('/api/taints');
   t.is(list.total, 1);
   t.is(list.data[0].taint_id, taint.taint_id);

@@ -41,6 +41,10 @@ export interface LineageNode {
   truncated: boolean;
 }
 
+/** A taint's partitions in its detail come a page at a time: a downstream taint may hold a hundred thousand. */
+export const TAINT_PARTITIONS_DEFAULT = 1000;
+export const TAINT_PARTITIONS_MAX = 10_000;
+
 export interface TaintView {
   taint_id: string;
   reason: string;

@@ -156,8 +156,8 @@ export class PlatformClient {
     return this.getJson(`/api/taints${query(pageParams(params))}`);
   }
 
-  getTaint(id: string): Promise<TaintView> {
-    return this.getJson(`/api/taints/${encodeURIComponent(id)}`);
+  getTaint(id: string, params: { partitions_offset?: number; partitions_limit?: number } = {}): Promise<TaintView> {
+    return this.getJson(`/api/taints/${encodeURIComponent(id)}${query(params)}`);
   }
 
   // ---- backfills

@@ -22,7 +22,7 @@ import {
 import { GraphAnalyzeResponseSchema, JobConfigResponseSchema, OutputRefsRequestSchema } from '../api/schemas/platform-service.js';
 import { SchedulePageSchema, ScheduleViewSchema } from '../api/schemas/schedules.js';
 import { ServerStatusSchema } from '../api/schemas/status.js';
-import { CreateTaintBodySchema, TaintPageSchema, TaintReplySchema, TaintViewSchema } from '../api/schemas/taints.js';
+import { CreateTaintBodySchema, TaintDetailQuerySchema, TaintPageSchema, TaintReplySchema, TaintViewSchema } from '../api/schemas/taints.js';
 import { CreateWantBodySchema, CreateWantReplySchema, WantListQuerySchema, WantTreeQuerySchema, WantTreeReplySchema, WantViewSchema } from '../api/schemas/wants.js';
 import { WantPageSchema } from '../api/schemas/wants.js';
 import { PLATFORM_SERVICE } from '../proto/schema.js';
@@ -95,7 +95,7 @@ export const OPERATIONS: readonly Operation[] = [
 
   { method: 'get', path: '/api/taints', summary: 'Taints (the first 20 refs of each).', query: PageQuerySchema, responses: { 200: json('A page of taints.', TaintPageSchema) } },
   { method: 'post', path: '/api/taints', summary: 'Marks built partitions for rebuild.', body: { schema: CreateTaintBodySchema, required: true }, responses: { 201: json('The taint and every ref it tainted.', TaintReplySchema) } },
-  { method: 'get', path: '/api/taints/:id', summary: 'A taint.', responses: { 200: json('The taint.', TaintViewSchema) } },
+  { method: 'get', path: '/api/taints/:id', summary: 'A taint, with a page of its partitions.', query: TaintDetailQuerySchema, responses: { 200: json('The taint.', TaintViewSchema) } },
 
   { method: 'get', path: '/api/backfills', summary: 'Backfills.', query: PageQuerySchema, responses: { 200: json('A page of backfills.', BackfillPageSchema) } },
   { method: 'post', path: '/api/backfills', summary: 'Builds a range of partitions as one want.', body: { schema: CreateBackfillBodySchema, required: true }, responses: { 201: json('The backfill.', CreateBackfillReplySchema) } },

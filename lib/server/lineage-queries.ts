@@ -111,10 +111,13 @@ export function lineage(state: BuildState, ref: string, direction: 'upstream' | 
 }
 
 
-/** `partitionsLimit` given: a list item (the first refs, no count of what is still tainted). */
-export function taintView(state: BuildState, t: TaintRecord, partitionsLimit?: number): TaintView {
+/**
+ * The detail (`page` given: a page of its refs, and how many of all are still tainted), or a list item (the first
+ * `TAINT_LIST_REFS` refs, no count).
+ */
+export function taintView(state: BuildState, t: TaintRecord, page?: { offset: number; limit: number }): TaintView {
   let still: number | null = null;
-  if (partitionsLimit === undefined) {
+  if (page) {
     still = 0;
     // Tainted until a new build replaces it: also while it is rebuilt, and after a rebuild that failed or was canceled.
     for (const ref of t.partitions) {
@@ -127,7 +130,7 @@ export function taintView(state: BuildState, t: TaintRecord, partitionsLimit?: n
     reason: t.reason,
     downstream: t.downstream,
     created_at: iso(t.created_at),
-    partitions: partitionsLimit === undefined ? [...t.partitions] : t.partitions.slice(0, partitionsLimit),
+    partitions: page ? t.partitions.slice(page.offset, page.offset + page.limit) : t.partitions.slice(0, TAINT_LIST_REFS),
     partitions_total: t.partitions.length,
     still_tainted: still,
   };
@@ -139,7 +142,7 @@ export function listTaints(state: BuildState, q: { offset: number; limit: number
   const data: TaintView[] = [];
   for (const [, id] of entries) {
     const t = state.taints.get(id);
-    if (t) data.push(taintView(state, t, TAINT_LIST_REFS));
+    if (t) data.push(taintView(state, t));
   }
   return { data, total: state.taint_order.size, offset: q.offset, limit: q.limit };
 }

@@ -1,7 +1,7 @@
 /** `/api/taints`: marks built partitions for rebuild. */
 import { Type, type Static } from '@sinclair/typebox';
-import type { CreateTaintBody, TaintReply, TaintView } from '../partitions-change.js';
-import { IsoTime, Nullable, PartitionRef, type SameType } from './common.js';
+import { TAINT_PARTITIONS_DEFAULT, TAINT_PARTITIONS_MAX, type CreateTaintBody, type TaintReply, type TaintView } from '../partitions-change.js';
+import { IsoTime, Nullable, PartitionRef, WholeNumber, type SameType } from './common.js';
 import { PageOf } from './pages.js';
 import { Comment, MAX_PARTITIONS_PER_WANT } from './wants.js';
 
@@ -27,7 +27,7 @@ export const TaintViewSchema = Type.Object(
     reason: Type.String(),
     downstream: Type.Boolean(),
     created_at: IsoTime,
-    partitions: Type.Array(Type.String(), { description: 'Lists show the first 20.' }),
+    partitions: Type.Array(Type.String(), { description: 'The detail: a page of them (partitions_offset, partitions_limit); lists: the first 20.' }),
     partitions_total: Type.Integer({ minimum: 0 }),
     still_tainted: Nullable(Type.Integer({ minimum: 0 })),
   },
@@ -36,3 +36,8 @@ export const TaintViewSchema = Type.Object(
 true satisfies SameType<Static<typeof TaintViewSchema>, TaintView>;
 
 export const TaintPageSchema = PageOf(TaintViewSchema, 'TaintPage');
+
+export const TaintDetailQuerySchema = Type.Object({
+  partitions_offset: Type.Optional(WholeNumber(0, Number.MAX_SAFE_INTEGER, 'Skip this many of its partitions.')),
+  partitions_limit: Type.Optional(WholeNumber(1, TAINT_PARTITIONS_MAX, `How many of its partitions; default ${TAINT_PARTITIONS_DEFAULT}.`)),
+});

@@ -2,15 +2,21 @@
 import type { Command } from 'commander';
 import type { TaintView } from '../../api/partitions-change.js';
 import { pagedListCommand } from '../paged-list-command.js';
+import { parsedOption, wholeNumber } from '../option-parsers.js';
+import { TAINT_PARTITIONS_DEFAULT, TAINT_PARTITIONS_MAX } from '../../api/partitions-change.js';
 import { connect, detailTable, line, listShort, printJson, table, usageExitCode, when } from '../output.js';
 
-function taintDetail(t: TaintView): string {
+function taintDetail(t: TaintView, offset: number): string {
+  const after = t.partitions_total - offset - t.partitions.length;
   return detailTable([
     ['taint', t.taint_id],
     ['reason', t.reason || '(none given)'],
     ['downstream', t.downstream ? 'yes' : 'no'],
     ['created', when(t.created_at)],
-    ['partitions', `${t.partitions.join('\n')}${t.partitions_total > t.partitions.length ? `\n… ${t.partitions_total - t.partitions.length} more` : ''}`],
+    [
+      'partitions',
+      `${offset > 0 ? `… ${offset} before (--partitions-offset)\n` : ''}${t.partitions.join('\n')}${after > 0 ? `\n… ${after} more (--partitions-offset ${offset + t.partitions.length})` : ''}`,
+    ],
     ['still tainted', t.still_tainted === null ? '' : `${t.still_tainted} of ${t.partitions_total}`],
   ]);
 }
@@ -47,11 +53,13 @@ export function registerTaint(program: Command): void {
     .command('get')
     .description('one taint: its partitions and how many are still tainted')
     .argument('<taint_id>', 'e.g. t-1')
-    .action(async (id: string, _opts: unknown, cmd: Command) => {
+    .addOption(parsedOption('--partitions-offset <n>', 'skip this many of its partitions', wholeNumber()))
+    .addOption(parsedOption('--partitions-limit <n>', `at most this many of its partitions (1-${TAINT_PARTITIONS_MAX}, default ${TAINT_PARTITIONS_DEFAULT})`, wholeNumber({ min: 1, max: TAINT_PARTITIONS_MAX })))
+    .action(async (id: string, opts: { partitionsOffset?: number; partitionsLimit?: number }, cmd: Command) => {
       const { client, options } = await connect(cmd);
-      const t = await client.getTaint(id);
+      const t = await client.getTaint(id, { partitions_offset: opts.partitionsOffset, partitions_limit: opts.partitionsLimit });
       if (options.json) return printJson(t);
-      line(taintDetail(t));
+      line(taintDetail(t, opts.partitionsOffset ?? 0));
     });
   usageExitCode(taints);
 }

@@ -4,6 +4,9 @@ import { awaitCommand } from '../command-reply.js';
 import { HttpError } from '../http-error.js';
 import { pageQuery, parseCreateTaint } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
+import { validateQuery } from '../validate.js';
+import { TaintDetailQuerySchema } from '../../api/schemas/taints.js';
+import { TAINT_PARTITIONS_DEFAULT } from '../../api/partitions-change.js';
 
 export function taintsRoutes({ platform }: ServerContext): Router {
   const router = Router();
@@ -23,7 +26,8 @@ export function taintsRoutes({ platform }: ServerContext): Router {
     const state = platform.state();
     const taint = state.taints.get(req.params.id);
     if (!taint) throw new HttpError(404, `No taint with id '${req.params.id}'. List them: platform taints list (GET /api/taints).`);
-    res.json(taintView(state, taint));
+    const q = validateQuery(TaintDetailQuerySchema, req.query);
+    res.json(taintView(state, taint, { offset: q.partitions_offset ?? 0, limit: q.partitions_limit ?? TAINT_PARTITIONS_DEFAULT }));
   });
 
   return router;

@@ -12,7 +12,7 @@ import { useLive } from '../hooks.js';
 
 /** How many of a taint's refs a list row shows. */
 const ROW_REFS = 3;
-/** A taint's page lists this many of its refs as links until asked for all (a taint downstream can hold 100,000). */
+/** A taint's page lists its refs this many at a time, as the API pages them (a taint downstream can hold 100,000). */
 const SHOWN_REFS = 1000;
 
 export const taintHref = (id: string) => `/taints/${encodeURIComponent(id)}`;
@@ -67,9 +67,13 @@ export function TaintsPage() {
 }
 
 export function TaintPage({ id }: { id: string }) {
-  const loaded = useLive((signal) => get<TaintView>(`/api/taints/${encodeURIComponent(id)}`, signal), [id], touchesTaints);
-  const [all, setAll] = useState(false);
-  useEffect(() => setAll(false), [id]);
+  const [offset, setOffset] = useState(0);
+  useEffect(() => setOffset(0), [id]);
+  const loaded = useLive(
+    (signal) => get<TaintView>(`/api/taints/${encodeURIComponent(id)}${qs({ partitions_offset: offset, partitions_limit: SHOWN_REFS })}`, signal),
+    [id, offset],
+    touchesTaints,
+  );
   const t = loaded.data;
   return (
     <section>
@@ -96,12 +100,20 @@ export function TaintPage({ id }: { id: string }) {
           </div>
           <h2>Partitions ({t.partitions_total})</h2>
           <p aria-label="Tainted partitions">
-            <PartitionLinks refs={t.partitions} total={t.partitions_total} max={all ? t.partitions.length : SHOWN_REFS} />
+            <PartitionLinks refs={t.partitions} total={t.partitions.length} max={SHOWN_REFS} />
           </p>
-          {!all && t.partitions.length > SHOWN_REFS ? (
-            <button type="button" class="small" onClick={() => setAll(true)}>
-              Show all {t.partitions_total.toLocaleString('en')}
-            </button>
+          {t.partitions_total > SHOWN_REFS ? (
+            <div class="row pager">
+              <button type="button" class="small" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - SHOWN_REFS))}>
+                Previous {SHOWN_REFS}
+              </button>
+              <span class="count">
+                {(offset + 1).toLocaleString('en')}–{Math.min(offset + SHOWN_REFS, t.partitions_total).toLocaleString('en')} of {t.partitions_total.toLocaleString('en')}
+              </span>
+              <button type="button" class="small" disabled={offset + SHOWN_REFS >= t.partitions_total} onClick={() => setOffset(offset + SHOWN_REFS)}>
+                Next {SHOWN_REFS}
+              </button>
+            </div>
           ) : null}
         </>
       ) : loaded.error ? null : (
