@@ -137,6 +137,27 @@ test('a taint with downstream taints every consumer transitively; a want then re
   for (const ref of ['raw/3', 'clean/3', 'report/3']) t.false(detail(platform, ref).stale);
 });
 
+test('a taint of a partition being rebuilt names it and marks its build: when that rebuild fails, what consumed it stays stale', async (t) => {
+  const dir = makeWorkspace(t);
+  const graph = chain();
+  // raw takes a moment, and fails once fail-raw exists.
+  graph.jobs[0]!.exec = bash('sleep 0.5; [ ! -e fail-raw ] && echo "raw $1" >> runs.txt');
+  const platform = await openPlatform(t, dir, graph);
+  await build(platform, ['clean/4']);
+  writeFileSync(join(dir, 'fail-raw'), '');
+  const rebuild = await platform.createWant({ partitions: ['raw/4'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild: 'all' });
+  if (!rebuild.ok) return t.fail(rebuild.error);
+  await waitFor(platform, (s) => s.partitions.get('raw/4')?.status === 'building', 'raw/4 being rebuilt');
+  const taint = await platform.createTaint({ partitions: ['raw/4'], reason: 'bad load', downstream: true });
+  if (!taint.ok) return t.fail(taint.error);
+  t.deepEqual(taint.taint!.partitions, ['raw/4', 'clean/4'], 'the partition being rebuilt is tainted too, not left out silently');
+  t.is(taint.taint!.partitions_total, 2);
+  t.is(platform.state().partitions.get('raw/4')!.status, 'building', 'its run goes on');
+  await waitForWant(platform, rebuild.want_id, ['failed']);
+  t.is(platform.state().partitions.get('raw/4')!.status, 'failed');
+  t.deepEqual(detail(platform, 'clean/4').stale_reasons, ['input raw/4 is tainted'], 'the failed rebuild left the tainted build in place');
+});
+
 test('build --stale after a taint of the bottom input rebuilds the chain above it, inputs first, and ends only then', async (t) => {
   const dir = makeWorkspace(t);
   const platform = await openPlatform(t, dir, chain());

@@ -76,5 +76,7 @@ export interface CreateTaintBody {
 /** Its reply: the taint and every ref it tainted, downstream ones included. */
 export interface TaintReply {
   taint_id: string;
+  /** The refs it tainted, downstream ones included (over HTTP the first TAINT_PARTITIONS_DEFAULT). */
   partitions: string[];
+  partitions_total: number;
 }

@@ -1,4 +1,5 @@
 /** What HTTP handlers (and embedders) ask of the orchestrator, and what it answers. */
+import type { TaintReply } from '../api/partitions-change.js';
 import type { RebuildPolicy } from '../events/build-event.js';
 import type { BuildState } from '../state/build-state.js';
 
@@ -44,10 +45,7 @@ export type Command =
   | { kind: 'create_backfill'; request: CreateBackfillRequest };
 
 /** A taint's reply: its id and every ref it tainted (downstream ones included). */
-export interface TaintReply {
-  taint_id: string;
-  partitions: string[];
-}
+export type { TaintReply };
 
 /** A backfill's reply: its id and how many partitions its range holds. */
 export interface BackfillReply {

@@ -330,11 +330,11 @@ class Planner {
         }
       }
     }
-    // A partition being built is left to that build, which replaces it: it is not tainted, nor said to be.
-    const tainted = refs.filter((ref) => this.state.partitions.get(ref)?.status !== 'building');
+    // A partition being built keeps building (that build replaces the tainted one), but its current build is
+    // tainted all the same: should the run fail, what consumed it stays stale.
     const taint_id = `t-${this.state.created.taints + 1}`;
-    this.emit({ type: 'taint_created', taint_created: { taint_id, partitions: tainted, reason: r.reason, downstream: r.downstream } });
-    return { ok: true, status: 201, want_id: '', taint: { taint_id, partitions: tainted } };
+    this.emit({ type: 'taint_created', taint_created: { taint_id, partitions: refs, reason: r.reason, downstream: r.downstream } });
+    return { ok: true, status: 201, want_id: '', taint: { taint_id, partitions: refs, partitions_total: refs.length } };
   }
 
   /**

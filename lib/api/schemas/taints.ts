@@ -16,7 +16,11 @@ export const CreateTaintBodySchema = Type.Object(
 true satisfies SameType<Required<CreateTaintBody>, { [K in keyof CreateTaintBody]-?: Exclude<Static<typeof CreateTaintBodySchema>[K], null> }>;
 
 export const TaintReplySchema = Type.Object(
-  { taint_id: Type.String(), partitions: Type.Array(Type.String(), { description: 'Every ref tainted, downstream ones included.' }) },
+  {
+    taint_id: Type.String(),
+    partitions: Type.Array(Type.String(), { description: `The refs tainted, downstream ones included: the first ${TAINT_PARTITIONS_DEFAULT} (GET /api/taints/:id pages them all).` }),
+    partitions_total: Type.Integer({ minimum: 0 }),
+  },
   { $id: 'TaintReply', additionalProperties: false },
 );
 true satisfies SameType<Static<typeof TaintReplySchema>, TaintReply>;

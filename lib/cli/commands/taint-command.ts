@@ -32,7 +32,7 @@ export function registerTaint(program: Command): void {
       const { client, options } = await connect(cmd);
       const reply = await client.createTaint({ partitions: refs, downstream: opts.downstream === true, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) });
       if (options.json) return printJson(reply);
-      line(`${reply.taint_id}: tainted ${reply.partitions.length} partition${reply.partitions.length === 1 ? '' : 's'}: ${listShort(reply.partitions, 10)}`);
+      line(`${reply.taint_id}: tainted ${reply.partitions_total} partition${reply.partitions_total === 1 ? '' : 's'}: ${listShort(reply.partitions, 10)}${reply.partitions_total > reply.partitions.length ? ` (all of them: platform taints get ${reply.taint_id})` : ''}`);
       line("Wants for them rebuild them: 'platform build <ref>' (or 'platform build --stale <ref>' for what consumed them).");
     });
   usageExitCode(taint);

@@ -19,7 +19,8 @@ export function taintsRoutes({ platform }: ServerContext): Router {
     const request = parseCreateTaint(req.body);
     const result = await awaitCommand(() => platform.createTaint(request));
     if (!result.taint) throw new Error('orchestrator replied to a taint without one');
-    res.status(201).json(result.taint);
+    // A downstream taint may hold a hundred thousand refs: the reply names the first (GET /api/taints/:id pages them).
+    res.status(201).json({ ...result.taint, partitions: result.taint.partitions.slice(0, TAINT_PARTITIONS_DEFAULT) });
   });
 
   router.get('/api/taints/:id', (req, res) => {

@@ -96,8 +96,8 @@ export function PartitionPage({ refName }: { refName: string }) {
           <TaintForm refName={refName} onDone={setTainted} />
           {tainted ? (
             <p role="status">
-              <Link href={taintHref(tainted.taint_id)}>{tainted.taint_id}</Link>: tainted {tainted.partitions.length} partition
-              {tainted.partitions.length === 1 ? '' : 's'}.
+              <Link href={taintHref(tainted.taint_id)}>{tainted.taint_id}</Link>: tainted {tainted.partitions_total} partition
+              {tainted.partitions_total === 1 ? '' : 's'}.
             </p>
           ) : null}
           <h2>Lineage</h2>
