@@ -506,6 +506,20 @@ test('build says so and exits 75 (try again), not 1 (failed), when the server sh
   noStack(t, r);
 }));
 
+test('logs -f says so and exits 75 (try again) when the server shuts down under it, naming how to read the log', slot(async (t) => {
+  const env = await startServer(t);
+  await api(env, 'POST', '/api/wants', { partitions: ['gated/c'] });
+  await waitFor('the run to start', async () => (await api(env, 'GET', '/api/job_runs/r-1')).status === 200);
+  const f = start(env.url, ['logs', '-f', 'r-1']);
+  await waitFor('the first lines', () => f.out().includes('line 2\n'));
+  await env.server.close();
+  const r = await f.done;
+  t.is(r.code, 75);
+  t.regex(r.stderr, /^platform: the server ended the log stream of r-1 before the run ended/);
+  t.regex(r.stderr, /'platform logs -f r-1' follows it again/);
+  noStack(t, r);
+}));
+
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 // script(1) gives the CLI a pseudo-terminal, as a user's shell would.

@@ -225,6 +225,10 @@ test('doctor reads a compacted log on top of its base', async (t) => {
 test('over HTTP: removed events answer 410 with the first id still available, reads and SSE resume alike; platform gc and events say so', async (t) => {
   const dir = makeWorkspace(t);
   const platform = await built(t, dir, 3);
+  // A backfill of what is built ends at once; the builds after it push it out of the events kept.
+  const backfill = await platform.createBackfill({ partitions: ['sum/1'], pattern: '', policy: 'missing', priority: 0, max_concurrent_job_runs: 0, comment: '' });
+  if (!backfill.ok) return t.fail(backfill.error);
+  for (const i of [4, 5, 6]) await waitForWant(platform, await want(platform, [`sum/${i}`]));
   const server = await startServer(t, platform);
   const cli = cliAgainst(() => server.url);
   const latest = platform.log.latestId();
@@ -262,6 +266,10 @@ test('over HTTP: removed events answer 410 with the first id still available, re
   t.regex(((await pruned.json()) as { error: string }).error, /pruned.*retention\.events_keep/);
   const never = await fetch(`${server.url}/api/wants/w-999`);
   t.notRegex(((await never.json()) as { error: string }).error, /pruned/);
+  const prunedBackfill = await fetch(`${server.url}/api/backfills/${backfill.backfill!.backfill_id}`);
+  t.is(prunedBackfill.status, 404);
+  t.regex(((await prunedBackfill.json()) as { error: string }).error, /pruned.*retention\.events_keep/, 'a pruned backfill says so too');
+  t.notRegex(((await (await fetch(`${server.url}/api/backfills/bf-99`)).json()) as { error: string }).error, /pruned/);
 
   const old = await cli('events', '--offset', '0');
   t.not(old.code, 0);

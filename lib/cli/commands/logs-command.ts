@@ -4,6 +4,7 @@ import { lastValueFrom, tap } from 'rxjs';
 import type { LogEnd } from '../../client/platform-client.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { connect, errColors, statusColor, usageError, usageExitCode } from '../output.js';
+import { ServerWentAwayError } from '../server-went-away-error.js';
 
 export function registerLogs(program: Command): void {
   const logs = program
@@ -33,7 +34,11 @@ export function registerLogs(program: Command): void {
         ),
         { defaultValue: undefined },
       );
-      if (!end) throw new Error(`the server ended the log stream of ${id} before the run ended (it shut down?).`);
+      if (!end) {
+        throw new ServerWentAwayError(
+          `the server ended the log stream of ${id} before the run ended (it shut down?). The run goes on without it: 'platform logs ${id}${opts.stderr ? ' --stderr' : ''}' prints its log so far, 'platform logs -f ${id}' follows it again from the start.`,
+        );
+      }
       const exit = end.exit_code !== null && end.status !== 'succeeded' ? ` (exit ${end.exit_code})` : '';
       process.stderr.write(errColors.dim(`job run ${id} ${statusColor(end.status, errColors)}${exit}\n`));
     });

@@ -46,7 +46,8 @@ export function wantDetail(w: WantView): string {
   if (w.backfill_id) rows.push(['backfill', `${w.backfill_id} (see: platform backfills get ${w.backfill_id})`]);
   if (w.pattern) rows.push(['pattern', w.pattern]);
   if (w.schedule_tick) rows.push(['schedule tick', when(w.schedule_tick)]);
-  if (w.rebuilt.length > 0) rows.push(['rebuilt', listShort(w.rebuilt, 10)]);
+  // A line each, as its partitions are: refs side by side would widen the whole table.
+  if (w.rebuilt.length > 0) rows.push(['rebuilt', `${w.rebuilt.slice(0, 10).join('\n')}${w.rebuilt.length > 10 ? `\n… ${w.rebuilt.length - 10} more` : ''}`]);
   if (w.parent_want_id) rows.push(['parent want', w.parent_want_id]);
   if (w.root_want_id && w.root_want_id !== w.want_id) rows.push(['root want', w.root_want_id]);
   if (w.child_wants_total > 0) rows.push(['derived wants', `${listShort(w.child_want_ids, 10)}${w.child_wants_total > w.child_want_ids.length ? ` (${w.child_wants_total} in all)` : ''} (see: platform want tree ${w.want_id})`]);

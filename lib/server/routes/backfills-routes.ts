@@ -4,13 +4,15 @@ import type { Page } from '../../api/page.js';
 import { backfillView, backfillWant, listBackfills } from '../backfill-queries.js';
 import { awaitCommand } from '../command-reply.js';
 import { HttpError } from '../http-error.js';
+import { notFoundReason } from '../pruned-ids.js';
 import { checkProduced } from '../produced-refs.js';
 import { pageQuery, parseCreateBackfill } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
 
 export function backfillsRoutes({ platform }: ServerContext): Router {
   const router = Router();
-  const notFound = (id: string) => new HttpError(404, `No backfill with id '${id}'. List them: platform backfills list (GET /api/backfills).`);
+  const notFound = (id: string) =>
+    new HttpError(404, `No backfill with id '${id}'${notFoundReason(id, 'bf-', platform.state().created.backfills)}. List them: platform backfills list (GET /api/backfills).`);
 
   router.get('/api/backfills', (req, res) => {
     res.json(listBackfills(platform.state(), pageQuery(req.query)) satisfies Page<BackfillView>);
