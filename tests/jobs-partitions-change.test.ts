@@ -241,6 +241,37 @@ test('editing a job version makes its partitions stale; history and lineage surv
   t.deepEqual(lineage(second.state(), 'report/4', 'upstream', 5), tree);
 });
 
+test('a job renamed alone leaves what it built fresh; renamed with an edit, or edited after, what it built turns stale', async (t) => {
+  const dir = makeWorkspace(t);
+  const renamed = (label: string, exec: string) => {
+    const g = chain('1');
+    g.jobs[0] = { ...g.jobs[0]!, label, exec: bash(exec) };
+    return g;
+  };
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(chain('1')));
+  const platform = await openFromFile(t, dir);
+  await build(platform, ['clean/6']);
+  const edit = async (graph: object) => {
+    writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
+    await platform.refreshGraph();
+    platform.orchestrator.scanAll();
+  };
+  // The same definition under a new label: nothing changed in what it makes.
+  await edit(renamed('raw_v2', 'echo "raw $1" >> runs.txt'));
+  await waitFor(platform, (s) => s.last_event_id > 0, 'a step');
+  await new Promise((r) => setTimeout(r, 300));
+  t.false(detail(platform, 'raw/6').stale, 'a rename alone');
+  // Then its exec changes: what the old label built is held to the job that now makes it.
+  await edit(renamed('raw_v2', 'echo "raw v2 $1" >> runs.txt'));
+  await waitFor(platform, (s) => (s.partitions.get('raw/6')?.stale_reasons.length ?? 0) > 0, 'raw/6 to turn stale');
+  t.regex(detail(platform, 'raw/6').stale_reasons[0]!, /^job raw changed since this build/);
+  t.deepEqual(detail(platform, 'clean/6').stale_reasons, ['input raw/6 is stale']);
+  // build --stale rebuilds it with the job that makes it now.
+  await build(platform, ['clean/6'], 'stale');
+  t.false(detail(platform, 'raw/6').stale);
+  t.deepEqual(lines(dir, 'runs.txt').slice(2), ['raw v2 6', 'clean 6']);
+});
+
 test('a want not successful by its sla deadline gets want_sla_missed once, counted from its data timestamp', async (t) => {
   const dir = makeWorkspace(t);
   const platform = await openPlatform(t, dir, {

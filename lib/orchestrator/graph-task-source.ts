@@ -82,6 +82,17 @@ function viewOf(resolver: JobResolver) {
   );
   return {
     resolver,
-    policy: { max_concurrent_job_runs: graph.max_concurrent_job_runs, jobs, schedules: graph.schedules },
+    policy: {
+      max_concurrent_job_runs: graph.max_concurrent_job_runs,
+      jobs,
+      schedules: graph.schedules,
+      producerOf: (ref: string) => {
+        try {
+          return resolver.matcher.tryMatch(ref)?.job.label;
+        } catch {
+          return undefined; // two jobs make it: no one successor
+        }
+      },
+    },
   };
 }

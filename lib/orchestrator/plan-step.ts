@@ -11,6 +11,7 @@ import {
   ACTIVE_WANT_STATUSES,
   SCHEDULE_SOURCE_PREFIX,
   TERMINAL_WANT_STATUSES,
+  jobPartitionKey,
   scheduleAfter,
   wantClockStart,
 } from '../state/build-state.js';
@@ -48,6 +49,8 @@ export interface SchedulingPolicy {
   jobs: ReadonlyMap<string, JobPolicy>;
   /** Cron schedules that make wants at their ticks (none when absent). */
   schedules?: readonly ScheduleDefinition[];
+  /** The label of the job of the graph that produces a ref, if one does (a renamed job's successor is found so). */
+  producerOf?: (ref: string) => string | undefined;
 }
 
 export interface StepInput {
@@ -343,9 +346,17 @@ class Planner {
    */
   recordJobDefinitions(): void {
     const jobs: Array<{ job_label: string; fingerprint: string }> = [];
-    for (const [job_label, policy] of this.input.policy.jobs) {
+    const graphJobs = this.input.policy.jobs;
+    for (const [job_label, policy] of graphJobs) {
       const recorded = this.state.job_fingerprints.get(job_label);
       if (policy.fingerprint && recorded !== undefined && recorded !== policy.fingerprint) jobs.push({ job_label, fingerprint: policy.fingerprint });
+    }
+    // A label gone from the graph whose outputs another job now has was renamed: what it built is held to that job's
+    // definition, so a rename with an edit (or an edit after it) makes it stale, and a rename alone does not.
+    for (const [job_label, recorded] of this.state.job_fingerprints) {
+      if (graphJobs.has(job_label)) continue;
+      const successor = renamedTo(job_label, this.state, this.input.policy);
+      if (successor?.fingerprint && successor.fingerprint !== recorded) jobs.push({ job_label, fingerprint: successor.fingerprint });
     }
     if (jobs.length > 0) this.emit({ type: 'job_definitions_changed', job_definitions_changed: { jobs } });
   }
@@ -785,4 +796,20 @@ class Planner {
     }
     return out;
   }
+}
+
+/**
+ * The job a label gone from the graph was renamed to: the one that now produces a partition the label built (its
+ * first in `partitions_by_job`: one seek, whatever it built). None when none does, or the label built nothing
+ * still current.
+ */
+function renamedTo(label: string, state: BuildState, policy: SchedulingPolicy): JobPolicy | undefined {
+  if (!policy.producerOf) return undefined;
+  const prefix = jobPartitionKey(label, '');
+  for (const [key] of state.partitions_by_job.entriesFrom(prefix)) {
+    if (!key.startsWith(prefix)) return undefined;
+    const producer = policy.producerOf(key.slice(prefix.length));
+    return producer === undefined ? undefined : policy.jobs.get(producer);
+  }
+  return undefined;
 }
