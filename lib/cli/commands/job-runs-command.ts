@@ -22,7 +22,8 @@ import {
 /** How a run ended, in a few words, and when it is retried. */
 export function runOutcome(r: Pick<JobRunView, 'status' | 'exit_code' | 'signal' | 'reason' | 'retry_at'>): string {
   const how = endedHow(r);
-  const retry = r.status === 'failed' && r.retry_at ? `retry at ${when(r.retry_at)}` : '';
+  // Once its time has passed the next attempt is queued (or its want ended): not a promise any more.
+  const retry = r.status === 'failed' && r.retry_at ? `${Date.parse(r.retry_at) > Date.now() ? 'retry at' : 'retry was due'} ${when(r.retry_at)}` : '';
   return [how, retry].filter((b) => b !== '').join('; ');
 }
 
