@@ -269,6 +269,12 @@ test('want list: a table, --json, --status, --limit and --offset', slot(async (t
   t.deepEqual(newest.data.map((w: { want_id: string }) => w.want_id), ['w-3', 'w-2'], '--order desc: newest first');
   t.is((await cli(env.url, 'want', 'list', '--order', 'sideways')).code, 2);
 
+  t.notRegex(all.stdout, /Priority|Due/, 'no columns for what no want on the page has');
+  t.is((await api(env, 'POST', '/api/wants', { partitions: ['slow/d'], priority: 5, sla_seconds: 3600 })).status, 201);
+  const withPriority = await cli(env.url, 'want', 'list');
+  t.regex(withPriority.stdout, /│ Priority │ Due/);
+  t.regex(withPriority.stdout.split('\n').find((l) => /^│ w-4/.test(l)) ?? '', /│ 5\s+│ \d{4}-\d\d-\d\d \d\d:\d\d/);
+
   const bad = await cli(env.url, 'want', 'list', '--status', 'sideways');
   t.is(bad.code, 1);
   t.regex(bad.stderr, /^platform: Query parameter 'status' must be one of/);

@@ -80,13 +80,18 @@ export function wantTreeLines(reply: WantTreeReply): string[] {
 }
 
 export function wantRows(wants: WantView[]): string {
+  // Priority and due time only where a want on the page has one: most lists have neither.
+  const priority = wants.some((w) => w.priority !== 0);
+  const due = wants.some((w) => w.sla_deadline !== null);
   return table(
-    ['Want', 'Status', 'Partitions', 'Created', 'Job runs', 'Comment'],
+    ['Want', 'Status', 'Partitions', 'Created', ...(priority ? ['Priority'] : []), ...(due ? ['Due'] : []), 'Job runs', 'Comment'],
     wants.map((w) => [
       w.want_id,
       w.sla_missed ? `${statusColor(w.status)} ${colors.red('sla missed')}` : statusColor(w.status),
       listShort(w.partitions, 2),
       when(w.created_at),
+      ...(priority ? [w.priority] : []),
+      ...(due ? [when(w.sla_deadline)] : []),
       w.job_runs_total,
       w.comment.length > 40 ? `${w.comment.slice(0, 39)}…` : w.comment,
     ]),
