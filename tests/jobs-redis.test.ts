@@ -126,7 +126,8 @@ redisTest('a worker killed with -9: its run is lost by its lease and rebuilt on 
   t.log(`rebuilt on w2 ${Date.now() - killedAt} ms after the kill (lease 1 s)`);
 });
 
-redisTest('a restarted orchestrator re-attaches to a remote run still going; it is recorded once, with all its output', async (t) => {
+/** slowish/1 taken by worker w1, and the orchestrator that handed it over closed: the run goes on without it. */
+async function runLeftOnWorker(t: Parameters<typeof runCli>[0]) {
   const redis = await startRedis(t);
   const dir = makeWorkspace(t);
   const w1 = startWorker(t, dir, redis.url, 'w1');
@@ -136,6 +137,11 @@ redisTest('a restarted orchestrator re-attaches to a remote run still going; it 
   const running = await waitFor(first, (s) => runsFor(s, 'slowish/1')[0]?.worker === 'w1', 'slowish/1 on w1', 15_000);
   const run = runsFor(running, 'slowish/1')[0]!;
   await first.close();
+  return { redis, dir, w, run };
+}
+
+redisTest('a restarted orchestrator re-attaches to a remote run still going; it is recorded once, with all its output', async (t) => {
+  const { redis, dir, w, run } = await runLeftOnWorker(t);
   const second = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
   const s = await waitForWant(second, w, ['successful'], 30_000);
   t.deepEqual(runsFor(s, 'slowish/1').map((r) => [r.job_run_id, r.status, r.worker]), [[run.job_run_id, 'succeeded', 'w1']]);
@@ -143,14 +149,7 @@ redisTest('a restarted orchestrator re-attaches to a remote run still going; it 
 });
 
 redisTest('a remote run that ended while no orchestrator ran ends when its worker finished it, not when the next one found out', async (t) => {
-  const redis = await startRedis(t);
-  const dir = makeWorkspace(t);
-  const w1 = startWorker(t, dir, redis.url, 'w1');
-  await w1.waitForStdout(/takes runs/);
-  const first = await openPlatform(t, dir, graph, { executor: executor(redis.url), cancelRunsOnClose: false });
-  const w = await want(first, ['slowish/1']);
-  await waitFor(first, (s) => runsFor(s, 'slowish/1')[0]?.worker === 'w1', 'slowish/1 on w1', 15_000);
-  await first.close();
+  const { redis, dir, w } = await runLeftOnWorker(t);
   await sleep(4000); // the job takes 2 s
   const reopenedAt = Date.now();
   const second = await openPlatform(t, dir, graph, { executor: executor(redis.url) });

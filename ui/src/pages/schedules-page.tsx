@@ -1,6 +1,7 @@
 /** Schedules from platform.json (in its order, a page of 100 at a time): their cron and zone, last and next tick. */
 import type { ScheduleView } from '../../../lib/api/schedules.js';
 import { get, qs, type Page } from '../api.js';
+import { Pager } from '../components/pager.js';
 import { Link } from '../components/link.js';
 import { ErrorNote, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
@@ -77,17 +78,7 @@ export function SchedulesPage({ location }: { location: Location }) {
         </div>
       ) : null}
       {page && page.total > PAGE ? (
-        <div class="row pager">
-          <button type="button" class="small" disabled={offset === 0} onClick={() => go(Math.max(0, offset - PAGE))}>
-            Previous {PAGE}
-          </button>
-          <span class="count">
-            {(offset + 1).toLocaleString('en')}–{Math.min(offset + PAGE, page.total).toLocaleString('en')} of {page.total.toLocaleString('en')}
-          </span>
-          <button type="button" class="small" disabled={offset + PAGE >= page.total} onClick={() => go(offset + PAGE)}>
-            Next {PAGE}
-          </button>
-        </div>
+        <Pager offset={offset} size={PAGE} total={page.total} go={go} />
       ) : page && page.total > 0 ? (
         <p class="count">{page.total.toLocaleString('en')} in all</p>
       ) : null}

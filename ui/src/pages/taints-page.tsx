@@ -4,6 +4,7 @@ import type { TaintView } from '../../../lib/api/partitions-change.js';
 import type { EventView } from '../../../lib/api/views.js';
 import { get, qs, type Page } from '../api.js';
 import { Fact, PartitionLinks } from '../components/facts.js';
+import { Pager } from '../components/pager.js';
 import { Link } from '../components/link.js';
 import { ErrorNote, When, age } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
@@ -102,19 +103,7 @@ export function TaintPage({ id }: { id: string }) {
           <p aria-label="Tainted partitions">
             <PartitionLinks refs={t.partitions} total={t.partitions.length} max={SHOWN_REFS} />
           </p>
-          {t.partitions_total > SHOWN_REFS ? (
-            <div class="row pager">
-              <button type="button" class="small" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - SHOWN_REFS))}>
-                Previous {SHOWN_REFS}
-              </button>
-              <span class="count">
-                {(offset + 1).toLocaleString('en')}–{Math.min(offset + SHOWN_REFS, t.partitions_total).toLocaleString('en')} of {t.partitions_total.toLocaleString('en')}
-              </span>
-              <button type="button" class="small" disabled={offset + SHOWN_REFS >= t.partitions_total} onClick={() => setOffset(offset + SHOWN_REFS)}>
-                Next {SHOWN_REFS}
-              </button>
-            </div>
-          ) : null}
+          {t.partitions_total > SHOWN_REFS ? <Pager offset={offset} size={SHOWN_REFS} total={t.partitions_total} go={setOffset} /> : null}
         </>
       ) : loaded.error ? null : (
         <p class="loading">Loading…</p>
