@@ -601,6 +601,11 @@ test('logs -f streams a running job line by line and ends when the run ends', sl
   t.is((await api(env, 'GET', '/api/job_runs/r-1')).body.status, 'succeeded');
   const stderrFollow = await cli(env.url, 'logs', '--follow', '--stderr', 'r-1');
   t.is(stderrFollow.stdout, 'a warning\n');
+  // --json: the text in an object; following, JSON lines ending with the run's end.
+  t.deepEqual(JSON.parse((await cli(env.url, '--json', 'logs', 'r-1')).stdout), { job_run_id: 'r-1', stream: 'stdout', text: 'line 1\nline 2\nline 3\n' });
+  const followed = (await cli(env.url, '--json', 'logs', '-f', 'r-1')).stdout.trim().split('\n').map((l) => JSON.parse(l) as { line?: string; end?: { status: string } });
+  t.deepEqual(followed.slice(0, 3), [{ line: 'line 1' }, { line: 'line 2' }, { line: 'line 3' }]);
+  t.is(followed[3]?.end?.status, 'succeeded');
 }));
 
 // ---------------------------------------------------------------- partitions, job runs

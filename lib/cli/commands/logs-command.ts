@@ -18,16 +18,18 @@ export function registerLogs(program: Command): void {
       const stream = opts.stderr ? 'stderr' : 'stdout';
       const { tail } = opts;
       if (tail !== undefined && opts.follow) usageError(cmd, '--tail and --follow do not go together: -f prints the log from its start.');
-      const { client } = await connect(cmd);
+      const { client, options } = await connect(cmd);
+      // --json: the text in an object; following, a line each ({"line"}) and its end ({"end"}), as JSON lines.
       if (!opts.follow) {
-        process.stdout.write(await client.logText(id, stream, tail));
+        const text = await client.logText(id, stream, tail);
+        process.stdout.write(options.json ? `${JSON.stringify({ job_run_id: id, stream, text })}\n` : text);
         return;
       }
       let end: LogEnd | undefined;
       await lastValueFrom(
         client.followLog(id, stream).pipe(
           tap((m) => {
-            if (m.event === 'log') process.stdout.write(`${m.data}\n`);
+            if (m.event === 'log') process.stdout.write(options.json ? `${JSON.stringify({ line: m.data })}\n` : `${m.data}\n`);
             else if (m.event === 'end') end = JSON.parse(m.data) as LogEnd;
             else if (m.event === 'error') throw new Error(`the server failed to stream the log: ${m.data}`);
           }),
@@ -38,6 +40,10 @@ export function registerLogs(program: Command): void {
         throw new ServerWentAwayError(
           `the server ended the log stream of ${id} before the run ended (it shut down?). The run goes on without it: 'platform logs ${id}${opts.stderr ? ' --stderr' : ''}' prints its log so far, 'platform logs -f ${id}' follows it again from the start.`,
         );
+      }
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify({ end })}\n`);
+        return;
       }
       const exit = end.exit_code !== null && end.status !== 'succeeded' ? ` (exit ${end.exit_code})` : '';
       process.stderr.write(errColors.dim(`job run ${id} ${statusColor(end.status, errColors)}${exit}\n`));
