@@ -5,7 +5,7 @@
  * Compaction (`retention.events_keep`) removes a prefix once a state snapshot covers it: ids then run densely from
  * `firstId()`, and asking for an id below it throws `EventsCompactedError`.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, realpath } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
 import { Observable, Subject } from 'rxjs';
 import type { BuildEvent, EventPayload } from './build-event.js';
@@ -13,6 +13,14 @@ import { decodeEvent, encodeEvent } from './event-codec.js';
 import { EventsCompactedError } from './events-compacted-error.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
+
+/**
+ * The logs open in this process, by real path. LevelDB's own refusal of a second open in one process closes the
+ * LOCK file it opened to find out, and closing any descriptor of a file drops the process's POSIX lock on it: the
+ * first open's lock was gone, and another process could then open the same log and write over it. So a second open
+ * here is refused before LevelDB is asked.
+ */
+const openHere = new Set<string>();
 
 const TWO_32 = 0x1_0000_0000;
 const DEFAULT_REPLAY_BATCH = 1000;
@@ -67,6 +75,7 @@ export class EventLog {
 
   private constructor(
     private readonly dir: string,
+    private readonly openKey: string,
     db: Db,
     latest: number,
     first: number,
@@ -81,19 +90,29 @@ export class EventLog {
   /** Opens (creating if needed) the log in `dir`. */
   static async open(dir: string): Promise<EventLog> {
     await mkdir(dir, { recursive: true });
+    const key = await realpath(dir);
+    if (openHere.has(key)) {
+      throw Object.assign(
+        new Error(`the event log at ${dir} is already open in this process (LOCK held by another Platform.open of this workspace): close that one first, or share it`),
+        { code: 'LEVEL_LOCKED' },
+      );
+    }
+    openHere.add(key);
     const db: Db = new ClassicLevel<Uint8Array, Uint8Array>(dir, { keyEncoding: 'view', valueEncoding: 'view' });
     try {
       await db.open();
     } catch (err) {
+      openHere.delete(key);
       const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
       throw new Error(`cannot open event log at ${dir}${cause}`, { cause: err });
     }
     try {
       const [last] = await db.keys({ reverse: true, limit: 1 }).all();
       const [first] = await db.keys({ limit: 1 }).all();
-      return new EventLog(dir, db, last === undefined ? 0 : eventIdOfKey(last), first === undefined ? 1 : eventIdOfKey(first));
+      return new EventLog(dir, key, db, last === undefined ? 0 : eventIdOfKey(last), first === undefined ? 1 : eventIdOfKey(first));
     } catch (err) {
       await db.close();
+      openHere.delete(key);
       throw err;
     }
   }
@@ -259,7 +278,11 @@ export class EventLog {
       await this.tail;
       this.subject.complete();
       this.writeSubject.complete();
-      await this.db.close();
+      try {
+        await this.db.close();
+      } finally {
+        openHere.delete(this.openKey);
+      }
     })();
     return this.closing;
   }

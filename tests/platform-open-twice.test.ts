@@ -1,0 +1,32 @@
+/**
+ * One workspace, one open platform: a second open in the same process is refused before LevelDB is asked (whose own
+ * refusal dropped the first open's lock), so another process stays locked out and nothing acknowledged is lost.
+ */
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { Platform } from '../lib/platform.js';
+import { makeWorkspace, openPlatform } from './helpers/jobs-fixture.js';
+
+const run = promisify(execFile);
+const PLATFORM = fileURLToPath(new URL('../lib/platform.js', import.meta.url));
+const graph = { jobs: [{ label: 'a', outputs: ['a/(?<n>\\w+)'], exec: ['true'] }] };
+
+test('a second open of a workspace in one process is refused, and the first keeps another process out', async (t) => {
+  const dir = makeWorkspace(t, { 'platform.json': JSON.stringify(graph) });
+  const first = await openPlatform(t, dir, graph);
+  const again = await t.throwsAsync(Platform.open(dir));
+  t.regex(again!.message, /already open in this process/);
+  // Another process: still refused, the first open's lock held.
+  const script = `import(${JSON.stringify(PLATFORM)}).then(({ Platform }) => Platform.open(${JSON.stringify(dir)})).then(() => console.log('opened'), (e) => console.log('refused: ' + e.message))`;
+  const { stdout } = await run(process.execPath, ['-e', script], { timeout: 20_000 });
+  t.regex(stdout, /^refused: .*LOCK/, stdout);
+  const w = await first.createWant({ partitions: ['a/x'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+  t.true(w.ok);
+  await first.close();
+  // Closed, it can be opened again here.
+  const reopened = await Platform.open(dir);
+  t.true(reopened.state().wants.size >= 1);
+  await reopened.close();
+});
