@@ -20,6 +20,10 @@ import type { GraphDefinition } from './graph/graph-definition.js';
 import type { GraphError } from './graph/graph-error.js';
 import type { JobResolver } from './graph/job-resolver.js';
 import { WorkspaceGraph } from './graph/workspace-graph.js';
+import { unproducedProblem } from './graph/unproduced-refs.js';
+import { MAX_EXPANSION } from './graph/partition-pattern.js';
+import { MAX_PARTITIONS_PER_WANT } from './api/schemas/wants.js';
+import { partitionsProblem } from './orchestrator/request-checks.js';
 import type { CommandResult, CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from './orchestrator/command.js';
 import { CommandQueue } from './orchestrator/command-queue.js';
 import { GraphTaskSource } from './orchestrator/graph-task-source.js';
@@ -254,9 +258,14 @@ export class Platform {
     return followFile(this.logPath(job_run_id, stream), this.jobRunEnded$(job_run_id));
   }
 
-  /** Rejects with QueueFullError when the command queue (capacity `queueCapacity`, default 100) is full. */
+  /**
+   * Refused (`ok: false`, status 400, why) when a field is out of range or a ref is malformed or no job produces
+   * it, as the JSON API refuses it; rejects with QueueFullError when the command queue (capacity `queueCapacity`,
+   * default 100) is full.
+   */
   createWant(request: CreateWantRequest): Promise<CommandResult> {
-    return this.queue.offer({ kind: 'create_want', request });
+    const refused = this.refsRefused(request.partitions, MAX_PARTITIONS_PER_WANT);
+    return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_want', request });
   }
 
   cancelWant(want_id: string, reason = 'canceled by request'): Promise<CommandResult> {
@@ -268,9 +277,23 @@ export class Platform {
     return this.queue.offer({ kind: 'create_taint', request });
   }
 
-  /** A backfill: a want over a range that goes on past failures, under its own cap; the reply's `backfill` has its id. */
+  /**
+   * A backfill: a want over a range that goes on past failures, under its own cap; the reply's `backfill` has its
+   * id. Refused as `createWant` is.
+   */
   createBackfill(request: CreateBackfillRequest): Promise<CommandResult> {
-    return this.queue.offer({ kind: 'create_backfill', request });
+    const refused = this.refsRefused(request.partitions, MAX_EXPANSION);
+    return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_backfill', request });
+  }
+
+  /**
+   * A write naming refs no job of the graph in use makes is refused now, not failed later (the graph as last read:
+   * `refreshGraph()` first to see an edit of this instant); the rest of a request is checked where every write
+   * passes (the planner). Offered at once otherwise, in call order.
+   */
+  private refsRefused(partitions: unknown, max: number): CommandResult | undefined {
+    const problem = partitionsProblem(partitions, max) ?? unproducedProblem(this.resolver, partitions as string[]);
+    return problem === undefined ? undefined : { ok: false, status: 400, error: problem };
   }
 
   /**

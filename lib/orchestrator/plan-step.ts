@@ -3,6 +3,7 @@
  * reading, resolved job configs) in; the events to append, the replies, and the processes to start and kill
  * out. The loop (orchestrator.ts) does the effects.
  */
+import { backfillRequestProblem, taintRequestProblem, wantRequestProblem } from './request-checks.js';
 import type { EventPayload, JobConfig, RebuildPolicy, WantCreated } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import type { BuildState, JobRunRecord, PartitionRecord, WantRecord } from '../state/build-state.js';
@@ -240,6 +241,8 @@ class Planner {
   command(c: Command): CommandDecision {
     if (c.kind === 'create_want') {
       const r = c.request;
+      const problem = wantRequestProblem(r);
+      if (problem) return { ok: false, status: 400, error: problem };
       const want_id = this.createRootWant({
         partitions: r.partitions,
         comment: r.comment,
@@ -295,6 +298,8 @@ class Planner {
 
   /** A backfill is a want that goes on past failures, scheduled a window at a time, with its own cap. */
   private createBackfill(r: CreateBackfillRequest): CommandDecision {
+    const problem = backfillRequestProblem(r);
+    if (problem) return { ok: false, status: 400, error: problem };
     const backfill_id = `bf-${this.state.created.backfills + 1}`;
     const want_id = this.createRootWant({
       partitions: r.partitions,
@@ -313,6 +318,8 @@ class Planner {
    * build, transitively. A ref never built is refused whole: a taint is about data that exists.
    */
   private createTaint(r: CreateTaintRequest): CommandDecision {
+    const problem = taintRequestProblem(r);
+    if (problem) return { ok: false, status: 400, error: problem };
     const never = r.partitions.filter((ref) => !this.state.partitions.get(ref)?.build_id && this.state.partitions.get(ref)?.status !== 'live');
     if (never.length > 0) {
       return {

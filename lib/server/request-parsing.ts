@@ -7,12 +7,12 @@ import { CreateBackfillBodySchema } from '../api/schemas/backfills.js';
 import { CreateTaintBodySchema } from '../api/schemas/taints.js';
 import { CreateWantBodySchema, MAX_DATA_TIMESTAMP_MS } from '../api/schemas/wants.js';
 import { DEFAULT_PAGE, PageQuerySchema } from '../api/schemas/pages.js';
-import { MAX_REF_LENGTH } from '../api/schemas/common.js';
 import type { CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from '../orchestrator/command.js';
 import { MAX_EXPANSION, PatternError, expandPattern } from '../graph/partition-pattern.js';
 import type { PageQuery } from './queries.js';
 import { HttpError } from './http-error.js';
-import { typeName, validateBody, validateQuery } from './validate.js';
+import { validateBody, validateQuery } from './validate.js';
+import { refProblem } from '../orchestrator/request-checks.js';
 
 type Query = Record<string, unknown>;
 
@@ -25,18 +25,6 @@ export function toPageQuery(page: { offset?: number; limit?: number; order?: 'as
   return { offset: page.offset ?? 0, limit: page.limit ?? DEFAULT_PAGE, reverse: page.order === 'desc' };
 }
 
-/**
- * What is wrong with a ref's shape, or undefined when nothing is (whether a job produces it is the graph's
- * question). `where` names it in the message: `partitions[2]`. Shared by the JSON API and the Connect service.
- */
-export function refProblem(ref: unknown, where: string): string | undefined {
-  if (typeof ref !== 'string') return `${where} must be a string, got ${typeName(ref)}.`;
-  if (ref.trim() === '') return `${where} is empty; a partition ref looks like 'daily/revenue/date=2026-01-05'.`;
-  if (ref.length > MAX_REF_LENGTH) return `${where} is ${ref.length} characters long; the limit is ${MAX_REF_LENGTH}.`;
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(ref)) return `${where} (${JSON.stringify(ref)}) contains a control character.`;
-  return undefined;
-}
 
 /** A ref of a JSON request, checked for shape: the ref, or a 400. */
 export function checkRef(ref: unknown, where: string): string {

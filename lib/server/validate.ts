@@ -2,6 +2,7 @@
  * The one place requests meet their schemas (lib/api/schemas): a value that does not fit becomes a 400 whose
  * message names the field and says what it must be, worded from the schema itself so message and contract agree.
  */
+import { typeName } from '../orchestrator/request-checks.js';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
@@ -141,8 +142,4 @@ function shown(value: unknown): string {
 }
 
 /** What a JSON value is, for a message: 'an array', 'null', 'a string'... */
-export function typeName(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
-}
+export { typeName };

@@ -25,7 +25,7 @@ import { Router, type RequestHandler } from 'express';
 import type { ConnectCode } from '../../api/error-body.js';
 import { isGraphError, type GraphErrorCode } from '../../graph/graph-error.js';
 import { PLATFORM_SERVICE, platformService } from '../../proto/schema.js';
-import { refProblem } from '../request-parsing.js';
+import { refProblem } from '../../orchestrator/request-checks.js';
 import type { ServerContext } from '../server-context.js';
 import { analyzeGraph } from './analyze-graph.js';
 import { RpcError, unaryHandler, writeRpcError } from './connect-unary.js';

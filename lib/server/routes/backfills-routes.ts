@@ -4,8 +4,8 @@ import type { Page } from '../../api/page.js';
 import { backfillView, backfillWant, listBackfills } from '../backfill-queries.js';
 import { awaitCommand } from '../command-reply.js';
 import { HttpError } from '../http-error.js';
+import { checkGraph } from '../graph-problem.js';
 import { notFoundReason } from '../pruned-ids.js';
-import { checkProduced } from '../produced-refs.js';
 import { pageQuery, parseCreateBackfill } from '../request-parsing.js';
 import type { ServerContext } from '../server-context.js';
 
@@ -20,7 +20,7 @@ export function backfillsRoutes({ platform }: ServerContext): Router {
 
   router.post('/api/backfills', async (req, res) => {
     const request = parseCreateBackfill(req.body);
-    await checkProduced(platform, request.partitions);
+    await checkGraph(platform);
     const result = await awaitCommand(() => platform.createBackfill(request));
     if (!result.backfill) throw new Error('orchestrator replied to a backfill without one');
     res.status(201).json({ backfill_id: result.backfill.backfill_id, want_id: result.want_id, partitions: result.backfill.partitions } satisfies CreateBackfillReply);

@@ -10,7 +10,7 @@ import { listWants } from '../queries.js';
 import { wantView } from '../views.js';
 import { awaitCommand } from '../command-reply.js';
 import { HttpError } from '../http-error.js';
-import { checkProduced } from '../produced-refs.js';
+import { checkGraph } from '../graph-problem.js';
 import { parseCreateWant, toPageQuery } from '../request-parsing.js';
 import { validateQuery } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
@@ -19,7 +19,7 @@ import type { Platform } from '../../platform.js';
 /** POST /api/wants: the body checked, its refs known to the graph, the want created once its event is durable. */
 export async function createWant(platform: Platform, body: unknown): Promise<CreateWantReply> {
   const request = parseCreateWant(body);
-  await checkProduced(platform, request.partitions);
+  await checkGraph(platform);
   const result = await awaitCommand(() => platform.createWant(request));
   const want = result.state.wants.get(result.want_id);
   if (!want) throw new Error(`orchestrator replied with unknown want ${result.want_id}`);

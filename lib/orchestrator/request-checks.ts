@@ -1,0 +1,92 @@
+/**
+ * What a write must be before it becomes an event, checked where every write passes (the planner), whoever sent it:
+ * the JSON API has checked a body's shape already, the embedding API hands typed objects that TypeScript cannot
+ * vouch for at run time (a NaN, a policy cast from a string). A problem is a sentence for a 400; none is undefined.
+ * What the log's codec would refuse mid-step (and fail the step) is refused here, before anything is emitted.
+ */
+import { REBUILD_POLICIES } from '../events/build-event.js';
+import { MAX_EXPANSION } from '../graph/partition-pattern.js';
+import { MAX_REF_LENGTH } from '../api/schemas/common.js';
+import { MAX_BACKFILL_CAP } from '../api/schemas/backfills.js';
+import { MAX_COMMENT_LENGTH, MAX_DATA_TIMESTAMP_MS, MAX_PARTITIONS_PER_WANT, MAX_PRIORITY, MAX_WANT_SECONDS } from '../api/schemas/wants.js';
+import { BACKFILL_POLICIES, type CreateBackfillRequest, type CreateTaintRequest, type CreateWantRequest } from './command.js';
+
+/**
+ * What is wrong with a ref's shape, or undefined when nothing is (whether a job produces it is the graph's
+ * question). `where` names it in the message: `partitions[2]`. Shared by the JSON API and the Connect service.
+ */
+export function refProblem(ref: unknown, where: string): string | undefined {
+  if (typeof ref !== 'string') return `${where} must be a string, got ${typeName(ref)}.`;
+  if (ref.trim() === '') return `${where} is empty; a partition ref looks like 'daily/revenue/date=2026-01-05'.`;
+  if (ref.length > MAX_REF_LENGTH) return `${where} is ${ref.length} characters long; the limit is ${MAX_REF_LENGTH}.`;
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(ref)) return `${where} (${JSON.stringify(ref)}) contains a control character.`;
+  return undefined;
+}
+
+/** A list of refs: an array of 1..max well-formed refs. */
+export function partitionsProblem(partitions: unknown, max: number): string | undefined {
+  if (!Array.isArray(partitions)) return `partitions must be an array of partition refs, got ${typeName(partitions)}.`;
+  if (partitions.length === 0) return "partitions is empty: name at least one partition, like ['daily/revenue/date=2026-01-05'].";
+  if (partitions.length > max) return `partitions has ${partitions.length} refs; the limit is ${max}.`;
+  for (let i = 0; i < partitions.length; i++) {
+    const problem = refProblem(partitions[i], `partitions[${i}]`);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+export function wantRequestProblem(r: CreateWantRequest): string | undefined {
+  return (
+    partitionsProblem(r.partitions, MAX_PARTITIONS_PER_WANT) ??
+    textProblem(r.comment, 'comment') ??
+    wholeProblem(r.data_timestamp, 'data_timestamp (epoch milliseconds, 0 for none)', 0, MAX_DATA_TIMESTAMP_MS) ??
+    wholeProblem(r.ttl_seconds, 'ttl_seconds', 0, MAX_WANT_SECONDS) ??
+    wholeProblem(r.sla_seconds, 'sla_seconds', 0, MAX_WANT_SECONDS) ??
+    (r.rebuild === undefined ? undefined : oneOfProblem(r.rebuild, 'rebuild', REBUILD_POLICIES)) ??
+    (r.priority === undefined ? undefined : wholeProblem(r.priority, 'priority', -MAX_PRIORITY, MAX_PRIORITY))
+  );
+}
+
+export function taintRequestProblem(r: CreateTaintRequest): string | undefined {
+  return (
+    partitionsProblem(r.partitions, MAX_PARTITIONS_PER_WANT) ??
+    textProblem(r.reason, 'reason') ??
+    (typeof r.downstream === 'boolean' ? undefined : `downstream must be true or false, got ${typeName(r.downstream)}.`)
+  );
+}
+
+export function backfillRequestProblem(r: CreateBackfillRequest): string | undefined {
+  return (
+    partitionsProblem(r.partitions, MAX_EXPANSION) ??
+    (typeof r.pattern === 'string' && r.pattern.length <= MAX_REF_LENGTH ? undefined : `pattern must be a string of at most ${MAX_REF_LENGTH} characters ('' when the partitions are listed).`) ??
+    oneOfProblem(r.policy, 'policy', BACKFILL_POLICIES) ??
+    wholeProblem(r.priority, 'priority', -MAX_PRIORITY, MAX_PRIORITY) ??
+    wholeProblem(r.max_concurrent_job_runs, 'max_concurrent_job_runs (0 for no cap of its own)', 0, MAX_BACKFILL_CAP) ??
+    textProblem(r.comment, 'comment')
+  );
+}
+
+function wholeProblem(v: unknown, name: string, min: number, max: number): string | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `${name} must be a whole number from ${min} to ${max}, got ${describe(v)}.`;
+}
+
+function textProblem(v: unknown, name: string): string | undefined {
+  if (typeof v !== 'string') return `${name} must be a string, got ${typeName(v)}.`;
+  return v.length <= MAX_COMMENT_LENGTH ? undefined : `${name} is ${v.length} characters long; the limit is ${MAX_COMMENT_LENGTH}.`;
+}
+
+function oneOfProblem(v: unknown, name: string, values: readonly string[]): string | undefined {
+  return typeof v === 'string' && values.includes(v) ? undefined : `${name} must be one of ${values.join(', ')}, got ${describe(v)}.`;
+}
+
+function describe(v: unknown): string {
+  return typeof v === 'string' ? JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v) : typeof v === 'number' ? String(v) : typeName(v);
+}
+
+/** How a message names a value's type: 'null', 'an array', 'an object', 'a number'. */
+export function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}

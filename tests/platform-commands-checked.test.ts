@@ -1,0 +1,44 @@
+/**
+ * The embedding API's writes are refused as the JSON API refuses them: a typed object TypeScript cannot vouch for
+ * at run time (NaN, a policy cast from a string, an empty list) is a 400 with why, and nothing is recorded.
+ */
+import test from 'ava';
+import type { CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from '../lib/orchestrator/command.js';
+import { makeWorkspace, openPlatform, waitForWant } from './helpers/jobs-fixture.js';
+
+const graph = { jobs: [{ label: 'a', outputs: ['a/(?<n>\\w+)'], exec: ['true'] }] };
+const want = (extra: Partial<CreateWantRequest>): CreateWantRequest => ({ partitions: ['a/x'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, ...extra });
+const backfill = (extra: Partial<CreateBackfillRequest>): CreateBackfillRequest => ({
+  partitions: ['a/1', 'a/2'], pattern: '', policy: 'missing', priority: 0, max_concurrent_job_runs: 0, comment: '', ...extra,
+});
+const taint = (extra: Partial<CreateTaintRequest>): CreateTaintRequest => ({ partitions: ['a/x'], reason: '', downstream: false, ...extra });
+
+test('bad wants, backfills and taints through the embedding API are 400s with why; nothing is recorded and the loop goes on', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, graph);
+  const cases: Array<[string, () => ReturnType<typeof platform.createWant>, RegExp]> = [
+    ['no partitions', () => platform.createWant(want({ partitions: [] })), /partitions is empty/],
+    ['partitions not a list', () => platform.createWant(want({ partitions: null as unknown as string[] })), /partitions must be an array/],
+    ['an empty ref', () => platform.createWant(want({ partitions: [''] })), /partitions\[0\] is empty/],
+    ['a ref no job makes', () => platform.createWant(want({ partitions: ['zzz/1'] })), /zzz\/1/],
+    ['a policy cast from a string', () => platform.createWant(want({ rebuild: 'bogus' as 'all' })), /rebuild must be one of missing, stale, all, absent, got "bogus"/],
+    ['a negative ttl', () => platform.createWant(want({ ttl_seconds: -1 })), /ttl_seconds must be a whole number/],
+    ['a NaN sla', () => platform.createWant(want({ sla_seconds: NaN })), /sla_seconds must be a whole number from 0 to \d+, got NaN/],
+    ['a fractional priority', () => platform.createWant(want({ priority: 1.5 })), /priority must be a whole number/],
+    ['a backfill policy cast', () => platform.createBackfill(backfill({ policy: 'nope' as 'all' })), /policy must be one of missing, failed, all/],
+    ['a negative cap', () => platform.createBackfill(backfill({ max_concurrent_job_runs: -3 })), /max_concurrent_job_runs/],
+    ['an empty taint', () => platform.createTaint(taint({ partitions: [] })), /partitions is empty/],
+  ];
+  for (const [what, call, message] of cases) {
+    const r = await call();
+    t.false(r.ok, what);
+    if (!r.ok) {
+      t.is(r.status, 400, what);
+      t.regex(r.error, message, what);
+    }
+  }
+  t.is(platform.log.latestId(), 0, 'nothing recorded');
+  const good = await platform.createWant(want({}));
+  if (!good.ok) return t.fail(good.error);
+  await waitForWant(platform, good.want_id, ['successful']);
+});
