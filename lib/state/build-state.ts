@@ -126,9 +126,31 @@ export function buildLineage(state: Pick<BuildState, 'job_runs'>, build: BuildRe
 /** The builds one output of a run consumed: all the run's, or for a batch run only that output's own inputs. */
 export function outputInputBuilds(run: Pick<JobRunRecord, 'input_builds' | 'output_inputs'>, output: string): readonly BuildInput[] {
   if (run.output_inputs.length === 0) return run.input_builds;
-  const own = run.output_inputs.find((o) => o.output === output)?.inputs;
-  return own ? run.input_builds.filter((b) => own.includes(b.partition_ref)) : run.input_builds;
+  // Indexed once a run (its lists are shared by every version of its record): a batch of n outputs asks n times,
+  // and a search of both lists each time was O(n^2) on its success, its replay and every view of its builds.
+  let index = batchIndexes.get(run.output_inputs);
+  if (!index) {
+    const position = new Map<string, number>();
+    run.input_builds.forEach((b, i) => position.set(b.partition_ref, i));
+    index = { position, own: new Map(run.output_inputs.map((o) => [o.output, o.inputs])) };
+    batchIndexes.set(run.output_inputs, index);
+  }
+  const own = index.own.get(output);
+  if (!own) return run.input_builds;
+  // In the run's own order, as a filter of input_builds gave them.
+  const at: number[] = [];
+  for (const ref of own) {
+    const i = index.position.get(ref);
+    if (i !== undefined) at.push(i);
+  }
+  return at.sort((a, b) => a - b).map((i) => run.input_builds[i]!);
 }
+
+interface BatchIndex {
+  readonly position: Map<string, number>;
+  readonly own: Map<string, readonly string[]>;
+}
+const batchIndexes = new WeakMap<readonly OutputInputs[], BatchIndex>();
 
 export interface TaintRecord {
   readonly taint_id: string;
