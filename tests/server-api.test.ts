@@ -335,6 +335,19 @@ test('DELETE /api/wants/:id cancels (200), again is a no-op 200, a successful wa
   t.is(unknown.want_id, 'w-999');
 });
 
+test("a list of wants cuts each want's lists to 20 (their totals count all); its detail lists them all", async (t) => {
+  const f = await startServer(t);
+  const refs = Array.from({ length: 50 }, (_, i) => `slow/p${i}`);
+  const id = await createWant(f, refs);
+  const item = (await f.getJson('/api/wants')).data.find((w: { want_id: string }) => w.want_id === id);
+  t.deepEqual(item.partitions, refs.slice(0, 20));
+  t.is(item.partitions_total, 50);
+  t.deepEqual(Object.keys(item.partition_status), refs.slice(0, 20), 'the status of each partition listed');
+  const detail = await f.getJson(`/api/wants/${id}`);
+  t.deepEqual(detail.partitions, refs);
+  t.is(Object.keys(detail.partition_status).length, 50);
+});
+
 test('GET /api/wants paginates: limit default 100 and max 1000, offset, status filter, order=desc, total', async (t) => {
   const f = await startServer(t);
   const N = 130;

@@ -3,7 +3,7 @@ import type { Page } from '../api/page.js';
 import type { JobRunView, PartitionView, WantView } from '../api/views.js';
 import type { BuildState, JobRunStatus, PartitionStatus, WantRecord, WantStatus } from '../state/build-state.js';
 import type { OrderedMap } from '../state/ordered-map.js';
-import { jobRunView, partitionView, wantView } from './views.js';
+import { WANT_ITEM_SHOWN, jobRunView, partitionView, wantView } from './views.js';
 
 export interface PageQuery {
   offset: number;
@@ -26,7 +26,7 @@ export function listWants(state: BuildState, q: PageQuery & { status?: WantStatu
   const index = q.status ? state.wants_by_status[q.status] : state.want_order;
   return pageOf(index, q, ([, id]) => {
     const w = state.wants.get(id);
-    return w && wantView(state, w);
+    return w && wantView(state, w, WANT_ITEM_SHOWN);
   });
 }
 

@@ -38,26 +38,32 @@ const isoOrNull = (ms: number | null): string | null => (ms === null ? null : is
 /** Most refs a want's `rebuilt` shows; its derived wants are walked until then. */
 const REBUILT_SHOWN = 1000;
 
-function rebuiltFor(state: BuildState, w: WantRecord): string[] {
+function rebuiltFor(state: BuildState, w: WantRecord, shown: number): string[] {
   // Most wants rebuilt nothing and have no derived wants: no set, no lookup.
   if (w.rebuilt.length === 0 && w.child_want_ids.length === 0) return [];
-  const out = new Set<string>(w.rebuilt);
-  const stack = [...w.child_want_ids];
+  const out = new Set<string>(w.rebuilt.length > shown ? w.rebuilt.slice(0, shown) : w.rebuilt);
+  const stack = w.child_want_ids.slice(-REBUILT_SHOWN);
   let visited = 1;
-  while (stack.length > 0 && out.size < REBUILT_SHOWN && visited++ < REBUILT_SHOWN) {
+  while (stack.length > 0 && out.size < shown && visited++ < REBUILT_SHOWN) {
     const want = state.wants.get(stack.pop()!);
     if (!want) continue;
     for (const ref of want.rebuilt) out.add(ref);
-    stack.push(...want.child_want_ids);
+    for (const child of want.child_want_ids) stack.push(child);
   }
-  return [...out].slice(0, REBUILT_SHOWN);
+  return [...out].slice(0, shown);
 }
 
 /** Most partitions (and job runs, and derived wants) a want's detail lists: a backfill's range is read through /api/backfills. */
 export const WANT_LIST_SHOWN = 10_000;
+/**
+ * As many of each in an item of a list of wants: a page of a thousand wants of ten thousand partitions each was
+ * half a gigabyte. The detail (`GET /api/wants/:id`) lists up to WANT_LIST_SHOWN.
+ */
+export const WANT_ITEM_SHOWN = 20;
 
-export function wantView(state: BuildState, w: WantRecord): WantView {
-  const partitions = w.partitions.slice(0, WANT_LIST_SHOWN);
+/** A want's detail, or with `shown` an item of a list (its lists cut to `shown`; the totals count them all). */
+export function wantView(state: BuildState, w: WantRecord, shown = WANT_LIST_SHOWN): WantView {
+  const partitions = w.partitions.length > shown ? w.partitions.slice(0, shown) : w.partitions.slice();
   const partition_status: Record<string, PartitionStatus | 'absent'> = {};
   for (const ref of partitions) partition_status[ref] = state.partitions.get(ref)?.status ?? 'absent';
   return {
@@ -76,15 +82,15 @@ export function wantView(state: BuildState, w: WantRecord): WantView {
     source: w.source,
     parent_want_id: w.parent_want_id || null,
     root_want_id: w.root_want_id,
-    child_want_ids: w.child_want_ids.slice(-WANT_LIST_SHOWN),
+    child_want_ids: w.child_want_ids.slice(-shown),
     child_wants_total: w.child_want_ids.length,
-    job_run_ids: w.job_run_ids.slice(-WANT_LIST_SHOWN),
+    job_run_ids: w.job_run_ids.slice(-shown),
     job_runs_total: w.job_run_ids.length,
     partition_status,
     cancel_reason: w.cancel_reason || null,
     rebuild: w.rebuild,
     sla_missed: w.sla_missed,
-    rebuilt: rebuiltFor(state, w),
+    rebuilt: rebuiltFor(state, w, Math.min(shown, REBUILT_SHOWN)),
     priority: w.priority,
     backfill_id: w.backfill_id || null,
     max_concurrent_job_runs: w.max_concurrent_job_runs,

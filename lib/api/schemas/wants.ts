@@ -49,12 +49,11 @@ export const CreateWantBodySchema = Type.Object(
 // The interface is what a client may send, the schema also takes null for "absent".
 true satisfies SameType<Required<CreateWantBody>, { [K in keyof CreateWantBody]-?: Exclude<Static<typeof CreateWantBodySchema>[K], null> }>;
 
-const Ids = Type.Array(Type.String());
 
 export const WantViewSchema = Type.Object(
   {
     want_id: Type.String(),
-    partitions: Type.Array(Type.String(), { description: 'The first 10,000; `partitions_total` counts them all.' }),
+    partitions: Type.Array(Type.String(), { description: 'The first 10,000 (in a list of wants, the first 20); `partitions_total` counts them all.' }),
     partitions_total: Type.Integer({ minimum: 0 }),
     status: WantStatusSchema,
     created_at: IsoTime,
@@ -68,15 +67,15 @@ export const WantViewSchema = Type.Object(
     source: Type.String(),
     parent_want_id: Nullable(Type.String()),
     root_want_id: Type.String(),
-    child_want_ids: Type.Array(Type.String(), { description: 'The latest 10,000; `child_wants_total` counts them all.' }),
+    child_want_ids: Type.Array(Type.String(), { description: 'The latest 10,000 (in a list, 20); `child_wants_total` counts them all.' }),
     child_wants_total: Type.Integer({ minimum: 0 }),
-    job_run_ids: Type.Array(Type.String(), { description: 'The latest 10,000; `job_runs_total` counts them all.' }),
+    job_run_ids: Type.Array(Type.String(), { description: 'The latest 10,000 (in a list, 20); `job_runs_total` counts them all.' }),
     job_runs_total: Type.Integer({ minimum: 0 }),
-    partition_status: Type.Record(Type.String(), Type.Union([PartitionStatusSchema, Type.Literal('absent')])),
+    partition_status: Type.Record(Type.String(), Type.Union([PartitionStatusSchema, Type.Literal('absent')]), { description: 'The status of each partition listed in `partitions`.' }),
     cancel_reason: Nullable(Type.String()),
     rebuild: RebuildPolicySchema,
     sla_missed: Type.Boolean(),
-    rebuilt: Ids,
+    rebuilt: Type.Array(Type.String(), { description: 'Partitions it or its derived wants built again: the first 1000 (in a list, 20).' }),
     priority: Type.Integer(),
     backfill_id: Nullable(Type.String()),
     max_concurrent_job_runs: Type.Integer({ minimum: 0 }),
