@@ -62,8 +62,14 @@ export interface JobRunView {
   job_run_id: string;
   job_label: string;
   status: JobRunStatus;
+  /** Its outputs: the first 1,000 (in a list of runs, 20); `outputs_total` counts them all. */
   outputs: string[];
+  outputs_total: number;
+  /** Its config, its outputs, inputs and args cut as `outputs` is (`truncated` then says so). */
   config: JobConfig;
+  inputs_total: number;
+  /** Some list of it (config's outputs, inputs, args, or `missing`) holds only its first entries. */
+  truncated: boolean;
   /** The wants it serves, oldest first (the first 100; `wants_total` counts them all). */
   want_ids: string[];
   wants_total: number;

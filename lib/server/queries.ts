@@ -3,7 +3,7 @@ import type { Page } from '../api/page.js';
 import type { JobRunView, PartitionView, WantView } from '../api/views.js';
 import type { BuildState, JobRunStatus, PartitionStatus, WantRecord, WantStatus } from '../state/build-state.js';
 import type { OrderedMap } from '../state/ordered-map.js';
-import { WANT_ITEM_SHOWN, jobRunView, partitionView, wantView } from './views.js';
+import { RUN_ITEM_SHOWN, WANT_ITEM_SHOWN, jobRunView, partitionView, wantView } from './views.js';
 
 export interface PageQuery {
   offset: number;
@@ -37,7 +37,7 @@ export function listWants(state: BuildState, q: PageQuery & { status?: WantStatu
 export function listJobRuns(state: BuildState, q: PageQuery & { status?: JobRunStatus; want?: WantRecord }): Page<JobRunView> {
   const view = (id: string): JobRunView | undefined => {
     const r = state.job_runs.get(id);
-    return r && jobRunView(state, r);
+    return r && jobRunView(state, r, RUN_ITEM_SHOWN);
   };
   if (q.want) {
     const status = q.status;

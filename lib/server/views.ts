@@ -114,15 +114,29 @@ export function partitionView(p: PartitionRecord): PartitionView {
 /** Most wants a run's view lists: a run that a hundred thousand wants joined is still one small answer. */
 export const RUN_WANTS_SHOWN = 100;
 
-export function jobRunView(state: Pick<BuildState, 'run_wants'>, r: JobRunRecord): JobRunView {
+/**
+ * Most outputs, inputs, args and missing refs a run's detail lists (a fan-in of fifty thousand inputs was 3 MB a
+ * read), and an item of a list of runs; `outputs_total` and `inputs_total` count them all.
+ */
+export const RUN_LISTS_SHOWN = 1000;
+export const RUN_ITEM_SHOWN = 20;
+
+const cut = <T>(list: readonly T[], shown: number): T[] => (list.length > shown ? list.slice(0, shown) : [...list]);
+
+export function jobRunView(state: Pick<BuildState, 'run_wants'>, r: JobRunRecord, shown = RUN_LISTS_SHOWN): JobRunView {
   const wants = state.run_wants.get(r.job_run_id);
+  const { config } = r;
+  const whole = config.outputs.length <= shown && config.inputs.length <= shown && config.args.length <= shown;
   return {
     job_run_id: r.job_run_id,
     job_label: r.job_label,
     status: r.status,
-    outputs: [...r.config.outputs],
-    config: r.config,
-    want_ids: wants ? wants.slice(0, RUN_WANTS_SHOWN).map(([, id]) => id) : [],
+    outputs: cut(config.outputs, shown),
+    outputs_total: config.outputs.length,
+    config: whole ? config : { outputs: cut(config.outputs, shown), inputs: cut(config.inputs, shown), args: cut(config.args, shown), env: config.env },
+    inputs_total: config.inputs.length,
+    truncated: !whole || r.missing.length > shown,
+    want_ids: wants ? wants.slice(0, Math.min(shown, RUN_WANTS_SHOWN)).map(([, id]) => id) : [],
     wants_total: wants?.size ?? 0,
     attempt: r.attempt,
     exec: [...r.exec],
@@ -132,7 +146,7 @@ export function jobRunView(state: Pick<BuildState, 'run_wants'>, r: JobRunRecord
     exit_code: r.exit_code,
     signal: r.signal || null,
     reason: r.reason || null,
-    missing: [...r.missing],
+    missing: cut(r.missing, shown),
     retry_at: r.retry_at ? iso(r.retry_at) : null,
     queued_at: iso(r.queued_at),
     started_at: isoOrNull(r.started_at),

@@ -43,6 +43,8 @@ export function jobRunRows(runs: JobRunView[]): string {
   );
 }
 
+const more = (total: number, shown: number): string => (total > shown ? `\n… ${total - shown} more` : '');
+
 export function jobRunDetail(r: JobRunView): string {
   const rows: Array<[string, string | number | null]> = [
     ['job run', r.job_run_id],
@@ -50,8 +52,8 @@ export function jobRunDetail(r: JobRunView): string {
     ['status', statusColor(r.status)],
     ['attempt', r.attempt],
     ['wants', `${r.want_ids.join(', ')}${r.wants_total > r.want_ids.length ? ` … ${r.wants_total - r.want_ids.length} more` : ''}`],
-    ['outputs', r.outputs.join('\n')],
-    ['inputs', r.config.inputs.map((i) => `${i.partition_ref} (${i.dep_type})`).join('\n')],
+    ['outputs', `${r.outputs.join('\n')}${more(r.outputs_total, r.outputs.length)}`],
+    ['inputs', `${r.config.inputs.map((i) => `${i.partition_ref} (${i.dep_type})`).join('\n')}${more(r.inputs_total, r.config.inputs.length)}`],
     ['exec', shellWords(r.exec)],
     ['args', shellWords(r.config.args)],
     ['env', Object.entries(r.config.env).map(([k, v]) => `${k}=${v}`).join('\n')],

@@ -85,11 +85,11 @@ export function JobRunPage({ id }: { id: string }) {
               {r.job_label}
             </Fact>
             <Fact name="outputs" label="Outputs">
-              <PartitionLinks refs={r.outputs} />
+              <PartitionLinks refs={r.outputs} total={r.outputs_total} />
             </Fact>
             {r.config.inputs.length > 0 ? (
               <Fact name="inputs" label="Inputs">
-                <PartitionLinks refs={r.config.inputs.map((i) => i.partition_ref)} />
+                <PartitionLinks refs={r.config.inputs.map((i) => i.partition_ref)} total={r.inputs_total} />
               </Fact>
             ) : null}
             {r.missing.length > 0 ? (
