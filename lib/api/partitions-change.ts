@@ -6,15 +6,18 @@ export interface BuildView {
   job_run_id: string;
   job_label: string;
   built_at: string;
-  /** The builds of its inputs it consumed. */
+  /** The builds of its inputs it consumed: the first 100; `inputs_total` counts them all. */
   inputs: Array<{ partition_ref: string; build_id: string }>;
+  inputs_total: number;
 }
 
 export interface PartitionDetailView {
   partition_ref: string;
   status: PartitionStatus;
   stale: boolean;
+  /** Why it is stale: the first 100 (one an input at most); `stale_reasons_total` counts them all. */
   stale_reasons: string[];
+  stale_reasons_total: number;
   /** The build that made it live last; null if it never was. */
   current_build: BuildView | null;
   /** Its builds, newest first: `builds_limit` of them from `builds_offset`. */

@@ -18,6 +18,12 @@ export interface DetailQuery {
   downstream_limit: number;
 }
 
+/**
+ * Most inputs a build's view names, and stale reasons a partition's: a fan-in of fifty thousand inputs made a detail
+ * of 6 MB (its current build and each build of its history listing them all).
+ */
+export const BUILD_INPUTS_SHOWN = 100;
+
 export function buildView(state: BuildState, b: BuildRecord): BuildView {
   const { job_label, inputs } = buildLineage(state, b);
   return {
@@ -25,7 +31,8 @@ export function buildView(state: BuildState, b: BuildRecord): BuildView {
     job_run_id: b.job_run_id,
     job_label,
     built_at: iso(b.built_at),
-    inputs: inputs.map((i) => ({ partition_ref: i.partition_ref, build_id: i.build_id })),
+    inputs: inputs.slice(0, BUILD_INPUTS_SHOWN).map((i) => ({ partition_ref: i.partition_ref, build_id: i.build_id })),
+    inputs_total: inputs.length,
   };
 }
 
@@ -49,7 +56,8 @@ export function partitionDetail(state: BuildState, ref: string, q: DetailQuery):
     partition_ref: p.ref,
     status: p.status,
     stale: p.stale_reasons.length > 0,
-    stale_reasons: [...p.stale_reasons],
+    stale_reasons: p.stale_reasons.slice(0, BUILD_INPUTS_SHOWN),
+    stale_reasons_total: p.stale_reasons.length,
     current_build: current ? buildView(state, current) : null,
     builds,
     builds_total: total,

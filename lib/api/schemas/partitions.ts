@@ -33,7 +33,10 @@ export const BuildViewSchema = Type.Object(
     job_run_id: Type.String(),
     job_label: Type.String(),
     built_at: IsoTime,
-    inputs: Type.Array(Type.Object({ partition_ref: Type.String(), build_id: Type.String() }, { additionalProperties: false })),
+    inputs: Type.Array(Type.Object({ partition_ref: Type.String(), build_id: Type.String() }, { additionalProperties: false }), {
+      description: 'The builds of its inputs it consumed: the first 100; `inputs_total` counts them all.',
+    }),
+    inputs_total: Type.Integer({ minimum: 0 }),
   },
   { $id: 'BuildView', additionalProperties: false },
 );
@@ -44,7 +47,8 @@ export const PartitionDetailSchema = Type.Object(
     partition_ref: Type.String(),
     status: PartitionStatusSchema,
     stale: Type.Boolean(),
-    stale_reasons: Type.Array(Type.String()),
+    stale_reasons: Type.Array(Type.String(), { description: 'The first 100; `stale_reasons_total` counts them all.' }),
+    stale_reasons_total: Type.Integer({ minimum: 0 }),
     current_build: Nullable(BuildViewSchema),
     builds: Type.Array(BuildViewSchema, { description: 'Newest first.' }),
     builds_total: Type.Integer({ minimum: 0 }),

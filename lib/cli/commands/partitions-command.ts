@@ -10,12 +10,13 @@ export function partitionDetail(p: PartitionDetailView): string {
   const rows: Array<[string, string | number | null]> = [
     ['partition', p.partition_ref],
     ['status', statusColor(p.status)],
-    ['stale', p.stale ? colors.yellow(p.stale_reasons.join('\n')) : 'no'],
+    ['stale', p.stale ? colors.yellow(`${p.stale_reasons.join('\n')}${p.stale_reasons_total > p.stale_reasons.length ? `\n… ${p.stale_reasons_total - p.stale_reasons.length} more` : ''}`) : 'no'],
   ];
   const b = p.current_build;
   if (b) {
     rows.push(['current build', `${b.build_id} by ${b.job_run_id} (${b.job_label}), ${when(b.built_at)}`]);
-    rows.push(['consumed', b.inputs.length > 0 ? b.inputs.map((i) => `${i.partition_ref} @ ${i.build_id}`).join('\n') : '(no inputs)']);
+    const rest = b.inputs_total > b.inputs.length ? `\n… ${b.inputs_total - b.inputs.length} more (see: platform lineage ${p.partition_ref})` : '';
+    rows.push(['consumed', b.inputs.length > 0 ? `${b.inputs.map((i) => `${i.partition_ref} @ ${i.build_id}`).join('\n')}${rest}` : '(no inputs)']);
   } else {
     rows.push(['current build', 'none (never live)']);
   }
@@ -26,7 +27,7 @@ export function partitionDetail(p: PartitionDetailView): string {
     p.builds.length > 0
       ? `\n${table(
           ['Build', 'Job run', 'Job', 'Built', 'Consumed'],
-          p.builds.map((h) => [h.build_id, h.job_run_id, h.job_label, when(h.built_at), h.inputs.map((i) => `${i.partition_ref}@${i.build_id}`).join(', ')]),
+          p.builds.map((h) => [h.build_id, h.job_run_id, h.job_label, when(h.built_at), `${h.inputs.map((i) => `${i.partition_ref}@${i.build_id}`).join(', ')}${h.inputs_total > h.inputs.length ? ` +${h.inputs_total - h.inputs.length} more` : ''}`]),
         )}${p.builds_total > p.builds.length ? `\n${colors.dim(`${p.builds.length} of ${p.builds_total} builds; --builds N shows more`)}` : ''}`
       : '';
   return detailTable(rows) + history;

@@ -91,6 +91,7 @@ export function PartitionPage({ refName }: { refName: string }) {
               {d.stale_reasons.map((r) => (
                 <li>{r}</li>
               ))}
+              {d.stale_reasons_total > d.stale_reasons.length ? <li class="dim">… {d.stale_reasons_total - d.stale_reasons.length} more</li> : null}
             </ul>
           ) : null}
           <TaintForm refName={refName} onDone={setTainted} />
@@ -123,7 +124,10 @@ export function PartitionPage({ refName }: { refName: string }) {
                     </td>
                     <td>{b.job_label}</td>
                     <td>{age(b.built_at)} ago</td>
-                    <td class="dim">{b.inputs.map((i) => `${i.partition_ref} @ ${i.build_id}`).join(', ')}</td>
+                    <td class="dim">
+                      {b.inputs.map((i) => `${i.partition_ref} @ ${i.build_id}`).join(', ')}
+                      {b.inputs_total > b.inputs.length ? ` +${b.inputs_total - b.inputs.length} more` : ''}
+                    </td>
                   </tr>
                 ))}
               </tbody>
