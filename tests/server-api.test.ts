@@ -17,6 +17,7 @@ import {
   type ServerFixture,
 } from './helpers/server-fixture.js';
 import { isPidAlive } from '../lib/system/pid-liveness.js';
+import { EVENT_PAGE_BYTES } from '../lib/api/schemas/events.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -659,6 +660,26 @@ test('GET /api/events returns at most 10000 events per read, the rest from the n
     Array.from({ length: 50 }, (_, k) => 10_001 + k),
   );
   t.is(rest.data[49].partition_tainted.partition_ref, 'none/10049');
+});
+
+test('a page of events ends early past EVENT_PAGE_BYTES, with one event at least; reading on from its last id gets the rest', async (t) => {
+  const f = await startServer(t);
+  // Large events written straight to the log: 20 of 500 KB are 10 MB, more than two pages' worth.
+  const big = 'x'.repeat(500_000);
+  await f.platform.log.append(Array.from({ length: 20 }, (_, k) => ({ type: 'partition_tainted' as const, partition_tainted: { partition_ref: `none/${k}`, reason: big } })), Date.now());
+  const seen: number[] = [];
+  let offset = 0;
+  for (let pages = 0; pages < 20 && offset < f.platform.log.latestId(); pages++) {
+    const res = await f.api(`/api/events?offset=${offset}`);
+    const text = await res.text();
+    t.true(text.length <= EVENT_PAGE_BYTES + 600_000, `a page of ${text.length} bytes`);
+    const page = JSON.parse(text) as { data: Array<{ event_id: number }>; latest_id: number };
+    t.true(page.data.length >= 1);
+    seen.push(...page.data.map((e) => e.event_id));
+    offset = page.data.at(-1)!.event_id;
+  }
+  t.deepEqual(seen, Array.from({ length: 20 }, (_, k) => k + 1), 'every event once, in order');
+  t.true(seen.length > 0 && (await f.getJson('/api/events')).data.length < 20, 'the first page ended early');
 });
 
 test('SSE /api/events/stream delivers new events live and resumes from Last-Event-ID without gaps or duplicates', async (t) => {

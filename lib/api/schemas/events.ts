@@ -4,6 +4,8 @@ import { EVENT_TYPES } from '../../events/build-event.js';
 import { IsoTime, WholeNumber } from './common.js';
 
 export const MAX_EVENTS_PER_READ = 10_000;
+/** A page of events ends early past this many bytes of JSON (it holds one event at least): read on from its last id. */
+export const EVENT_PAGE_BYTES = 4 * 1024 * 1024;
 
 /**
  * An event: the envelope, and its payload under the field its `type` names (`{"type": "want_created",

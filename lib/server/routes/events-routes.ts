@@ -5,7 +5,7 @@ import type { EventView } from '../../api/views.js';
 import { eventView } from '../views.js';
 import { HttpError } from '../http-error.js';
 import { EventsCompactedError } from '../../events/events-compacted-error.js';
-import { EventIdSchema, EventListQuerySchema, EventStreamQuerySchema, LastEventIdSchema, MAX_EVENTS_PER_READ } from '../../api/schemas/events.js';
+import { EVENT_PAGE_BYTES, EventIdSchema, EventListQuerySchema, EventStreamQuerySchema, LastEventIdSchema, MAX_EVENTS_PER_READ } from '../../api/schemas/events.js';
 import { validateQuery, validateValue } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
 import { sendSse, writable } from '../sse.js';
@@ -22,7 +22,18 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
     }
     const { offset = platform.log.firstId() - 1, limit = MAX_EVENTS_PER_READ } = validateQuery(EventListQuerySchema, req.query);
     const events = await platform.log.list(offset, limit);
-    res.json({ data: events.map(eventView), latest_id: platform.log.latestId(), first_id: platform.log.firstId(), offset, limit } satisfies EventPage);
+    // A page ends early once it holds EVENT_PAGE_BYTES (with one event at least): an event carries a run's whole
+    // config, and ten thousand of a large fan-in made a page of hundreds of MB. The next page is read from the last id.
+    const parts: string[] = [];
+    let bytes = 0;
+    for (const e of events) {
+      const json = JSON.stringify(eventView(e));
+      if (parts.length > 0 && bytes + json.length > EVENT_PAGE_BYTES) break;
+      parts.push(json);
+      bytes += json.length;
+    }
+    const rest: Omit<EventPage, 'data'> = { latest_id: platform.log.latestId(), first_id: platform.log.firstId(), offset, limit };
+    res.type('application/json').send(`{"data":[${parts.join(',')}],${JSON.stringify(rest).slice(1)}`);
   });
 
   // Resumes after `Last-Event-ID` (what EventSource sends on reconnect) or `?after=`; a new stream starts now.
