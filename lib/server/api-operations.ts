@@ -130,7 +130,7 @@ export const OPERATIONS: readonly Operation[] = [
   {
     method: 'get',
     path: '/api/events',
-    summary: 'Events by id after `offset` (default: from the first event still in the log).',
+    summary: 'Events by id after `offset` (default: from the first event still in the log); a page ends early past 4 MiB of JSON, one event at least: read on from its last id.',
     query: EventListQuerySchema,
     responses: { 200: json('Events, the first and the latest id.', EventPageSchema), 410: json(COMPACTED, ErrorBodySchema) },
   },
