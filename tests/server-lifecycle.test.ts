@@ -7,7 +7,7 @@ import { HoldableScheduler } from './helpers/holdable-scheduler.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { Platform, parseGraph } from '../lib/index.js';
+import { Platform, parseGraph, startHttpServer } from '../lib/index.js';
 import {
   createWant,
   makeWorkspace,
@@ -166,6 +166,18 @@ test('graceful shutdown in-process: a write in flight completes 201, SSE streams
 
 // When busy and idle spells start and restart the timer is on virtual time in idle-timeout.test.ts; here the real
 // daemon does shut down once quiet, and a request restarts its timer.
+test('an app that serves its platform as an extra can stop the server and keep the platform (closePlatform: false)', async (t) => {
+  const dir = await makeWorkspace(t);
+  const platform = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test'), tickMs: 100 });
+  t.teardown(() => platform.close());
+  const server = await startHttpServer(platform, { port: 0, log: () => {}, closePlatform: false });
+  t.is((await fetch(`${server.url}/health`)).status, 200);
+  await server.close();
+  await t.throwsAsync(fetch(`${server.url}/health`), undefined, 'the server is gone');
+  const w = await platform.createWant({ partitions: ['ok/kept'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+  t.true(w.ok, 'the platform goes on');
+});
+
 test('serve exits by itself when idle: stderr says so, stdout says Shutdown complete, server.json is removed', async (t) => {
   const dir = await makeWorkspace(t);
   const cli = runCli(t, ['-C', dir, 'serve', '--port', '0', '--idle-timeout', '1s', '--idle-check-interval', '200ms'], dir);

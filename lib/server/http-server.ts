@@ -18,7 +18,14 @@ import { serverBusy$ } from './server-busy.js';
 
 export interface HttpServerOptions {
   port: number;
+  /**
+   * Shut down (the server, and the platform unless `closePlatform` is false) after this long with no request in
+   * flight, no run going and no schedule: the daemon's idle timeout. None when not given: an app that serves its
+   * platform over HTTP as an extra does not lose it for want of requests.
+   */
   idleTimeoutMs?: number;
+  /** Whether closing the server closes the platform too (default true); false: the app keeps it, and closes it. */
+  closePlatform?: boolean;
   /** How long in-flight requests get to finish at shutdown before their sockets are closed. */
   drainMs?: number;
   log?: (line: string) => void;
@@ -69,7 +76,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
   // Subscribed as soon as the port is bound, before any request can be handled, so the timer counts every one.
-  const timeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const timeoutMs = options.idleTimeoutMs ?? Number.POSITIVE_INFINITY;
   // Said on stderr (server.log) when it changes, so whoever wonders why a daemon never stops finds the reason.
   const scheduled$ = platform.graph$.pipe(
     map((g) => g.graph.schedules.length > 0),
@@ -80,15 +87,17 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
       return has;
     }),
   );
-  const idleSub: Subscription = serverBusy$(server, platform.state$, scheduled$)
-    .pipe(idleTimeout(timeoutMs))
-    .subscribe((idleMs) => {
-      logError(`Server idle for ${spokenDuration(idleMs)} (timeout ${spokenDuration(timeoutMs)}), shutting down`);
-      void close();
-    });
+  const idleSub: Subscription | undefined = Number.isFinite(timeoutMs)
+    ? serverBusy$(server, platform.state$, scheduled$)
+        .pipe(idleTimeout(timeoutMs))
+        .subscribe((idleMs) => {
+          logError(`Server idle for ${spokenDuration(idleMs)} (timeout ${spokenDuration(timeoutMs)}), shutting down`);
+          void close();
+        })
+    : undefined;
   const close = (closeOptions: { cancelRuns?: boolean } = {}): Promise<void> => {
     closing ??= (async () => {
-      idleSub.unsubscribe();
+      idleSub?.unsubscribe();
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       shutdown$.next();
       server.closeIdleConnections();
@@ -100,7 +109,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
       await drained;
       clearTimeout(timer);
       clearInterval(sweep);
-      await platform.close(closeOptions);
+      if (options.closePlatform !== false) await platform.close(closeOptions);
       log('Shutdown complete');
       resolveClosed();
     })();
