@@ -13,7 +13,7 @@ import { EventLog } from './events/event-log.js';
 import { tailEvents } from './events/event-tail.js';
 import { followFile } from './executor/follow-file.js';
 import { STDERR_LOG, STDOUT_LOG, runLogDir } from './executor/job-launch.js';
-import { ProcessExecutor } from './executor/process-executor.js';
+import { InProcessExecutor } from './executor/in-process-executor.js';
 import { SupervisedExecutor } from './executor/supervised-executor.js';
 import type { Executor } from './executor/executor-port.js';
 import type { GraphDefinition } from './graph/graph-definition.js';
@@ -124,7 +124,7 @@ export class Platform {
       const queue = new CommandQueue(options.queueCapacity ?? 100);
       const choice = options.executor ?? 'in-process';
       const executor: Executor =
-        typeof choice === 'function' ? choice(workspaceRoot) : choice === 'in-process' ? new ProcessExecutor() : new SupervisedExecutor({ workspaceRoot });
+        typeof choice === 'function' ? choice(workspaceRoot) : choice === 'in-process' ? new InProcessExecutor(workspaceRoot) : new SupervisedExecutor({ workspaceRoot });
       const orchestrator = new Orchestrator({
         log,
         store,

@@ -134,6 +134,17 @@ test('a run that ended while no platform ran ends when its job did, not when the
   t.true(ends.length === 2 && ends.every((e) => (e.type === 'job_run_succeeded' ? e.job_run_succeeded.ended_at : e.type === 'job_run_failed' ? e.job_run_failed.ended_at : 0) > 0), 'their end events carry when');
 });
 
+test('a platform opened in-process follows a run a supervised one left going to its end, not killing it as lost', async (t) => {
+  const dir = makeWorkspace(t);
+  const first = await openPlatform(t, dir, graph, { executor: 'supervised', cancelRunsOnClose: false });
+  const w = await want(first, ['brief/2']);
+  await waitFor(first, (s) => runsFor(s, 'brief/2')[0]?.status === 'running', 'brief/2 running');
+  await first.close();
+  const second = await openPlatform(t, dir, graph); // the default: in-process
+  const s = await waitForWant(second, w, ['successful'], 20_000);
+  t.deepEqual(runsFor(s, 'brief/2').map((r) => r.status), ['succeeded'], 'one run, followed to its end');
+});
+
 test("a re-attached run whose job has ended but its launcher has not reaped it yet is followed until its status comes, not taken for lost", async (t) => {
   if (launcherMode() !== 'native') return t.pass('the native launcher is not built here (no C compiler); this state is its own');
   const dir = makeWorkspace(t);

@@ -1,0 +1,55 @@
+/**
+ * `executor: 'in-process'`: new runs are this process's children (ProcessExecutor), and a run an earlier daemon left
+ * under a supervisor (a `platform serve`, or an embedding app with `'supervised'`) is followed to its end by a
+ * SupervisedExecutor, as the next daemon would. Opening a workspace in-process used to take such a run for lost and
+ * kill it, a job that was still doing its work.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Subject, merge, type Observable } from 'rxjs';
+import type { Executor, Reattached } from './executor-port.js';
+import type { JobLaunch, JobOutcome } from './job-launch.js';
+import { ProcessExecutor } from './process-executor.js';
+import { STDIN_FILE } from './run-files.js';
+import { SupervisedExecutor } from './supervised-executor.js';
+
+export class InProcessExecutor implements Executor {
+  private readonly children = new ProcessExecutor();
+  /** For runs left under a supervisor: made at the first, so a workspace with none starts no poll. */
+  private supervised: SupervisedExecutor | undefined;
+  private readonly followed = new Set<string>();
+  private readonly followedOutcomes = new Subject<JobOutcome>();
+  readonly outcomes$: Observable<JobOutcome> = merge(this.children.outcomes$, this.followedOutcomes);
+
+  constructor(private readonly workspaceRoot: string) {}
+
+  start(launch: JobLaunch): { pid: number; worker: string } | undefined {
+    return this.children.start(launch);
+  }
+
+  cancel(job_run_id: string, reason: string): void {
+    if (this.followed.has(job_run_id)) this.supervised?.cancel(job_run_id, reason);
+    else this.children.cancel(job_run_id, reason);
+  }
+
+  reattach(launch: JobLaunch, pid: number, startedAt = 0): Reattached {
+    // A supervised run's directory holds its stdin.json (its supervisor reads it); a child of an earlier process
+    // has none, and went with that process: lost, as before.
+    if (!existsSync(join(launch.log_dir, STDIN_FILE))) return 'lost';
+    if (!this.supervised) {
+      this.supervised = new SupervisedExecutor({ workspaceRoot: this.workspaceRoot });
+      this.supervised.outcomes$.subscribe(this.followedOutcomes);
+    }
+    const found = this.supervised.reattach(launch, pid, startedAt);
+    if (found !== 'lost') this.followed.add(launch.job_run_id);
+    return found;
+  }
+
+  runningCount(): number {
+    return this.children.runningCount() + (this.supervised?.runningCount() ?? 0);
+  }
+
+  async shutdown(reason: string, options: { cancelRuns?: boolean } = {}): Promise<void> {
+    await Promise.all([this.children.shutdown(reason), this.supervised?.shutdown(reason, options)]);
+  }
+}
