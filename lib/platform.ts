@@ -11,7 +11,7 @@ import type { BuildEvent } from './events/build-event.js';
 import { errorMessage } from './errors.js';
 import { EventLog } from './events/event-log.js';
 import { tailEvents } from './events/event-tail.js';
-import { followFile } from './executor/follow-file.js';
+import { followFile, followFileLines, type FileLine, type FollowOptions } from './executor/follow-file.js';
 import { STDERR_LOG, STDOUT_LOG, runLogDir } from './executor/job-launch.js';
 import { InProcessExecutor } from './executor/in-process-executor.js';
 import { SupervisedExecutor } from './executor/supervised-executor.js';
@@ -256,6 +256,14 @@ export class Platform {
   /** A job run's log lines: what is there, then live lines until the run ends. */
   logLines$(job_run_id: string, stream: 'stdout' | 'stderr'): Observable<string> {
     return followFile(this.logPath(job_run_id, stream), this.jobRunEnded$(job_run_id));
+  }
+
+  /**
+   * The same from byte `start`, each line with the offset after it (to resume from), read only as fast as
+   * `ready` lets (see followFileLines).
+   */
+  logFileLines$(job_run_id: string, stream: 'stdout' | 'stderr', options: FollowOptions = {}): Observable<FileLine> {
+    return followFileLines(this.logPath(job_run_id, stream), this.jobRunEnded$(job_run_id), options);
   }
 
   /**

@@ -573,9 +573,11 @@ test('logs prints stdout or stderr of a run; an unknown run is an error', slot(a
   t.is(tail.code, 0, tail.stderr);
   t.is(tail.stdout, 'line 4\nline 5\n');
   t.is((await cli(env.url, 'logs', 'r-1', '-n', '99')).stdout, 'line 1\nline 2\nline 3\nline 4\nline 5\n');
+  // With -f, -n is where the follow starts: the last lines, then the end (this run is over).
   const both = await cli(env.url, 'logs', 'r-1', '-n', '2', '-f');
-  t.is(both.code, 2);
-  t.regex(both.stderr, /--tail and --follow do not go together/);
+  t.is(both.code, 0, both.stderr);
+  t.is(both.stdout, 'line 4\nline 5\n');
+  t.regex(both.stderr, /job run r-1 succeeded/);
   t.is((await cli(env.url, 'logs', 'r-1', '--tail', 'some')).code, 2);
   const missing = await cli(env.url, 'logs', 'r-77');
   t.is(missing.code, 1);
@@ -606,6 +608,27 @@ test('logs -f streams a running job line by line and ends when the run ends', sl
   const followed = (await cli(env.url, '--json', 'logs', '-f', 'r-1')).stdout.trim().split('\n').map((l) => JSON.parse(l) as { line?: string; end?: { status: string } });
   t.deepEqual(followed.slice(0, 3), [{ line: 'line 1' }, { line: 'line 2' }, { line: 'line 3' }]);
   t.is(followed[3]?.end?.status, 'succeeded');
+}));
+
+test('logs -f goes on after a dropped stream with Last-Event-ID: no line twice, none lost', slot(async (t) => {
+  // A stand-in daemon whose first stream drops after two lines (as a proxy's cut would) and whose second resumes.
+  const asked: Array<{ url: string | undefined; lastEventId: string | undefined }> = [];
+  const stub = createServer((req, res) => {
+    asked.push({ url: req.url, lastEventId: req.headers['last-event-id'] as string | undefined });
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    if (asked.length === 1) res.end('event: log\nid: 4\ndata: one\n\nevent: log\nid: 8\ndata: two\n\n');
+    else res.end('event: log\nid: 14\ndata: three\n\nevent: end\ndata: {"status":"succeeded","exit_code":0}\n\n');
+  });
+  await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => stub.close(() => resolve())));
+  const r = await cli(`http://127.0.0.1:${(stub.address() as AddressInfo).port}`, 'logs', '-f', '-n', '2', 'r-1');
+  t.is(r.code, 0, r.stderr);
+  t.is(r.stdout, 'one\ntwo\nthree\n');
+  // The tail is where the first stream starts; the second goes on after the last line seen.
+  t.deepEqual(asked, [
+    { url: '/api/job_runs/r-1/logs/stdout?follow=true&tail=2', lastEventId: undefined },
+    { url: '/api/job_runs/r-1/logs/stdout?follow=true', lastEventId: '8' },
+  ]);
 }));
 
 // ---------------------------------------------------------------- partitions, job runs

@@ -3,8 +3,8 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firstValueFrom, of, Subject, take, toArray } from 'rxjs';
-import { followFile } from '../lib/executor/follow-file.js';
+import { firstValueFrom, of, Subject, take, tap, toArray } from 'rxjs';
+import { followFile, followFileLines, type FileLine } from '../lib/executor/follow-file.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -131,4 +131,39 @@ test('a truncated file is read again from its start', async (t) => {
   done$.next();
   await completed;
   t.deepEqual(got, ['old 1', 'old 2', 'new']);
+});
+
+test('followFileLines: each line with the byte offset after it; from `start`; a chunk read only once `ready` resolves', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'out.log');
+  // 3 × 64 KiB and some: four chunks. Line n is 'é' then n zero-padded to 1022 digits (1024 bytes with its newline).
+  const lineOf = (n: number) => `é${String(n).padStart(1021, '0')}`;
+  const count = 200;
+  writeFileSync(file, Array.from({ length: count }, (_, i) => `${lineOf(i)}\n`).join(''));
+  let calls = 0;
+  let open!: () => void;
+  // The first chunk may be read; the second waits until the test opens the gate.
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let asked!: () => void;
+  const secondAsk = new Promise<void>((resolve) => (asked = resolve));
+  const ready = (): Promise<void> => {
+    if (++calls === 2) asked();
+    return calls === 1 ? Promise.resolve() : gate;
+  };
+  const got: FileLine[] = [];
+  const done = firstValueFrom(followFileLines(file, of(true), { ready }).pipe(tap((l) => got.push(l)), toArray()));
+  await secondAsk;
+  // Held at the second chunk: only the lines the first 64 KiB ended.
+  t.is(got.length, 64);
+  open();
+  const all = await done;
+  t.is(all.length, count);
+  t.deepEqual(all[0], { line: lineOf(0), end: 1024 });
+  t.true(all.every((l, i) => l.line === lineOf(i) && l.end === (i + 1) * 1024));
+  // From an offset a line ended at: the lines after it, with the same offsets.
+  const rest = await firstValueFrom(followFileLines(file, of(true), { start: 198 * 1024 }).pipe(toArray()));
+  t.deepEqual(rest, [
+    { line: lineOf(198), end: 199 * 1024 },
+    { line: lineOf(199), end: 200 * 1024 },
+  ]);
 });

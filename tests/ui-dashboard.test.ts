@@ -35,6 +35,8 @@ const GRAPH = {
     // A line every 150 ms for a while: a log to watch grow.
     { label: 'chatty', outputs: ['chatty/(?<n>\\d+)'], exec: ['bash', '-c', 'for i in $(seq 1 60); do echo "line $i"; sleep 0.15; done'] },
     { label: 'hold', outputs: ['hold/(?<n>\\d+)'], exec: ['bash', '-c', 'sleep 60'] },
+    // More lines than the page keeps (MAX_LINES, 5000), then it waits.
+    { label: 'long', outputs: ['long/(?<n>\\d+)'], exec: ['bash', '-c', 'seq -f "line %g" 1 6000; sleep 60'] },
   ],
   // Once a year: listed with its next tick, never firing during the tests.
   schedules: [
@@ -155,6 +157,26 @@ uiTest("a running job's page shows its log lines as they are written", async (t)
   const first = await until(lines, (n) => n >= 2, 'the first log lines');
   await until(lines, (n) => n > first + 2, 'more log lines to arrive while the page is open');
   t.regex(await log.innerText(), /line 1\nline 2/);
+  await api('DELETE', `/api/wants/${want_id}`);
+  noScriptErrors(t, page);
+});
+
+uiTest("a long log's page asks only for the lines it keeps, and links to the whole log", async (t) => {
+  const { want_id } = await api<{ want_id: string }>('POST', '/api/wants', { partitions: ['long/1'] });
+  const want = await until(() => api<{ job_run_ids: string[] }>('GET', `/api/wants/${want_id}`), (w) => w.job_run_ids.length > 0, 'its run');
+  const runId = want.job_run_ids[0]!;
+  await until(() => fetch(`${base()}/api/job_runs/${runId}/logs/stdout?tail=1`).then((r) => r.text()), (text) => text === 'line 6000\n', 'all its lines');
+  const page = await newPage(t);
+  const follows: string[] = [];
+  page.on('request', (r) => {
+    if (r.url().includes('follow=true')) follows.push(new URL(r.url()).search);
+  });
+  await page.goto(`${base()}/job_runs/${runId}`);
+  const log = page.locator('pre.log');
+  await until(async () => Number((await log.getAttribute('data-lines')) ?? 0), (n) => n === 5000, 'the last 5000 lines');
+  t.deepEqual(follows, ['?follow=true&tail=5000']);
+  t.regex(await log.innerText(), /^line 1001\n[^]*\nline 6000$/);
+  t.regex(await page.locator('pre.log + p').innerText(), /The last 5000 lines; the whole log: raw/);
   await api('DELETE', `/api/wants/${want_id}`);
   noScriptErrors(t, page);
 });

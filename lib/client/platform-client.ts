@@ -199,9 +199,13 @@ export class PlatformClient {
     return this.read(() => res.text());
   }
 
-  /** The log as SSE: `log` messages (one line each), then one `end` message with a `LogEnd` as data. */
-  followLog(id: string, stream: LogStream = 'stdout'): Observable<SseMessage> {
-    return this.sse(`/api/job_runs/${encodeURIComponent(id)}/logs/${stream}?follow=true`);
+  /**
+   * The log as SSE: `log` messages (one line each, its id the byte offset after it), then one `end` message with a
+   * `LogEnd` as data. From `tail` lines before the end when given; `lastEventId` (a log message's id) resumes
+   * after that line instead.
+   */
+  followLog(id: string, stream: LogStream = 'stdout', params: { tail?: number; lastEventId?: string } = {}): Observable<SseMessage> {
+    return this.sse(`/api/job_runs/${encodeURIComponent(id)}/logs/${stream}${query({ follow: 'true', tail: params.tail })}`, params.lastEventId);
   }
 
   // ---- events

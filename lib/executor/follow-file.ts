@@ -3,45 +3,75 @@
  * grows, until the run is over.
  */
 import { watch, promises as fsp, type FSWatcher } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
-import { Observable, type Subscription } from 'rxjs';
+import { Observable, map, type Subscription } from 'rxjs';
 
 const CHUNK_BYTES = 64 * 1024;
 
+/** A line of the file (without its '\n' or a trailing '\r'), and the byte offset just after it. */
+export interface FileLine {
+  line: string;
+  end: number;
+}
+
+export interface FollowOptions {
+  /** The byte offset to start at (default 0): the start of a line, e.g. a `FileLine.end` seen before. */
+  start?: number;
+  /**
+   * Awaited before each chunk is read: a consumer that writes to a slow socket resolves it when the socket has
+   * drained, so the file is read only as fast as it is sent and a long log costs a chunk of memory, not the log.
+   */
+  ready?: () => Promise<void>;
+  /** The polling fallback's period. */
+  pollMs?: number;
+}
+
+/** `followFileLines`, the lines alone. */
+export function followFile(path: string, done$: Observable<unknown>, pollMs = 100): Observable<string> {
+  return followFileLines(path, done$, { pollMs }).pipe(map((l) => l.line));
+}
+
 /**
- * Cold: each subscription reads `path` from byte 0 and emits its complete lines (without the '\n', and
- * without a trailing '\r'), then new lines as they are appended (fs.watch, with polling every `pollMs` as a
- * fallback). A file that does not exist yet is waited for. A partial last line is held back until its
- * newline arrives.
+ * Cold: each subscription reads `path` from `start` and emits its complete lines, then new lines as they are
+ * appended (fs.watch, with polling every `pollMs` as a fallback). A file that does not exist yet is waited for.
+ * A partial last line is held back until its newline arrives.
  *
  * When `done$` emits (or completes), the file is read to its end one last time, a final partial line is
  * emitted, and the observable completes. Unsubscribing stops all watchers and timers. A file that shrinks
  * (truncated) is read again from its start.
+ *
+ * Lines are cut on the bytes and each is decoded whole: a '\n' byte is never part of a UTF-8 sequence, and
+ * each line's `end` is a byte offset a follow can be resumed from.
  */
-export function followFile(path: string, done$: Observable<unknown>, pollMs = 100): Observable<string> {
-  return new Observable<string>((subscriber) => {
+export function followFileLines(path: string, done$: Observable<unknown>, options: FollowOptions = {}): Observable<FileLine> {
+  const { start = 0, ready = async () => {}, pollMs = 100 } = options;
+  return new Observable<FileLine>((subscriber) => {
     let closed = false;
-    let offset = 0;
-    let decoder = new StringDecoder('utf8');
-    let partial = '';
+    let offset = start;
+    /** The bytes of the line not yet ended, as read (a chunk each). */
+    let partial: Buffer[] = [];
     let reading = false;
     let again = false;
     let doneSeen = false;
     let watcher: FSWatcher | undefined;
     const buf = Buffer.allocUnsafe(CHUNK_BYTES);
 
-    const emitText = (text: string): void => {
-      let start = 0;
+    const emit = (bytes: Buffer, end: number): void => {
+      const line = (partial.length > 0 ? Buffer.concat([...partial, bytes]) : bytes).toString('utf8');
+      partial = [];
+      subscriber.next({ line: stripCr(line), end });
+    };
+
+    /** Emits the lines `chunk` ends; it was read at `at`. Keeps a copy of what follows the last newline. */
+    const emitChunk = (chunk: Buffer, at: number): void => {
+      let from = 0;
       for (;;) {
-        const nl = text.indexOf('\n', start);
+        const nl = chunk.indexOf(0x0a, from);
         if (nl < 0) break;
-        const line = partial + text.slice(start, nl);
-        partial = '';
-        start = nl + 1;
-        subscriber.next(stripCr(line));
+        emit(chunk.subarray(from, nl), at + nl + 1);
+        from = nl + 1;
         if (closed) return;
       }
-      partial += text.slice(start);
+      if (from < chunk.length) partial.push(Buffer.from(chunk.subarray(from)));
     };
 
     const readToEnd = async (): Promise<void> => {
@@ -56,14 +86,16 @@ export function followFile(path: string, done$: Observable<unknown>, pollMs = 10
         const { size } = await fh.stat();
         if (size < offset) {
           offset = 0;
-          partial = '';
-          decoder = new StringDecoder('utf8');
+          partial = [];
         }
         while (!closed) {
+          await ready();
+          if (closed) break;
           const { bytesRead } = await fh.read(buf, 0, buf.length, offset);
           if (bytesRead === 0 || closed) break;
+          const at = offset;
           offset += bytesRead;
-          emitText(decoder.write(buf.subarray(0, bytesRead)));
+          emitChunk(buf.subarray(0, bytesRead), at);
         }
       } finally {
         await fh.close().catch(() => {});
@@ -84,10 +116,8 @@ export function followFile(path: string, done$: Observable<unknown>, pollMs = 10
     };
 
     const finish = (): void => {
-      emitText(decoder.end());
+      if (partial.length > 0) emit(Buffer.alloc(0), offset);
       if (closed) return;
-      if (partial !== '') subscriber.next(stripCr(partial));
-      partial = '';
       subscriber.complete();
     };
 

@@ -8,7 +8,7 @@ import { BackfillPageSchema, BackfillViewSchema, CreateBackfillBodySchema, Creat
 import { ErrorBodySchema } from '../api/schemas/errors.js';
 import { EventIdSchema, EventListQuerySchema, EventPageSchema, EventStreamQuerySchema, EventViewSchema, LastEventIdSchema } from '../api/schemas/events.js';
 import { GcBodySchema, GcReportSchema } from '../api/schemas/gc.js';
-import { JobRunListQuerySchema, JobRunPageSchema, JobRunViewSchema, LogQuerySchema, LogStreamSchema } from '../api/schemas/job-runs.js';
+import { JobRunListQuerySchema, JobRunPageSchema, JobRunViewSchema, LogOffsetSchema, LogQuerySchema, LogStreamSchema } from '../api/schemas/job-runs.js';
 import { LoginQuerySchema, UiLinkReplySchema } from '../api/schemas/login.js';
 import { PageQuerySchema } from '../api/schemas/pages.js';
 import {
@@ -110,9 +110,16 @@ export const OPERATIONS: readonly Operation[] = [
   {
     method: 'get',
     path: '/api/job_runs/:id/logs/:stream',
-    summary: 'A job run\'s stdout or stderr: the log so far, its tail, or followed as SSE (`log` per line, then `end` with a LogEnd).',
+    summary:
+      "A job run's stdout or stderr: the log so far, its tail, or followed as SSE (`log` per line, its `id:` the byte offset after it, then `end` with a LogEnd); a follow starts `tail` lines from the end, or resumes after Last-Event-ID.",
     pathParams: { stream: LogStreamSchema },
     query: LogQuerySchema,
+    headers: {
+      'Last-Event-ID': {
+        schema: LogOffsetSchema,
+        description: 'With follow: resume after the line whose `id:` this is (what EventSource sends on reconnect); wins over `tail`. Past the end of the log: 400.',
+      },
+    },
     responses: {
       200: { description: 'The log (text), or with follow=true its Server-Sent Events.', text: ['text/plain', 'text/event-stream'] },
       410: json('retention.job_logs_days removed it (the run itself stays).', ErrorBodySchema),

@@ -67,9 +67,16 @@ export const JobRunListQuerySchema = ListQuery({
 export const LogStreamSchema = OneOf(['stdout', 'stderr'] as const);
 
 export const LogQuerySchema = Type.Object({
-  follow: Type.Optional(OneOf(['true', 'false', '1', '0'] as const, { description: 'true: Server-Sent Events, `log` per line, then `end` with a LogEnd.' })),
-  tail: Type.Optional(WholeNumber(1, MAX_TAIL_LINES, 'Only the last N lines.')),
+  follow: Type.Optional(
+    OneOf(['true', 'false', '1', '0'] as const, {
+      description: 'true: Server-Sent Events, `log` per line (its `id:` the byte offset after the line), then `end` with a LogEnd.',
+    }),
+  ),
+  tail: Type.Optional(WholeNumber(1, MAX_TAIL_LINES, 'Only the last N lines; with follow, the follow starts there (Last-Event-ID wins).')),
 });
+
+/** What EventSource sends when it reconnects to a followed log: the `id:` of the last line it saw, a byte offset. */
+export const LogOffsetSchema = Type.String({ pattern: '^\\d+$', maxLength: 16, 'x-expects': "a byte offset in the log (the `id:` of a line the follow sent)" });
 
 /** The data of a followed log's `end` message. */
 export const LogEndSchema = Type.Object(

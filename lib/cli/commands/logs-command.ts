@@ -1,9 +1,10 @@
-/** `platform logs <job_run_id> [--stderr] [-f | -n <lines>]`. */
+/** `platform logs <job_run_id> [--stderr] [-f] [-n <lines>]`. */
 import type { Command } from 'commander';
 import { lastValueFrom, tap } from 'rxjs';
-import type { LogEnd } from '../../client/platform-client.js';
+import type { LogEnd, PlatformClient } from '../../client/platform-client.js';
+import { NoServerError } from '../../client/server-connection.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
-import { connect, errColors, statusColor, usageError, usageExitCode } from '../output.js';
+import { connect, errColors, statusColor, usageExitCode } from '../output.js';
 import { ServerWentAwayError } from '../server-went-away-error.js';
 
 export function registerLogs(program: Command): void {
@@ -13,11 +14,10 @@ export function registerLogs(program: Command): void {
     .argument('<job_run_id>')
     .option('--stderr', 'the stderr log instead of stdout')
     .option('-f, --follow', 'stream the log while the job runs, until it ends')
-    .addOption(parsedOption('-n, --tail <lines>', 'only the last lines (1-10000; not with -f)', wholeNumber({ min: 1 })))
+    .addOption(parsedOption('-n, --tail <lines>', 'only the last lines (1-10000); with -f, follow from there', wholeNumber({ min: 1 })))
     .action(async (id: string, opts: { stderr?: boolean; follow?: boolean; tail?: number }, cmd: Command) => {
       const stream = opts.stderr ? 'stderr' : 'stdout';
       const { tail } = opts;
-      if (tail !== undefined && opts.follow) usageError(cmd, '--tail and --follow do not go together: -f prints the log from its start.');
       const { client, options } = await connect(cmd);
       // --json: the text in an object; following, a line each ({"line"}) and its end ({"end"}), as JSON lines.
       if (!opts.follow) {
@@ -25,20 +25,11 @@ export function registerLogs(program: Command): void {
         process.stdout.write(options.json ? `${JSON.stringify({ job_run_id: id, stream, text })}\n` : text);
         return;
       }
-      let end: LogEnd | undefined;
-      await lastValueFrom(
-        client.followLog(id, stream).pipe(
-          tap((m) => {
-            if (m.event === 'log') process.stdout.write(options.json ? `${JSON.stringify({ line: m.data })}\n` : `${m.data}\n`);
-            else if (m.event === 'end') end = JSON.parse(m.data) as LogEnd;
-            else if (m.event === 'error') throw new Error(`the server failed to stream the log: ${m.data}`);
-          }),
-        ),
-        { defaultValue: undefined },
-      );
+      const line = (text: string) => process.stdout.write(options.json ? `${JSON.stringify({ line: text })}\n` : `${text}\n`);
+      const end = await followToEnd(client, id, stream, tail, line);
       if (!end) {
         throw new ServerWentAwayError(
-          `the server ended the log stream of ${id} before the run ended (it shut down?). The run goes on without it: 'platform logs ${id}${opts.stderr ? ' --stderr' : ''}' prints its log so far, 'platform logs -f ${id}' follows it again from the start.`,
+          `the server ended the log stream of ${id} before the run ended (it shut down?). The run goes on without it: 'platform logs ${id}${opts.stderr ? ' --stderr' : ''}' prints its log so far, 'platform logs -f ${id}' follows it again from the start (-n 20: from its last 20 lines).`,
         );
       }
       if (options.json) {
@@ -49,4 +40,47 @@ export function registerLogs(program: Command): void {
       process.stderr.write(errColors.dim(`job run ${id} ${statusColor(end.status, errColors)}${exit}\n`));
     });
   usageExitCode(logs);
+}
+
+/**
+ * Follows the log to its `end`; undefined when the server went away first. A stream that drops after it brought
+ * lines is opened again at once with the last line's id (Last-Event-ID): the server goes on after that line, so
+ * nothing is printed twice (a proxy's idle cut, or the server ending a stream its reader fell far behind on). A
+ * reopen that brings nothing new, or finds no server, is the end of it.
+ */
+async function followToEnd(
+  client: PlatformClient,
+  id: string,
+  stream: 'stdout' | 'stderr',
+  tail: number | undefined,
+  line: (text: string) => void,
+): Promise<LogEnd | undefined> {
+  let lastId: string | undefined;
+  for (;;) {
+    let end: LogEnd | undefined;
+    let progressed = false;
+    const resuming = lastId !== undefined;
+    try {
+      await lastValueFrom(
+        client.followLog(id, stream, lastId === undefined ? { tail } : { lastEventId: lastId }).pipe(
+          tap((m) => {
+            if (m.event === 'log') {
+              line(m.data);
+              if (m.id !== undefined) {
+                lastId = m.id;
+                progressed = true;
+              }
+            } else if (m.event === 'end') end = JSON.parse(m.data) as LogEnd;
+            else if (m.event === 'error') throw new Error(`the server failed to stream the log: ${m.data}`);
+          }),
+        ),
+        { defaultValue: undefined },
+      );
+    } catch (err) {
+      // The connection broke: resumed below when this stream brought lines; a reopen that finds no server ends it.
+      if (!(err instanceof NoServerError) || (!progressed && !resuming)) throw err;
+      if (!progressed) return undefined;
+    }
+    if (end || !progressed) return end;
+  }
 }

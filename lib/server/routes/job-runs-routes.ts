@@ -5,8 +5,6 @@ import { pipeline } from 'node:stream/promises';
 import { Router } from 'express';
 import { notFoundReason } from '../pruned-ids.js';
 import { Check } from '@sinclair/typebox/value';
-import { Observable } from 'rxjs';
-import type { LogEnd } from '../../api/job-run-log.js';
 import type { Page } from '../../api/page.js';
 import type { JobRunView } from '../../api/views.js';
 import type { JobRunRecord } from '../../state/build-state.js';
@@ -17,7 +15,9 @@ import { HttpError } from '../http-error.js';
 import { toPageQuery } from '../request-parsing.js';
 import { validateQuery } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
-import { sendSse, type SseMessage } from '../sse.js';
+import { sendSse, writable } from '../sse.js';
+import { followStart, logMessages } from '../log-follow.js';
+import { tailStart } from '../../executor/log-tail.js';
 
 export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Router {
   const router = Router();
@@ -58,7 +58,11 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
     }
     const { follow, tail = 0 } = validateQuery(LogQuerySchema, req.query);
     if (follow === 'true' || follow === '1') {
-      sendSse(req, res, logMessages(platform.logLines$(run.job_run_id, stream), platform.jobRunEnded$(run.job_run_id)), shutdown$, sse);
+      const start = await followStart(file, req.get('Last-Event-ID'), tail);
+      // Paced by the socket: the next chunk of the file is read once what was sent has drained, so a slow reader
+      // of a long log holds a chunk in memory, not the log, and never meets sse.ts's cap on unread bytes.
+      const lines$ = platform.logFileLines$(run.job_run_id, stream, { start, ready: writable(res) });
+      sendSse(req, res, logMessages(lines$, platform.jobRunEnded$(run.job_run_id)), shutdown$, sse);
       return;
     }
     let handle: FileHandle;
@@ -83,49 +87,4 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
   });
 
   return router;
-}
-
-const TAIL_CHUNK = 64 * 1024;
-
-/**
- * Where the last `lines` lines of the file begin: reads backwards in chunks, counting newlines (a newline that
- * ends the file ends the last line, it does not start an empty one).
- */
-async function tailStart(handle: FileHandle, lines: number): Promise<number> {
-  const { size } = await handle.stat();
-  const buf = Buffer.alloc(TAIL_CHUNK);
-  let end = size;
-  let seen = 0;
-  while (end > 0) {
-    const from = Math.max(0, end - TAIL_CHUNK);
-    const { bytesRead } = await handle.read(buf, 0, end - from, from);
-    for (let i = bytesRead - 1; i >= 0; i--) {
-      if (buf[i] !== 0x0a) continue;
-      if (from + i === size - 1) continue;
-      if (++seen === lines) return from + i + 1;
-    }
-    end = from;
-  }
-  return 0;
-}
-
-/** `event: log` per line, then `event: end` with how the run ended. */
-function logMessages(lines$: Observable<string>, ended$: Observable<JobRunRecord>): Observable<SseMessage> {
-  return new Observable<SseMessage>((subscriber) => {
-    let last: JobRunRecord | undefined;
-    const endSub = ended$.subscribe((r) => (last = r));
-    const sub = lines$.subscribe({
-      next: (line) => subscriber.next({ event: 'log', data: line }),
-      error: (err: unknown) => subscriber.error(err),
-      complete: () => {
-        const end: LogEnd = last ? { status: last.status, exit_code: last.exit_code } : { status: 'unknown', exit_code: null };
-        subscriber.next({ event: 'end', data: JSON.stringify(end) });
-        subscriber.complete();
-      },
-    });
-    return () => {
-      sub.unsubscribe();
-      endSub.unsubscribe();
-    };
-  });
 }

@@ -11,7 +11,12 @@ import { runDuration, workerOf } from './job-runs-page.js';
 /** An argument as a shell would need it written: as it is when plain, else in single quotes. */
 export const shellWord = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
 
-/** Most lines kept on the page; older ones scroll away (the whole log: the raw link). */
+/**
+ * Most lines kept on the page; older ones scroll away (the whole log: the raw link). The follow starts that many
+ * lines from the end: a 50 MB log is not sent to the page to be thrown away. A dropped stream is resumed by
+ * EventSource itself, which sends the last line's id (a byte offset) as Last-Event-ID: the server goes on from
+ * there (not from the tail again), so no line comes twice.
+ */
 const MAX_LINES = 5000;
 
 function LiveLog({ id, stream }: { id: string; stream: 'stdout' | 'stderr' }) {
@@ -23,7 +28,7 @@ function LiveLog({ id, stream }: { id: string; stream: 'stdout' | 'stderr' }) {
     setLines([]);
     setEnded(undefined);
     setGone(undefined);
-    const source = new EventSource(`/api/job_runs/${encodeURIComponent(id)}/logs/${stream}?follow=true`);
+    const source = new EventSource(`/api/job_runs/${encodeURIComponent(id)}/logs/${stream}?follow=true&tail=${MAX_LINES}`);
     let pending: string[] = [];
     let frame = 0;
     source.addEventListener('log', (m) => {
@@ -62,6 +67,7 @@ function LiveLog({ id, stream }: { id: string; stream: 'stdout' | 'stderr' }) {
       </pre>
       <p class="dim">
         {gone ?? (ended ? `The run ended (${ended}).` : 'Following the log…')}{' '}
+        {lines.length >= MAX_LINES ? `The last ${MAX_LINES} lines; the whole log: ` : null}
         <a href={`/api/job_runs/${encodeURIComponent(id)}/logs/${stream}`}>raw</a>
       </p>
     </>
