@@ -28,6 +28,10 @@ export type { EventView, JobRunView, PartitionView, WantView } from './api/views
 export type { Page } from './api/page.js';
 export { parseGraph } from './graph/parse-graph.js';
 export type { GraphDefinition, JobDefinition } from './graph/graph-definition.js';
+export { RPC_GRAPH_BUDGET } from './api/platform-service.js';
+export type { GraphBudget } from './graph/graph-budget.js';
+export type { AnalyzeOptions } from './graph/job-resolver.js';
+export { WorkPacer } from './system/work-pacer.js';
 export { wantTree } from './server/want-tree-queries.js';
 export type { WantTreeNode, WantTreeReply } from './api/want-tree.js';
 export { partitionDetail, lineage, listTaints, taintView } from './server/lineage-queries.js';

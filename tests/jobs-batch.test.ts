@@ -82,3 +82,31 @@ test('bad batch settings are refused at load, naming the job and field', (t) => 
   t.throws(job({ batch: { max_partitions: 4 }, env: { N: '${n}' } }), { message: /env\.N.*batched job's env is one for all the refs/ });
   t.like(parseGraph({ jobs: [{ label: 'j', outputs: ['j/.*'], exec: ['true'], batch: { max_partitions: 4 } }] }, 'p').jobs[0]!.batch, { max_partitions: 4, max_wait_ms: 0 });
 });
+
+test('a batch is split before its PLATFORM_OUTPUTS passes the OS limit on one environment string (spawn E2BIG)', async (t) => {
+  // 600 refs of ~250 bytes ready together: ~150 KB of PLATFORM_OUTPUTS in one run of max_partitions 1000, over
+  // Linux's 128 KiB a string. Three wants of 200 (a want over 256 refs is scheduled a window at a time, and a
+  // window is less than that), gathered by max_wait_ms.
+  const pad = 'x'.repeat(240);
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [
+      {
+        label: 'wide',
+        outputs: [`wide/(?<n>\\d+)-${pad}`],
+        exec: bash('echo "$PLATFORM_OUTPUTS" >> outputs.txt'),
+        batch: { max_partitions: 1000, max_wait_ms: 2000 },
+      },
+    ],
+  });
+  const refs = Array.from({ length: 600 }, (_, i) => `wide/${i}-${pad}`);
+  const wants = await Promise.all([0, 1, 2].map((k) => want(platform, refs.slice(200 * k, 200 * (k + 1)))));
+  for (const w of wants) await waitForWant(platform, w, ['successful', 'failed'], 30_000);
+  const s = platform.state();
+  const wide = runs(s, 'wide');
+  t.deepEqual(wide.map((r) => r.status), wide.map(() => 'succeeded'), 'every run started and succeeded');
+  t.true(wide.some((r) => r.config.outputs.length > 256), 'refs of several wants went in one run');
+  const outputs = lines(dir, 'outputs.txt');
+  for (const l of outputs) t.true(Buffer.byteLength(l) <= 96 * 1024, `a PLATFORM_OUTPUTS of ${Buffer.byteLength(l)} bytes`);
+  t.deepEqual(outputs.flatMap((l) => JSON.parse(l) as string[]).sort(), [...refs].sort(), 'each ref built once');
+});

@@ -5,6 +5,19 @@
  */
 import type { DepType } from '../events/build-event.js';
 
+/**
+ * What one request may cost. 20,000 partitions: two levels of the largest request (10,000 refs and an input each).
+ * 50,000 inputs: the inputs are most of an answer, ~55 bytes each in proto3 JSON, so an answer stays under about
+ * 3.5 MB; its encoding is the one step not cut into slices, and protobufjs's JSON writer takes ~100 ms for 50,000.
+ * Partitions are the refs asked for and the MATERIALIZE inputs reached from them; inputs count QUERY ones too.
+ * Measured at the limits: a graph of one ref and 19,999 inputs answers 2.75 MB in 0.85 s. Past either limit the
+ * request is refused (`resource_exhausted`) at the point it is known.
+ */
+export const RPC_GRAPH_BUDGET: { readonly maxPartitions: number; readonly maxInputs: number } = {
+  maxPartitions: 20_000,
+  maxInputs: 50_000,
+};
+
 export interface ProtoDataDep {
   depType: DepType;
   partitionRef: string;

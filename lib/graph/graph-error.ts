@@ -1,4 +1,5 @@
-export type GraphErrorCode = 'invalid_graph' | 'unknown_ref' | 'ambiguous_ref' | 'config_failed' | 'cycle';
+/** `too_large`: a read of the graph went over its budget (graph-budget.ts). */
+export type GraphErrorCode = 'invalid_graph' | 'unknown_ref' | 'ambiguous_ref' | 'config_failed' | 'cycle' | 'too_large';
 
 export interface GraphErrorDetails {
   /** The partition ref the error is about, when there is one. */

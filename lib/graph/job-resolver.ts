@@ -1,7 +1,9 @@
 import { availableParallelism } from 'node:os';
 import type { DataDep, JobConfig } from '../events/build-event.js';
+import type { WorkPacer } from '../system/work-pacer.js';
 import { concurrencyLimit } from './concurrency-limit.js';
 import { runConfigProgram, DEFAULT_CONFIG_TIMEOUT_MS } from './config-program.js';
+import { tooManyInputs, tooManyPartitions, type GraphBudget } from './graph-budget.js';
 import type { GraphDefinition, JobDefinition } from './graph-definition.js';
 import { GraphError } from './graph-error.js';
 import { JobMatcher, type JobMatch } from './job-matcher.js';
@@ -28,6 +30,13 @@ export interface AnalyzedGraph {
   outputs: string[];
   /** Every task of the MATERIALIZE closure once, inputs before the tasks that need them. */
   nodes: GraphNode[];
+}
+
+export interface AnalyzeOptions {
+  /** Refuse (GraphError `too_large`) as soon as the graph is known to be larger. Default: no limit. */
+  budget?: GraphBudget;
+  /** Lets the event loop turn between slices of the walk, and stops it when its signal is aborted. */
+  pacer?: WorkPacer;
 }
 
 export interface JobResolverOptions {
@@ -98,11 +107,13 @@ export class JobResolver {
   /**
    * Every ref -> the task producing it (keys in request order, duplicates once). Rejects with GraphError
    * (`unknown_ref`, `ambiguous_ref`, `config_failed`); an unknown ref fails the call before any program starts.
+   * With a `pacer`, matching the refs lets the loop turn every slice (and stops when the pacer's signal is aborted).
    */
-  async resolve(refs: readonly string[]): Promise<Map<string, ResolvedTask>> {
+  async resolve(refs: readonly string[], pacer?: WorkPacer): Promise<Map<string, ResolvedTask>> {
     const slots = new Map<string, ResolvedTask | Promise<ResolvedTask>>();
     const toConfigure = new Map<JobDefinition, string[]>();
     for (const ref of refs) {
+      if (pacer?.due() === true) await pacer.pause();
       if (slots.has(ref)) continue;
       const cached = this.tasks.get(ref);
       if (cached !== undefined) {
@@ -144,24 +155,41 @@ export class JobResolver {
    * followed), each task once (same job_label and outputs), inputs before the tasks that need them. Resolves one
    * level of the graph per `resolve` call, so config programs run once per job per level.
    *
-   * Rejects with GraphError `cycle` naming the cycle, e.g. "a/x -> b/y -> a/x", or any error of `resolve`.
+   * Rejects with GraphError `cycle` naming the cycle, e.g. "a/x -> b/y -> a/x", or any error of `resolve`; with a
+   * `budget`, with GraphError `too_large` as soon as the partitions reached or the inputs listed pass it, before
+   * the next level is resolved; with a `pacer`, with its signal's reason once that is aborted.
    */
-  async analyze(refs: readonly string[]): Promise<AnalyzedGraph> {
+  async analyze(refs: readonly string[], options: AnalyzeOptions = {}): Promise<AnalyzedGraph> {
+    const { budget, pacer } = options;
     const roots = [...new Set(refs)];
     const taskOfRef = new Map<string, ResolvedTask>();
     const neededBy = new Map<string, string>(); // input ref -> a ref whose task needs it (for error messages)
     const seenTasks = new Set<string>();
+    const maxPartitions = budget?.maxPartitions ?? Infinity;
+    const maxInputs = budget?.maxInputs ?? Infinity;
+    let partitions = roots.length; // every ref ever put in a frontier: each is one partition of the graph
+    let inputs = 0;
+    let largest = { ref: '', job: '', inputs: -1 };
+    if (partitions > maxPartitions) throw tooManyPartitions('AnalyzeGraph', budget!, roots.length);
 
     let frontier = roots;
     while (frontier.length > 0) {
-      for (const ref of frontier) this.jobForNeeded(ref, neededBy.get(ref));
-      const resolved = await this.resolve(frontier);
+      for (const ref of frontier) {
+        if (pacer?.due() === true) await pacer.pause();
+        this.jobForNeeded(ref, neededBy.get(ref));
+      }
+      const resolved = await this.resolve(frontier, pacer);
       const next: string[] = [];
       for (const [ref, task] of resolved) {
         taskOfRef.set(ref, task);
         const key = taskKey(task);
         if (seenTasks.has(key)) continue;
         seenTasks.add(key);
+        const listed = task.config.inputs.length;
+        if (pacer?.due(1 + listed) === true) await pacer.pause();
+        inputs += listed;
+        if (listed > largest.inputs) largest = { ref, job: task.job_label, inputs: listed };
+        if (inputs > maxInputs) throw tooManyInputs('AnalyzeGraph', budget!, roots.length, largest);
         for (const input of task.config.inputs) {
           if (input.dep_type !== 'MATERIALIZE') continue;
           const dep = input.partition_ref;
@@ -169,11 +197,13 @@ export class JobResolver {
           neededBy.set(dep, ref);
           next.push(dep);
         }
+        if (partitions + next.length > maxPartitions) throw tooManyPartitions('AnalyzeGraph', budget!, roots.length);
       }
+      partitions += next.length;
       frontier = next;
     }
 
-    return { outputs: roots, nodes: dependencyOrder(roots, taskOfRef) };
+    return { outputs: roots, nodes: await dependencyOrder(roots, taskOfRef, pacer) };
   }
 
   private matchOf(ref: string): JobMatch {
@@ -266,7 +296,7 @@ interface Node {
 }
 
 /** Iterative depth-first post-order from the roots: inputs first. Throws GraphError `cycle`. */
-function dependencyOrder(roots: string[], taskOfRef: Map<string, ResolvedTask>): GraphNode[] {
+async function dependencyOrder(roots: string[], taskOfRef: Map<string, ResolvedTask>, pacer?: WorkPacer): Promise<GraphNode[]> {
   const nodes = new Map<string, Node>();
   const nodeOf = (task: ResolvedTask): Node => {
     const key = taskKey(task);
@@ -295,6 +325,7 @@ function dependencyOrder(roots: string[], taskOfRef: Map<string, ResolvedTask>):
     const stack: Array<{ node: Node; via: string; next: number }> = [{ node: start, via: root, next: 0 }];
     state.set(start, VISITING);
     while (stack.length > 0) {
+      if (pacer?.due() === true) await pacer.pause();
       const top = stack[stack.length - 1]!;
       const deps = depsOf(top.node);
       if (top.next < deps.length) {

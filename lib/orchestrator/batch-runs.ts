@@ -3,9 +3,20 @@
  * built by runs of up to `max_partitions` refs each. A run's config is its refs' configs joined: outputs and args in
  * ref order (each ref's args are its own templates filled), inputs without repeats, the env (the same for every
  * ref, parse-graph.ts sees to it) once. Pure: the planner hands in what is ready and gets back what to queue.
+ *
+ * A run's refs are also bounded by their size: the job gets them as one environment variable, PLATFORM_OUTPUTS (a
+ * JSON array), and Linux refuses to start a program with a string of its environment over 128 KiB (`spawn E2BIG`:
+ * a batch of 10,000 refs failed so). A batch is closed before its PLATFORM_OUTPUTS would pass
+ * {@link MAX_OUTPUTS_BYTES}, and before its args, concatenated per ref, would pass {@link MAX_ARGS_BYTES} (the OS
+ * limits all of argv and the environment together, 2 MiB on a default Linux stack).
  */
 import type { DataDep, JobConfig, OutputInputs } from '../events/build-event.js';
 import type { BatchPolicy } from '../graph/graph-definition.js';
+
+/** Most bytes of a batch's PLATFORM_OUTPUTS: below Linux's 128 KiB a string (MAX_ARG_STRLEN), with room to spare. */
+export const MAX_OUTPUTS_BYTES = 96 * 1024;
+/** Most bytes of a batch's args (each with its NUL): half of Linux's usual 2 MiB for argv and environment together. */
+export const MAX_ARGS_BYTES = 1024 * 1024;
 
 export interface BatchTask {
   job_label: string;
@@ -60,25 +71,44 @@ export interface BatchPlan<T> {
 }
 
 /**
- * Groups a job's ready refs into runs of `max_partitions`; a last group that is not full waits until its oldest ref
- * has waited `max_wait_ms` (then it goes as it is). A ref named twice (two wants) goes once.
+ * Groups a job's ready refs into runs of `max_partitions`, or fewer where their size says so (MAX_OUTPUTS_BYTES,
+ * MAX_ARGS_BYTES); a last group that is not full waits until its oldest ref has waited `max_wait_ms` (then it goes
+ * as it is). A group closed by its size is full. A ref named twice (two wants) goes once.
  */
 export function planBatches<T>(ready: ReadonlyArray<ReadyRef<T>>, policy: BatchPolicy, now: number): BatchPlan<T> {
   const unique = new Map<string, ReadyRef<T>>();
   for (const r of ready) if (!unique.has(r.ref)) unique.set(r.ref, r);
-  const refs = [...unique.values()];
   const runs: Array<Array<ReadyRef<T>>> = [];
-  const held: BatchPlan<T>['held'] = [];
-  for (let i = 0; i < refs.length; i += policy.max_partitions) {
-    const group = refs.slice(i, i + policy.max_partitions);
-    if (group.length < policy.max_partitions && policy.max_wait_ms > 0) {
-      const due = Math.min(...group.map((r) => r.readyAt)) + policy.max_wait_ms;
-      if (now < due) {
-        held.push({ at: due, refs: group });
-        continue;
-      }
+  let group: Array<ReadyRef<T>> = [];
+  let outputsBytes = 2; // []
+  let argsBytes = 0;
+  for (const r of unique.values()) {
+    const refBytes = Buffer.byteLength(JSON.stringify(r.ref)) + 1; // and its comma
+    let refArgsBytes = 0;
+    for (const a of r.task.config.args) refArgsBytes += Buffer.byteLength(a) + 1;
+    if (group.length > 0 && (outputsBytes + refBytes > MAX_OUTPUTS_BYTES || argsBytes + refArgsBytes > MAX_ARGS_BYTES)) {
+      runs.push(group);
+      group = [];
+      outputsBytes = 2;
+      argsBytes = 0;
     }
-    runs.push(group);
+    group.push(r);
+    outputsBytes += refBytes;
+    argsBytes += refArgsBytes;
+    if (group.length === policy.max_partitions) {
+      runs.push(group);
+      group = [];
+      outputsBytes = 2;
+      argsBytes = 0;
+    }
+  }
+  const held: BatchPlan<T>['held'] = [];
+  if (group.length > 0) {
+    let oldest = Infinity; // a loop, not Math.min(...group): a group of 100,000 is more arguments than a call takes
+    for (const r of group) oldest = Math.min(oldest, r.readyAt);
+    const due = oldest + policy.max_wait_ms;
+    if (policy.max_wait_ms > 0 && now < due) held.push({ at: due, refs: group });
+    else runs.push(group);
   }
   return { runs, held };
 }

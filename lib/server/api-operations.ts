@@ -26,6 +26,9 @@ import { CreateTaintBodySchema, TaintDetailQuerySchema, TaintPageSchema, TaintRe
 import { CreateWantBodySchema, CreateWantReplySchema, WantListQuerySchema, WantTreeQuerySchema, WantTreeReplySchema, WantViewSchema } from '../api/schemas/wants.js';
 import { WantPageSchema } from '../api/schemas/wants.js';
 import { PLATFORM_SERVICE } from '../proto/schema.js';
+import { RPC_GRAPH_BUDGET } from '../api/platform-service.js';
+
+const count = (n: number): string => n.toLocaleString('en-US');
 
 export type Method = 'get' | 'post' | 'delete';
 
@@ -193,8 +196,11 @@ export function errorStatuses(op: Operation): Record<number, string> {
     out[404] = 'The service has no such method (Connect `unimplemented`).';
     out[405] = 'Not POST (Connect `unimplemented`).';
     out[501] = 'A Content-Encoding other than gzip or identity (Connect `unimplemented`).';
-    out[429] = 'The body is too large (Connect `resource_exhausted`).';
-    out[504] = 'The call took too long (Connect `deadline_exceeded`).';
+    out[429] =
+      `The body is too large, or the graph asked for is over the budget of one request: ${count(RPC_GRAPH_BUDGET.maxPartitions)} ` +
+      `partitions, ${count(RPC_GRAPH_BUDGET.maxInputs)} inputs in the configs of the answer (Connect \`resource_exhausted\`; ` +
+      'the message says how to ask for less).';
+    out[504] = 'The call took longer than its Connect-Timeout-Ms, and stopped (Connect `deadline_exceeded`).';
   }
   return out;
 }

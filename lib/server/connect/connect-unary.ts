@@ -12,7 +12,9 @@
  * - `Content-Encoding: gzip` request bodies are accepted; any other encoding is `unimplemented` (as the protocol
  *   asks) with `Accept-Encoding: gzip`. Responses are never compressed (allowed: Accept-Encoding is a hint).
  * - `Connect-Protocol-Version`, when sent, must be `1`; it is not required, so that plain curl works.
- * - `Connect-Timeout-Ms` is honoured: past it the reply is `deadline_exceeded` (the work is not interrupted).
+ * - `Connect-Timeout-Ms` is honoured: past it the reply is `deadline_exceeded`, and the signal `invoke` was given
+ *   is aborted (with that error), as it is with `canceled` when the client disconnects before the answer: the
+ *   method stops where it next looks at the signal.
  * - Every failure is a Connect error: HTTP status from {@link CONNECT_HTTP_STATUS}, JSON body
  *   `{"code": "...", "message": "..."}` and `Content-Type: application/json`, whatever the request's codec.
  */
@@ -79,9 +81,10 @@ export interface UnaryMethod {
   readonly responseType: Type;
   /**
    * Gets the request as a plain object with camelCase names, every field present (defaults filled, arrays empty,
-   * enums by name); returns the response in the shape `responseType.fromObject` takes.
+   * enums by name); returns the response in the shape `responseType.fromObject` takes. `signal` is aborted when
+   * the answer is no longer wanted (deadline, disconnect); its reason is the RpcError that says which.
    */
-  readonly invoke: (request: Record<string, unknown>) => Promise<object>;
+  readonly invoke: (request: Record<string, unknown>, signal: AbortSignal) => Promise<object>;
 }
 
 export interface UnaryOptions {
@@ -130,24 +133,35 @@ export function unaryHandler(method: UnaryMethod, options: UnaryOptions) {
       fail(err);
       return;
     }
+    const work = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) {
       const ms = timeoutMs;
       timer = setTimeout(() => {
-        // The answer is due now. What `invoke` still does finishes unobserved and its result is dropped (the
-        // resolver's work is shared and cached, so it is not wasted). An unread body is not read on.
+        // The answer is due now, and `invoke` is told to stop (a config program already running finishes: the
+        // resolver shares and caches its result). An unread body is not read on.
         const headers: Record<string, string> = req.complete ? {} : { Connection: 'close' };
         const message = `${method.path} did not finish within the ${ms} ms of Connect-Timeout-Ms.`;
-        fail(new RpcError('deadline_exceeded', message, CONNECT_HTTP_STATUS.deadline_exceeded, headers));
+        const err = new RpcError('deadline_exceeded', message, CONNECT_HTTP_STATUS.deadline_exceeded, headers);
+        fail(err);
+        work.abort(err);
       }, ms);
     }
-    serve(method, req, res)
+    // A client that goes away before the answer no longer wants it: the work stops rather than run for no one.
+    const onClose = (): void => {
+      if (!res.writableFinished) work.abort(new RpcError('canceled', `The client of ${method.path} disconnected.`));
+    };
+    res.on('close', onClose);
+    serve(method, req, res, work.signal)
       .catch(fail)
-      .finally(() => clearTimeout(timer));
+      .finally(() => {
+        clearTimeout(timer);
+        res.off('close', onClose);
+      });
   };
 }
 
-async function serve(method: UnaryMethod, req: Request, res: Response): Promise<void> {
+async function serve(method: UnaryMethod, req: Request, res: Response, signal: AbortSignal): Promise<void> {
   const codec = unaryCodec(req.header('content-type'));
   if (codec === undefined) {
     const given = req.header('content-type');
@@ -176,7 +190,8 @@ async function serve(method: UnaryMethod, req: Request, res: Response): Promise<
   let body = await readBody(req, MAX_RPC_BODY_BYTES);
   if (encoding === 'gzip') body = await gunzipLimited(body, MAX_RPC_BODY_BYTES);
   const request = decodeRequest(method.requestType, codec, body);
-  const response = await method.invoke(request);
+  signal.throwIfAborted();
+  const response = await method.invoke(request, signal);
   if (res.headersSent) return; // timed out meanwhile
 
   const message = method.responseType.fromObject(response as Record<string, unknown>);

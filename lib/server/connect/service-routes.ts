@@ -19,13 +19,24 @@
  *   where the answer cannot be computed (a config program that exits non-zero, times out or prints bad JSON) and
  *   retrying will not help until someone fixes it, which is exactly `failed_precondition`. The message carries the
  *   program's stderr tail.
+ * - `too_large`: `resource_exhausted`, as for a body over the limit: the request is well formed but asks for more
+ *   than one answer may hold (RPC_GRAPH_BUDGET); the message says how to ask for less. Refused whole, not
+ *   answered in part: the spec's reply messages have no field to mark a part, and a client that did not look for
+ *   one would take part of a job graph for all of it.
  * Anything else is `internal`, logged, with a generic message.
+ *
+ * Each call is paced (system/work-pacer.ts): it lets the event loop turn every few thousand refs or inputs, so
+ * other requests and the orchestrator's steps go on meanwhile, and stops at the next slice once the request's
+ * Connect-Timeout-Ms passes or its client disconnects.
  */
 import { Router, type RequestHandler } from 'express';
 import type { ConnectCode } from '../../api/error-body.js';
+import { RPC_GRAPH_BUDGET } from '../../api/platform-service.js';
+import type { GraphBudget } from '../../graph/graph-budget.js';
 import { isGraphError, type GraphErrorCode } from '../../graph/graph-error.js';
 import { PLATFORM_SERVICE, platformService } from '../../proto/schema.js';
 import { refProblem } from '../../orchestrator/request-checks.js';
+import { WorkPacer } from '../../system/work-pacer.js';
 import type { ServerContext } from '../server-context.js';
 import { analyzeGraph } from './analyze-graph.js';
 import { RpcError, unaryHandler, writeRpcError } from './connect-unary.js';
@@ -40,6 +51,7 @@ const GRAPH_ERROR_CODES: Readonly<Record<GraphErrorCode, ConnectCode>> = {
   unknown_ref: 'invalid_argument',
   ambiguous_ref: 'invalid_argument',
   cycle: 'invalid_argument',
+  too_large: 'resource_exhausted',
   config_failed: 'failed_precondition',
   invalid_graph: 'failed_precondition',
 };
@@ -48,16 +60,17 @@ export function graphErrorToRpc(err: unknown): RpcError | undefined {
   return isGraphError(err) ? new RpcError(GRAPH_ERROR_CODES[err.code], err.message) : undefined;
 }
 
-/** The implementations, by RPC name; each takes the request's validated `output_refs`. */
-type Implementation = (refs: string[]) => Promise<object>;
+/** The implementations, by RPC name; each takes the request's validated `output_refs` and its pacer. */
+type Implementation = (refs: string[], pacer: WorkPacer) => Promise<object>;
 
 export function serviceRoutes(
   ctx: ServerContext,
   logError: (message: string) => void = (m) => process.stderr.write(`${m}\n`),
+  budget: GraphBudget = RPC_GRAPH_BUDGET,
 ): Router {
   const implementations: Record<string, Implementation> = {
-    GetJobConfigs: (refs) => getJobConfigs(ctx.platform.resolver, refs),
-    AnalyzeGraph: (refs) => analyzeGraph(ctx.platform.resolver, refs),
+    GetJobConfigs: (refs, pacer) => getJobConfigs(ctx.platform.resolver, refs, budget, pacer),
+    AnalyzeGraph: (refs, pacer) => analyzeGraph(ctx.platform.resolver, refs, budget, pacer),
   };
 
   // One handler per method of the service as the .proto declares it: a method without an implementation (or an
@@ -76,7 +89,7 @@ export function serviceRoutes(
           path,
           requestType: method.resolvedRequestType!,
           responseType: method.resolvedResponseType!,
-          invoke: async (request) => implementation(outputRefsOf(request)),
+          invoke: async (request, signal) => implementation(outputRefsOf(request), new WorkPacer(signal)),
         },
         { mapError: graphErrorToRpc, logError },
       ),
