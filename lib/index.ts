@@ -6,6 +6,7 @@ export { ProcessExecutor } from './executor/process-executor.js';
 export { SupervisedExecutor } from './executor/supervised-executor.js';
 export { startHttpServer, type HttpServerOptions, type RunningServer } from './server/http-server.js';
 export type { BuildEvent, BuildInput, EventPayload, EventType, JobConfig, DataDep, DepType, RebuildPolicy, SchedulesChanged, ScheduleSince } from './events/build-event.js';
+export { BACKFILL_POLICIES } from './orchestrator/command.js';
 export type {
   BuildState,
   WantRecord,
@@ -21,7 +22,21 @@ export { backfillView, backfillWant, listBackfills } from './server/backfill-que
 export type { BackfillView, BackfillCounts, CreateBackfillBody, CreateBackfillReply } from './api/backfills.js';
 export { QueueFullError, QueueClosedError } from './orchestrator/command-queue.js';
 export { reduce } from './state/reduce.js';
-export { activeWantsOn, initialState, wantsOfRun } from './state/build-state.js';
+export {
+  activeWantsOn,
+  initialState,
+  wantsOfRun,
+  WANT_STATUSES,
+  TERMINAL_WANT_STATUSES,
+  JOB_RUN_STATUSES,
+  ACTIVE_JOB_RUN_STATUSES,
+  PARTITION_STATUSES,
+  type BuildRecord,
+  type TaintRecord,
+} from './state/build-state.js';
+export { EVENT_TYPES, REBUILD_POLICIES, type WantSource } from './events/build-event.js';
+export { GraphError } from './graph/graph-error.js';
+export { LINEAGE_MAX_NODES, type DetailQuery } from './server/lineage-queries.js';
 export { wantView, partitionView, jobRunView, eventView } from './server/views.js';
 export { listJobRuns, listPartitions, listWants, type PageQuery } from './server/queries.js';
 export type { EventView, JobRunView, PartitionView, WantView } from './api/views.js';

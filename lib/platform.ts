@@ -5,8 +5,9 @@
 import { JobLogRetention, type RetentionReport } from './executor/job-log-retention.js';
 import type { EventCompactionReport, GcReport } from './api/gc.js';
 import { compactEvents } from './state/event-compaction.js';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Observable, type SchedulerLike, filter, map, startWith, take } from 'rxjs';
+import { type Observable, type SchedulerLike, distinctUntilChanged, filter, map, startWith, take } from 'rxjs';
 import type { BuildEvent } from './events/build-event.js';
 import { errorMessage } from './errors.js';
 import { EventLog } from './events/event-log.js';
@@ -100,6 +101,10 @@ export class Platform {
   }
 
   static async open(workspaceRoot: string, options: PlatformOptions = {}): Promise<Platform> {
+    // A mistyped path would otherwise become a new, empty workspace, silently.
+    if (!statSync(workspaceRoot, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new Error(`no directory at ${workspaceRoot}: Platform.open takes the workspace's directory (one with platform.json; 'platform init' makes one)`);
+    }
     const graph = await WorkspaceGraph.open(workspaceRoot, options.graph);
     const belDir = join(workspaceRoot, '.platform', 'bel');
     // A log that cannot be read stops the start, saying which and what to run: never a silent fresh start.
@@ -217,7 +222,7 @@ export class Platform {
     this.orchestrator.start();
   }
 
-  /** Every event appended from now on. */
+  /** Every event appended from now on, as it is written (before `state$` holds it, within its batch). */
   get events$(): Observable<BuildEvent> {
     return this.log.appended$;
   }
@@ -228,11 +233,14 @@ export class Platform {
   }
 
   /**
-   * The build state, current value first, then after every event, and once after each snapshot: an equal state whose
-   * records are kept encoded as the snapshot wrote them (state-store.ts).
+   * The build state, current value first, then after each batch of events (an orchestrator step writes its events
+   * as one batch, and the state moves once, at its last: `events$` may run ahead of it within a batch), and once
+   * after each snapshot: an equal state whose records are kept encoded as the snapshot wrote them (state-store.ts).
+   * Never the same object twice in a row. To see the state an event brought: `state$.pipe(filter((s) =>
+   * s.last_event_id >= event.event_id))`.
    */
   get state$(): Observable<BuildState> {
-    return this.store.state$;
+    return this.store.state$.pipe(distinctUntilChanged());
   }
 
   state(): BuildState {
@@ -306,7 +314,9 @@ export class Platform {
 
   /**
    * Lets the current orchestrator step finish, records what came in, closes the log. Running job runs go on under
-   * their supervisors (the next open re-attaches), unless `cancelRuns` (or the `cancelRunsOnClose` option).
+   * their supervisors (the next open re-attaches), unless `cancelRuns` (or the `cancelRunsOnClose` option). Once
+   * called, later calls return the same promise: their options are not taken (a shutdown that may have to kill
+   * runs asks for it the first time).
    */
   close(options: { cancelRuns?: boolean } = {}): Promise<void> {
     this.closing ??= (async () => {
@@ -320,6 +330,7 @@ export class Platform {
         this.logError(`could not write the state snapshot: ${errorMessage(err)}`);
       });
       this.store.close();
+      this.graph.close();
       await this.log.close();
     })();
     return this.closing;

@@ -4,6 +4,7 @@
  */
 import test from 'ava';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Platform } from '../lib/platform.js';
@@ -29,4 +30,29 @@ test('a second open of a workspace in one process is refused, and the first keep
   const reopened = await Platform.open(dir);
   t.true(reopened.state().wants.size >= 1);
   await reopened.close();
+});
+
+test('an open of a path that is no directory is refused, not made a new empty workspace', async (t) => {
+  const dir = makeWorkspace(t);
+  const missing = `${dir}/no-such-workspace`;
+  const err = await t.throwsAsync(Platform.open(missing));
+  t.regex(err!.message, /no directory at .*no-such-workspace/);
+  t.false(existsSync(missing), 'nothing made');
+});
+
+test('state$ never emits the same state twice in a row; graph$ completes on close', async (t) => {
+  const dir = makeWorkspace(t, { 'platform.json': JSON.stringify(graph) });
+  const platform = await openPlatform(t, dir, graph);
+  const states: unknown[] = [];
+  const sub = platform.state$.subscribe((s) => states.push(s));
+  let graphDone = false;
+  platform.graph$.subscribe({ complete: () => (graphDone = true) });
+  const w = await platform.createWant({ partitions: ['a/y'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+  if (!w.ok) return t.fail(w.error);
+  await new Promise<void>((resolve) => platform.state$.subscribe((s) => s.wants.get(w.want_id)?.status === 'successful' && resolve()));
+  sub.unsubscribe();
+  t.true(states.length > 1);
+  t.true(states.every((s, i) => i === 0 || s !== states[i - 1]), 'no state repeated');
+  await platform.close();
+  t.true(graphDone);
 });

@@ -27,6 +27,12 @@ export class WorkspaceGraph {
   /** Why an edit of platform.json was not taken into use, once an edit (the last valid graph goes on). */
   readonly refusals$: Observable<GraphError> = this.refused.asObservable();
 
+  /** Completes changes$ and refusals$: the platform closed, nothing will reload the graph any more. */
+  close(): void {
+    this.replaced.complete();
+    this.refused.complete();
+  }
+
   private constructor(
     private readonly root: string,
     graph: GraphDefinition,

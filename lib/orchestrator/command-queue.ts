@@ -20,7 +20,7 @@ export class QueueFullError extends Error {
 
 export class QueueClosedError extends Error {
   constructor() {
-    super('The server is shutting down and takes no new commands.');
+    super('The platform is closing (its server shutting down) and takes no new commands; retry once it runs again.');
     this.name = 'QueueClosedError';
   }
 }
