@@ -323,15 +323,20 @@ export class Platform {
       for (const t of this.retentionTimers) clearTimeout(t);
       // A compaction under way finishes first: it holds the log and writes the base.
       await this.gcRunning;
-      await this.orchestrator.shutdown(options);
-      this.queue.close();
-      // The next start replays only what comes after this; a failure here costs that start time, nothing else.
-      await this.store.saveSnapshot(snapshotPath(this.workspaceRoot), undefined, { last: true }).catch((err: unknown) => {
-        this.logError(`could not write the state snapshot: ${errorMessage(err)}`);
-      });
-      this.store.close();
-      this.graph.close();
-      await this.log.close();
+      try {
+        await this.orchestrator.shutdown(options);
+        this.queue.close();
+        // The next start replays only what comes after this; a failure here costs that start time, nothing else.
+        await this.store.saveSnapshot(snapshotPath(this.workspaceRoot), undefined, { last: true }).catch((err: unknown) => {
+          this.logError(`could not write the state snapshot: ${errorMessage(err)}`);
+        });
+      } finally {
+        // Whatever failed above, the log is let go: held, the workspace could not be opened again in this process.
+        this.queue.close();
+        this.store.close();
+        this.graph.close();
+        await this.log.close();
+      }
     })();
     return this.closing;
   }

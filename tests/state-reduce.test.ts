@@ -390,6 +390,31 @@ test("a 'stale' or 'all' want that joined a run queued before the job was edited
   }
 });
 
+test("a 'stale' want takes its own rebuild though an input it only queries stays stale: it does not rebuild for ever", (t) => {
+  const run = (id: string, out: string, inputs: Array<[string, string]>, wants: string[] = []): EventPayload => ({
+    type: 'job_run_queued',
+    job_run_queued: {
+      job_run_id: id, job_label: 'job', want_ids: wants, attempt: 1, exec: [], timeout_seconds: 0, job_fingerprint: '', output_inputs: [],
+      config: { outputs: [out], inputs: inputs.map(([ref]) => ({ dep_type: 'QUERY' as const, partition_ref: ref })), args: [], env: {} },
+      input_builds: inputs.map(([partition_ref, build_id]) => ({ partition_ref, build_id })),
+    },
+  });
+  const built = (id: string, out: string, build: string): EventPayload => ({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id: id, builds: [{ partition_ref: out, build_id: build }], ended_at: 0 } });
+  let s = apply(
+    initialState(),
+    run('r1', 'r', []), built('r1', 'r', 'b-1'),
+    run('r2', 'q', [['r', 'b-1']]), built('r2', 'q', 'b-2'),
+    run('r3', 'p', [['q', 'b-2']]), built('r3', 'p', 'b-3'),
+    run('r4', 'r', []), built('r4', 'r', 'b-4'),
+  );
+  t.deepEqual(s.partitions.get('p')!.stale_reasons, ['input q is stale']);
+  s = apply(s, wantCreated('w1', ['p'], { rebuild: 'stale' }));
+  t.not(wantStatus(s, 'w1'), 'successful', 'p is stale: it is rebuilt');
+  s = apply(s, run('r5', 'p', [['q', 'b-2']], ['w1']), built('r5', 'p', 'b-5'));
+  t.deepEqual(s.partitions.get('p')!.stale_reasons, ['input q is stale'], 'still stale: q is only queried, and nobody rebuilt it');
+  t.is(wantStatus(s, 'w1'), 'successful', 'its own rebuild is taken');
+});
+
 test('want -> job queued -> started -> succeeded: the want ends successful, the partition live', (t) => {
   let s = apply(initialState(), wantCreated('w1', ['p1', 'p2', 'p1']));
   const w = s.wants.get('w1')!;

@@ -80,8 +80,11 @@ async function runsOfWant(client: PlatformClient, wantId: string): Promise<JobRu
   for (let offset = 0; ; offset += RUNS_PAGE) {
     const page = await client.listJobRuns({ want_id: wantId, limit: RUNS_PAGE, offset });
     runs.push(...page.data);
-    if (page.data.length < RUNS_PAGE || offset + page.data.length >= page.total) return runs;
+    if (page.data.length < RUNS_PAGE || offset + page.data.length >= page.total) break;
   }
+  // An item of a list names a run's first outputs only: a batch run's others (the build's roots among them, and
+  // what --json prints) come with its detail.
+  return Promise.all(runs.map((r) => (r.truncated ? client.getJobRun(r.job_run_id) : r)));
 }
 
 /**

@@ -111,8 +111,11 @@ export class EventLog {
       const [first] = await db.keys({ limit: 1 }).all();
       return new EventLog(dir, key, db, last === undefined ? 0 : eventIdOfKey(last), first === undefined ? 1 : eventIdOfKey(first));
     } catch (err) {
-      await db.close();
-      openHere.delete(key);
+      try {
+        await db.close();
+      } finally {
+        openHere.delete(key);
+      }
       throw err;
     }
   }
@@ -198,7 +201,8 @@ export class EventLog {
    * the fold agrees with the log. Fewer events than acknowledged would be a lost write: that stops the log.
    */
   private async reopen(): Promise<void> {
-    await this.db.close().catch(() => undefined);
+    // Not opened again over one that did not close: LevelDB's refusal of that would drop this process's lock.
+    await this.db.close();
     const db: Db = new ClassicLevel<Uint8Array, Uint8Array>(this.dir, { keyEncoding: 'view', valueEncoding: 'view' });
     await db.open();
     this.db = db;

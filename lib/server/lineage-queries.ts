@@ -5,7 +5,7 @@
 import type { BuildView, LineageNode, PartitionDetailView, TaintView } from '../api/partitions-change.js';
 import type { Page } from '../api/page.js';
 import type { BuildRecord, BuildState, TaintRecord } from '../state/build-state.js';
-import { buildLineage, historyKey } from '../state/build-state.js';
+import { buildIsTainted, buildLineage, historyKey } from '../state/build-state.js';
 import { currentConsumers } from '../state/staleness.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -128,10 +128,7 @@ export function taintView(state: BuildState, t: TaintRecord, page?: { offset: nu
   if (page) {
     still = 0;
     // Tainted until a new build replaces it: also while it is rebuilt, and after a rebuild that failed or was canceled.
-    for (const ref of t.partitions) {
-      const p = state.partitions.get(ref);
-      if (p?.status === 'tainted' || p?.build_tainted) still++;
-    }
+    for (const ref of t.partitions) if (buildIsTainted(state.partitions.get(ref))) still++;
   }
   return {
     taint_id: t.taint_id,

@@ -101,6 +101,11 @@ export interface PartitionRecord {
  * One time a partition became live, by which run. What the run consumed, its job and that job's fingerprint are
  * the run's (`buildLineage`): kept once, on the run, not again on each of its outputs' builds.
  */
+/** Its current build was tainted: `tainted`, or marked while rebuilt and after that rebuild failed (until replaced). */
+export function buildIsTainted(p: PartitionRecord | undefined): boolean {
+  return p !== undefined && (p.status === 'tainted' || p.build_tainted);
+}
+
 export interface BuildRecord {
   readonly build_id: string;
   readonly seq: number;

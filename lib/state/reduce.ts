@@ -438,7 +438,8 @@ function setPartitions(
       build_id: old?.build_id ?? '',
       built_event_id: old?.built_event_id ?? 0,
       stale_reasons: old?.stale_reasons ?? [],
-      build_tainted: old?.build_tainted === true,
+      // Live is a new build (its own mark false) or the old one by a run that recorded none: no taint to carry.
+      build_tainted: status !== 'live' && old?.build_tainted === true,
     });
   }
   next = recountWants(before, next, refs, eventId, at);

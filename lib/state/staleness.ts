@@ -9,7 +9,7 @@
  * property tests hold the two equal.
  */
 import { withPartition, type BuildState, type PartitionRecord } from './build-state.js';
-import { buildLineage, consumerKey } from './build-state.js';
+import { buildIsTainted, buildLineage, consumerKey } from './build-state.js';
 
 /** The reasons for `ref`, given whether each input is stale (the recorded flag, or a from-scratch answer). */
 export function staleReasons(state: BuildState, ref: string, inputIsStale: (ref: string) => boolean): string[] {
@@ -26,7 +26,7 @@ export function staleReasons(state: BuildState, ref: string, inputIsStale: (ref:
     // would then have to revisit consumers of builds long replaced.
     if (ip.build_id !== input.build_id) reasons.push(`input ${input.partition_ref} was rebuilt since ${input.build_id}`);
     // Tainted until a new build replaces it: while it is rebuilt, and after that rebuild failed.
-    else if (ip.status === 'tainted' || ip.build_tainted) reasons.push(`input ${input.partition_ref} is tainted`);
+    else if (buildIsTainted(ip)) reasons.push(`input ${input.partition_ref} is tainted`);
     // What was consumed is about to be replaced: a want that rebuilds what is stale must not see it fresh meanwhile.
     else if (ip.status === 'building') reasons.push(`input ${input.partition_ref} is being rebuilt`);
     else if (inputIsStale(input.partition_ref)) reasons.push(`input ${input.partition_ref} is stale`);

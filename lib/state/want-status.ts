@@ -26,20 +26,20 @@ export const NO_COUNTS: PartitionCounts = { live: 0, failed: 0, skipped: 0, acti
 export type WantBasis = Pick<WantRecord, 'created_event_id' | 'rebuild'>;
 
 /**
- * A live partition that a want must still rebuild: stale ones for 'stale'; for 'all' those built before the want,
- * and stale ones too ('all' rebuilds at least what 'stale' does: a run it joined that was queued with a job
- * definition since edited made a build that is stale at once).
+ * A live partition that a want must still rebuild: for 'stale' one stale, for 'all' any, built before the want. A
+ * build made since is taken, stale or not (a stale input it may only QUERY is never rebuilt for it: asking again
+ * would rebuild for ever), unless its job's definition changed since it was queued: a run the want joined that
+ * was queued before an edit is rebuilt once, with the definition of now.
  */
 export function mustRebuild(want: WantBasis, p: PartitionRecord): boolean {
-  switch (want.rebuild) {
-    case 'missing':
-    case 'absent':
-      return false;
-    case 'stale':
-      return p.stale_reasons.length > 0;
-    case 'all':
-      return p.built_event_id <= want.created_event_id || p.stale_reasons.length > 0;
-  }
+  if (want.rebuild === 'missing' || want.rebuild === 'absent') return false;
+  if (p.built_event_id > want.created_event_id) return jobChanged(p);
+  return want.rebuild === 'all' || p.stale_reasons.length > 0;
+}
+
+/** Its build's job was edited since (staleness.ts lists that reason last, and only it begins "job "). */
+function jobChanged(p: PartitionRecord): boolean {
+  return p.stale_reasons.length > 0 && p.stale_reasons[p.stale_reasons.length - 1]!.startsWith('job ');
 }
 
 export function partitionCategory(state: BuildState, p: PartitionRecord | undefined, want: WantBasis): PartitionCategory {

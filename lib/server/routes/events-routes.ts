@@ -11,6 +11,9 @@ import type { ServerContext } from '../server-context.js';
 import { sendSse, writable } from '../sse.js';
 
 
+/** Events decoded a slice at a time for a page, so the byte budget stops the reading too. */
+const EVENT_READ_SLICE = 256;
+
 export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Router {
   const router = Router();
 
@@ -21,16 +24,27 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
       throw new HttpError(400, `/api/events does not take 'order': it reads events by id after 'offset', oldest first. For the newest N, read from offset=latest_id-N (latest_id is in every page).`);
     }
     const { offset = platform.log.firstId() - 1, limit = MAX_EVENTS_PER_READ } = validateQuery(EventListQuerySchema, req.query);
-    const events = await platform.log.list(offset, limit);
     // A page ends early once it holds EVENT_PAGE_BYTES (with one event at least): an event carries a run's whole
-    // config, and ten thousand of a large fan-in made a page of hundreds of MB. The next page is read from the last id.
+    // config, and ten thousand of a large fan-in made a page of hundreds of MB. The next page is read from the last
+    // id. Read a slice at a time, so what the budget leaves out is not decoded either.
     const parts: string[] = [];
     let bytes = 0;
-    for (const e of events) {
-      const json = JSON.stringify(eventView(e));
-      if (parts.length > 0 && bytes + json.length > EVENT_PAGE_BYTES) break;
-      parts.push(json);
-      bytes += json.length;
+    let cursor = offset;
+    let full = false;
+    while (!full && parts.length < limit) {
+      const events = await platform.log.list(cursor, Math.min(EVENT_READ_SLICE, limit - parts.length));
+      if (events.length === 0) break;
+      for (const e of events) {
+        const json = JSON.stringify(eventView(e));
+        const size = Buffer.byteLength(json);
+        if (parts.length > 0 && bytes + size > EVENT_PAGE_BYTES) {
+          full = true;
+          break;
+        }
+        parts.push(json);
+        bytes += size;
+        cursor = e.event_id;
+      }
     }
     const rest: Omit<EventPage, 'data'> = { latest_id: platform.log.latestId(), first_id: platform.log.firstId(), offset, limit };
     res.type('application/json').send(`{"data":[${parts.join(',')}],${JSON.stringify(rest).slice(1)}`);

@@ -6,7 +6,7 @@ export function Pager({ offset, size, total, go }: { offset: number; size: numbe
         Previous {size}
       </button>
       <span class="count">
-        {(offset + 1).toLocaleString('en')}–{Math.min(offset + size, total).toLocaleString('en')} of {total.toLocaleString('en')}
+        {Math.min(offset + 1, total).toLocaleString('en')}–{Math.min(offset + size, total).toLocaleString('en')} of {total.toLocaleString('en')}
       </span>
       <button type="button" class="small" disabled={offset + size >= total} onClick={() => go(offset + size)}>
         Next {size}

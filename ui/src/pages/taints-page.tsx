@@ -1,5 +1,5 @@
 /** Taints, newest first, paged by the server; one taint's partitions and how many of them are still tainted. */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { TaintView } from '../../../lib/api/partitions-change.js';
 import type { EventView } from '../../../lib/api/views.js';
 import { get, qs, type Page } from '../api.js';
@@ -68,8 +68,10 @@ export function TaintsPage() {
 }
 
 export function TaintPage({ id }: { id: string }) {
-  const [offset, setOffset] = useState(0);
-  useEffect(() => setOffset(0), [id]);
+  // The page's offset belongs to its taint: another taint's page starts at 0 from its first read.
+  const [paging, setPaging] = useState({ id, offset: 0 });
+  const offset = paging.id === id ? paging.offset : 0;
+  const setOffset = (to: number) => setPaging({ id, offset: to });
   const loaded = useLive(
     (signal) => get<TaintView>(`/api/taints/${encodeURIComponent(id)}${qs({ partitions_offset: offset, partitions_limit: SHOWN_REFS })}`, signal),
     [id, offset],
