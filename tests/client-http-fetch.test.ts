@@ -40,7 +40,9 @@ test('a request carries its method, headers and body; the answer its status, hea
 
 test('an abort rejects with the signal\'s reason, before the answer and while its body streams', async (t) => {
   let closed = 0;
+  let received = 0;
   const url = await serveStub(t, (req, res) => {
+    received++;
     res.on('close', () => closed++);
     if (req.url === '/slow') return; // never answers
     res.writeHead(200, { 'Content-Type': 'text/event-stream' });
@@ -63,10 +65,11 @@ test('an abort rejects with the signal\'s reason, before the answer and while it
   const pending = reader.read();
   streaming.abort();
   t.is(((await t.throwsAsync(pending, { any: true })) as Error | undefined)?.name, 'AbortError');
-  // The server saw both requests it answered or held go away.
-  // Up to 5 s: on a loaded machine the server hears of a socket closed by the client late.
-  for (let i = 0; i < 500 && closed < 2; i++) await new Promise((r) => setTimeout(r, 10));
-  t.is(closed, 2);
+  // Every request the server got (the stream; the timed-out one too unless its 50 ms ran out before it arrived, on a
+  // loaded machine) went away. Up to 5 s: the server hears of a socket closed by the client late.
+  t.true(received >= 1);
+  for (let i = 0; i < 500 && closed < received; i++) await new Promise((r) => setTimeout(r, 10));
+  t.is(closed, received);
 });
 
 test('SSE and the client\'s calls go over it by default; the global fetch still does as a transport', async (t) => {
