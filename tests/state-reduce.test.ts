@@ -415,6 +415,30 @@ test("a 'stale' want takes its own rebuild though an input it only queries stays
   t.is(wantStatus(s, 'w1'), 'successful', 'its own rebuild is taken');
 });
 
+test("a 'stale' want that joined a run queued before it does not end on that run's build when it came out stale; on its own rebuild's it does", (t) => {
+  const run = (id: string, out: string, inputs: Array<[string, string]>, wants: string[]): EventPayload => ({
+    type: 'job_run_queued',
+    job_run_queued: {
+      job_run_id: id, job_label: 'job', want_ids: wants, attempt: 1, exec: [], timeout_seconds: 0, job_fingerprint: '', output_inputs: [],
+      config: { outputs: [out], inputs: inputs.map(([ref]) => ({ dep_type: 'MATERIALIZE' as const, partition_ref: ref })), args: [], env: {} },
+      input_builds: inputs.map(([partition_ref, build_id]) => ({ partition_ref, build_id })),
+    },
+  });
+  const built = (id: string, out: string, build: string): EventPayload => ({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id: id, builds: [{ partition_ref: out, build_id: build }], ended_at: 0 } });
+  let s = apply(initialState(), wantCreated('w0', ['q', 'p']), run('r1', 'q', [], ['w0']), built('r1', 'q', 'b-1'), run('r2', 'p', [['q', 'b-1']], ['w0']));
+  // q is built again (someone's taint, say) while p's run, which read q's first build, still runs; then a want for
+  // what is stale joins that run.
+  s = apply(s, wantCreated('w9', ['q'], { rebuild: 'all' }), run('r3', 'q', [], ['w9']), built('r3', 'q', 'b-2'));
+  s = apply(s, wantCreated('w1', ['p'], { rebuild: 'stale' }));
+  t.is(wantStatus(s, 'w1'), 'building', 'it joins the run in flight');
+  s = apply(s, built('r2', 'p', 'b-3'));
+  t.deepEqual(s.partitions.get('p')!.stale_reasons, ['input q was rebuilt since b-1']);
+  t.not(wantStatus(s, 'w1'), 'successful', 'the joined run built from what was there before the want: rebuilt');
+  s = apply(s, run('r4', 'p', [['q', 'b-2']], ['w1']), built('r4', 'p', 'b-4'));
+  t.deepEqual(s.partitions.get('p')!.stale_reasons, []);
+  t.is(wantStatus(s, 'w1'), 'successful');
+});
+
 test('want -> job queued -> started -> succeeded: the want ends successful, the partition live', (t) => {
   let s = apply(initialState(), wantCreated('w1', ['p1', 'p2', 'p1']));
   const w = s.wants.get('w1')!;

@@ -683,7 +683,7 @@ class Planner {
         return;
       }
       // Under 'stale' or 'all' a live input may have to be rebuilt first: the want's closure comes up to date.
-      if (input?.status === 'live' && !mustRebuild(want, input)) continue;
+      if (input?.status === 'live' && !mustRebuild(this.state, want, input)) continue;
       ready = false;
       this.waits.push([dep.partition_ref, want.want_id, ref]);
       // Even an input another want is building gets a derived want of this one: it joins that build, and

@@ -23,18 +23,21 @@ export interface PartitionCounts {
 export const NO_COUNTS: PartitionCounts = { live: 0, failed: 0, skipped: 0, active: 0, waiting: 0 };
 
 /** What of a want decides where its partitions stand: when it was made and what it rebuilds. */
-export type WantBasis = Pick<WantRecord, 'created_event_id' | 'rebuild'>;
+export type WantBasis = Pick<WantRecord, 'created_event_id' | 'created_at' | 'rebuild'>;
 
 /**
  * A live partition that a want must still rebuild: for 'stale' one stale, for 'all' any, built before the want. A
- * build made since is taken, stale or not (a stale input it may only QUERY is never rebuilt for it: asking again
- * would rebuild for ever), unless its job's definition changed since it was queued: a run the want joined that
- * was queued before an edit is rebuilt once, with the definition of now.
+ * build made since is stale for it only once: when its job changed since its run was queued, or when that run was
+ * queued before the want (one it joined, built from what was there then). A build of a run queued since is taken
+ * as it is: still stale through an input it only QUERYs (never rebuilt for it), asking again would rebuild for ever.
  */
-export function mustRebuild(want: WantBasis, p: PartitionRecord): boolean {
+export function mustRebuild(state: Pick<BuildState, 'job_runs'>, want: WantBasis, p: PartitionRecord): boolean {
   if (want.rebuild === 'missing' || want.rebuild === 'absent') return false;
-  if (p.built_event_id > want.created_event_id) return jobChanged(p);
-  return want.rebuild === 'all' || p.stale_reasons.length > 0;
+  if (p.built_event_id <= want.created_event_id) return want.rebuild === 'all' || p.stale_reasons.length > 0;
+  if (p.stale_reasons.length === 0) return false;
+  if (jobChanged(p)) return true;
+  const run = state.job_runs.get(p.job_run_id);
+  return run !== undefined && run.queued_at < want.created_at;
 }
 
 /** Its build's job was edited since (staleness.ts lists that reason last, and only it begins "job "). */
@@ -46,7 +49,7 @@ export function partitionCategory(state: BuildState, p: PartitionRecord | undefi
   if (!p) return 'none';
   switch (p.status) {
     case 'live':
-      return mustRebuild(want, p) ? 'none' : 'live';
+      return mustRebuild(state, want, p) ? 'none' : 'live';
     // A partition that failed before this want existed is the reason to rebuild it, not this want's failure.
     case 'failed':
       if (p.changed_event_id > want.created_event_id) return 'failed';
