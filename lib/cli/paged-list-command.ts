@@ -23,7 +23,7 @@ export function pagedListCommand<T>(parent: Command, spec: PagedListSpec<T>): Co
   return cmd
     .addOption(parsedOption('--limit <n>', 'at most this many (1-1000, default 100)', wholeNumber({ min: 1 })))
     .addOption(parsedOption('--offset <n>', 'skip this many', wholeNumber()))
-    .addOption(parsedOption('--order <order>', 'asc (oldest first, the default) or desc (newest first)', oneOf(['asc', 'desc'] as const, 'oldest or newest first')))
+    .addOption(parsedOption('--order <order>', 'asc (the list\'s order: oldest first, or by ref for partitions; the default) or desc (reversed)', oneOf(['asc', 'desc'] as const, 'oldest or newest first')))
     .action(async (opts: { status?: string; limit?: number; offset?: number; order?: PageOrder } & Record<string, unknown>, self: Command) => {
       const extra: Record<string, unknown> = {};
       for (const [, , key] of spec.extra ?? []) extra[key] = opts[key];

@@ -1,7 +1,7 @@
 /** `platform graph analyze|configs <ref...>`: the PlatformService RPCs (Connect protocol, JSON). */
 import type { Command } from 'commander';
 import type { JobConfigJson, JobGraphJson, TaskJson } from '../../client/platform-client.js';
-import { colors, connect, line, printJson, shellWords, table, usageExitCode } from '../output.js';
+import { cellLines, colors, connect, line, printJson, shellWords, table, usageExitCode } from '../output.js';
 
 const depType = (d: { depType?: string }) => d.depType ?? 'QUERY';
 
@@ -41,8 +41,8 @@ export function graphTable(graph: JobGraphJson): string {
     ['Job', 'Outputs', 'Inputs', 'Args'],
     (graph.nodes ?? []).map((n) => [
       n.jobLabel ?? '',
-      (n.config?.outputs ?? []).join('\n'),
-      (n.config?.inputs ?? []).map((d) => `${d.partitionRef ?? ''} (${depType(d)})`).join('\n'),
+      cellLines(n.config?.outputs ?? []),
+      cellLines((n.config?.inputs ?? []).map((d) => `${d.partitionRef ?? ''} (${depType(d)})`)),
       shellWords(n.config?.args),
     ]),
   );
@@ -52,8 +52,8 @@ export function configsTable(configs: JobConfigJson[]): string {
   return table(
     ['Outputs', 'Inputs', 'Args', 'Env'],
     configs.map((c) => [
-      (c.outputs ?? []).join('\n'),
-      (c.inputs ?? []).map((d) => `${d.partitionRef ?? ''} (${depType(d)})`).join('\n'),
+      cellLines(c.outputs ?? []),
+      cellLines((c.inputs ?? []).map((d) => `${d.partitionRef ?? ''} (${depType(d)})`)),
       shellWords(c.args),
       Object.entries(c.env ?? {})
         .map(([k, v]) => `${k}=${v}`)

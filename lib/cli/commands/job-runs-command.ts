@@ -4,6 +4,7 @@ import { JOB_RUN_STATUSES } from '../../state/build-state.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import type { JobRunView } from '../../client/platform-client.js';
 import {
+  cellLines,
   colors,
   connect,
   detailTable,
@@ -37,13 +38,11 @@ export function jobRunRows(runs: JobRunView[]): string {
       r.attempt,
       when(r.started_at),
       duration(r.duration_ms),
-      listShort(r.outputs, 2),
+      listShort(r.outputs, 2, r.outputs_total),
       runOutcome(r),
     ]),
   );
 }
-
-const more = (total: number, shown: number): string => (total > shown ? `\n… ${total - shown} more` : '');
 
 export function jobRunDetail(r: JobRunView): string {
   const rows: Array<[string, string | number | null]> = [
@@ -52,8 +51,8 @@ export function jobRunDetail(r: JobRunView): string {
     ['status', statusColor(r.status)],
     ['attempt', r.attempt],
     ['wants', `${r.want_ids.join(', ')}${r.wants_total > r.want_ids.length ? ` … ${r.wants_total - r.want_ids.length} more` : ''}`],
-    ['outputs', `${r.outputs.join('\n')}${more(r.outputs_total, r.outputs.length)}`],
-    ['inputs', `${r.config.inputs.map((i) => `${i.partition_ref} (${i.dep_type})`).join('\n')}${more(r.inputs_total, r.config.inputs.length)}`],
+    ['outputs', cellLines(r.outputs, r.outputs_total)],
+    ['inputs', cellLines(r.config.inputs.map((i) => `${i.partition_ref} (${i.dep_type})`), r.inputs_total)],
     ['exec', shellWords(r.exec)],
     ['args', shellWords(r.config.args)],
     ['env', Object.entries(r.config.env).map(([k, v]) => `${k}=${v}`).join('\n')],
@@ -69,7 +68,7 @@ export function jobRunDetail(r: JobRunView): string {
   if (r.priority !== 0) rows.push(['priority', r.priority]);
   if (r.signal) rows.push(['signal', r.signal]);
   if (r.reason) rows.push(['reason', r.reason]);
-  if (r.missing.length > 0) rows.push(['missing', r.missing.join('\n')]);
+  if (r.missing.length > 0) rows.push(['missing', cellLines(r.missing)]);
   if (r.retry_at) rows.push(['retry at', when(r.retry_at)]);
   return detailTable(rows);
 }

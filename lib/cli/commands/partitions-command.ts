@@ -4,19 +4,19 @@ import type { PartitionDetailView } from '../../api/partitions-change.js';
 import { PARTITION_STATUSES } from '../../state/build-state.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
-import { colors, connect, detailTable, endedHow, line, printJson, statusColor, table, usageExitCode, when } from '../output.js';
+import { cellLines, colors, connect, detailTable, endedHow, line, printJson, statusColor, table, usageExitCode, when } from '../output.js';
 
 export function partitionDetail(p: PartitionDetailView): string {
   const rows: Array<[string, string | number | null]> = [
     ['partition', p.partition_ref],
     ['status', statusColor(p.status)],
-    ['stale', p.stale ? colors.yellow(`${p.stale_reasons.join('\n')}${p.stale_reasons_total > p.stale_reasons.length ? `\n… ${p.stale_reasons_total - p.stale_reasons.length} more` : ''}`) : 'no'],
+    ['stale', p.stale ? colors.yellow(cellLines(p.stale_reasons, p.stale_reasons_total)) : 'no'],
   ];
   const b = p.current_build;
   if (b) {
     rows.push(['current build', `${b.build_id} by ${b.job_run_id} (${b.job_label}), ${when(b.built_at)}`]);
-    const rest = b.inputs_total > b.inputs.length ? `\n… ${b.inputs_total - b.inputs.length} more (see: platform lineage ${p.partition_ref})` : '';
-    rows.push(['consumed', b.inputs.length > 0 ? `${b.inputs.map((i) => `${i.partition_ref} @ ${i.build_id}`).join('\n')}${rest}` : '(no inputs)']);
+    const consumed = b.inputs.map((i) => `${i.partition_ref} @ ${i.build_id}`);
+    rows.push(['consumed', b.inputs.length > 0 ? cellLines(consumed, b.inputs_total, ` (see: platform lineage ${p.partition_ref})`) : '(no inputs)']);
   } else {
     rows.push(['current build', 'none (never live)']);
   }

@@ -4,19 +4,20 @@ import type { TaintView } from '../../api/partitions-change.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { TAINT_PARTITIONS_DEFAULT, TAINT_PARTITIONS_MAX } from '../../api/partitions-change.js';
-import { connect, detailTable, line, listShort, printJson, table, usageExitCode, when } from '../output.js';
+import { CELL_LINES, cellLines, connect, detailTable, line, listShort, printJson, table, usageExitCode, when } from '../output.js';
 
 function taintDetail(t: TaintView, offset: number): string {
-  const after = t.partitions_total - offset - t.partitions.length;
+  const shown = Math.min(t.partitions.length, CELL_LINES);
+  const partitions =
+    offset >= t.partitions_total && offset > 0
+      ? `(--partitions-offset ${offset} is past its ${t.partitions_total} partitions)`
+      : `${offset > 0 ? `… ${offset} before (--partitions-offset)\n` : ''}${cellLines(t.partitions, t.partitions_total - offset, ` (--partitions-offset ${offset + shown})`)}`;
   return detailTable([
     ['taint', t.taint_id],
     ['reason', t.reason || '(none given)'],
     ['downstream', t.downstream ? 'yes' : 'no'],
     ['created', when(t.created_at)],
-    [
-      'partitions',
-      `${offset > 0 ? `… ${offset} before (--partitions-offset)\n` : ''}${t.partitions.join('\n')}${after > 0 ? `\n… ${after} more (--partitions-offset ${offset + t.partitions.length})` : ''}`,
-    ],
+    ['partitions', partitions],
     ['still tainted', t.still_tainted === null ? '' : `${t.still_tainted} of ${t.partitions_total}`],
   ]);
 }
@@ -32,7 +33,7 @@ export function registerTaint(program: Command): void {
       const { client, options } = await connect(cmd);
       const reply = await client.createTaint({ partitions: refs, downstream: opts.downstream === true, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) });
       if (options.json) return printJson(reply);
-      line(`${reply.taint_id}: tainted ${reply.partitions_total} partition${reply.partitions_total === 1 ? '' : 's'}: ${listShort(reply.partitions, 10)}${reply.partitions_total > reply.partitions.length ? ` (all of them: platform taints get ${reply.taint_id})` : ''}`);
+      line(`${reply.taint_id}: tainted ${reply.partitions_total} partition${reply.partitions_total === 1 ? '' : 's'}: ${listShort(reply.partitions, 10, reply.partitions_total)}${reply.partitions_total > 10 ? ` (all of them: platform taints get ${reply.taint_id})` : ''}`);
       line("Wants for them rebuild them: 'platform build <ref>' (or 'platform build --stale <ref>' for what consumed them).");
     });
   usageExitCode(taint);
@@ -46,7 +47,7 @@ export function registerTaint(program: Command): void {
     rows: (items) =>
       table(
         ['Taint', 'Partitions', 'Downstream', 'Reason', 'Created'],
-        items.map((t) => [t.taint_id, `${listShort(t.partitions, 2)} (${t.partitions_total})`, t.downstream ? 'yes' : '', t.reason, when(t.created_at)]),
+        items.map((t) => [t.taint_id, listShort(t.partitions, 2, t.partitions_total), t.downstream ? 'yes' : '', t.reason, when(t.created_at)]),
       ),
   });
   taints
@@ -54,10 +55,11 @@ export function registerTaint(program: Command): void {
     .description('one taint: its partitions and how many are still tainted')
     .argument('<taint_id>', 'e.g. t-1')
     .addOption(parsedOption('--partitions-offset <n>', 'skip this many of its partitions', wholeNumber()))
-    .addOption(parsedOption('--partitions-limit <n>', `at most this many of its partitions (1-${TAINT_PARTITIONS_MAX}, default ${TAINT_PARTITIONS_DEFAULT})`, wholeNumber({ min: 1, max: TAINT_PARTITIONS_MAX })))
+    .addOption(parsedOption('--partitions-limit <n>', `with --json, at most this many of its partitions (1-${TAINT_PARTITIONS_MAX}, default ${TAINT_PARTITIONS_DEFAULT}); the table shows ${CELL_LINES}`, wholeNumber({ min: 1, max: TAINT_PARTITIONS_MAX })))
     .action(async (id: string, opts: { partitionsOffset?: number; partitionsLimit?: number }, cmd: Command) => {
       const { client, options } = await connect(cmd);
-      const t = await client.getTaint(id, { partitions_offset: opts.partitionsOffset, partitions_limit: opts.partitionsLimit });
+      // The table shows CELL_LINES of them: no more are read for it.
+      const t = await client.getTaint(id, { partitions_offset: opts.partitionsOffset, partitions_limit: opts.partitionsLimit ?? (options.json ? undefined : CELL_LINES) });
       if (options.json) return printJson(t);
       line(taintDetail(t, opts.partitionsOffset ?? 0));
     });

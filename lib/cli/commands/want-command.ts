@@ -11,6 +11,8 @@ import type { CreateWantBody, WantTreeNode, WantTreeReply, WantView } from '../.
 import { treeLines } from '../tree-lines.js';
 import { WANT_TREE_DEFAULT, WANT_TREE_MAX } from '../../api/want-tree.js';
 import {
+  cellLines,
+  CELL_LINES,
   colors,
   connect,
   detailTable,
@@ -27,7 +29,7 @@ import {
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 export function wantDetail(w: WantView): string {
-  const partitions = w.partitions.map((ref) => `${ref}  ${statusColor(w.partition_status[ref] ?? 'absent')}`).join('\n');
+  const partitions = cellLines(w.partitions.slice(0, CELL_LINES).map((ref) => `${ref}  ${statusColor(w.partition_status[ref] ?? 'absent')}`), w.partitions_total);
   const rows: Array<[string, string | number | null]> = [
     ['want', w.want_id],
     ['status', statusColor(w.status)],
@@ -88,7 +90,7 @@ export function wantRows(wants: WantView[]): string {
     wants.map((w) => [
       w.want_id,
       w.sla_missed ? `${statusColor(w.status)} ${colors.red('sla missed')}` : statusColor(w.status),
-      listShort(w.partitions, 2),
+      listShort(w.partitions, 2, w.partitions_total),
       when(w.created_at),
       ...(priority ? [w.priority] : []),
       ...(due ? [when(w.sla_deadline)] : []),

@@ -1,0 +1,29 @@
+/**
+ * A detail table's cells are cut to CELL_LINES: cli-table3 lays out a cell of many lines with spaces in time that
+ * grows steeply (a run's thousand inputs never printed), and a list's "+N more" counts the whole, not the page.
+ */
+import test from 'ava';
+import type { JobRunView } from '../lib/api/views.js';
+import { jobRunDetail } from '../lib/cli/commands/job-runs-command.js';
+import { CELL_LINES, detailTable, listShort } from '../lib/cli/output.js';
+
+test("a run's thousand inputs print as their first CELL_LINES and how many more of all of them", (t) => {
+  const inputs = Array.from({ length: 1000 }, (_, i) => ({ dep_type: 'MATERIALIZE' as const, partition_ref: `in/${i} with space` }));
+  const run: JobRunView = {
+    job_run_id: 'r-1', job_label: 'fan', status: 'succeeded', outputs: ['out/1'], outputs_total: 1,
+    config: { outputs: ['out/1'], inputs, args: [], env: {} }, inputs_total: 2000, truncated: true,
+    want_ids: [], wants_total: 0, attempt: 1, exec: ['true'], timeout_seconds: 0, pid: 1, worker: 'local', exit_code: 0, signal: null,
+    reason: null, missing: [], retry_at: null, queued_at: '2026-01-01T00:00:00.000Z', started_at: null, ended_at: null, duration_ms: null, priority: 0,
+  };
+  const out = jobRunDetail(run);
+  t.is(out.split('\n').filter((l) => l.includes('(MATERIALIZE)')).length, CELL_LINES);
+  t.regex(out, new RegExp(`… ${2000 - CELL_LINES} more`));
+});
+
+test('any cell built by hand is cut too; a list says how many more of the whole', (t) => {
+  const lines = Array.from({ length: 500 }, (_, i) => `line ${i} of a long cell`);
+  const out = detailTable([['many', lines.join('\n')]]);
+  t.regex(out, new RegExp(`… ${500 - CELL_LINES} more lines \\(--json has them all\\)`));
+  t.is(listShort(['a', 'b', 'c'], 2, 1200), 'a, b +1198 more');
+  t.is(listShort(['a', 'b'], 3), 'a, b');
+});
