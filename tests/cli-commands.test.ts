@@ -268,6 +268,11 @@ test('want list: a table, --json, --status, --limit and --offset', slot(async (t
   const newest = JSON.parse((await cli(env.url, '--json', 'want', 'list', '--order', 'desc', '--limit', '2')).stdout);
   t.deepEqual(newest.data.map((w: { want_id: string }) => w.want_id), ['w-3', 'w-2'], '--order desc: newest first');
   t.is((await cli(env.url, 'want', 'list', '--order', 'sideways')).code, 2);
+  // Under --json a usage error is JSON too, without the help text after it.
+  const badJson = await cli(env.url, '--json', 'want', 'list', '--order', 'sideways');
+  t.is(badJson.code, 2);
+  t.like(JSON.parse(badJson.stderr), { exit_code: 2 });
+  t.regex(JSON.parse(badJson.stderr).error, /--order must be one of asc, desc/);
 
   t.notRegex(all.stdout, /Priority|Due/, 'no columns for what no want on the page has');
   t.is((await api(env, 'POST', '/api/wants', { partitions: ['slow/d'], priority: 5, sla_seconds: 3600 })).status, 201);

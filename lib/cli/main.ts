@@ -27,14 +27,23 @@ import { registerWorker } from './commands/worker-command.js';
 import { registerDoctor } from './commands/doctor-command.js';
 import { registerGc } from './commands/gc-command.js';
 
-export function buildProgram(): Command {
-  const program = new Command('platform')
+/** `jsonErrors`: a usage error is one JSON line on stderr (`{"error", "exit_code": 2}`), without the help after it. */
+export function buildProgram(options: { jsonErrors?: boolean } = {}): Command {
+  const program = new Command('platform');
+  // Before the subcommands are made: they take the program's output settings with them.
+  if (options.jsonErrors) {
+    program.configureOutput({
+      writeErr: () => {},
+      outputError: (text) => process.stderr.write(`${JSON.stringify({ error: text.replace(/^error: /, '').trim(), exit_code: 2 })}\n`),
+    });
+  }
+  program
     .description('A data build orchestrator: want partitions, get them built, watch it happen.')
     .version(VERSION)
     .addOption(parsedOption('--server-url <url>', 'talk to this server instead of the workspace daemon', httpUrl))
     .option('-C, --workspace <dir>', 'the workspace directory (default: nearest with .platform/)')
     .option('--json', 'machine-readable JSON output')
-    .showHelpAfterError()
+    .showHelpAfterError(!options.jsonErrors)
     .exitOverride();
   registerServe(program);
   registerBuild(program);
@@ -68,7 +77,9 @@ export async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   stopQuietlyWhenOutputCloses(commandWord(argv) === 'serve');
-  const program = buildProgram();
+  // Asked for anywhere before `--`: a script that did wants JSON even of a mistake in its own command line.
+  const end = argv.indexOf('--');
+  const program = buildProgram({ jsonErrors: (end < 0 ? argv : argv.slice(0, end)).includes('--json') });
   let json = false;
   program.hook('preAction', (_root, action) => {
     json = globalOptions(action).json;
