@@ -5,6 +5,7 @@
 import test from 'ava';
 import type { JobRunView } from '../lib/api/views.js';
 import { jobRunDetail } from '../lib/cli/commands/job-runs-command.js';
+import { partitionDetail } from '../lib/cli/commands/partitions-command.js';
 import { CELL_LINES, detailTable, listShort } from '../lib/cli/output.js';
 
 test("a run's thousand inputs print as their first CELL_LINES and how many more of all of them", (t) => {
@@ -26,4 +27,14 @@ test('any cell built by hand is cut too; a list says how many more of the whole'
   t.regex(out, new RegExp(`… ${500 - CELL_LINES} more lines \\(--json has them all\\)`));
   t.is(listShort(['a', 'b', 'c'], 2, 1200), 'a, b +1198 more');
   t.is(listShort(['a', 'b'], 3), 'a, b');
+});
+
+test("partitions get of a partition whose tainted build's rebuild failed says its build is still tainted", (t) => {
+  const detail = {
+    partition_ref: 'raw/a', status: 'failed' as const, stale: false, stale_reasons: [], stale_reasons_total: 0, build_tainted: true,
+    current_build: { build_id: 'b-3', job_run_id: 'r-1', job_label: 'raw', built_at: '2026-01-01T00:00:00.000Z', inputs: [], inputs_total: 0 },
+    builds: [], builds_total: 1, downstream: [], downstream_total: 0, job_run_id: 'r-2', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
+  };
+  t.regex(partitionDetail(detail), /its build b-3 is tainted and not yet replaced/);
+  t.notRegex(partitionDetail({ ...detail, build_tainted: false }), /is tainted/);
 });

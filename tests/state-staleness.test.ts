@@ -8,7 +8,7 @@ import type { BuildEvent, BuildInput, EventPayload } from '../lib/events/build-e
 import { initialState, type BuildState } from '../lib/state/build-state.js';
 import { reduce } from '../lib/state/reduce.js';
 import { staleFromScratch } from '../lib/state/staleness.js';
-import { taintView } from '../lib/server/lineage-queries.js';
+import { partitionDetail, taintView } from '../lib/server/lineage-queries.js';
 
 const REFS = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'];
 const LABELS = ['job-a', 'job-b'];
@@ -182,6 +182,10 @@ test("a tainted input stays tainted for its consumers while it is rebuilt and af
   t.is(stillTainted(built('a', 'b-3', [], 'canceled')), 1, 'the taint counts it still tainted after a canceled rebuild');
   t.is(stillTainted(built('a', 'b-3', [], 'failed')), 1);
   t.is(stillTainted(built('a', 'b-3', [])), 0, 'rebuilt');
+  const detailOfA = (payloads: EventPayload[]) =>
+    partitionDetail(fold(log([...chain, taint, ...payloads])), 'a', { builds_offset: 0, builds_limit: 5, downstream_limit: 5 })!;
+  t.like(detailOfA(built('a', 'b-3', [], 'failed')), { status: 'failed', build_tainted: true }, 'its detail says its build is still tainted');
+  t.like(detailOfA(built('a', 'b-3', [])), { status: 'live', build_tainted: false });
   t.deepEqual(reasonsOfB([taint, ...built('a', 'b-3', [], 'failed'), ...built('a', 'b-4', [])]), ['input a was rebuilt since b-1'], 'a new build replaces it');
   // Tainted while a rebuild (not for a taint) runs: the taint holds should that run fail.
   const midRebuild = [...built('a', 'b-3', [], 'going'), taint, { type: 'job_run_failed', job_run_failed: { job_run_id: 'r-b-3', exit_code: 1, signal: '', reason: '', retry_at: 0, ended_at: 0 } } as EventPayload];

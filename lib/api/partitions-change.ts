@@ -18,6 +18,11 @@ export interface PartitionDetailView {
   /** Why it is stale: the first 100 (one an input at most); `stale_reasons_total` counts them all. */
   stale_reasons: string[];
   stale_reasons_total: number;
+  /**
+   * Its current build was tainted and no build has replaced it yet: while it is rebuilt, and after that rebuild
+   * failed or was canceled (its status then says so, and what consumed it is stale).
+   */
+  build_tainted: boolean;
   /** The build that made it live last; null if it never was. */
   current_build: BuildView | null;
   /** Its builds, newest first: `builds_limit` of them from `builds_offset`. */

@@ -58,6 +58,7 @@ export function partitionDetail(state: BuildState, ref: string, q: DetailQuery):
     stale: p.stale_reasons.length > 0,
     stale_reasons: p.stale_reasons.slice(0, BUILD_INPUTS_SHOWN),
     stale_reasons_total: p.stale_reasons.length,
+    build_tainted: buildIsTainted(p),
     current_build: current ? buildView(state, current) : null,
     builds,
     builds_total: total,

@@ -49,6 +49,7 @@ export const PartitionDetailSchema = Type.Object(
     stale: Type.Boolean(),
     stale_reasons: Type.Array(Type.String(), { description: 'The first 100; `stale_reasons_total` counts them all.' }),
     stale_reasons_total: Type.Integer({ minimum: 0 }),
+    build_tainted: Type.Boolean({ description: 'Its current build was tainted and nothing has replaced it yet (also while rebuilt, and after a rebuild failed).' }),
     current_build: Nullable(BuildViewSchema),
     builds: Type.Array(BuildViewSchema, { description: 'Newest first.' }),
     builds_total: Type.Integer({ minimum: 0 }),

@@ -12,6 +12,7 @@ export function partitionDetail(p: PartitionDetailView): string {
     ['status', statusColor(p.status)],
     ['stale', p.stale ? colors.yellow(cellLines(p.stale_reasons, p.stale_reasons_total)) : 'no'],
   ];
+  if (p.build_tainted && p.status !== 'tainted') rows.push(['tainted', colors.magenta(`its build ${p.current_build?.build_id ?? ''} is tainted and not yet replaced (what consumed it is stale)`)]);
   const b = p.current_build;
   if (b) {
     rows.push(['current build', `${b.build_id} by ${b.job_run_id} (${b.job_label}), ${when(b.built_at)}`]);

@@ -86,6 +86,11 @@ export function PartitionPage({ refName }: { refName: string }) {
       <ErrorNote error={loaded.error} />
       {d ? (
         <>
+          {d.build_tainted && d.status !== 'tainted' ? (
+            <p class="card reasons" role="note" data-field="build_tainted">
+              Its build {d.current_build?.build_id ?? ''} is tainted and not yet replaced: what consumed it is stale.
+            </p>
+          ) : null}
           {d.stale_reasons.length > 0 ? (
             <ul class="card reasons" aria-label="Why it is stale">
               {d.stale_reasons.map((r) => (
