@@ -325,13 +325,13 @@ export class Platform {
       await this.gcRunning;
       try {
         await this.orchestrator.shutdown(options);
-        this.queue.close();
         // The next start replays only what comes after this; a failure here costs that start time, nothing else.
         await this.store.saveSnapshot(snapshotPath(this.workspaceRoot), undefined, { last: true }).catch((err: unknown) => {
           this.logError(`could not write the state snapshot: ${errorMessage(err)}`);
         });
       } finally {
-        // Whatever failed above, the log is let go: held, the workspace could not be opened again in this process.
+        // Whatever failed above, commands are refused and the log is let go: held, the workspace could not be opened
+        // again in this process.
         this.queue.close();
         this.store.close();
         this.graph.close();

@@ -37,9 +37,16 @@ export function writeDurably(path: string, value: unknown): void {
   renameSync(tmp, path);
 }
 
-function readJson<T>(path: string): T | undefined {
+/** The file's JSON and its modification time (from the same descriptor), or undefined: absent, or not whole JSON. */
+function readJson<T>(path: string): { value: T; mtimeMs: number } | undefined {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as T;
+    const fd = openSync(path, 'r');
+    try {
+      const mtimeMs = fstatSync(fd).mtimeMs;
+      return { value: JSON.parse(readFileSync(fd, 'utf8')) as T, mtimeMs };
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     return undefined;
   }
@@ -50,25 +57,16 @@ function readJson<T>(path: string): T | undefined {
  * when the status is another attempt's: `pid` is the run's (0 when not known yet, which takes any).
  */
 export function readExitStatus(dir: string, pid: number): ExitStatus | undefined {
-  let raw: { exit_code?: unknown; status?: unknown; pid?: unknown } | undefined;
-  let ended_at = 0;
-  try {
-    const fd = openSync(join(dir, STATUS_FILE), 'r');
-    try {
-      ended_at = Math.floor(fstatSync(fd).mtimeMs);
-      raw = JSON.parse(readFileSync(fd, 'utf8')) as typeof raw;
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return undefined;
-  }
+  const read = readJson<{ exit_code?: unknown; status?: unknown; pid?: unknown } | null>(join(dir, STATUS_FILE));
+  if (!read) return undefined;
+  const raw = read.value;
+  const ended_at = Math.floor(read.mtimeMs);
   if (pid > 0 && typeof raw?.pid === 'number' && raw.pid !== pid) return undefined;
   if (typeof raw?.exit_code === 'number' && raw.status === undefined) return { exit_code: raw.exit_code, ended_at };
   if (typeof raw?.status === 'string') return { outcome: raw as JobOutcome, ended_at };
   return undefined;
 }
-export const readCancelReason = (dir: string): string | undefined => readJson<{ reason: string }>(join(dir, CANCEL_FILE))?.reason;
+export const readCancelReason = (dir: string): string | undefined => readJson<{ reason: string } | null>(join(dir, CANCEL_FILE))?.value?.reason;
 
 /**
  * The run's directory and its `stdin.json`, without an earlier attempt's status: only a directory that was there

@@ -154,8 +154,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     case 'job_run_succeeded': {
       const e = event.job_run_succeeded;
       const run = s.job_runs.get(e.job_run_id);
-      // An outcome for a run that already ended (a kill racing a cancel) changes nothing.
-      if (!run || (run.status !== 'queued' && run.status !== 'running')) return s;
+      if (!stillRunning(run)) return s;
       let next = s;
       // The builds first, the outputs still building, then live with them: the wants on an output are counted once,
       // on its new build with its own staleness. Live first, a want that rebuilds what is stale would have seen
@@ -405,14 +404,18 @@ function endRun(
   endedAt = 0,
 ): BuildState {
   const run = state.job_runs.get(id);
-  // An outcome for a run that already ended (a kill racing a cancel) changes nothing.
-  if (!run || (run.status !== 'queued' && run.status !== 'running')) return state;
+  if (!stillRunning(run)) return state;
   const ended_at = runEndedAt(endedAt, run.started_at ?? run.queued_at, at);
   const next = putJobRun(state, withJobRun(run, { ...detail, status, ended_at }));
   // Only the outputs this run is still responsible for move; a newer run owns the rest.
   const owned = run.config.outputs.filter((ref) => next.partitions.get(ref)?.job_run_id === id);
   // Outputs left waiting (missing inputs) that no active want asks for any more are not waited for.
   return settleAbandoned(setPartitions(state, next, owned, partitionStatus, id, eventId, at), owned, eventId, at);
+}
+
+/** An outcome for a run that already ended (a kill racing a cancel), or one unknown, changes nothing. */
+function stillRunning(run: JobRunRecord | undefined): run is JobRunRecord {
+  return run !== undefined && ACTIVE_JOB_RUN_STATUSES.has(run.status);
 }
 
 /** Moves partitions to a status and re-derives the wants that ask for them. */
