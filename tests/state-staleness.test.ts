@@ -5,9 +5,9 @@
 import test from 'ava';
 import fc from 'fast-check';
 import type { BuildEvent, BuildInput, EventPayload } from '../lib/events/build-event.js';
-import { initialState, type BuildState } from '../lib/state/build-state.js';
+import { buildLineage, initialState, type BuildState } from '../lib/state/build-state.js';
 import { reduce } from '../lib/state/reduce.js';
-import { staleFromScratch } from '../lib/state/staleness.js';
+import { consumersPage, staleFromScratch } from '../lib/state/staleness.js';
 import { partitionDetail, taintView } from '../lib/server/lineage-queries.js';
 
 const REFS = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'];
@@ -135,6 +135,48 @@ test('incremental staleness equals staleness recomputed from scratch, after ever
     ),
   );
   t.true(staleSeen > 100, `the histories make partitions stale (${staleSeen} times), so the property is not vacuous`);
+});
+
+/** What consumed each build, from scratch: the partitions whose current build lists it as an input. */
+function consumersFromScratch(state: BuildState): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const p of state.partitions.values()) {
+    const b = p.build_id ? state.builds.get(p.build_id) : undefined;
+    for (const input of b ? buildLineage(state, b).inputs : []) out.set(input.build_id, [...(out.get(input.build_id) ?? []), p.ref].sort());
+  }
+  return out;
+}
+
+test("a build's consumers are counted and paged from the index, and equal those from scratch after every event of random histories", (t) => {
+  let replacedSeen = 0;
+  t.notThrows(() =>
+    fc.assert(
+      fc.property(fc.array(arbOp, { minLength: 20, maxLength: 40 }), (ops) => {
+        let state = initialState();
+        for (const event of history(ops)) {
+          state = reduce(state, event);
+          const scratch = consumersFromScratch(state);
+          for (const b of state.builds.values()) {
+            const want = scratch.get(b.build_id) ?? [];
+            const all = consumersPage(state, b.build_id, 0, 100);
+            const tail = consumersPage(state, b.build_id, 1, 1);
+            if (JSON.stringify(all.refs) !== JSON.stringify(want) || all.total !== want.length || JSON.stringify(tail.refs) !== JSON.stringify(want.slice(1, 2))) {
+              throw new Error(`${b.build_id} after event ${event.event_id} (${event.type}): index ${JSON.stringify(all)} vs scratch ${JSON.stringify(want)}`);
+            }
+          }
+          // The case the index must drop: a consumer rebuilt without an input its old build had.
+          for (const old of state.builds.values()) {
+            const current = state.partitions.get(old.partition_ref)?.build_id;
+            if (!current || current === old.build_id) continue;
+            const now = new Set(buildLineage(state, state.builds.get(current)!).inputs.map((i) => i.build_id));
+            if (buildLineage(state, old).inputs.some((i) => !now.has(i.build_id))) replacedSeen++;
+          }
+        }
+      }),
+      { numRuns: 150 },
+    ),
+  );
+  t.true(replacedSeen > 1000, `the histories replace builds (${replacedSeen} times), so the property is not vacuous`);
 });
 
 test('a rebuild marks direct consumers "rebuilt" and theirs "stale"; a job edit names the job; a new build clears it', (t) => {

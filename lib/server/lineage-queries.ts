@@ -6,7 +6,7 @@ import type { BuildView, LineageNode, PartitionDetailView, TaintView } from '../
 import type { Page } from '../api/page.js';
 import type { BuildRecord, BuildState, TaintRecord } from '../state/build-state.js';
 import { buildIsTainted, buildLineage, historyKey } from '../state/build-state.js';
-import { currentConsumers } from '../state/staleness.js';
+import { consumersPage } from '../state/staleness.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -51,7 +51,7 @@ export function partitionDetail(state: BuildState, ref: string, q: DetailQuery):
     const b = entry && state.builds.get(entry[1]);
     if (b) builds.push(buildView(state, b));
   }
-  const downstream = current ? currentConsumers(state, current.build_id) : [];
+  const downstream = consumersPage(state, current?.build_id ?? '', 0, q.downstream_limit);
   return {
     partition_ref: p.ref,
     status: p.status,
@@ -62,8 +62,8 @@ export function partitionDetail(state: BuildState, ref: string, q: DetailQuery):
     current_build: current ? buildView(state, current) : null,
     builds,
     builds_total: total,
-    downstream: downstream.slice(0, q.downstream_limit),
-    downstream_total: downstream.length,
+    downstream: downstream.refs,
+    downstream_total: downstream.total,
     job_run_id: p.job_run_id,
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
@@ -101,7 +101,7 @@ export function lineage(state: BuildState, ref: string, direction: 'upstream' | 
             const b = state.builds.get(build_id);
             return (b ? buildLineage(state, b).inputs : []).map((i): [string, string] => [i.partition_ref, i.build_id]);
           })()
-        : currentConsumers(state, build_id).map((c) => [c, state.partitions.get(c)?.build_id || null]);
+        : consumersPage(state, build_id, 0, budget + 1).refs.map((c) => [c, state.partitions.get(c)?.build_id || null]);
     if (next.length === 0) return out;
     if (level >= depth) {
       out.truncated = true;

@@ -285,11 +285,18 @@ function built(prior: BuildState, e: Lineage, eventId: number, at: number): Buil
   };
   const old = s.partitions.get(ref);
   const replaced = old?.build_id ?? '';
+  const oldBuild = replaced ? s.builds.get(replaced) : undefined;
+  const oldLineage = oldBuild ? buildLineage(s, oldBuild) : undefined;
   let consumers = s.consumers;
+  // Only current builds are kept as consumers: a build's consumers are then one key range, counted and paged
+  // without a walk (staleness.ts). O(the old build's inputs).
+  for (const input of oldLineage?.inputs ?? []) {
+    const key = consumerKey(input.build_id, ref);
+    if (consumers.get(key) === replaced) consumers = consumers.delete(key);
+  }
   for (const input of e.inputs) consumers = consumers.set(consumerKey(input.build_id, ref), e.build_id);
   let byJob = s.partitions_by_job;
-  const oldBuild = replaced ? s.builds.get(replaced) : undefined;
-  if (oldBuild) byJob = byJob.delete(jobPartitionKey(buildLineage(s, oldBuild).job_label, ref));
+  if (oldLineage) byJob = byJob.delete(jobPartitionKey(oldLineage.job_label, ref));
   byJob = byJob.set(jobPartitionKey(e.job_label, ref), true);
   let next = withState(s, {
     builds: s.builds.set(build.build_id, build),

@@ -268,10 +268,11 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
     return OrderedMap.fromSortedBy(compareStrings, [...byKey.keys()].sort(), (k) => k, (k) => byKey.get(k)!);
   };
   const consumers = new Map<string, BuildRecord>();
-  // The last build of each ref that consumed an input build: builds in seq order, later ones overwrite.
-  for (const b of bySeq(snap.builds)) {
-    const run = lineageOf(b);
-    for (const input of run ? outputInputBuilds(run, b.partition_ref) : []) consumers.set(consumerKey(input.build_id, b.partition_ref), b);
+  // Only partitions' current builds consume, as in the fold (reduce.ts `built`).
+  for (const p of snap.partitions) {
+    const b = p.build_id ? builds.get(p.build_id) : undefined;
+    const run = b && lineageOf(b);
+    for (const input of run ? outputInputBuilds(run, p.ref) : []) consumers.set(consumerKey(input.build_id, p.ref), b!);
   }
   yield;
   // Backfills are numbered in the order their wants were made; a repeated id keeps its first want, as the fold does.

@@ -44,15 +44,21 @@ export function isStale(p: PartitionRecord | undefined): boolean {
 
 /** Refs whose current build consumed build `buildId` (of any partition). */
 export function currentConsumers(state: BuildState, buildId: string): string[] {
-  if (!buildId) return [];
+  return consumersPage(state, buildId, 0, Number.MAX_SAFE_INTEGER).refs;
+}
+
+/**
+ * A page of `currentConsumers` and how many there are in all: the fold keeps only current builds in `consumers`
+ * (reduce.ts `built`), so a build's consumers are the key range [buildId\0, buildId\x01). O(log n + page).
+ */
+export function consumersPage(state: BuildState, buildId: string, offset: number, limit: number): { refs: string[]; total: number } {
+  if (!buildId) return { refs: [], total: 0 };
   const prefix = consumerKey(buildId, '');
-  const out: string[] = [];
-  for (const [key, consumerBuild] of state.consumers.entriesFrom(prefix)) {
-    if (!key.startsWith(prefix)) break;
-    const ref = key.slice(prefix.length);
-    if (state.partitions.get(ref)?.build_id === consumerBuild) out.push(ref);
-  }
-  return out;
+  const start = state.consumers.rank(prefix);
+  const total = state.consumers.rank(`${buildId}\u0001`) - start;
+  const take = Math.max(0, Math.min(limit, total - offset));
+  const refs = take > 0 ? state.consumers.slice(start + offset, take).map(([key]) => key.slice(prefix.length)) : [];
+  return { refs, total };
 }
 
 /**
