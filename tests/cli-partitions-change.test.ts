@@ -28,6 +28,13 @@ const GRAPH = {
       args: ['${n}'],
       exec: ['bash', '-c', 'echo "report $1" >> runs.txt', 'report'],
     },
+    {
+      label: 'peek',
+      outputs: ['peek/(?<n>\\d+)'],
+      inputs: [{ partition_ref: 'clean/${n}', dep_type: 'QUERY' }],
+      args: ['${n}'],
+      exec: ['bash', '-c', 'echo "peek $1" >> runs.txt', 'peek'],
+    },
   ],
 };
 
@@ -153,4 +160,34 @@ test('want tree shows the wants derived from a want level by level, as the API l
   const missing = await cli('want', 'tree', 'w-999999');
   t.is(missing.code, 1);
   t.regex(missing.stderr, /No want with id 'w-999999'/);
+});
+
+test('a build that ends on stale partitions says so and what would help: a live one, and one stale through an input it only QUERYs', async (t) => {
+  t.is((await cli('build', 'report/7')).code, 0);
+  // After clean/7 exists: a QUERY input is not waited for, and peek records the build it read.
+  const first = await cli('build', 'peek/7');
+  t.is(first.code, 0, first.stderr);
+  t.notRegex(first.stdout, /stale/, 'nothing is stale after a first build');
+  t.is((await cli('build', '--force', 'raw/7')).code, 0);
+
+  // Live, so nothing is built, but not up to date: said, with the command that rebuilds it.
+  const live = await cli('build', 'report/7');
+  t.is(live.code, 0, live.stderr);
+  t.regex(live.stdout, /1 partition was live but is stale:\n\s+report\/7: input clean\/7 is stale\n'platform build --stale report\/7' rebuilds/);
+
+  // Rebuilt, and stale at once: its QUERY input is stale and a want does not build it.
+  const query = await cli('build', '--stale', 'peek/7');
+  t.is(query.code, 0, query.stderr);
+  t.deepEqual(runs(7).filter((r) => r.startsWith('peek')), ['peek 7', 'peek 7'], 'peek was rebuilt');
+  t.regex(query.stdout, /1 partition is stale even after this rebuild:\n\s+peek\/7: input clean\/7 is stale/);
+  t.regex(query.stdout, /A want does not build inputs a job only QUERYs\. .*'platform build --stale clean\/7'/);
+  const json = JSON.parse((await cli('--json', 'build', '--stale', 'peek/7')).stdout);
+  t.deepEqual(json.still_stale, [{ partition_ref: 'peek/7', stale_reasons: ['input clean/7 is stale'], stale_reasons_total: 1 }]);
+  t.is(json.still_stale_checked, 1);
+
+  // Doing what it says ends it.
+  t.is((await cli('build', '--stale', 'clean/7')).code, 0);
+  const after = await cli('build', '--stale', 'peek/7');
+  t.is(after.code, 0, after.stderr);
+  t.notRegex(after.stdout, /stale/);
 });

@@ -15,6 +15,7 @@ import { followEnding, type Ending } from './follow-ending.js';
 import { HeldRunEvents } from './held-run-events.js';
 import { MANY_RUNS, PlainView, SilentView, TtyView, type ProgressView } from './progress-view.js';
 import { ServerWentAwayError } from './server-went-away-error.js';
+import { stillStale, stillStaleLines } from './still-stale.js';
 import { colors, duration, endedHow, isTty, line, listShort, printJson, statusColor, table, type CommandContext } from './output.js';
 
 /** A safety net besides the events: how often the root want's status is read anyway. */
@@ -290,12 +291,19 @@ export async function followWant(
     failed = await failedRunsFromServer(client, rootId).catch(() => []);
   }
 
+  const staleAfter = want.status === 'successful' ? await stillStale(client, want).catch(() => undefined) : undefined;
   if (options.json) {
     // The build's runs are its wants' runs: read a page of a thousand at a time, and on their own only those a
     // want of the build does not list (none, as the server records joins).
     const read = caughtUp ?? (await runsOfWants(client, model.wants.keys()));
     const details = await Promise.all(runs.map((r) => read.get(r.job_run_id) ?? client.getJobRun(r.job_run_id)));
-    printJson({ want_id: rootId, status: want.status, want, job_runs: details });
+    printJson({
+      want_id: rootId,
+      status: want.status,
+      want,
+      job_runs: details,
+      ...(staleAfter ? { still_stale: staleAfter.stale, still_stale_checked: staleAfter.checked } : {}),
+    });
   } else {
     if (runs.length > MANY_RUNS) {
       // Ten thousand rows are not a summary: the failures (the first 50), then the counts.
@@ -307,6 +315,7 @@ export async function followWant(
     if (want.status === 'successful') {
       const what = runs.length === 0 ? 'nothing to build, every partition was already live' : `${runs.length} job run${runs.length === 1 ? '' : 's'}`;
       line(`${colors.green('✓')} want ${colors.bold(rootId)} ${statusColor('successful')} in ${took} (${what}).`);
+      for (const l of staleAfter ? stillStaleLines(want, staleAfter) : []) line(colors.yellow(l));
     }
   }
   return want.status === 'successful' ? { kind: 'successful' } : { kind: 'unsuccessful', message: failureMessage(want, failed, took) };
