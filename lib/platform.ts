@@ -315,10 +315,13 @@ export class Platform {
   /**
    * Lets the current orchestrator step finish, records what came in, closes the log. Running job runs go on under
    * their supervisors (the next open re-attaches), unless `cancelRuns` (or the `cancelRunsOnClose` option). Once
-   * called, later calls return the same promise: their options are not taken (a shutdown that may have to kill
-   * runs asks for it the first time).
+   * called, later calls return the same promise; a later `cancelRuns` is still taken if the close has not yet left
+   * the runs to their supervisors (said on the error log when it had).
    */
   close(options: { cancelRuns?: boolean } = {}): Promise<void> {
+    if (this.closing && options.cancelRuns && !this.orchestrator.askToCancelRuns()) {
+      this.logError('asked to cancel the running job runs too late: this shutdown had already left them running under their supervisors (the next start follows them; cancel their wants then)');
+    }
     this.closing ??= (async () => {
       for (const t of this.retentionTimers) clearTimeout(t);
       // A compaction under way finishes first: it holds the log and writes the base.

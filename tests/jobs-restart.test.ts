@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readServerInfo } from '../lib/client/server-info.js';
+import { startHttpServer } from '../lib/server/http-server.js';
 import {
   bash,
   isPidAlive,
@@ -53,10 +54,10 @@ const graph = {
 };
 
 /** A supervised platform building b/1 (its first run sleeps 3 s), once the run is running. */
-async function buildingB1(t: ExecutionContext) {
+async function buildingB1(t: ExecutionContext, logError?: (message: string) => void) {
   const dir = makeWorkspace(t);
   killAtTeardown(t, () => pidsIn(dir, 'b.pid'));
-  const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false, executor: 'supervised' });
+  const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false, executor: 'supervised', ...(logError ? { logError } : {}) });
   const w = await want(first, ['b/1']);
   const running = await waitFor(first, (s) => runsFor(s, 'b/1').some((r) => r.status === 'running'), 'b/1 running');
   return { dir, first, w, run: runsFor(running, 'b/1')[0]! };
@@ -97,6 +98,34 @@ test('closing with cancelRuns kills the run and records it canceled; the reopene
   const state = await waitForWant(second, w);
   t.deepEqual(runsFor(state, 'b/1').map((r) => r.status), ['canceled', 'succeeded']);
   t.deepEqual(lines(dir, 'b-done.txt'), ['done 1']);
+});
+
+test('a close asked again with cancelRuns while the first (which leaves runs going) is under way cancels them: the platform, and the HTTP server draining its connections', async (t) => {
+  const { first, run } = await buildingB1(t);
+  const plain = first.close();
+  const again = first.close({ cancelRuns: true });
+  t.is(again, plain, 'the same close');
+  await again;
+  t.is(first.state().job_runs.get(run.job_run_id)!.status, 'canceled', 'the second ask was taken');
+  t.true(await poll(() => !isPidAlive(run.pid), 2000), 'the run was stopped');
+
+  const { first: second, run: run2 } = await buildingB1(t);
+  const server = await startHttpServer(second, { port: 0, log: () => {}, drainMs: 2_000 });
+  const closing = server.close();
+  void server.close({ cancelRuns: true });
+  await closing;
+  t.is(second.state().job_runs.get(run2.job_run_id)!.status, 'canceled', 'the server handed the second ask on');
+  t.true(await poll(() => !isPidAlive(run2.pid), 2000), 'that run was stopped too');
+});
+
+test('a cancelRuns asked after the close left the runs to their supervisors is said on the error log, and the run goes on', async (t) => {
+  const errors: string[] = [];
+  const { first, run } = await buildingB1(t, (m) => errors.push(m));
+  await first.close();
+  await first.close({ cancelRuns: true });
+  t.is(first.state().job_runs.get(run.job_run_id)!.status, 'running');
+  t.true(isPidAlive(run.pid), 'still running under its supervisor');
+  t.regex(errors.join('\n'), /asked to cancel the running job runs too late/);
 });
 
 test('after kill -9 of the daemon and its process group the job goes on; the next daemon re-attaches and records it once; a run nothing supervises is lost and rebuilt', async (t) => {

@@ -89,6 +89,10 @@ export class Orchestrator {
   /** Runs given to an executor whose start (or end) no step has recorded yet: launched, for the planner. */
   private readonly handedOver = new Set<string>();
   private stopping = false;
+  /** Asked to cancel the running job runs at shutdown, by any call so far. */
+  private cancelAsked = false;
+  /** What the shutdown did with the running job runs, once it decided. */
+  private runsDecided: 'open' | 'cancel' | 'leave' = 'open';
   /** Resolves once the loop has ended, with what no step recorded (for the final step). */
   private ended: Promise<StepBatch> | undefined;
   private readonly logError: (message: string) => void;
@@ -158,6 +162,15 @@ export class Orchestrator {
     return lost;
   }
 
+  /**
+   * A shutdown under way cancels the running job runs after all (a second `platform stop --cancel-runs`, a second
+   * Ctrl-C), if it has not yet left them to their supervisors; false when it already had.
+   */
+  askToCancelRuns(): boolean {
+    this.cancelAsked = true;
+    return this.runsDecided !== 'leave';
+  }
+
   /** Starts a pass over every active want (a slice a step). */
   scanAll(): void {
     this.followUps$.next({ kind: 'scan' });
@@ -168,6 +181,7 @@ export class Orchestrator {
    * re-attach, unless `cancelRuns`: then they are killed and recorded canceled (a restarted server rebuilds them).
    */
   async shutdown(options: { cancelRuns?: boolean } = {}): Promise<void> {
+    if (options.cancelRuns) this.cancelAsked = true;
     // Never started: it recovered nothing and ran nothing, so it has nothing to record (and must not mark the
     // previous server's lost runs canceled without having killed them).
     if (!this.ended) return;
@@ -180,7 +194,9 @@ export class Orchestrator {
     const lateNews = executor.outcomes$.subscribe((o) => late.push(o));
     const lateStartNews = executor.started$?.subscribe((s) => lateStarts.push(s));
     const rest = await this.ended;
-    const cancelRuns = options.cancelRuns ?? this.opts.cancelRunsOnShutdown === true;
+    // Read only now: a shutdown asked again meanwhile (`askToCancelRuns`) may have asked for the runs' end.
+    const cancelRuns = this.cancelAsked || (options.cancelRuns ?? this.opts.cancelRunsOnShutdown === true);
+    this.runsDecided = cancelRuns ? 'cancel' : 'leave';
     await executor.shutdown('the server shut down', { cancelRuns });
     lateNews.unsubscribe();
     lateStartNews?.unsubscribe();

@@ -95,7 +95,15 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
           void close();
         })
     : undefined;
+  // A close asked again with `cancelRuns` (`platform stop --cancel-runs` after a plain stop) is taken while the
+  // connections drain, and handed on to a platform close under way.
+  let cancelAsked = false;
+  let platformClosing = false;
   const close = (closeOptions: { cancelRuns?: boolean } = {}): Promise<void> => {
+    if (closing && closeOptions.cancelRuns) {
+      cancelAsked = true;
+      if (platformClosing && options.closePlatform !== false) void platform.close({ cancelRuns: true });
+    }
     closing ??= (async () => {
       idleSub?.unsubscribe();
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -109,7 +117,8 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
       await drained;
       clearTimeout(timer);
       clearInterval(sweep);
-      if (options.closePlatform !== false) await platform.close(closeOptions);
+      platformClosing = true;
+      if (options.closePlatform !== false) await platform.close(cancelAsked ? { cancelRuns: true } : closeOptions);
       log('Shutdown complete');
       resolveClosed();
     })();
