@@ -272,6 +272,33 @@ test('a job renamed alone leaves what it built fresh; renamed with an edit, or e
   t.deepEqual(lines(dir, 'runs.txt').slice(2), ['raw v2 6', 'clean 6']);
 });
 
+test('a job split in two, one part as it was and the other edited: all it built turns stale, whichever part comes first', async (t) => {
+  const dir = makeWorkspace(t);
+  const split = (low: string, high: string) => {
+    const g = chain('1');
+    const raw = g.jobs[0]!;
+    g.jobs.splice(0, 1, { ...raw, label: 'raw_low', outputs: ['raw/(?<n>[0-4])'], exec: bash(low) }, { ...raw, label: 'raw_high', outputs: ['raw/(?<n>[5-9])'], exec: bash(high) });
+    return g;
+  };
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(chain('1')));
+  const platform = await openFromFile(t, dir);
+  await build(platform, ['clean/2', 'clean/8']);
+  t.false(detail(platform, 'raw/2').stale);
+  // raw/2 (first of what raw built) is now made by a job defined as raw was; raw/8 by an edited one.
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(split('echo "raw $1" >> runs.txt', 'echo "raw v2 $1" >> runs.txt')));
+  await platform.refreshGraph();
+  platform.orchestrator.scanAll();
+  await waitFor(platform, (s) => (s.partitions.get('raw/8')?.stale_reasons.length ?? 0) > 0, 'raw/8 to turn stale');
+  t.regex(detail(platform, 'raw/8').stale_reasons[0]!, /^job raw changed since this build \(fingerprint \w+ -> \w+\+\w+\)/);
+  t.deepEqual(detail(platform, 'clean/8').stale_reasons, ['input raw/8 is stale']);
+  t.true(detail(platform, 'raw/2').stale, 'held to both parts: conservative');
+  // Rebuilt, each by the job that makes it now, and fresh.
+  await build(platform, ['clean/2', 'clean/8'], 'stale');
+  t.false(detail(platform, 'raw/8').stale);
+  t.false(detail(platform, 'clean/2').stale);
+  t.true(lines(dir, 'runs.txt').includes('raw v2 8'));
+});
+
 test('a want not successful by its sla deadline gets want_sla_missed once, counted from its data timestamp', async (t) => {
   const dir = makeWorkspace(t);
   const platform = await openPlatform(t, dir, {

@@ -805,18 +805,30 @@ class Planner {
   }
 }
 
+/** Per graph (its policy), the fingerprint each label gone from it is held to: worked out once a graph. */
+const successorMemo = new WeakMap<SchedulingPolicy, Map<string, string | undefined>>();
+
 /**
- * The job a label gone from the graph was renamed to: the one that now produces a partition the label built (its
- * first in `partitions_by_job`: one seek, whatever it built). None when none does, or the label built nothing
- * still current.
+ * The fingerprint what a label gone from the graph built is held to now: that of the job that now produces its
+ * partitions (a rename). Split between jobs of different definitions, the successors' fingerprints joined, so
+ * that a part edited is not hidden behind a part renamed as it was (conservative: all of it turns stale). None
+ * when no job produces what it built, or it built nothing still current. O(its current partitions), once a graph.
  */
-function renamedTo(label: string, state: BuildState, policy: SchedulingPolicy): JobPolicy | undefined {
+function renamedTo(label: string, state: BuildState, policy: SchedulingPolicy): { fingerprint: string } | undefined {
   if (!policy.producerOf) return undefined;
-  const prefix = jobPartitionKey(label, '');
-  for (const [key] of state.partitions_by_job.entriesFrom(prefix)) {
-    if (!key.startsWith(prefix)) return undefined;
-    const producer = policy.producerOf(key.slice(prefix.length));
-    return producer === undefined ? undefined : policy.jobs.get(producer);
+  let memo = successorMemo.get(policy);
+  if (!memo) successorMemo.set(policy, (memo = new Map()));
+  if (!memo.has(label)) {
+    const prefix = jobPartitionKey(label, '');
+    const fingerprints = new Set<string>();
+    for (const [key] of state.partitions_by_job.entriesFrom(prefix)) {
+      if (!key.startsWith(prefix)) break;
+      const producer = policy.producerOf(key.slice(prefix.length));
+      const fingerprint = producer === undefined ? undefined : policy.jobs.get(producer)?.fingerprint;
+      if (fingerprint) fingerprints.add(fingerprint);
+    }
+    memo.set(label, fingerprints.size === 0 ? undefined : [...fingerprints].sort().join('+'));
   }
-  return undefined;
+  const fingerprint = memo.get(label);
+  return fingerprint === undefined ? undefined : { fingerprint };
 }
