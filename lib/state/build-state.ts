@@ -164,6 +164,8 @@ export interface TaintRecord {
   readonly reason: string;
   readonly downstream: boolean;
   readonly created_at: number;
+  /** How many of its refs are tainted now (`buildIsTainted`): moved by the fold as each one flips (taints_by_ref). */
+  readonly still_tainted: number;
 }
 
 export interface JobRunRecord {
@@ -242,7 +244,7 @@ export interface BuildState {
   readonly builds: OrderedMap<string, BuildRecord>;
   /** `<ref>\0<build seq, 12 digits>` -> build id: a partition's history is a range, newest last. */
   readonly build_history: OrderedMap<string, string>;
-  /** `<input build id>\0<consumer ref>` -> the last build of that ref that consumed the input build. */
+  /** `<input build id>\0<consumer ref>` -> that ref's current build, which consumed the input build (only current builds). */
   readonly consumers: OrderedMap<string, string>;
   /** `<job label>\0<ref>`: partitions whose current build that job made (a job edit makes them stale). */
   readonly partitions_by_job: OrderedMap<string, true>;
@@ -250,6 +252,8 @@ export interface BuildState {
   readonly job_fingerprints: OrderedMap<string, string>;
   readonly taints: OrderedMap<string, TaintRecord>;
   readonly taint_order: OrderedMap<number, string>;
+  /** `<ref>\0<taint id>` for each ref a taint lists: the taints whose count moves when that partition's build does. */
+  readonly taints_by_ref: OrderedMap<string, true>;
   /** `<sla deadline, 15 digits>\0<want id>` of wants whose sla can still be missed: the due ones are a prefix. */
   readonly sla_pending: OrderedMap<string, true>;
   /** How many wants missed their sla (for the metrics counter). */
@@ -340,6 +344,7 @@ export function copyState(s: BuildState): StateDraft {
     job_fingerprints: s.job_fingerprints,
     taints: s.taints,
     taint_order: s.taint_order,
+    taints_by_ref: s.taints_by_ref,
     sla_pending: s.sla_pending,
     wants_sla_missed: s.wants_sla_missed,
     queued_by_priority: s.queued_by_priority,
@@ -352,6 +357,11 @@ export function copyState(s: BuildState): StateDraft {
 }
 
 /** The state with some fields changed: `withState(s, { schedules })` for `{ ...s, schedules }` (see copyState). */
+/** The record with another count, its fields in the one order every taint record has. */
+export function withStillTainted(t: TaintRecord, still_tainted: number): TaintRecord {
+  return { taint_id: t.taint_id, seq: t.seq, partitions: t.partitions, reason: t.reason, downstream: t.downstream, created_at: t.created_at, still_tainted };
+}
+
 export function withState(s: BuildState, change: Partial<BuildState>): BuildState {
   return Object.assign(copyState(s), change);
 }
@@ -411,6 +421,7 @@ export function initialState(): BuildState {
     job_fingerprints: OrderedMap.empty(compareStrings),
     taints: OrderedMap.empty(compareStrings),
     taint_order: OrderedMap.empty(compareNumbers),
+    taints_by_ref: OrderedMap.empty(compareStrings),
     sla_pending: OrderedMap.empty(compareStrings),
     wants_sla_missed: 0,
     queued_by_priority: OrderedMap.empty(compareStrings),
@@ -426,6 +437,7 @@ export function initialState(): BuildState {
 export const historyKey = (ref: string, seq: number): string => `${ref}\0${String(seq).padStart(12, '0')}`;
 export const consumerKey = (inputBuildId: string, consumerRef: string): string => `${inputBuildId}\0${consumerRef}`;
 export const jobPartitionKey = (label: string, ref: string): string => `${label}\0${ref}`;
+export const refTaintKey = (ref: string, taintId: string): string => `${ref}\0${taintId}`;
 /** Launch order of a queued run: priority descending (offset so it sorts as text), then creation order. */
 export const queueKey = (priority: number, seq: number): string =>
   `${String(2 ** 31 - 1 - priority).padStart(11, '0')}\0${String(seq).padStart(12, '0')}`;

@@ -8,7 +8,7 @@ import type {
   PartitionRecord,
   WantRecord,
 } from './build-state.js';
-import { NO_WANTS, TERMINAL_WANT_STATUSES, queueKey, slaDeadline, slaKey, withState } from './build-state.js';
+import { NO_WANTS, TERMINAL_WANT_STATUSES, buildIsTainted, queueKey, refTaintKey, slaDeadline, slaKey, withState, withStillTainted } from './build-state.js';
 import { closeWindow } from './want-window.js';
 
 export function putWant(state: BuildState, want: WantRecord): BuildState {
@@ -59,7 +59,22 @@ export function putPartition(state: BuildState, partition: PartitionRecord): Bui
     next[partition.status] = next[partition.status].set(partition.ref, true);
     byStatus = next;
   }
-  return withState(state, { partitions: state.partitions.set(partition.ref, partition), partitions_by_status: byStatus });
+  const partitions = state.partitions.set(partition.ref, partition);
+  const tainted = buildIsTainted(partition);
+  if (buildIsTainted(old) === tainted) return withState(state, { partitions, partitions_by_status: byStatus });
+  return withState(state, { partitions, partitions_by_status: byStatus, taints: movedTaintCounts(state, partition.ref, tainted ? 1 : -1) });
+}
+
+/** Every taint listing `ref` counts it as tainted, or no longer: O(those taints). */
+function movedTaintCounts(state: BuildState, ref: string, by: 1 | -1): BuildState['taints'] {
+  let taints = state.taints;
+  const prefix = refTaintKey(ref, '');
+  for (const [key] of state.taints_by_ref.entriesFrom(prefix)) {
+    if (!key.startsWith(prefix)) break;
+    const t = taints.get(key.slice(prefix.length));
+    if (t) taints = taints.set(t.taint_id, withStillTainted(t, t.still_tainted + by));
+  }
+  return taints;
 }
 
 export function putJobRun(state: BuildState, run: JobRunRecord): BuildState {

@@ -4,7 +4,7 @@
  */
 import type { BuildEvent, BuildInput } from '../events/build-event.js';
 import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionRecord, PartitionStatus, TaintRecord, WantRecord } from './build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, withJobRun, withPartition, withState, withWant, activeWantsOn, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, slaDeadline, slaKey } from './build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, withJobRun, withPartition, withState, withWant, activeWantsOn, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, refTaintKey, buildIsTainted, slaDeadline, slaKey } from './build-state.js';
 import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
 import { runEndedAt } from './run-ended-at.js';
 import { currentConsumers, refreshStale } from './staleness.js';
@@ -209,6 +209,13 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const e = event.taint_created;
       if (state.taints.has(e.taint_id)) return s0;
       const s = created(s0, 'taints');
+      // Its refs are indexed before they are marked, so the marks it makes count for it as for every other taint.
+      let byRef = s.taints_by_ref;
+      let still = 0;
+      for (const ref of new Set(e.partitions)) {
+        byRef = byRef.set(refTaintKey(ref, e.taint_id), true);
+        if (buildIsTainted(s.partitions.get(ref))) still++;
+      }
       const record: TaintRecord = {
         taint_id: e.taint_id,
         seq: s.created.taints,
@@ -216,8 +223,13 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         reason: e.reason,
         downstream: e.downstream,
         created_at: at,
+        still_tainted: still,
       };
-      const next = withState(s, { taints: s.taints.set(record.taint_id, record), taint_order: s.taint_order.set(record.seq, record.taint_id) });
+      const next = withState(s, {
+        taints: s.taints.set(record.taint_id, record),
+        taint_order: s.taint_order.set(record.seq, record.taint_id),
+        taints_by_ref: byRef,
+      });
       return taint(next, e.partitions, event.event_id, at);
     }
     case 'job_definitions_changed': {

@@ -13,11 +13,14 @@ import {
   type CreatedCounts,
   type JobRunRecord,
   type TaintRecord,
+  buildIsTainted,
   consumerKey,
   historyKey,
   jobPartitionKey,
   outputInputBuilds,
   queueKey,
+  refTaintKey,
+  withStillTainted,
   slaDeadline,
   slaKey,
   type PartitionRecord,
@@ -313,6 +316,20 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
   const jobRunOrder = OrderedMap.fromSortedBy(compareNumbers, runsBySeq, (r) => r.seq, (r) => r.job_run_id);
   const jobRunsByStatus = statusIndex(JOB_RUN_STATUSES, runsBySeq, (r) => r.job_run_id);
   yield;
+  // Each taint's refs, and how many of them are tainted now, as the fold keeps them (reduce.ts, indexed-records.ts);
+  // counted here, so a base written before the count was kept loads the same.
+  const taintRefs: Array<readonly [string, true]> = [];
+  const taints: TaintRecord[] = [];
+  for (const t of snap.taints) {
+    let still = 0;
+    for (const ref of new Set(t.partitions)) {
+      taintRefs.push([refTaintKey(ref, t.taint_id), true]);
+      if (buildIsTainted(partitions.get(ref))) still++;
+    }
+    taints.push(withStillTainted(t, still));
+  }
+  const taintsByRef = sorted(taintRefs);
+  yield;
   // In the fold's own shape of state (build-state.ts's copyState).
   return copyState({
     builds: buildsById,
@@ -320,8 +337,9 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
     consumers: consumerIndex,
     partitions_by_job: partitionsByJob,
     job_fingerprints: OrderedMap.fromSorted(compareStrings, snap.job_fingerprints),
-    taints: OrderedMap.fromSortedBy(compareStrings, snap.taints, (t) => t.taint_id, (t) => t),
+    taints: OrderedMap.fromSortedBy(compareStrings, taints, (t) => t.taint_id, (t) => t),
     taint_order: OrderedMap.fromSorted(compareNumbers, bySeq(snap.taints).map((t) => [t.seq, t.taint_id] as const)),
+    taints_by_ref: taintsByRef,
     sla_pending: sorted(slaPending.map((w) => [slaKey(slaDeadline(w), w.want_id), true] as const)),
     wants_sla_missed: snap.wants_sla_missed,
     queued_by_priority: sorted(snap.job_runs.filter((r) => r.status === 'queued').map((r) => [queueKey(r.priority, r.seq), r.job_run_id] as const)),

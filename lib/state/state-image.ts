@@ -70,6 +70,7 @@ const MAPS: Readonly<Record<MapField, MapSpec>> = {
   job_fingerprints: plain(),
   taints: records(),
   taint_order: plain(true),
+  taints_by_ref: plain(),
   sla_pending: plain(),
   queued_by_priority: plain(),
   window_open: plain(),
