@@ -3,8 +3,9 @@
  * with real job processes: a want created in the form turns successful without a reload, a running job's log
  * lines arrive, a cancel button cancels, a taint from a partition's page turns its downstream stale, the DAG shows
  * every node, and the page reconnects after the daemon restarts. The taints, schedules, want, job run and backfill
- * pages show what the API answers in the same run; a taint's page keeps its page of partitions in the URL.
- * Screenshots go to test-artifacts/ (ignored by git).
+ * pages show what the API answers in the same run; a taint's page keeps its page of partitions in the URL and reads
+ * the taint again when one of its partitions is rebuilt, not at every run. Screenshots go to test-artifacts/
+ * (ignored by git).
  *
  * Without a Chromium on the machine the tests are skipped, saying so (`.ci/run` installs it where it can).
  */
@@ -473,6 +474,47 @@ uiTest("a taint's page keeps its page of partitions in the URL: a reload or a sh
   await showsPartitions(page, first, 'its first 1,000 partitions from past the end');
   noScriptErrors(t, page);
   noScriptErrors(t, shared);
+});
+
+uiTest("a taint's page reads the taint again when one of its partitions is rebuilt, not when other runs succeed", async (t) => {
+  // A daemon of its own: no other test's runs on its event stream, so every read the page makes is counted here.
+  const own = await ownDaemon(t, GRAPH);
+  const call = apiAt(own.url);
+  const built = async (body: Record<string, unknown>, what: string) => {
+    const { want_id } = await call<{ want_id: string }>('POST', '/api/wants', body);
+    await until(() => call<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'successful', what);
+  };
+  await built({ partitions: ['report/1'] }, 'report/1 to be built');
+  const { taint_id } = await call<{ taint_id: string }>('POST', '/api/taints', { partitions: ['raw/1'], downstream: true });
+  const page = await newPage(t);
+  const reads: string[] = [];
+  page.on('request', (r) => {
+    const url = new URL(r.url());
+    if (url.pathname === `/api/taints/${taint_id}`) reads.push(url.search);
+  });
+  await page.goto(`${own.url}/taints/${taint_id}`);
+  const still = page.locator('[data-fact="still_tainted"]');
+  await still.filter({ hasText: '3 of 3' }).waitFor();
+  t.is(reads.length, 1, 'one read to open the page');
+  // Nine runs of partitions it does not list succeed (three wants, one after the other)...
+  for (const n of [2, 3, 4]) await built({ partitions: [`report/${n}`] }, `report/${n} to be built`);
+  // ...then one it lists is rebuilt. Once the page shows that, it has had every event before it as well.
+  await built({ partitions: ['raw/1'], rebuild: 'stale' }, 'raw/1 to be rebuilt');
+  await still.filter({ hasText: '2 of 3' }).waitFor();
+  t.is(reads.length, 2, `the page read the taint at its opening and at the rebuild only: ${reads.length} reads`);
+  noScriptErrors(t, page);
+});
+
+uiTest("a taint's page that holds only a page of its partitions still reads it again when one on another page is rebuilt", async (t) => {
+  const { origin, call, taintId } = await bulkTaint(t);
+  const page = await newPage(t);
+  await page.goto(`${origin}/taints/${taintId}`);
+  const still = page.locator('[data-fact="still_tainted"]');
+  await still.filter({ hasText: '1200 of 1200' }).waitFor();
+  // bulk/1101 is on its second page, not on this one.
+  await call('POST', '/api/wants', { partitions: ['bulk/1101'], rebuild: 'stale' });
+  await still.filter({ hasText: '1199 of 1200' }).waitFor();
+  noScriptErrors(t, page);
 });
 
 uiTest("a want's page shows the facts the API gives (comment, data time, TTL, SLA, rebuilt, priority, updated); its run's page its times, pid, worker, command, timeout and inputs", async (t) => {
