@@ -3,7 +3,9 @@
  * with real job processes: a want created in the form turns successful without a reload, a running job's log
  * lines arrive, a cancel button cancels, a taint from a partition's page turns its downstream stale, the DAG shows
  * every node, and the page reconnects after the daemon restarts. The taints, schedules, want, job run and backfill
- * pages show what the API answers in the same run. Screenshots go to test-artifacts/ (ignored by git).
+ * pages show what the API answers in the same run; a taint's page keeps its page of partitions in the URL and reads
+ * the taint again when one of its partitions is rebuilt, not at every run. Screenshots go to test-artifacts/
+ * (ignored by git).
  *
  * Without a Chromium on the machine the tests are skipped, saying so (`.ci/run` installs it where it can).
  */
@@ -72,14 +74,31 @@ async function startDaemon(): Promise<void> {
 
 const base = () => `http://127.0.0.1:${port}`;
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${base()}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+/** The API of the daemon at `origin`: the shared one, or one a test started for itself. */
+function apiAt(origin: string) {
+  return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${origin}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+}
+
+const api = <T>(method: string, path: string, body?: unknown): Promise<T> => apiAt(base())<T>(method, path, body);
+
+/** A daemon of the test's own (a graph of its own, or no other test's runs in its event stream), gone after it. */
+async function ownDaemon(t: ExecutionContext, graph: unknown): Promise<RunningServer> {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'platform-ui-')));
+  mkdirSync(join(dir, '.platform'), { recursive: true });
+  const own = await startHttpServer(await Platform.open(dir, { graph: parseGraph(graph, 'test'), tickMs: 100 }), { port: 0, log: () => {}, drainMs: 500 });
+  t.teardown(async () => {
+    await own.close();
+    rmSync(dir, { recursive: true, force: true });
   });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
+  return own;
 }
 
 
@@ -339,13 +358,7 @@ uiTest('the schedules page pages past 100 schedules, in the order the API lists 
     jobs: [GRAPH.jobs[0]],
     schedules: Array.from({ length: 130 }, (_, i) => ({ name: `s${String(i).padStart(3, '0')}`, cron: '0 0 1 1 *', partitions: [`raw/${i}`] })),
   };
-  const ws2 = realpathSync(mkdtempSync(join(tmpdir(), 'platform-ui-')));
-  mkdirSync(join(ws2, '.platform'), { recursive: true });
-  const other = await startHttpServer(await Platform.open(ws2, { graph: parseGraph(many, 'test'), tickMs: 100 }), { port: 0, log: () => {}, drainMs: 500 });
-  t.teardown(async () => {
-    await other.close();
-    rmSync(ws2, { recursive: true, force: true });
-  });
+  const other = await ownDaemon(t, many);
   const names = async (offset: number) =>
     ((await (await fetch(`${other.url}/api/schedules?offset=${offset}&limit=100`)).json()) as { data: ScheduleView[] }).data.map((s) => s.name);
   const page = await newPage(t);
@@ -399,6 +412,108 @@ uiTest("the taints page lists the API's taints newest first; a taint's page show
   await links.filter({ hasText: 'clean/40' }).click();
   await page.waitForURL(`${base()}/partitions/${encodeURIComponent('clean/40')}`);
   await page.locator('h1 .status-tainted').waitFor();
+  noScriptErrors(t, page);
+});
+
+/** Built in two batch runs: a taint of all of them is larger than its page's 1,000 refs. */
+const BULK = { jobs: [{ label: 'bulk', outputs: ['bulk/(?<n>\\d+)'], exec: ['bash', '-c', 'true'], batch: { max_partitions: 1000 } }] };
+const BULK_REFS = Array.from({ length: 1200 }, (_, i) => `bulk/${i + 1}`);
+
+/** A daemon of the test's own with BULK_REFS built and tainted (in that order): where it is, and the taint. */
+async function bulkTaint(t: ExecutionContext): Promise<{ origin: string; call: ReturnType<typeof apiAt>; taintId: string }> {
+  const own = await ownDaemon(t, BULK);
+  const call = apiAt(own.url);
+  const { want_id } = await call<{ want_id: string }>('POST', '/api/wants', { partitions: BULK_REFS });
+  await until(() => call<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'successful', 'the bulk partitions to be built', 60_000);
+  const { taint_id } = await call<{ taint_id: string }>('POST', '/api/taints', { partitions: BULK_REFS, reason: 'a bad load' });
+  return { origin: own.url, call, taintId: taint_id };
+}
+
+/** Waits until a taint's page links to exactly `hrefs`, in order. */
+async function showsPartitions(page: Page, hrefs: readonly string[], what: string): Promise<void> {
+  const links = page.locator('[aria-label="Tainted partitions"] a');
+  await until(
+    async () => {
+      const shown = await links.evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+      return shown.join(' ') === hrefs.join(' ') ? 'as the API pages them' : `${shown.length} links, from ${shown[0]} to ${shown[shown.length - 1]}`;
+    },
+    (v) => v === 'as the API pages them',
+    what,
+  );
+}
+
+uiTest("a taint's page keeps its page of partitions in the URL: a reload or a shared link opens on that page", async (t) => {
+  const { origin, call, taintId } = await bulkTaint(t);
+  const pageOf = async (offset: number) =>
+    (await call<TaintView>('GET', `/api/taints/${taintId}?partitions_offset=${offset}`)).partitions.map((r) => `/partitions/${encodeURIComponent(r)}`);
+  const first = await pageOf(0);
+  const second = await pageOf(1000);
+  t.deepEqual([first.length, second.length], [1000, 200]);
+  const page = await newPage(t);
+  await page.goto(`${origin}/taints/${taintId}`);
+  await showsPartitions(page, first, 'its first 1,000 partitions');
+  await page.getByRole('button', { name: 'Next 1000' }).click();
+  await page.waitForURL(`${origin}/taints/${taintId}?offset=1000`);
+  await showsPartitions(page, second, 'its last 200 partitions');
+  t.is(await page.locator('.pager .count').innerText(), '1,001–1,200 of 1,200');
+  await page.reload();
+  await showsPartitions(page, second, 'its last 200 partitions after a reload');
+  t.is(await page.locator('.pager .count').innerText(), '1,001–1,200 of 1,200');
+  // The address, shared: another tab opens on the same page.
+  const shared = await newPage(t);
+  await shared.goto(page.url());
+  await showsPartitions(shared, second, 'its last 200 partitions from a shared link');
+  await page.getByRole('button', { name: 'Previous 1000' }).click();
+  await page.waitForURL(`${origin}/taints/${taintId}`);
+  await showsPartitions(page, first, 'its first 1,000 partitions again');
+  // An address past its last partition (edited by hand) says so, and leads back to the first page.
+  await page.goto(`${origin}/taints/${taintId}?offset=5000`);
+  await page.getByText('This page starts after its last partition (it has 1,200).').waitFor();
+  await page.getByRole('link', { name: 'Go to its first partitions.' }).click();
+  await page.waitForURL(`${origin}/taints/${taintId}`);
+  await showsPartitions(page, first, 'its first 1,000 partitions from past the end');
+  noScriptErrors(t, page);
+  noScriptErrors(t, shared);
+});
+
+uiTest("a taint's page reads the taint again when one of its partitions is rebuilt, not when other runs succeed", async (t) => {
+  // A daemon of its own: no other test's runs on its event stream, so every read the page makes is counted here.
+  const own = await ownDaemon(t, GRAPH);
+  const call = apiAt(own.url);
+  const built = async (body: Record<string, unknown>, what: string) => {
+    const { want_id } = await call<{ want_id: string }>('POST', '/api/wants', body);
+    await until(() => call<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'successful', what);
+  };
+  await built({ partitions: ['report/1'] }, 'report/1 to be built');
+  const { taint_id } = await call<{ taint_id: string }>('POST', '/api/taints', { partitions: ['raw/1'], downstream: true });
+  const page = await newPage(t);
+  const reads: string[] = [];
+  page.on('request', (r) => {
+    const url = new URL(r.url());
+    if (url.pathname === `/api/taints/${taint_id}`) reads.push(url.search);
+  });
+  await page.goto(`${own.url}/taints/${taint_id}`);
+  const still = page.locator('[data-fact="still_tainted"]');
+  await still.filter({ hasText: '3 of 3' }).waitFor();
+  t.is(reads.length, 1, 'one read to open the page');
+  // Nine runs of partitions it does not list succeed (three wants, one after the other)...
+  for (const n of [2, 3, 4]) await built({ partitions: [`report/${n}`] }, `report/${n} to be built`);
+  // ...then one it lists is rebuilt. Once the page shows that, it has had every event before it as well.
+  await built({ partitions: ['raw/1'], rebuild: 'stale' }, 'raw/1 to be rebuilt');
+  await still.filter({ hasText: '2 of 3' }).waitFor();
+  t.is(reads.length, 2, `the page read the taint at its opening and at the rebuild only: ${reads.length} reads`);
+  noScriptErrors(t, page);
+});
+
+uiTest("a taint's page that holds only a page of its partitions still reads it again when one on another page is rebuilt", async (t) => {
+  const { origin, call, taintId } = await bulkTaint(t);
+  const page = await newPage(t);
+  await page.goto(`${origin}/taints/${taintId}`);
+  const still = page.locator('[data-fact="still_tainted"]');
+  await still.filter({ hasText: '1200 of 1200' }).waitFor();
+  // bulk/1101 is on its second page, not on this one.
+  await call('POST', '/api/wants', { partitions: ['bulk/1101'], rebuild: 'stale' });
+  await still.filter({ hasText: '1199 of 1200' }).waitFor();
   noScriptErrors(t, page);
 });
 

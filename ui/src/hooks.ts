@@ -13,9 +13,16 @@ export interface Loaded<T> {
 /**
  * `load` runs now, when `deps` change, and after each batch of events for which `relevant` says yes (default: any).
  * A batch that arrives during a read makes one more read after it, never a queue of them; reads start at least
- * MIN_RELOAD_MS apart, and a read waits as long as the last one took.
+ * `gapMs` apart (never less than MIN_RELOAD_MS, the default), and a read waits as long as the last one took.
+ * Both are asked with what the last read of these deps gave (undefined until it came), so a page can tell from
+ * what it shows which events concern it, and read what is costly to read less often.
  */
-export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[], relevant: (e: EventView) => boolean = () => true): Loaded<T> {
+export function useLive<T>(
+  load: (signal: AbortSignal) => Promise<T>,
+  deps: unknown[],
+  relevant: (e: EventView, last: T | undefined) => boolean = () => true,
+  gapMs: (last: T | undefined) => number = () => MIN_RELOAD_MS,
+): Loaded<T> {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   const state = useRef(newLoadState());
@@ -23,6 +30,10 @@ export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   loadRef.current = load;
   const relevantRef = useRef(relevant);
   relevantRef.current = relevant;
+  const gapRef = useRef(gapMs);
+  gapRef.current = gapMs;
+  // `data` as the event handler sees it: the state of the render it was made in would be stale.
+  const last = useRef<T | undefined>(undefined);
 
   const run = () => {
     const s = state.current;
@@ -30,11 +41,12 @@ export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
       s.again = true;
       return;
     }
-    // At most every MIN_RELOAD_MS, and never reading more than half the time: a slow read (a want with a tree of
-    // hundreds) waits as long again before the next.
+    // At most every gap (MIN_RELOAD_MS or more), and never reading more than half the time: a slow read (a want with
+    // a tree of hundreds) waits as long again before the next.
     // A read that stalled (a daemon busy for a minute) does not leave the page stale as long again: 2 s at most.
     const took = Number.isFinite(s.lastStart) && s.lastEnd >= s.lastStart ? Math.min(s.lastEnd - s.lastStart, MAX_READ_GAP_MS) : 0;
-    const wait = Math.max(s.lastStart + MIN_RELOAD_MS, s.lastEnd + took) - performance.now();
+    const gap = Math.max(MIN_RELOAD_MS, gapRef.current(last.current));
+    const wait = Math.max(s.lastStart + gap, s.lastEnd + took) - performance.now();
     if (wait > 0) {
       s.timer = setTimeout(() => {
         s.timer = undefined;
@@ -50,6 +62,7 @@ export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
       .current(s.controller.signal)
       .then((d) => {
         if (!s.alive) return;
+        last.current = d;
         setData(d);
         setError(undefined);
       })
@@ -69,10 +82,11 @@ export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   useEffect(() => {
     const s = newLoadState();
     state.current = s;
+    last.current = undefined;
     setData(undefined);
     run();
     const off = onEvents((events) => {
-      if (events.some((e) => relevantRef.current(e))) run();
+      if (events.some((e) => relevantRef.current(e, last.current))) run();
     });
     return () => {
       s.alive = false;
@@ -95,7 +109,7 @@ interface LoadState {
   /** When the last read started and ended (performance.now()); the first read of a page waits for nothing. */
   lastStart: number;
   lastEnd: number;
-  /** A read held back to keep reads MIN_RELOAD_MS apart. */
+  /** A read held back to keep reads the gap apart. */
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 

@@ -52,7 +52,7 @@ function Page() {
   if (path === '/backfills') return <BackfillsPage />;
   if ((m = match('/backfills/:id', path))) return <BackfillPage id={m.id!} />;
   if (path === '/taints') return <TaintsPage />;
-  if ((m = match('/taints/:id', path))) return <TaintPage id={m.id!} />;
+  if ((m = match('/taints/:id', path))) return <TaintPage id={m.id!} location={location} />;
   if (path === '/schedules') return <SchedulesPage location={location} />;
   if (path === '/graph') return <GraphPage location={location} />;
   return (

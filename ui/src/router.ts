@@ -36,6 +36,20 @@ export function setQuery(params: Record<string, string>): void {
   for (const l of listeners) l();
 }
 
+/** The page of a paged view, as the URL keeps it (`?offset=`): 0 when absent or not a whole number. */
+export function queryOffset(query: URLSearchParams): number {
+  const n = Number(query.get('offset'));
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
+/**
+ * Moves a paged view to `offset`, in the URL as the filters are (the first page has none), so that a reload or a
+ * shared link opens the same page. The rest of the query is kept.
+ */
+export function setOffset(offset: number): void {
+  setQuery({ ...Object.fromEntries(new URLSearchParams(location.search)), offset: offset > 0 ? String(offset) : '' });
+}
+
 /** `/wants/:id` against `/wants/w-1` -> {id: 'w-1'}; undefined when it does not match. */
 export function match(pattern: string, path: string): Record<string, string> | undefined {
   const p = pattern.split('/');

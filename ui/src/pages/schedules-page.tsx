@@ -5,7 +5,7 @@ import { Pager } from '../components/pager.js';
 import { Link } from '../components/link.js';
 import { ErrorNote, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
-import { setQuery, type Location } from '../router.js';
+import { queryOffset, setOffset, type Location } from '../router.js';
 
 const PAGE = 100;
 
@@ -15,11 +15,10 @@ const relevant = (e: { type: string }) => e.type === 'want_created' || e.type ==
 const seconds = (s: number) => (s > 0 ? duration(s * 1000) : '');
 
 export function SchedulesPage({ location }: { location: Location }) {
-  const offset = Math.max(0, Math.floor(Number(location.query.get('offset')) || 0));
+  const offset = queryOffset(location.query);
   const loaded = useLive((signal) => get<Page<ScheduleView>>(`/api/schedules${qs({ offset, limit: PAGE })}`, signal), [offset], relevant);
   const page = loaded.data;
   const rows = page?.data ?? [];
-  const go = (to: number) => setQuery({ offset: to > 0 ? String(to) : '' });
   return (
     <section>
       <h1>Schedules</h1>
@@ -78,7 +77,7 @@ export function SchedulesPage({ location }: { location: Location }) {
         </div>
       ) : null}
       {page && page.total > PAGE ? (
-        <Pager offset={offset} size={PAGE} total={page.total} go={go} />
+        <Pager offset={offset} size={PAGE} total={page.total} go={setOffset} />
       ) : page && page.total > 0 ? (
         <p class="count">{page.total.toLocaleString('en')} in all</p>
       ) : null}

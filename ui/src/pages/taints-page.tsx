@@ -1,7 +1,5 @@
 /** Taints, newest first, paged by the server; one taint's partitions and how many of them are still tainted. */
-import { useState } from 'preact/hooks';
 import type { TaintView } from '../../../lib/api/partitions-change.js';
-import type { EventView } from '../../../lib/api/views.js';
 import { get, qs, type Page } from '../api.js';
 import { Fact, PartitionLinks } from '../components/facts.js';
 import { Pager } from '../components/pager.js';
@@ -10,6 +8,8 @@ import { ErrorNote, When, age } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
 import { useLive } from '../hooks.js';
+import { queryOffset, setOffset, type Location } from '../router.js';
+import { changesTaint, shownTaint, taintReadGap } from '../taint-changes.js';
 
 /** How many of a taint's refs a list row shows. */
 const ROW_REFS = 3;
@@ -17,9 +17,6 @@ const ROW_REFS = 3;
 const SHOWN_REFS = 1000;
 
 export const taintHref = (id: string) => `/taints/${encodeURIComponent(id)}`;
-
-/** What can change a taint's page: a new taint, and a tainted partition rebuilt (or tainted again). */
-const touchesTaints = (e: EventView) => e.type === 'taint_created' || e.type === 'partition_tainted' || e.type === 'job_run_succeeded';
 
 export function TaintsPage() {
   const events = useEventCount((e) => e.type === 'taint_created');
@@ -67,17 +64,17 @@ export function TaintsPage() {
   );
 }
 
-export function TaintPage({ id }: { id: string }) {
-  // The page's offset belongs to its taint: another taint's page starts at 0 from its first read.
-  const [paging, setPaging] = useState({ id, offset: 0 });
-  const offset = paging.id === id ? paging.offset : 0;
-  const setOffset = (to: number) => setPaging({ id, offset: to });
+export function TaintPage({ id, location }: { id: string; location: Location }) {
+  // In the URL, so a reload or a shared link opens the same page; a link to another taint has none, so starts at 0.
+  const offset = queryOffset(location.query);
   const loaded = useLive(
-    (signal) => get<TaintView>(`/api/taints/${encodeURIComponent(id)}${qs({ partitions_offset: offset, partitions_limit: SHOWN_REFS })}`, signal),
+    async (signal) =>
+      shownTaint(await get<TaintView>(`/api/taints/${encodeURIComponent(id)}${qs({ partitions_offset: offset, partitions_limit: SHOWN_REFS })}`, signal)),
     [id, offset],
-    touchesTaints,
+    changesTaint,
+    taintReadGap,
   );
-  const t = loaded.data;
+  const t = loaded.data?.view;
   return (
     <section>
       <h1>Taint {id}</h1>
@@ -105,7 +102,14 @@ export function TaintPage({ id }: { id: string }) {
           <p aria-label="Tainted partitions">
             <PartitionLinks refs={t.partitions} total={t.partitions.length} max={SHOWN_REFS} />
           </p>
-          {t.partitions_total > SHOWN_REFS ? <Pager offset={offset} size={SHOWN_REFS} total={t.partitions_total} go={setOffset} /> : null}
+          {offset > 0 && offset >= t.partitions_total ? (
+            <p class="empty">
+              This page starts after its last partition (it has {t.partitions_total.toLocaleString('en')}).{' '}
+              <Link href={taintHref(id)}>Go to its first partitions.</Link>
+            </p>
+          ) : t.partitions_total > SHOWN_REFS || offset > 0 ? (
+            <Pager offset={offset} size={SHOWN_REFS} total={t.partitions_total} go={setOffset} />
+          ) : null}
         </>
       ) : loaded.error ? null : (
         <p class="loading">Loading…</p>
