@@ -126,6 +126,29 @@ redisTest('a worker killed with -9: its run is lost by its lease and rebuilt on 
   t.log(`rebuilt on w2 ${Date.now() - killedAt} ms after the kill (lease 1 s)`);
 });
 
+redisTest('a worker killed with -9 and no worker left: its run is recorded lost all the same, and rebuilt when a worker comes', async (t) => {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => pidsIn(dir, 'once.pid'));
+  const w1 = startWorker(t, dir, redis.url, 'w1');
+  await w1.waitForStdout(/takes runs/);
+  const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
+  const w = await want(platform, ['once/1']);
+  await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.worker === 'w1', 'once/1 taken by w1', 15_000);
+  t.true(await poll(() => pidsIn(dir, 'once.pid').length > 0, 5000), 'the job runs');
+  w1.child.kill('SIGKILL');
+  // BullMQ moves a stalled job back to its wait list to be failed by the next worker that takes it: there is none.
+  const lost = await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.status === 'canceled', 'the run recorded lost with no worker left', 20_000);
+  t.regex(runsFor(lost, 'once/1')[0]!.reason, /lost: .*lease/);
+  const w2 = startWorker(t, dir, redis.url, 'w2');
+  await w2.waitForStdout(/takes runs/);
+  const s = await waitForWant(platform, w, ['successful'], 30_000);
+  const attempts = runsFor(s, 'once/1');
+  t.deepEqual(attempts.map((r) => r.status), ['canceled', 'succeeded']);
+  t.is(attempts[1]!.worker, 'w2');
+  t.deepEqual(readFileSync(join(dir, 'once.txt'), 'utf8').trim().split('\n'), ['alone']);
+});
+
 /** slowish/1 taken by worker w1, and the orchestrator that handed it over closed: the run goes on without it. */
 async function runLeftOnWorker(t: Parameters<typeof runCli>[0]) {
   const redis = await startRedis(t);
