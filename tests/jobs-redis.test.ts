@@ -7,6 +7,7 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
+import { connect, createServer, type Socket } from 'node:net';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,6 +125,84 @@ redisTest('a worker killed with -9: its run is lost by its lease and rebuilt on 
   t.is(attempts[1]!.worker, 'w2');
   t.deepEqual(readFileSync(join(dir, 'once.txt'), 'utf8').trim().split('\n'), ['alone'], 'the first job was gone before the second ran');
   t.log(`rebuilt on w2 ${Date.now() - killedAt} ms after the kill (lease 1 s)`);
+});
+
+redisTest('a worker killed with -9 and no worker left: its run is recorded lost all the same, and rebuilt when a worker comes', async (t) => {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => pidsIn(dir, 'once.pid'));
+  const w1 = startWorker(t, dir, redis.url, 'w1');
+  await w1.waitForStdout(/takes runs/);
+  const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
+  const w = await want(platform, ['once/1']);
+  await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.worker === 'w1', 'once/1 taken by w1', 15_000);
+  t.true(await poll(() => pidsIn(dir, 'once.pid').length > 0, 5000), 'the job runs');
+  w1.child.kill('SIGKILL');
+  // BullMQ moves a stalled job back to its wait list to be failed by the next worker that takes it: there is none.
+  const lost = await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.status === 'canceled', 'the run recorded lost with no worker left', 20_000);
+  t.regex(runsFor(lost, 'once/1')[0]!.reason, /lost: .*lease/);
+  const w2 = startWorker(t, dir, redis.url, 'w2');
+  await w2.waitForStdout(/takes runs/);
+  const s = await waitForWant(platform, w, ['successful'], 30_000);
+  const attempts = runsFor(s, 'once/1');
+  t.deepEqual(attempts.map((r) => r.status), ['canceled', 'succeeded']);
+  t.is(attempts[1]!.worker, 'w2');
+  t.deepEqual(readFileSync(join(dir, 'once.txt'), 'utf8').trim().split('\n'), ['alone']);
+});
+
+/** A TCP relay to Redis whose cut() leaves every connection through it open and silent, as a network partition does. */
+async function startCuttableRelay(t: Parameters<typeof runCli>[0], redisUrl: string): Promise<{ url: string; cut: () => void }> {
+  const target = Number(new URL(redisUrl).port);
+  const sockets = new Set<Socket>();
+  let cut = false;
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.on('error', () => {});
+    if (cut) return client.pause();
+    const upstream = connect(target, '127.0.0.1');
+    sockets.add(upstream);
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+  const { port } = server.address() as { port: number };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    cut: () => {
+      cut = true;
+      for (const s of sockets) {
+        s.unpipe();
+        s.pause();
+      }
+    },
+  };
+}
+
+redisTest('a worker cut off from Redis stops its run before its lease ends: rebuilt on another worker, never both at once', async (t) => {
+  const redis = await startRedis(t);
+  const relay = await startCuttableRelay(t, redis.url);
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => pidsIn(dir, 'once.pid'));
+  const w1 = startWorker(t, dir, relay.url, 'w1');
+  await w1.waitForStdout(/takes runs/);
+  const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
+  const w = await want(platform, ['once/1']);
+  await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.worker === 'w1', 'once/1 taken by w1', 15_000);
+  t.true(await poll(() => pidsIn(dir, 'once.pid').length > 0, 5000), 'the job runs');
+  const w2 = startWorker(t, dir, redis.url, 'w2');
+  await w2.waitForStdout(/takes runs/);
+  relay.cut();
+  const s = await waitForWant(platform, w, ['successful'], 30_000);
+  const attempts = runsFor(s, 'once/1');
+  t.deepEqual(attempts.map((r) => r.status), ['canceled', 'succeeded']);
+  t.is(attempts[1]!.worker, 'w2');
+  t.deepEqual(readFileSync(join(dir, 'once.txt'), 'utf8').trim().split('\n'), ['alone'], 'the cut-off worker stopped its job before the second ran');
 });
 
 /** slowish/1 taken by worker w1, and the orchestrator that handed it over closed: the run goes on without it. */

@@ -52,6 +52,12 @@ export class QueueWorker {
   private readonly scratch: string;
   private readonly worker: Worker<JobLaunch, JobOutcome>;
   private token: string | undefined;
+  /** A connection for lease checks only, so that shipped output never delays their answers. */
+  private readonly leaseClient: Redis;
+  private readonly leaseMs: number;
+  /** The runs held, by BullMQ job id: until when their lock is known to hold, and whether a check is on its way. */
+  private readonly held = new Map<string, { until: number; asking: boolean }>();
+  private leaseTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: QueueWorkerOptions) {
     this.name = opts.name ?? `${hostname()}-${process.pid}`;
@@ -60,6 +66,8 @@ export class QueueWorker {
     this.subscriber = connectRedis(opts.redisUrl);
     this.scratch = join(tmpdir(), `platform-worker-${process.pid}`);
     const leaseMs = opts.leaseMs ?? 30_000;
+    this.leaseMs = leaseMs;
+    this.leaseClient = connectRedis(opts.redisUrl);
     this.worker = new Worker<JobLaunch, JobOutcome>(this.queue, (job, _token, signal) => this.run(job, signal), {
       connection: bullConnection(opts.redisUrl),
       concurrency: opts.concurrency ?? 1,
@@ -91,6 +99,7 @@ export class QueueWorker {
     });
     await this.worker.waitUntilReady();
     this.token = startOrphanWatchdog();
+    this.leaseTimer = setInterval(() => this.checkLeases(), Math.max(100, Math.floor(this.leaseMs / 10)));
     void this.worker.run();
     this.log(`worker ${this.name} takes runs from queue '${this.queue}' at ${redacted(this.opts.redisUrl)} (concurrency ${this.opts.concurrency ?? 1})`);
   }
@@ -99,8 +108,9 @@ export class QueueWorker {
   async close(options: { cancelRuns?: boolean } = {}): Promise<void> {
     if (options.cancelRuns) this.worker.cancelAllJobs('the worker stopped');
     await this.worker.close();
+    clearInterval(this.leaseTimer);
     await this.executor.shutdown('the worker stopped');
-    await Promise.allSettled([this.subscriber.quit(), this.publisher.quit()]);
+    await Promise.allSettled([this.subscriber.quit(), this.publisher.quit(), this.leaseClient.quit()]);
     rmSync(this.scratch, { recursive: true, force: true });
   }
 
@@ -113,6 +123,11 @@ export class QueueWorker {
     const env = this.token ? { ...sent.env, [WORKER_TOKEN_VAR]: this.token } : sent.env;
     const launch: JobLaunch = { ...sent, env, cwd: this.opts.workdir ?? sent.cwd, log_dir: logDir };
     const outcome = firstValueFrom(this.executor.outcomes$.pipe(filter((o) => o.job_run_id === id)));
+    // The lock was set when the run was taken, at processedOn (this worker's clock) or after.
+    const jobId = job.id ?? id;
+    this.held.set(jobId, { until: (job.processedOn ?? Date.now()) + this.leaseMs, asking: false });
+    const done = () => void this.held.delete(jobId);
+    outcome.then(done, done);
     const { pid } = this.executor.start(launch);
     const cancel = () => this.executor.cancel(id, typeof signal?.reason === 'string' ? signal.reason : 'canceled');
     if (signal?.aborted) cancel();
@@ -126,6 +141,37 @@ export class QueueWorker {
     rmSync(logDir, { recursive: true, force: true });
     this.log(`${id}: ${result.status}`);
     return result;
+  }
+
+  /**
+   * BullMQ renews a lock only when Redis answers, and learns it lost one only when Redis answers again: cut off (a
+   * network partition, a Redis that hangs) a worker would run on for ever while the daemon, past the lease, records
+   * the run lost and runs it again elsewhere. So the lock's time left is asked for (PTTL) on a connection of its own,
+   * and a run is stopped before the lock is known to hold no longer: one partition is not built by two runs at once.
+   */
+  private checkLeases(): void {
+    const now = Date.now();
+    const margin = Math.min(2000, Math.floor(this.leaseMs / 4));
+    for (const [jobId, lease] of this.held) {
+      if (now >= lease.until - margin) {
+        this.held.delete(jobId);
+        this.log(`${jobId}: no word from Redis for its lease; stopping the run (the daemon runs it again)`);
+        this.worker.cancelJob(jobId, 'this worker lost its lease on the run (no answer from Redis)');
+        continue;
+      }
+      if (lease.asking) continue;
+      lease.asking = true;
+      const sent = Date.now();
+      this.leaseClient
+        .pttl(`${this.worker.toKey(jobId)}:lock`)
+        .then((ms) => {
+          lease.asking = false;
+          if (ms > 0) lease.until = Math.max(lease.until, sent + ms);
+        })
+        .catch(() => {
+          lease.asking = false;
+        });
+    }
   }
 
   /** Copies the run's two log files into its Redis stream as they grow, then marks the stream's end. */

@@ -89,6 +89,9 @@ export class RedisExecutor implements Executor {
     this.events.on('progress', ({ jobId, data }) => this.placed(jobId, data));
     this.events.on('completed', ({ jobId, returnvalue }) => void this.completed(jobId, returnvalue));
     this.events.on('failed', ({ jobId, failedReason }) => void this.failed(jobId, failedReason));
+    // With maxStalledCount 0 a stalled job is failed only when a worker next takes it from the wait list (BullMQ
+    // marks it and moves it back there): with no worker left that is never, so a stall is the run lost, here.
+    this.events.on('stalled', ({ jobId }) => void this.stalled(jobId));
     this.ready = Promise.all([this.queue.waitUntilReady(), this.events.waitUntilReady()]).then(async () => {
       await this.stalledChecker.startStalledCheckTimer();
     });
@@ -139,6 +142,8 @@ export class RedisExecutor implements Executor {
       // Ended while no daemon listened: it ended when its worker finished it, not now.
       if (state === 'completed' && job?.returnvalue) return this.completed(run.jobId, job.returnvalue, job.finishedOn);
       if (state === 'failed') return this.failed(run.jobId, job?.failedReason ?? 'failed');
+      // Stalled while no daemon listened, and no worker has taken it since to fail it.
+      if (job?.deferredFailure) return this.stalled(run.jobId, job.deferredFailure);
       if (state === 'unknown') {
         run.logEnded = true;
         return this.settle(run, { job_run_id: launch.job_run_id, status: 'canceled', reason: `${LOST_RUN_REASON} (Redis has no such job)` });
@@ -201,6 +206,17 @@ export class RedisExecutor implements Executor {
     // Our processor never throws: a failed job is one BullMQ gave up on, its worker gone (stalled past its lease).
     run.logEnded = true;
     await this.settle(run, { job_run_id: run.launch.job_run_id, status: 'canceled', reason: `${LOST_RUN_REASON} (its worker stopped renewing its lease: ${failedReason})` });
+  }
+
+  /** A run whose worker stopped renewing its lease: taken out of the queue (so no worker meets it again) and lost. */
+  private async stalled(jobId: string, reason = 'job stalled more than allowable limit'): Promise<void> {
+    if (!this.byJobId.has(jobId)) return;
+    try {
+      await (await this.queue.getJob(jobId))?.remove();
+    } catch {
+      // A worker took it meanwhile: BullMQ fails it there without running it (its deferred failure).
+    }
+    await this.failed(jobId, reason);
   }
 
   /** Records the outcome once the run's output is all in its log files (or after a bounded wait for it). */
