@@ -16,7 +16,7 @@ import { followFile, followFileLines, type FileLine, type FollowOptions } from '
 import { STDERR_LOG, STDOUT_LOG, runLogDir } from './executor/job-launch.js';
 import { InProcessExecutor } from './executor/in-process-executor.js';
 import { SupervisedExecutor } from './executor/supervised-executor.js';
-import type { Executor } from './executor/executor-port.js';
+import type { Executor, ExecutorHealth } from './executor/executor-port.js';
 import type { GraphDefinition } from './graph/graph-definition.js';
 import type { GraphError } from './graph/graph-error.js';
 import type { JobResolver } from './graph/job-resolver.js';
@@ -310,6 +310,13 @@ export class Platform {
   private refsRefused(partitions: unknown, max: number): CommandResult | undefined {
     const problem = partitionsProblem(partitions, max) ?? unproducedProblem(this.resolver, partitions as string[]);
     return problem === undefined ? undefined : { ok: false, status: 400, error: problem };
+  }
+
+  /** Whether the executor can run what it is handed, as last seen (no round trip: `/api/status` carries it). */
+  executorHealth(): ExecutorHealth {
+    if (this.executor.health) return this.executor.health();
+    const kind = this.executor instanceof SupervisedExecutor ? 'local' : this.executor instanceof InProcessExecutor ? 'in-process' : 'custom';
+    return { kind, where: 'this machine', reachable: true, workers: null, problem: null };
   }
 
   /**

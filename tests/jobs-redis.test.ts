@@ -6,7 +6,7 @@
  * remote run still going, and a Redis killed and restarted (AOF) loses nothing acknowledged.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -291,4 +291,57 @@ redisTest('the daemon killed with -9 mid-build and started again: remote runs re
   t.deepEqual(runs.map((r) => r.status).sort(), Array(6).fill('succeeded'), 'one run a partition: none restarted');
   for (const r of runs) t.true(['w1', 'w2'].includes(r.worker), `${r.outputs[0]} ran on ${r.worker}`);
   for (const n of [1, 2, 3]) t.is(pidsIn(dir, `slowraw-${n}.pid`).length, 1, `slowraw/${n} ran once`);
+});
+
+redisTest('status, doctor and job-runs say when runs wait: no worker takes from the queue, or Redis does not answer', async (t) => {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ ...graph, executor: redis.url }));
+  const cli = async (...args: string[]) => {
+    const p = runCli(t, ['-C', dir, ...args], dir, { PLATFORM_IDLE_TIMEOUT: '1h' });
+    const { code } = await p.exited;
+    return { code, stdout: p.stdout(), stderr: p.stderr() };
+  };
+  t.teardown(() => void spawnSync(process.execPath, [CLI, '-C', dir, 'stop', '--cancel-runs'], { stdio: 'ignore' }));
+  type Health = { kind: string; where: string; reachable: boolean; workers: number | null; problem: string | null };
+  const health = async (): Promise<Health> => (JSON.parse((await cli('--json', 'status')).stdout) as { executor: Health }).executor;
+  const healthUntil = async (pred: (h: Health) => boolean, what: string): Promise<Health> => {
+    let h = await health();
+    for (let i = 0; i < 100 && !pred(h); i++) {
+      await sleep(200);
+      h = await health();
+    }
+    t.true(pred(h), `${what}: ${JSON.stringify(h)}`);
+    return h;
+  };
+
+  t.is((await cli('build', '--detach', 'raw/1')).code, 0);
+  const none = await healthUntil((h) => h.reachable && h.workers === 0, 'no worker');
+  t.is(none.kind, 'redis');
+  t.regex(none.where, new RegExp(`127\\.0\\.0\\.1:${redis.port} queue `));
+  t.regex(none.problem ?? '', /no platform worker takes runs from queue .*'platform worker --redis redis:\/\/127\.0\.0\.1:\d+'/);
+  t.regex((await cli('status')).stdout, /executor\s+redis \(.* 0 workers\)\n\s+no platform worker takes runs/);
+  t.regex((await cli('job-runs', 'list')).stdout, /running\s+│.*waiting for a worker \(queue /);
+  t.regex((await cli('job-runs', 'get', 'r-1')).stdout, /worker\s+│?\s*waiting for a worker \(queue /);
+  type Finding = { check: string; status: string; detail: string };
+  const checks = async () => (JSON.parse((await cli('--json', 'doctor')).stdout) as { checks: Finding[] }).checks;
+  const list = await checks();
+  const executorFinding = list.find((f) => f.check === 'executor');
+  t.is(executorFinding?.status, 'warn', JSON.stringify(list));
+  t.regex(list.find((f) => f.check === 'job runs')?.detail ?? '', /1 handed to a queue, no worker has taken yet/);
+
+  // A worker comes: the run is taken and the warning goes.
+  const w = startWorker(t, dir, redis.url, 'w1');
+  await w.waitForStdout(/takes runs/);
+  const one = await healthUntil((h) => (h.workers ?? 0) >= 1, 'a worker');
+  t.is(one.problem, null);
+
+  // Redis goes away: said, as an error of doctor's.
+  await redis.stop();
+  const down = await healthUntil((h) => !h.reachable, 'Redis down');
+  t.regex(down.problem ?? '', /Redis at redis:\/\/127\.0\.0\.1:\d+ does not answer/);
+  const listDown = await checks();
+  t.is(listDown.find((f) => f.check === 'executor')?.status, 'error');
+  await redis.restart();
+  await healthUntil((h) => h.reachable, 'Redis back');
 });

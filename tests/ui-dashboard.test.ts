@@ -16,7 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
+import { spawn } from 'node:child_process';
+import { Platform, parseGraph, startHttpServer, type PlatformOptions, type RunningServer } from '../lib/index.js';
+import { RedisExecutor } from '../lib/executor/redis/redis-executor.js';
+import { redisMissing, startRedis } from './helpers/redis-server.js';
 import { until } from './helpers/until.js';
 import { MIN_RELOAD_MS } from '../lib/api/dashboard-reads.js';
 import type { BackfillView } from '../lib/api/backfills.js';
@@ -90,10 +93,11 @@ function apiAt(origin: string) {
 const api = <T>(method: string, path: string, body?: unknown): Promise<T> => apiAt(base())<T>(method, path, body);
 
 /** A daemon of the test's own (a graph of its own, or no other test's runs in its event stream), gone after it. */
-async function ownDaemon(t: ExecutionContext, graph: unknown): Promise<RunningServer> {
+async function ownDaemon(t: ExecutionContext, graph: unknown, executor?: PlatformOptions['executor']): Promise<RunningServer> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'platform-ui-')));
   mkdirSync(join(dir, '.platform'), { recursive: true });
-  const own = await startHttpServer(await Platform.open(dir, { graph: parseGraph(graph, 'test'), tickMs: 100 }), { port: 0, log: () => {}, drainMs: 500 });
+  const platform = await Platform.open(dir, { graph: parseGraph(graph, 'test'), tickMs: 100, ...(executor ? { executor, logError: () => {} } : {}) });
+  const own = await startHttpServer(platform, { port: 0, log: () => {}, drainMs: 500 });
   t.teardown(async () => {
     await own.close();
     rmSync(dir, { recursive: true, force: true });
@@ -583,5 +587,25 @@ uiTest("a want's page shows the facts the API gives (comment, data time, TTL, SL
   );
   t.is(await page.locator('[data-fact="missing"]').count(), run.missing.length > 0 ? 1 : 0);
   t.is(await page.locator('[data-fact="retry_at"]').count(), run.retry_at ? 1 : 0);
+  noScriptErrors(t, page);
+});
+
+uiTest('a banner says when runs wait: no worker takes from the Redis queue, then Redis does not answer; it goes when a worker comes', async (t) => {
+  if (redisMissing) return t.log(redisMissing), t.pass();
+  const redis = await startRedis(t);
+  const own = await ownDaemon(t, GRAPH, (root) => new RedisExecutor({ redisUrl: redis.url, workspaceRoot: root, stalledCheckMs: 250 }));
+  const page = await newPage(t);
+  await page.goto(`${own.url}/wants`);
+  const banner = page.locator('[data-executor]');
+  await banner.waitFor({ timeout: 15_000 });
+  t.is(await banner.getAttribute('data-executor'), 'no-workers');
+  t.regex((await banner.textContent()) ?? '', /Runs wait: no platform worker takes runs from queue platform-runs/);
+  await redis.stop();
+  await page.locator('[data-executor="unreachable"]').waitFor({ timeout: 20_000 });
+  t.regex((await banner.textContent()) ?? '', /Redis at redis:\/\/127\.0\.0\.1:\d+ does not answer/);
+  await redis.restart();
+  const worker = spawn(process.execPath, [join(REPO, 'bin', 'platform'), 'worker', '--redis', redis.url, '--name', 'ui-w1'], { stdio: 'ignore' });
+  t.teardown(() => void worker.kill('SIGKILL'));
+  await page.locator('[data-executor]').waitFor({ state: 'detached', timeout: 20_000 });
   noScriptErrors(t, page);
 });

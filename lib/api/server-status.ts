@@ -10,6 +10,9 @@ export interface StatusCounts {
   queued_commands: number;
 }
 
+import type { ExecutorHealth } from './executor-health.js';
+export type { ExecutorHealth } from './executor-health.js';
+
 export interface ServerStatus {
   pid: number;
   port: number;
@@ -18,4 +21,6 @@ export interface ServerStatus {
   workspace_root: string;
   version: string;
   counts: StatusCounts;
+  /** Where job runs go and whether they can run there now (a Redis that does not answer, no worker). */
+  executor: ExecutorHealth;
 }

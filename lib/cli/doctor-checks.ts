@@ -11,6 +11,7 @@ import { serverInfoPath } from '../client/server-info.js';
 import { fetchStatus, probeServer, type Probe } from '../client/server-probe.js';
 import { PlatformClient } from '../client/platform-client.js';
 import type { JobRunView } from '../api/views.js';
+import { waitingInQueue } from '../api/run-placement.js';
 import { platformDir } from '../client/workspace.js';
 import { errorMessage } from '../errors.js';
 import { isPidAlive } from '../system/pid-liveness.js';
@@ -52,6 +53,7 @@ export async function runChecks(root: string): Promise<Finding[]> {
   findings.push(compileCache());
   if (probe.state === 'running' || probe.state === 'unresponsive') {
     findings.push(ok('event log', 'held by the running daemon, which read it whole at its start (stop it to check it again here)'));
+    findings.push(executorCheck(probe));
     findings.push(await stuckRuns(probe));
   } else {
     findings.push(...(await eventLog(dir)));
@@ -167,7 +169,21 @@ async function stuckRuns(probe: Probe): Promise<Finding> {
       'the daemon records them when it notices (within seconds); if they stay, platform stop and start again re-attaches or rebuilds them',
     );
   }
-  return ok('job runs', `${runs.length} running, each with its process`);
+  const local = runs.filter((r) => r.worker === 'local').length;
+  const waiting = runs.filter((r) => waitingInQueue(r.worker) !== undefined).length;
+  const remote = runs.length - local - waiting;
+  const parts = [`${local} running here, each with its process`, remote > 0 ? `${remote} on workers` : '', waiting > 0 ? `${waiting} handed to a queue, no worker has taken yet` : ''];
+  return ok('job runs', parts.filter((p) => p !== '').join('; '));
+}
+
+/** The executor the daemon hands runs to can run them: Redis answers, a worker takes from the queue. */
+function executorCheck(probe: Probe): Finding {
+  if (probe.state !== 'running') return ok('executor', 'not checked: the daemon does not answer');
+  const e = probe.status.executor;
+  if (!e) return ok('executor', 'not said by this daemon (an older version)');
+  if (!e.reachable) return error('executor', `${e.kind}, ${e.where}: ${e.problem ?? 'does not answer'}`, 'start Redis there, or fix the executor in platform.json and restart the daemon (platform stop)');
+  if (e.problem) return warn('executor', `${e.kind}, ${e.where}: ${e.problem}`, 'start a platform worker against it');
+  return ok('executor', `${e.kind}, ${e.where}${e.workers !== null ? `: ${e.workers} worker${e.workers === 1 ? '' : 's'}` : ''}`);
 }
 
 /**

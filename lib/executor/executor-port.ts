@@ -4,6 +4,9 @@
  */
 import type { Observable } from 'rxjs';
 import type { JobLaunch, JobOutcome } from './job-launch.js';
+import type { ExecutorHealth } from '../api/executor-health.js';
+
+export type { ExecutorHealth } from '../api/executor-health.js';
 
 /** What became of a run an earlier daemon left running, when this one looks for it. */
 export type Reattached =
@@ -47,6 +50,8 @@ export interface Executor {
   reattach(launch: JobLaunch, pid: number, startedAt?: number): Reattached;
   /** Runs started or followed whose outcome has not come yet. */
   runningCount(): number;
+  /** As last seen; executors on this machine need not say (they are healthy while the daemon is). */
+  health?(): ExecutorHealth;
   /**
    * Stops. With `cancelRuns` every run is canceled and their outcomes awaited; without, runs that can outlive the
    * daemon are left running for the next one to re-attach (the others are canceled).

@@ -15,6 +15,8 @@ export interface RedisServer {
   port: number;
   /** Kills it with SIGKILL and starts it again on the same port and data (AOF replayed). */
   restart(): Promise<void>;
+  /** Kills it with SIGKILL, to be started again by `restart`. */
+  stop(): Promise<void>;
 }
 
 export const redisMissing: string | undefined =
@@ -59,6 +61,14 @@ export async function startRedis(t: ExecutionContext): Promise<RedisServer> {
       });
     });
   };
+  const stop = async (): Promise<void> => {
+    const old = child!;
+    if (old.exitCode !== null || old.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      old.once('exit', () => resolve());
+      old.kill('SIGKILL');
+    });
+  };
   await launch();
   t.teardown(() => {
     child?.kill('SIGKILL');
@@ -68,12 +78,9 @@ export async function startRedis(t: ExecutionContext): Promise<RedisServer> {
     url: `redis://127.0.0.1:${port}`,
     port,
     restart: async () => {
-      const old = child!;
-      await new Promise<void>((resolve) => {
-        old.once('exit', () => resolve());
-        old.kill('SIGKILL');
-      });
+      await stop();
       await launch();
     },
+    stop,
   };
 }

@@ -1,6 +1,7 @@
 /** The dashboard: a shell (navigation, connection banner) around one page per URL. */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { ExecutorBanner } from './components/executor-banner.js';
 import { Link } from './components/link.js';
 import { onConnection, startLive, type Connection } from './live.js';
 import { match, useLocation } from './router.js';
@@ -83,6 +84,7 @@ function App() {
         </nav>
       </header>
       <Banner />
+      <ExecutorBanner />
       <main id="main">
         <Page />
       </main>

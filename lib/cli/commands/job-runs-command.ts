@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { JOB_RUN_STATUSES } from '../../state/build-state.js';
 import { pagedListCommand } from '../paged-list-command.js';
+import { placementText, waitingInQueue } from '../../api/run-placement.js';
 import type { JobRunView } from '../../client/platform-client.js';
 import {
   cellLines,
@@ -21,7 +22,9 @@ import {
 } from '../output.js';
 
 /** How a run ended, in a few words, and when it is retried. */
-export function runOutcome(r: Pick<JobRunView, 'status' | 'exit_code' | 'signal' | 'reason' | 'retry_at'>): string {
+export function runOutcome(r: Pick<JobRunView, 'status' | 'exit_code' | 'signal' | 'reason' | 'retry_at'> & { worker?: string | null }): string {
+  // Running by the log, but in a queue until a worker takes it: a person must not read that as running.
+  if (r.status === 'running' && waitingInQueue(r.worker) !== undefined) return placementText(r.worker);
   const how = endedHow(r);
   // Once its time has passed the next attempt is queued (or its want ended): not a promise any more.
   const retry = r.status === 'failed' && r.retry_at ? `${Date.parse(r.retry_at) > Date.now() ? 'retry at' : 'retry was due'} ${when(r.retry_at)}` : '';
@@ -57,7 +60,7 @@ export function jobRunDetail(r: JobRunView): string {
     ['args', shellWords(r.config.args)],
     ['env', Object.entries(r.config.env).map(([k, v]) => `${k}=${v}`).join('\n')],
     ['pid', r.pid],
-    ['worker', r.worker ?? ''],
+    ['worker', placementText(r.worker)],
     ['queued', when(r.queued_at)],
     ['started', when(r.started_at)],
     ['ended', when(r.ended_at)],

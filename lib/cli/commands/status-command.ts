@@ -10,6 +10,7 @@ import { fetchStatus, probeServer, type ServerStatus } from '../../client/server
 import { serverLogPath } from '../../client/start-daemon.js';
 import { errorMessage } from '../../errors.js';
 import { globalOptions } from '../global-options.js';
+import { colors } from '../output.js';
 
 export const EXIT_NOT_RUNNING = 3;
 
@@ -33,7 +34,16 @@ export function formatStatus(url: string, st: ServerStatus): string {
     `  version    ${st.version}`,
     `  counts     ${c.wants} wants, ${c.job_runs} job runs (${c.running_job_runs} running), ${c.partitions} partitions, ` +
       `${c.queued_commands} queued commands`,
+    `  executor   ${executorLine(st.executor)}`,
   ].join('\n');
+}
+
+/** Where runs go and whether they can run there; a problem in red (it is why runs wait). */
+function executorLine(e: ServerStatus['executor'] | undefined): string {
+  if (!e) return 'not said (an older daemon)';
+  const workers = e.workers !== null ? `, ${e.workers} worker${e.workers === 1 ? '' : 's'}` : '';
+  const head = `${e.kind} (${e.where}${workers})`;
+  return e.problem ? `${head}\n             ${colors.red(e.problem)}` : head;
 }
 
 export function registerStatus(program: Command): void {

@@ -13,10 +13,11 @@ import { Queue, QueueEvents, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Observable, Subject } from 'rxjs';
 import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from '../job-launch.js';
-import type { Executor, Placement, Reattached } from '../executor-port.js';
+import type { Executor, ExecutorHealth, Placement, Reattached } from '../executor-port.js';
 import { LOST_RUN_REASON } from '../lost-runs.js';
 import { cancelAllAndWait } from '../cancel-all.js';
 import { redacted } from './redis-url.js';
+import { QUEUE_WORKER_PREFIX } from '../../api/run-placement.js';
 import {
   DEFAULT_QUEUE,
   cancelChannel,
@@ -50,6 +51,13 @@ interface RemoteRun {
 }
 
 const CURSOR_FILE = 'redis-log-cursor';
+/** How often Redis and its workers are looked at for `health()`; a look waits at most HEALTH_TIMEOUT_MS. */
+const HEALTH_EVERY_MS = 5000;
+const HEALTH_TIMEOUT_MS = 2000;
+/** The BullMQ worker name of the daemon's stalled-job checker, which takes no runs. */
+const STALLED_CHECKER_NAME = 'platform-daemon-stalled-check';
+/** The same error is said at most once in this long. */
+const ERROR_REPEAT_MS = 60_000;
 /** How long an outcome waits for the rest of its output before it is recorded anyway. */
 const LOG_DRAIN_MS = 5000;
 
@@ -69,6 +77,12 @@ export class RedisExecutor implements Executor {
   private readonly ready: Promise<void>;
   private wake: (() => void) | undefined;
   private closed = false;
+  private lastHealth: ExecutorHealth;
+  /** Errors said lately, and how many times each came again since. */
+  private readonly said = new Map<string, { at: number; count: number }>();
+  private healthSeenAt = 0;
+  private healthLooking = false;
+  private readonly healthTimer: NodeJS.Timeout;
 
   constructor(private readonly opts: RedisExecutorOptions) {
     this.queueName = opts.queue ?? DEFAULT_QUEUE;
@@ -79,6 +93,8 @@ export class RedisExecutor implements Executor {
     this.stalledChecker = new Worker(this.queueName, undefined, {
       connection: bullConnection(opts.redisUrl),
       autorun: false,
+      // Named, so that counting the queue's workers (`health`) leaves the daemons' own checkers out.
+      name: STALLED_CHECKER_NAME,
       maxStalledCount: 0,
       stalledInterval: opts.stalledCheckMs ?? 5000,
     });
@@ -97,6 +113,53 @@ export class RedisExecutor implements Executor {
     });
     this.ready.catch((err: unknown) => this.error(`could not reach Redis at ${redacted(opts.redisUrl)}: ${String(err)}`));
     void this.copyLogs();
+    this.lastHealth = { kind: 'redis', where: this.where(), reachable: false, workers: null, problem: `not yet connected to Redis at ${redacted(opts.redisUrl)}` };
+    this.healthTimer = setInterval(() => void this.lookAtHealth(), HEALTH_EVERY_MS).unref();
+    void this.ready.then(() => this.lookAtHealth(), () => undefined);
+  }
+
+  health(): ExecutorHealth {
+    // As last seen; a look more than a second old is followed by a new one, for the next reader.
+    if (Date.now() - this.healthSeenAt > 1000 && !this.healthLooking) void this.lookAtHealth();
+    return this.lastHealth;
+  }
+
+  private where(): string {
+    return `${redacted(this.opts.redisUrl)} queue ${this.queueName}`;
+  }
+
+  /** Redis answers a PING, and how many workers take from the queue (BullMQ counts their named connections). */
+  private async lookAtHealth(): Promise<void> {
+    if (this.healthLooking || this.closed) return;
+    this.healthLooking = true;
+    try {
+      await this.lookAtHealthNow();
+    } finally {
+      this.healthSeenAt = Date.now();
+      this.healthLooking = false;
+    }
+  }
+
+  private async lookAtHealthNow(): Promise<void> {
+    const url = redacted(this.opts.redisUrl);
+    const where = this.where();
+    // While disconnected a command would wait in ioredis's offline queue: say so without sending one.
+    if (this.connection.status !== 'ready') {
+      this.lastHealth = { kind: 'redis', where, reachable: false, workers: null, problem: `Redis at ${url} does not answer (connection ${this.connection.status}): runs handed to it wait; is redis-server running there?` };
+      return;
+    }
+    try {
+      await withTimeout(this.connection.ping(), HEALTH_TIMEOUT_MS, 'PING');
+      const clients = await withTimeout(this.queue.getWorkers(), HEALTH_TIMEOUT_MS, 'the worker list');
+      const workers = clients.filter((c) => !String(c['rawname'] ?? '').endsWith(`:w:${STALLED_CHECKER_NAME}`)).length;
+      const problem =
+        workers === 0
+          ? `no platform worker takes runs from queue ${this.queueName} at ${url}: runs wait until one does ('platform worker --redis ${url}' on a machine that can run the jobs)`
+          : null;
+      this.lastHealth = { kind: 'redis', where, reachable: true, workers, problem };
+    } catch (err) {
+      this.lastHealth = { kind: 'redis', where, reachable: false, workers: null, problem: `Redis at ${url} does not answer: ${errorText(err)}` };
+    }
   }
 
   start(launch: JobLaunch): { pid: number; worker: string } {
@@ -106,7 +169,7 @@ export class RedisExecutor implements Executor {
       .catch((err: unknown) =>
         this.settle(run, { job_run_id: launch.job_run_id, status: 'failed', exit_code: -1, signal: '', reason: `could not hand the run to Redis at ${redacted(this.opts.redisUrl)}: ${errorText(err)}` }),
       );
-    return { pid: 0, worker: `redis:${this.queueName}` };
+    return { pid: 0, worker: `${QUEUE_WORKER_PREFIX}${this.queueName}` };
   }
 
   cancel(job_run_id: string, reason: string): void {
@@ -161,6 +224,7 @@ export class RedisExecutor implements Executor {
     if (options.cancelRuns) await cancelAllAndWait(this, [...this.runs.keys()], reason, 5000);
     // Runs left going are the next daemon's: it finds them in the queue.
     this.closed = true;
+    clearInterval(this.healthTimer);
     this.wake?.();
     // BullMQ (5.81) crashes the process when a connection is closed while it is still connecting: its constructor's
     // catch emits the failed connect as an 'error' after close() removed every listener. A platform closed right
@@ -280,7 +344,17 @@ export class RedisExecutor implements Executor {
   }
 
   private error(message: string): void {
-    (this.opts.logError ?? ((m: string) => process.stderr.write(`${m}\n`)))(message);
+    // A Redis that is down fails every reconnect of three connections: said once a minute, with how often.
+    const now = Date.now();
+    const seen = this.said.get(message);
+    if (seen && now - seen.at < ERROR_REPEAT_MS) {
+      seen.count++;
+      return;
+    }
+    const again = seen && seen.count > 0 ? ` (and ${seen.count} times more in the last ${Math.round((now - seen.at) / 1000)} s)` : '';
+    this.said.set(message, { at: now, count: 0 });
+    if (this.said.size > 100) this.said.delete(this.said.keys().next().value!);
+    (this.opts.logError ?? ((m: string) => process.stderr.write(`${m}\n`)))(`${message}${again}`);
   }
 }
 
@@ -294,4 +368,12 @@ function readCursor(dir: string): string | undefined {
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer to ${what} within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }

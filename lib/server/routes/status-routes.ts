@@ -27,6 +27,7 @@ export function statusRoutes({ platform }: ServerContext, startedAt: Date = new 
         running_job_runs: s.job_runs_by_status.running.size,
         queued_commands: platform.queue.size,
       },
+      executor: platform.executorHealth(),
     };
     res.json(body);
   });

@@ -1,5 +1,6 @@
 /** Job runs by status, paged by the server: duration, exit code, attempt, where it ran. */
 import type { JobRunView } from '../../../lib/api/views.js';
+import { placementText } from '../../../lib/api/run-placement.js';
 import { JOB_RUN_STATUSES } from '../../../lib/state/build-state.js';
 import { get, qs, type Page } from '../api.js';
 import { Link } from '../components/link.js';
@@ -11,8 +12,8 @@ import { setQuery, type Location } from '../router.js';
 export const runDuration = (r: JobRunView): string =>
   r.started_at ? duration((r.ended_at ? Date.parse(r.ended_at) : Date.now()) - Date.parse(r.started_at)) : '';
 
-/** Where a run ran: 'local' or a worker's name; nothing before it started. */
-export const workerOf = (r: JobRunView): string => r.worker ?? '';
+/** Where a run ran: 'local' or a worker's name, or that it waits for one; nothing before it started. */
+export const workerOf = (r: JobRunView): string => placementText(r.worker);
 
 export function JobRunsPage({ location }: { location: Location }) {
   const status = location.query.get('status') ?? '';

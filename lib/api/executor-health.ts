@@ -1,0 +1,16 @@
+/**
+ * Whether the executor can run what it is handed, as last seen (never a round trip per read: `/api/status`, which
+ * every CLI command asks, carries it).
+ */
+export interface ExecutorHealth {
+  /** 'local' (this machine, supervised), 'in-process', 'redis'. */
+  kind: string;
+  /** Where runs go, for a person: 'this machine', or the Redis URL (password hidden) and queue. */
+  where: string;
+  /** The executor's own service answers (always true for this machine). */
+  reachable: boolean;
+  /** Workers taking runs, when runs go to workers; null otherwise or when unknown. */
+  workers: number | null;
+  /** What stops runs from running, with what to do; null when nothing does. */
+  problem: string | null;
+}

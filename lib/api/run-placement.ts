@@ -1,0 +1,17 @@
+/**
+ * Where a run is, read from its `worker`: an executor that hands runs to a queue records the queue
+ * (`redis:<queue>`) when it hands one over, and the worker's name once a worker takes it (`job_run_placed`). Until
+ * then the run is `running` by the log but nothing runs it yet: every surface says so rather than "running".
+ */
+export const QUEUE_WORKER_PREFIX = 'redis:';
+
+/** The queue name, when the run waits in a queue for a worker; undefined otherwise. */
+export function waitingInQueue(worker: string | null | undefined): string | undefined {
+  return worker?.startsWith(QUEUE_WORKER_PREFIX) ? worker.slice(QUEUE_WORKER_PREFIX.length) : undefined;
+}
+
+/** A person's words for where a run is: 'local', a worker's name, or that it waits for one. */
+export function placementText(worker: string | null | undefined): string {
+  const queue = waitingInQueue(worker);
+  return queue !== undefined ? `waiting for a worker (queue ${queue})` : (worker ?? '');
+}
