@@ -223,6 +223,7 @@ test('a running job survives platform stop and platform start; its exit code is 
   t.true(pid > 0, 'the run started');
   const stopped = cli('stop');
   t.is(stopped.status, 0, stopped.stderr);
+  t.regex(stopped.stdout, /^Stopped server \(pid \d+\); 1 job run goes on \(the next server follows it to the end\)$/m, 'says what becomes of the run');
   t.true(isPidAlive(pid), 'the job goes on after platform stop');
   t.is(cli('start').status, 0);
   let status = '';

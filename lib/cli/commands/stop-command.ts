@@ -28,12 +28,17 @@ export function registerStop(program: Command): void {
 
       let pid: number;
       let root: string;
+      // How many runs it had going, to say what becomes of them (unknown when it did not answer).
+      let running: number | undefined;
+      let kind: string | undefined;
       if (g.serverUrl) {
         const url = g.serverUrl.replace(/\/+$/, '');
         try {
           const status = await fetchStatus(url);
           pid = status.pid;
           root = status.workspace_root;
+          running = status.counts.running_job_runs;
+          kind = status.executor?.kind;
         } catch (err) {
           say(`No server answers at ${url}; nothing to stop.`, { stopped: false, url, reason: errorMessage(err) });
           return;
@@ -52,11 +57,19 @@ export function registerStop(program: Command): void {
         }
         // Running, not answering (this workspace's serve by its command line), or of another version: ours to stop.
         pid = probe.info.pid;
+        if (probe.state === 'running') {
+          running = probe.status.counts.running_job_runs;
+          kind = probe.status.executor?.kind;
+        }
       }
 
       await terminateServer(pid, timeoutMs, opts.cancelRuns ? 'SIGUSR2' : 'SIGTERM');
       // The server removes its server.json on the way out; if it died before it could, tidy up for it.
       removeServerInfo(root, pid);
-      say(`Stopped server (pid ${pid})`, { stopped: true, pid, workspace_root: root });
+      const runs = running === undefined || running === 0 ? '' : `${running} job run${running === 1 ? '' : 's'}`;
+      // In-process runs end with their server; the others go on, on this machine or on workers.
+      const canceled = opts.cancelRuns === true || kind === 'in-process';
+      const after = !runs ? '' : canceled ? `; ${runs} canceled (built again when wanted)` : `; ${runs} go${running === 1 ? 'es' : ''} on (the next server follows ${running === 1 ? 'it' : 'them'} to the end)`;
+      say(`Stopped server (pid ${pid})${after}`, { stopped: true, pid, workspace_root: root, job_runs_running: running ?? null, job_runs_canceled: canceled });
     });
 }
