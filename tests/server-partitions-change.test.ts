@@ -107,6 +107,7 @@ test('taints: 201 with every ref tainted (downstream included), listed and shown
   const list = await f.getJson('/api/taints');
   t.is(list.total, 1);
   t.is(list.data[0].taint_id, taint.taint_id);
+  t.is(list.data[0].still_tainted, 3, 'a list counts them too');
   const noTaint = await f.api('/api/taints/t-99');
   t.is(noTaint.status, 404);
   t.regex(((await noTaint.json()) as { error: string }).error, /platform taints list \(GET \/api\/taints\)/);
@@ -114,6 +115,7 @@ test('taints: 201 with every ref tainted (downstream included), listed and shown
   // A want rebuilds what the taint marked; the taint's detail then counts none still tainted.
   await waitForWant(f, await createWant(f, ['report/2']), ['successful']);
   t.is((await f.getJson(`/api/taints/${taint.taint_id}`)).still_tainted, 0);
+  t.is((await f.getJson('/api/taints')).data[0].still_tainted, 0);
   const metrics = await (await f.api('/metrics')).text();
   t.regex(metrics, /^platform_taints_total 1$/m);
   t.regex(metrics, /^platform_builds_total 6$/m);

@@ -395,8 +395,8 @@ uiTest("the taints page lists the API's taints newest first; a taint's page show
   t.deepEqual(await page.locator('.vbody [data-taint]').allInnerTexts(), listed.data.map((x) => x.taint_id));
   for (const x of listed.data.filter((y) => y.taint_id === first.taint_id || y.taint_id === second.taint_id)) {
     const cells = await page.locator('.vbody [role="row"]', { has: page.locator(`[data-taint="${x.taint_id}"]`) }).locator('[role="cell"]').allInnerTexts();
-    t.deepEqual(cells.slice(0, 4), [x.taint_id, x.reason || 'no reason given', x.downstream ? 'yes' : 'no', String(x.partitions_total)]);
-    t.true(cells[4]!.startsWith(x.partitions.slice(0, 3).join(', ')), cells[4]);
+    t.deepEqual(cells.slice(0, 5), [x.taint_id, x.reason || 'no reason given', x.downstream ? 'yes' : 'no', String(x.partitions_total), x.still_tainted === 0 ? 'none' : String(x.still_tainted)]);
+    t.true(cells[5]!.startsWith(x.partitions.slice(0, 3).join(', ')), cells[5]);
   }
   await page.getByRole('link', { name: first.taint_id, exact: true }).click();
   await page.waitForURL(`${base()}/taints/${first.taint_id}`);
@@ -411,8 +411,12 @@ uiTest("the taints page lists the API's taints newest first; a taint's page show
   t.deepEqual(await links.evaluateAll((as) => as.map((a) => a.getAttribute('href'))), detail.partitions.map((r) => `/partitions/${encodeURIComponent(r)}`));
   // raw/40 rebuilt while the page is open: one fewer still tainted, without a reload.
   await api('POST', '/api/wants', { partitions: ['raw/40'], rebuild: 'stale' });
-  const after = await until(() => api<TaintView>('GET', `/api/taints/${first.taint_id}`), (x) => x.still_tainted! < detail.still_tainted!, 'raw/40 to be rebuilt');
+  const after = await until(() => api<TaintView>('GET', `/api/taints/${first.taint_id}`), (x) => x.still_tainted < detail.still_tainted, 'raw/40 to be rebuilt');
   await page.locator('[data-fact="still_tainted"]', { hasText: `${after.still_tainted} of ${after.partitions_total}` }).waitFor();
+  // The list's row follows too.
+  await page.goBack();
+  await page.locator(`.vbody [role="row"]:has([data-taint="${first.taint_id}"]) [data-still="${after.still_tainted}"]`).waitFor();
+  await page.goForward();
   await links.filter({ hasText: 'clean/40' }).click();
   await page.waitForURL(`${base()}/partitions/${encodeURIComponent('clean/40')}`);
   await page.locator('h1 .status-tainted').waitFor();

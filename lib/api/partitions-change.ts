@@ -61,8 +61,8 @@ export interface TaintView {
   /** The refs it tainted (at most `partitions_limit` of them in lists). */
   partitions: string[];
   partitions_total: number;
-  /** Of those, how many are still tainted (not rebuilt since); in the detail only (null in lists, to keep a page cheap). */
-  still_tainted: number | null;
+  /** Of those, how many are still tainted (not rebuilt since), in lists too: the fold keeps the count. */
+  still_tainted: number;
 }
 
 export interface LineageReply {

@@ -125,9 +125,6 @@ export function lineage(state: BuildState, ref: string, direction: 'upstream' | 
  * `TAINT_LIST_REFS` refs, no count).
  */
 export function taintView(state: BuildState, t: TaintRecord, page?: { offset: number; limit: number }): TaintView {
-  // Tainted until a new build replaces it: also while it is rebuilt, and after a rebuild that failed or was canceled.
-  // Kept by the fold as partitions flip, so a detail of 50,000 refs costs no walk.
-  const still = page ? t.still_tainted : null;
   return {
     taint_id: t.taint_id,
     reason: t.reason,
@@ -135,7 +132,9 @@ export function taintView(state: BuildState, t: TaintRecord, page?: { offset: nu
     created_at: iso(t.created_at),
     partitions: page ? t.partitions.slice(page.offset, page.offset + page.limit) : t.partitions.slice(0, TAINT_LIST_REFS),
     partitions_total: t.partitions.length,
-    still_tainted: still,
+    // Tainted until a new build replaces it: also while it is rebuilt, and after a rebuild that failed or was canceled.
+    // Kept by the fold as partitions flip, so no read walks the refs, in a list or not.
+    still_tainted: t.still_tainted,
   };
 }
 

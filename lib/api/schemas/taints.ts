@@ -33,7 +33,7 @@ export const TaintViewSchema = Type.Object(
     created_at: IsoTime,
     partitions: Type.Array(Type.String(), { description: 'The detail: a page of them (partitions_offset, partitions_limit); lists: the first 20.' }),
     partitions_total: Type.Integer({ minimum: 0 }),
-    still_tainted: Nullable(Type.Integer({ minimum: 0 })),
+    still_tainted: Type.Integer({ minimum: 0, description: 'Of its partitions, how many are still tainted (not rebuilt since).' }),
   },
   { $id: 'TaintView', additionalProperties: false },
 );

@@ -18,7 +18,7 @@ function taintDetail(t: TaintView, offset: number): string {
     ['downstream', t.downstream ? 'yes' : 'no'],
     ['created', when(t.created_at)],
     ['partitions', partitions],
-    ['still tainted', t.still_tainted === null ? '' : `${t.still_tainted} of ${t.partitions_total}`],
+    ['still tainted', `${t.still_tainted} of ${t.partitions_total}`],
   ]);
 }
 
@@ -46,8 +46,8 @@ export function registerTaint(program: Command): void {
     fetch: (client, q) => client.listTaints(q),
     rows: (items) =>
       table(
-        ['Taint', 'Partitions', 'Downstream', 'Reason', 'Created'],
-        items.map((t) => [t.taint_id, listShort(t.partitions, 2, t.partitions_total), t.downstream ? 'yes' : '', t.reason, when(t.created_at)]),
+        ['Taint', 'Partitions', 'Still tainted', 'Downstream', 'Reason', 'Created'],
+        items.map((t) => [t.taint_id, listShort(t.partitions, 2, t.partitions_total), `${t.still_tainted} of ${t.partitions_total}`, t.downstream ? 'yes' : '', t.reason, when(t.created_at)]),
       ),
   });
   taints

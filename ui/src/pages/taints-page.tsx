@@ -19,7 +19,8 @@ const SHOWN_REFS = 1000;
 export const taintHref = (id: string) => `/taints/${encodeURIComponent(id)}`;
 
 export function TaintsPage() {
-  const events = useEventCount((e) => e.type === 'taint_created');
+  // A build moves a taint's count of its partitions still tainted: the rows shown are read again (a page of them).
+  const events = useEventCount((e) => e.type === 'taint_created' || e.type === 'job_run_succeeded');
   return (
     <section>
       <h1>Taints</h1>
@@ -38,6 +39,7 @@ export function TaintsPage() {
             <span role="columnheader" class="c-wide">Reason</span>
             <span role="columnheader" class="c-mid">Downstream</span>
             <span role="columnheader" class="c-mid">Partitions</span>
+            <span role="columnheader" class="c-mid">Still tainted</span>
             <span role="columnheader" class="c-wide">First partitions</span>
             <span role="columnheader" class="c-num">Age</span>
           </>
@@ -52,6 +54,9 @@ export function TaintsPage() {
             </span>
             <span role="cell" class="c-mid">{t.downstream ? 'yes' : 'no'}</span>
             <span role="cell" class="c-mid">{t.partitions_total}</span>
+            <span role="cell" class="c-mid" data-still={t.still_tainted}>
+              {t.still_tainted === 0 ? <span class="dim">none</span> : t.still_tainted}
+            </span>
             <span role="cell" class="c-wide" title={t.partitions.join('\n')}>
               {t.partitions.slice(0, ROW_REFS).join(', ')}
               {t.partitions_total > ROW_REFS ? ` +${t.partitions_total - ROW_REFS}` : ''}
@@ -93,7 +98,7 @@ export function TaintPage({ id, location }: { id: string; location: Location }) 
                 <When iso={t.created_at} />
               </Fact>
               <Fact name="still_tainted" label="Still tainted">
-                {t.still_tainted ?? '?'} of {t.partitions_total}
+                {t.still_tainted} of {t.partitions_total}
                 {t.still_tainted === 0 ? <span class="dim"> (all rebuilt since)</span> : null}
               </Fact>
             </dl>
