@@ -532,3 +532,35 @@ test('structural sharing: an update copies only one root-to-leaf path', (t) => {
   t.is(m.get(5_000), 5_000);
   t.is(next.get(5_000), -1);
 });
+
+test('updateMany equals update key by key: small batches and batches larger than the map, repeated keys, deletions, string and number keys', (t) => {
+  let merged = 0;
+  const check = <K>(compare: (a: K, b: K) => number, arbKey: fc.Arbitrary<K>) =>
+    fc.assert(
+      fc.property(
+        fc.array(arbKey, { maxLength: 200 }),
+        fc.oneof(fc.array(arbKey, { maxLength: 30 }), fc.array(arbKey, { minLength: 70, maxLength: 300 })),
+        fc.nat(),
+        (initial, batch, salt) => {
+        let map = OrderedMap.empty<K, number>(compare);
+        for (const k of initial) map = map.set(k, 1);
+        // Deletes some keys, changes others, adds the absent ones: every branch of a merge.
+        const fn = (key: K, old: number | undefined) => (old === undefined ? (salt % 3 === 0 ? undefined : 7) : (String(key).length + salt) % 2 === 0 ? undefined : old + 1);
+        let byKey = map;
+        for (const k of new Set(batch)) byKey = byKey.update(k, (old) => fn(k, old));
+        const many = map.updateMany(batch, fn);
+        if (new Set(batch).size >= 64 && new Set(batch).size >= map.size) merged++;
+        assert.deepEqual([...many.entries()], [...byKey.entries()]);
+        assert.equal(many.size, byKey.size);
+        for (const [k, v] of byKey.entries()) assert.equal(many.get(k), v);
+        // The result goes on as any map.
+        const k0 = batch[0] ?? initial[0];
+        if (k0 !== undefined) assert.deepEqual([...many.set(k0, 99).entries()], [...byKey.set(k0, 99).entries()]);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  t.notThrows(() => check(compareStrings, fc.string({ minLength: 1, maxLength: 4 })));
+  t.notThrows(() => check(compareNumbers, fc.integer({ min: -500, max: 500 })));
+  t.true(merged > 20, `the merge path was taken (${merged} times)`);
+});

@@ -481,6 +481,39 @@ export class OrderedMap<K, V> {
     return next === undefined ? this.delete(key) : this.set(key, next);
   }
 
+  /**
+   * `update` of each of `keys` (any order; a repeated key is updated once). A batch at least as large as the map
+   * (a backfill's 100,000 refs into a young index) is merged with the map's entries into one run, O((n + k) log k),
+   * where k updates one by one open k paths of nodes (most of folding such a want was their garbage collection);
+   * a smaller batch goes key by key, as a merge would decode and copy the whole map for it.
+   */
+  updateMany(keys: Iterable<K>, fn: (key: K, old: V | undefined) => V | undefined): OrderedMap<K, V> {
+    const batch = [...new Set(keys)];
+    if (batch.length < 64 || batch.length < this.size) {
+      let next: OrderedMap<K, V> = this;
+      for (const key of batch) next = next.update(key, (old) => fn(key, old));
+      return next;
+    }
+    // Strings in code-unit order are the default sort's, several times faster than through a comparator.
+    if ((this.compare as Compare<unknown>) === compareStrings) batch.sort();
+    else batch.sort(this.compare);
+    const outKeys: K[] = [];
+    const outValues: V[] = [];
+    const put = (key: K, value: V | undefined) => {
+      if (value === undefined) return;
+      outKeys.push(key);
+      outValues.push(value);
+    };
+    let i = 0;
+    for (const [key, value] of this.entries()) {
+      while (i < batch.length && this.compare(batch[i]!, key) < 0) put(batch[i]!, fn(batch[i]!, undefined)), i++;
+      if (i < batch.length && this.compare(batch[i]!, key) === 0) put(key, fn(key, value)), i++;
+      else put(key, value);
+    }
+    for (; i < batch.length; i++) put(batch[i]!, fn(batch[i]!, undefined));
+    return new OrderedMap(runOf(outKeys, outValues, 0, outKeys.length), this.compare);
+  }
+
   /** Entry at 0-based rank `index` in key order, or undefined when out of range. */
   at(index: number): [K, V] | undefined {
     if (!Number.isInteger(index) || index < 0 || index >= this.size) return undefined;
