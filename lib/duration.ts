@@ -11,3 +11,16 @@ export function parseDuration(text: string, option: string): number {
   if (ms <= 0) throw new Error(`${option} must be more than zero; got '${text}'.`);
   return ms;
 }
+
+/**
+ * A duration as a table or a progress line shows it: `250ms` (or `0.3s` with `tenths`, a clock that ticks), `4.2s`,
+ * `3m07s`, `2h05m`. Negative or absent: empty.
+ */
+export function formatDuration(ms: number | null | undefined, { tenths = false } = {}): string {
+  if (ms === null || ms === undefined || ms < 0) return '';
+  if (ms < 1000 && !tenths) return `${ms}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.floor(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}

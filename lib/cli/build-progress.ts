@@ -7,6 +7,7 @@
 import type { EventView, JobRunView, WantView } from '../client/platform-client.js';
 import type { JobRunStatus } from '../state/build-state.js';
 import { runEndedAt } from '../state/run-ended-at.js';
+import { formatDuration } from '../duration.js';
 
 export interface TrackedWant {
   want_id: string;
@@ -247,11 +248,7 @@ export function failedRuns(model: BuildModel): TrackedRun[] {
 }
 
 export function elapsed(ms: number): string {
-  const s = Math.max(0, ms) / 1000;
-  if (s < 60) return `${s.toFixed(1)}s`;
-  const whole = Math.floor(s);
-  if (whole < 3600) return `${Math.floor(whole / 60)}m${String(whole % 60).padStart(2, '0')}s`;
-  return `${Math.floor(whole / 3600)}h${String(Math.floor((whole % 3600) / 60)).padStart(2, '0')}m`;
+  return formatDuration(Math.max(0, ms), { tenths: true });
 }
 
 /**

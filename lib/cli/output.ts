@@ -5,6 +5,7 @@
 import { Chalk, supportsColor, type ChalkInstance } from 'chalk';
 import Table from 'cli-table3';
 import { CommanderError, type Command } from 'commander';
+import { formatDuration } from '../duration.js';
 import { PlatformClient } from '../client/platform-client.js';
 import { connectServer } from '../client/server-connection.js';
 import { serverLogPath } from '../client/start-daemon.js';
@@ -107,12 +108,7 @@ export function when(iso: string | null | undefined): string {
 }
 
 export function duration(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined || ms < 0) return '';
-  if (ms < 1000) return `${ms}ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
-  const s = Math.round(ms / 1000);
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  return formatDuration(ms);
 }
 
 /** At most `max` of `items`, then "+N more" of `total` (a list may hold only the first of them). */

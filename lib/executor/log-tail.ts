@@ -27,13 +27,8 @@ export async function tailStart(handle: FileHandle, lines: number): Promise<numb
 
 /** The same, by path; 0 for a file not there yet (a run that has printed nothing starts at its first line). */
 export async function tailStartOf(path: string, lines: number): Promise<number> {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw err;
-  }
+  const handle = await open(path, 'r').catch(zeroIfAbsent);
+  if (handle === 0) return 0;
   try {
     return await tailStart(handle, lines);
   } finally {
@@ -43,10 +38,12 @@ export async function tailStartOf(path: string, lines: number): Promise<number> 
 
 /** The file's size, 0 when it is not there yet. */
 export async function sizeOf(path: string): Promise<number> {
-  try {
-    return (await stat(path)).size;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw err;
-  }
+  const s = await stat(path).catch(zeroIfAbsent);
+  return s === 0 ? 0 : s.size;
+}
+
+/** A log not written yet reads as empty: 0 for a missing file, any other error as it is. */
+function zeroIfAbsent(err: unknown): 0 {
+  if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+  throw err;
 }
