@@ -2,6 +2,7 @@
  * The orchestrator against the supervised adapter of the executor port (what the daemon uses): a DAG is built,
  * a cancel ends the job and its grandchild within a second, a timeout, a failure with a retry, and a job that
  * reports a missing input all come out as with in-process runs; each run's status is on disk in its directory.
+ * A run's timeout is kept by its launcher (native and shell), also while no platform is open.
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
@@ -10,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { firstValueFrom } from 'rxjs';
 import { belongsToRun, unreaped } from '../lib/executor/job-process-identity.js';
-import { SupervisedExecutor } from '../lib/executor/supervised-executor.js';
+import { SupervisedExecutor, type SupervisedExecutorOptions } from '../lib/executor/supervised-executor.js';
 import { launcherMode, nativeLauncherPath } from '../lib/executor/run-launcher.js';
 import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runs, runsFor, sleep, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
 
@@ -22,6 +23,18 @@ const graph = {
     { label: 'hold', outputs: ['hold/(?<n>\\d+)'], args: ['${n}'], exec: bash('sleep 100 & echo $! > "child-$1.pid"; sleep 100') },
     { label: 'slow', outputs: ['slow/(?<n>\\d+)'], timeout_seconds: 1, exec: bash('sleep 30') },
     { label: 'long', outputs: ['long/(?<n>\\d+)'], timeout_seconds: 2, exec: bash('echo $$ > long.pid; sleep 30') },
+    // Outlives its timeout by far: only a kill ends it before 30 s.
+    { label: 'overdue', outputs: ['overdue/(?<n>\\d+)'], timeout_seconds: 1, exec: bash('echo $$ > overdue.pid; sleep 30') },
+    // Ends in 2 s, by itself: with no timeout, and with one it never reaches.
+    { label: 'steady', outputs: ['steady/(?<n>\\d+)'], exec: bash('sleep 2') },
+    { label: 'patient', outputs: ['patient/(?<n>\\d+)'], timeout_seconds: 60, exec: bash('sleep 2') },
+    // Ignores SIGTERM, and so does the child it leaves in its group: only the SIGKILL after the grace ends them.
+    {
+      label: 'stubborn',
+      outputs: ['stubborn/(?<n>\\d+)'],
+      timeout_seconds: 1,
+      exec: bash('trap "" TERM; sleep 30 & echo $! > stubborn.pid; echo $$ >> stubborn.pid; sleep 30'),
+    },
     { label: 'killed', outputs: ['killed/(?<n>\\d+)'], exec: bash('kill -KILL $$') },
     { label: 'brief', outputs: ['brief/(?<n>\\d+)'], exec: bash('sleep 1') },
     { label: 'sour', outputs: ['sour/(?<n>\\d+)'], exec: bash('sleep 1; exit 3') },
@@ -40,6 +53,42 @@ const graph = {
 };
 
 const open = (t: Parameters<typeof openPlatform>[0], dir: string) => openPlatform(t, dir, graph, { executor: 'supervised' });
+
+/**
+ * The supervised executor with the launcher `mode` (PLATFORM_LAUNCHER=shell forces the shell one; the launcher reads
+ * it when made, so it is set only around that). Undefined where the native launcher was not built.
+ */
+function supervisedBy(mode: 'native' | 'shell', options: Omit<SupervisedExecutorOptions, 'workspaceRoot'> = {}): ((workspaceRoot: string) => SupervisedExecutor) | undefined {
+  if (mode === 'native' && launcherMode() !== 'native') return undefined;
+  return (workspaceRoot) => {
+    const before = process.env.PLATFORM_LAUNCHER;
+    process.env.PLATFORM_LAUNCHER = mode === 'shell' ? 'shell' : '';
+    try {
+      return new SupervisedExecutor({ ...options, workspaceRoot });
+    } finally {
+      if (before === undefined) delete process.env.PLATFORM_LAUNCHER;
+      else process.env.PLATFORM_LAUNCHER = before;
+    }
+  };
+}
+
+/** Whether any process is left in the process group `pid` leads. */
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const statusOf = (dir: string, runId: string): Record<string, unknown> | undefined => {
+  try {
+    return JSON.parse(readFileSync(join(dir, '.platform', 'logs', runId, 'status.json'), 'utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+};
 
 test('a DAG is built under supervisors; each run leaves its status in its directory', async (t) => {
   const dir = makeWorkspace(t);
@@ -110,6 +159,129 @@ test("a run's timeout holds across a restart: the next platform kills it at the 
   t.true(await poll(() => pidsIn(dir, 'long.pid').every((pid) => !isPidAlive(pid)), 2000), 'the job is gone');
 });
 
+for (const mode of ['native', 'shell'] as const) {
+  test(`${mode} launcher: a run that outlives its timeout while no platform is open is killed at its deadline by its launcher; the next open records it timed out, when it ended`, async (t) => {
+    const executor = supervisedBy(mode);
+    if (!executor) return t.pass('the native launcher is not built here (no C compiler)');
+    const dir = makeWorkspace(t);
+    killAtTeardown(t, () => pidsIn(dir, 'overdue.pid'));
+    const first = await openPlatform(t, dir, graph, { executor, cancelRunsOnClose: false });
+    const w = await want(first, ['overdue/1']);
+    const run = runsFor(await waitFor(first, (s) => runsFor(s, 'overdue/1')[0]?.status === 'running', 'overdue/1 running'), 'overdue/1')[0]!;
+    await first.close();
+    t.true(await poll(() => pidsIn(dir, 'overdue.pid').length > 0, 5000), 'the job started');
+    const pid = pidsIn(dir, 'overdue.pid')[0]!;
+    // No platform is open: only its launcher can end the job before its 30 s.
+    t.true(await poll(() => !isPidAlive(pid), 10_000), 'the job was killed while no platform was open');
+    t.true(await poll(() => statusOf(dir, run.job_run_id) !== undefined, 5000), 'its status is written');
+    t.like(statusOf(dir, run.job_run_id), { exit_code: 128 + 15, timed_out: true }, 'the status says it timed out (the job died of the SIGTERM)');
+    t.regex(readFileSync(join(dir, '.platform', 'logs', run.job_run_id, 'stderr.log'), 'utf8'), /platform: timed out after 1 s; killing the job's process group/);
+    const statusFile = join(dir, '.platform', 'logs', run.job_run_id, 'status.json');
+    await sleep(1000);
+    const reopenedAt = Date.now();
+    const second = await open(t, dir);
+    const s = await waitForWant(second, w, ['failed'], 20_000);
+    const ended = runsFor(s, 'overdue/1');
+    t.is(ended.length, 1, 'one run, followed to its end');
+    t.like(ended[0], { job_run_id: run.job_run_id, status: 'failed', exit_code: -1, signal: 'SIGTERM', reason: 'timed out after 1 s' }, 'recorded as a timeout of a live platform is');
+    t.is(ended[0]!.ended_at, Math.floor(statSync(statusFile).mtimeMs), 'it ended when its launcher wrote its status');
+    t.true(ended[0]!.ended_at! < reopenedAt, 'before the next platform opened');
+    t.true(ended[0]!.ended_at! - ended[0]!.started_at! < 10_000, 'at its deadline, not at its job\'s own end');
+    const ends = (await second.log.list(0, 1000)).filter((e) => (e.type === 'job_run_failed' && e.job_run_failed.job_run_id === run.job_run_id) || (e.type === 'job_run_succeeded' && e.job_run_succeeded.job_run_id === run.job_run_id));
+    t.is(ends.length, 1, 'its end is recorded once');
+  });
+
+  test(`${mode} launcher: while no platform is open, its launcher kills only the run whose timeout passed; a run with no timeout, and one whose timeout is far off, end as their jobs do, nothing of them left`, async (t) => {
+    const executor = supervisedBy(mode);
+    if (!executor) return t.pass('the native launcher is not built here (no C compiler)');
+    const dir = makeWorkspace(t);
+    killAtTeardown(t, () => pidsIn(dir, 'overdue.pid'));
+    const refs = ['overdue/2', 'steady/2', 'patient/2'];
+    const first = await openPlatform(t, dir, graph, { executor, cancelRunsOnClose: false });
+    const w = await want(first, refs);
+    const running = await waitFor(first, (s) => refs.every((ref) => runsFor(s, ref)[0]?.status === 'running'), 'all three running');
+    const [overdue, steady, patient] = refs.map((ref) => runsFor(running, ref)[0]!);
+    await first.close();
+    t.true(await poll(() => [overdue!, steady!, patient!].every((r) => statusOf(dir, r.job_run_id) !== undefined), 15_000), 'all three ended while no platform was open');
+    t.like(statusOf(dir, overdue!.job_run_id), { timed_out: true });
+    for (const r of [steady!, patient!]) {
+      t.deepEqual(statusOf(dir, r.job_run_id), { exit_code: 0, pid: r.pid }, `${r.job_label} ended by itself, not timed out`);
+      // The shell supervisor's watchdog (for patient) goes with it.
+      t.true(await poll(() => !groupAlive(r.pid), 5000), `nothing of ${r.job_label}'s group is left`);
+    }
+    const second = await open(t, dir);
+    const s = await waitForWant(second, w, ['failed'], 20_000);
+    t.like(runsFor(s, 'overdue/2')[0], { status: 'failed', reason: 'timed out after 1 s' });
+    t.like(runsFor(s, 'steady/2')[0], { status: 'succeeded' });
+    t.like(runsFor(s, 'patient/2')[0], { status: 'succeeded' });
+  });
+
+  test(`${mode} launcher: with a platform open, a job that ignores SIGTERM is killed by its launcher after the grace with what it left in its group, and recorded once, timed out`, async (t) => {
+    const executor = supervisedBy(mode);
+    if (!executor) return t.pass('the native launcher is not built here (no C compiler)');
+    const dir = makeWorkspace(t);
+    killAtTeardown(t, () => pidsIn(dir, 'stubborn.pid'));
+    const platform = await openPlatform(t, dir, graph, { executor });
+    const s = await waitForWant(platform, await want(platform, ['stubborn/1']), ['failed'], 20_000);
+    const runsOf = runsFor(s, 'stubborn/1');
+    t.is(runsOf.length, 1);
+    t.like(runsOf[0], { status: 'failed', exit_code: -1, signal: 'SIGKILL', reason: 'timed out after 1 s' });
+    const pids = pidsIn(dir, 'stubborn.pid');
+    t.is(pids.length, 2);
+    t.true(pids.every((pid) => !isPidAlive(pid)), 'the job and its child were gone when the run was recorded');
+    t.like(statusOf(dir, runsOf[0]!.job_run_id), { exit_code: 128 + 9, timed_out: true });
+    const ends = (await platform.log.list(0, 1000)).filter((e) => e.type === 'job_run_failed' || e.type === 'job_run_succeeded');
+    t.is(ends.length, 1, 'its end is recorded once');
+  });
+}
+
+for (const mode of ['native', 'shell'] as const) {
+  test(`${mode} launcher: what a timed-out job left in its group and that ignores SIGTERM is killed after the grace, though the job died of the SIGTERM; with no executor left`, async (t) => {
+    const make = supervisedBy(mode, { pollMs: 20, killGraceMs: 300 });
+    if (!make) return t.pass('the native launcher is not built here (no C compiler)');
+    const dir = makeWorkspace(t);
+    const id = 'r-straggler';
+    const logDir = join(dir, '.platform', 'logs', id);
+    const script = "(trap '' TERM; sleep 30) & echo $! > straggler.pid; sleep 30";
+    const launch = { job_run_id: id, argv: ['/bin/sh', '-c', script], env: {}, outputs: ['s/1'], cwd: dir, stdin: '{}', log_dir: logDir, timeout_seconds: 1 };
+    const executor = make(dir);
+    const started = firstValueFrom(executor.started$);
+    executor.start(launch);
+    const { pid } = await started;
+    killAtTeardown(t, () => [pid, ...pidsIn(dir, 'straggler.pid')]);
+    await executor.shutdown('a restart');
+    t.true(await poll(() => pidsIn(dir, 'straggler.pid').length > 0, 5000), 'the job started its child');
+    const straggler = pidsIn(dir, 'straggler.pid')[0]!;
+    t.true(await poll(() => statusOf(dir, id) !== undefined, 10_000), 'the job was ended at its deadline');
+    t.like(statusOf(dir, id), { exit_code: 128 + 15, timed_out: true }, 'it died of the SIGTERM');
+    t.true(await poll(() => !isPidAlive(straggler) && !groupAlive(pid), 5000), 'its child, which ignored it, was killed after the grace');
+  });
+}
+
+test('a run the launcher\'s records cannot carry (its supervisor spawned by node) is timed out by that supervisor too, with no executor left', async (t) => {
+  if (launcherMode() !== 'native') return t.pass('the native launcher is not built here (no C compiler)');
+  const dir = makeWorkspace(t);
+  // A space in the id: not in a launch record (its news is split on spaces), so `platform-launcher --supervise`.
+  const id = 'r odd';
+  const logDir = join(dir, '.platform', 'logs', id);
+  const launch = { job_run_id: id, argv: ['/bin/sh', '-c', 'echo $$ > odd.pid; sleep 30'], env: {}, outputs: ['o/1'], cwd: dir, stdin: '{}', log_dir: logDir, timeout_seconds: 1 };
+  const first = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20, killGraceMs: 100 });
+  const started = firstValueFrom(first.started$);
+  first.start(launch);
+  const { pid } = await started;
+  killAtTeardown(t, () => [pid, ...pidsIn(dir, 'odd.pid')]);
+  await first.shutdown('a restart');
+  t.true(await poll(() => statusOf(dir, id) !== undefined, 10_000), 'its supervisor ended it while no executor ran');
+  t.like(statusOf(dir, id), { pid, timed_out: true });
+  t.true(await poll(() => !groupAlive(pid), 5000), 'nothing of its group is left');
+
+  const second = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20 });
+  t.teardown(() => second.shutdown('test over'));
+  const outcome = firstValueFrom(second.outcomes$);
+  t.is(second.reattach(launch, pid), 'ended');
+  t.like(await outcome, { job_run_id: id, status: 'failed', reason: 'timed out after 1 s', ended_at: Math.floor(statSync(join(logDir, 'status.json')).mtimeMs) });
+});
+
 test('a run that ended while no platform ran ends when its job did, not when the next platform found out', async (t) => {
   const dir = makeWorkspace(t);
   const first = await openPlatform(t, dir, graph, { executor: 'supervised', cancelRunsOnClose: false });
@@ -156,7 +328,7 @@ test("a re-attached run whose job has ended but its launcher has not reaped it y
   t.teardown(() => void launcher.kill('SIGKILL'));
   const env = [`PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`, 'PATH=/usr/bin:/bin'];
   const argv = ['/bin/sh', '-c', 'sleep 0.3'];
-  launcher.stdin!.write([id, logDir, dir, '{}', String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0');
+  launcher.stdin!.write([id, logDir, dir, '{}', '0', '0', String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0');
   const pid = Number(/^s \S+ (\d+)$/m.exec((await once(launcher.stdout!, 'data'))[0].toString())?.[1]);
   t.true(pid > 0, 'the launcher started the job');
   launcher.kill('SIGSTOP');

@@ -167,11 +167,11 @@ test('native: a malformed record ends the launcher\'s news (the daemon sees it g
   const exited = once(launcher, 'exit');
   const env = [`PLATFORM_WORKSPACE=${workspace}`, 'PLATFORM_JOB_RUN_ID=r-1'];
   const argv = ['/bin/sh', '-c', 'sleep 0.5'];
-  launcher.stdin!.write(['r-1', dir, workspace, '{}', String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0');
+  launcher.stdin!.write(['r-1', dir, workspace, '{}', '0', '0', String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0');
   t.true(await poll(() => /^s r-1 \d+$/m.test(out), 5000), 'the good run started');
   const pid = Number(/^s r-1 (\d+)$/m.exec(out)![1]);
   // A count over launcher.c's field table: what no daemon sends, but a bug could.
-  launcher.stdin!.write(['r-2', dir, workspace, '{}', '99999'].join('\0') + '\0');
+  launcher.stdin!.write(['r-2', dir, workspace, '{}', '0', '0', '99999'].join('\0') + '\0');
   await ended;
   t.true(isPidAlive(launcher.pid!), 'the launcher lives on while its run does');
   t.true(isPidAlive(pid), 'its run goes on');

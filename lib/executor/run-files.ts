@@ -1,8 +1,8 @@
 /**
  * The files a supervised run keeps in its log directory beside its logs, so that what happened to it outlives any
  * daemon: `stdin.json` (the job's config, its stdin), `cancel.json` (why it is being canceled, written before its
- * group is signalled) and `status.json` (`{"exit_code": n, "pid": p}`, written by its supervisor once the job ended).
- * A daemon reads them to re-attach.
+ * group is signalled) and `status.json` (`{"exit_code": n, "pid": p}`, written by its supervisor once the job ended,
+ * with `"timed_out": true` when the supervisor killed it at its timeout). A daemon reads them to re-attach.
  *
  * A run id keeps its directory across attempts (a run queued before a crash is started again under the same id), and
  * an earlier attempt's supervisor may outlive the kill that ended it and write its status late. So a start clears
@@ -20,9 +20,9 @@ export const STATUS_FILE = 'status.json';
 /**
  * What a supervisor recorded; `outcome` is the format of the node supervisors of 0.1.0, still read after an upgrade.
  * `ended_at` is the file's modification time: the supervisor writes it as the job ends, so a daemon that reads it
- * later (the run ended while none ran) still knows when.
+ * later (the run ended while none ran) still knows when. `timed_out`: the supervisor killed the job at its timeout.
  */
-export type ExitStatus = ({ exit_code: number } | { outcome: JobOutcome }) & { ended_at: number };
+export type ExitStatus = ({ exit_code: number; timed_out: boolean } | { outcome: JobOutcome }) & { ended_at: number };
 
 /** Written whole or not at all (a crash mid-write leaves the old file, or none), and on disk before it returns. */
 export function writeDurably(path: string, value: unknown): void {
@@ -57,12 +57,12 @@ function readJson<T>(path: string): { value: T; mtimeMs: number } | undefined {
  * when the status is another attempt's: `pid` is the run's (0 when not known yet, which takes any).
  */
 export function readExitStatus(dir: string, pid: number): ExitStatus | undefined {
-  const read = readJson<{ exit_code?: unknown; status?: unknown; pid?: unknown } | null>(join(dir, STATUS_FILE));
+  const read = readJson<{ exit_code?: unknown; status?: unknown; pid?: unknown; timed_out?: unknown } | null>(join(dir, STATUS_FILE));
   if (!read) return undefined;
   const raw = read.value;
   const ended_at = Math.floor(read.mtimeMs);
   if (pid > 0 && typeof raw?.pid === 'number' && raw.pid !== pid) return undefined;
-  if (typeof raw?.exit_code === 'number' && raw.status === undefined) return { exit_code: raw.exit_code, ended_at };
+  if (typeof raw?.exit_code === 'number' && raw.status === undefined) return { exit_code: raw.exit_code, timed_out: raw.timed_out === true, ended_at };
   if (typeof raw?.status === 'string') return { outcome: raw as JobOutcome, ended_at };
   return undefined;
 }

@@ -13,6 +13,9 @@
  *   job must not inherit that); ~3 ms of a slot.
  *
  * Where neither can be used (no setsid, or a run neither can carry), the supervisor is spawned by node.
+ *
+ * Every supervisor keeps its run's timeout itself (the native launcher from its poll's timeout, the shell one with a
+ * watchdog per run that has one), so it holds while no daemon runs.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
@@ -53,6 +56,13 @@ export interface RunSpec {
    * one off this event loop); absent, both are written already.
    */
   stdin?: string;
+  /**
+   * The run's timeout (0 or absent: none), kept by its supervisor whether or not a daemon runs: SIGTERM to the job's
+   * group, SIGKILL `killGraceMs` later, and `"timed_out": true` in its status. The shell supervisor reads both from
+   * run.sh instead.
+   */
+  timeoutMs?: number;
+  killGraceMs?: number;
 }
 
 /** dist/native/platform-launcher, beside this module's dist/lib/executor/. */
@@ -100,7 +110,8 @@ export class RunLauncher {
     }
     if (this.mode === 'native') {
       // A run launcher.c's records cannot carry: its supervisor spawned by node.
-      return this.spawnDirect(id, NATIVE_LAUNCHER, ['--supervise', dir, run.cwd, ...run.argv], { ...process.env, ...run.jobEnv, PLATFORM_WORKSPACE: this.workspaceRoot }, run.cwd);
+      const [timeoutMs, graceMs] = timeoutFields(run);
+      return this.spawnDirect(id, NATIVE_LAUNCHER, ['--supervise', dir, run.cwd, timeoutMs, graceMs, ...run.argv], { ...process.env, ...run.jobEnv, PLATFORM_WORKSPACE: this.workspaceRoot }, run.cwd);
     }
     if (!shellSafe || this.mode !== 'shell' || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, '/bin/sh', ['-c', this.script, dir], { ...process.env, ...run.jobEnv }, run.cwd);
     this.ensureShell().stdin!.write(`${id}\n${dir}\n`);
@@ -112,7 +123,10 @@ export class RunLauncher {
     this.shell = undefined;
   }
 
-  /** launcher.c's record: id, dir, cwd, config, the environment counted, the argv counted; each NUL-terminated. */
+  /**
+   * launcher.c's record: id, dir, cwd, config, timeout and kill grace (ms), the environment counted, the argv
+   * counted; each NUL-terminated.
+   */
   private nativeRecord(run: RunSpec): string | undefined {
     // Without the variables every run sets for itself (a daemon started from a job has them too).
     this.baseEnv ??= encodeEnv(process.env, RUN_VARIABLES);
@@ -120,11 +134,11 @@ export class RunLauncher {
     const own = encodeEnv({ ...run.jobEnv, PLATFORM_WORKSPACE: this.workspaceRoot, PLATFORM_JOB_RUN_ID: run.id });
     const base = [...own.keys].some((k) => baseEnv.keys.has(k)) ? baseEnv.entries.filter(([k]) => !own.keys.has(k)).map(([, f]) => f) : baseEnv.fields;
     const count = base.length + own.fields.length;
-    if (count + run.argv.length + 6 > NATIVE_MAX_FIELDS) return undefined;
+    if (count + run.argv.length + 8 > NATIVE_MAX_FIELDS) return undefined;
     // A NUL would split a field in two and the records after it (node's spawn refuses such an argument, saying so).
     if ([run.id, run.dir, run.cwd, run.stdin ?? '', ...run.argv].some((f) => f.includes('\0'))) return undefined;
     // JSON never holds a raw NUL (it is escaped), so the config is one field.
-    return [run.id, run.dir, run.cwd, run.stdin ?? '', String(count), ...base, ...own.fields, String(run.argv.length), ...run.argv].join('\0') + '\0';
+    return [run.id, run.dir, run.cwd, run.stdin ?? '', ...timeoutFields(run), String(count), ...base, ...own.fields, String(run.argv.length), ...run.argv].join('\0') + '\0';
   }
 
   private ensureShell(): ChildProcess {
@@ -227,6 +241,15 @@ function encodeEnv(env: NodeJS.ProcessEnv, leaveOut: ReadonlySet<string> = new S
     entries.push([k, `${k}=${v}`]);
   }
   return { keys, fields: entries.map(([, f]) => f), entries };
+}
+
+/** launcher.c's longest span (ms): what it caps a timeout at, ~30,000 years. */
+const NATIVE_MAX_MS = 1e15;
+
+/** The run's timeout and kill grace as launcher.c reads them: whole milliseconds in decimal ("0": no timeout). */
+function timeoutFields(run: RunSpec): [string, string] {
+  const ms = (v: number | undefined): string => String(v !== undefined && Number.isFinite(v) && v > 0 ? Math.min(Math.round(v), NATIVE_MAX_MS) : 0);
+  return [ms(run.timeoutMs), ms(run.killGraceMs)];
 }
 
 /** An error as node would make it for errno `n` (its `code`, e.g. ENOSPC). */

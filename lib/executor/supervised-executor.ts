@@ -10,7 +10,8 @@
  * the last of them ended), or a process per run (the launcher's `--supervise` mode for a run its records cannot
  * carry; `/bin/sh` where it was not built). Not a node process, because a supervisor is paid for on every run (a
  * node one cost ~0.3 s, docs/decisions.md). All record a job killed by signal n as 128+n, as a shell does: such a
- * job and one that exits with 128+n look the same, and are reported as killed.
+ * job and one that exits with 128+n look the same, and are reported as killed. All keep the run's timeout too, with
+ * or without a daemon, and say in the status that they timed the job out; this daemon's own timer is a backstop.
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { storageFault } from '../system/storage-fault.js';
@@ -32,13 +33,61 @@ import { signalGroup } from '../system/process-group.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 
 /**
- * The shell supervisor, `sh -c SCRIPT <run dir>` (launcher.c's `--supervise` does the same): `run.sh` in the run's directory sets the job's directory, environment and argv; the job
- * gets `stdin.json` on its stdin and the two log files. TERM is caught (not ignored, which the job would inherit) so
- * that a cancel reaching the whole group lets the shell outlive its job and record it.
+ * The shell supervisor, `sh -c SCRIPT <run dir>` (launcher.c's `--supervise` does the same): `run.sh` in the run's
+ * directory sets the job's directory, environment and argv; the job gets `stdin.json` on its stdin and the two log
+ * files. TERM is caught (not ignored, which the job would inherit) so that a cancel reaching the whole group lets the
+ * shell outlive its job and record it.
+ *
+ * A run with a timeout (run.sh sets `platform_timeout_seconds`) gets a watchdog, a subshell in the run's group that
+ * sleeps until the deadline, then does what the daemon does on a timeout: SIGTERM to the group, SIGKILL after the
+ * grace. It tells the supervisor first (USR1, trapped: the status says `"timed_out":true`); a job that ignores
+ * SIGTERM keeps the supervisor waiting until that SIGKILL ends it too, so the watchdog writes the status itself
+ * before it. A job that ends in time, or a cancel's SIGTERM, ends the watchdog (its sleep with it). The job itself
+ * still runs in the foreground: an asynchronous list would start it with SIGINT and SIGQUIT ignored. Names are
+ * prefixed: run.sh exports the job's variables, and an assignment here would change one of the same name.
  */
-export const SUPERVISOR_SCRIPT =
-  'trap : TERM; d=$0; . "$d/run.sh" && "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log"; c=$?; printf \'{"exit_code":%d,"pid":%d}\\n\' "$c" "$$" >"$d/status.json"; exit "$c"';
+export const SUPERVISOR_SCRIPT = [
+  'trap : TERM',
+  "trap 'platform_timed_out=1' USR1",
+  'platform_timed_out=; platform_watchdog=; d=$0',
+  'if . "$d/run.sh"; then',
+  '  if [ "${platform_timeout_seconds:-0}" -gt 0 ]; then',
+  '    (',
+  "      trap 'kill $platform_sleep 2>/dev/null; exit' TERM",
+  '      sleep "$platform_timeout_seconds" & platform_sleep=$!',
+  '      wait $platform_sleep || exit',
+  "      trap '' TERM",
+  `      echo "platform: timed out after $platform_timeout_seconds s; killing the job's process group" >>"$d/stderr.log"`,
+  '      kill -USR1 $$',
+  '      kill -TERM 0',
+  '      sleep "$platform_kill_grace" 2>/dev/null || sleep 1',
+  `      if kill -0 $$ 2>/dev/null && [ ! -e "$d/status.json" ]; then printf '{"exit_code":137,"pid":%d,"timed_out":true}\\n' "$$" >"$d/status.json"; fi`,
+  '      kill -KILL 0',
+  '    ) </dev/null >/dev/null 2>&1 &',
+  '    platform_watchdog=$!',
+  '  fi',
+  '  "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log"; c=$?',
+  '  [ -z "$platform_watchdog" ] || kill "$platform_watchdog" 2>/dev/null',
+  'else',
+  '  c=$?',
+  'fi',
+  // Timed out, the watchdog's SIGKILL may end this shell mid-write: renamed into place, the status is whole, the
+  // watchdog's or this one.
+  'if [ -n "$platform_timed_out" ]; then',
+  `  printf '{"exit_code":%d,"pid":%d,"timed_out":true}\\n' "$c" "$$" >"$d/status.json.tmp" && mv -f "$d/status.json.tmp" "$d/status.json"`,
+  'else',
+  `  printf '{"exit_code":%d,"pid":%d}\\n' "$c" "$$" >"$d/status.json"`,
+  'fi',
+  'exit "$c"',
+].join('\n');
 const RUN_FILE = 'run.sh';
+/**
+ * How long after a run's deadline and kill grace this daemon's own timer kills it. The run's supervisor (launcher.c,
+ * SUPERVISOR_SCRIPT) kills it at the deadline itself, whether or not a daemon runs, and says so in its status; this
+ * timer is the backstop for one that does not (a run started before an upgrade, a native launcher killed by hand).
+ * Later than the supervisor, so that the two do not race: were they to, both record the same timeout, once.
+ */
+const BACKSTOP_MS = 1000;
 
 export interface SupervisedExecutorOptions {
   workspaceRoot: string;
@@ -113,16 +162,17 @@ export class SupervisedExecutor implements Executor {
     // The shell launcher runs run.sh; the native one is given all of it, and only needs it for a deadline (what a
     // next daemon reads). Without run.sh the native launcher writes the run's files itself, off this event loop.
     const runSh = this.launcher.kind !== 'native' || deadline > 0;
+    const timeout = deadline > 0 ? { timeoutMs: seconds * 1000, killGraceMs: this.graceMs() } : undefined;
     if (runSh) {
       try {
         writeRunFiles(dir, launch.stdin);
-        writeFileSync(join(dir, RUN_FILE), runScript(launch.cwd, shellNames ? jobEnv : {}, deadline, argv));
+        writeFileSync(join(dir, RUN_FILE), runScript(launch.cwd, shellNames ? jobEnv : {}, deadline, argv, timeout));
       } catch (err) {
         return fail(runFilesFault(err, dir));
       }
     }
     this.follow(id, dir, 0, true, seconds, deadline);
-    this.launcher.launch({ id, dir, jobEnv, cwd: launch.cwd, argv, ...(runSh ? {} : { stdin: launch.stdin }) }, shellNames);
+    this.launcher.launch({ id, dir, jobEnv, cwd: launch.cwd, argv, ...(runSh ? {} : { stdin: launch.stdin }), ...timeout }, shellNames);
     return undefined;
   }
 
@@ -177,7 +227,8 @@ export class SupervisedExecutor implements Executor {
       this.poll ??= interval(this.opts.pollMs ?? 250).subscribe(() => this.check());
       await cancelAllAndWait(this, [...this.runs.keys()], reason, this.opts.shutdownTimeoutMs ?? 5000);
     }
-    // The rest go on without us (their timeouts are kept by the next daemon): no more outcomes from this one.
+    // The rest go on without us (their supervisors keep their timeouts; the next daemon records them): no more
+    // outcomes from this one.
     this.stopped = true;
     this.poll?.unsubscribe();
     for (const run of this.runs.values()) clearTimeout(run.timer);
@@ -219,7 +270,7 @@ export class SupervisedExecutor implements Executor {
         run.kill = { kind: 'timeout' };
         this.note(run, `timed out after ${timeoutSeconds} s; killing the job's process group`);
         this.killGroup(run);
-      }, Math.min(Math.max(0, deadline - Date.now()), MAX_TIMER_MS));
+      }, Math.min(Math.max(0, deadline + this.graceMs() + BACKSTOP_MS - Date.now()), MAX_TIMER_MS));
     }
     return run;
   }
@@ -243,7 +294,18 @@ export class SupervisedExecutor implements Executor {
     clearTimeout(run.timer);
     if (failure) return this.end(run, failure);
     const recorded = exit ? undefined : readExitStatus(run.dir, run.pid);
-    const status = exit ?? (recorded && 'exit_code' in recorded ? fromShell(recorded.exit_code, null) : undefined);
+    let status = exit ?? (recorded && 'exit_code' in recorded ? fromShell(recorded.exit_code, null) : undefined);
+    // Its supervisor timed it out (its status says so; an exit heard live cannot: read for runs with a timeout only).
+    // Recorded as this daemon's own timeout is, with the supervisor's word on how the job ended: the shell's watchdog
+    // and `--supervise` end in the group's SIGKILL themselves, after writing it.
+    const told = recorded ?? (exit && !run.kill && run.timeoutSeconds > 0 ? readExitStatus(run.dir, run.pid) : undefined);
+    if (!run.kill && told && 'exit_code' in told && told.timed_out) {
+      run.kill = { kind: 'timeout' };
+      status = fromShell(told.exit_code, null);
+      // What is left of its group (what ignored the SIGTERM) goes before the outcome, as after this daemon's timeout;
+      // the supervisor sends the same SIGKILL, from its deadline.
+      if (groupAlive(run.pid)) this.killGroup(run, false);
+    }
     let outcome: JobOutcome;
     if (recorded && 'outcome' in recorded) {
       outcome = { ...recorded.outcome, job_run_id: run.id };
@@ -271,17 +333,25 @@ export class SupervisedExecutor implements Executor {
     this.subject.next(outcome);
   }
 
-  /** SIGTERM to the run's process group now, SIGKILL after the grace (for members that ignore SIGTERM). */
-  private killGroup(run: Run): void {
+  /**
+   * SIGTERM to the run's process group now (`term`; not when its supervisor sent it already), SIGKILL after the grace
+   * (for members that ignore SIGTERM).
+   */
+  private killGroup(run: Run, term = true): void {
     clearTimeout(run.timer);
     if (run.pid <= 0) return; // not started yet: killed as soon as the launcher says it started
-    signalGroup(run.pid, 'SIGTERM', false);
+    if (term) signalGroup(run.pid, 'SIGTERM', false);
     run.killed = new Promise<void>((resolve) =>
       setTimeout(() => {
         signalGroup(run.pid, 'SIGKILL', false);
         resolve();
-      }, this.opts.killGraceMs ?? 500),
+      }, this.graceMs()),
     );
+  }
+
+  /** Between SIGTERM and SIGKILL of a canceled or timed-out run's group (this daemon's and the supervisor's). */
+  private graceMs(): number {
+    return this.opts.killGraceMs ?? 500;
   }
 
   private note(run: Run, text: string): void {
@@ -335,12 +405,17 @@ function deadlineOf(dir: string): number {
   }
 }
 
-/** run.sh: what the shell supervisor sources (the job's directory, environment and argv) and the run's deadline. */
-function runScript(cwd: string, env: Record<string, string>, deadline: number, argv: string[]): string {
+/**
+ * run.sh: what the shell supervisor sources (the job's directory, environment and argv) and the run's deadline (epoch
+ * ms, what a next daemon reads back), with, for a run with a timeout, what its watchdog needs: the timeout in whole
+ * seconds (`[ -gt ]` and a POSIX `sleep` take no fraction) and the kill grace in seconds.
+ */
+function runScript(cwd: string, env: Record<string, string>, deadline: number, argv: string[], timeout?: { timeoutMs: number; killGraceMs: number }): string {
   return [
     `cd ${shq(cwd)} &&`,
     ...Object.entries(env).map(([k, v]) => `export ${k}=${shq(v)} &&`),
     `deadline=${deadline} &&`,
+    ...(timeout ? [`platform_timeout_seconds=${Math.ceil(timeout.timeoutMs / 1000)} &&`, `platform_kill_grace=${(timeout.killGraceMs / 1000).toFixed(3)} &&`] : []),
     `set -- ${argv.map(shq).join(' ')}`,
     '',
   ].join('\n');

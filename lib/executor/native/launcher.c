@@ -7,10 +7,10 @@
  * and "Speed, session 13"):
  *
  *   launcher mode:   platform-launcher <workspace>
- *     Reads records from stdin, each
- *     `id NUL dir NUL cwd NUL stdin NUL n NUL env_1 NUL .. env_n NUL m NUL arg_1 NUL .. arg_m NUL` (arg_1 is the
- *     program's absolute path). A non-empty `stdin` is the job's config: the launcher makes the run's directory and
- *     writes it there as stdin.json (file work off the daemon's event loop); empty, the daemon wrote them. A run
+ *     Reads records from stdin, each `id NUL dir NUL cwd NUL stdin NUL timeout_ms NUL grace_ms NUL n NUL env_1 NUL ..
+ *     env_n NUL m NUL arg_1 NUL .. arg_m NUL` (arg_1 is the program's absolute path; timeout_ms 0 is no timeout). A
+ *     non-empty `stdin` is the job's config: the launcher makes the run's directory and writes it there as
+ *     stdin.json (file work off the daemon's event loop); empty, the daemon wrote them. A run
  *     whose files cannot be written is answered `w <id> <errno>` (one that cannot be forked `f <id> <errno>`) and
  *     is not started. For each other it forks the job itself, which starts a session of its own (setsid: it outlives
  *     the daemon and a cancel reaches its whole group) and is exec'd with the job's environment (so
@@ -22,15 +22,22 @@
  *     on until the last of its runs ended: the runs outlive the daemon, and a next daemon finds their status files.
  *     A malformed record (a daemon's bug) ends its input and news, not its supervision: it closes both (the daemon
  *     takes it for gone, reads its runs' ends from their status files and starts another) and goes on reaping.
+ *     It also keeps each run's timeout, with or without a daemon: timeout_ms after the fork it sends SIGTERM to the
+ *     job's process group, grace_ms later SIGKILL (as the daemon does on a timeout), and the status it writes says
+ *     "timed_out":true, so that whichever daemon reads it records the run timed out. No thread or process a run: the
+ *     nearest deadline is its poll's timeout.
  *
- *   supervisor mode: platform-launcher --supervise <dir> <cwd> <program> [args...]
+ *   supervisor mode: platform-launcher --supervise <dir> <cwd> <timeout_ms> <grace_ms> <program> [args...]
  *     For a run the launcher's records cannot carry (the daemon spawns it): runs the job as its child, as above,
  *     then writes status.json and exits with N. SIGTERM is caught (not ignored, which the job would inherit) so
- *     that a cancel reaching the whole group lets the supervisor outlive its job and record it.
+ *     that a cancel reaching the whole group lets the supervisor outlive its job and record it. It keeps the run's
+ *     timeout as the launcher does; its group is its job's, so the SIGKILL that ends a timed-out group ends it too,
+ *     after it wrote the status.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,6 +47,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void on_term(int sig) { (void)sig; }
@@ -85,14 +93,48 @@ static int exit_status(int status) {
  * The run's status, for a next daemon to read: written by whoever saw the job end. `pid` is the one the daemon
  * recorded for the run, so that an attempt started later in the same directory does not take this status for its own.
  */
-static void write_status(const char *dir, int code, pid_t pid) {
+static void write_status(const char *dir, int code, pid_t pid, int timed_out) {
   char path[4096];
   if ((size_t)snprintf(path, sizeof path, "%s/status.json", dir) >= sizeof path) return;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  char line[64];
-  int n = snprintf(line, sizeof line, "{\"exit_code\":%d,\"pid\":%ld}\n", code, (long)pid);
+  char line[96];
+  int n = snprintf(line, sizeof line, "{\"exit_code\":%d,\"pid\":%ld%s}\n", code, (long)pid, timed_out ? ",\"timed_out\":true" : "");
   write_all(fd, line, (size_t)n);
+  close(fd);
+}
+
+/* Milliseconds of CLOCK_MONOTONIC: a timeout is a span from the start, which a change of the wall clock must not move. */
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A span in ms as the daemon writes it: decimal digits only (else -1: a malformed record), capped at ~30,000 years so
+ * that a deadline computed from it cannot overflow. */
+static long long parse_ms(const char *s) {
+  const long long cap = 1000000000000000LL;
+  long long v = 0;
+  if (*s == '\0') return -1;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9') return -1;
+    if (v < cap) v = v * 10 + (*s - '0');
+  }
+  return v < cap ? v : cap;
+}
+
+/* The line the daemon writes to a run's stderr.log when it times a run out, written by whoever does it. */
+static void note_timeout(const char *dir, long long timeout_ms) {
+  char path[4096];
+  if ((size_t)snprintf(path, sizeof path, "%s/stderr.log", dir) >= sizeof path) return;
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  char line[128];
+  int n = timeout_ms % 1000 == 0
+              ? snprintf(line, sizeof line, "platform: timed out after %lld s; killing the job's process group\n", timeout_ms / 1000)
+              : snprintf(line, sizeof line, "platform: timed out after %lld ms; killing the job's process group\n", timeout_ms);
+  if (n > 0 && (size_t)n < sizeof line) write_all(fd, line, (size_t)n);
   close(fd);
 }
 
@@ -125,16 +167,26 @@ static void exec_job(const char *dir, const char *cwd, char **argv, char **envp)
 extern char **environ;
 
 static int supervise(int argc, char **argv) {
-  if (argc < 5) {
-    fprintf(stderr, "usage: platform-launcher --supervise <dir> <cwd> <program> [args...]\n");
+  long long timeout_ms = argc >= 7 ? parse_ms(argv[4]) : -1, grace_ms = argc >= 7 ? parse_ms(argv[5]) : -1;
+  if (timeout_ms < 0 || grace_ms < 0) {
+    fprintf(stderr, "usage: platform-launcher --supervise <dir> <cwd> <timeout_ms> <grace_ms> <program> [args...]\n");
     return 2;
   }
   const char *dir = argv[2];
   const char *cwd = argv[3];
+  /* The daemon spawns it leading a session already (detached), and fails here harmlessly; started otherwise, the
+   * timeout's kill(0, ...) must reach the run's group only, not its caller's. */
+  setsid();
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_term;
   sigaction(SIGTERM, &sa, NULL);
+  /* Blocked from before the fork: a job that ends between a look and the wait leaves its SIGCHLD pending, and the
+   * wait returns at once (the job's exec_job unblocks it again). */
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, NULL);
 
   pid_t job = fork();
   int code = 126;
@@ -148,24 +200,67 @@ static int supervise(int argc, char **argv) {
       dprintf(err, "platform: could not fork the job: %s\n", strerror(e));
       close(err);
     }
-    write_status(dir, code, getpid());
+    write_status(dir, code, getpid(), 0);
     return code;
   }
-  if (job == 0) exec_job(dir, cwd, argv + 4, environ);
-  int status = 0;
-  while (waitpid(job, &status, 0) < 0) {
-    if (errno != EINTR) break;
+  if (job == 0) exec_job(dir, cwd, argv + 6, environ);
+  long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0, kill_at = 0;
+  int timed_out = 0, ended = 0;
+  for (;;) {
+    if (!ended) {
+      int status = 0;
+      pid_t r = waitpid(job, &status, WNOHANG);
+      if (r == job || (r < 0 && errno != EINTR)) {
+        ended = 1;
+        code = r == job ? exit_status(status) : 126; /* the job not our child: cannot happen */
+        write_status(dir, code, getpid(), timed_out);
+        if (!kill_at) return code;
+      }
+    }
+    long long now = now_ms();
+    if (deadline && now >= deadline) {
+      /* Not ended (an ended job returned above, or has no deadline left): the job's group is this process's. */
+      deadline = 0;
+      timed_out = 1;
+      note_timeout(dir, timeout_ms);
+      kill(0, SIGTERM); /* caught here (on_term), not by the job */
+      kill_at = now + grace_ms;
+      continue;
+    }
+    if (kill_at && now >= kill_at) {
+      /* The follow-up the daemon sends too, for what ignores SIGTERM. It ends this process with the rest of its group,
+       * so the status goes first: the daemon reads a timed-out run's status from its file, not from this exit. */
+      if (!ended) write_status(dir, 128 + SIGKILL, getpid(), 1);
+      kill(0, SIGKILL);
+      return ended ? code : 128 + SIGKILL;
+    }
+    long long next = kill_at ? kill_at : deadline;
+    if (next) {
+      long long left = next - now;
+      struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
+      /* Returns at the time (EAGAIN), at the job's end, or early (EINTR, a cancel's SIGTERM): each is looked at again. */
+      sigtimedwait(&chld, NULL, &ts);
+    } else {
+      sigwaitinfo(&chld, NULL);
+    }
   }
-  code = exit_status(status);
-  write_status(dir, code, getpid());
-  return code;
 }
 
-/* Runs the launcher started and has not seen end: pid -> id and directory. Linear: a daemon runs a few at a time. */
+/*
+ * Runs the launcher started and has not seen end, by pid. Linear: a daemon runs a few at a time. A run that timed
+ * out and ended before its group's SIGKILL follow-up stays, with id and dir NULL, until it is sent: what the job
+ * started may ignore SIGTERM and outlive it (the daemon sends the same follow-up, with the same small risk: once the
+ * group is empty, its id may be reused within the grace).
+ */
 struct run {
   pid_t pid;
   char *id;
   char *dir;
+  long long timeout_ms;
+  long long grace_ms;
+  long long deadline; /* CLOCK_MONOTONIC ms at which it times out; 0 for none, or once passed */
+  long long kill_at;  /* its group's SIGKILL, once timed out; 0 for none, or once sent */
+  int timed_out;
 };
 static struct run *runs;
 static size_t nruns, capruns;
@@ -188,6 +283,19 @@ static int make_room(const char *id, const char *dir) {
 }
 
 /*
+ * A new job got `pid`: a pid is not given out again while it still names a process group, so the group of an ended
+ * run with that pid is empty, and its pending follow-up must not reach the new job's group.
+ */
+static void forget_group(pid_t pid) {
+  for (size_t i = 0; i < nruns; i++) {
+    if (!runs[i].id && runs[i].pid == pid) {
+      runs[i] = runs[--nruns];
+      return;
+    }
+  }
+}
+
+/*
  * Each run that ended: its status.json while the job is still a zombie (WNOWAIT), then the reap, then the news. So
  * a next daemon that finds the pid gone finds the status too, and one that finds a zombie knows to wait.
  */
@@ -199,8 +307,8 @@ static void reap(void) {
     pid_t pid = info.si_pid;
     int code = info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
     size_t i = 0;
-    while (i < nruns && runs[i].pid != pid) i++;
-    if (i < nruns) write_status(runs[i].dir, code, pid);
+    while (i < nruns && !(runs[i].id && runs[i].pid == pid)) i++;
+    if (i < nruns) write_status(runs[i].dir, code, pid, runs[i].timed_out);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -208,8 +316,52 @@ static void reap(void) {
     news("x", runs[i].id, code);
     free(runs[i].id);
     free(runs[i].dir);
-    runs[i] = runs[--nruns];
+    runs[i].id = runs[i].dir = NULL;
+    if (!runs[i].kill_at) runs[i] = runs[--nruns];
   }
+}
+
+/* Sends what is due: SIGTERM to a run's group at its deadline, SIGKILL grace_ms later (as the daemon does). */
+static void fire_timers(void) {
+  long long now = now_ms();
+  size_t i = 0;
+  while (i < nruns) {
+    struct run *r = &runs[i];
+    if (r->deadline && now >= r->deadline) {
+      r->deadline = 0;
+      siginfo_t info;
+      memset(&info, 0, sizeof info);
+      /* Ended in time, its reap not yet done (its SIGCHLD is pending): not timed out. */
+      int ended = waitid(P_PID, (id_t)r->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == r->pid;
+      if (!ended) {
+        r->timed_out = 1;
+        note_timeout(r->dir, r->timeout_ms);
+        kill(-r->pid, SIGTERM);
+        r->kill_at = now + r->grace_ms;
+      }
+    }
+    if (r->kill_at && now >= r->kill_at) {
+      r->kill_at = 0;
+      kill(-r->pid, SIGKILL);
+      if (!r->id) {
+        runs[i] = runs[--nruns];
+        continue;
+      }
+    }
+    i++;
+  }
+}
+
+/* The poll's timeout: until the nearest deadline or follow-up; -1 (none) when no run has one. */
+static int next_wake(void) {
+  long long next = 0;
+  for (size_t i = 0; i < nruns; i++) {
+    if (runs[i].deadline && (!next || runs[i].deadline < next)) next = runs[i].deadline;
+    if (runs[i].kill_at && (!next || runs[i].kill_at < next)) next = runs[i].kill_at;
+  }
+  if (!next) return -1;
+  long long left = next - now_ms();
+  return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
 /* mkdir -p: the run's directory and, the first time, .platform/logs above it. */
@@ -265,7 +417,7 @@ static int write_run_files(char *dir, const char *stdin_json) {
 static long launch_record(char *buf, size_t len) {
   char *fields[8192];
   size_t nf = 0, pos = 0;
-  size_t need = 5; /* id, dir, cwd, stdin, n */
+  size_t need = 7; /* id, dir, cwd, stdin, timeout_ms, grace_ms, n */
   size_t nenv = 0, narg = 0;
   int stage = 0;
   while (nf < need) {
@@ -274,10 +426,10 @@ static long launch_record(char *buf, size_t len) {
     if (nf >= sizeof fields / sizeof *fields - 2) return -1;
     fields[nf++] = buf + pos;
     pos = (size_t)(end - buf) + 1;
-    if (stage == 0 && nf == 5) {
-      nenv = strtoul(fields[4], NULL, 10);
+    if (stage == 0 && nf == 7) {
+      nenv = strtoul(fields[6], NULL, 10);
       if (nenv > 8000) return -1;
-      need = 5 + nenv + 1;
+      need = 7 + nenv + 1;
       stage = 1;
     } else if (stage == 1 && nf == need) {
       narg = strtoul(fields[need - 1], NULL, 10);
@@ -288,8 +440,10 @@ static long launch_record(char *buf, size_t len) {
     }
   }
   const char *id = fields[0];
-  char **env = &fields[5];
-  char **args = &fields[5 + nenv + 1];
+  long long timeout_ms = parse_ms(fields[4]), grace_ms = parse_ms(fields[5]);
+  if (timeout_ms < 0 || grace_ms < 0) return -1;
+  char **env = &fields[7];
+  char **args = &fields[7 + nenv + 1];
   if (fields[3][0] != '\0') {
     int e = write_run_files(fields[1], fields[3]);
     if (e != 0) {
@@ -316,7 +470,17 @@ static long launch_record(char *buf, size_t len) {
     setsid();
     exec_job(fields[1], fields[2], args, env);
   }
-  runs[nruns++].pid = pid;
+  struct run fresh = {
+      .pid = pid,
+      .id = runs[nruns].id, /* what make_room took */
+      .dir = runs[nruns].dir,
+      .timeout_ms = timeout_ms,
+      .grace_ms = grace_ms,
+      /* From the fork, as the daemon's timer counts from the start (the launch record's trip is ~1 ms). */
+      .deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0,
+  };
+  forget_group(pid);
+  runs[nruns++] = fresh;
   news("s", id, (long)pid);
   return (long)pos;
 }
@@ -360,7 +524,8 @@ int main(int argc, char **argv) {
   /* After the end of input (the daemon closed it, or is gone) only the runs still going are waited for. */
   while (open_input || nruns > 0) {
     struct pollfd fds[2] = {{sfd, POLLIN, 0}, {open_input ? 0 : -1, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
+    /* The nearest deadline is the poll's timeout: the runs' timeouts cost no thread, process or tick of their own. */
+    if (poll(fds, 2, next_wake()) < 0) {
       /* Out of memory for a moment, say: the runs' statuses are worth a retry, not an exit. */
       if (errno != EINTR) usleep(10000);
       continue;
@@ -371,6 +536,8 @@ int main(int argc, char **argv) {
       }
       reap();
     }
+    /* After the reap: a job that ended by its deadline is not timed out. */
+    fire_timers();
     if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
       if (cap - len < 4096) {
         char *more = realloc(buf, cap * 2);
@@ -405,5 +572,7 @@ int main(int argc, char **argv) {
       len -= done;
     }
   }
+  free(buf);
+  free(runs);
   return 0;
 }
