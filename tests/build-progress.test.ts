@@ -342,6 +342,7 @@ function runView(job_run_id: string, over: Partial<JobRunView> = {}): JobRunView
     reason: null,
     missing: [],
     retry_at: null,
+    retried_by: null,
     queued_at: new Date(T0 + 1_000).toISOString(),
     started_at: new Date(T0 + 2_000).toISOString(),
     ended_at: new Date(T0 + 4_500).toISOString(),

@@ -3,6 +3,8 @@
  * that get built before a rerun, and a config program that fails.
  */
 import test from 'ava';
+import { jobRunView } from '../lib/server/views.js';
+import { runOutcome } from '../lib/cli/commands/job-runs-command.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { retryDelayMs } from '../lib/orchestrator/plan-step.js';
@@ -65,6 +67,9 @@ test('a job with retries: 2 fails three times with backoff; partition and want f
     t.true(attempts[i + 1]!.queued_at >= r.retry_at, `attempt ${r.attempt + 1} waited for retry_at`);
   }
   t.is(attempts[2]!.retry_at, 0, 'the last attempt schedules no retry');
+  // Each attempt's view names the later one that retried it; the last, none.
+  const views = attempts.map((r) => jobRunView(state, r).retried_by);
+  t.deepEqual(views, [attempts[2]!.job_run_id, attempts[2]!.job_run_id, null], 'the latest attempt retried the earlier ones');
   // Observed in the processes too: the gaps between the attempts' starts grow (about 1 s, then about 2 s).
   const starts = lines(dir, 'bad-calls.txt').map((l) => Number(l.split(' ')[1]));
   t.true(starts[1]! - starts[0]! >= 1000, `first gap ${starts[1]! - starts[0]!}`);
@@ -104,6 +109,9 @@ test('a job that fails once then succeeds ends successful with two runs', async 
   t.is(state.partitions.get('flaky/1')?.status, 'live');
   t.is(lines(dir, 'flaky-calls.txt').length, 2);
   t.deepEqual(state.wants.get(w)!.job_run_ids, runsFor(state, 'flaky/1').map((r) => r.job_run_id));
+  const [first, second] = runsFor(state, 'flaky/1');
+  t.is(jobRunView(state, first!).retried_by, second!.job_run_id);
+  t.regex(runOutcome(jobRunView(state, first!)), /^exited with code 1; retried as r-\d+$/, 'not "retry was due"');
 });
 
 test('timeout_seconds: 1 kills a sleep 30 job and fails the run with a timeout reason', async (t) => {

@@ -85,6 +85,8 @@ export interface JobRunView {
   reason: string | null;
   missing: string[];
   retry_at: string | null;
+  /** Once its retry was queued: the later attempt's id (for a batch, the one that took its first output). */
+  retried_by: string | null;
   queued_at: string;
   started_at: string | null;
   ended_at: string | null;

@@ -123,7 +123,18 @@ export const RUN_ITEM_SHOWN = 20;
 
 const cut = <T>(list: readonly T[], shown: number): T[] => (list.length > shown ? list.slice(0, shown) : [...list]);
 
-export function jobRunView(state: Pick<BuildState, 'run_wants'>, r: JobRunRecord, shown = RUN_LISTS_SHOWN): JobRunView {
+/**
+ * The later attempt of a failed run's job for the same partition, once its retry was queued: the run its first
+ * output has now, if that is a later attempt of the same job. O(1): one partition looked at.
+ */
+function retriedBy(state: Pick<BuildState, 'partitions' | 'job_runs'>, r: JobRunRecord): string | null {
+  if (r.status !== 'failed' || r.retry_at === 0 || r.config.outputs.length === 0) return null;
+  const now = state.partitions.get(r.config.outputs[0]!)?.job_run_id;
+  const later = now && now !== r.job_run_id ? state.job_runs.get(now) : undefined;
+  return later && later.job_label === r.job_label && later.attempt > r.attempt ? later.job_run_id : null;
+}
+
+export function jobRunView(state: Pick<BuildState, 'run_wants' | 'partitions' | 'job_runs'>, r: JobRunRecord, shown = RUN_LISTS_SHOWN): JobRunView {
   const wants = state.run_wants.get(r.job_run_id);
   const { config } = r;
   const whole = config.outputs.length <= shown && config.inputs.length <= shown && config.args.length <= shown;
@@ -148,6 +159,7 @@ export function jobRunView(state: Pick<BuildState, 'run_wants'>, r: JobRunRecord
     reason: r.reason || null,
     missing: cut(r.missing, shown),
     retry_at: r.retry_at ? iso(r.retry_at) : null,
+    retried_by: retriedBy(state, r),
     queued_at: iso(r.queued_at),
     started_at: isoOrNull(r.started_at),
     ended_at: isoOrNull(r.ended_at),

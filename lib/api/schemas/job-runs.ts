@@ -45,6 +45,7 @@ export const JobRunViewSchema = Type.Object(
     reason: Nullable(Type.String()),
     missing: Type.Array(Type.String(), { description: 'The inputs it reported missing: the first 1,000 (in a list, 20).' }),
     retry_at: Nullable(IsoTime),
+    retried_by: Nullable(Type.String({ description: 'Once its retry was queued: the later attempt (for a batch, the one that took its first output).' })),
     queued_at: IsoTime,
     started_at: Nullable(IsoTime),
     ended_at: Nullable(IsoTime),

@@ -22,12 +22,17 @@ import {
 } from '../output.js';
 
 /** How a run ended, in a few words, and when it is retried. */
-export function runOutcome(r: Pick<JobRunView, 'status' | 'exit_code' | 'signal' | 'reason' | 'retry_at'> & { worker?: string | null }): string {
+export function runOutcome(r: Pick<JobRunView, 'status' | 'exit_code' | 'signal' | 'reason' | 'retry_at'> & { worker?: string | null; retried_by?: string | null }): string {
   // Running by the log, but in a queue until a worker takes it: a person must not read that as running.
   if (r.status === 'running' && waitingInQueue(r.worker) !== undefined) return placementText(r.worker);
   const how = endedHow(r);
   // Once its time has passed the next attempt is queued (or its want ended): not a promise any more.
-  const retry = r.status === 'failed' && r.retry_at ? `${Date.parse(r.retry_at) > Date.now() ? 'retry at' : 'retry was due'} ${when(r.retry_at)}` : '';
+  const retry =
+    r.status !== 'failed' || !r.retry_at
+      ? ''
+      : r.retried_by
+        ? `retried as ${r.retried_by}`
+        : `${Date.parse(r.retry_at) > Date.now() ? 'retry at' : 'retry was due'} ${when(r.retry_at)}`;
   return [how, retry].filter((b) => b !== '').join('; ');
 }
 
@@ -73,6 +78,7 @@ export function jobRunDetail(r: JobRunView): string {
   if (r.reason) rows.push(['reason', r.reason]);
   if (r.missing.length > 0) rows.push(['missing', cellLines(r.missing)]);
   if (r.retry_at) rows.push(['retry at', when(r.retry_at)]);
+  if (r.retried_by) rows.push(['retried as', r.retried_by]);
   return detailTable(rows);
 }
 

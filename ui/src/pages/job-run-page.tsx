@@ -138,6 +138,11 @@ export function JobRunPage({ id }: { id: string }) {
                 <When iso={r.retry_at} />
               </Fact>
             ) : null}
+            {r.retried_by ? (
+              <Fact name="retried_by" label="Retried as">
+                <Link href={`/job_runs/${encodeURIComponent(r.retried_by)}`}>{r.retried_by}</Link>
+              </Fact>
+            ) : null}
             {r.exit_code !== null || r.signal !== null || r.reason ? (
               <Fact name="exit" label="Exit">
                 {r.exit_code ?? r.signal ?? ''} {r.reason ?? ''}
