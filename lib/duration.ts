@@ -20,7 +20,8 @@ export function formatDuration(ms: number | null | undefined, { tenths = false }
   if (ms === null || ms === undefined || ms < 0) return '';
   if (ms < 1000 && !tenths) return `${ms}ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
-  const s = Math.floor(ms / 1000);
+  // A clock that ticks counts whole seconds passed; a table rounds.
+  const s = tenths ? Math.floor(ms / 1000) : Math.round(ms / 1000);
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }

@@ -173,17 +173,22 @@ test('a build that ends on stale partitions says so and what would help: a live 
   // Live, so nothing is built, but not up to date: said, with the command that rebuilds it.
   const live = await cli('build', 'report/7');
   t.is(live.code, 0, live.stderr);
-  t.regex(live.stdout, /1 partition was live but is stale:\n\s+report\/7: input clean\/7 is stale\n'platform build --stale report\/7' rebuilds/);
+  t.regex(live.stdout, /1 partition is stale after this build:\n\s+report\/7: input clean\/7 is stale; taken as it was\n'platform build --stale report\/7' rebuilds it/);
 
   // Rebuilt, and stale at once: its QUERY input is stale and a want does not build it.
   const query = await cli('build', '--stale', 'peek/7');
   t.is(query.code, 0, query.stderr);
   t.deepEqual(runs(7).filter((r) => r.startsWith('peek')), ['peek 7', 'peek 7'], 'peek was rebuilt');
-  t.regex(query.stdout, /1 partition is stale even after this rebuild:\n\s+peek\/7: input clean\/7 is stale/);
-  t.regex(query.stdout, /A want does not build inputs a job only QUERYs\. .*'platform build --stale clean\/7'/);
+  t.regex(query.stdout, /1 partition is stale after this build:\n\s+peek\/7: input clean\/7 is stale; rebuilt by this build/);
+  t.regex(query.stdout, /A want never builds an input its job only QUERYs: bring it up to date first \('platform build --stale clean\/7'\), then 'platform build --stale peek\/7'/);
+  t.notRegex(query.stdout, /rebuilds it and what is stale/, 'no advice that would not help');
   const json = JSON.parse((await cli('--json', 'build', '--stale', 'peek/7')).stdout);
-  t.deepEqual(json.still_stale, [{ partition_ref: 'peek/7', stale_reasons: ['input clean/7 is stale'], stale_reasons_total: 1 }]);
+  t.like(json.still_stale[0], { partition_ref: 'peek/7', stale_reasons: ['input clean/7 is stale'], stale_reasons_total: 1, rebuilt: true, query_inputs: ['clean/7'] });
   t.is(json.still_stale_checked, 1);
+
+  // A live one stale through its QUERY input gets the same advice, not a rebuild of itself alone.
+  const again = await cli('build', 'peek/7');
+  t.regex(again.stdout, /peek\/7: input clean\/7 is stale; taken as it was\nA want never builds an input its job only QUERYs/);
 
   // Doing what it says ends it.
   t.is((await cli('build', '--stale', 'clean/7')).code, 0);

@@ -168,7 +168,7 @@ test("a build's consumers, and each taint's count of refs still tainted, are kep
           // Each taint's count of its refs still tainted, kept as they flip, equals one counted now.
           for (const taint of state.taints.values()) {
             const counted = [...new Set(taint.partitions)].filter((ref) => buildIsTainted(state.partitions.get(ref))).length;
-            const kept = taintView(state, taint, { offset: 0, limit: 1 }).still_tainted;
+            const kept = taintView(taint, { offset: 0, limit: 1 }).still_tainted;
             if (kept !== counted) throw new Error(`${taint.taint_id} after event ${event.event_id} (${event.type}): kept ${kept} vs counted ${counted}`);
             if (counted > 0 && counted < taint.partitions.length) taintsPartlyRebuilt++;
           }
@@ -228,7 +228,7 @@ test("a tainted input stays tainted for its consumers while it is rebuilt and af
   t.deepEqual(reasonsOfB([taint, ...built('a', 'b-3', [], 'canceled')]), ['input a is tainted'], 'its rebuild was canceled');
   const stillTainted = (payloads: EventPayload[]) => {
     const s = fold(log([...chain, taint, ...payloads]));
-    return taintView(s, s.taints.get('t-1')!, { offset: 0, limit: 10 }).still_tainted;
+    return taintView(s.taints.get('t-1')!, { offset: 0, limit: 10 }).still_tainted;
   };
   t.is(stillTainted(built('a', 'b-3', [], 'canceled')), 1, 'the taint counts it still tainted after a canceled rebuild');
   t.is(stillTainted(built('a', 'b-3', [], 'failed')), 1);

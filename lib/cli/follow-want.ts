@@ -291,7 +291,7 @@ export async function followWant(
     failed = await failedRunsFromServer(client, rootId).catch(() => []);
   }
 
-  const staleAfter = want.status === 'successful' ? await stillStale(client, want).catch(() => undefined) : undefined;
+  const staleAfter = want.status === 'successful' ? await stillStale(client, want, new Set(model.runs.keys())).catch(() => undefined) : undefined;
   if (options.json) {
     // The build's runs are its wants' runs: read a page of a thousand at a time, and on their own only those a
     // want of the build does not list (none, as the server records joins).
@@ -315,7 +315,7 @@ export async function followWant(
     if (want.status === 'successful') {
       const what = runs.length === 0 ? 'nothing to build, every partition was already live' : `${runs.length} job run${runs.length === 1 ? '' : 's'}`;
       line(`${colors.green('✓')} want ${colors.bold(rootId)} ${statusColor('successful')} in ${took} (${what}).`);
-      for (const l of staleAfter ? stillStaleLines(want, staleAfter) : []) line(colors.yellow(l));
+      for (const l of staleAfter ? stillStaleLines(staleAfter) : []) line(colors.yellow(l));
     }
   }
   return want.status === 'successful' ? { kind: 'successful' } : { kind: 'unsuccessful', message: failureMessage(want, failed, took) };

@@ -1,13 +1,15 @@
 /**
  * After a successful build, which of the partitions asked for are stale all the same, and what to do about it.
- * A want takes a partition that is live as it is ('missing'), and a rebuild ('stale', 'all') takes a build made for
- * it as it is: one that reads a stale input it only QUERYs, or whose job was edited meanwhile, is stale at once.
+ * A want takes a partition that is live as it is ('missing'), and takes a build made for it as it is: one that reads
+ * a stale input it only QUERYs (a want never builds those), or whose job was edited meanwhile, is stale at once.
  * Saying nothing there would let "successful" read as "up to date".
  */
 import type { PlatformClient, WantView } from '../client/platform-client.js';
 
 /** How many of the refs asked for are looked at (one read each). */
 export const STILL_STALE_CHECKED = 100;
+/** Stale partitions named one by one (each costs a read of its run, for its inputs' kinds). */
+const SHOWN = 5;
 /** Reads at a time. */
 const CONCURRENCY = 8;
 
@@ -15,6 +17,12 @@ export interface StillStale {
   partition_ref: string;
   stale_reasons: string[];
   stale_reasons_total: number;
+  /** The run that made its current build. */
+  job_run_id: string | null;
+  /** That run was one of this build's (else the partition was taken as it was). */
+  rebuilt: boolean;
+  /** Stale inputs its job only QUERYs, which no want builds (looked at for the first few only). */
+  query_inputs: string[];
 }
 
 export interface StillStaleReport {
@@ -26,54 +34,79 @@ export interface StillStaleReport {
   total: number;
 }
 
-export async function stillStale(client: PlatformClient, want: WantView): Promise<StillStaleReport> {
+/** `runIds`: the runs of this build (the want's and those it derived); a partition they built was rebuilt here. */
+export async function stillStale(client: PlatformClient, want: WantView, runIds: ReadonlySet<string>): Promise<StillStaleReport> {
   const refs = want.partitions.slice(0, STILL_STALE_CHECKED);
-  const found: Array<StillStale | undefined> = new Array(refs.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < refs.length) {
-      const i = next++;
-      // A partition gone meanwhile (pruned) or unreadable is not a reason to fail a build that succeeded.
-      const p = await client.getPartition(refs[i]!, { builds_limit: 1 }).catch(() => undefined);
-      if (p?.stale) found[i] = { partition_ref: p.partition_ref, stale_reasons: p.stale_reasons, stale_reasons_total: p.stale_reasons_total };
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, refs.length) }, worker));
-  return { stale: found.filter((s): s is StillStale => s !== undefined), checked: refs.length, total: want.partitions_total };
+  const found = await inParallel(refs, async (ref): Promise<StillStale | undefined> => {
+    // A partition gone meanwhile (pruned) or unreadable is not a reason to fail a build that succeeded.
+    const p = await client.getPartition(ref, { builds_limit: 1 }).catch(() => undefined);
+    if (!p?.stale) return undefined;
+    const runId = p.current_build?.job_run_id;
+    return {
+      partition_ref: p.partition_ref,
+      stale_reasons: p.stale_reasons,
+      stale_reasons_total: p.stale_reasons_total,
+      job_run_id: runId ?? null,
+      rebuilt: runId !== undefined && runIds.has(runId),
+      query_inputs: [],
+    };
+  });
+  const stale = found.filter((s): s is StillStale => s !== undefined);
+  await inParallel(stale.slice(0, SHOWN), async (s) => {
+    s.query_inputs = await queryInputsNamed(client, s).catch(() => []);
+  });
+  return { stale, checked: refs.length, total: want.partitions_total };
+}
+
+/** The inputs a partition's reasons name that its build's run declared QUERY. */
+async function queryInputsNamed(client: PlatformClient, s: StillStale): Promise<string[]> {
+  const named = s.stale_reasons.map(staleInput).filter((r): r is string => r !== undefined);
+  if (named.length === 0 || s.job_run_id === null) return [];
+  const run = await client.getJobRun(s.job_run_id);
+  const query = new Set(run.config.inputs.filter((i) => i.dep_type === 'QUERY').map((i) => i.partition_ref));
+  return named.filter((r) => query.has(r));
 }
 
 /** The lines a person reads: which are stale, the first reason of each, and the command that would help. */
-export function stillStaleLines(want: WantView, report: StillStaleReport, shown = 5): string[] {
+export function stillStaleLines(report: StillStaleReport): string[] {
   const { stale } = report;
   if (stale.length === 0) return [];
   const of = report.checked < report.total ? ` (of the first ${report.checked} of ${report.total} checked)` : '';
-  const rebuilt = want.rebuild === 'stale' || want.rebuild === 'all';
-  const lines = [
-    rebuilt
-      ? `${stale.length} partition${stale.length === 1 ? ' is' : 's are'} stale even after this rebuild${of}:`
-      : `${stale.length} partition${stale.length === 1 ? ' was' : 's were'} live but ${stale.length === 1 ? 'is' : 'are'} stale${of}:`,
-  ];
-  for (const s of stale.slice(0, shown)) {
+  const lines = [`${stale.length} partition${stale.length === 1 ? ' is' : 's are'} stale after this build${of}:`];
+  for (const s of stale.slice(0, SHOWN)) {
     const more = s.stale_reasons_total > 1 ? ` (and ${s.stale_reasons_total - 1} more)` : '';
-    lines.push(`  ${s.partition_ref}: ${s.stale_reasons[0] ?? 'stale'}${more}`);
+    lines.push(`  ${s.partition_ref}: ${s.stale_reasons[0] ?? 'stale'}${more}; ${s.rebuilt ? 'rebuilt by this build' : 'taken as it was'}`);
   }
-  if (stale.length > shown) lines.push(`  ... and ${stale.length - shown} more ('platform partitions get <ref>' says why)`);
-  const inputs = [...new Set(stale.flatMap((s) => s.stale_reasons.map(staleInput)).filter((r): r is string => r !== undefined))];
-  if (!rebuilt) {
-    lines.push(`'platform build --stale ${stale.map((s) => s.partition_ref).slice(0, shown).join(' ')}' rebuilds them and what is stale in their inputs.`);
-  } else if (inputs.length > 0) {
-    // A rebuild brings MATERIALIZE inputs up to date first; what is still stale through an input is one it QUERYs.
+  if (stale.length > SHOWN) lines.push(`  ... and ${stale.length - SHOWN} more ('platform partitions get <ref>' says why)`);
+  const shown = stale.slice(0, SHOWN);
+  const queried = [...new Set(shown.flatMap((s) => s.query_inputs))];
+  const throughQuery = shown.filter((s) => s.query_inputs.length > 0).map((s) => s.partition_ref);
+  const others = shown.filter((s) => s.query_inputs.length === 0).map((s) => s.partition_ref);
+  if (queried.length > 0) {
     lines.push(
-      `A want does not build inputs a job only QUERYs. Bring ${inputs.length === 1 ? 'that input' : 'those inputs'} up to date first ` +
-        `('platform build --stale ${inputs.slice(0, shown).join(' ')}'), then rebuild these; or declare the input MATERIALIZE in the job's config.`,
+      `A want never builds an input its job only QUERYs: bring ${queried.length === 1 ? 'it' : 'them'} up to date first ` +
+        `('platform build --stale ${queried.join(' ')}'), then 'platform build --stale ${throughQuery.join(' ')}'; or declare the input MATERIALIZE in the job.`,
     );
-  } else {
-    lines.push(`Their job changed while they were built: 'platform build --stale ${stale.map((s) => s.partition_ref).slice(0, shown).join(' ')}' builds them again.`);
   }
+  if (others.length > 0) lines.push(`'platform build --stale ${others.join(' ')}' rebuilds ${others.length === 1 ? 'it' : 'them'} and what is stale in ${others.length === 1 ? 'its' : 'their'} inputs.`);
   return lines;
 }
 
 /** The input a stale reason names (staleness.ts words them "input <ref> ..."), if it names one. */
 function staleInput(reason: string): string | undefined {
   return /^input (\S+) (?:is stale|is tainted|was rebuilt since|is being rebuilt)/.exec(reason)?.[1];
+}
+
+/** `fn` over `items`, CONCURRENCY at a time, results in their order. */
+async function inParallel<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
+  return out;
 }

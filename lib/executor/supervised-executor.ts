@@ -67,13 +67,17 @@ export const SUPERVISOR_SCRIPT = [
   '    platform_watchdog=$!',
   '  fi',
   '  "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log"; c=$?',
+  // From here the watchdog's TERM must not end the status's mv (an ignored signal is inherited across exec), and a
+  // USR1 coming after the job ended by itself is not a timeout.
+  "  trap '' TERM USR1",
   '  [ -z "$platform_watchdog" ] || kill "$platform_watchdog" 2>/dev/null',
   'else',
   '  c=$?',
   'fi',
   // Timed out, the watchdog's SIGKILL may end this shell mid-write: renamed into place, the status is whole, the
   // watchdog's or this one.
-  'if [ -n "$platform_timed_out" ]; then',
+  // A job that exited 0 ended by itself, whatever the watchdog said just then.
+  'if [ -n "$platform_timed_out" ] && [ "$c" -ne 0 ]; then',
   `  printf '{"exit_code":%d,"pid":%d,"timed_out":true}\\n' "$c" "$$" >"$d/status.json.tmp" && mv -f "$d/status.json.tmp" "$d/status.json"`,
   'else',
   `  printf '{"exit_code":%d,"pid":%d}\\n' "$c" "$$" >"$d/status.json"`,

@@ -363,7 +363,10 @@ class Planner {
     for (const [job_label, recorded] of this.state.job_fingerprints) {
       if (graphJobs.has(job_label)) continue;
       const successor = renamedTo(job_label, this.state, this.input.policy);
-      if (successor?.fingerprint && successor.fingerprint !== recorded) jobs.push({ job_label, fingerprint: successor.fingerprint });
+      // Only a successor's definition not yet held to makes it stale: once held to both parts of a split, the part
+      // left after the other's partitions were rebuilt does not make them fresh again (a restart would see the same).
+      const held = new Set(recorded.split('+'));
+      if (successor && successor.fingerprint.split('+').some((f) => !held.has(f))) jobs.push({ job_label, fingerprint: successor.fingerprint });
     }
     if (jobs.length > 0) this.emit({ type: 'job_definitions_changed', job_definitions_changed: { jobs } });
   }
@@ -805,21 +808,24 @@ class Planner {
   }
 }
 
-/** Per graph (its policy), the fingerprint each label gone from it is held to: worked out once a graph. */
-const successorMemo = new WeakMap<SchedulingPolicy, Map<string, string | undefined>>();
+/** Per graph (its policy), the fingerprint each label gone from it is held to, and how many partitions it had then. */
+const successorMemo = new WeakMap<SchedulingPolicy, Map<string, { partitions: number; fingerprint: string | undefined }>>();
 
 /**
  * The fingerprint what a label gone from the graph built is held to now: that of the job that now produces its
- * partitions (a rename). Split between jobs of different definitions, the successors' fingerprints joined, so
- * that a part edited is not hidden behind a part renamed as it was (conservative: all of it turns stale). None
- * when no job produces what it built, or it built nothing still current. O(its current partitions), once a graph.
+ * partitions (a rename). Split between jobs of different definitions, the successors' fingerprints joined (`a+b`), so
+ * that a part edited is not hidden behind a part renamed as it was (conservative: all of it turns stale). None when
+ * no job produces what it built, or it built nothing still current. O(its current partitions), once a graph and
+ * again when their number changed (counted by rank, O(log n)).
  */
 function renamedTo(label: string, state: BuildState, policy: SchedulingPolicy): { fingerprint: string } | undefined {
   if (!policy.producerOf) return undefined;
   let memo = successorMemo.get(policy);
   if (!memo) successorMemo.set(policy, (memo = new Map()));
-  if (!memo.has(label)) {
-    const prefix = jobPartitionKey(label, '');
+  const prefix = jobPartitionKey(label, '');
+  const partitions = state.partitions_by_job.rank(`${label}\u0001`) - state.partitions_by_job.rank(prefix);
+  let known = memo.get(label);
+  if (!known || known.partitions !== partitions) {
     const fingerprints = new Set<string>();
     for (const [key] of state.partitions_by_job.entriesFrom(prefix)) {
       if (!key.startsWith(prefix)) break;
@@ -827,8 +833,8 @@ function renamedTo(label: string, state: BuildState, policy: SchedulingPolicy): 
       const fingerprint = producer === undefined ? undefined : policy.jobs.get(producer)?.fingerprint;
       if (fingerprint) fingerprints.add(fingerprint);
     }
-    memo.set(label, fingerprints.size === 0 ? undefined : [...fingerprints].sort().join('+'));
+    known = { partitions, fingerprint: fingerprints.size === 0 ? undefined : [...fingerprints].sort().join('+') };
+    memo.set(label, known);
   }
-  const fingerprint = memo.get(label);
-  return fingerprint === undefined ? undefined : { fingerprint };
+  return known.fingerprint === undefined ? undefined : { fingerprint: known.fingerprint };
 }

@@ -121,10 +121,10 @@ export function lineage(state: BuildState, ref: string, direction: 'upstream' | 
 
 
 /**
- * The detail (`page` given: a page of its refs, and how many of all are still tainted), or a list item (the first
- * `TAINT_LIST_REFS` refs, no count).
+ * The detail (`page` given: a page of its refs), or a list item (the first `TAINT_LIST_REFS` refs); both with how
+ * many of all its refs are still tainted, which the fold keeps.
  */
-export function taintView(state: BuildState, t: TaintRecord, page?: { offset: number; limit: number }): TaintView {
+export function taintView(t: TaintRecord, page?: { offset: number; limit: number }): TaintView {
   return {
     taint_id: t.taint_id,
     reason: t.reason,
@@ -144,7 +144,7 @@ export function listTaints(state: BuildState, q: { offset: number; limit: number
   const data: TaintView[] = [];
   for (const [, id] of entries) {
     const t = state.taints.get(id);
-    if (t) data.push(taintView(state, t));
+    if (t) data.push(taintView(t));
   }
   return { data, total: state.taint_order.size, offset: q.offset, limit: q.limit };
 }

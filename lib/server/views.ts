@@ -124,15 +124,23 @@ export const RUN_ITEM_SHOWN = 20;
 const cut = <T>(list: readonly T[], shown: number): T[] => (list.length > shown ? list.slice(0, shown) : [...list]);
 
 /**
- * The later attempt of a failed run's job for the same partition, once its retry was queued: the run its first
- * output has now, if that is a later attempt of the same job. O(1): one partition looked at.
+ * The attempt that retried a failed run, once it was queued: the run its first output has now, when that is the
+ * next attempt of the same job for one of the same wants (a new want's runs count attempts from 1 again). Null when
+ * that run has been followed by another since (a third attempt): said of the second only. O(1): one partition, and
+ * at most WANTS_COMPARED of the run's wants.
  */
-function retriedBy(state: Pick<BuildState, 'partitions' | 'job_runs'>, r: JobRunRecord): string | null {
+function retriedBy(state: Pick<BuildState, 'partitions' | 'job_runs' | 'run_wants'>, r: JobRunRecord): string | null {
   if (r.status !== 'failed' || r.retry_at === 0 || r.config.outputs.length === 0) return null;
   const now = state.partitions.get(r.config.outputs[0]!)?.job_run_id;
   const later = now && now !== r.job_run_id ? state.job_runs.get(now) : undefined;
-  return later && later.job_label === r.job_label && later.attempt > r.attempt ? later.job_run_id : null;
+  if (!later || later.job_label !== r.job_label || later.attempt !== r.attempt + 1) return null;
+  const mine = state.run_wants.get(r.job_run_id);
+  const theirs = state.run_wants.get(later.job_run_id);
+  if (!mine || !theirs) return null;
+  return mine.slice(0, WANTS_COMPARED).some(([seq]) => theirs.has(seq)) ? later.job_run_id : null;
 }
+
+const WANTS_COMPARED = 20;
 
 export function jobRunView(state: Pick<BuildState, 'run_wants' | 'partitions' | 'job_runs'>, r: JobRunRecord, shown = RUN_LISTS_SHOWN): JobRunView {
   const wants = state.run_wants.get(r.job_run_id);

@@ -356,12 +356,12 @@ export function copyState(s: BuildState): StateDraft {
   };
 }
 
-/** The state with some fields changed: `withState(s, { schedules })` for `{ ...s, schedules }` (see copyState). */
 /** The record with another count, its fields in the one order every taint record has. */
 export function withStillTainted(t: TaintRecord, still_tainted: number): TaintRecord {
   return { taint_id: t.taint_id, seq: t.seq, partitions: t.partitions, reason: t.reason, downstream: t.downstream, created_at: t.created_at, still_tainted };
 }
 
+/** The state with some fields changed: `withState(s, { schedules })` for `{ ...s, schedules }` (see copyState). */
 export function withState(s: BuildState, change: Partial<BuildState>): BuildState {
   return Object.assign(copyState(s), change);
 }

@@ -210,12 +210,11 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       if (state.taints.has(e.taint_id)) return s0;
       const s = created(s0, 'taints');
       // Its refs are indexed before they are marked, so the marks it makes count for it as for every other taint.
-      let byRef = s.taints_by_ref;
+      const refs = new Set(e.partitions);
       let still = 0;
-      for (const ref of new Set(e.partitions)) {
-        byRef = byRef.set(refTaintKey(ref, e.taint_id), true);
-        if (buildIsTainted(s.partitions.get(ref))) still++;
-      }
+      for (const ref of refs) if (buildIsTainted(s.partitions.get(ref))) still++;
+      // A downstream taint may name 100,000 refs: one merge, not one insert each.
+      const byRef = s.taints_by_ref.updateMany([...refs].map((ref) => refTaintKey(ref, e.taint_id)), () => true);
       const record: TaintRecord = {
         taint_id: e.taint_id,
         seq: s.created.taints,

@@ -45,7 +45,7 @@ export function changesTaint(e: EventView, last: ShownTaint | undefined): boolea
   return mine === undefined || refs.some((r) => mine.has(r));
 }
 
-/** A page that reads at any build reads less often: each read counts the whole taint on the daemon. */
+/** A page that reads at any build (it cannot tell which concern it) reads less often. */
 export function taintReadGap(last: ShownTaint | undefined): number {
   return last !== undefined && last.refs === undefined ? LARGE_TAINT_RELOAD_MS : MIN_RELOAD_MS;
 }

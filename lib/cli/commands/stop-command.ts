@@ -8,6 +8,7 @@
 import type { Command } from 'commander';
 import { describeProbe, removeStaleServerInfo, workspaceRootFor } from '../../client/server-connection.js';
 import { removeServerInfo } from '../../client/server-info.js';
+import { serverLogPath } from '../../client/start-daemon.js';
 import { fetchStatus, probeServer, terminateServer } from '../../client/server-probe.js';
 import { errorMessage } from '../../errors.js';
 import { globalOptions } from '../global-options.js';
@@ -67,9 +68,17 @@ export function registerStop(program: Command): void {
       // The server removes its server.json on the way out; if it died before it could, tidy up for it.
       removeServerInfo(root, pid);
       const runs = running === undefined || running === 0 ? '' : `${running} job run${running === 1 ? '' : 's'}`;
-      // In-process runs end with their server; the others go on, on this machine or on workers.
-      const canceled = opts.cancelRuns === true || kind === 'in-process';
-      const after = !runs ? '' : canceled ? `; ${runs} canceled (built again when wanted)` : `; ${runs} go${running === 1 ? 'es' : ''} on (the next server follows ${running === 1 ? 'it' : 'them'} to the end)`;
-      say(`Stopped server (pid ${pid})${after}`, { stopped: true, pid, workspace_root: root, job_runs_running: running ?? null, job_runs_canceled: canceled });
+      // In-process runs end with their server; asked, the others are canceled unless the server had already left
+      // them going (a stop before this one): its log says which.
+      const asked = opts.cancelRuns === true && !!runs;
+      const inProcess = kind === 'in-process' && !!runs;
+      const after = !runs
+        ? ''
+        : asked
+          ? `; asked to cancel its ${runs} (see ${serverLogPath(root)} for how it went)`
+          : inProcess
+            ? `; ${runs} canceled with it (built again when wanted)`
+            : `; ${runs} go${running === 1 ? 'es' : ''} on (the next server follows ${running === 1 ? 'it' : 'them'} to the end)`;
+      say(`Stopped server (pid ${pid})${after}`, { stopped: true, pid, workspace_root: root, job_runs_running: running ?? null, job_runs_cancel_asked: asked, job_runs_canceled_with_server: inProcess });
     });
 }

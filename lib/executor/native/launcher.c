@@ -317,7 +317,8 @@ static void reap(void) {
     free(runs[i].id);
     free(runs[i].dir);
     runs[i].id = runs[i].dir = NULL;
-    if (!runs[i].kill_at) runs[i] = runs[--nruns];
+    /* Its group already empty, the follow-up SIGKILL has nothing to end, and the id could be anyone's later. */
+    if (!runs[i].kill_at || (kill(-pid, 0) != 0 && errno == ESRCH)) runs[i] = runs[--nruns];
   }
 }
 
@@ -342,7 +343,8 @@ static void fire_timers(void) {
     }
     if (r->kill_at && now >= r->kill_at) {
       r->kill_at = 0;
-      kill(-r->pid, SIGKILL);
+      /* Only a group still there: an empty one's id may have been taken since (a non-empty group holds it). */
+      if (kill(-r->pid, 0) == 0) kill(-r->pid, SIGKILL);
       if (!r->id) {
         runs[i] = runs[--nruns];
         continue;

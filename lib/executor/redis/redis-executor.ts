@@ -150,16 +150,25 @@ export class RedisExecutor implements Executor {
     }
     try {
       await withTimeout(this.connection.ping(), HEALTH_TIMEOUT_MS, 'PING');
-      const clients = await withTimeout(this.queue.getWorkers(), HEALTH_TIMEOUT_MS, 'the worker list');
-      const workers = clients.filter((c) => !String(c['rawname'] ?? '').endsWith(`:w:${STALLED_CHECKER_NAME}`)).length;
-      const problem =
-        workers === 0
-          ? `no platform worker takes runs from queue ${this.queueName} at ${url}: runs wait until one does ('platform worker --redis ${url}' on a machine that can run the jobs)`
-          : null;
-      this.lastHealth = { kind: 'redis', where, reachable: true, workers, problem };
     } catch (err) {
       this.lastHealth = { kind: 'redis', where, reachable: false, workers: null, problem: `Redis at ${url} does not answer: ${errorText(err)}` };
+      return;
     }
+    // Apart: a Redis that refuses CLIENT LIST (an ACL, as managed ones have) still runs what it is handed.
+    let clients: Array<Record<string, string>>;
+    try {
+      clients = await withTimeout(this.queue.getWorkers(), HEALTH_TIMEOUT_MS, 'the worker list');
+    } catch (err) {
+      this.lastHealth = { kind: 'redis', where, reachable: true, workers: null, problem: null };
+      this.error(`could not count the workers of queue ${this.queueName} at ${url} (runs are not held up by it): ${errorText(err)}`);
+      return;
+    }
+    const workers = clients.filter((c) => !String(c['rawname'] ?? '').endsWith(`:w:${STALLED_CHECKER_NAME}`)).length;
+    const problem =
+      workers === 0
+        ? `no platform worker takes runs from queue ${this.queueName} at ${url}: runs wait until one does ('platform worker --redis ${url}' on a machine that can run the jobs)`
+        : null;
+    this.lastHealth = { kind: 'redis', where, reachable: true, workers, problem };
   }
 
   start(launch: JobLaunch): { pid: number; worker: string } {
@@ -352,6 +361,8 @@ export class RedisExecutor implements Executor {
       return;
     }
     const again = seen && seen.count > 0 ? ` (and ${seen.count} times more in the last ${Math.round((now - seen.at) / 1000)} s)` : '';
+    // Deleted first, so the map's order is the order of last saying and the oldest goes first.
+    this.said.delete(message);
     this.said.set(message, { at: now, count: 0 });
     if (this.said.size > 100) this.said.delete(this.said.keys().next().value!);
     (this.opts.logError ?? ((m: string) => process.stderr.write(`${m}\n`)))(`${message}${again}`);

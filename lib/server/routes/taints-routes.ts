@@ -28,7 +28,7 @@ export function taintsRoutes({ platform }: ServerContext): Router {
     const taint = state.taints.get(req.params.id);
     if (!taint) throw new HttpError(404, `No taint with id '${req.params.id}'. List them: platform taints list (GET /api/taints).`);
     const q = validateQuery(TaintDetailQuerySchema, req.query);
-    res.json(taintView(state, taint, { offset: q.partitions_offset ?? 0, limit: q.partitions_limit ?? TAINT_PARTITIONS_DEFAULT }));
+    res.json(taintView(taint, { offset: q.partitions_offset ?? 0, limit: q.partitions_limit ?? TAINT_PARTITIONS_DEFAULT }));
   });
 
   return router;
