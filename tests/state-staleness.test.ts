@@ -264,3 +264,34 @@ test('a retry queued with the definition of its first attempt does not set an ed
   t.is(s.job_fingerprints.get('j'), 'new');
   t.deepEqual(s.partitions.get('p')!.stale_reasons, ['job j changed since this build (fingerprint old -> new)']);
 });
+
+test("a batch run's outputs each consume their own inputs: rebuilding one output drops only its own entries from the consumers index", (t) => {
+  const log = (payloads: EventPayload[]) => payloads.map((e, i) => ({ event_id: i + 1, timestamp: i, ...e }) as BuildEvent);
+  const single = (ref: string, build_id: string, run: string, inputs: BuildInput[]) => buildOf(ref, build_id, run, 'job-a', inputs, '');
+  const batch: EventPayload[] = [
+    {
+      type: 'job_run_queued',
+      job_run_queued: {
+        job_run_id: 'r-batch',
+        job_label: 'job-b',
+        config: { outputs: ['a', 'b'], inputs: [{ dep_type: 'MATERIALIZE', partition_ref: 'x' }, { dep_type: 'MATERIALIZE', partition_ref: 'y' }], args: [], env: {} },
+        want_ids: [],
+        attempt: 1,
+        exec: [],
+        timeout_seconds: 0,
+        input_builds: [{ partition_ref: 'x', build_id: 'b-x' }, { partition_ref: 'y', build_id: 'b-y' }],
+        job_fingerprint: '',
+        output_inputs: [{ output: 'a', inputs: ['x'] }, { output: 'b', inputs: ['y'] }],
+      },
+    },
+    { type: 'job_run_succeeded', job_run_succeeded: { job_run_id: 'r-batch', builds: [{ partition_ref: 'a', build_id: 'b-a1' }, { partition_ref: 'b', build_id: 'b-b1' }], ended_at: 0 } },
+  ];
+  const events = [...single('x', 'b-x', 'r-x', []), ...single('y', 'b-y', 'r-y', []), ...batch];
+  const s1 = fold(log(events));
+  t.deepEqual(consumersPage(s1, 'b-x', 0, 10), { refs: ['a'], total: 1 }, 'a consumed x only');
+  t.deepEqual(consumersPage(s1, 'b-y', 0, 10), { refs: ['b'], total: 1 }, 'b consumed y only');
+  // a rebuilt alone, from y now: x loses it, y gains it, b stays.
+  const s2 = fold(log([...events, ...single('a', 'b-a2', 'r-a2', [{ partition_ref: 'y', build_id: 'b-y' }])]));
+  t.deepEqual(consumersPage(s2, 'b-x', 0, 10), { refs: [], total: 0 });
+  t.deepEqual(consumersPage(s2, 'b-y', 0, 10), { refs: ['a', 'b'], total: 2 });
+});
