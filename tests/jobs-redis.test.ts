@@ -104,7 +104,8 @@ redisTest('a cancel reaches the remote process group within a second', async (t)
   t.regex(runsFor(s, 'hold/1')[0]!.reason, /canceled/);
 });
 
-redisTest('a worker killed with -9: its run is lost by its lease and rebuilt on another worker, never both at once', async (t) => {
+/** once/1 (which hangs the first time) running on worker w1, for a platform on a Redis of its own. */
+async function onceRunningOnW1(t: Parameters<typeof runCli>[0]) {
   const redis = await startRedis(t);
   const dir = makeWorkspace(t);
   killAtTeardown(t, () => pidsIn(dir, 'once.pid'));
@@ -114,6 +115,11 @@ redisTest('a worker killed with -9: its run is lost by its lease and rebuilt on 
   const w = await want(platform, ['once/1']);
   await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.worker === 'w1', 'once/1 taken by w1', 15_000);
   t.true(await poll(() => pidsIn(dir, 'once.pid').length > 0, 5000), 'the job runs');
+  return { redis, dir, w1, platform, w };
+}
+
+redisTest('a worker killed with -9: its run is lost by its lease and rebuilt on another worker, never both at once', async (t) => {
+  const { redis, dir, w1, platform, w } = await onceRunningOnW1(t);
   const w2 = startWorker(t, dir, redis.url, 'w2');
   await w2.waitForStdout(/takes runs/);
   const killedAt = Date.now();
@@ -128,15 +134,7 @@ redisTest('a worker killed with -9: its run is lost by its lease and rebuilt on 
 });
 
 redisTest('a worker killed with -9 and no worker left: its run is recorded lost all the same, and rebuilt when a worker comes', async (t) => {
-  const redis = await startRedis(t);
-  const dir = makeWorkspace(t);
-  killAtTeardown(t, () => pidsIn(dir, 'once.pid'));
-  const w1 = startWorker(t, dir, redis.url, 'w1');
-  await w1.waitForStdout(/takes runs/);
-  const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
-  const w = await want(platform, ['once/1']);
-  await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.worker === 'w1', 'once/1 taken by w1', 15_000);
-  t.true(await poll(() => pidsIn(dir, 'once.pid').length > 0, 5000), 'the job runs');
+  const { redis, dir, w1, platform, w } = await onceRunningOnW1(t);
   w1.child.kill('SIGKILL');
   // BullMQ moves a stalled job back to its wait list to be failed by the next worker that takes it: there is none.
   const lost = await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.status === 'canceled', 'the run recorded lost with no worker left', 20_000);

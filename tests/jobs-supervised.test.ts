@@ -4,6 +4,7 @@
  * reports a missing input all come out as with in-process runs; each run's status is on disk in its directory.
  * A run's timeout is kept by its launcher (native and shell), also while no platform is open.
  */
+import { groupAlive } from '../lib/system/process-group.js';
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -25,6 +26,8 @@ const graph = {
     { label: 'long', outputs: ['long/(?<n>\\d+)'], timeout_seconds: 2, exec: bash('echo $$ > long.pid; sleep 30') },
     // Outlives its timeout by far: only a kill ends it before 30 s.
     { label: 'overdue', outputs: ['overdue/(?<n>\\d+)'], timeout_seconds: 1, exec: bash('echo $$ > overdue.pid; sleep 30') },
+    // The same with room to start beside others on a loaded machine before its deadline passes.
+    { label: 'late', outputs: ['late/(?<n>\\d+)'], timeout_seconds: 3, exec: bash('echo $$ > late.pid; sleep 30') },
     // Ends in 2 s, by itself: with no timeout, and with one it never reaches.
     { label: 'steady', outputs: ['steady/(?<n>\\d+)'], exec: bash('sleep 2') },
     { label: 'patient', outputs: ['patient/(?<n>\\d+)'], timeout_seconds: 60, exec: bash('sleep 2') },
@@ -72,15 +75,6 @@ function supervisedBy(mode: 'native' | 'shell', options: Omit<SupervisedExecutor
   };
 }
 
-/** Whether any process is left in the process group `pid` leads. */
-function groupAlive(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 const statusOf = (dir: string, runId: string): Record<string, unknown> | undefined => {
   try {
@@ -195,15 +189,15 @@ for (const mode of ['native', 'shell'] as const) {
     const executor = supervisedBy(mode);
     if (!executor) return t.pass('the native launcher is not built here (no C compiler)');
     const dir = makeWorkspace(t);
-    killAtTeardown(t, () => pidsIn(dir, 'overdue.pid'));
-    const refs = ['overdue/2', 'steady/2', 'patient/2'];
+    killAtTeardown(t, () => pidsIn(dir, 'late.pid'));
+    const refs = ['late/2', 'steady/2', 'patient/2'];
     const first = await openPlatform(t, dir, graph, { executor, cancelRunsOnClose: false });
     const w = await want(first, refs);
     const running = await waitFor(first, (s) => refs.every((ref) => runsFor(s, ref)[0]?.status === 'running'), 'all three running');
-    const [overdue, steady, patient] = refs.map((ref) => runsFor(running, ref)[0]!);
+    const [late, steady, patient] = refs.map((ref) => runsFor(running, ref)[0]!);
     await first.close();
-    t.true(await poll(() => [overdue!, steady!, patient!].every((r) => statusOf(dir, r.job_run_id) !== undefined), 15_000), 'all three ended while no platform was open');
-    t.like(statusOf(dir, overdue!.job_run_id), { timed_out: true });
+    t.true(await poll(() => [late!, steady!, patient!].every((r) => statusOf(dir, r.job_run_id) !== undefined), 15_000), 'all three ended while no platform was open');
+    t.like(statusOf(dir, late!.job_run_id), { timed_out: true });
     for (const r of [steady!, patient!]) {
       t.deepEqual(statusOf(dir, r.job_run_id), { exit_code: 0, pid: r.pid }, `${r.job_label} ended by itself, not timed out`);
       // The shell supervisor's watchdog (for patient) goes with it.
@@ -211,7 +205,7 @@ for (const mode of ['native', 'shell'] as const) {
     }
     const second = await open(t, dir);
     const s = await waitForWant(second, w, ['failed'], 20_000);
-    t.like(runsFor(s, 'overdue/2')[0], { status: 'failed', reason: 'timed out after 1 s' });
+    t.like(runsFor(s, 'late/2')[0], { status: 'failed', reason: 'timed out after 3 s' });
     t.like(runsFor(s, 'steady/2')[0], { status: 'succeeded' });
     t.like(runsFor(s, 'patient/2')[0], { status: 'succeeded' });
   });

@@ -29,7 +29,7 @@ import { missingDepsInLogs } from './missing-deps-scanner.js';
 import { findProgram } from './program-path.js';
 import { CANCEL_FILE, readCancelReason, readExitStatus, writeDurably, writeRunFiles } from './run-files.js';
 import { spawnFailureReason } from './spawn-failure.js';
-import { signalGroup } from '../system/process-group.js';
+import { groupAlive, signalGroup } from '../system/process-group.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 
 /**
@@ -389,15 +389,6 @@ function signalName(n: number): string | undefined {
   return Object.entries(osConstants.signals).find(([, v]) => v === n)?.[0];
 }
 
-/** Whether any process is left in the group `pid` led. */
-function groupAlive(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** The deadline the run was started with (in its run.sh), 0 for none or unknown. */
 function deadlineOf(dir: string): number {

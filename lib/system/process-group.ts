@@ -19,3 +19,13 @@ export function signalGroup(pid: number, signal: NodeJS.Signals, orProcess = tru
     }
   }
 }
+
+/** Whether any process is left in the group `pid` led (one of another user's counts: EPERM). */
+export function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
