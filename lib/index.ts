@@ -5,7 +5,7 @@ export type { JobLaunch, JobOutcome } from './executor/job-launch.js';
 export { ProcessExecutor } from './executor/process-executor.js';
 export { SupervisedExecutor } from './executor/supervised-executor.js';
 export { startHttpServer, type HttpServerOptions, type RunningServer } from './server/http-server.js';
-export type { BuildEvent, BuildInput, EventPayload, EventType, JobConfig, DataDep, DepType, RebuildPolicy, SchedulesChanged, ScheduleSince } from './events/build-event.js';
+export type { BuildEvent, BuildInput, EventPayload, EventType, JobConfig, DataDep, DepType, RebuildPolicy, SchedulesChanged, ScheduleSince, ScheduleTicksSkipped, SchedulePaused, ScheduleResumed } from './events/build-event.js';
 export { BACKFILL_POLICIES } from './orchestrator/command.js';
 export type {
   BuildState,
@@ -16,8 +16,9 @@ export type {
   JobRunRecord,
   JobRunStatus,
   ScheduleRecord,
+  ScheduleTickWant,
 } from './state/build-state.js';
-export type { CreateWantRequest, CreateTaintRequest, CreateBackfillRequest, BackfillPolicy, BackfillReply, CommandResult, TaintReply } from './orchestrator/command.js';
+export type { CreateWantRequest, CreateTaintRequest, CreateBackfillRequest, BackfillPolicy, BackfillReply, CommandResult, ScheduleReply, TaintReply } from './orchestrator/command.js';
 export { backfillView, backfillWant, listBackfills } from './server/backfill-queries.js';
 export type { BackfillView, BackfillCounts, CreateBackfillBody, CreateBackfillReply } from './api/backfills.js';
 export { QueueFullError, QueueClosedError } from './orchestrator/command-queue.js';
@@ -54,9 +55,10 @@ export type { PartitionDetailView, LineageNode, LineageReply, TaintView, BuildVi
 export { staleFromScratch } from './state/staleness.js';
 export { expandPattern, expandPatterns, patternSize, PatternError, MAX_EXPANSION } from './graph/partition-pattern.js';
 export { listSchedules, scheduleView } from './server/schedule-queries.js';
-export type { ScheduleView } from './api/schedules.js';
+export type { PauseScheduleBody, ScheduleChangeReply, ScheduleView } from './api/schedules.js';
 export type { ScheduleDefinition } from './graph/schedule-definition.js';
-export { dueTicks, firstTickAfter, nextTick, tickRefs, templateValues } from './graph/schedule-time.js';
+export { firstTickAfter, nextTick, tickRefs, templateValues } from './graph/schedule-time.js';
+export { catchUp, dueTicks, ticksBetween, MAX_COUNTED_TICKS, type CatchUp, type SkippedTicks } from './graph/schedule-catchup.js';
 export type { GcReport, EventCompactionReport } from './api/gc.js';
 export type { RetentionReport } from './executor/job-log-retention.js';
 export { EventsCompactedError } from './events/events-compacted-error.js';

@@ -303,6 +303,23 @@ export class Platform {
   }
 
   /**
+   * Pauses the schedule of platform.json named `name`: it makes no wants until resumed, across restarts (the pause is
+   * an event). The reply's `schedule.changed` is false when it was paused already (nothing is recorded then); a name
+   * platform.json has no schedule of is refused with 404.
+   */
+  pauseSchedule(name: string, reason = ''): Promise<CommandResult> {
+    return this.queue.offer({ kind: 'pause_schedule', name, reason });
+  }
+
+  /**
+   * Resumes a paused schedule: the ticks that fell due while it was paused are recorded as skipped, not made; its
+   * next tick is made as usual. `schedule.changed` is false when it was not paused.
+   */
+  resumeSchedule(name: string): Promise<CommandResult> {
+    return this.queue.offer({ kind: 'resume_schedule', name });
+  }
+
+  /**
    * A write naming refs no job of the graph in use makes is refused now, not failed later (the graph as last read:
    * `refreshGraph()` first to see an edit of this instant); the rest of a request is checked where every write
    * passes (the planner). Offered at once otherwise, in call order.

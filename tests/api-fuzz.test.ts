@@ -22,6 +22,8 @@ const FAST_GRAPH = {
     // One want that stays running, so a cancel has something to cancel; killed at the end.
     { label: 'slow', outputs: ['slow/(?<name>[a-z0-9_-]+)'], exec: ['sleep', '30'] },
   ],
+  // Never ticks during the run: a schedule to pause, resume and read.
+  schedules: [{ name: 'yearly', cron: '0 0 1 1 *', partitions: ['ok/y${year}'] }],
 };
 
 const SEED = 20260114;
@@ -61,6 +63,9 @@ test('every operation, fuzzed from the document: answers fit the contract, no 5x
     '/api/backfills/{id}': [...state.wants.values()].map((w) => w.backfill_id).filter((id) => id !== ''),
     '/api/job_runs/{id}': [...state.job_runs.keys()],
     '/api/job_runs/{id}/logs/{stream}': [...state.job_runs.keys()],
+    '/api/schedules/{name}': ['yearly'],
+    '/api/schedules/{name}/pause': ['yearly'],
+    '/api/schedules/{name}/resume': ['yearly'],
     '/api/events/{id}': Array.from({ length: f.platform.log.latestId() }, (_, i) => String(i + 1)),
   };
   const refs = ['ok/a', 'ok/b', 'ok/fuzz', 'dep/a', 'dep/fuzz', 'fail/c', 'nothing/makes/this'];
@@ -151,7 +156,7 @@ test('every operation, fuzzed from the document: answers fit the contract, no 5x
   t.true(requests >= RUNS * 28, `${requests} requests`);
   t.log([...tally].map(([k, n]) => `${k}: ${n}`).join('\n'));
   // The fitting bodies did get through: fuzzed wants, taints and backfills were made, and existing ids were found.
-  for (const reached of ['POST /api/wants 201', 'POST /api/wants 400', 'POST /api/taints 201', 'POST /api/backfills 201', 'GET /api/wants/{id} 200', 'GET /api/wants/{id} 404', 'DELETE /api/wants/{id} 200', 'GET /api/job_runs/{id}/logs/{stream} 200', 'POST /platform.v1.PlatformService/AnalyzeGraph 200']) {
+  for (const reached of ['POST /api/wants 201', 'POST /api/wants 400', 'POST /api/taints 201', 'POST /api/backfills 201', 'GET /api/wants/{id} 200', 'GET /api/wants/{id} 404', 'DELETE /api/wants/{id} 200', 'GET /api/job_runs/{id}/logs/{stream} 200', 'POST /platform.v1.PlatformService/AnalyzeGraph 200', 'POST /api/schedules/{name}/pause 200', 'POST /api/schedules/{name}/pause 400', 'POST /api/schedules/{name}/pause 404', 'POST /api/schedules/{name}/resume 200']) {
     t.true((tally.get(reached) ?? 0) > 0, `the fuzz never reached ${reached}`);
   }
   t.deepEqual(

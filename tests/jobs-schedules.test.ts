@@ -3,7 +3,8 @@
  * with the right refs and data_timestamp; after kill -9 the restarted daemon makes up the missed ticks (at most
  * `catchup`), and a second restart makes none twice; a daemon killed before a schedule's first tick makes that tick
  * when it comes back; GET /api/schedules and `platform schedules` (table and --json) show the last and next tick; a
- * daemon with schedules is never idle while one without stops.
+ * daemon with schedules is never idle while one without stops; a pause holds through kill -9, and its resume skips
+ * what fell due rather than catch it up.
  */
 import test from 'ava';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -152,6 +153,43 @@ test.serial('a schedule every 2 s makes wants with the right refs and data_times
   t.is(new Set(ticksMade).size, ticksMade.length, 'every tick made one want, across restarts');
   third.child.kill('SIGTERM');
   await third.exited;
+});
+
+test.serial('a pause survives kill -9: the next daemon makes no wants for it; the resume skips what fell due and makes none of it', async (t) => {
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(GRAPH));
+  const first = serve(t, dir);
+  t.true(await poll(() => readServerInfo(dir)?.pid === first.child.pid, 10_000, 50), 'serve started');
+  let url = `http://127.0.0.1:${readServerInfo(dir)!.port}`;
+  await until(() => scheduledWants(url), (ws) => ws.length > 0, 'a first tick made');
+  const pause = spawnSync(process.execPath, [BIN, '--server-url', url, '--json', 'schedules', 'pause', 'every2s', '--reason', 'maintenance'], { encoding: 'utf8' });
+  t.is(pause.status, 0, pause.stderr);
+  t.like(JSON.parse(pause.stdout), { changed: true, schedule: { paused: true, paused_reason: 'maintenance' } });
+  const madeBefore = (await scheduledWants(url)).length;
+
+  first.child.kill('SIGKILL');
+  await first.exited;
+  const second = serve(t, dir);
+  t.true(await poll(() => readServerInfo(dir)?.pid === second.child.pid, 10_000, 50), 'serve started again');
+  url = `http://127.0.0.1:${readServerInfo(dir)!.port}`;
+  t.like(await (await fetch(`${url}/api/schedules/every2s`)).json(), { paused: true, paused_reason: 'maintenance', next_tick: null });
+  // Three ticks' worth of time: none is made while it is paused.
+  await sleep(6_000);
+  t.is((await scheduledWants(url)).length, madeBefore, 'no want while paused, after kill -9');
+
+  const resume = spawnSync(process.execPath, [BIN, '--server-url', url, '--json', 'schedules', 'resume', 'every2s'], { encoding: 'utf8' });
+  t.is(resume.status, 0, resume.stderr);
+  const reply = JSON.parse(resume.stdout) as { changed: boolean; skipped_ticks: number; schedule: { paused: boolean; last_skipped_tick: string } };
+  t.true(reply.changed);
+  t.false(reply.schedule.paused);
+  t.true(reply.skipped_ticks >= 3, `the ticks due while paused are counted as skipped (${reply.skipped_ticks})`);
+  const resumedUpTo = Date.parse(reply.schedule.last_skipped_tick);
+  // Ticks after the resume are made again; none of those that fell due while it was paused ever is.
+  const after = await until(() => scheduledWants(url), (ws) => ws.length > madeBefore, 'a tick made after the resume');
+  const newTicks = after.slice(madeBefore).map(tickOf);
+  t.true(newTicks.length <= 2 && newTicks.every((tick) => tick > resumedUpTo), `only ticks after the resume (${newTicks.map((x) => new Date(x).toISOString()).join(', ')})`);
+  second.child.kill('SIGTERM');
+  await second.exited;
 });
 
 test.serial('a daemon killed before a schedule\'s first tick makes that tick when it comes back', async (t) => {

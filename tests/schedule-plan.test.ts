@@ -1,18 +1,23 @@
 /**
  * What the pure planner makes of schedules, on virtual time: a schedule is recorded before its first tick, each tick
  * makes one want (refs, data_timestamp, source, priority), a restart after downtime makes the latest `catchup` missed
- * ticks and never one twice, a cron edit does not make the new cron's past ticks, and only full scans fire.
+ * ticks and never one twice, a cron edit does not make the new cron's past ticks, and only full scans fire. The
+ * ticks it does not make are recorded as skipped (catchup 0 makes none that were missed); a paused schedule makes
+ * nothing and its resume skips what fell due meanwhile; all of it survives a snapshot.
  */
 import test from 'ava';
 import fc from 'fast-check';
-import type { EventPayload, WantCreated } from '../lib/events/build-event.js';
+import type { BuildEvent, EventPayload, JobConfig, WantCreated } from '../lib/events/build-event.js';
+import { scheduleView } from '../lib/server/schedule-queries.js';
 import { parseGraph } from '../lib/graph/parse-graph.js';
 import type { ScheduleDefinition } from '../lib/graph/schedule-definition.js';
 import { nextTick } from '../lib/graph/schedule-time.js';
 import { planStep, type StepPlan } from '../lib/orchestrator/plan-step.js';
 import { initialState, type BuildState } from '../lib/state/build-state.js';
 import { reduce } from '../lib/state/reduce.js';
-import { fromSnapshot, toSnapshot } from '../lib/state/snapshot.js';
+import { fromSnapshot, snapshotFromLines, toSnapshot, type SnapshotLine } from '../lib/state/snapshot.js';
+import { MAX_COUNTED_TICKS } from '../lib/graph/schedule-catchup.js';
+import type { Command } from '../lib/orchestrator/command.js';
 import { canon } from './helpers/state-canon.js';
 
 const at = (iso: string) => Date.parse(iso);
@@ -172,4 +177,252 @@ test('property: steps at random times make each tick at most once, in order, at 
       { numRuns: 150 },
     ),
   );
+});
+
+// ---- Skipped ticks, catchup 0, pause and resume (session 23).
+
+const skipsOf = (events: readonly EventPayload[]) => events.flatMap((e) => (e.type === 'schedule_ticks_skipped' ? [e.schedule_ticks_skipped] : []));
+
+/** A step with one command and nothing else (not a full scan, as a command's step usually is not). */
+function command(state: BuildState, now: number, schedules: ScheduleDefinition[], c: Command): StepPlan {
+  return planStep({
+    state,
+    now,
+    commands: [c],
+    started: [],
+    outcomes: [],
+    launched: new Set(),
+    tasks: new Map(),
+    policy: { max_concurrent_job_runs: 1, jobs: new Map(), schedules },
+    candidates: new Map(),
+  });
+}
+
+test('ticks missed beyond catchup are recorded as skipped (how many, first and latest), before the wants made, once', (t) => {
+  // The QA pass's case: every minute, default catchup, the daemon down across 22:44 and 22:45.
+  const s = schedule({ cron: '* * * * *' });
+  const state = step(initialState(), at('2026-01-05T22:43:30Z'), [s]).state;
+  const plan = step(state, at('2026-01-05T22:45:30Z'), [s]);
+  t.deepEqual(skipsOf(plan.events), [
+    { name: 'revenue', count: 1, count_at_least: false, first_tick: at('2026-01-05T22:44:00Z'), latest_tick: at('2026-01-05T22:44:00Z'), reason: 'catchup' },
+  ]);
+  t.deepEqual(wantsOf(plan.events).map((w) => w.schedule_tick), [at('2026-01-05T22:45:00Z')]);
+  t.true(plan.events.findIndex((e) => e.type === 'schedule_ticks_skipped') < plan.events.findIndex((e) => e.type === 'want_created'), 'in the order of the ticks');
+  t.like(plan.state.schedules.get('revenue'), { skipped: 1, skipped_at_least: false, skipped_tick: at('2026-01-05T22:44:00Z'), tick: at('2026-01-05T22:45:00Z') });
+  t.deepEqual(step(plan.state, at('2026-01-05T22:45:40Z'), [s]).events, [], 'a later scan counts them no more');
+
+  // Down again for ten minutes with catchup 3: seven skipped, the latest three made; the total goes on.
+  const three = schedule({ cron: '* * * * *', catchup: 3 });
+  const again = step(plan.state, at('2026-01-05T22:55:10Z'), [three]);
+  t.like(skipsOf(again.events)[0], { count: 7, first_tick: at('2026-01-05T22:46:00Z'), latest_tick: at('2026-01-05T22:52:00Z') });
+  t.deepEqual(wantsOf(again.events).map((w) => w.schedule_tick), [at('2026-01-05T22:53:00Z'), at('2026-01-05T22:54:00Z'), at('2026-01-05T22:55:00Z')]);
+  t.like(again.state.schedules.get('revenue'), { skipped: 8, skipped_tick: at('2026-01-05T22:52:00Z') });
+});
+
+test('catchup 0: a tick that falls due while the daemon runs is made; every tick missed while none ran is skipped', (t) => {
+  const s = schedule({ cron: '* * * * *', catchup: 0 });
+  const state = step(initialState(), at('2026-01-05T22:43:30Z'), [s]).state;
+  const upSince = at('2026-01-05T22:43:00Z');
+  const plan = (st: BuildState, now: number, up: number) =>
+    planStep({ state: st, now, upSince: up, commands: [], started: [], outcomes: [], launched: new Set(), tasks: new Map(), policy: { max_concurrent_job_runs: 1, jobs: new Map(), schedules: [s] } });
+  // Up: the loop wakes at 22:44 and makes it.
+  const onTime = plan(state, at('2026-01-05T22:44:00.005Z'), upSince);
+  t.deepEqual(wantsOf(onTime.events).map((w) => w.schedule_tick), [at('2026-01-05T22:44:00Z')]);
+  t.deepEqual(skipsOf(onTime.events), []);
+  // Down across 22:45 and 22:46, started again at 22:46:30: neither is made, both are skipped.
+  const restarted = at('2026-01-05T22:46:30Z');
+  const back = plan(onTime.state, restarted, restarted);
+  t.deepEqual(wantsOf(back.events), []);
+  t.like(skipsOf(back.events)[0], { count: 2, first_tick: at('2026-01-05T22:45:00Z'), latest_tick: at('2026-01-05T22:46:00Z'), reason: 'catchup' });
+  t.true(back.deadlines.includes(at('2026-01-05T22:47:00Z')), 'it wakes for its next tick');
+  // The next tick falls due while it runs: made.
+  t.deepEqual(wantsOf(plan(back.state, at('2026-01-05T22:47:00.003Z'), restarted).events).map((w) => w.schedule_tick), [at('2026-01-05T22:47:00Z')]);
+  // And the graph takes catchup 0.
+  t.is(s.catchup, 0);
+});
+
+test('a gap of more ticks than are counted one by one records a lower bound, with its first and latest tick', (t) => {
+  const s = schedule({ cron: '*/2 * * * * *' });
+  const state = step(initialState(), at('2026-01-05T00:00:00.500Z'), [s]).state;
+  const plan = step(state, at('2026-01-06T00:00:01Z'), [s]);
+  t.deepEqual(skipsOf(plan.events), [
+    { name: 'revenue', count: MAX_COUNTED_TICKS, count_at_least: true, first_tick: at('2026-01-05T00:00:02Z'), latest_tick: at('2026-01-05T23:59:58Z'), reason: 'catchup' },
+  ]);
+  t.deepEqual(wantsOf(plan.events).map((w) => w.schedule_tick), [at('2026-01-06T00:00:00Z')]);
+  t.like(plan.state.schedules.get('revenue'), { skipped: MAX_COUNTED_TICKS, skipped_at_least: true });
+  // Exactly the bound is exact: 1,000 ticks counted to the last.
+  const exact = step(state, at('2026-01-05T00:33:22Z'), [s]);
+  t.like(skipsOf(exact.events)[0], { count: 1000, count_at_least: false, latest_tick: at('2026-01-05T00:33:20Z') });
+});
+
+test('a paused schedule makes no want and sets no deadline, at its tick or after downtime; a second pause records nothing', (t) => {
+  const s = schedule({ cron: '* * * * *' });
+  const state = step(initialState(), at('2026-01-05T22:43:30Z'), [s]).state;
+  const paused = command(state, at('2026-01-05T22:43:40Z'), [s], { kind: 'pause_schedule', name: 'revenue', reason: 'feed down' });
+  t.deepEqual(paused.replies, [{ ok: true, status: 200, want_id: '', schedule: { name: 'revenue', changed: true, skipped: 0, skipped_at_least: false } }]);
+  t.deepEqual(paused.events, [{ type: 'schedule_paused', schedule_paused: { name: 'revenue', reason: 'feed down' } }]);
+  t.like(paused.state.schedules.get('revenue'), { paused: true, paused_at: at('2026-01-05T22:43:40Z'), paused_reason: 'feed down' });
+  const again = command(paused.state, at('2026-01-05T22:43:50Z'), [s], { kind: 'pause_schedule', name: 'revenue', reason: 'other' });
+  t.deepEqual(again.events, []);
+  t.like(again.replies[0], { ok: true, status: 200, schedule: { changed: false } });
+  for (const now of [at('2026-01-05T22:44:00.001Z'), at('2026-01-06T10:00:00Z')]) {
+    const scan = step(paused.state, now, [s]);
+    t.deepEqual(scan.events, [], 'no want, no skip while paused');
+    t.deepEqual(scan.deadlines, [], 'no wake-up for its ticks');
+  }
+});
+
+test('resume: the ticks due while paused are skipped (counted, reason paused), none is made, the next tick is', (t) => {
+  const s = schedule({ cron: '* * * * *', catchup: 5 });
+  let state = step(initialState(), at('2026-01-05T22:43:30Z'), [s]).state;
+  state = command(state, at('2026-01-05T22:43:40Z'), [s], { kind: 'pause_schedule', name: 'revenue', reason: '' }).state;
+  state = step(state, at('2026-01-05T23:00:00Z'), [s]).state;
+  const resumed = command(state, at('2026-01-05T23:10:30Z'), [s], { kind: 'resume_schedule', name: 'revenue' });
+  t.deepEqual(resumed.replies, [{ ok: true, status: 200, want_id: '', schedule: { name: 'revenue', changed: true, skipped: 27, skipped_at_least: false } }]);
+  t.deepEqual(resumed.events, [
+    { type: 'schedule_resumed', schedule_resumed: { name: 'revenue' } },
+    { type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name: 'revenue', count: 27, count_at_least: false, first_tick: at('2026-01-05T22:44:00Z'), latest_tick: at('2026-01-05T23:10:00Z'), reason: 'paused' } },
+  ]);
+  t.true(resumed.deadlines.includes(at('2026-01-05T23:11:00Z')));
+  t.like(resumed.state.schedules.get('revenue'), { paused: false, paused_at: 0, paused_reason: '', skipped: 27 });
+  // A full scan right after makes nothing (catchup 5 does not bring the paused ticks back); the next tick is made.
+  t.deepEqual(step(resumed.state, at('2026-01-05T23:10:31Z'), [s]).events, []);
+  t.deepEqual(wantsOf(step(resumed.state, at('2026-01-05T23:11:00.002Z'), [s]).events).map((w) => w.schedule_tick), [at('2026-01-05T23:11:00Z')]);
+  // Resuming a running schedule changes nothing.
+  const twice = command(resumed.state, at('2026-01-05T23:10:40Z'), [s], { kind: 'resume_schedule', name: 'revenue' });
+  t.deepEqual(twice.events, []);
+  t.like(twice.replies[0], { ok: true, schedule: { changed: false } });
+});
+
+test('pause and resume of a name platform.json has no schedule of are 404s that record nothing; a schedule not yet recorded is, first', (t) => {
+  const s = schedule({});
+  for (const kind of ['pause_schedule', 'resume_schedule'] as const) {
+    const plan = command(initialState(), at('2026-01-05T10:00:00Z'), [s], kind === 'pause_schedule' ? { kind, name: 'nope', reason: '' } : { kind, name: 'nope' });
+    t.like(plan.replies[0], { ok: false, status: 404 });
+    t.regex((plan.replies[0] as { error: string }).error, /No schedule named 'nope' in platform\.json/);
+    t.deepEqual(plan.events, []);
+  }
+  // Paused before any scan recorded it: it counts its ticks from now, and is paused.
+  const plan = command(initialState(), at('2026-01-05T10:00:00Z'), [s], { kind: 'pause_schedule', name: 'revenue', reason: '' });
+  t.deepEqual(plan.events.map((e) => e.type), ['schedules_changed', 'schedule_paused']);
+  t.like(plan.state.schedules.get('revenue'), { since: at('2026-01-05T10:00:00Z'), paused: true });
+});
+
+test('a pause, the skips and the latest ticks\' statuses survive a snapshot; an edited cron keeps the pause', (t) => {
+  const s = schedule({ cron: '* * * * *' });
+  let state = step(initialState(), at('2026-01-05T22:43:30Z'), [s]).state;
+  state = step(state, at('2026-01-05T22:45:30Z'), [s]).state;
+  state = command(state, at('2026-01-05T22:45:40Z'), [s], { kind: 'pause_schedule', name: 'revenue', reason: 'why' }).state;
+  const restored = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state))));
+  t.deepEqual(canon(restored), canon(state));
+  t.like(restored.schedules.get('revenue'), { paused: true, skipped: 1, recent: [{ want_id: 'w-1', status: 'idle' }] });
+  t.deepEqual(step(restored, at('2026-01-05T23:00:00Z'), [s]).events, [], 'still paused after the restore');
+  const edited = step(restored, at('2026-01-05T23:00:00Z'), [schedule({ cron: '*/5 * * * *' })]);
+  t.deepEqual(edited.events.map((e) => e.type), ['schedules_changed']);
+  t.like(edited.state.schedules.get('revenue'), { cron: '*/5 * * * *', paused: true });
+});
+
+test('a compaction base of format 7 (schedule records without the new fields) loads them running, nothing skipped', (t) => {
+  const s = schedule({});
+  const state = step(initialState(), at('2026-01-05T10:00:00Z'), [s]).state;
+  const snap = JSON.parse(JSON.stringify(toSnapshot(state))) as { schedules: Array<Record<string, unknown>> };
+  const old = { name: 'revenue', cron: '0 3 * * *', timezone: 'UTC', since: at('2026-01-05T10:00:00Z'), tick: 0, want_id: '' };
+  const lines: SnapshotLine[] = [['schedule', old as never]];
+  const loaded = snapshotFromLines(snap.schedules.length, lines).schedules[0]!;
+  t.deepEqual(loaded, state.schedules.get('revenue'));
+  t.deepEqual(Object.keys(loaded), Object.keys(state.schedules.get('revenue')!), 'in the fold\'s field order');
+});
+
+test('property: every tick that fell due is made once or counted as skipped once, never both, whatever the gaps and pauses', (t) => {
+  const crons = fc.constantFrom('*/7 * * * *', '0 3 * * *', '15 */2 * * 1-5', '0 0 1 * *');
+  // A step: the loop woke after a gap (up: short; down: long), maybe with a pause or a resume.
+  const steps = fc.array(
+    fc.record({
+      gap: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 600_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 * 86_400_000 }) }),
+      restart: fc.boolean(),
+      toggle: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('pause_schedule' as const, 'resume_schedule' as const) }),
+    }),
+    { minLength: 1, maxLength: 15 },
+  );
+  t.notThrows(() =>
+    fc.assert(
+      fc.property(crons, fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 86_400_000 }), steps, (cron, catchup, start, plan) => {
+        const s = schedule({ cron, catchup });
+        let now = at('2026-01-05T00:00:00Z') + start;
+        let upSince = now;
+        let state = step(initialState(), now, [s]).state;
+        const since = now;
+        const made: number[] = [];
+        let skipped = 0;
+        // A gap of more than MAX_COUNTED_TICKS is counted as a lower bound.
+        let exact = true;
+        const count = (events: readonly EventPayload[]) => {
+          for (const k of skipsOf(events)) {
+            skipped += k.count;
+            if (k.count_at_least) exact = false;
+          }
+        };
+        // [paused at, resumed at]: no tick in between may be made, then or later (a resume must not flood).
+        const pauses: Array<[number, number]> = [];
+        for (const { gap, restart, toggle } of plan) {
+          const next = nextTick(s, now)!;
+          // Up: the loop never sleeps past a deadline; down (or restarted): any gap.
+          now = gap <= 600_000 && !restart ? Math.min(now + gap, next) : now + gap;
+          if (restart) upSince = now;
+          const p = planStep({ state, now, upSince, commands: [], started: [], outcomes: [], launched: new Set(), tasks: new Map(), policy: { max_concurrent_job_runs: 1, jobs: new Map(), schedules: [s] } });
+          made.push(...wantsOf(p.events).map((w) => w.schedule_tick));
+          count(p.events);
+          state = p.state;
+          if (toggle) {
+            const c = command(state, now, [s], toggle === 'pause_schedule' ? { kind: toggle, name: 'revenue', reason: '' } : { kind: toggle, name: 'revenue' });
+            count(c.events);
+            if (wantsOf(c.events).length > 0) return false;
+            if (c.events.some((e) => e.type === 'schedule_paused')) pauses.push([now, Infinity]);
+            if (c.events.some((e) => e.type === 'schedule_resumed')) pauses[pauses.length - 1]![1] = now;
+            state = c.state;
+          }
+        }
+        // Every tick after `since` up to the cursor is accounted for exactly once.
+        const cursor = Math.max(state.schedules.get('revenue')!.tick, state.schedules.get('revenue')!.skipped_tick);
+        let all = 0;
+        for (let tick = nextTick(s, since)!; tick <= cursor; tick = nextTick(s, tick)!) all++;
+        for (let i = 1; i < made.length; i++) if (made[i]! <= made[i - 1]!) return false;
+        if (made.some((tick) => pauses.some(([from, to]) => tick > from && tick <= to))) return false;
+        const record = state.schedules.get('revenue')!;
+        if (record.skipped !== skipped || record.skipped_at_least === exact) return false;
+        return exact ? made.length + skipped === all : made.length + skipped < all;
+      }),
+      { numRuns: 120 },
+    ),
+  );
+});
+
+test("a schedule's view gives its last tick's want status and how many of its last 10 failed, kept as the wants move", (t) => {
+  // Daily, so each tick wants a partition of its own.
+  const s = schedule({});
+  let state = step(initialState(), at('2026-01-01T00:00:00Z'), [s]).state;
+  let id = state.last_event_id;
+  const fold = (payload: EventPayload) => (state = reduce(state, { event_id: ++id, timestamp: at('2026-01-20T00:00:00Z'), ...payload } as BuildEvent));
+  const config = (ref: string): JobConfig => ({ outputs: [ref], inputs: [], args: [], env: {} });
+  for (let i = 1; i <= 12; i++) {
+    const plan = step(state, at('2026-01-01T03:00:00.001Z') + i * 86_400_000, [s]);
+    state = plan.state;
+    id = state.last_event_id;
+    const want = wantsOf(plan.events)[0]!;
+    const ref = want.partitions[0]!;
+    fold({ type: 'job_run_queued', job_run_queued: { job_run_id: `r-${i}`, job_label: 'daily', config: config(ref), want_ids: [want.want_id], attempt: 1, exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [] } });
+    // Every third tick's job fails for good; the rest succeed, but the last, still building.
+    if (i === 12) break;
+    if (i % 3 === 0) fold({ type: 'job_run_failed', job_run_failed: { job_run_id: `r-${i}`, exit_code: 1, signal: '', reason: 'boom', retry_at: 0, ended_at: 0 } });
+    else fold({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id: `r-${i}`, builds: [{ partition_ref: ref, build_id: `b-${i}` }], ended_at: 0 } });
+  }
+  const record = state.schedules.get('revenue')!;
+  t.is(record.recent.length, 10, 'the latest 10 ticks');
+  t.deepEqual(record.recent.map((x) => x.want_id), ['w-3', 'w-4', 'w-5', 'w-6', 'w-7', 'w-8', 'w-9', 'w-10', 'w-11', 'w-12']);
+  let view = scheduleView(state, s, at('2026-01-20T00:00:00Z'));
+  t.like(view, { last_want_id: 'w-12', last_want_status: 'building', recent_ticks: 10, recent_failed: 3 });
+  fold({ type: 'job_run_failed', job_run_failed: { job_run_id: 'r-12', exit_code: 1, signal: '', reason: 'boom', retry_at: 0, ended_at: 0 } });
+  view = scheduleView(state, s, at('2026-01-20T00:00:00Z'));
+  t.like(view, { last_want_status: 'failed', recent_failed: 4 });
+  t.deepEqual(canon(fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state))))), canon(state), 'as a snapshot keeps it');
 });

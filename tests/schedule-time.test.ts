@@ -2,7 +2,8 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { parseGraph } from '../lib/graph/parse-graph.js';
-import { dueTicks, nextTick, parseOffset, templateValues, tickRefs } from '../lib/graph/schedule-time.js';
+import { nextTick, parseOffset, templateValues, tickRefs } from '../lib/graph/schedule-time.js';
+import { dueTicks } from '../lib/graph/schedule-catchup.js';
 
 const at = (iso: string) => Date.parse(iso);
 const daily = { cron: '0 3 * * *', timezone: 'UTC', catchup: 3 };
@@ -60,7 +61,8 @@ test('bad schedules are refused at load, naming the schedule and the field', (t)
   t.throws(graph({ cron: '* * *' }), { message: /has 3 fields; a cron has 5/ });
   t.throws(graph({ partitions: ['d/${day}'] }), { message: /\$\{day\} is not a schedule variable; use \$\{date\}/ });
   t.throws(graph({ offset: 'soon' }), { message: /offset: "soon" is not an offset/ });
-  t.throws(graph({ catchup: 0 }), { message: /catchup: must be a whole number from 1/ });
+  t.throws(graph({ catchup: -1 }), { message: /catchup: must be a whole number from 0 to 1000/ });
+  t.throws(graph({ catchup: 1.5 }), { message: /catchup: must be a whole number from 0/ });
   t.throws(graph({ timezone: 'Mars/Olympus' }), { message: /IANA time zone/ });
   t.throws(graph({ every: 'day' }), { message: /every: unknown key/ });
   t.throws(() => parseGraph({ jobs: [], schedules: [{ name: 'a', cron: '0 3 * * *', partitions: ['x'] }, { name: 'a', cron: '0 4 * * *', partitions: ['y'] }] }, 'p'), {

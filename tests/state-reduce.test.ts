@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import type { BuildEvent, EventPayload, JobConfig } from '../lib/events/build-event.js';
 import { EventLog } from '../lib/events/event-log.js';
 import {
+  SCHEDULE_RECENT_TICKS,
   activeWantsOn,
   initialState,
   JOB_RUN_STATUSES,
@@ -92,6 +93,14 @@ function indexViolations(s: BuildState): string[] {
   for (const [key, id] of s.queued_by_priority) {
     const r = s.job_runs.get(id);
     check(r !== undefined && r.status === 'queued' && key === queueKey(r.priority, r.seq), `queued_by_priority ${key} -> ${id}`);
+  }
+  // Schedules: the statuses kept of their latest ticks' wants are those wants' statuses now (kept by the fold as each
+  // want moves, never read off the wants), the latest the schedule's last want, at most SCHEDULE_RECENT_TICKS of them.
+  for (const [name, r] of s.schedules) {
+    check(r.recent.length <= SCHEDULE_RECENT_TICKS, `schedule ${name} keeps ${r.recent.length} recent ticks`);
+    check(new Set(r.recent.map((x) => x.want_id)).size === r.recent.length, `schedule ${name} lists a want twice`);
+    if (r.recent.length > 0) check(r.recent[r.recent.length - 1]!.want_id === r.want_id, `schedule ${name}'s latest recent want is not ${r.want_id}`);
+    for (const x of r.recent) check(s.wants.get(x.want_id)?.status === x.status, `schedule ${name} keeps ${x.want_id} as ${x.status}, it is ${s.wants.get(x.want_id)?.status}`);
   }
   // Builds: each once in the history of its partition; the sla counter counts the wants that missed it.
   check(s.build_history.size === s.builds.size, `build_history holds ${s.build_history.size}, there are ${s.builds.size} builds`);

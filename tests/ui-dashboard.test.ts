@@ -4,7 +4,8 @@
  * lines arrive, a cancel button cancels, a taint from a partition's page turns its downstream stale, the DAG shows
  * every node, and the page reconnects after the daemon restarts. The taints, schedules, want, job run and backfill
  * pages show what the API answers in the same run; a taint's page keeps its page of partitions in the URL and reads
- * the taint again when one of its partitions is rebuilt, not at every run. Screenshots go to test-artifacts/
+ * the taint again when one of its partitions is rebuilt, not at every run; the schedules page pauses and resumes a
+ * schedule and shows its last want's status and its skipped ticks. Screenshots go to test-artifacts/
  * (ignored by git).
  *
  * Without a Chromium on the machine the tests are skipped, saying so (`.ci/run` installs it where it can).
@@ -354,6 +355,37 @@ uiTest('the schedules page shows what the API says of each schedule: its zone, s
   await page.locator('h1 .status-canceled').waitFor();
   t.truthy(canceled.cancel_reason);
   t.is(await page.locator('[data-fact="cancel_reason"]').innerText(), canceled.cancel_reason!);
+  noScriptErrors(t, page);
+});
+
+uiTest('the schedules page shows a failing schedule\'s last status and failures, pauses and resumes it, and shows the ticks skipped meanwhile', async (t) => {
+  const own = await ownDaemon(t, {
+    jobs: [{ label: 'broken', outputs: ['broken/(?<n>\\d+)'], exec: ['bash', '-c', 'exit 3'] }],
+    schedules: [{ name: 'every2s', cron: '*/2 * * * * *', partitions: ['broken/${hour}${minute}'] }],
+  });
+  const ownApi = apiAt(own.url);
+  await until(() => ownApi<ScheduleView>('GET', '/api/schedules/every2s'), (s) => s.last_want_status === 'failed', 'a tick whose want failed');
+  const page = await newPage(t);
+  await page.goto(`${own.url}/schedules`);
+  const row = page.locator('tr[data-schedule="every2s"]');
+  await row.locator('[data-field="last_want"] .status-failed').waitFor();
+  t.regex(await row.locator('[data-field="recent_failed"]').innerText(), /^\d+ of the last \d+ failed$/);
+  t.regex(await row.locator('[data-field="state"]').innerText(), /running/);
+
+  // Pause by its button: the row says so, live, and so does the API.
+  await page.getByRole('button', { name: 'Pause schedule every2s' }).click();
+  await row.locator('[data-field="state"] .status-paused').waitFor();
+  t.like(await ownApi<ScheduleView>('GET', '/api/schedules/every2s'), { paused: true, next_tick: null });
+  t.is(await row.locator('[data-field="next_tick"]').innerText(), 'none while paused');
+  // Paused across a tick or two, then resumed: those ticks show as skipped.
+  await new Promise((r) => setTimeout(r, 4_500));
+  await page.getByRole('button', { name: 'Resume schedule every2s' }).click();
+  await row.locator('[data-field="skipped_ticks"]').waitFor();
+  const s = await until(() => ownApi<ScheduleView>('GET', '/api/schedules/every2s'), (x) => !x.paused && x.skipped_ticks > 0, 'resumed, with skips');
+  t.true(s.skipped_ticks >= 2);
+  t.regex(await row.locator('[data-field="state"]').innerText(), /running/);
+  t.is(await row.locator('[data-field="skipped_ticks"]').innerText(), String(s.skipped_ticks));
+  t.true((await row.locator('[data-field="last_skipped_tick"]').innerText()).includes(s.last_skipped_tick!));
   noScriptErrors(t, page);
 });
 

@@ -20,7 +20,7 @@ import type { GraphAnalyzeResponseJson, JobConfigJson, JobConfigResponseJson, Jo
 import type { JobRunStatus, PartitionStatus, WantStatus } from '../api/statuses.js';
 import type { EventView, JobRunView, PartitionView, WantView } from '../api/views.js';
 import type { BackfillView, CreateBackfillBody, CreateBackfillReply } from '../api/backfills.js';
-import type { ScheduleView } from '../api/schedules.js';
+import type { ScheduleChangeReply, ScheduleView } from '../api/schedules.js';
 import type { WantTreeNode, WantTreeReply } from '../api/want-tree.js';
 import type { CreateTaintBody, LineageReply, PartitionDetailView, TaintReply, TaintView } from '../api/partitions-change.js';
 import { NoServerError } from './server-connection.js';
@@ -28,7 +28,7 @@ import { sseStream, type SseMessage } from './sse-client.js';
 import { ServerSilentError, nodeHttpFetch, withToken, type HttpFetch, type HttpResponse } from './http-fetch.js';
 
 // The CLI takes the API's types from the client it holds (it could equally import api/).
-export type { BackfillView, CreateBackfillBody, CreateBackfillReply, ScheduleView };
+export type { BackfillView, CreateBackfillBody, CreateBackfillReply, ScheduleChangeReply, ScheduleView };
 export type { CreateWantBody, EventView, JobConfigJson, JobGraphJson, JobRunView, LogEnd, Page, TaskJson, WantView };
 export type { SseMessage, WantTreeNode, WantTreeReply };
 
@@ -187,6 +187,16 @@ export class PlatformClient {
   /** One schedule by name; 404 (an ApiError) when platform.json has none of that name. */
   getSchedule(name: string): Promise<ScheduleView> {
     return this.getJson(`/api/schedules/${encodeURIComponent(name)}`);
+  }
+
+  /** Pauses a schedule (`changed: false` when it was paused already); 404 (an ApiError) for an unknown name. */
+  pauseSchedule(name: string, reason?: string): Promise<ScheduleChangeReply> {
+    return this.write('POST', `/api/schedules/${encodeURIComponent(name)}/pause`, reason !== undefined ? { reason } : {});
+  }
+
+  /** Resumes a paused schedule: what fell due while it was paused is skipped (`changed: false` when it ran). */
+  resumeSchedule(name: string): Promise<ScheduleChangeReply> {
+    return this.write('POST', `/api/schedules/${encodeURIComponent(name)}/resume`);
   }
 
   getJobRun(id: string): Promise<JobRunView> {

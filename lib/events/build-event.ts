@@ -178,6 +178,35 @@ export interface SchedulesChanged {
   schedules: ScheduleSince[];
 }
 
+/**
+ * Ticks of a schedule that fell due and were not made into wants: missed beyond its `catchup` (the daemon was down,
+ * or saw them late), or due while it was paused. Recorded in the step that passes over them, so a skip is never
+ * silent, and the schedule's ticks up to `latest_tick` are never made afterwards.
+ */
+export interface ScheduleTicksSkipped {
+  name: string;
+  /** How many ticks; a lower bound when `count_at_least` (a gap of more ticks than are counted one by one). */
+  count: number;
+  count_at_least: boolean;
+  /** Epoch ms of the first and the latest tick skipped. */
+  first_tick: number;
+  latest_tick: number;
+  /** Why: 'catchup' (more were missed than `catchup` makes) or 'paused' (they fell due while it was paused). */
+  reason: string;
+}
+
+/** A schedule paused by request: it makes no wants until it is resumed. */
+export interface SchedulePaused {
+  name: string;
+  /** Why, as the caller gave it ('' when none). */
+  reason: string;
+}
+
+/** A paused schedule resumed: ticks from now on are made; those that fell due while paused are skipped. */
+export interface ScheduleResumed {
+  name: string;
+}
+
 export type EventPayload =
   | { type: 'want_created'; want_created: WantCreated }
   | { type: 'want_canceled'; want_canceled: WantCanceled }
@@ -193,7 +222,10 @@ export type EventPayload =
   | { type: 'want_sla_missed'; want_sla_missed: WantSlaMissed }
   | { type: 'want_released'; want_released: WantReleased }
   | { type: 'schedules_changed'; schedules_changed: SchedulesChanged }
-  | { type: 'job_run_placed'; job_run_placed: JobRunPlaced };
+  | { type: 'job_run_placed'; job_run_placed: JobRunPlaced }
+  | { type: 'schedule_ticks_skipped'; schedule_ticks_skipped: ScheduleTicksSkipped }
+  | { type: 'schedule_paused'; schedule_paused: SchedulePaused }
+  | { type: 'schedule_resumed'; schedule_resumed: ScheduleResumed };
 
 export type EventType = EventPayload['type'];
 
@@ -213,6 +245,9 @@ export const EVENT_TYPES: readonly EventType[] = [
   'want_released',
   'schedules_changed',
   'job_run_placed',
+  'schedule_ticks_skipped',
+  'schedule_paused',
+  'schedule_resumed',
 ];
 
 /** An event as the log stores it: the payload plus its id (dense from 1) and epoch-ms timestamp. */

@@ -68,8 +68,11 @@ export function parseSchedules(raw: unknown, fail: Fail): ScheduleDefinition[] {
       return v as number;
     };
     const catchup = item.catchup ?? 1;
-    if (!wholeNumber(catchup, 1, MAX_CATCHUP)) {
-      fail(`${where}.catchup`, `must be a whole number from 1 to ${MAX_CATCHUP} (how many of the latest missed ticks are made up for at start), got ${JSON.stringify(catchup)}.`);
+    if (!wholeNumber(catchup, 0, MAX_CATCHUP)) {
+      fail(
+        `${where}.catchup`,
+        `must be a whole number from 0 to ${MAX_CATCHUP} (how many of the latest missed ticks are made up for at start; 0: none, only ticks that fall due while the daemon runs are made), got ${JSON.stringify(catchup)}.`,
+      );
     }
     return {
       name: name as string,

@@ -14,6 +14,9 @@ export interface ScheduleDefinition {
   priority: number;
   ttl_seconds: number;
   sla_seconds: number;
-  /** Most missed ticks made up for at start (the latest ones); default 1. */
+  /**
+   * Most missed ticks made up for at start (the latest ones); default 1. 0: none, only ticks that fall due while
+   * the daemon runs are made. The others are recorded as skipped (schedule-catchup.ts).
+   */
   catchup: number;
 }

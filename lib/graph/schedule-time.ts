@@ -1,6 +1,6 @@
 /**
- * The time arithmetic of schedules, pure: which ticks of a cron fall due (with catch-up after downtime), when the
- * next one is, and what a tick's templates say. Ticks are epoch ms; the cron is read by cron-parser in the
+ * The time arithmetic of schedules, pure: when a cron's next tick is, and what a tick's templates say (which due
+ * ticks a scan makes or skips: schedule-catchup.ts). Ticks are epoch ms; the cron is read by cron-parser in the
  * schedule's time zone.
  */
 import { CronExpressionParser } from 'cron-parser';
@@ -16,28 +16,6 @@ export function checkCron(cron: string, timezone: string): void {
   const fields = cron.trim().split(/\s+/).length;
   if (!cron.trim().startsWith('@') && fields !== 5 && fields !== 6) throw new Error(`has ${fields} fields; a cron has 5 (minute first) or 6 (second first)`);
   CronExpressionParser.parse(cron, { tz: timezone, currentDate: 0 });
-}
-
-/**
- * The ticks to make wants for now, oldest first: those after `after` (the schedule's start or its last recorded
- * tick, whichever is later) up to `now`, at most the latest `catchup` of them. Walks back from now, so it costs
- * `catchup` steps however long the daemon was down.
- */
-export function dueTicks(s: Pick<ScheduleDefinition, 'cron' | 'timezone' | 'catchup'>, after: number, now: number): number[] {
-  if ((firstTickAfter(s, after) ?? Infinity) > now) return [];
-  const it = CronExpressionParser.parse(s.cron, { tz: s.timezone, currentDate: now + 1 });
-  const ticks: number[] = [];
-  while (ticks.length < Math.max(1, s.catchup)) {
-    let t: number;
-    try {
-      t = it.prev().getTime();
-    } catch {
-      break;
-    }
-    if (t <= after) break;
-    ticks.push(t);
-  }
-  return ticks.reverse();
 }
 
 /** The first tick after `now`; undefined when the cron has none. */

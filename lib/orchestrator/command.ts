@@ -42,7 +42,9 @@ export type Command =
   | { kind: 'create_want'; request: CreateWantRequest }
   | { kind: 'cancel_want'; want_id: string; reason: string }
   | { kind: 'create_taint'; request: CreateTaintRequest }
-  | { kind: 'create_backfill'; request: CreateBackfillRequest };
+  | { kind: 'create_backfill'; request: CreateBackfillRequest }
+  | { kind: 'pause_schedule'; name: string; reason: string }
+  | { kind: 'resume_schedule'; name: string };
 
 /** A taint's reply: its id and every ref it tainted (downstream ones included). */
 export type { TaintReply };
@@ -53,11 +55,20 @@ export interface BackfillReply {
   partitions: number;
 }
 
+/** A pause's or resume's reply: which schedule, and whether this request changed it (false: it already was so). */
+export interface ScheduleReply {
+  name: string;
+  changed: boolean;
+  /** Ticks this request recorded as skipped (a resume: those due while paused), a lower bound when `skipped_at_least`. */
+  skipped: number;
+  skipped_at_least: boolean;
+}
+
 export type CommandResult =
-  | { ok: true; status: 200 | 201; want_id: string; taint?: TaintReply; backfill?: BackfillReply; state: BuildState }
+  | { ok: true; status: 200 | 201; want_id: string; taint?: TaintReply; backfill?: BackfillReply; schedule?: ScheduleReply; state: BuildState }
   | { ok: false; status: 400 | 404 | 409; error: string; want_id?: string };
 
 /** A decision of the planner before the step's events are durable; the loop adds the state once they are. */
 export type CommandDecision =
-  | { ok: true; status: 200 | 201; want_id: string; taint?: TaintReply; backfill?: BackfillReply }
+  | { ok: true; status: 200 | 201; want_id: string; taint?: TaintReply; backfill?: BackfillReply; schedule?: ScheduleReply }
   | { ok: false; status: 400 | 404 | 409; error: string; want_id?: string };

@@ -67,6 +67,11 @@ export const STEP_RETRY_MS = 250;
 
 export class Orchestrator {
   private readonly scheduler: SchedulerLike;
+  /**
+   * When the loop started: a schedule's tick before it fell due while no daemon ran (missed, what `catchup` counts);
+   * one after it, while this one ran.
+   */
+  private upSince = Number.NEGATIVE_INFINITY;
   /** Where steps start: the next turn of the loop, or the scheduler a test gives. */
   private readonly stepScheduler: SchedulerLike;
   private readonly resolutions: ResolutionCache;
@@ -108,6 +113,7 @@ export class Orchestrator {
 
   start(): void {
     if (this.ended) return;
+    this.upSince = this.scheduler.now();
     const { queue, executor, tasks, store } = this.opts;
     const state = store.current();
     const lost = this.reattach(state);
@@ -280,6 +286,7 @@ export class Orchestrator {
     const plan = planStep({
       candidates,
       housekeeping: batch.housekeeping || graphChanged,
+      upSince: this.upSince,
       waiters: this.waiters,
       state: base,
       now,

@@ -6,7 +6,7 @@
 import { backfillRequestProblem, taintRequestProblem, wantRequestProblem } from './request-checks.js';
 import type { EventPayload, JobConfig, RebuildPolicy, WantCreated } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
-import type { BuildState, JobRunRecord, PartitionRecord, WantRecord } from '../state/build-state.js';
+import type { BuildState, JobRunRecord, PartitionRecord, ScheduleRecord, WantRecord } from '../state/build-state.js';
 import {
   ACTIVE_JOB_RUN_STATUSES,
   ACTIVE_WANT_STATUSES,
@@ -17,7 +17,8 @@ import {
   wantClockStart,
 } from '../state/build-state.js';
 import type { ScheduleDefinition } from '../graph/schedule-definition.js';
-import { dueTicks, firstTickAfter, tickRefs } from '../graph/schedule-time.js';
+import { firstTickAfter, tickRefs } from '../graph/schedule-time.js';
+import { catchUp, ticksBetween } from '../graph/schedule-catchup.js';
 import { reduce } from '../state/reduce.js';
 import { currentConsumers } from '../state/staleness.js';
 import { mustRebuild, partitionCategory } from '../state/want-status.js';
@@ -73,6 +74,11 @@ export interface StepInput {
    * which the loop does on every tick, so a want missed here waits a tick at most).
    */
   candidates?: Candidates;
+  /**
+   * When this orchestrator started (epoch ms): a schedule's tick before it fell due while no daemon ran, and was
+   * missed (what `catchup` counts). Absent: `now`.
+   */
+  upSince?: number;
   /** Record job definition edits and fire due schedule ticks (a tick, a deadline): implied by a full scan. */
   housekeeping?: boolean;
   /** Which refs wait for which inputs: a change of an input makes its waiting refs candidates. */
@@ -201,6 +207,11 @@ function inputLeftAsIs(want: WantRecord, ref: string, input: PartitionRecord | u
   );
 }
 
+/** A pause or resume of a schedule platform.json does not have. */
+function unknownSchedule(name: string): CommandDecision {
+  return { ok: false, status: 404, error: `No schedule named '${name}' in platform.json. List them: platform schedules (GET /api/schedules).` };
+}
+
 /** A ref whose last run was a batch that failed and will be retried: the retry needs its own config (halves). */
 function inFailedBatch(state: BuildState, ref: string): boolean {
   const p = state.partitions.get(ref);
@@ -256,6 +267,8 @@ class Planner {
     }
     if (c.kind === 'create_taint') return this.createTaint(c.request);
     if (c.kind === 'create_backfill') return this.createBackfill(c.request);
+    if (c.kind === 'pause_schedule') return this.pauseSchedule(c.name, c.reason);
+    if (c.kind === 'resume_schedule') return this.resumeSchedule(c.name);
     const want = this.state.wants.get(c.want_id);
     if (!want) return { ok: false, status: 404, error: `No want with id '${c.want_id}'.`, want_id: c.want_id };
     if (want.status === 'canceled') return { ok: true, status: 200, want_id: want.want_id };
@@ -372,26 +385,34 @@ class Planner {
   }
 
   /**
-   * A want for each schedule tick that fell due and is not on record yet (after downtime, the latest `catchup` of
-   * them); the next tick is a deadline, so the loop wakes for it. Done in full scans (ticks, deadlines).
-   *
-   * A schedule the log has not seen with its cron and zone is recorded first, counting from now: a new schedule (or
-   * an edited cron) does not make ticks from before it existed, and a daemon killed before a schedule's first tick
-   * still makes that tick when it comes back, since the start is on record and not the daemon's own start time.
+   * Schedules the log has not seen with their cron and zone, recorded counting from now: a new schedule (or an edited
+   * cron) does not make ticks from before it existed, and a daemon killed before a schedule's first tick still makes
+   * that tick when it comes back, since the start is on record and not the daemon's own start time.
    */
-  fireSchedules(): void {
-    const { now } = this.input;
-    const schedules = this.input.policy.schedules ?? [];
+  private recordScheduleStarts(schedules: readonly ScheduleDefinition[]): void {
     const changed = schedules.flatMap((s) => {
       const known = this.state.schedules.get(s.name);
       if (known && known.cron === s.cron && known.timezone === s.timezone) return [];
       // Only wants of it on record (a log from before schedules were recorded): it counts from its last tick.
-      const since = known && known.cron === '' ? known.tick : now;
+      const since = known && known.cron === '' ? known.tick : this.input.now;
       return [{ name: s.name, cron: s.cron, timezone: s.timezone, since }];
     });
     if (changed.length > 0) this.emit({ type: 'schedules_changed', schedules_changed: { schedules: changed } });
+  }
+
+  /**
+   * A want for each schedule tick that fell due and is not on record yet: after downtime (or a scan that came late)
+   * the latest `catchup` of them, the older ones recorded as skipped (schedule-catchup.ts); the next tick is a
+   * deadline, so the loop wakes for it. A paused schedule makes nothing and sets no deadline: its resume does.
+   * Done in full scans (ticks, deadlines).
+   */
+  fireSchedules(): void {
+    const { now } = this.input;
+    const schedules = this.input.policy.schedules ?? [];
+    this.recordScheduleStarts(schedules);
     for (const s of schedules) {
       const known = this.state.schedules.get(s.name);
+      if (known?.paused) continue;
       const after = known ? scheduleAfter(known) : now;
       const next = firstTickAfter(s, after);
       if (next === undefined) continue;
@@ -399,7 +420,9 @@ class Planner {
         this.deadlines.push(next);
         continue;
       }
-      for (const tick of dueTicks(s, after, now)) {
+      const { make, skipped } = catchUp(s, after, now, this.input.upSince ?? now);
+      if (skipped) this.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name: s.name, ...skipped, reason: 'catchup' } });
+      for (const tick of make) {
         this.createRootWant({
           partitions: tickRefs(s, tick),
           comment: `schedule ${s.name}, tick ${new Date(tick).toISOString()}`,
@@ -414,6 +437,41 @@ class Planner {
       const following = firstTickAfter(s, now);
       if (following !== undefined) this.deadlines.push(following);
     }
+  }
+
+  /** The schedule of platform.json by that name, recorded in the log if it was not yet; undefined if there is none. */
+  private knownSchedule(name: string): { definition: ScheduleDefinition; record: ScheduleRecord } | undefined {
+    const definition = this.input.policy.schedules?.find((s) => s.name === name);
+    if (!definition) return undefined;
+    this.recordScheduleStarts([definition]);
+    return { definition, record: this.state.schedules.get(name)! };
+  }
+
+  /** Pauses a schedule: it makes no wants until resumed. Pausing a paused one changes nothing (and records nothing). */
+  private pauseSchedule(name: string, reason: string): CommandDecision {
+    const known = this.knownSchedule(name);
+    if (!known) return unknownSchedule(name);
+    if (known.record.paused) return { ok: true, status: 200, want_id: '', schedule: { name, changed: false, skipped: 0, skipped_at_least: false } };
+    this.emit({ type: 'schedule_paused', schedule_paused: { name, reason } });
+    return { ok: true, status: 200, want_id: '', schedule: { name, changed: true, skipped: 0, skipped_at_least: false } };
+  }
+
+  /**
+   * Resumes a paused schedule: the ticks that fell due while it was paused are recorded as skipped, never made (a
+   * resume after a week must not flood the queue), and its next tick is a deadline again. Resuming a running one
+   * changes nothing.
+   */
+  private resumeSchedule(name: string): CommandDecision {
+    const known = this.knownSchedule(name);
+    if (!known) return unknownSchedule(name);
+    if (!known.record.paused) return { ok: true, status: 200, want_id: '', schedule: { name, changed: false, skipped: 0, skipped_at_least: false } };
+    const { now } = this.input;
+    this.emit({ type: 'schedule_resumed', schedule_resumed: { name } });
+    const skipped = ticksBetween(known.definition, scheduleAfter(known.record), now);
+    if (skipped) this.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name, ...skipped, reason: 'paused' } });
+    const following = firstTickAfter(known.definition, now);
+    if (following !== undefined) this.deadlines.push(following);
+    return { ok: true, status: 200, want_id: '', schedule: { name, changed: true, skipped: skipped?.count ?? 0, skipped_at_least: skipped?.count_at_least ?? false } };
   }
 
   /** Wants past their sla deadline and not successful: recorded once each; the next deadline wakes the loop. */

@@ -20,7 +20,7 @@ import {
   PartitionPageSchema,
 } from '../api/schemas/partitions.js';
 import { GraphAnalyzeResponseSchema, JobConfigResponseSchema, OutputRefsRequestSchema } from '../api/schemas/platform-service.js';
-import { SchedulePageSchema, ScheduleViewSchema } from '../api/schemas/schedules.js';
+import { PauseScheduleBodySchema, ScheduleChangeReplySchema, SchedulePageSchema, ScheduleViewSchema } from '../api/schemas/schedules.js';
 import { ServerStatusSchema } from '../api/schemas/status.js';
 import { CreateTaintBodySchema, TaintDetailQuerySchema, TaintPageSchema, TaintReplySchema, TaintViewSchema } from '../api/schemas/taints.js';
 import { CreateWantBodySchema, CreateWantReplySchema, WantListQuerySchema, WantTreeQuerySchema, WantTreeReplySchema, WantViewSchema } from '../api/schemas/wants.js';
@@ -107,6 +107,19 @@ export const OPERATIONS: readonly Operation[] = [
 
   { method: 'get', path: '/api/schedules', summary: 'The schedules of platform.json.', query: PageQuerySchema, responses: { 200: json('A page of schedules.', SchedulePageSchema) } },
   { method: 'get', path: '/api/schedules/:name', summary: 'A schedule, its last and next tick.', responses: { 200: json('The schedule.', ScheduleViewSchema) } },
+  {
+    method: 'post',
+    path: '/api/schedules/:name/pause',
+    summary: 'Pauses a schedule: it makes no wants until resumed (recorded in the log, so it holds across restarts). Pausing a paused one is a no-op (`changed: false`).',
+    body: { schema: PauseScheduleBodySchema, required: false },
+    responses: { 200: json('The schedule, paused.', ScheduleChangeReplySchema) },
+  },
+  {
+    method: 'post',
+    path: '/api/schedules/:name/resume',
+    summary: 'Resumes a paused schedule: the ticks that fell due while it was paused are recorded as skipped, not made. Resuming a running one is a no-op (`changed: false`).',
+    responses: { 200: json('The schedule, running.', ScheduleChangeReplySchema) },
+  },
 
   { method: 'get', path: '/api/job_runs', summary: 'Job runs, oldest first; with `want_id`, the runs of that want.', query: JobRunListQuerySchema, responses: { 200: json('A page of job runs.', JobRunPageSchema) } },
   { method: 'get', path: '/api/job_runs/:id', summary: 'A job run.', responses: { 200: json('The job run.', JobRunViewSchema) } },

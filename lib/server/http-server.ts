@@ -15,6 +15,7 @@ import { withFastCreateWant } from './fast-create-want.js';
 import { withFastReads } from './fast-reads.js';
 import { idleTimeout } from './idle-timeout.js';
 import { serverBusy$ } from './server-busy.js';
+import { scheduleLogLine } from './schedule-log.js';
 
 export interface HttpServerOptions {
   port: number;
@@ -87,6 +88,11 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
       return has;
     }),
   );
+  // Skips, pauses and resumes of schedules, said in server.log as they are recorded.
+  const scheduleNews = platform.events$.subscribe((e) => {
+    const line = scheduleLogLine(e);
+    if (line !== undefined) log(line);
+  });
   const idleSub: Subscription | undefined = Number.isFinite(timeoutMs)
     ? serverBusy$(server, platform.state$, scheduled$)
         .pipe(idleTimeout(timeoutMs))
@@ -106,6 +112,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
     }
     closing ??= (async () => {
       idleSub?.unsubscribe();
+      scheduleNews.unsubscribe();
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       shutdown$.next();
       server.closeIdleConnections();

@@ -3,14 +3,30 @@ import type { Page } from '../api/page.js';
 import type { ScheduleView } from '../api/schedules.js';
 import type { ScheduleDefinition } from '../graph/schedule-definition.js';
 import { nextTick, tickRefs } from '../graph/schedule-time.js';
-import type { BuildState } from '../state/build-state.js';
+import type { BuildState, ScheduleRecord, WantStatus } from '../state/build-state.js';
 import type { PageQuery } from './queries.js';
 
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
+/** Wants of a tick that count as its failure. */
+const FAILED: ReadonlySet<WantStatus> = new Set(['failed', 'upstream_failed']);
+
+/**
+ * The latest tick's want's status: kept in the record (its recent ticks); read off the want itself only for a record
+ * loaded from a compaction base written before the record kept them.
+ */
+function lastWantStatus(state: BuildState, r: ScheduleRecord | undefined): WantStatus | null {
+  if (!r?.want_id) return null;
+  const kept = r.recent[r.recent.length - 1];
+  if (kept?.want_id === r.want_id) return kept.status;
+  return state.wants.get(r.want_id)?.status ?? null;
+}
+
+/** The view of one schedule: O(log n) reads of its record (and at most one want), whatever its history. */
 export function scheduleView(state: BuildState, s: ScheduleDefinition, now: number): ScheduleView {
   const last = state.schedules.get(s.name);
-  const next = nextTick(s, now);
+  const paused = last?.paused ?? false;
+  const next = paused ? undefined : nextTick(s, now);
   return {
     name: s.name,
     cron: s.cron,
@@ -24,6 +40,15 @@ export function scheduleView(state: BuildState, s: ScheduleDefinition, now: numb
     since: last?.since ? iso(last.since) : null,
     last_tick: last?.tick ? iso(last.tick) : null,
     last_want_id: last?.want_id || null,
+    last_want_status: lastWantStatus(state, last),
+    recent_ticks: last?.recent.length ?? 0,
+    recent_failed: last?.recent.filter((x) => FAILED.has(x.status)).length ?? 0,
+    skipped_ticks: last?.skipped ?? 0,
+    skipped_ticks_at_least: last?.skipped_at_least ?? false,
+    last_skipped_tick: last?.skipped_tick ? iso(last.skipped_tick) : null,
+    paused,
+    paused_at: paused ? iso(last!.paused_at) : null,
+    paused_reason: paused && last!.paused_reason !== '' ? last!.paused_reason : null,
     next_tick: iso(next),
     next_partitions: next === undefined ? [] : tickRefs(s, next),
   };

@@ -384,11 +384,53 @@ export interface ScheduleRecord {
   /** Its latest tick made into a want (epoch ms), and that want; 0 and '' before the first. */
   readonly tick: number;
   readonly want_id: string;
+  /** Paused (`schedule_paused`): it makes no wants until resumed. */
+  readonly paused: boolean;
+  /** When it was paused (the event's time, epoch ms), and why, as the caller said; 0 and '' while it runs. */
+  readonly paused_at: number;
+  readonly paused_reason: string;
+  /** Ticks that fell due and were skipped (`schedule_ticks_skipped`), in all; a lower bound when `skipped_at_least`. */
+  readonly skipped: number;
+  readonly skipped_at_least: boolean;
+  /** The latest tick skipped (epoch ms), 0 before the first: like `tick`, no tick up to it is made any more. */
+  readonly skipped_tick: number;
+  /**
+   * The wants of its latest ticks (at most SCHEDULE_RECENT_TICKS, oldest first) with each one's status as it is
+   * now, moved by the fold as the want moves: what the view's last status and recent failures are read from, in
+   * O(1), and what still answers once compaction pruned the wants themselves.
+   */
+  readonly recent: readonly ScheduleTickWant[];
 }
 
-/** Ticks after this are due for the schedule: after its start and after its latest recorded tick. */
+/** A tick's want as its schedule's record keeps it. */
+export interface ScheduleTickWant {
+  readonly want_id: string;
+  readonly status: WantStatus;
+}
+
+/** How many of a schedule's latest ticks its record keeps the wants (and statuses) of. */
+export const SCHEDULE_RECENT_TICKS = 10;
+
+/** A schedule the log knows only the name of: nothing recorded yet. */
+export function newScheduleRecord(name: string): ScheduleRecord {
+  return {
+    name, cron: '', timezone: '', since: 0, tick: 0, want_id: '', paused: false, paused_at: 0, paused_reason: '', skipped: 0,
+    skipped_at_least: false, skipped_tick: 0, recent: [],
+  };
+}
+
+/** The record with some fields changed, its fields in the one order every schedule record has (see withWant). */
+export function withSchedule(r: ScheduleRecord, change: Partial<ScheduleRecord>): ScheduleRecord {
+  return Object.assign({
+    name: r.name, cron: r.cron, timezone: r.timezone, since: r.since, tick: r.tick, want_id: r.want_id,
+    paused: r.paused, paused_at: r.paused_at, paused_reason: r.paused_reason, skipped: r.skipped, skipped_at_least: r.skipped_at_least,
+    skipped_tick: r.skipped_tick, recent: r.recent,
+  }, change);
+}
+
+/** Ticks after this are due for the schedule: after its start, its latest tick made and its latest tick skipped. */
 export function scheduleAfter(r: ScheduleRecord): number {
-  return Math.max(r.since, r.tick);
+  return Math.max(r.since, r.tick, r.skipped_tick);
 }
 
 export const SCHEDULE_SOURCE_PREFIX = 'schedule:';

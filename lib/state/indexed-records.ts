@@ -10,6 +10,7 @@ import type {
 } from './build-state.js';
 import { NO_WANTS, TERMINAL_WANT_STATUSES, buildIsTainted, queueKey, refTaintKey, slaDeadline, slaKey, withState, withStillTainted } from './build-state.js';
 import { closeWindow } from './want-window.js';
+import { recordScheduleWantStatus, scheduleOf } from './schedule-fold.js';
 
 export function putWant(state: BuildState, want: WantRecord): BuildState {
   const old = state.wants.get(want.want_id);
@@ -40,7 +41,7 @@ export function putWant(state: BuildState, want: WantRecord): BuildState {
   if (old && old.status !== want.status && (want.status === 'successful' || want.status === 'canceled') && want.sla_seconds > 0) {
     slaPending = slaPending.delete(slaKey(slaDeadline(want), want.want_id));
   }
-  return withState(state, {
+  const next = withState(state, {
     sla_pending: slaPending,
     window_open: windowOpen,
     wants_sla_missed: state.wants_sla_missed + (want.sla_missed && !old?.sla_missed ? 1 : 0),
@@ -49,6 +50,9 @@ export function putWant(state: BuildState, want: WantRecord): BuildState {
     wants_by_status: wantsByStatus,
     active_wants_by_ref: activeByRef,
   });
+  // A schedule's record keeps the statuses of its latest ticks' wants: moved here, where every status change passes.
+  const schedule = old && old.status !== want.status ? scheduleOf(want) : undefined;
+  return schedule === undefined ? next : recordScheduleWantStatus(next, schedule, want);
 }
 
 export function putPartition(state: BuildState, partition: PartitionRecord): BuildState {

@@ -4,9 +4,10 @@
  */
 import type { BuildEvent, BuildInput } from '../events/build-event.js';
 import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionRecord, PartitionStatus, TaintRecord, WantRecord } from './build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, SCHEDULE_SOURCE_PREFIX, withJobRun, withPartition, withState, withWant, activeWantsOn, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, refTaintKey, buildIsTainted, slaDeadline, slaKey } from './build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, withJobRun, withPartition, withState, withWant, activeWantsOn, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, refTaintKey, buildIsTainted, slaDeadline, slaKey } from './build-state.js';
 import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
 import { runEndedAt } from './run-ended-at.js';
+import { recordPaused, recordResumed, recordScheduleTick, recordSchedulesChanged, recordTicksSkipped, scheduleOf } from './schedule-fold.js';
 import { currentConsumers, refreshStale } from './staleness.js';
 import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCategory } from './want-status.js';
 import { openKey, settled, windowFor } from './want-window.js';
@@ -63,7 +64,8 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         });
       }
       if (window > 0 && !TERMINAL_WANT_STATUSES.has(want.status)) next = openReleased(next, want, 0, want.released);
-      if (e.schedule_tick > 0 && want.source.startsWith(SCHEDULE_SOURCE_PREFIX)) next = recordScheduleTick(next, want);
+      const schedule = scheduleOf(want);
+      if (schedule !== undefined) next = recordScheduleTick(next, schedule, want);
       // Only what a user asked for has an sla of its own; derived wants serve their root's.
       if (!want.parent_want_id && want.sla_seconds > 0 && want.status !== 'successful') {
         next = withState(next, { sla_pending: next.sla_pending.set(slaKey(slaDeadline(want), want.want_id), true) });
@@ -236,14 +238,14 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       for (const { job_label, fingerprint } of event.job_definitions_changed.jobs) next = recordFingerprint(next, job_label, fingerprint, event.event_id, at);
       return next;
     }
-    case 'schedules_changed': {
-      let schedules = s.schedules;
-      for (const { name, cron, timezone, since } of event.schedules_changed.schedules) {
-        const known = schedules.get(name);
-        schedules = schedules.set(name, { name, cron, timezone, since, tick: known?.tick ?? 0, want_id: known?.want_id ?? '' });
-      }
-      return withState(s, { schedules });
-    }
+    case 'schedules_changed':
+      return recordSchedulesChanged(s, event.schedules_changed.schedules);
+    case 'schedule_ticks_skipped':
+      return recordTicksSkipped(s, event.schedule_ticks_skipped);
+    case 'schedule_paused':
+      return recordPaused(s, event.schedule_paused.name, event.schedule_paused.reason, at);
+    case 'schedule_resumed':
+      return recordResumed(s, event.schedule_resumed.name);
     case 'want_released': {
       const e = event.want_released;
       const want = s.wants.get(e.want_id);
@@ -536,15 +538,6 @@ function settleAbandoned(state: BuildState, refs: readonly string[], eventId: nu
   }
   // Its consumers were told it is being rebuilt; it no longer is.
   return tellConsumers(next, moved, eventId, at);
-}
-
-/** A schedule's want: its tick becomes the schedule's latest, unless a later one is on record already. O(log n). */
-function recordScheduleTick(s: BuildState, want: WantRecord): BuildState {
-  const name = want.source.slice(SCHEDULE_SOURCE_PREFIX.length);
-  const known = s.schedules.get(name);
-  if (known && known.tick >= want.schedule_tick) return s;
-  const base = known ?? { name, cron: '', timezone: '', since: 0 };
-  return withState(s, { schedules: s.schedules.set(name, { ...base, tick: want.schedule_tick, want_id: want.want_id }) });
 }
 
 /**

@@ -29,6 +29,8 @@ import {
   type WantRecord,
   compareIds,
   copyState,
+  newScheduleRecord,
+  withSchedule,
 } from './build-state.js';
 import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
 
@@ -41,11 +43,14 @@ import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
  * 7: wants, runs and builds are listed in id order (`compareIds`: creation order), no longer in code-unit order.
  *    A version that reads 6 would refuse them as out of order, so the number says so; files of 6 are still read
  *    (their records are sorted as they are loaded).
+ * 8: a schedule's record keeps whether it is paused, the ticks it skipped and its latest ticks' wants with their
+ *    statuses. Files of 6 and 7 are read: their schedules load as running, with nothing skipped and no recent ticks
+ *    (the view reads the last tick's want itself then; the next ticks fill them in).
  */
-export const SNAPSHOT_FORMAT = 7;
+export const SNAPSHOT_FORMAT = 8;
 
 /** The record formats this code reads (a compaction base is read by every later version). */
-export const SNAPSHOT_FORMATS_READ: readonly number[] = [6, 7];
+export const SNAPSHOT_FORMATS_READ: readonly number[] = [6, 7, 8];
 
 export interface Snapshot {
   format: typeof SNAPSHOT_FORMAT;
@@ -178,7 +183,7 @@ export function addLine(snap: Snapshot, line: SnapshotLine): void {
       snap.window_open.push(line[1]);
       return;
     case 'schedule':
-      snap.schedules.push(line[1]);
+      snap.schedules.push(scheduleFromFile(line[1]));
       return;
     case 'created':
       snap.created = line[1];
@@ -189,6 +194,14 @@ export function addLine(snap: Snapshot, line: SnapshotLine): void {
     default:
       throw new Error(`a snapshot line of unknown kind '${String((line as unknown[])[0])}'`);
   }
+}
+
+/**
+ * A schedule record as a file holds it, in the shape (and field order) of this code's: one of a format before 8 has
+ * none of the fields added then, which take their defaults (running, nothing skipped, no recent ticks).
+ */
+function scheduleFromFile(r: ScheduleRecord): ScheduleRecord {
+  return withSchedule(newScheduleRecord(r.name), r);
 }
 
 /** Records in id order (`compareIds`): as written, or sorted when a file of an earlier order is read. */

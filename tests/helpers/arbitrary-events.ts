@@ -42,6 +42,9 @@ const arbUint64 = fc.oneof(
 const arbUint32 = fc.oneof(fc.integer({ min: 0, max: 100 }), fc.constantFrom(0, UINT32_MAX, 2 ** 31));
 const arbInt32 = fc.oneof(fc.integer({ min: -1, max: 255 }), fc.constantFrom(-(2 ** 31), 2 ** 31 - 1));
 
+/** The names of the schedules the want sources below name, so random events land on the same records. */
+const arbScheduleName = fc.constantFrom('daily', 'hourly');
+
 export const arbWantSource: fc.Arbitrary<WantSource> = fc.constantFrom<WantSource>('user', 'derived', 'dep_missed', 'schedule:daily', 'schedule:hourly');
 
 interface Pools {
@@ -163,7 +166,7 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
         .record({
           schedules: fc.array(
             fc.record({
-              name: fc.constantFrom('daily', 'hourly'),
+              name: arbScheduleName,
               cron: fc.constantFrom('0 3 * * *', '*/2 * * * * *', ''),
               timezone: fc.constantFrom('UTC', 'Europe/Paris'),
               since: fc.oneof(fc.integer({ min: 0, max: 5 }), arbInt64),
@@ -172,6 +175,21 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
           ),
         })
         .map((schedules_changed) => ({ type, schedules_changed }));
+    case 'schedule_ticks_skipped':
+      return fc
+        .record({
+          name: arbScheduleName,
+          count: fc.oneof(fc.integer({ min: 1, max: 5 }), arbUint64),
+          count_at_least: fc.boolean(),
+          first_tick: fc.oneof(fc.integer({ min: 0, max: 5 }), arbInt64),
+          latest_tick: fc.oneof(fc.integer({ min: 0, max: 5 }), arbInt64),
+          reason: fc.constantFrom('catchup', 'paused'),
+        })
+        .map((schedule_ticks_skipped) => ({ type, schedule_ticks_skipped }));
+    case 'schedule_paused':
+      return fc.record({ name: arbScheduleName, reason: arbText }).map((schedule_paused) => ({ type, schedule_paused }));
+    case 'schedule_resumed':
+      return fc.record({ name: arbScheduleName }).map((schedule_resumed) => ({ type, schedule_resumed }));
   }
 }
 
@@ -185,8 +203,17 @@ export function arbEventPayload(options: PayloadOptions = {}): fc.Arbitrary<Even
   // The want and run lifecycle carries most of the state's logic: weighted up so that random histories reach deep
   // states (a derived want that failed under an active parent) often, not by luck of the seed.
   const weight = (t: EventType): number => LIFECYCLE_WEIGHTS[t] ?? 2;
-  return fc.oneof(...EVENT_TYPES.map((t) => ({ arbitrary: arbPayloadOfType(t, options), weight: weight(t) })));
+  // The schedule events touch only the schedule records, which no other event reads: one rare branch for all of
+  // them (where `schedules_changed` alone was), so the lifecycle keeps its share.
+  const schedules = fc.oneof(...SCHEDULE_EVENT_TYPES.map((t) => arbPayloadOfType(t, options)));
+  return fc.oneof(
+    ...EVENT_TYPES.flatMap((t) =>
+      t === 'schedules_changed' ? [{ arbitrary: schedules, weight: 1 }] : SCHEDULE_EVENT_TYPES.includes(t) ? [] : [{ arbitrary: arbPayloadOfType(t, options), weight: weight(t) }],
+    ),
+  );
 }
+
+const SCHEDULE_EVENT_TYPES: readonly EventType[] = ['schedules_changed', 'schedule_ticks_skipped', 'schedule_paused', 'schedule_resumed'];
 
 const LIFECYCLE_WEIGHTS: Partial<Record<EventType, number>> = {
   want_created: 10,
@@ -194,8 +221,6 @@ const LIFECYCLE_WEIGHTS: Partial<Record<EventType, number>> = {
   job_run_started: 4,
   job_run_failed: 8,
   job_run_succeeded: 6,
-  // Touches only the schedule records, which no other event reads: rare, so the lifecycle keeps its share.
-  schedules_changed: 1,
 };
 
 /** Arbitrary single event with any valid id (>= 1) and timestamp. */

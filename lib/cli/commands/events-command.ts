@@ -54,6 +54,16 @@ export function eventSummary(e: EventView): string {
       return e.schedules_changed.schedules
         .map((x) => `${x.name} (${x.cron}${x.timezone === 'UTC' ? '' : ` ${x.timezone}`}) ticks from ${new Date(x.since).toISOString()}`)
         .join(', ');
+    case 'schedule_ticks_skipped': {
+      const k = e.schedule_ticks_skipped;
+      const range = k.count === 1 ? `tick ${new Date(k.latest_tick).toISOString()}` : `ticks ${new Date(k.first_tick).toISOString()} .. ${new Date(k.latest_tick).toISOString()}`;
+      const why = k.reason === 'paused' ? 'they fell due while it was paused' : 'missed beyond its catchup';
+      return `${k.name} skipped ${k.count_at_least ? 'at least ' : ''}${k.count} ${range} (${why})`;
+    }
+    case 'schedule_paused':
+      return `${e.schedule_paused.name} paused${e.schedule_paused.reason ? `: ${e.schedule_paused.reason}` : ''}`;
+    case 'schedule_resumed':
+      return `${e.schedule_resumed.name} resumed`;
   }
 }
 

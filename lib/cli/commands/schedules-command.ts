@@ -1,47 +1,93 @@
-/** `platform schedules [name]`: the schedules of platform.json with their last and next tick (a table, or --json). */
+/**
+ * `platform schedules [name]`: the schedules of platform.json with their last and next tick, how their latest ticks'
+ * wants did, and what they skipped (a table, or --json); `platform schedules pause|resume <name>`.
+ */
 import type { Command } from 'commander';
-import type { ScheduleView } from '../../client/platform-client.js';
+import type { ScheduleChangeReply, ScheduleView } from '../../client/platform-client.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
-import { connect, detailTable, line, listShort, pageFooter, printJson, table, usageExitCode, when } from '../output.js';
+import { colors, connect, detailTable, line, listShort, pageFooter, printJson, statusColor, table, usageExitCode, when } from '../output.js';
 
 const cronOf = (s: ScheduleView) => `${s.cron}${s.timezone !== 'UTC' ? ` (${s.timezone})` : ''}`;
 
+/** "failed" (coloured), with how many of the latest ticks failed when any did: "failed (3 of last 10 failed)". */
+function lastStatus(s: ScheduleView): string {
+  if (s.last_want_status === null) return '';
+  const failures = s.recent_failed > 0 ? ` (${s.recent_failed} of last ${s.recent_ticks} failed)` : '';
+  return `${statusColor(s.last_want_status)}${failures}`;
+}
+
+const skippedCount = (s: ScheduleView): string => `${s.skipped_ticks_at_least ? 'at least ' : ''}${s.skipped_ticks}`;
+
+/** "2, latest 2026-01-05 22:44:00", or '' when it never skipped one. */
+function skipped(s: ScheduleView): string {
+  return s.skipped_ticks > 0 ? `${skippedCount(s)}, latest ${when(s.last_skipped_tick)}` : '';
+}
+
+function state(s: ScheduleView): string {
+  return s.paused ? colors.yellow('paused') : 'running';
+}
+
 function rows(items: ScheduleView[]): string {
   return table(
-    ['Schedule', 'Cron', 'Partitions', 'Last tick', 'Its want', 'Next tick', 'Next wants'],
+    ['Schedule', 'State', 'Cron', 'Partitions', 'Last tick', 'Its want', 'Status', 'Skipped', 'Next tick', 'Next wants'],
     items.map((s) => [
       s.name,
+      state(s),
       cronOf(s),
       listShort(s.partitions, 2),
       s.last_tick ? when(s.last_tick) : 'none yet',
       s.last_want_id ?? '',
+      lastStatus(s),
+      skipped(s),
       s.next_tick ? when(s.next_tick) : '',
       listShort(s.next_partitions, 2),
     ]),
   );
 }
 
+function pausedLine(s: ScheduleView): string {
+  return `paused since ${when(s.paused_at)}${s.paused_reason ? `: ${s.paused_reason}` : ''} (platform schedules resume ${s.name})`;
+}
+
 function detail(s: ScheduleView): string {
   return detailTable([
     ['schedule', s.name],
+    ['state', s.paused ? pausedLine(s) : 'running'],
     ['cron', cronOf(s)],
     ['partitions', s.partitions.join('\n')],
     ['offset', s.offset || 'none'],
     ['priority', s.priority],
     ['ttl seconds', s.ttl_seconds || 'none'],
     ['sla seconds', s.sla_seconds || 'none'],
-    ['catchup', `${s.catchup} (most missed ticks made at start)`],
+    ['catchup', s.catchup === 0 ? '0 (no missed tick is made, only those that fall due while the daemon runs)' : `${s.catchup} (most missed ticks made at start)`],
     ['ticks since', s.since ? when(s.since) : 'the daemon has not run with it yet'],
     ['last tick', s.last_tick ? `${when(s.last_tick)} (want ${s.last_want_id ?? ''})` : 'none yet'],
-    ['next tick', s.next_tick ? when(s.next_tick) : 'none (the cron has no later tick)'],
+    ['its status', s.last_want_status === null ? '' : statusColor(s.last_want_status)],
+    ['latest ticks', s.recent_ticks > 0 ? `${s.recent_failed} of the last ${s.recent_ticks} failed` : ''],
+    ['skipped ticks', s.skipped_ticks > 0 ? `${skippedCount(s)} (missed beyond catchup, or due while paused), the latest ${when(s.last_skipped_tick)}` : 'none'],
+    ['next tick', s.next_tick ? when(s.next_tick) : s.paused ? 'none while paused' : 'none (the cron has no later tick)'],
     ['next wants', s.next_partitions.join('\n')],
   ]);
+}
+
+/** What a pause or resume did, in one line. */
+function changeLine(verb: 'pause' | 'resume', reply: ScheduleChangeReply): string {
+  const s = reply.schedule;
+  if (verb === 'pause') {
+    return reply.changed
+      ? `${s.name}: paused; it makes no wants until 'platform schedules resume ${s.name}' (ticks that fall due meanwhile are skipped, not caught up)`
+      : `${s.name}: already ${pausedLine(s)}`;
+  }
+  if (!reply.changed) return `${s.name}: not paused, nothing to resume`;
+  const n = `${reply.skipped_ticks_at_least ? 'at least ' : ''}${reply.skipped_ticks}`;
+  const skippedNow = reply.skipped_ticks > 0 ? `; ${n} tick${reply.skipped_ticks === 1 ? '' : 's'} that fell due while it was paused skipped, not made` : '';
+  return `${s.name}: resumed${skippedNow}${s.next_tick ? `; next tick ${when(s.next_tick)}` : ''}`;
 }
 
 export function registerSchedules(program: Command): void {
   const schedules = program
     .command('schedules')
-    .description('the schedules of platform.json: their last and next tick, and the wants they made (one in detail with its name)')
+    .description('the schedules of platform.json: their last and next tick, the wants they made and how those did, the ticks they skipped (one in detail with its name); pause and resume one')
     .argument('[name]', 'show this schedule only')
     .addOption(parsedOption('--limit <n>', 'at most this many (1-1000, default 100)', wholeNumber({ min: 1 })))
     .addOption(parsedOption('--offset <n>', 'skip this many', wholeNumber()))
@@ -64,4 +110,29 @@ export function registerSchedules(program: Command): void {
       if (footer) line(footer);
     });
   usageExitCode(schedules);
+  usageExitCode(
+    schedules
+      .command('pause')
+      .description('pause a schedule: it makes no wants until resumed, across restarts (pausing a paused one changes nothing)')
+      .argument('<name>', 'the schedule')
+      .option('--reason <text>', 'why (shown with the schedule)')
+      .action(async (name: string, opts: { reason?: string }, cmd: Command) => {
+        const { client, options } = await connect(cmd);
+        const reply = await client.pauseSchedule(name, opts.reason);
+        if (options.json) return printJson(reply);
+        line(changeLine('pause', reply));
+      }),
+  );
+  usageExitCode(
+    schedules
+      .command('resume')
+      .description('resume a paused schedule: the ticks that fell due while it was paused are skipped (counted), not caught up')
+      .argument('<name>', 'the schedule')
+      .action(async (name: string, _opts: unknown, cmd: Command) => {
+        const { client, options } = await connect(cmd);
+        const reply = await client.resumeSchedule(name);
+        if (options.json) return printJson(reply);
+        line(changeLine('resume', reply));
+      }),
+  );
 }

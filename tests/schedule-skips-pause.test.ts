@@ -1,0 +1,182 @@
+/**
+ * Skipped ticks, `catchup: 0`, pause and resume, and the last tick's want status, end to end: a real Platform on a
+ * real LevelDB log in a temp workspace, the real HTTP server on 127.0.0.1 port 0, the real CLI as a subprocess. Time
+ * is the orchestrator's clock (helpers/shifted-clock.ts): a platform closed at 22:43:30 and opened at 22:45:30 was
+ * down across two ticks, and nothing waits for them. Every answer is held to the OpenAPI document (server-fixture).
+ */
+import test from 'ava';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { EventView } from '../lib/api/views.js';
+import type { ScheduleChangeReply, ScheduleView } from '../lib/api/schedules.js';
+import { TEST_GRAPH, runCli, startServer, waitFor, type ServerFixture } from './helpers/server-fixture.js';
+import { ShiftedClock } from './helpers/shifted-clock.js';
+
+const at = (iso: string) => Date.parse(iso);
+
+const GRAPH = {
+  ...TEST_GRAPH,
+  schedules: [
+    // Its job always fails (fail/<name> exits 3): the schedule shows it.
+    { name: 'minutely', cron: '* * * * *', partitions: ['fail/m${hour}${minute}'] },
+    // No missed tick is ever made.
+    { name: 'strict', cron: '* * * * *', partitions: ['ok/s${hour}${minute}'], catchup: 0 },
+  ],
+};
+
+/** A platform on `dir` whose clock reads `now`, served; started once the server listens (so its log sees the first step). */
+async function openAt(t: Parameters<typeof startServer>[0], now: number, dir?: string, graph: unknown = GRAPH): Promise<ServerFixture> {
+  const f = await startServer(t, { graph, ...(dir ? { dir } : {}), platform: { scheduler: new ShiftedClock(now), start: false } });
+  f.platform.start();
+  return f;
+}
+
+async function events(f: ServerFixture): Promise<EventView[]> {
+  return ((await f.getJson('/api/events?limit=10000')) as { data: EventView[] }).data;
+}
+
+const scheduleWants = async (f: ServerFixture, name: string) =>
+  ((await f.getJson('/api/wants?limit=1000')) as { data: Array<{ want_id: string; source: string; schedule_tick: string | null; status: string }> }).data.filter(
+    (w) => w.source === `schedule:${name}`,
+  );
+
+/** The CLI against the fixture's server, in UTC (its tables show local times), to its end. */
+async function cli(t: Parameters<typeof startServer>[0], f: ServerFixture, ...args: string[]) {
+  const p = runCli(t, ['--server-url', f.url, ...args], f.dir, { TZ: 'UTC' });
+  const { code } = await p.exited;
+  return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+test('ticks missed beyond catchup are recorded and shown; catchup 0 makes none of them; a failing schedule shows its failures', async (t) => {
+  t.timeout(60_000);
+  // Up at 22:43:30: the schedules are recorded, counting from then.
+  const first = await openAt(t, at('2026-01-05T22:43:30Z'));
+  await waitFor('the schedules recorded', async () => (await first.getJson('/api/schedules/minutely')).since !== null);
+  await first.close();
+
+  // Down across 22:44 and 22:45; back at 22:45:30.
+  const f = await openAt(t, at('2026-01-05T22:45:30Z'), first.dir);
+  const made = await waitFor('the 22:45 tick made', async () => (await scheduleWants(f, 'minutely')).find((w) => w.status === 'failed'));
+  t.is(made.schedule_tick, '2026-01-05T22:45:00.000Z');
+  t.deepEqual(await scheduleWants(f, 'strict'), [], 'catchup 0: no missed tick made');
+
+  // The event log says which were skipped, how many, and why.
+  const skips = (await events(f)).filter((e) => e.type === 'schedule_ticks_skipped').map((e) => (e as Extract<EventView, { type: 'schedule_ticks_skipped' }>).schedule_ticks_skipped);
+  t.deepEqual(skips.find((k) => k.name === 'minutely'), {
+    name: 'minutely', count: 1, count_at_least: false, first_tick: at('2026-01-05T22:44:00Z'), latest_tick: at('2026-01-05T22:44:00Z'), reason: 'catchup',
+  });
+  t.like(skips.find((k) => k.name === 'strict'), { count: 2, first_tick: at('2026-01-05T22:44:00Z'), latest_tick: at('2026-01-05T22:45:00Z'), reason: 'catchup' });
+  // So does server.log.
+  t.true(f.logLines.some((l) => /^schedule minutely: skipped 1 tick \(2026-01-05T22:44:00\.000Z\), no want made/.test(l)), f.logLines.join('\n'));
+
+  // The API: the skips, and the last tick's want failed (1 of the last 1).
+  const minutely = (await f.getJson('/api/schedules/minutely')) as ScheduleView;
+  t.like(minutely, {
+    last_tick: '2026-01-05T22:45:00.000Z', last_want_id: made.want_id, last_want_status: 'failed', recent_ticks: 1, recent_failed: 1,
+    skipped_ticks: 1, skipped_ticks_at_least: false, last_skipped_tick: '2026-01-05T22:44:00.000Z', paused: false,
+  });
+  const listed = (await f.getJson('/api/schedules')) as { data: ScheduleView[] };
+  t.like(listed.data.find((s) => s.name === 'strict'), { skipped_ticks: 2, last_skipped_tick: '2026-01-05T22:45:00.000Z', last_tick: null, last_want_status: null, catchup: 0 });
+
+  // Prometheus: skips by schedule.
+  const metrics = await (await f.api('/metrics')).text();
+  t.regex(metrics, /^platform_schedule_ticks_skipped_total\{schedule="minutely"\} 1$/m);
+  t.regex(metrics, /^platform_schedule_ticks_skipped_total\{schedule="strict"\} 2$/m);
+  t.regex(metrics, /^platform_schedule_paused\{schedule="minutely"\} 0$/m);
+
+  // The CLI: a table column each, the detail, --json.
+  const table = await cli(t, f, 'schedules');
+  t.is(table.code, 0, table.stderr);
+  t.regex(table.stdout, /Status.*Skipped/);
+  t.regex(table.stdout, /minutely .*failed \(1 of last 1 failed\).*1, latest 2026-01-05 22:44:00/);
+  t.regex(table.stdout, /strict .*2, latest 2026-01-05 22:45:00/);
+  const detail = await cli(t, f, 'schedules', 'minutely');
+  t.is(detail.code, 0, detail.stderr);
+  t.regex(detail.stdout, /its status\s+│ failed/);
+  t.regex(detail.stdout, /latest ticks\s+│ 1 of the last 1 failed/);
+  t.regex(detail.stdout, /skipped ticks\s+│ 1 \(missed beyond catchup, or due while paused\), the latest 2026-01-05 22:44:00/);
+  const json = await cli(t, f, '--json', 'schedules', 'strict');
+  t.like(JSON.parse(json.stdout), { name: 'strict', catchup: 0, skipped_ticks: 2, last_skipped_tick: '2026-01-05T22:45:00.000Z' });
+  const log = await cli(t, f, 'events');
+  t.regex(log.stdout, /schedule_ticks_skipped.*minutely skipped 1 tick 2026-01-05T22:44:00\.000Z \(missed beyond its catchup\)/);
+});
+
+test('pause and resume over REST and the CLI: no wants while paused, through a restart and a snapshot; a resume skips what fell due', async (t) => {
+  t.timeout(120_000);
+  const graph = { ...TEST_GRAPH, schedules: [{ name: 'minutely', cron: '* * * * *', partitions: ['ok/m${hour}${minute}'], catchup: 5 }, { name: 'control', cron: '* * * * *', partitions: ['ok/c${hour}${minute}'] }] };
+  const f = await openAt(t, at('2026-01-05T22:43:30Z'), undefined, graph);
+  const post = (path: string, body?: string) =>
+    f.api(path, { method: 'POST', ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : {}) });
+
+  // REST: a pause with its reason; a second one changes nothing.
+  const paused = await post('/api/schedules/minutely/pause', '{"reason": "feed down"}');
+  t.is(paused.status, 200);
+  const pausedBody = (await paused.json()) as ScheduleChangeReply;
+  t.like(pausedBody, { changed: true, skipped_ticks: 0, schedule: { name: 'minutely', paused: true, paused_reason: 'feed down', next_tick: null, next_partitions: [] } });
+  t.is(pausedBody.schedule.paused_at?.slice(0, 16), '2026-01-05T22:43');
+  const again = await post('/api/schedules/minutely/pause');
+  t.is(again.status, 200);
+  t.like(await again.json(), { changed: false, schedule: { paused: true, paused_reason: 'feed down' } });
+
+  // Bad input is a clear 4xx that records nothing.
+  const before = f.platform.log.latestId();
+  for (const [path, body, status, error] of [
+    ['/api/schedules/nope/pause', undefined, 404, /No schedule named 'nope' in platform\.json/],
+    ['/api/schedules/nope/resume', undefined, 404, /No schedule named 'nope'/],
+    ['/api/schedules/minutely/pause', '{"reason": 5}', 400, /reason/],
+    ['/api/schedules/minutely/pause', '{"why": "x"}', 400, /why/],
+    ['/api/schedules/minutely/pause', '{"reason": ', 400, /./],
+  ] as const) {
+    const res = await post(path, body);
+    t.is(res.status, status, `${path} ${body ?? ''}`);
+    t.regex(((await res.json()) as { error: string }).error, error);
+  }
+  t.is(f.platform.log.latestId(), before, 'nothing recorded');
+
+  // The CLI: pausing a paused one says so, --json too; an unknown name is an error naming it, exit 1.
+  const cliAgain = await cli(t, f, 'schedules', 'pause', 'minutely');
+  t.is(cliAgain.code, 0, cliAgain.stderr);
+  t.regex(cliAgain.stdout, /minutely: already paused since 2026-01-05 22:43:\d\d: feed down/);
+  const cliJson = await cli(t, f, '--json', 'schedules', 'pause', 'minutely');
+  t.like(JSON.parse(cliJson.stdout), { changed: false, schedule: { paused: true } });
+  const unknown = await cli(t, f, '--json', 'schedules', 'resume', 'nope');
+  t.is(unknown.code, 1);
+  t.like(JSON.parse(unknown.stderr), { status: 404, exit_code: 1 });
+  const usage = await cli(t, f, 'schedules', 'pause');
+  t.is(usage.code, 2, 'no name: a usage error');
+  const table = await cli(t, f, 'schedules');
+  t.regex(table.stdout, /minutely\s+│ paused/);
+  t.regex(await (await f.api('/metrics')).text(), /^platform_schedule_paused\{schedule="minutely"\} 1$/m);
+
+  // A snapshot, a close, and a start ten minutes later: still paused, none of its ticks made; the other's is.
+  t.true(await f.platform.store.saveSnapshot(join(f.dir, '.platform', 'snapshot.bin'), 0));
+  await f.close();
+  t.true(existsSync(join(f.dir, '.platform', 'snapshot.bin')));
+  const g = await openAt(t, at('2026-01-05T22:53:50Z'), f.dir, graph);
+  await waitFor('the control schedule made its tick', async () => (await scheduleWants(g, 'control')).length > 0);
+  t.like(await g.getJson('/api/schedules/minutely'), { paused: true, paused_reason: 'feed down', next_tick: null });
+  t.deepEqual(await scheduleWants(g, 'minutely'), [], 'no want while paused, across the restart');
+
+  // Resume with the CLI: the ticks due while paused are skipped, not caught up (catchup 5 notwithstanding).
+  const resumed = await cli(t, g, '--json', 'schedules', 'resume', 'minutely');
+  t.is(resumed.code, 0, resumed.stderr);
+  const reply = JSON.parse(resumed.stdout) as ScheduleChangeReply;
+  t.true(reply.changed);
+  t.false(reply.schedule.paused);
+  const skip = (await events(g))
+    .filter((e) => e.type === 'schedule_ticks_skipped')
+    .map((e) => (e as Extract<EventView, { type: 'schedule_ticks_skipped' }>).schedule_ticks_skipped)
+    .find((k) => k.name === 'minutely')!;
+  t.like(skip, { reason: 'paused', first_tick: at('2026-01-05T22:44:00Z'), count_at_least: false });
+  // 22:44 up to the minute of the resume, every one of them.
+  t.is(skip.count, (skip.latest_tick - at('2026-01-05T22:44:00Z')) / 60_000 + 1);
+  t.true(skip.count >= 10);
+  t.is(reply.skipped_ticks, skip.count);
+  t.like(reply.schedule, { skipped_ticks: skip.count, last_skipped_tick: new Date(skip.latest_tick).toISOString() });
+  // The next tick after the resume is made, and no earlier one ever.
+  // (At 22:54, or at 22:55 if the resume came after 22:54 on a slow machine.)
+  const next = await waitFor('the first tick after the resume', async () => (await scheduleWants(g, 'minutely'))[0], { timeoutMs: 75_000, intervalMs: 100 });
+  t.is(Date.parse(next.schedule_tick!), skip.latest_tick + 60_000);
+  const human = await cli(t, g, 'schedules', 'resume', 'minutely');
+  t.regex(human.stdout, /minutely: not paused, nothing to resume/);
+});
