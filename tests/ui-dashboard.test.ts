@@ -629,7 +629,7 @@ uiTest("a want's page shows the facts the API gives (comment, data time, TTL, SL
 uiTest('a banner says when runs wait: no worker takes from the Redis queue, then Redis does not answer; it goes when a worker comes', async (t) => {
   if (redisMissing) return t.log(redisMissing), t.pass();
   const redis = await startRedis(t);
-  const own = await ownDaemon(t, GRAPH, (root) => new RedisExecutor({ redisUrl: redis.url, workspaceRoot: root, stalledCheckMs: 250 }));
+  const own = await ownDaemon(t, GRAPH, (root) => new RedisExecutor({ redisUrl: redis.url, workspaceRoot: root, stalledCheckMs: 250, logError: () => {} }));
   const page = await newPage(t);
   await page.goto(`${own.url}/wants`);
   const banner = page.locator('[data-executor]');
