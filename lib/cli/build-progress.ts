@@ -7,6 +7,7 @@
 import type { EventView, JobRunView, WantView } from '../client/platform-client.js';
 import type { JobRunStatus } from '../state/build-state.js';
 import { runEndedAt } from '../state/run-ended-at.js';
+import { waitingInQueue } from '../api/run-placement.js';
 import { formatDuration } from '../duration.js';
 
 export interface TrackedWant {
@@ -28,6 +29,8 @@ export interface TrackedRun {
   reason: string;
   /** A failed attempt that will be retried (as a new run). */
   retrying: boolean;
+  /** Handed to a queue that no worker has taken it from yet (`running` by the log; nothing runs it). */
+  waiting_in: string | undefined;
 }
 
 export interface BuildModel {
@@ -137,12 +140,20 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
       counted(model, run, undefined, 'queued');
       return [{ run, status: 'queued', at }];
     }
-    case 'job_run_started':
-      return move(model, event.job_run_started.job_run_id, 'running', at, (r) => (r.started_at = at));
+    case 'job_run_started': {
+      const e = event.job_run_started;
+      return move(model, e.job_run_id, 'running', at, (r) => {
+        r.started_at = at;
+        r.waiting_in = waitingInQueue(e.worker);
+      });
+    }
     case 'job_run_placed': {
       // A run handed to a queue starts when a worker takes it, as the state has it.
       const run = model.runs.get(event.job_run_placed.job_run_id);
-      if (run?.status === 'running') run.started_at = at;
+      if (run?.status === 'running') {
+        run.started_at = at;
+        run.waiting_in = undefined;
+      }
       return [];
     }
     case 'job_run_succeeded': {
@@ -215,6 +226,7 @@ export function applyRunSnapshot(model: BuildModel, view: JobRunView): RunChange
   run.signal = view.signal ?? '';
   run.reason = view.reason ?? '';
   run.retrying = view.status === 'failed' && view.retry_at !== null;
+  run.waiting_in = view.status === 'running' ? waitingInQueue(view.worker) : undefined;
   if (!existing) model.runs.set(run.job_run_id, run);
   return changes;
 }
@@ -330,7 +342,7 @@ export function renderProgress(model: BuildModel, nowMs: number, width: number, 
           ['  ▸ '],
           [r.job_label, paint.busy],
           [` ${r.job_run_id}`, paint.dim],
-          [since !== null ? ` ${elapsed(nowMs - since)}` : ''],
+          r.waiting_in !== undefined ? [` waiting for a worker (queue ${r.waiting_in}) ${since !== null ? elapsed(nowMs - since) : ''}`, paint.busy] : [since !== null ? ` ${elapsed(nowMs - since)}` : ''],
           [r.outputs.length > 0 ? `  ${r.outputs.join(', ')}` : '', paint.dim],
         ],
         width,
@@ -354,6 +366,8 @@ export function plainLine(change: RunChange, startedAt: number): string {
     detail = ` (${r.reason})`;
   } else if (change.status === 'queued' && r.attempt > 1) {
     detail = ` (attempt ${r.attempt})`;
+  } else if (change.status === 'running' && r.waiting_in !== undefined) {
+    detail = ` (handed to queue ${r.waiting_in}, waiting for a worker)`;
   }
   return `[${sinceStart(change.at - startedAt)}] ${r.job_run_id} ${r.job_label} ${change.status}${detail}`;
 }
@@ -373,5 +387,6 @@ function newRun(job_run_id: string, job_label: string, attempt: number, outputs:
     signal: '',
     reason: '',
     retrying: false,
+    waiting_in: undefined,
   };
 }
