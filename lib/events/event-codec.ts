@@ -7,6 +7,7 @@
  * in, enums by name, 64-bit integers as JS numbers (refusing values beyond Number.MAX_SAFE_INTEGER), so that
  * `decodeEvent(encodeEvent(e))` deep-equals `e` for every valid event.
  */
+import { isWellFormed } from '../api/well-formed.js';
 import protobuf from 'protobufjs';
 import type { Field, IConversionOptions, Type } from 'protobufjs';
 import { schema, snakeRoot } from '../proto/schema.js';
@@ -97,6 +98,8 @@ function scalarToWire(field: Field, v: unknown): unknown {
   switch (field.type) {
     case 'string':
       if (typeof v !== 'string') throw new FieldError(`expected a string, got ${describe(v)}`);
+      // Written, it would be bytes the decoder refuses: the log could not be read at the next start.
+      if (!isWellFormed(v)) throw new FieldError(`expected text with a UTF-8 form, got one with a lone UTF-16 surrogate`);
       return v;
     case 'uint32':
     case 'fixed32':

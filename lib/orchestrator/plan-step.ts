@@ -3,7 +3,7 @@
  * reading, resolved job configs) in; the events to append, the replies, and the processes to start and kill
  * out. The loop (orchestrator.ts) does the effects.
  */
-import { backfillRequestProblem, taintRequestProblem, wantRequestProblem } from './request-checks.js';
+import { backfillRequestProblem, taintRequestProblem, textProblem, wantRequestProblem } from './request-checks.js';
 import type { EventPayload, JobConfig, RebuildPolicy, WantCreated } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import type { BuildState, JobRunRecord, PartitionRecord, ScheduleRecord, WantRecord } from '../state/build-state.js';
@@ -280,6 +280,8 @@ class Planner {
         want_id: want.want_id,
       };
     }
+    const problem = textProblem(c.reason, 'reason');
+    if (problem) return { ok: false, status: 400, error: problem, want_id: want.want_id };
     this.cancelWant(want, c.reason);
     return { ok: true, status: 200, want_id: want.want_id };
   }
@@ -449,6 +451,9 @@ class Planner {
 
   /** Pauses a schedule: it makes no wants until resumed. Pausing a paused one changes nothing (and records nothing). */
   private pauseSchedule(name: string, reason: string): CommandDecision {
+    // The embedding API's reason is not checked by the JSON API's schema.
+    const problem = textProblem(reason, 'reason');
+    if (problem) return { ok: false, status: 400, error: problem, want_id: '' };
     const known = this.knownSchedule(name);
     if (!known) return unknownSchedule(name);
     if (known.record.paused) return { ok: true, status: 200, want_id: '', schedule: { name, changed: false, skipped: 0, skipped_at_least: false } };

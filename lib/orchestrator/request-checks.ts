@@ -5,6 +5,7 @@
  * What the log's codec would refuse mid-step (and fail the step) is refused here, before anything is emitted.
  */
 import { REBUILD_POLICIES } from '../events/build-event.js';
+import { ILL_FORMED_TEXT, isWellFormed } from '../api/well-formed.js';
 import { MAX_EXPANSION } from '../graph/partition-pattern.js';
 import { MAX_REF_LENGTH } from '../api/schemas/common.js';
 import { MAX_BACKFILL_CAP } from '../api/schemas/backfills.js';
@@ -21,6 +22,7 @@ export function refProblem(ref: unknown, where: string): string | undefined {
   if (ref.length > MAX_REF_LENGTH) return `${where} is ${ref.length} characters long; the limit is ${MAX_REF_LENGTH}.`;
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(ref)) return `${where} (${JSON.stringify(ref)}) contains a control character.`;
+  if (!isWellFormed(ref)) return `${where} ${ILL_FORMED_TEXT}.`;
   return undefined;
 }
 
@@ -71,8 +73,9 @@ function wholeProblem(v: unknown, name: string, min: number, max: number): strin
   return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `${name} must be a whole number from ${min} to ${max}, got ${describe(v)}.`;
 }
 
-function textProblem(v: unknown, name: string): string | undefined {
+export function textProblem(v: unknown, name: string): string | undefined {
   if (typeof v !== 'string') return `${name} must be a string, got ${typeName(v)}.`;
+  if (!isWellFormed(v)) return `${name} ${ILL_FORMED_TEXT}.`;
   return v.length <= MAX_COMMENT_LENGTH ? undefined : `${name} is ${v.length} characters long; the limit is ${MAX_COMMENT_LENGTH}.`;
 }
 

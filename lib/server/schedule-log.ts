@@ -20,7 +20,8 @@ export function scheduleLogLine(e: BuildEvent): string | undefined {
       return `schedule ${k.name}: skipped ${n} (${ticks}), no want made: ${why}`;
     }
     case 'schedule_paused':
-      return `schedule ${e.schedule_paused.name}: paused${e.schedule_paused.reason ? ` (${e.schedule_paused.reason})` : ''}; it makes no wants until resumed`;
+      // The reason is a user's text, quoted: a newline in it must not make a line of its own in the log.
+      return `schedule ${e.schedule_paused.name}: paused${e.schedule_paused.reason ? ` (${JSON.stringify(e.schedule_paused.reason)})` : ''}; it makes no wants until resumed`;
     case 'schedule_resumed':
       return `schedule ${e.schedule_resumed.name}: resumed`;
     default:

@@ -2,6 +2,7 @@
  * The one place requests meet their schemas (lib/api/schemas): a value that does not fit becomes a 400 whose
  * message names the field and says what it must be, worded from the schema itself so message and contract agree.
  */
+import { ILL_FORMED_TEXT, illFormedPath } from '../api/well-formed.js';
 import { typeName } from '../orchestrator/request-checks.js';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
@@ -32,6 +33,8 @@ export function validateBody<T extends TSchema>(schema: T, body: unknown, use: B
     throw new HttpError(400, `The body must be a JSON object, got ${typeName(body)}, like ${use.example}.`);
   }
   const check = checker(schema);
+  const illFormed = illFormedPath(body);
+  if (illFormed) throw new HttpError(400, `${illFormed} ${ILL_FORMED_TEXT}; nothing was recorded.`);
   if (check.Check(body)) return body;
   const error = first(check.Errors(body));
   if (error.type === ValueErrorType.ObjectAdditionalProperties) {
