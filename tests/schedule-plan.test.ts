@@ -236,9 +236,35 @@ test('catchup 0: a tick that falls due while the daemon runs is made; every tick
   t.like(skipsOf(back.events)[0], { count: 2, first_tick: at('2026-01-05T22:45:00Z'), latest_tick: at('2026-01-05T22:46:00Z'), reason: 'catchup' });
   t.true(back.deadlines.includes(at('2026-01-05T22:47:00Z')), 'it wakes for its next tick');
   // The next tick falls due while it runs: made.
-  t.deepEqual(wantsOf(plan(back.state, at('2026-01-05T22:47:00.003Z'), restarted).events).map((w) => w.schedule_tick), [at('2026-01-05T22:47:00Z')]);
-  // And the graph takes catchup 0.
-  t.is(s.catchup, 0);
+  const next = plan(back.state, at('2026-01-05T22:47:00.003Z'), restarted);
+  t.deepEqual(wantsOf(next.events).map((w) => w.schedule_tick), [at('2026-01-05T22:47:00Z')]);
+  // A scan held up across two ticks while the daemon runs is not downtime: both are made, none skipped.
+  const late = plan(next.state, at('2026-01-05T22:49:00.500Z'), restarted);
+  t.deepEqual(wantsOf(late.events).map((w) => w.schedule_tick), [at('2026-01-05T22:48:00Z'), at('2026-01-05T22:49:00Z')]);
+  t.deepEqual(skipsOf(late.events), []);
+});
+
+test('a scan takes at most its budget of cron steps over all schedules; the rest wait for the next scan, and every gap is counted once', (t) => {
+  // Twenty schedules ticking every minute, down for a day: 20 x 1,000 counted steps in one scan before.
+  const many = Array.from({ length: 20 }, (_, i) => ({ ...schedule({ cron: '* * * * *' }), name: `m${i}` }));
+  let state = step(initialState(), at('2026-01-05T00:00:30Z'), many).state;
+  const now = at('2026-01-06T00:00:30Z');
+  const scans: number[] = [];
+  const recorded = new Set<string>();
+  for (let i = 0; i < 40 && recorded.size < many.length; i++) {
+    const plan = step(state, now, many);
+    const skips = skipsOf(plan.events);
+    for (const k of skips) {
+      t.false(recorded.has(k.name), `${k.name} counted once`);
+      recorded.add(k.name);
+    }
+    scans.push(skips.length);
+    if (recorded.size < many.length) t.true(plan.deadlines.includes(now + 1), 'a scan that stopped short asks for the next at once');
+    state = plan.state;
+  }
+  t.is(recorded.size, many.length, 'every schedule had its gap counted');
+  t.true(scans[0]! < many.length && scans[0]! >= 1, `the first scan stopped short (${scans[0]} of ${many.length})`);
+  for (const s of many) t.like(state.schedules.get(s.name), { skipped: 1000, skipped_at_least: true });
 });
 
 test('a gap of more ticks than are counted one by one records a lower bound, with its first and latest tick', (t) => {

@@ -180,3 +180,18 @@ test('pause and resume over REST and the CLI: no wants while paused, through a r
   const human = await cli(t, g, 'schedules', 'resume', 'minutely');
   t.regex(human.stdout, /minutely: not paused, nothing to resume/);
 });
+
+test('pause and resume refuse a body they do not take: a resume with fields, a pause sent as text; nothing is recorded', async (t) => {
+  const f = await openAt(t, at('2026-01-05T10:00:30Z'));
+  const before = (await events(f)).length;
+  const resume = await f.api('/api/schedules/minutely/resume', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"anything":[1,2,3]}' });
+  t.is(resume.status, 400);
+  t.regex(((await resume.json()) as { error: string }).error, /Unknown field 'anything'/);
+  const text = await f.api('/api/schedules/minutely/pause', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+  t.is(text.status, 400);
+  t.regex(((await text.json()) as { error: string }).error, /The body must be JSON \(Content-Type: application\/json\)/);
+  t.is((await events(f)).length, before, 'nothing recorded');
+  // With no body at all, both are fine.
+  t.is((await f.api('/api/schedules/minutely/pause', { method: 'POST' })).status, 200);
+  t.is((await f.api('/api/schedules/minutely/resume', { method: 'POST' })).status, 200);
+});

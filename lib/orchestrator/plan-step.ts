@@ -18,7 +18,7 @@ import {
 } from '../state/build-state.js';
 import type { ScheduleDefinition } from '../graph/schedule-definition.js';
 import { firstTickAfter, tickRefs } from '../graph/schedule-time.js';
-import { catchUp, ticksBetween } from '../graph/schedule-catchup.js';
+import { CRON_STEPS_PER_SCAN, catchUp, ticksBetween, type CronBudget } from '../graph/schedule-catchup.js';
 import { reduce } from '../state/reduce.js';
 import { currentConsumers } from '../state/staleness.js';
 import { mustRebuild, partitionCategory } from '../state/want-status.js';
@@ -396,7 +396,9 @@ class Planner {
       const known = this.state.schedules.get(s.name);
       if (known && known.cron === s.cron && known.timezone === s.timezone) return [];
       // Only wants of it on record (a log from before schedules were recorded): it counts from its last tick.
-      const since = known && known.cron === '' ? known.tick : this.input.now;
+      // A record with no cron but a tick is a log from before schedules were recorded; one made by a pause or a skip
+      // alone (no tick) counts from now like a new schedule.
+      const since = known && known.cron === '' && known.tick > 0 ? known.tick : this.input.now;
       return [{ name: s.name, cron: s.cron, timezone: s.timezone, since }];
     });
     if (changed.length > 0) this.emit({ type: 'schedules_changed', schedules_changed: { schedules: changed } });
@@ -412,9 +414,15 @@ class Planner {
     const { now } = this.input;
     const schedules = this.input.policy.schedules ?? [];
     this.recordScheduleStarts(schedules);
+    const budget: CronBudget = { left: CRON_STEPS_PER_SCAN };
     for (const s of schedules) {
       const known = this.state.schedules.get(s.name);
       if (known?.paused) continue;
+      if (budget.left <= 0) {
+        // Spent on the gaps of the schedules before it: the next scan, a turn of the loop later, goes on.
+        this.deadlines.push(now + 1);
+        break;
+      }
       const after = known ? scheduleAfter(known) : now;
       const next = firstTickAfter(s, after);
       if (next === undefined) continue;
@@ -422,7 +430,7 @@ class Planner {
         this.deadlines.push(next);
         continue;
       }
-      const { make, skipped } = catchUp(s, after, now, this.input.upSince ?? now);
+      const { make, skipped } = catchUp(s, after, now, this.input.upSince ?? now, budget);
       if (skipped) this.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name: s.name, ...skipped, reason: 'catchup' } });
       for (const tick of make) {
         this.createRootWant({

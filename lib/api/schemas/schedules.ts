@@ -53,3 +53,6 @@ export const ScheduleChangeReplySchema = Type.Object(
   { $id: 'ScheduleChangeReply', additionalProperties: false },
 );
 true satisfies SameType<Static<typeof ScheduleChangeReplySchema>, ScheduleChangeReply>;
+
+/** A resume takes nothing: no body, or an empty object. */
+export const ResumeScheduleBodySchema = Type.Object({}, { additionalProperties: false });
