@@ -195,3 +195,16 @@ test('pause and resume refuse a body they do not take: a resume with fields, a p
   t.is((await f.api('/api/schedules/minutely/pause', { method: 'POST' })).status, 200);
   t.is((await f.api('/api/schedules/minutely/resume', { method: 'POST' })).status, 200);
 });
+
+test("a schedule removed from platform.json while paused has no metrics series any more; it keeps its record in the log", async (t) => {
+  const f = await openAt(t, at('2026-01-05T10:00:30Z'));
+  t.is((await f.api('/api/schedules/minutely/pause', { method: 'POST' })).status, 200);
+  t.regex(await (await f.api('/metrics')).text(), /^platform_schedule_paused\{schedule="minutely"\} 1$/m);
+  await f.close();
+  const without = { ...GRAPH, schedules: GRAPH.schedules.filter((s) => s.name !== 'minutely') };
+  const again = await openAt(t, at('2026-01-05T10:01:30Z'), f.dir, without);
+  const metrics = await (await again.api('/metrics')).text();
+  t.notRegex(metrics, /schedule="minutely"/);
+  t.regex(metrics, /^platform_schedule_paused\{schedule="strict"\} 0$/m);
+  t.true(again.platform.state().schedules.get('minutely')?.paused, 'its record stays: added back, it is still paused');
+});

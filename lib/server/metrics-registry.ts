@@ -52,7 +52,12 @@ export function platformMetrics(platform: Platform, sse: SseClients, shutdown$: 
   total('platform_builds_total', 'Times a partition became live (builds).', () => state().created.builds);
   total('platform_taints_total', 'Taints created.', () => state().created.taints);
   total('platform_events_total', 'Events in the build event log.', () => platform.log.latestId());
-  // Per schedule the log knows: a handful of series, read off the records at scrape time (no walk of any history).
+  // Per schedule of platform.json: a handful of series, read off the records at scrape time (no walk of any history).
+  // The log keeps the records of schedules removed since; a series for each would report a pause for ever.
+  const scheduleRecords = () => {
+    const s = state();
+    return platform.resolver.graph.schedules.flatMap((d) => s.schedules.get(d.name) ?? []);
+  };
   new Counter({
     name: 'platform_schedule_ticks_skipped_total',
     help: "Schedule ticks that fell due and made no want (missed beyond catchup, or due while paused), by schedule; a gap too long to count adds its lower bound.",
@@ -60,7 +65,7 @@ export function platformMetrics(platform: Platform, sse: SseClients, shutdown$: 
     registers: [registry],
     collect() {
       this.reset();
-      for (const r of state().schedules.values()) this.inc({ schedule: r.name }, r.skipped);
+      for (const r of scheduleRecords()) this.inc({ schedule: r.name }, r.skipped);
     },
   });
   new Gauge({
@@ -70,7 +75,7 @@ export function platformMetrics(platform: Platform, sse: SseClients, shutdown$: 
     registers: [registry],
     collect() {
       this.reset();
-      for (const r of state().schedules.values()) this.set({ schedule: r.name }, r.paused ? 1 : 0);
+      for (const r of scheduleRecords()) this.set({ schedule: r.name }, r.paused ? 1 : 0);
     },
   });
   const byStatus = <S extends string>(name: string, help: string, statuses: readonly S[], size: (s: S) => number) =>
