@@ -452,3 +452,30 @@ test("a schedule's view gives its last tick's want status and how many of its la
   t.like(view, { last_want_status: 'failed', recent_failed: 4 });
   t.deepEqual(canon(fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state))))), canon(state), 'as a snapshot keeps it');
 });
+
+test('catchup 0: a schedule served only since it was added back counts the ticks before that as missed, not as due while up', (t) => {
+  const s = schedule({ cron: '0 * * * *', catchup: 0 });
+  const key = `${s.name}\0${s.cron}\0${s.timezone}`;
+  const daemonUp = at('2026-01-05T10:00:00Z');
+  const plan = (st: BuildState, now: number, served?: number) =>
+    planStep({
+      state: st,
+      now,
+      upSince: daemonUp,
+      ...(served !== undefined ? { schedulesUpSince: new Map([[key, served]]) } : {}),
+      commands: [],
+      started: [],
+      outcomes: [],
+      launched: new Set(),
+      tasks: new Map(),
+      policy: { max_concurrent_job_runs: 1, jobs: new Map(), schedules: [s] },
+    });
+  let state = plan(initialState(), at('2026-01-05T13:30:00Z')).state;
+  state = plan(state, at('2026-01-05T14:00:00.010Z')).state;
+  // Removed from platform.json at 14:30, added back at 16:30: 15:00 and 16:00 fell due while no one served it.
+  const back = plan(state, at('2026-01-05T16:30:00Z'), at('2026-01-05T16:30:00Z'));
+  t.deepEqual(wantsOf(back.events), [], 'no old tick is made');
+  t.like(skipsOf(back.events)[0], { count: 2, first_tick: at('2026-01-05T15:00:00Z'), latest_tick: at('2026-01-05T16:00:00Z') });
+  // Without it, the daemon's start would have counted them as due while up.
+  t.is(wantsOf(plan(state, at('2026-01-05T16:30:00Z')).events).length, 2);
+});

@@ -6,6 +6,7 @@
  * processes. A step that fails answers its commands with the fault and is tried again, as an operator, with the
  * rest of its batch: no job-run news is lost.
  */
+import type { ScheduleDefinition } from '../graph/schedule-definition.js';
 import {
   EMPTY,
   ReplaySubject,
@@ -72,6 +73,12 @@ export class Orchestrator {
    * one after it, while this one ran.
    */
   private upSince = Number.NEGATIVE_INFINITY;
+  /**
+   * Since when each schedule of the graph in use has been served by this orchestrator (its name, cron and zone as
+   * they are now): one removed from platform.json and added back counts from its return, as a daemon's start does.
+   */
+  private servedSince = new Map<string, number>();
+  private servedPolicy: unknown;
   /** Where steps start: the next turn of the loop, or the scheduler a test gives. */
   private readonly stepScheduler: SchedulerLike;
   private readonly resolutions: ResolutionCache;
@@ -283,10 +290,15 @@ export class Orchestrator {
     const resolved = await this.resolutions.lookup(asked);
     const now = this.scheduler.now();
     const base = store.current();
+    if (tasks.policy !== this.servedPolicy) {
+      this.servedPolicy = tasks.policy;
+      this.servedSince = servedSinceNow(this.servedSince, tasks.policy.schedules ?? [], now);
+    }
     const plan = planStep({
       candidates,
       housekeeping: batch.housekeeping || graphChanged,
       upSince: this.upSince,
+      schedulesUpSince: this.servedSince,
       waiters: this.waiters,
       state: base,
       now,
@@ -402,4 +414,14 @@ function mergeRests(rests: StepBatch[]): StepBatch {
  */
 function mayWaitForDisk(e: EventPayload): boolean {
   return e.type === 'job_run_started' && e.job_run_started.worker === LOCAL_WORKER;
+}
+
+/** The schedules of a graph newly in use, each since when it is served: kept for those it had, `now` for the others. */
+function servedSinceNow(before: ReadonlyMap<string, number>, schedules: readonly ScheduleDefinition[], now: number): Map<string, number> {
+  const next = new Map<string, number>();
+  for (const s of schedules) {
+    const key = `${s.name}\0${s.cron}\0${s.timezone}`;
+    next.set(key, before.get(key) ?? now);
+  }
+  return next;
 }

@@ -79,6 +79,11 @@ export interface StepInput {
    * missed (what `catchup` counts). Absent: `now`.
    */
   upSince?: number;
+  /**
+   * Since when each schedule has been served, keyed `name\0cron\0timezone` (an added schedule counts from then, not
+   * from the daemon's start). Absent for a schedule: `upSince`.
+   */
+  schedulesUpSince?: ReadonlyMap<string, number>;
   /** Record job definition edits and fire due schedule ticks (a tick, a deadline): implied by a full scan. */
   housekeeping?: boolean;
   /** Which refs wait for which inputs: a change of an input makes its waiting refs candidates. */
@@ -430,7 +435,9 @@ class Planner {
         this.deadlines.push(next);
         continue;
       }
-      const { make, skipped } = catchUp(s, after, now, this.input.upSince ?? now, budget);
+      const served = this.input.schedulesUpSince?.get(`${s.name}\0${s.cron}\0${s.timezone}`);
+      const upSince = Math.max(this.input.upSince ?? now, served ?? Number.NEGATIVE_INFINITY);
+      const { make, skipped } = catchUp(s, after, now, upSince, budget);
       if (skipped) this.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name: s.name, ...skipped, reason: 'catchup' } });
       for (const tick of make) {
         this.createRootWant({
