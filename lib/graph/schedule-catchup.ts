@@ -49,9 +49,10 @@ type Cron = Pick<ScheduleDefinition, 'cron' | 'timezone'>;
 
 /**
  * The ticks after `after` (the schedule's start, or its latest tick made or skipped) up to `now`: the latest
- * `catchup` of them are made, the rest skipped. `upSince` is when the daemon making them started: a tick before it
- * fell due while no daemon ran, and was missed. `catchup: 0` makes none of those; of the ticks due since (one, the
- * loop waking at each; more only when it was held up) the latest is made.
+ * `catchup` of them are made, the rest skipped. `upSince` is since when the schedule has been served (the daemon's
+ * start, or its return to platform.json): a tick before it fell due while nothing served it, and was missed.
+ * `catchup: 0` makes none of those and all of the ticks due since (one, the loop waking at each; more only when it
+ * was held up). `budget` counts the cron steps taken.
  */
 export function catchUp(s: Cron & Pick<ScheduleDefinition, 'catchup'>, after: number, now: number, upSince: number, budget: CronBudget = { left: Infinity }): CatchUp {
   const first = firstTickAfter(s, after);

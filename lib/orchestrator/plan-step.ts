@@ -400,9 +400,8 @@ class Planner {
     const changed = schedules.flatMap((s) => {
       const known = this.state.schedules.get(s.name);
       if (known && known.cron === s.cron && known.timezone === s.timezone) return [];
-      // Only wants of it on record (a log from before schedules were recorded): it counts from its last tick.
-      // A record with no cron but a tick is a log from before schedules were recorded; one made by a pause or a skip
-      // alone (no tick) counts from now like a new schedule.
+      // A record with no cron but a tick: only wants of it on record (a log from before schedules were recorded), so
+      // it counts from its last tick. One made by a pause or a skip alone (no tick) counts from now, as a new one.
       const since = known && known.cron === '' && known.tick > 0 ? known.tick : this.input.now;
       return [{ name: s.name, cron: s.cron, timezone: s.timezone, since }];
     });
