@@ -92,9 +92,13 @@ export function stillStaleLines(report: StillStaleReport): string[] {
   return lines;
 }
 
-/** The input a stale reason names (staleness.ts words them "input <ref> ..."), if it names one. */
+/**
+ * The input a stale reason names as not up to date itself (staleness.ts words them "input <ref> ..."), if it names
+ * one. "was rebuilt since" is not one: that input is newer than what was read, and a rebuild of the partition
+ * reads it as it is now, QUERY or not.
+ */
 function staleInput(reason: string): string | undefined {
-  return /^input (\S+) (?:is stale|is tainted|was rebuilt since|is being rebuilt)/.exec(reason)?.[1];
+  return /^input (\S+) (?:is stale|is tainted|is being rebuilt)/.exec(reason)?.[1];
 }
 
 /** `fn` over `items`, CONCURRENCY at a time, results in their order. */
