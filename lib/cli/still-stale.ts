@@ -5,6 +5,7 @@
  * Saying nothing there would let "successful" read as "up to date".
  */
 import type { PlatformClient, WantView } from '../client/platform-client.js';
+import { concurrencyLimit } from '../graph/concurrency-limit.js';
 
 /** How many of the refs asked for are looked at (one read each). */
 export const STILL_STALE_CHECKED = 100;
@@ -101,16 +102,8 @@ function staleInput(reason: string): string | undefined {
   return /^input (\S+) (?:is stale|is tainted|is being rebuilt)/.exec(reason)?.[1];
 }
 
-/** `fn` over `items`, CONCURRENCY at a time, results in their order. */
-async function inParallel<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
-  return out;
+/** `fn` over `items`, CONCURRENCY at a time (graph/concurrency-limit.ts), results in their order. */
+function inParallel<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const limit = concurrencyLimit(CONCURRENCY);
+  return Promise.all(items.map((item) => limit(() => fn(item))));
 }
