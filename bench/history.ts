@@ -204,7 +204,7 @@ export function wantEvents(i: number, ref = `hist/${i}`): EventPayload[] {
       type: 'job_run_queued',
       job_run_queued: {
         job_run_id, job_label: 'hist', config: { outputs: [ref], inputs: [], args: [], env: {} }, want_ids: [want_id], attempt: 1,
-        exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [],
+        exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of: '',
       },
     },
     { type: 'job_run_started', job_run_started: { job_run_id, pid: 1, worker: 'local' } },

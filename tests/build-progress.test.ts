@@ -46,7 +46,7 @@ function wantCreated(want_id: string, partitions: string[], at: number, parent =
 
 function queued(job_run_id: string, job_label: string, outputs: string[], want_ids: string[], at: number, attempt = 1): EventView {
   return ev(
-    { type: 'job_run_queued', job_run_queued: { job_run_id, job_label, config: { outputs, inputs: [], args: [], env: {} }, want_ids, attempt, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [] } },
+    { type: 'job_run_queued', job_run_queued: { job_run_id, job_label, config: { outputs, inputs: [], args: [], env: {} }, want_ids, attempt, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of: '' } },
     at,
   );
 }

@@ -59,6 +59,18 @@ test('a failing batch fails its partitions; retried in halves, the other refs en
   t.deepEqual(byAttempt(3), ['load/7', 'load/8']);
   t.deepEqual(byAttempt(4), ['load/7']);
   t.is(runs(s, 'load')[0]!.config.outputs.length, 4, 'the first attempt was the whole batch');
+  // A batch retried in halves is retried by its first half (the one with its first output): each failed run names it.
+  const load = runs(s, 'load');
+  const run = (attempt: number, outputs: string) => load.find((r) => r.attempt === attempt && r.config.outputs.join(',') === outputs)!;
+  t.deepEqual(
+    load.filter((r) => r.status === 'failed').map((r) => [r.config.outputs.join(','), r.retried_by]),
+    [
+      ['load/5,load/6,load/7,load/8', run(2, 'load/5,load/6').job_run_id],
+      ['load/7,load/8', run(3, 'load/7').job_run_id],
+      ['load/7', run(4, 'load/7').job_run_id],
+      ['load/7', ''],
+    ],
+  );
   t.true(runs(s, 'load').filter((r) => r.status === 'failed' && r.retry_at === 0).every((r) => r.config.outputs.join() === 'load/7'), 'only load/7 failed for good');
 });
 

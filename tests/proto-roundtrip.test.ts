@@ -198,7 +198,7 @@ test('decode fills every default in; defaults are not written', (t) => {
       job_label: '',
       config: { outputs: [], inputs: [], args: [], env: {} },
       want_ids: [],
-      attempt: 0, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [],
+      attempt: 0, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of: '',
     },
   };
   const bytes = encodeEvent(e);
@@ -216,7 +216,7 @@ test('decode fills every default in; defaults are not written', (t) => {
       job_label: 'l',
       config: { outputs: [], inputs: [{ dep_type: 'QUERY', partition_ref: '' }], args: [], env: { '': '' } },
       want_ids: [''],
-      attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [],
+      attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of: '',
     },
   };
   t.deepEqual(decodeEvent(encodeEvent(dep)), dep);
@@ -297,6 +297,7 @@ test("encodeEvent's refusal names the field down to the list index or map key", 
     input_builds: [],
     job_fingerprint: '',
     output_inputs: [],
+    retry_of: '',
   };
   const event = (payload: unknown): BuildEvent => ({ event_id: 9, timestamp: 0, type: 'job_run_queued', job_run_queued: payload }) as unknown as BuildEvent;
   t.notThrows(() => encodeEvent(event(queued)));

@@ -436,7 +436,7 @@ test("a schedule's view gives its last tick's want status and how many of its la
     id = state.last_event_id;
     const want = wantsOf(plan.events)[0]!;
     const ref = want.partitions[0]!;
-    fold({ type: 'job_run_queued', job_run_queued: { job_run_id: `r-${i}`, job_label: 'daily', config: config(ref), want_ids: [want.want_id], attempt: 1, exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [] } });
+    fold({ type: 'job_run_queued', job_run_queued: { job_run_id: `r-${i}`, job_label: 'daily', config: config(ref), want_ids: [want.want_id], attempt: 1, exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of: '' } });
     // Every third tick's job fails for good; the rest succeed, but the last, still building.
     if (i === 12) break;
     if (i % 3 === 0) fold({ type: 'job_run_failed', job_run_failed: { job_run_id: `r-${i}`, exit_code: 1, signal: '', reason: 'boom', retry_at: 0, ended_at: 0 } });

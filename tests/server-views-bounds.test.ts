@@ -12,7 +12,7 @@ function fanIn(inputs: number, outputs: number) {
     {
       type: 'job_run_queued',
       job_run_queued: {
-        job_run_id: 'r-1', job_label: 'fan', want_ids: [], attempt: 1, exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [],
+        job_run_id: 'r-1', job_label: 'fan', want_ids: [], attempt: 1, exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of: '',
         config: {
           outputs: Array.from({ length: outputs }, (_, i) => `out/${i}`),
           inputs: Array.from({ length: inputs }, (_, i) => ({ dep_type: 'MATERIALIZE' as const, partition_ref: `in/${i}` })),
@@ -53,7 +53,7 @@ test("a partition built from a large fan-in names its first inputs and stale rea
     events.push({
       type: 'job_run_queued',
       job_run_queued: {
-        job_run_id, job_label: outputs[0]!.split('/')[0]!, want_ids: [], attempt: 1, exec: ['true'], timeout_seconds: 0, input_builds, job_fingerprint: '', output_inputs: [],
+        job_run_id, job_label: outputs[0]!.split('/')[0]!, want_ids: [], attempt: 1, exec: ['true'], timeout_seconds: 0, input_builds, job_fingerprint: '', output_inputs: [], retry_of: '',
         config: { outputs, inputs: input_builds.map((b) => ({ dep_type: 'MATERIALIZE' as const, partition_ref: b.partition_ref })), args: [], env: {} },
       },
     });

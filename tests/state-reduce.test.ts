@@ -334,7 +334,7 @@ function wantCreated(want_id: string, partitions: string[], extra: Partial<Extra
 const config = (outputs: string[], inputs: JobConfig['inputs'] = []): JobConfig => ({ outputs, inputs, args: [], env: {} });
 const queued = (job_run_id: string, outputs: string[], want_ids: string[], attempt = 1): EventPayload => ({
   type: 'job_run_queued',
-  job_run_queued: { job_run_id, job_label: 'job', config: config(outputs), want_ids, attempt, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [] },
+  job_run_queued: { job_run_id, job_label: 'job', config: config(outputs), want_ids, attempt, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of: '' },
 });
 const started = (job_run_id: string, pid: number): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker: 'local' } });
 const succeeded = (job_run_id: string): EventPayload => ({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [], ended_at: 0 } });
@@ -386,7 +386,7 @@ test("a 'stale' or 'all' want that joined a run queued before the job was edited
   for (const rebuild of ['stale', 'all'] as const) {
     const queuedOld: EventPayload = {
       type: 'job_run_queued',
-      job_run_queued: { job_run_id: 'r1', job_label: 'job', config: config(['p1']), want_ids: ['w1'], attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: 'f1', output_inputs: [] },
+      job_run_queued: { job_run_id: 'r1', job_label: 'job', config: config(['p1']), want_ids: ['w1'], attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: 'f1', output_inputs: [], retry_of: '' },
     };
     let s = apply(initialState(), wantCreated('w1', ['p1']), queuedOld, started('r1', 7));
     s = apply(s, { type: 'job_definitions_changed', job_definitions_changed: { jobs: [{ job_label: 'job', fingerprint: 'f2' }] } });
@@ -403,7 +403,7 @@ test("a 'stale' want takes its own rebuild though an input it only queries stays
   const run = (id: string, out: string, inputs: Array<[string, string]>, wants: string[] = []): EventPayload => ({
     type: 'job_run_queued',
     job_run_queued: {
-      job_run_id: id, job_label: 'job', want_ids: wants, attempt: 1, exec: [], timeout_seconds: 0, job_fingerprint: '', output_inputs: [],
+      job_run_id: id, job_label: 'job', want_ids: wants, attempt: 1, exec: [], timeout_seconds: 0, job_fingerprint: '', output_inputs: [], retry_of: '',
       config: { outputs: [out], inputs: inputs.map(([ref]) => ({ dep_type: 'QUERY' as const, partition_ref: ref })), args: [], env: {} },
       input_builds: inputs.map(([partition_ref, build_id]) => ({ partition_ref, build_id })),
     },
@@ -428,7 +428,7 @@ test("a 'stale' want that joined a run queued before it does not end on that run
   const run = (id: string, out: string, inputs: Array<[string, string]>, wants: string[]): EventPayload => ({
     type: 'job_run_queued',
     job_run_queued: {
-      job_run_id: id, job_label: 'job', want_ids: wants, attempt: 1, exec: [], timeout_seconds: 0, job_fingerprint: '', output_inputs: [],
+      job_run_id: id, job_label: 'job', want_ids: wants, attempt: 1, exec: [], timeout_seconds: 0, job_fingerprint: '', output_inputs: [], retry_of: '',
       config: { outputs: [out], inputs: inputs.map(([ref]) => ({ dep_type: 'MATERIALIZE' as const, partition_ref: ref })), args: [], env: {} },
       input_builds: inputs.map(([partition_ref, build_id]) => ({ partition_ref, build_id })),
     },

@@ -306,7 +306,7 @@ test('an image of more record shapes than it shares is read, and written again a
     const ref = `p/${i}`;
     const payloads = [
       { type: 'want_created', want_created: { want_id: `w-${i}`, partitions: [ref], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', parent_want_id: '', root_want_id: `w-${i}`, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0 } },
-      { type: 'job_run_queued', job_run_queued: { job_run_id: `r-${i}`, job_label: 'j', config: { outputs: [ref], inputs: [], args: [], env: { [`KEY_${i}`]: 'v' } }, want_ids: [`w-${i}`], attempt: 1, exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [] } },
+      { type: 'job_run_queued', job_run_queued: { job_run_id: `r-${i}`, job_label: 'j', config: { outputs: [ref], inputs: [], args: [], env: { [`KEY_${i}`]: 'v' } }, want_ids: [`w-${i}`], attempt: 1, exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of: '' } },
     ];
     for (const p of payloads) events.push({ ...p, event_id: events.length + 1, timestamp: 1_767_000_000_000 } as unknown as BuildEvent);
   }

@@ -103,7 +103,7 @@ function buildOf(ref: string, build_id: string, job_run_id: string, job_label: s
         timeout_seconds: 0,
         input_builds: inputs,
         job_fingerprint,
-        output_inputs: [],
+        output_inputs: [], retry_of: '',
       },
     },
     ...ending[end],
@@ -250,7 +250,7 @@ test("a tainted input stays tainted for its consumers while it is rebuilt and af
 test('a retry queued with the definition of its first attempt does not set an edited job back', (t) => {
   const queued = (job_run_id: string, job_fingerprint: string): EventPayload => ({
     type: 'job_run_queued',
-    job_run_queued: { job_run_id, job_label: 'j', config: { outputs: ['p'], inputs: [], args: [], env: {} }, want_ids: [], attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint, output_inputs: [] },
+    job_run_queued: { job_run_id, job_label: 'j', config: { outputs: ['p'], inputs: [], args: [], env: {} }, want_ids: [], attempt: 1, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint, output_inputs: [], retry_of: '' },
   });
   const log = (payloads: EventPayload[]) => payloads.map((e, i) => ({ event_id: i + 1, timestamp: i, ...e }) as BuildEvent);
   const s = fold(
@@ -281,7 +281,7 @@ test("a batch run's outputs each consume their own inputs: rebuilding one output
         timeout_seconds: 0,
         input_builds: [{ partition_ref: 'x', build_id: 'b-x' }, { partition_ref: 'y', build_id: 'b-y' }],
         job_fingerprint: '',
-        output_inputs: [{ output: 'a', inputs: ['x'] }, { output: 'b', inputs: ['y'] }],
+        output_inputs: [{ output: 'a', inputs: ['x'] }, { output: 'b', inputs: ['y'] }], retry_of: '',
       },
     },
     { type: 'job_run_succeeded', job_run_succeeded: { job_run_id: 'r-batch', builds: [{ partition_ref: 'a', build_id: 'b-a1' }, { partition_ref: 'b', build_id: 'b-b1' }], ended_at: 0 } },

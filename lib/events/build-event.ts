@@ -72,6 +72,11 @@ export interface JobRunQueued {
   job_fingerprint: string;
   /** A batch run's inputs per output; empty for a run of one ref (all its inputs are its output's). */
   output_inputs: OutputInputs[];
+  /**
+   * The failed run this run retries (its next attempt); '' when it is no retry. A batch retried in halves: each half
+   * names the batch. Absent in logs written before it (decoded as ''): nothing said.
+   */
+  retry_of: string;
 }
 
 export interface OutputInputs {

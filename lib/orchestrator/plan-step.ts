@@ -652,17 +652,19 @@ class Planner {
 
   /**
    * The next attempt of a failed run. A batch goes again in halves, each from its refs' own configs (when they are
-   * at hand), so a bad ref stops failing the rest; a run of one ref goes again as it was.
+   * at hand), so a bad ref stops failing the rest; a run of one ref goes again as it was. Each names the run it
+   * retries (`retry_of`): the fold records the first one queued, the half with the batch's first output, as the
+   * failed run's `retried_by`.
    */
   private retryRun(last: JobRunRecord, want: WantRecord): void {
     const refs = last.config.outputs;
     const tasks = refs.map((ref) => this.input.tasks.get(ref));
     if (refs.length <= 1 || tasks.some((t) => !t?.ok)) {
-      this.queueRun(last, want, last.attempt + 1);
+      this.queueRun(last, want, last.attempt + 1, last.job_run_id);
       return;
     }
     const ok = tasks as Array<Extract<TaskResolution, { ok: true }>>;
-    for (const half of halves(ok)) this.queueRun(joinTasks(half), want, last.attempt + 1);
+    for (const half of halves(ok)) this.queueRun(joinTasks(half), want, last.attempt + 1, last.job_run_id);
   }
 
   /**
@@ -803,8 +805,11 @@ class Planner {
     });
   }
 
-  /** Queues a run of `task`: a resolved config, or an earlier run of the same outputs being run again. */
-  private queueRun(task: QueuedTask, want: WantRecord, attempt: number): string {
+  /**
+   * Queues a run of `task`: a resolved config, or an earlier run of the same outputs being run again; `retry_of`, the
+   * failed run it is the next attempt of ('' for none: a first attempt, or a run again after missing inputs).
+   */
+  private queueRun(task: QueuedTask, want: WantRecord, attempt: number, retry_of = ''): string {
     const job_run_id = `r-${this.state.created.job_runs + 1}`;
     const { job_label, config, exec, timeout_seconds, job_fingerprint } = task;
     // What it consumes: the builds of its inputs (MATERIALIZE and QUERY) live now.
@@ -825,6 +830,7 @@ class Planner {
         input_builds,
         job_fingerprint,
         output_inputs: task.output_inputs ? task.output_inputs.map((o) => ({ output: o.output, inputs: [...o.inputs] })) : [],
+        retry_of,
       },
     });
     return job_run_id;

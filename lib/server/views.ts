@@ -124,12 +124,15 @@ export const RUN_ITEM_SHOWN = 20;
 const cut = <T>(list: readonly T[], shown: number): T[] => (list.length > shown ? list.slice(0, shown) : [...list]);
 
 /**
- * The attempt that retried a failed run, once it was queued: the run its first output has now, when that is the
- * next attempt of the same job for one of the same wants (a new want's runs count attempts from 1 again). Null when
- * that run has been followed by another since (a third attempt): said of the second only. O(1): one partition, and
- * at most WANTS_COMPARED of the run's wants.
+ * The attempt that retried a failed run, once it was queued: as the fold recorded it (`retried_by`, from the retry's
+ * `retry_of`). A run retried in a log or a compaction base written before that was recorded has none on record: for
+ * it, and only while it is failed with a retry planned, it is worked out as it was before: the run its first output
+ * has now, when that is the next attempt of the same job for one of the same wants. That names only the latest retry
+ * (a run whose retry was retried again reads none). O(1): one partition, and at most WANTS_COMPARED of the run's
+ * wants. A run of this code that waits for its retry reads none either way (its output's run is still itself).
  */
 function retriedBy(state: Pick<BuildState, 'partitions' | 'job_runs' | 'run_wants'>, r: JobRunRecord): string | null {
+  if (r.retried_by !== '') return r.retried_by;
   if (r.status !== 'failed' || r.retry_at === 0 || r.config.outputs.length === 0) return null;
   const now = state.partitions.get(r.config.outputs[0]!)?.job_run_id;
   const later = now && now !== r.job_run_id ? state.job_runs.get(now) : undefined;

@@ -185,6 +185,13 @@ export interface JobRunRecord {
   readonly reason: string;
   /** Epoch ms when the next attempt may be queued; 0 when none will be. */
   readonly retry_at: number;
+  /**
+   * The run that retried it (its next attempt), once queued: set by the fold from that run's `job_run_queued`
+   * (`retry_of`), the first one naming it (of a batch retried in halves, the half with its first output). '' until
+   * then, for a run never retried, and for runs retried in logs or compaction bases written before it was recorded
+   * (the view works those out as it did before: views.ts).
+   */
+  readonly retried_by: string;
   readonly missing: readonly string[];
   readonly queued_at: number;
   readonly started_at: number | null;
@@ -301,7 +308,7 @@ export function withJobRun(r: JobRunRecord, change: Partial<JobRunRecord>): JobR
   return Object.assign({
     job_run_id: r.job_run_id, seq: r.seq, job_label: r.job_label, config: r.config, attempt: r.attempt, exec: r.exec,
     timeout_seconds: r.timeout_seconds, status: r.status, pid: r.pid, worker: r.worker, exit_code: r.exit_code,
-    signal: r.signal, reason: r.reason, retry_at: r.retry_at, missing: r.missing, queued_at: r.queued_at,
+    signal: r.signal, reason: r.reason, retry_at: r.retry_at, retried_by: r.retried_by, missing: r.missing, queued_at: r.queued_at,
     started_at: r.started_at, ended_at: r.ended_at, input_builds: r.input_builds, job_fingerprint: r.job_fingerprint,
     output_inputs: r.output_inputs, priority: r.priority,
   }, change);

@@ -111,6 +111,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         signal: '',
         reason: '',
         retry_at: 0,
+        retried_by: '',
         missing: [],
         queued_at: at,
         started_at: null,
@@ -139,6 +140,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         next = putWant(next, withWant(w, { job_run_ids: [...w.job_run_ids, run.job_run_id] }));
         next = addRunWant(next, run.job_run_id, w);
       }
+      next = recordRetry(next, e.retry_of, run.job_run_id);
       return setPartitions(s, next, e.config.outputs, 'building', run.job_run_id, event.event_id, at);
     }
     case 'job_run_started': {
@@ -406,6 +408,18 @@ function joinedRuns(state: BuildState, refs: readonly string[]): string[] {
     if (run && ACTIVE_JOB_RUN_STATUSES.has(run.status)) ids.add(run.job_run_id);
   }
   return [...ids];
+}
+
+/**
+ * A run queued as the retry of `retriedId` (its `retry_of`) is that run's `retried_by`: the first such run, so of a
+ * batch retried in halves the half queued first, which has its first output. O(log n): one lookup, one put. A run
+ * that is not (or no longer, once pruned) in the state, or the run itself, changes nothing.
+ */
+function recordRetry(state: BuildState, retriedId: string, retryId: string): BuildState {
+  if (retriedId === '' || retriedId === retryId) return state;
+  const retried = state.job_runs.get(retriedId);
+  if (!retried || retried.retried_by !== '') return state;
+  return putJobRun(state, withJobRun(retried, { retried_by: retryId }));
 }
 
 function updateRun(state: BuildState, id: string, fn: (r: JobRunRecord) => JobRunRecord): BuildState {

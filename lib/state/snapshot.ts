@@ -20,6 +20,7 @@ import {
   outputInputBuilds,
   queueKey,
   refTaintKey,
+  withJobRun,
   withStillTainted,
   slaDeadline,
   slaKey,
@@ -46,11 +47,13 @@ import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
  * 8: a schedule's record keeps whether it is paused, the ticks it skipped and its latest ticks' wants with their
  *    statuses. Files of 6 and 7 are read: their schedules load as running, with nothing skipped and no recent ticks
  *    (the view reads the last tick's want itself then; the next ticks fill them in).
+ * 9: a job run's record keeps the run that retried it (`retried_by`, folded from the retry's `retry_of`). Files of
+ *    6 to 8 are read: their runs load with `retried_by` '' and the view works it out as it did before (views.ts).
  */
-export const SNAPSHOT_FORMAT = 8;
+export const SNAPSHOT_FORMAT = 9;
 
 /** The record formats this code reads (a compaction base is read by every later version). */
-export const SNAPSHOT_FORMATS_READ: readonly number[] = [6, 7, 8];
+export const SNAPSHOT_FORMATS_READ: readonly number[] = [6, 7, 8, 9];
 
 export interface Snapshot {
   format: typeof SNAPSHOT_FORMAT;
@@ -168,7 +171,7 @@ export function addLine(snap: Snapshot, line: SnapshotLine): void {
       snap.partitions.push(line[1]);
       return;
     case 'job_run':
-      snap.job_runs.push(line[1]);
+      snap.job_runs.push(jobRunFromFile(line[1]));
       return;
     case 'build':
       snap.builds.push(line[1]);
@@ -202,6 +205,14 @@ export function addLine(snap: Snapshot, line: SnapshotLine): void {
  */
 function scheduleFromFile(r: ScheduleRecord): ScheduleRecord {
   return withSchedule(newScheduleRecord(r.name), r);
+}
+
+/**
+ * A job run record as a file holds it, in this code's shape: one of a format before 9 has no `retried_by`, which
+ * loads as '' (not recorded; the view falls back to working it out, views.ts).
+ */
+function jobRunFromFile(r: JobRunRecord): JobRunRecord {
+  return typeof (r as Partial<JobRunRecord>).retried_by === 'string' ? r : withJobRun(r, { retried_by: '' });
 }
 
 /** Records in id order (`compareIds`): as written, or sorted when a file of an earlier order is read. */

@@ -127,6 +127,7 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
           input_builds: fc.array(arbBuildInput(p), { maxLength: 3 }),
           job_fingerprint: fc.oneof(fc.constant(''), fc.constantFrom('f1', 'f2'), arbText),
           output_inputs: fc.array(fc.record({ output: p.ref, inputs: fc.array(p.ref, { maxLength: 2 }) }), { maxLength: 3 }),
+          retry_of: fc.oneof(fc.constant(''), p.jobRunId),
         })
         .map((job_run_queued) => ({ type, job_run_queued }));
     case 'job_run_started':

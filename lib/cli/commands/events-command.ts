@@ -19,7 +19,8 @@ export function eventSummary(e: EventView): string {
       return `${e.want_canceled.want_id}: ${e.want_canceled.reason}`;
     case 'job_run_queued': {
       const r = e.job_run_queued;
-      return `${r.job_run_id} ${r.job_label} for ${r.want_ids.join(', ')}${r.attempt > 1 ? ` (attempt ${r.attempt})` : ''}: ${r.config.outputs.join(', ')}`;
+      const attempt = r.attempt > 1 ? ` (attempt ${r.attempt}${r.retry_of ? `, retry of ${r.retry_of}` : ''})` : '';
+      return `${r.job_run_id} ${r.job_label} for ${r.want_ids.join(', ')}${attempt}: ${r.config.outputs.join(', ')}`;
     }
     case 'job_run_started':
       return `${e.job_run_started.job_run_id} pid ${e.job_run_started.pid}${e.job_run_started.worker && e.job_run_started.worker !== 'local' ? ` on ${e.job_run_started.worker}` : ''}`;
