@@ -321,6 +321,14 @@ redisTest('status, doctor and job-runs say when runs wait: no worker takes from 
   t.regex((await cli('status')).stdout, /executor\s+redis \(.* 0 workers\)\n\s+no platform worker takes runs/);
   t.regex((await cli('job-runs', 'list')).stdout, /running\s+│.*waiting for a worker \(queue /);
   t.regex((await cli('job-runs', 'get', 'r-1')).stdout, /worker\s+│?\s*waiting for a worker \(queue /);
+  // Not started: its recorded start is only when it was handed to the queue (the API says so), and Started says
+  // it waits rather than give that time.
+  const waiting = JSON.parse((await cli('--json', 'job-runs', 'get', 'r-1')).stdout) as { started_at: string | null; worker: string };
+  t.regex(waiting.worker, /^redis:/);
+  t.truthy(waiting.started_at, 'handed to the queue at');
+  const row = (out: string) => out.split('\n').find((l) => l.replace(/^│?\s*/, '').startsWith('r-1 ')) ?? '';
+  t.regex(row((await cli('job-runs', 'list')).stdout), /running\s+│\s+1\s+│\s+waiting\s+│/, 'Started: waiting, no time');
+  t.regex((await cli('job-runs', 'get', 'r-1')).stdout, /started\s+│?\s*not yet: waiting for a worker since \d{4}-/);
   type Finding = { check: string; status: string; detail: string };
   const checks = async () => (JSON.parse((await cli('--json', 'doctor')).stdout) as { checks: Finding[] }).checks;
   const list = await checks();
@@ -333,6 +341,15 @@ redisTest('status, doctor and job-runs say when runs wait: no worker takes from 
   await w.waitForStdout(/takes runs/);
   const one = await healthUntil((h) => (h.workers ?? 0) >= 1, 'a worker');
   t.is(one.problem, null);
+  // Taken and run: Started gives the time the worker took it.
+  let taken = { started_at: '', status: '' };
+  for (let i = 0; i < 100 && taken.status !== 'succeeded'; i++) {
+    taken = JSON.parse((await cli('--json', 'job-runs', 'get', 'r-1')).stdout) as typeof taken;
+    if (taken.status !== 'succeeded') await sleep(100);
+  }
+  t.is(taken.status, 'succeeded');
+  t.not(taken.started_at, waiting.started_at, 'started when the worker took it, not when it was handed over');
+  t.regex(row((await cli('job-runs', 'list')).stdout), /succeeded\s+│\s+1\s+│\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+│/);
 
   // Redis goes away: said, as an error of doctor's.
   await redis.stop();

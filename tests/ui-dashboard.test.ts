@@ -43,6 +43,14 @@ const GRAPH = {
     { label: 'hold', outputs: ['hold/(?<n>\\d+)'], exec: ['bash', '-c', 'sleep 60'] },
     // More lines than the page keeps (MAX_LINES, 5000), then it waits.
     { label: 'long', outputs: ['long/(?<n>\\d+)'], exec: ['bash', '-c', 'seq -f "line %g" 1 6000; sleep 60'] },
+    // Fails its first two attempts, succeeds on its third (it counts them in the workspace).
+    {
+      label: 'flaky',
+      outputs: ['flaky/(?<n>\\d+)'],
+      args: ['${n}'],
+      exec: ['bash', '-c', 'n=$(cat "flaky-$1" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > "flaky-$1"; [ "$n" -ge 3 ]', 'flaky'],
+      retries: 2,
+    },
   ],
   // Once a year: listed with its next tick, never firing during the tests.
   schedules: [
@@ -626,6 +634,51 @@ uiTest("a want's page shows the facts the API gives (comment, data time, TTL, SL
   noScriptErrors(t, page);
 });
 
+uiTest("each failed attempt links to the attempt that retried it: on its page, in the job runs list and in its want's runs", async (t) => {
+  const { want_id } = await api<{ want_id: string }>('POST', '/api/wants', { partitions: ['flaky/1'] });
+  // Backoff 1 s, then 2 s.
+  const w = await until(() => api<WantView>('GET', `/api/wants/${want_id}`), (x) => x.status === 'successful', 'the third attempt to succeed', 30_000);
+  const runs = await Promise.all(w.job_run_ids.map((id) => api<JobRunView>('GET', `/api/job_runs/${id}`)));
+  const [first, second, third] = runs.map((r) => r.job_run_id) as [string, string, string];
+  t.deepEqual(
+    runs.map((r) => [r.attempt, r.status, r.retried_by]),
+    [
+      [1, 'failed', second],
+      [2, 'failed', third],
+      [3, 'succeeded', null],
+    ],
+  );
+  const page = await newPage(t);
+  for (const r of runs) {
+    await page.goto(`${base()}/job_runs/${r.job_run_id}`);
+    await page.locator('[data-fact="attempt"]', { hasText: String(r.attempt) }).waitFor();
+    if (r.retried_by) t.is(await page.locator('[data-fact="retried_by"] a').getAttribute('href'), `/job_runs/${r.retried_by}`);
+    else t.is(await page.locator('[data-fact="retried_by"]').count(), 0, `${r.job_run_id} was retried by none`);
+  }
+  // From the first attempt, its links lead through the second to the third.
+  await page.goto(`${base()}/job_runs/${first}`);
+  await page.locator('[data-fact="retried_by"] a', { hasText: second }).click();
+  await page.waitForURL(`${base()}/job_runs/${second}`);
+  await page.locator('[data-fact="retried_by"] a', { hasText: third }).click();
+  await page.waitForURL(`${base()}/job_runs/${third}`);
+  await page.locator('[data-fact="attempt"]', { hasText: '3' }).waitFor();
+  // The want's runs and the job runs list say it of each failed attempt, and of no other.
+  for (const path of [`/wants/${want_id}`, '/job_runs']) {
+    await page.goto(`${base()}${path}`);
+    for (const [run, by] of [
+      [first, second],
+      [second, third],
+    ] as const) {
+      const mark = page.locator(`[data-retried-by="${by}"]`);
+      await mark.waitFor();
+      t.regex(await mark.innerText(), new RegExp(`retried as ${by}$`), `${path}: ${run}`);
+      t.is(await mark.locator('a').getAttribute('href'), `/job_runs/${by}`);
+    }
+    t.is(await page.locator(`[data-retried-by="${first}"]`).count(), 0, `${path}: nothing retried as the first attempt`);
+  }
+  noScriptErrors(t, page);
+});
+
 uiTest('a banner says when runs wait: no worker takes from the Redis queue, then Redis does not answer; it goes when a worker comes', async (t) => {
   if (redisMissing) return t.log(redisMissing), t.pass();
   const redis = await startRedis(t);
@@ -636,6 +689,18 @@ uiTest('a banner says when runs wait: no worker takes from the Redis queue, then
   // Until the daemon's first look at Redis (a moment after it starts) the banner says it is not yet connected.
   await page.locator('[data-executor="no-workers"]').waitFor({ timeout: 15_000 });
   t.regex((await banner.textContent()) ?? '', /Runs wait: no platform worker takes runs from queue platform-runs/);
+  // A run handed to the queue has not started: its page says it waits, and gives no duration.
+  const ownApi = apiAt(own.url);
+  const { want_id } = await ownApi<{ want_id: string }>('POST', '/api/wants', { partitions: ['raw/1'] });
+  const runId = (await until(() => ownApi<WantView>('GET', `/api/wants/${want_id}`), (w) => w.job_run_ids.length > 0, 'its run')).job_run_ids[0]!;
+  const waiting = await until(() => ownApi<JobRunView>('GET', `/api/job_runs/${runId}`), (r) => r.status === 'running', 'the run handed to the queue');
+  t.regex(waiting.worker ?? '', /^redis:/);
+  const runPage = await newPage(t);
+  await runPage.goto(`${own.url}/job_runs/${runId}`);
+  await runPage.locator('[data-fact="started"]').waitFor();
+  t.regex(await runPage.locator('[data-fact="started"]').innerText(), /^not yet: waiting for a worker since \d{4}-/);
+  t.is(await runPage.locator('[data-fact="duration"]').count(), 0, 'no duration while it waits');
+  t.regex(await runPage.locator('[data-fact="worker"]').innerText(), /^waiting for a worker \(queue platform-runs\)$/);
   await redis.stop();
   await page.locator('[data-executor="unreachable"]').waitFor({ timeout: 20_000 });
   t.regex((await banner.textContent()) ?? '', /Redis at redis:\/\/127\.0\.0\.1:\d+ does not answer/);
@@ -643,5 +708,10 @@ uiTest('a banner says when runs wait: no worker takes from the Redis queue, then
   const worker = spawn(process.execPath, [join(REPO, 'bin', 'platform'), 'worker', '--redis', redis.url, '--name', 'ui-w1'], { stdio: 'ignore' });
   t.teardown(() => void worker.kill('SIGKILL'));
   await page.locator('[data-executor]').waitFor({ state: 'detached', timeout: 20_000 });
+  // Taken by the worker and run: its page gives the start the worker made, and a duration.
+  const ran = await until(() => ownApi<JobRunView>('GET', `/api/job_runs/${runId}`), (r) => r.status === 'succeeded', 'the run on the worker');
+  await runPage.locator('[data-fact="duration"]').waitFor();
+  t.true((await runPage.locator('[data-fact="started"]').innerText()).startsWith(ran.started_at!));
   noScriptErrors(t, page);
+  noScriptErrors(t, runPage);
 });

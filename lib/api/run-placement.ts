@@ -15,3 +15,12 @@ export function placementText(worker: string | null | undefined): string {
   const queue = waitingInQueue(worker);
   return queue !== undefined ? `waiting for a worker (queue ${queue})` : (worker ?? '');
 }
+
+/**
+ * Running by the log but still in a queue, no worker has taken it. Its `started_at` is then when it was handed to
+ * the queue (`job_run_started`), not a start: the start is when a worker takes it (`job_run_placed` sets it again).
+ * Surfaces show no start time and no duration for it, only that it waits.
+ */
+export function waitingForWorker(r: { status: string; worker?: string | null }): boolean {
+  return r.status === 'running' && waitingInQueue(r.worker) !== undefined;
+}

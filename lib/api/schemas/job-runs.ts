@@ -45,9 +45,16 @@ export const JobRunViewSchema = Type.Object(
     reason: Nullable(Type.String()),
     missing: Type.Array(Type.String(), { description: 'The inputs it reported missing: the first 1,000 (in a list, 20).' }),
     retry_at: Nullable(IsoTime),
-    retried_by: Nullable(Type.String({ description: 'Once its retry was queued: the later attempt (for a batch, the one that took its first output).' })),
+    retried_by: Nullable(
+      Type.String({ description: 'Once its retry was queued: the attempt that retried it, its next (for a batch retried in halves, the half with its first output).' }),
+    ),
     queued_at: IsoTime,
-    started_at: Nullable(IsoTime),
+    started_at: Nullable(
+      Type.String({
+        format: 'date-time',
+        description: 'When it started. While it waits in a queue for a worker (`worker` `redis:<queue>`), when it was handed to the queue; a worker taking it sets it again.',
+      }),
+    ),
     ended_at: Nullable(IsoTime),
     duration_ms: Nullable(Type.Number({ minimum: 0 })),
     priority: Type.Integer(),

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { JOB_RUN_STATUSES } from '../../state/build-state.js';
 import { pagedListCommand } from '../paged-list-command.js';
-import { placementText, waitingInQueue } from '../../api/run-placement.js';
+import { placementText, waitingForWorker } from '../../api/run-placement.js';
 import type { JobRunView } from '../../client/platform-client.js';
 import {
   cellLines,
@@ -24,7 +24,7 @@ import {
 /** How a run ended, in a few words, and when it is retried. */
 export function runOutcome(r: Pick<JobRunView, 'status' | 'exit_code' | 'signal' | 'reason' | 'retry_at'> & { worker?: string | null; retried_by?: string | null }): string {
   // Running by the log, but in a queue until a worker takes it: a person must not read that as running.
-  if (r.status === 'running' && waitingInQueue(r.worker) !== undefined) return placementText(r.worker);
+  if (waitingForWorker(r)) return placementText(r.worker);
   const how = endedHow(r);
   // Once its time has passed the next attempt is queued (or its want ended): not a promise any more.
   const retry =
@@ -36,6 +36,14 @@ export function runOutcome(r: Pick<JobRunView, 'status' | 'exit_code' | 'signal'
   return [how, retry].filter((b) => b !== '').join('; ');
 }
 
+/**
+ * When a run started, for the Started column: nothing before it did, and "waiting" while it waits in a queue for a
+ * worker (its recorded start is then only when it was handed to the queue).
+ */
+export function startedCell(r: Pick<JobRunView, 'status' | 'worker' | 'started_at'>): string {
+  return waitingForWorker(r) ? 'waiting' : when(r.started_at);
+}
+
 export function jobRunRows(runs: JobRunView[]): string {
   return table(
     ['Job run', 'Job', 'Status', 'Attempt', 'Started', 'Duration', 'Outputs', 'Detail'],
@@ -44,7 +52,7 @@ export function jobRunRows(runs: JobRunView[]): string {
       r.job_label,
       statusColor(r.status),
       r.attempt,
-      when(r.started_at),
+      startedCell(r),
       duration(r.duration_ms),
       listShort(r.outputs, 2, r.outputs_total),
       runOutcome(r),
@@ -67,7 +75,7 @@ export function jobRunDetail(r: JobRunView): string {
     ['pid', r.pid],
     ['worker', placementText(r.worker)],
     ['queued', when(r.queued_at)],
-    ['started', when(r.started_at)],
+    ['started', waitingForWorker(r) ? `not yet: waiting for a worker since ${when(r.started_at)}` : when(r.started_at)],
     ['ended', when(r.ended_at)],
     ['duration', duration(r.duration_ms)],
     ['exit code', r.exit_code],

@@ -1,6 +1,7 @@
 /** One job run: its config and how it ended, and its log streamed live (SSE) while it runs. */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { JobRunView } from '../../../lib/api/views.js';
+import { waitingForWorker } from '../../../lib/api/run-placement.js';
 import { get } from '../api.js';
 import { Link } from '../components/link.js';
 import { Fact, PartitionLinks } from '../components/facts.js';
@@ -118,7 +119,11 @@ export function JobRunPage({ id }: { id: string }) {
             <Fact name="queued" label="Queued">
               <When iso={r.queued_at} />
             </Fact>
-            {r.started_at ? (
+            {r.started_at && waitingForWorker(r) ? (
+              <Fact name="started" label="Started">
+                not yet: waiting for a worker since <When iso={r.started_at} />
+              </Fact>
+            ) : r.started_at ? (
               <Fact name="started" label="Started">
                 <When iso={r.started_at} />
               </Fact>
@@ -128,7 +133,7 @@ export function JobRunPage({ id }: { id: string }) {
                 <When iso={r.ended_at} />
               </Fact>
             ) : null}
-            {r.started_at ? (
+            {runDuration(r) ? (
               <Fact name="duration" label="Duration">
                 {runDuration(r)}
               </Fact>

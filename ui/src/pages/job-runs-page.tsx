@@ -1,6 +1,6 @@
-/** Job runs by status, paged by the server: duration, exit code, attempt, where it ran. */
+/** Job runs by status, paged by the server: the attempt that retried each retried one, duration, exit code, attempt, where it ran. */
 import type { JobRunView } from '../../../lib/api/views.js';
-import { placementText } from '../../../lib/api/run-placement.js';
+import { placementText, waitingForWorker } from '../../../lib/api/run-placement.js';
 import { JOB_RUN_STATUSES } from '../../../lib/state/build-state.js';
 import { get, qs, type Page } from '../api.js';
 import { Link } from '../components/link.js';
@@ -9,8 +9,23 @@ import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
 import { setQuery, type Location } from '../router.js';
 
+/**
+ * How long it ran, or has run so far: nothing before it started, nor while it waits in a queue for a worker (its
+ * recorded start is then when it was handed to the queue).
+ */
 export const runDuration = (r: JobRunView): string =>
-  r.started_at ? duration((r.ended_at ? Date.parse(r.ended_at) : Date.now()) - Date.parse(r.started_at)) : '';
+  r.started_at && !waitingForWorker(r) ? duration((r.ended_at ? Date.parse(r.ended_at) : Date.now()) - Date.parse(r.started_at)) : '';
+
+/** A run that was retried: "retried as" its next attempt, a link to that run's page. Nothing for any other run. */
+export function RetriedAs({ run }: { run: Pick<JobRunView, 'retried_by'> }) {
+  if (!run.retried_by) return null;
+  return (
+    <span class="retried" data-retried-by={run.retried_by}>
+      {' '}
+      retried as <Link href={`/job_runs/${encodeURIComponent(run.retried_by)}`}>{run.retried_by}</Link>
+    </span>
+  );
+}
 
 /** Where a run ran: 'local' or a worker's name, or that it waits for one; nothing before it started. */
 export const workerOf = (r: JobRunView): string => placementText(r.worker);
@@ -42,7 +57,7 @@ export function JobRunsPage({ location }: { location: Location }) {
           <>
             <span role="columnheader" class="c-id">Run</span>
             <span role="columnheader" class="c-mid">Job</span>
-            <span role="columnheader" class="c-status">Status</span>
+            <span role="columnheader" class="c-outcome">Status</span>
             <span role="columnheader" class="c-num">Duration</span>
             <span role="columnheader" class="c-num">Exit</span>
             <span role="columnheader" class="c-num">Attempt</span>
@@ -56,8 +71,9 @@ export function JobRunsPage({ location }: { location: Location }) {
               <Link href={`/job_runs/${encodeURIComponent(r.job_run_id)}`}>{r.job_run_id}</Link>
             </span>
             <span role="cell" class="c-mid">{r.job_label}</span>
-            <span role="cell" class="c-status">
+            <span role="cell" class="c-outcome">
               <Status status={r.status} />
+              <RetriedAs run={r} />
             </span>
             <span role="cell" class="c-num">{runDuration(r)}</span>
             <span role="cell" class="c-num">{r.exit_code ?? r.signal ?? ''}</span>

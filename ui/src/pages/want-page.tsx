@@ -7,6 +7,7 @@ import { Fact, PartitionLinks } from '../components/facts.js';
 import { ErrorNote, Status, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
 import { useState } from 'preact/hooks';
+import { RetriedAs, runDuration } from './job-runs-page.js';
 
 const MAX_TREE = WANT_TREE_DEFAULT;
 const MAX_RUNS = 100;
@@ -109,9 +110,10 @@ export function RunsTable({ runs }: { runs: JobRunView[] }) {
               <td>{r.job_label}</td>
               <td>
                 <Status status={r.status} />
+                <RetriedAs run={r} />
               </td>
               <td>{r.attempt}</td>
-              <td>{r.started_at ? duration((r.ended_at ? Date.parse(r.ended_at) : Date.now()) - Date.parse(r.started_at)) : ''}</td>
+              <td>{runDuration(r)}</td>
               <td>{r.exit_code ?? r.signal ?? ''}</td>
               <td class="dim">{r.outputs.slice(0, 3).join(', ')}{r.outputs.length > 3 ? ` +${r.outputs.length - 3}` : ''}</td>
             </tr>
