@@ -143,3 +143,28 @@ test('a stop with runs held leaves them queued: the launcher does not start them
   await waitForWant(second, w.want_id, ['successful'], 10_000);
   t.true(spans(dir).has('p_2'));
 });
+
+test("a run the launcher's records cannot carry (8,000 variables) waits for room under the cap rather than start beside the held runs", async (t) => {
+  const dir = makeWorkspace(t);
+  const env = Object.fromEntries(Array.from({ length: 8_000 }, (_, i) => [`V${i}`, 'x']));
+  const graph = {
+    max_concurrent_job_runs: 1,
+    jobs: [
+      { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(3) },
+      { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(0.1), env },
+    ],
+  };
+  const platform = await open(t, dir, graph);
+  const first = (await platform.createWant(request(['p/1']))) as { ok: true; want_id: string };
+  await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
+  const wide = (await platform.createWant(request(['wide/1', 'p/2']))) as { ok: true; want_id: string };
+  await waitFor(platform, (s) => [...s.job_runs.values()].some((r) => r.job_label === 'wide'), 'the wide run to be queued');
+  await sleep(500);
+  t.is(platform.state().wants.get(first.want_id)?.status, 'building', 'p/1 still runs');
+  t.false(spans(dir).has('wide_1'), 'the wide run waits for p/1 to end');
+  await waitForWant(platform, first.want_id, ['successful'], 10_000);
+  await waitForWant(platform, wide.want_id, ['successful'], 10_000);
+  const s = spans(dir);
+  t.is(s.size, 3);
+  t.is(mostAtOnce(s.values()), 1);
+});

@@ -95,13 +95,15 @@ export class RunLauncher {
    * `shellSafe`: the run's environment can be set by its run.sh (the shell launcher's way); otherwise, without the
    * native launcher, the run is spawned by node.
    */
-  launch(run: RunSpec, shellSafe = true): 'held' | 'started' {
+  launch(run: RunSpec, shellSafe = true, startOutsideNow: () => boolean = () => true): 'record' | 'started' | 'deferred' {
     const { id } = run;
     const record = this.mode === 'native' && !/[\n\r ]/.test(id) ? this.nativeRecord(run) : undefined;
     if (record) {
       this.ensureShell().stdin!.write(record);
-      return 'held';
+      return 'record';
     }
+    // Started outside the launcher's slots: the caller says whether one is free, else launches it again later.
+    if (!startOutsideNow()) return 'deferred';
     this.launchOtherwise(run, shellSafe);
     return 'started';
   }

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { Observable, Subject, type Subscription, interval } from 'rxjs';
 import { STDERR_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
 import { LOCAL_WORKER, type Executor, type Placement, type Reattached } from './executor-port.js';
-import { RunLauncher, type LauncherNews } from './run-launcher.js';
+import { RunLauncher, type LauncherNews, type RunSpec } from './run-launcher.js';
 import { outcomeOfExit, type KillCause } from './exit-outcome.js';
 import { belongsToRun, findJobRunProcesses, killProcesses, unreaped } from './job-process-identity.js';
 import { LOST_RUN_REASON } from './lost-runs.js';
@@ -142,6 +142,8 @@ export class SupervisedExecutor implements Executor {
   /** The cap the orchestrator gave (`holdBeyond`), and the slots last told the launcher. */
   private cap: number | undefined;
   private toldSlots: number | undefined;
+  /** Runs the launcher's records cannot carry, waiting for room under the cap (`slotFreeOutside`). */
+  private readonly deferred: Array<{ run: Run; spec: RunSpec; shellNames: boolean }> = [];
 
   constructor(private readonly opts: SupervisedExecutorOptions) {
     this.launcher = new RunLauncher(SUPERVISOR_SCRIPT, opts.workspaceRoot);
@@ -185,9 +187,30 @@ export class SupervisedExecutor implements Executor {
       }
     }
     const run = this.follow(id, dir, 0, true, seconds, deadline);
-    run.held = this.launcher.launch({ id, dir, jobEnv, cwd: launch.cwd, argv, ...(runSh ? {} : { stdin: launch.stdin }), ...timeout }, shellNames) === 'held';
+    const spec: RunSpec = { id, dir, jobEnv, cwd: launch.cwd, argv, ...(runSh ? {} : { stdin: launch.stdin }), ...timeout };
+    const how = this.launcher.launch(spec, shellNames, () => this.slotFreeOutside(run));
+    run.held = how === 'record';
+    if (how === 'deferred') this.deferred.push({ run, spec, shellNames });
     if (!run.held) this.tellSlots();
     return undefined;
+  }
+
+  /**
+   * While runs are held past the cap, a run the launcher's records cannot carry (it starts at once, outside the
+   * launcher's slots) may start only where the cap leaves room; else it waits here for a run to end.
+   */
+  private slotFreeOutside(except: Run): boolean {
+    if (this.cap === undefined) return true;
+    let going = 0;
+    for (const r of this.runs.values()) if (r !== except && (!r.held || r.pid > 0) && !this.deferred.some((d) => d.run === r)) going++;
+    return going < this.cap;
+  }
+
+  private startDeferred(): void {
+    while (this.deferred.length > 0 && !this.stopped && this.slotFreeOutside(this.deferred[0]!.run)) {
+      const { spec, shellNames } = this.deferred.shift()!;
+      this.launcher.launch(spec, shellNames);
+    }
   }
 
   recall(job_run_id: string): void {
@@ -230,6 +253,12 @@ export class SupervisedExecutor implements Executor {
     this.note(run, `canceled: ${reason}; killing the job's process group`);
     // Held by the launcher, it is dropped there; started meanwhile, its start's news kills it (killGroup waits for it).
     if (run.pid === 0 && run.held) this.launcher.cancelHeld(run.id);
+    const waiting = this.deferred.findIndex((d) => d.run === run);
+    if (waiting >= 0) {
+      this.deferred.splice(waiting, 1);
+      void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason });
+      return;
+    }
     this.killGroup(run);
   }
 
@@ -382,6 +411,7 @@ export class SupervisedExecutor implements Executor {
       this.poll = undefined;
     }
     if (!run.held) this.tellSlots();
+    this.startDeferred();
     this.subject.next(outcome);
   }
 
