@@ -214,6 +214,9 @@ test("a run queued by an earlier step starts while the step that freed its slot 
   const executor = new Proxy(real, {
     get(target, key) {
       if (key === 'start') return (launch: JobLaunch) => (starts.push({ id: launch.job_run_id, latest: log.latestId() }), target.start(launch));
+      // Without runs held past the cap (the shell launcher's way, and the in-process executor's): with them the run
+      // after a full slot is handed over even before the end that frees it (tests/jobs-held-runs.test.ts).
+      if (key === 'holdBeyond') return undefined;
       const value: unknown = Reflect.get(target, key);
       return typeof value === 'function' ? value.bind(target) : value;
     },

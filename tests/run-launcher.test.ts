@@ -180,3 +180,41 @@ test('native: a malformed record ends the launcher\'s news (the daemon sees it g
   t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 0, pid });
   t.false(out.includes('r-2'), out);
 });
+
+test('native: past its slots the launcher holds runs, oldest first, and starts the next as one of its runs ends; a held run is dropped on cancel, and at the end of its input', async (t) => {
+  if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler)');
+  const workspace = makeWorkspace(t);
+  const launcher = launcherFor('native', workspace);
+  t.teardown(() => launcher.close());
+  const heard: LauncherNews[] = [];
+  launcher.news$.subscribe((n) => heard.push(n));
+  const run = (id: string, seconds: string) => {
+    const dir = join(workspace, '.platform', 'logs', id);
+    // Each job says when it started and ended, by its own clock: the order is theirs, not the news'.
+    const argv = ['/bin/sh', '-c', `date +%s%N >> ${join(workspace, 'starts')}.${id}; sleep ${seconds}; date +%s%N >> ${join(workspace, 'ends')}.${id}`];
+    launcher.launch({ id, dir, jobEnv: {}, cwd: workspace, argv, stdin: '{}' }, true);
+    return dir;
+  };
+  launcher.setSlots(2);
+  const dirs = ['r-1', 'r-2', 'r-3', 'r-4', 'r-5'].map((id, i) => run(id, i < 2 ? '0.3' : '0.2'));
+  launcher.cancelHeld('r-4');
+  await news(launcher, 'r-4', 'dropped');
+  await news(launcher, 'r-5', 'exited');
+  const started = heard.flatMap((n) => (n.kind === 'started' ? [n.id] : []));
+  t.deepEqual(started, ['r-1', 'r-2', 'r-3', 'r-5'], 'two at once, then in the order given; r-4 never');
+  t.true(existsSync(join(dirs[3]!, 'stdin.json')), "a held run's files are written when it is handed over");
+  t.false(existsSync(join(dirs[3]!, 'status.json')), 'the dropped run never ran');
+  const at = (kind: string, id: string) => BigInt(readFileSync(join(workspace, `${kind}.${id}`), 'utf8').trim());
+  // Never more than two at once, by the jobs' own clocks: each held run started after a run before it ended.
+  t.true(at('starts', 'r-3') >= [at('ends', 'r-1'), at('ends', 'r-2')].reduce((a, b) => (a < b ? a : b)), 'r-3 waited for a slot');
+  t.true(at('starts', 'r-5') >= [at('ends', 'r-1'), at('ends', 'r-2')].reduce((a, b) => (a > b ? a : b)), 'r-5 waited for the second slot');
+  // A cancel that comes after the run started changes nothing: the daemon kills it by its pid.
+  launcher.cancelHeld('r-1');
+  // Held at the end of its input (the daemon stopped): never started, for the next daemon to start.
+  launcher.setSlots(0);
+  const held = run('r-6', '0');
+  launcher.close();
+  await new Promise((r) => setTimeout(r, 300));
+  t.false(existsSync(join(held, 'status.json')), 'a run held when the daemon went away is not started');
+  t.false(heard.some((n) => n.kind === 'started' && n.id === 'r-6'));
+});

@@ -48,6 +48,18 @@ export interface Executor {
    * `startedAt`, epoch ms; 0 when unknown).
    */
   reattach(launch: JobLaunch, pid: number, startedAt?: number): Reattached;
+  /**
+   * For executors that can hold runs and start the next the moment one of theirs ends (the native launcher: no step's
+   * round trip between a run's end and the next start): at most `cap` runs go at once, and this returns how many
+   * runs beyond `cap` the planner may hand over. Asked before each step; absent: none.
+   */
+  holdBeyond?(cap: number): number;
+  /**
+   * A run handed over beyond the cap should not start next after all (a more urgent one came): if still held, it
+   * comes back unstarted on `recalled$` (no outcome); if it started meanwhile, nothing changes.
+   */
+  recall?(job_run_id: string): void;
+  readonly recalled$?: Observable<string>;
   /** Runs started or followed whose outcome has not come yet. */
   runningCount(): number;
   /** As last seen; executors on this machine need not say (they are healthy while the daemon is). */

@@ -30,6 +30,8 @@ export type LauncherNews =
   | { kind: 'exited'; id: string; status: number }
   /** Not started: `runFiles` when its directory or stdin.json could not be written (`error.code` says why). */
   | { kind: 'failed'; id: string; error: NodeJS.ErrnoException; runFiles?: boolean }
+  /** A held run canceled before it started (`cancelHeld`): it never ran. */
+  | { kind: 'dropped'; id: string }
   /** The launcher ended, or ended its news, before it was closed: the runs it started will send no more news. */
   | { kind: 'launcher-gone' };
 
@@ -93,13 +95,36 @@ export class RunLauncher {
    * `shellSafe`: the run's environment can be set by its run.sh (the shell launcher's way); otherwise, without the
    * native launcher, the run is spawned by node.
    */
-  launch(run: RunSpec, shellSafe = true): void {
-    const { id, dir } = run;
+  launch(run: RunSpec, shellSafe = true, startOutsideNow: () => boolean = () => true): 'record' | 'started' | 'deferred' {
+    const { id } = run;
     const record = this.mode === 'native' && !/[\n\r ]/.test(id) ? this.nativeRecord(run) : undefined;
     if (record) {
       this.ensureShell().stdin!.write(record);
-      return;
+      return 'record';
     }
+    // Started outside the launcher's slots: the caller says whether one is free, else launches it again later.
+    if (!startOutsideNow()) return 'deferred';
+    this.launchOtherwise(run, shellSafe);
+    return 'started';
+  }
+
+  /**
+   * How many of the runs given to the native launcher may run at once (undefined: no limit). Past it, the launcher
+   * holds a run and starts it the moment one of its runs ends, oldest first.
+   */
+  setSlots(slots: number | undefined): void {
+    if (this.mode !== 'native') return;
+    this.ensureShell().stdin!.write(`\0slots\0${slots === undefined ? '' : String(Math.max(0, Math.floor(slots)))}\0`);
+  }
+
+  /** A run the native launcher holds is dropped (`dropped` news); one it started already is not (its pid is known). */
+  cancelHeld(id: string): void {
+    if (this.mode !== 'native' || !this.shell || id.includes('\0')) return;
+    this.shell.stdin!.write(`\0cancel\0${id}\0`);
+  }
+
+  private launchOtherwise(run: RunSpec, shellSafe: boolean): void {
+    const { id, dir } = run;
     if (run.stdin !== undefined) {
       try {
         writeRunFiles(dir, run.stdin);
@@ -178,6 +203,7 @@ export class RunLauncher {
       if (kind === 's') this.subject.next({ kind: 'started', id, pid: Number(value) });
       else if (kind === 'x') this.subject.next({ kind: 'exited', id, status: Number(value) });
       else if (kind === 'f') this.subject.next({ kind: 'failed', id, error: errnoError(Number(value), 'could not fork its process (the machine is out of processes or memory)') });
+      else if (kind === 'd') this.subject.next({ kind: 'dropped', id });
       else if (kind === 'w') this.subject.next({ kind: 'failed', id, error: errnoError(Number(value), "could not write the run's files"), runFiles: true });
     }
   }

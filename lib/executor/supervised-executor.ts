@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { Observable, Subject, type Subscription, interval } from 'rxjs';
 import { STDERR_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
 import { LOCAL_WORKER, type Executor, type Placement, type Reattached } from './executor-port.js';
-import { RunLauncher, type LauncherNews } from './run-launcher.js';
+import { RunLauncher, type LauncherNews, type RunSpec } from './run-launcher.js';
 import { outcomeOfExit, type KillCause } from './exit-outcome.js';
 import { belongsToRun, findJobRunProcesses, killProcesses, unreaped } from './job-process-identity.js';
 import { LOST_RUN_REASON } from './lost-runs.js';
@@ -121,11 +121,17 @@ interface Run {
   /** The SIGKILL follow-up of a cancel or timeout, once sent. */
   killed: Promise<void> | undefined;
   settling: boolean;
+  /** Given to the native launcher as a record: it counts against the launcher's slots, and may be held. */
+  held: boolean;
+  /** Asked back (`recall`) while it may be held. */
+  recalling: boolean;
 }
 
 export class SupervisedExecutor implements Executor {
   private readonly subject = new Subject<JobOutcome>();
   private readonly starts = new Subject<Placement>();
+  private readonly recalls = new Subject<string>();
+  readonly recalled$: Observable<string> = this.recalls.asObservable();
   readonly outcomes$: Observable<JobOutcome> = this.subject.asObservable();
   readonly started$: Observable<Placement> = this.starts.asObservable();
   private readonly runs = new Map<string, Run>();
@@ -133,6 +139,11 @@ export class SupervisedExecutor implements Executor {
   private readonly news: Subscription;
   private poll: Subscription | undefined;
   private stopped = false;
+  /** The cap the orchestrator gave (`holdBeyond`), and the slots last told the launcher. */
+  private cap: number | undefined;
+  private toldSlots: number | undefined;
+  /** Runs the launcher's records cannot carry, waiting for room under the cap (`slotFreeOutside`). */
+  private readonly deferred: Array<{ run: Run; spec: RunSpec; shellNames: boolean }> = [];
 
   constructor(private readonly opts: SupervisedExecutorOptions) {
     this.launcher = new RunLauncher(SUPERVISOR_SCRIPT, opts.workspaceRoot);
@@ -175,9 +186,59 @@ export class SupervisedExecutor implements Executor {
         return fail(runFilesFault(err, dir));
       }
     }
-    this.follow(id, dir, 0, true, seconds, deadline);
-    this.launcher.launch({ id, dir, jobEnv, cwd: launch.cwd, argv, ...(runSh ? {} : { stdin: launch.stdin }), ...timeout }, shellNames);
+    const run = this.follow(id, dir, 0, true, seconds, deadline);
+    const spec: RunSpec = { id, dir, jobEnv, cwd: launch.cwd, argv, ...(runSh ? {} : { stdin: launch.stdin }), ...timeout };
+    const how = this.launcher.launch(spec, shellNames, () => this.slotFreeOutside(run));
+    run.held = how === 'record';
+    if (how === 'deferred') this.deferred.push({ run, spec, shellNames });
+    if (!run.held) this.tellSlots();
     return undefined;
+  }
+
+  /**
+   * While runs are held past the cap, a run the launcher's records cannot carry (it starts at once, outside the
+   * launcher's slots) may start only where the cap leaves room; else it waits here for a run to end.
+   */
+  private slotFreeOutside(except: Run): boolean {
+    if (this.cap === undefined) return true;
+    let going = 0;
+    for (const r of this.runs.values()) if (r !== except && (!r.held || r.pid > 0) && !this.deferred.some((d) => d.run === r)) going++;
+    return going < this.cap;
+  }
+
+  private startDeferred(): void {
+    while (this.deferred.length > 0 && !this.stopped && this.slotFreeOutside(this.deferred[0]!.run)) {
+      const { spec, shellNames } = this.deferred.shift()!;
+      this.launcher.launch(spec, shellNames);
+    }
+  }
+
+  recall(job_run_id: string): void {
+    const run = this.runs.get(job_run_id);
+    if (!run || !run.held || run.pid !== 0 || run.recalling || run.kill) return;
+    run.recalling = true;
+    this.launcher.cancelHeld(job_run_id);
+  }
+
+  holdBeyond(cap: number): number {
+    if (this.launcher.kind !== 'native') return 0;
+    this.cap = cap;
+    this.tellSlots();
+    return cap;
+  }
+
+  /**
+   * The launcher's slots: the cap less the runs it does not count (re-attached from an earlier daemon, or started
+   * otherwise), so that with them it never runs more than the cap.
+   */
+  private tellSlots(): void {
+    if (this.cap === undefined || this.stopped) return;
+    let others = 0;
+    for (const run of this.runs.values()) if (!run.held) others++;
+    const slots = Math.max(0, this.cap - others);
+    if (slots === this.toldSlots) return;
+    this.toldSlots = slots;
+    this.launcher.setSlots(slots);
   }
 
   cancel(job_run_id: string, reason: string): void {
@@ -190,6 +251,14 @@ export class SupervisedExecutor implements Executor {
       // Only a next daemon misses it: it would record the run lost instead of canceled.
     }
     this.note(run, `canceled: ${reason}; killing the job's process group`);
+    // Held by the launcher, it is dropped there; started meanwhile, its start's news kills it (killGroup waits for it).
+    if (run.pid === 0 && run.held) this.launcher.cancelHeld(run.id);
+    const waiting = this.deferred.findIndex((d) => d.run === run);
+    if (waiting >= 0) {
+      this.deferred.splice(waiting, 1);
+      void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason });
+      return;
+    }
     this.killGroup(run);
   }
 
@@ -258,6 +327,13 @@ export class SupervisedExecutor implements Executor {
       if (run.kill) this.killGroup(run);
     } else if (news.kind === 'exited') {
       void this.settle(run, fromShell(news.status, null));
+    } else if (news.kind === 'dropped' && run.recalling && !run.kill) {
+      clearTimeout(run.timer);
+      this.runs.delete(run.id);
+      this.recalls.next(run.id);
+    } else if (news.kind === 'dropped') {
+      const reason = run.kill?.kind === 'cancel' ? run.kill.reason : 'canceled before it started';
+      void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason });
     } else {
       const reason = news.runFiles ? runFilesFault(news.error, run.dir) : `could not start the run: ${news.error.message}`;
       if (news.runFiles) this.note(run, reason);
@@ -266,7 +342,7 @@ export class SupervisedExecutor implements Executor {
   }
 
   private follow(id: string, dir: string, pid: number, ours: boolean, timeoutSeconds: number, deadline: number, startedAt = 0): Run {
-    const run: Run = { id, dir, pid, ours, startedAt, timeoutSeconds, kill: undefined, timer: undefined, killed: undefined, settling: false };
+    const run: Run = { id, dir, pid, ours, startedAt, timeoutSeconds, kill: undefined, timer: undefined, killed: undefined, settling: false, held: false, recalling: false };
     this.runs.set(id, run);
     if (deadline > 0) {
       run.timer = setTimeout(() => {
@@ -334,6 +410,8 @@ export class SupervisedExecutor implements Executor {
       this.poll?.unsubscribe();
       this.poll = undefined;
     }
+    if (!run.held) this.tellSlots();
+    this.startDeferred();
     this.subject.next(outcome);
   }
 

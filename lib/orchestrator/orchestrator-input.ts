@@ -13,6 +13,8 @@ export type OrchestratorInput =
   | { kind: 'started'; job_run_id: string; pid: number; worker: string }
   /** A worker took a run handed to a queue. */
   | { kind: 'placed'; job_run_id: string; pid: number; worker: string }
+  /** A run handed over came back unstarted (`Executor.recall`): it is queued again, no longer launched. */
+  | { kind: 'recalled'; job_run_id: string }
   /** A job run's process ended (or was found lost at start-up). */
   | { kind: 'outcome'; outcome: JobOutcome }
   /** Config programs answered for these refs: the active wants on them are worth another look. */
@@ -35,6 +37,7 @@ export interface StepBatch {
   started: Array<{ job_run_id: string; pid: number; worker: string }>;
   placed: Array<{ job_run_id: string; pid: number; worker: string }>;
   outcomes: JobOutcome[];
+  recalled: string[];
   /** Refs whose configs arrived (mapped to their active wants when the step reads the state). */
   resolvedRefs: string[];
   candidates: Candidates;
@@ -47,7 +50,7 @@ export interface StepBatch {
 }
 
 export function emptyBatch(): StepBatch {
-  return { commands: [], started: [], placed: [], outcomes: [], resolvedRefs: [], candidates: new Map(), sweep: undefined, housekeeping: false, graphChanged: false };
+  return { commands: [], started: [], placed: [], outcomes: [], recalled: [], resolvedRefs: [], candidates: new Map(), sweep: undefined, housekeeping: false, graphChanged: false };
 }
 
 /** Folds inputs (in arrival order) into one step's work. */
@@ -66,6 +69,9 @@ export function collectBatch(inputs: readonly OrchestratorInput[]): StepBatch {
         break;
       case 'outcome':
         batch.outcomes.push(input.outcome);
+        break;
+      case 'recalled':
+        batch.recalled.push(input.job_run_id);
         break;
       case 'configs':
         batch.resolvedRefs.push(...input.refs);

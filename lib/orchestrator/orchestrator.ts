@@ -132,6 +132,7 @@ export class Orchestrator {
       executor.outcomes$.pipe(map(outcome)),
       executor.started$?.pipe(map((s): OrchestratorInput => ({ kind: 'started', ...s }))) ?? EMPTY,
       executor.placements$?.pipe(map((p): OrchestratorInput => ({ kind: 'placed', ...p }))) ?? EMPTY,
+      executor.recalled$?.pipe(map((job_run_id): OrchestratorInput => ({ kind: 'recalled', job_run_id }))) ?? EMPTY,
       this.resolutions.arrivals$.pipe(map((refs): OrchestratorInput => ({ kind: 'configs', refs }))),
       this.deadlines$.pipe(
         dueTimes(this.scheduler),
@@ -263,6 +264,7 @@ export class Orchestrator {
   private async runStep(batch: StepBatch): Promise<void> {
     const { queue, store, log, tasks } = this.opts;
     const started = performance.now();
+    for (const id of batch.recalled) this.handedOver.delete(id);
     const pending = batch.commands.filter((p) => queue.take(p));
     const graphChanged = (await tasks.refresh?.()) || batch.graphChanged;
     if (graphChanged) this.resolutions.invalidate();
@@ -307,6 +309,7 @@ export class Orchestrator {
       placed: batch.placed,
       outcomes: batch.outcomes,
       launched: new Set([...this.handedOver, ...batch.started.map((s) => s.job_run_id)]),
+      holdBeyond: this.opts.executor.holdBeyond?.(tasks.policy.max_concurrent_job_runs) ?? 0,
       tasks: resolved,
       policy: tasks.policy,
     });
@@ -315,6 +318,8 @@ export class Orchestrator {
     // A run this step queues starts only once its queueing is durable, below. Nor does any start early in a step
     // that kills: the slot it takes may be one the kill frees, and a failed append leaves the killed run going.
     const early = plan.events.length > 0 && plan.kill.length === 0 && !this.stopping ? plan.launch.filter((run) => base.job_runs.get(run.job_run_id)?.status === 'queued') : [];
+    // Before any start: what the executor holds and should not start next goes back before what passes it comes.
+    for (const id of plan.recall) this.opts.executor.recall?.(id);
     this.startEarly(early);
     if (plan.events.length > 0) {
       store.expectFold(base, plan.state, plan.events);
@@ -401,6 +406,7 @@ function mergeRests(rests: StepBatch[]): StepBatch {
     out.started.push(...r.started);
     out.placed.push(...r.placed);
     out.outcomes.push(...r.outcomes);
+    out.recalled.push(...r.recalled);
   }
   return out;
 }

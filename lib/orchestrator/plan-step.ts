@@ -64,6 +64,11 @@ export interface StepInput {
   outcomes: readonly JobOutcome[];
   /** Queued runs already handed to the executor whose start is not yet recorded. */
   launched: ReadonlySet<string>;
+  /**
+   * Runs the executor holds beyond the cap and starts as its runs end (`Executor.holdBeyond`): so many more may be
+   * handed over. Only runs without a timeout: a timeout counts from the hand-over's start, which must be at once.
+   */
+  holdBeyond?: number;
   /** Configs for the refs `refsToResolve` named (and the refs of this step's new wants). */
   tasks: ReadonlyMap<string, TaskResolution>;
   policy: SchedulingPolicy;
@@ -98,6 +103,8 @@ export interface StepPlan {
   replies: CommandDecision[];
   /** Queued runs to start now. */
   launch: JobRunRecord[];
+  /** Runs handed over that the executor may still hold and should not start next (`launches`): to be queued again. */
+  recall: string[];
   /** Running runs to kill (their cancel is already among `events`). */
   kill: string[];
   /** [input ref, want id, ref]: what the scheduled refs wait for (for the caller's `waiters`). */
@@ -141,19 +148,20 @@ export function planStep(input: StepInput): StepPlan {
   for (const s of input.started) plan.started(s.job_run_id, s.pid, s.worker);
   for (const p of input.placed ?? []) plan.placed(p.job_run_id, p.pid, p.worker);
   for (const o of input.outcomes) plan.outcome(o);
-  if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], kill: plan.kill, waits: [], deadlines: [], wakes: [], held: [], touchedFrom: 0, unresolved: [] };
+  if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], recall: [], kill: plan.kill, waits: [], deadlines: [], wakes: [], held: [], touchedFrom: 0, unresolved: [] };
   if (!input.candidates || input.housekeeping) {
     plan.recordJobDefinitions();
     plan.fireSchedules();
   }
   plan.missSlas();
   plan.schedule();
-  const launch = plan.launches();
+  const { launch, recall } = plan.launches();
   return {
     events: plan.events,
     state: plan.state,
     replies,
     launch,
+    recall,
     kill: plan.kill,
     waits: plan.waits,
     deadlines: plan.deadlines,
@@ -853,8 +861,16 @@ class Planner {
     });
   }
 
-  /** Queued runs to start now, highest priority then oldest first, within the global, per-job and per-want limits. */
-  launches(): JobRunRecord[] {
+  /**
+   * Queued runs to start now, highest priority then oldest first, within the global, per-job and per-want limits;
+   * and, with an executor that holds runs beyond the cap, the ones it may hold that should not start next after all.
+   *
+   * Beyond the cap (`holdBeyond`), a run is handed over only if nothing running or queued has a higher priority, and
+   * it has no timeout (a timeout counts from the hand-over's start, which must be at once): so the executor never
+   * holds a run that a later one of higher priority must pass. A held run whose priority is below what runs or waits
+   * now (a more urgent want came) is recalled: it is queued again and handed over when its turn comes.
+   */
+  launches(): { launch: JobRunRecord[]; recall: string[] } {
     const { policy, launched } = this.input;
     const perJob = new Map<string, number>();
     const caps = new CapCounter(this.state);
@@ -864,22 +880,37 @@ class Planner {
       perJob.set(run.job_label, (perJob.get(run.job_label) ?? 0) + 1);
       caps.count(run);
     };
+    let top = -Infinity;
     for (const [, id] of this.state.job_runs_by_status.running) {
       const run = this.state.job_runs.get(id);
-      if (run) count(run);
+      if (!run) continue;
+      count(run);
+      top = Math.max(top, run.priority);
     }
+    const handed: JobRunRecord[] = [];
     for (const id of launched) {
       const run = this.state.job_runs.get(id);
-      if (run?.status === 'queued') count(run);
+      if (run?.status !== 'queued') continue;
+      count(run);
+      handed.push(run);
     }
+    for (const [, id] of this.state.queued_by_priority) {
+      top = Math.max(top, this.state.job_runs.get(id)?.priority ?? top);
+      break;
+    }
+    const cap = policy.max_concurrent_job_runs;
+    const beyond = this.input.holdBeyond ?? 0;
+    const recall = beyond > 0 ? handed.filter((run) => run.priority < top).map((run) => run.job_run_id) : [];
     const out: JobRunRecord[] = [];
     // Highest priority first, then oldest, and no further than the free capacity: a long queue is not walked when
     // nothing can start.
     for (const [, id] of this.state.queued_by_priority) {
-      if (active >= policy.max_concurrent_job_runs) break;
+      if (active >= cap + beyond) break;
       if (launched.has(id)) continue;
       const run = this.state.job_runs.get(id);
       if (!run) continue;
+      // Held, it would start before what is queued after it: past the cap, the queue's order stops at it.
+      if (active >= cap && (run.timeout_seconds > 0 || run.priority < top)) break;
       const limit = policy.jobs.get(run.job_label)?.max_concurrency ?? 0;
       if (limit > 0 && (perJob.get(run.job_label) ?? 0) >= limit) continue;
       // A backfill at its cap: its queued runs are few (its window), so passing them over stays cheap.
@@ -887,7 +918,7 @@ class Planner {
       count(run);
       out.push(run);
     }
-    return out;
+    return { launch: out, recall };
   }
 }
 

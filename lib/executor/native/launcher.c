@@ -415,8 +415,114 @@ static int write_run_files(char *dir, const char *stdin_json) {
   return 0;
 }
 
-/* Parses one whole record at buf[0..len); returns its length, 0 when incomplete, -1 when malformed. */
-static long launch_record(char *buf, size_t len) {
+/*
+ * Runs held until a slot frees: the daemon may hand over more runs than may run at once (`slots`), and the next one
+ * starts the moment one of this launcher's runs ends, without the daemon's round trip between the two (docs/decisions.md,
+ * "Speed, session 24"). Each is its record as read, in order.
+ */
+struct held {
+  char *record;
+  size_t len;
+};
+static struct held *heldq;
+static size_t nheld, capheld, headheld;
+/* How many of this launcher's runs may run at once; -1: no limit (every record starts at once). */
+static long long slots = -1;
+
+static size_t live_runs(void) {
+  size_t n = 0;
+  for (size_t i = 0; i < nruns; i++)
+    if (runs[i].id) n++;
+  return n;
+}
+
+static int slot_free(void) { return slots < 0 || (long long)live_runs() < slots; }
+
+static long launch_record(char *buf, size_t len, int from_hold);
+
+/* Starts held runs while a slot is free, oldest first. */
+static void start_held(void) {
+  while (headheld < nheld && slot_free()) {
+    struct held h = heldq[headheld++];
+    launch_record(h.record, h.len, 1);
+    free(h.record);
+  }
+  if (headheld == nheld) headheld = nheld = 0;
+}
+
+static int hold(const char *record, size_t len) {
+  if (nheld == capheld) {
+    if (headheld > 0) {
+      memmove(heldq, heldq + headheld, (nheld - headheld) * sizeof *heldq);
+      nheld -= headheld;
+      headheld = 0;
+    }
+    if (nheld == capheld) {
+      size_t cap = capheld ? capheld * 2 : 16;
+      struct held *more = realloc(heldq, cap * sizeof *heldq);
+      if (!more) return -1;
+      heldq = more;
+      capheld = cap;
+    }
+  }
+  char *copy = malloc(len);
+  if (!copy) return -1;
+  memcpy(copy, record, len);
+  heldq[nheld].record = copy;
+  heldq[nheld].len = len;
+  nheld++;
+  return 0;
+}
+
+/* A held run canceled before it started: dropped, and said so (`d <id> 0`). One started already is the daemon's to kill. */
+static void drop_held(const char *id) {
+  for (size_t i = headheld; i < nheld; i++) {
+    if (strcmp(heldq[i].record, id) != 0) continue;
+    free(heldq[i].record);
+    memmove(heldq + i, heldq + i + 1, (nheld - i - 1) * sizeof *heldq);
+    nheld--;
+    news("d", id, 0);
+    return;
+  }
+}
+
+/* The end of input: runs not started stay queued in the daemon's log, for the next daemon to start. */
+static void forget_held(void) {
+  for (size_t i = headheld; i < nheld; i++) free(heldq[i].record);
+  headheld = nheld = 0;
+}
+
+/* A control record: an empty id, then what to do. `slots N` (N empty: no limit) or `cancel <id>`. */
+static long control_record(char *buf, size_t len) {
+  char *fields[2];
+  size_t pos = 0;
+  for (size_t nf = 0; nf < 2; nf++) {
+    char *end = memchr(buf + pos, '\0', len - pos);
+    if (!end) return 0;
+    fields[nf] = buf + pos;
+    pos = (size_t)(end - buf) + 1;
+  }
+  if (strcmp(fields[0], "slots") == 0) {
+    long long n = fields[1][0] == '\0' ? -1 : parse_ms(fields[1]);
+    if (fields[1][0] != '\0' && n < 0) return -1;
+    slots = n;
+  } else if (strcmp(fields[0], "cancel") == 0) {
+    drop_held(fields[1]);
+  } else {
+    return -1;
+  }
+  return (long)pos;
+}
+
+/*
+ * Parses one whole record at buf[0..len); returns its length, 0 when incomplete, -1 when malformed. `from_hold`: a
+ * record held before, whose files are written: it starts now.
+ */
+static long launch_record(char *buf, size_t len, int from_hold) {
+  if (!from_hold && len > 0 && buf[0] == '\0') {
+    long used = control_record(buf + 1, len - 1);
+    return used > 0 ? used + 1 : used;
+  }
   char *fields[8192];
   size_t nf = 0, pos = 0;
   size_t need = 7; /* id, dir, cwd, stdin, timeout_ms, grace_ms, n */
@@ -446,12 +552,16 @@ static long launch_record(char *buf, size_t len) {
   if (timeout_ms < 0 || grace_ms < 0) return -1;
   char **env = &fields[7];
   char **args = &fields[7 + nenv + 1];
-  if (fields[3][0] != '\0') {
+  if (!from_hold && fields[3][0] != '\0') {
     int e = write_run_files(fields[1], fields[3]);
     if (e != 0) {
       news("w", id, e);
       return (long)pos;
     }
+  }
+  if (!from_hold && (headheld < nheld || !slot_free())) {
+    if (hold(buf, pos) != 0) news("f", id, ENOMEM);
+    return (long)pos;
   }
   /* The job's environment and argv, NULL-terminated (fields has room: over the counts, read above). */
   env[nenv] = NULL;
@@ -537,6 +647,7 @@ int main(int argc, char **argv) {
       while (read(sfd, &info, sizeof info) == sizeof info) {
       }
       reap();
+      start_held();
     }
     /* After the reap: a job that ended by its deadline is not timed out. */
     fire_timers();
@@ -546,6 +657,7 @@ int main(int argc, char **argv) {
         if (!more) {
           give_up_input();
           open_input = 0;
+          forget_held();
           continue;
         }
         buf = more;
@@ -555,12 +667,13 @@ int main(int argc, char **argv) {
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         open_input = 0;
+        forget_held();
         continue;
       }
       len += (size_t)n;
       size_t done = 0;
       for (;;) {
-        long used = launch_record(buf + done, len - done);
+        long used = launch_record(buf + done, len - done, 0);
         if (used < 0) {
           give_up_input();
           open_input = 0;
@@ -569,7 +682,11 @@ int main(int argc, char **argv) {
         if (used == 0) break;
         done += (size_t)used;
       }
-      if (!open_input) continue;
+      if (!open_input) {
+        forget_held();
+        continue;
+      }
+      start_held();
       memmove(buf, buf + done, len - done);
       len -= done;
     }

@@ -1,0 +1,170 @@
+/**
+ * Runs held past the cap by the native launcher (docs/decisions.md, "Speed, session 24"): the orchestrator hands over
+ * as many runs again as the cap, and the launcher starts the next the moment one of its runs ends, without a step's
+ * round trip. What must hold: never more runs at once than the cap (counted by the jobs' own clocks, with runs an
+ * earlier platform left going), the order of priorities (a more urgent want passes what is held), a cancel of a held
+ * run, and a stop: what was held is started by the next platform, not by the launcher on its own.
+ */
+import test from 'ava';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Platform } from '../lib/platform.js';
+import { bash, makeWorkspace, openPlatform, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+
+const NATIVE = fileURLToPath(new URL('../native/platform-launcher', import.meta.url));
+const request = (partitions: string[], priority = 0) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, priority });
+
+/** A job that writes when it started and ended (ns, its own clock) to marks/<ref with / as _>. */
+function marked(seconds: number | string): string[] {
+  return bash(`f="marks/$(echo "$PLATFORM_OUTPUTS" | tr -dc 'a-z0-9_/' | tr / _)"; mkdir -p marks; date +%s%N > "$f.start"; sleep ${seconds}; date +%s%N > "$f.end"`);
+}
+
+/** [start, end] of every job that ran (ns), by their marks. */
+function spans(dir: string): Map<string, [bigint, bigint]> {
+  const out = new Map<string, [bigint, bigint]>();
+  const marks = join(dir, 'marks');
+  if (!existsSync(marks)) return out;
+  for (const f of readdirSync(marks).filter((n) => n.endsWith('.start'))) {
+    const name = f.slice(0, -'.start'.length);
+    const end = join(marks, `${name}.end`);
+    const read = (p: string) => BigInt(readFileSync(p, 'utf8').trim());
+    out.set(name, [read(join(marks, f)), existsSync(end) ? read(end) : BigInt(Number.MAX_SAFE_INTEGER) * 1_000_000n]);
+  }
+  return out;
+}
+
+/** The most jobs that ran at once. */
+function mostAtOnce(all: Iterable<[bigint, bigint]>): number {
+  const points = [...all].flatMap(([s, e]) => [[s, 1] as const, [e, -1] as const]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
+  let now = 0;
+  let most = 0;
+  for (const [, d] of points) most = Math.max(most, (now += d));
+  return most;
+}
+
+const open = (t: Parameters<typeof openPlatform>[0], dir: string, graph: unknown, cancelRunsOnClose = true): Promise<Platform> =>
+  openPlatform(t, dir, graph, { executor: 'supervised', cancelRunsOnClose });
+
+test('the run after a full slot starts when the run before it ends, while the platform is too busy to take a step', async (t) => {
+  if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler): runs are not held');
+  const dir = makeWorkspace(t);
+  const platform = await open(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.3) }] });
+  const id = (await platform.createWant(request(['p/1', 'p/2']))) as { ok: true; want_id: string };
+  await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
+  // The event loop held for 1.5 s from here: p/1 ends within it, and only the launcher can start p/2.
+  const until = Date.now() + 1500;
+  while (Date.now() < until) {
+    // busy
+  }
+  const heldUntil = BigInt(until) * 1_000_000n;
+  await waitForWant(platform, id.want_id, ['successful'], 10_000);
+  const s = spans(dir);
+  t.true(s.get('p_1')![1] < heldUntil, 'p/1 ended while the loop was held');
+  t.true(s.get('p_2')![0] < heldUntil, 'p/2 started while the loop was held, as p/1 ended');
+  t.true(s.get('p_2')![0] >= s.get('p_1')![1], 'and not before: one at a time');
+});
+
+test('never more runs at once than the cap, by the jobs\' own clocks, with runs a stopped platform left going', async (t) => {
+  const dir = makeWorkspace(t);
+  const graph = {
+    max_concurrent_job_runs: 2,
+    jobs: [
+      { label: 'long', outputs: ['long/(?<n>\\d+)'], exec: marked(1) },
+      { label: 'raw', outputs: ['raw/(?<n>\\d+)'], exec: marked(0.05) },
+      { label: 'daily', outputs: ['daily/(?<n>\\d+)'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: marked(0.02) },
+    ],
+  };
+  const first = await open(t, dir, graph, false);
+  await first.createWant(request(['long/1', 'long/2']));
+  await waitFor(first, (s) => s.job_runs_by_status.running.size === 2, 'both long runs to start');
+  await first.close();
+  // The next platform re-attaches both: its launcher may start nothing of its own until one of them ended.
+  const second = await open(t, dir, graph);
+  const daily = (await second.createWant(request(Array.from({ length: 12 }, (_, i) => `daily/${i}`)))) as { ok: true; want_id: string };
+  await waitForWant(second, daily.want_id, ['successful'], 30_000);
+  const s = spans(dir);
+  t.is(s.size, 26, [...s.keys()].join(' '));
+  t.is(mostAtOnce(s.values()), 2);
+});
+
+for (const executor of ['supervised', 'in-process'] as const) {
+  test(`${executor}: a more urgent want passes the runs held for a full slot; its input's run and its own start before any held one`, async (t) => {
+    const dir = makeWorkspace(t);
+    const graph = {
+      max_concurrent_job_runs: 1,
+      jobs: [
+        { label: 'bulk', outputs: ['bulk/(?<n>\\d+)'], exec: marked(0.2) },
+        { label: 'raw', outputs: ['raw/(?<n>\\d+)'], exec: marked(0.2) },
+        { label: 'report', outputs: ['report/(?<n>\\d+)'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: marked(0) },
+      ],
+    };
+    const platform = await openPlatform(t, dir, graph, { executor });
+    const bulk = (await platform.createWant(request(['bulk/1', 'bulk/2', 'bulk/3']))) as { ok: true; want_id: string };
+    await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'bulk/1 to start');
+    const urgent = (await platform.createWant(request(['report/1'], 10))) as { ok: true; want_id: string };
+    await waitForWant(platform, urgent.want_id, ['successful'], 10_000);
+    await waitForWant(platform, bulk.want_id, ['successful'], 10_000);
+    const s = spans(dir);
+    const order = [...s.entries()].sort((a, b) => (a[1][0] < b[1][0] ? -1 : 1)).map(([name]) => name);
+    t.deepEqual(order, ['bulk_1', 'raw_1', 'report_1', 'bulk_2', 'bulk_3']);
+    t.is(mostAtOnce(s.values()), 1);
+  });
+}
+
+test('a held run canceled before it started never runs, and is recorded canceled', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await open(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.5) }] });
+  const a = (await platform.createWant(request(['p/1']))) as { ok: true; want_id: string };
+  const b = (await platform.createWant(request(['p/2']))) as { ok: true; want_id: string };
+  await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
+  const canceled = await platform.cancelWant(b.want_id, 'not needed');
+  t.true(canceled.ok);
+  await waitForWant(platform, a.want_id, ['successful'], 10_000);
+  await sleep(300);
+  const s = platform.state();
+  const run = s.job_runs.get(s.wants.get(b.want_id)!.job_run_ids[0]!)!;
+  t.is(run.status, 'canceled');
+  t.false(spans(dir).has('p_2'), 'p/2 never ran');
+});
+
+test('a stop with runs held leaves them queued: the launcher does not start them on its own, the next platform does', async (t) => {
+  if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler): runs are not held');
+  const dir = makeWorkspace(t);
+  const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.4) }] };
+  const first = await open(t, dir, graph, false);
+  const w = (await first.createWant(request(['p/1', 'p/2']))) as { ok: true; want_id: string };
+  await waitFor(first, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
+  await first.close();
+  await sleep(1000);
+  t.true(spans(dir).get('p_1')![1] < BigInt(Date.now()) * 1_000_000n, 'p/1 ran to its end without a platform');
+  t.false(spans(dir).has('p_2'), 'p/2 was not started by the launcher with no platform to record it');
+  const second = await open(t, dir, graph);
+  await waitForWant(second, w.want_id, ['successful'], 10_000);
+  t.true(spans(dir).has('p_2'));
+});
+
+test("a run the launcher's records cannot carry (8,000 variables) waits for room under the cap rather than start beside the held runs", async (t) => {
+  const dir = makeWorkspace(t);
+  const env = Object.fromEntries(Array.from({ length: 8_000 }, (_, i) => [`V${i}`, 'x']));
+  const graph = {
+    max_concurrent_job_runs: 1,
+    jobs: [
+      { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(3) },
+      { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(0.1), env },
+    ],
+  };
+  const platform = await open(t, dir, graph);
+  const first = (await platform.createWant(request(['p/1']))) as { ok: true; want_id: string };
+  await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
+  const wide = (await platform.createWant(request(['wide/1', 'p/2']))) as { ok: true; want_id: string };
+  await waitFor(platform, (s) => [...s.job_runs.values()].some((r) => r.job_label === 'wide'), 'the wide run to be queued');
+  await sleep(500);
+  t.is(platform.state().wants.get(first.want_id)?.status, 'building', 'p/1 still runs');
+  t.false(spans(dir).has('wide_1'), 'the wide run waits for p/1 to end');
+  await waitForWant(platform, first.want_id, ['successful'], 10_000);
+  await waitForWant(platform, wide.want_id, ['successful'], 10_000);
+  const s = spans(dir);
+  t.is(s.size, 3);
+  t.is(mostAtOnce(s.values()), 1);
+});
