@@ -22,6 +22,11 @@
  *     on until the last of its runs ended: the runs outlive the daemon, and a next daemon finds their status files.
  *     A malformed record (a daemon's bug) ends its input and news, not its supervision: it closes both (the daemon
  *     takes it for gone, reads its runs' ends from their status files and starts another) and goes on reaping.
+ *     Runs past its slots are held: a control record (an empty id, then `slots NUL n NUL`; n empty for no limit)
+ *     says how many of its runs may go at once, and a record that comes while they all go (or while others are held)
+ *     waits, its files written, until one of its runs ends; then the oldest held starts at once, without the
+ *     daemon's round trip between the end and the next start. `cancel NUL id NUL` drops a held run (`d <id> 0`); at
+ *     the end of its input the held runs are dropped unstarted (the daemon's log has them queued, for the next one).
  *     It also keeps each run's timeout, with or without a daemon: timeout_ms after the fork it sends SIGTERM to the
  *     job's process group, grace_ms later SIGKILL (as the daemon does on a timeout), and the status it writes says
  *     "timed_out":true, so that whichever daemon reads it records the run timed out. No thread or process a run: the
