@@ -187,8 +187,8 @@ test('pause and resume refuse a body they do not take: a resume with fields, a p
   t.is(resume.status, 400);
   t.regex(((await resume.json()) as { error: string }).error, /Unknown field 'anything'/);
   const text = await f.api('/api/schedules/minutely/pause', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
-  t.is(text.status, 400);
-  t.regex(((await text.json()) as { error: string }).error, /The body must be JSON \(Content-Type: application\/json\)/);
+  t.is(text.status, 415);
+  t.regex(((await text.json()) as { error: string }).error, /must be JSON, sent with Content-Type: application\/json/);
   // The platform's own scans record meanwhile (a schedule's start): what must not be there is a pause or a resume.
   t.false((await events(f)).some((e) => e.type === 'schedule_paused' || e.type === 'schedule_resumed'), 'nothing recorded');
   t.false(f.platform.state().schedules.get('minutely')?.paused ?? false);

@@ -97,10 +97,10 @@ test('POST /api/wants answers 201 with the want detail, and GET sees it right af
   t.is(readFileSync(join(f.dir, 'out', 'second'), 'utf8'), 'built second\n');
 });
 
-test('POST /api/wants refuses invalid requests with 400 and a JSON error, and creates nothing', async (t) => {
+test('POST /api/wants refuses invalid requests with 400 (415 for a body that is not JSON) and a JSON error, and creates nothing', async (t) => {
   const f = await startServer(t);
   const tooLong = `ok/${'a'.repeat(1022)}`; // 1025 characters
-  const cases: Array<{ name: string; body: string; headers?: Record<string, string>; mention?: RegExp }> = [
+  const cases: Array<{ name: string; body: string; headers?: Record<string, string>; mention?: RegExp; status?: number }> = [
     { name: 'malformed JSON', body: '{"partitions": ["ok/a"', mention: /JSON/ },
     { name: 'trailing garbage', body: '{"partitions": ["ok/a"]} x', mention: /JSON/ },
     { name: 'body an array', body: '["ok/a"]', mention: /object/ },
@@ -108,7 +108,7 @@ test('POST /api/wants refuses invalid requests with 400 and a JSON error, and cr
     { name: 'body a number', body: '42', mention: /object/ },
     { name: 'body null', body: 'null', mention: /object/ },
     { name: 'no body at all', body: '', headers: {} },
-    { name: 'not JSON content type', body: 'partitions=ok/a', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+    { name: 'not JSON content type', body: 'partitions=ok/a', headers: { 'content-type': 'application/x-www-form-urlencoded' }, status: 415, mention: /Content-Type: application\/json, like \{"partitions"/ },
     { name: 'missing partitions', body: '{}', mention: /partitions/ },
     { name: 'empty partitions', body: '{"partitions": []}', mention: /partitions/ },
     { name: 'partitions not an array', body: '{"partitions": "ok/a"}', mention: /partitions/ },
@@ -136,7 +136,7 @@ test('POST /api/wants refuses invalid requests with 400 and a JSON error, and cr
   ];
   for (const c of cases) {
     const res = await f.api('/api/wants', { method: 'POST', headers: c.headers ?? JSON_HEADERS, body: c.body });
-    const err = await errorOf(t, res, 400);
+    const err = await errorOf(t, res, c.status ?? 400);
     if (c.mention) t.regex(err.error, c.mention, `${c.name}: ${err.error}`);
   }
   t.is(await wantsTotal(f), 0, 'no invalid request created a want');

@@ -36,9 +36,12 @@ const shared = {
   plugins: [{ name: 'rxjs-esm', setup: (b) => b.onResolve({ filter: /^rxjs$/ }, () => ({ path: rxjsEsm })) }],
   logLevel: 'warning',
 };
-// The commands: ES modules, split so that a command loads only the chunks it imports.
+// The commands: ES modules, split so that a command loads only the chunks it imports. With them, the worker thread
+// that reads a large config program output (graph/config-output-worker.js): the code that starts it, here or in the
+// daemon's file, finds it beside itself, as the compiled one finds its own in dist/lib/graph/.
 await build({
   ...shared,
+  entryPoints: { ...shared.entryPoints, 'config-output-worker': join(dist, 'graph', 'config-output-worker.js') },
   splitting: true,
   format: 'esm',
   // The CommonJS packages inside (express and its kin) call require(), which an ES module does not have.

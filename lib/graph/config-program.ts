@@ -3,7 +3,7 @@ import { signalGroup } from '../system/process-group.js';
 import type { JobConfig } from '../events/build-event.js';
 import type { JobDefinition } from './graph-definition.js';
 import { GraphError } from './graph-error.js';
-import { JobConfigResponseError, parseJobConfigResponse } from './job-config-response.js';
+import { parseConfigOutput, type ReadOptions } from './config-output.js';
 import { errorMessage } from '../errors.js';
 
 export const DEFAULT_CONFIG_TIMEOUT_MS = 30_000;
@@ -12,7 +12,7 @@ const ARGV_REFS_BUDGET_BYTES = 256 * 1024;
 const STDERR_TAIL_CHARS = 2048;
 const DEFAULT_MAX_STDOUT_BYTES = 64 * 1024 * 1024;
 
-export interface ConfigProgramOptions {
+export interface ConfigProgramOptions extends ReadOptions {
   /** Kill the program (its whole process group) after this long. Default 30 s. */
   timeoutMs?: number;
   /** Environment of the program. Default: this process's environment. */
@@ -90,21 +90,19 @@ async function runOnce(
     fail(run.signal ? `was ended by signal ${run.signal}` : `exited with code ${run.code}`);
   }
 
-  let configs: JobConfig[];
+  // A large output is read off the event loop (config-output.ts); the words of a bad one are the same either way.
+  let output: Awaited<ReturnType<typeof parseConfigOutput>>;
   try {
-    configs = parseJobConfigResponse(JSON.parse(run.stdout));
+    output = await parseConfigOutput(run.stdout, run.stdoutBytes, options);
   } catch (err) {
-    const snippet = run.stdout.trim().slice(0, 300);
-    const reason =
-      err instanceof JobConfigResponseError
-        ? `printed a JobConfigResponse that is not valid: ${err.message}`
-        : `did not print a JobConfigResponse as JSON on stdout (${errorMessage(err)})`;
-    fail(reason, `  stdout began with: ${snippet ? JSON.stringify(snippet) : '(nothing)'}\n`);
+    return fail(`printed ${run.stdoutBytes} bytes on stdout that could not be read (${errorMessage(err)})`);
   }
+  if (!output.ok) return fail(output.reason, output.extra);
+  const { configs } = output;
 
   const byRef = new Map<string, JobConfig>();
   const wanted = new Set(refs);
-  for (const c of configs!) {
+  for (const c of configs) {
     for (const out of c.outputs) {
       if (!wanted.has(out)) continue;
       const seen = byRef.get(out);
@@ -124,7 +122,9 @@ async function runOnce(
 interface Collected {
   code: number | null;
   signal: NodeJS.Signals | null;
-  stdout: string;
+  /** As the pipe gave it. */
+  stdout: Buffer[];
+  stdoutBytes: number;
   stderr: string;
   timedOut: boolean;
   timeoutMs: number;
@@ -143,7 +143,8 @@ function collect(argv: string[], cwd: string, options: ConfigProgramOptions): Pr
     const result: Collected = {
       code: null,
       signal: null,
-      stdout: '',
+      stdout: out,
+      stdoutBytes: 0,
       stderr: '',
       timedOut: false,
       timeoutMs,
@@ -155,7 +156,7 @@ function collect(argv: string[], cwd: string, options: ConfigProgramOptions): Pr
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      result.stdout = Buffer.concat(out).toString('utf8');
+      result.stdoutBytes = out.reduce((n, b) => n + b.length, 0);
       result.stderr = errTail;
       resolve(result);
     };

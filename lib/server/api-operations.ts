@@ -20,7 +20,7 @@ import {
   PartitionPageSchema,
 } from '../api/schemas/partitions.js';
 import { GraphAnalyzeResponseSchema, JobConfigResponseSchema, OutputRefsRequestSchema } from '../api/schemas/platform-service.js';
-import { PauseScheduleBodySchema, ScheduleChangeReplySchema, SchedulePageSchema, ScheduleViewSchema } from '../api/schemas/schedules.js';
+import { PauseScheduleBodySchema, ResumeScheduleBodySchema, ScheduleChangeReplySchema, SchedulePageSchema, ScheduleViewSchema } from '../api/schemas/schedules.js';
 import { ServerStatusSchema } from '../api/schemas/status.js';
 import { CreateTaintBodySchema, TaintDetailQuerySchema, TaintPageSchema, TaintReplySchema, TaintViewSchema } from '../api/schemas/taints.js';
 import { CreateWantBodySchema, CreateWantReplySchema, WantListQuerySchema, WantTreeQuerySchema, WantTreeReplySchema, WantViewSchema } from '../api/schemas/wants.js';
@@ -47,7 +47,11 @@ export interface Operation {
   pathParams?: Record<string, TSchema>;
   query?: TObject;
   headers?: Record<string, { schema: TSchema; description: string }>;
-  body?: { schema: TSchema; media?: ReadonlyArray<'application/json' | 'application/proto'>; required: boolean };
+  /**
+   * The body it takes, and a JSON one that would do: the OpenAPI document shows it, and a body sent as anything but
+   * JSON is refused with it (json-body.ts). An operation without one takes no body.
+   */
+  body?: { schema: TSchema; media?: ReadonlyArray<'application/json' | 'application/proto'>; required: boolean; example: string };
   responses: Record<number, Answer>;
   /** Reached without the token (the token guard lets these through). */
   open?: boolean;
@@ -68,7 +72,7 @@ const rpc = (name: string, summary: string, reply: TSchema): Operation => ({
   path: `/${PLATFORM_SERVICE}/${name}`,
   summary,
   connect: true,
-  body: { schema: OutputRefsRequestSchema, media: ['application/json', 'application/proto'], required: true },
+  body: { schema: OutputRefsRequestSchema, media: ['application/json', 'application/proto'], required: true, example: '{"outputRefs": ["daily/revenue/date=2026-01-05"]}' },
   responses: { 200: { description: 'The reply (canonical proto3 JSON, or protobuf binary for application/proto).', text: ['application/proto'], json: reply } },
 });
 
@@ -85,7 +89,7 @@ export const OPERATIONS: readonly Operation[] = [
     method: 'post',
     path: '/api/wants',
     summary: 'Wants partitions: builds what they need.',
-    body: { schema: CreateWantBodySchema, required: true },
+    body: { schema: CreateWantBodySchema, required: true, example: '{"partitions": ["daily/revenue/date=2026-01-05"]}' },
     responses: { 201: json('The want.', CreateWantReplySchema) },
   },
   { method: 'get', path: '/api/wants/:id', summary: 'A want.', responses: { 200: json('The want.', WantViewSchema) } },
@@ -97,11 +101,11 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'get', path: '/api/partitions/:ref/lineage', summary: 'Its lineage tree, upstream or downstream.', pathParams: { ref: PartitionRefParam }, query: LineageQuerySchema, responses: { 200: json('At most 500 nodes.', LineageReplySchema) } },
 
   { method: 'get', path: '/api/taints', summary: 'Taints (the first 20 refs of each).', query: PageQuerySchema, responses: { 200: json('A page of taints.', TaintPageSchema) } },
-  { method: 'post', path: '/api/taints', summary: 'Marks built partitions for rebuild.', body: { schema: CreateTaintBodySchema, required: true }, responses: { 201: json('The taint and every ref it tainted.', TaintReplySchema) } },
+  { method: 'post', path: '/api/taints', summary: 'Marks built partitions for rebuild.', body: { schema: CreateTaintBodySchema, required: true, example: '{"partitions": ["raw/orders/date=2026-01-05"], "reason": "late rows", "downstream": true}' }, responses: { 201: json('The taint and every ref it tainted.', TaintReplySchema) } },
   { method: 'get', path: '/api/taints/:id', summary: 'A taint, with a page of its partitions.', query: TaintDetailQuerySchema, responses: { 200: json('The taint.', TaintViewSchema) } },
 
   { method: 'get', path: '/api/backfills', summary: 'Backfills.', query: PageQuerySchema, responses: { 200: json('A page of backfills.', BackfillPageSchema) } },
-  { method: 'post', path: '/api/backfills', summary: 'Builds a range of partitions as one want.', body: { schema: CreateBackfillBodySchema, required: true }, responses: { 201: json('The backfill.', CreateBackfillReplySchema) } },
+  { method: 'post', path: '/api/backfills', summary: 'Builds a range of partitions as one want.', body: { schema: CreateBackfillBodySchema, required: true, example: '{"pattern": "daily/revenue/date={2026-01-01..2026-03-31}", "policy": "missing", "max_concurrent_job_runs": 2}' }, responses: { 201: json('The backfill.', CreateBackfillReplySchema) } },
   { method: 'get', path: '/api/backfills/:id', summary: 'A backfill and its progress.', responses: { 200: json('The backfill.', BackfillViewSchema) } },
   { method: 'delete', path: '/api/backfills/:id', summary: 'Cancels a backfill (a second cancel is a no-op).', responses: { 200: json('The backfill, canceled.', BackfillViewSchema) } },
 
@@ -111,13 +115,14 @@ export const OPERATIONS: readonly Operation[] = [
     method: 'post',
     path: '/api/schedules/:name/pause',
     summary: 'Pauses a schedule: it makes no wants until resumed (recorded in the log, so it holds across restarts). Pausing a paused one is a no-op (`changed: false`).',
-    body: { schema: PauseScheduleBodySchema, required: false },
+    body: { schema: PauseScheduleBodySchema, required: false, example: '{"reason": "the upstream feed is down"}' },
     responses: { 200: json('The schedule, paused.', ScheduleChangeReplySchema) },
   },
   {
     method: 'post',
     path: '/api/schedules/:name/resume',
     summary: 'Resumes a paused schedule: the ticks that fell due while it was paused are recorded as skipped, not made. Resuming a running one is a no-op (`changed: false`).',
+    body: { schema: ResumeScheduleBodySchema, required: false, example: '{}' },
     responses: { 200: json('The schedule, running.', ScheduleChangeReplySchema) },
   },
 
@@ -146,7 +151,7 @@ export const OPERATIONS: readonly Operation[] = [
     method: 'post',
     path: '/api/gc',
     summary: 'Removes (or with dry_run counts) what `retention` lets go: old job logs, events before the newest events_keep, the history that ended before them.',
-    body: { schema: GcBodySchema, required: false },
+    body: { schema: GcBodySchema, required: false, example: '{"dry_run": true}' },
     responses: { 200: json('What was (or would be) removed.', GcReportSchema) },
   },
 

@@ -1,10 +1,11 @@
-/** The express app: loopback guard, CORS for a local dashboard dev server, JSON bodies up to 1 MiB, the routes, the dashboard, errors. */
+/** The express app: loopback guard, CORS for a local dashboard dev server, JSON bodies up to 1 MiB (json-body.ts), the routes, the dashboard, errors. */
 import { gcRoutes } from './routes/gc-routes.js';
 import { openApiRoutes } from './routes/openapi-routes.js';
 import { originGuard, tokenGuard } from './access-guard.js';
 import { loginRoutes } from './routes/login-routes.js';
 import cors from 'cors';
 import express, { type Express } from 'express';
+import { jsonBody } from './json-body.js';
 import { errorHandler } from './error-handler.js';
 import { HttpError } from './http-error.js';
 import { loopbackGuard } from './loopback-guard.js';
@@ -22,7 +23,7 @@ import type { ServerContext } from './server-context.js';
 import { dashboardRoutes } from './dashboard.js';
 
 export const DASHBOARD_ORIGIN = 'http://localhost:3000';
-export const MAX_BODY_BYTES = 1024 * 1024;
+export { MAX_BODY_BYTES } from './json-body.js';
 
 export function createApp(ctx: ServerContext, logError: (m: string) => void): Express {
   const app = express();
@@ -36,9 +37,10 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   app.get('/health', (_req, res) => {
     res.type('text/plain').send('OK');
   });
-  app.use(loginRoutes(ctx));
+  // The RPCs read their own bodies (JSON or protobuf); every other write's body is JSON or none.
   app.use(serviceRoutes(ctx, logError));
-  app.use(express.json({ limit: MAX_BODY_BYTES, strict: false }));
+  app.use(jsonBody());
+  app.use(loginRoutes(ctx));
   app.use(wantsRoutes(ctx));
   app.use(partitionsRoutes(ctx));
   app.use(taintsRoutes(ctx));

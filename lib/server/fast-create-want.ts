@@ -7,7 +7,7 @@
  * The want itself is made by the same `createWant` as the express route, and errors become the same replies.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MAX_BODY_BYTES } from './app.js';
+import { MAX_BODY_BYTES } from './json-body.js';
 import { errorReply } from './error-handler.js';
 import { HttpError } from './http-error.js';
 import { plainRequest, type Listener } from './fast-lane.js';

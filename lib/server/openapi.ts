@@ -89,7 +89,9 @@ function operation(op: Operation, schema: (s: TSchema) => JsonValue): JsonObject
   };
   if (op.body) {
     const content: JsonObject = {};
-    for (const media of op.body.media ?? ['application/json']) content[media] = media === 'application/json' ? { schema: schema(op.body.schema) } : {};
+    for (const media of op.body.media ?? ['application/json']) {
+      content[media] = media === 'application/json' ? { schema: schema(op.body.schema), example: JSON.parse(op.body.example) as JsonValue } : {};
+    }
     out.requestBody = { required: op.body.required, content };
   }
   if (op.open) out.security = [];

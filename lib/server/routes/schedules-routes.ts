@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import type { Page } from '../../api/page.js';
 import type { ScheduleChangeReply, ScheduleView } from '../../api/schedules.js';
 import { PauseScheduleBodySchema, ResumeScheduleBodySchema } from '../../api/schemas/schedules.js';
@@ -44,8 +44,7 @@ export function schedulesRoutes({ platform }: ServerContext): Router {
    * A second pause is a no-op 200 with `changed: false`, as a second cancel of a want is.
    */
   router.post('/api/schedules/:name/pause', async (req, res) => {
-    // No body at all is a pause without a reason: `curl -X POST .../pause`; a body that is not JSON is a mistake.
-    refuseNonJson(req, '{"reason": "the upstream feed is down"}');
+    // No body at all is a pause without a reason: `curl -X POST .../pause` (one that is not JSON was refused: json-body.ts).
     const body = validateBody(PauseScheduleBodySchema, req.body ?? {}, { what: 'a pause', example: '{"reason": "the upstream feed is down"}' });
     const s = await scheduleNamed(req.params.name);
     const result = await awaitCommand(() => platform.pauseSchedule(s.name, body.reason ?? ''));
@@ -54,7 +53,6 @@ export function schedulesRoutes({ platform }: ServerContext): Router {
 
   /** Resumes a paused schedule: the ticks due while it was paused are recorded as skipped, not made. */
   router.post('/api/schedules/:name/resume', async (req, res) => {
-    refuseNonJson(req, '{}');
     if (req.body !== undefined) validateBody(ResumeScheduleBodySchema, req.body, { what: 'a resume', example: '{} (or no body)' });
     const s = await scheduleNamed(req.params.name);
     const result = await awaitCommand(() => platform.resumeSchedule(s.name));
@@ -62,12 +60,4 @@ export function schedulesRoutes({ platform }: ServerContext): Router {
   });
 
   return router;
-}
-
-/** A body sent as something other than JSON (`text/plain`, a form) is refused, not read as no body at all. */
-function refuseNonJson(req: Request, example: string): void {
-  const length = Number(req.headers['content-length'] ?? 0);
-  if ((length > 0 || req.headers['transfer-encoding']) && !req.is('application/json')) {
-    throw new HttpError(400, `The body must be JSON (Content-Type: application/json) like ${example}, or none; got ${req.headers['content-type'] ?? 'no Content-Type'}.`);
-  }
 }

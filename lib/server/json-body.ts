@@ -1,0 +1,79 @@
+/**
+ * The body of every write the JSON API serves: JSON (`application/json`, UTF-8) up to 1 MiB, or none at all. A
+ * write (POST, PUT, PATCH, DELETE) that sends a body of another media type (`text/plain`, the form that `curl -d`
+ * sends, none named) is refused with a 415 that says what to send, before any route sees it: express.json leaves such
+ * a body unread, so a route that takes an optional body would have read it as none and done something else than
+ * asked (`POST /api/gc` with the form `dry_run=true` ran a real pass).
+ *
+ * A write with no body (no Content-Length and no Transfer-Encoding, Content-Length 0, or a chunked body that turns
+ * out empty) goes through whatever its Content-Type says. Paths the operation table does not list go through too, to
+ * their 404. The Connect RPCs are mounted before this and read their own bodies (application/proto included); the
+ * fast path for `POST /api/wants` (fast-create-want.ts) takes only UTF-8 JSON and leaves anything else to express.
+ */
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { OPERATIONS, type Operation } from './api-operations.js';
+import { HttpError } from './http-error.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The write operations of the JSON API, by method, as express matches their paths (any case, a trailing `/`). */
+const writeOperations = OPERATIONS.filter((op) => op.method !== 'get' && !op.connect).map((op) => ({
+  op,
+  method: op.method.toUpperCase(),
+  re: new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&').replace(/:[A-Za-z_][A-Za-z0-9_]*/g, '[^/]+')}/?$`, 'i'),
+}));
+
+function operationOf(method: string, path: string): Operation | undefined {
+  return writeOperations.find((w) => w.method === method && w.re.test(path))?.op;
+}
+
+/** Refuses a write's body that is not JSON, then parses the JSON ones into `req.body` (express.json). */
+export function jsonBody(): RequestHandler[] {
+  return [refuseOtherBodies, express.json({ limit: MAX_BODY_BYTES, strict: false })];
+}
+
+function refuseOtherBodies(req: Request, _res: Response, next: NextFunction): void {
+  if (!WRITES.has(req.method) || req.is('application/json')) return next();
+  const op = operationOf(req.method, req.path);
+  if (op === undefined) return next();
+  const length = req.headers['content-length'];
+  if (length !== undefined) {
+    // A malformed length is node's to refuse; 0 is no body, whatever its type.
+    return Number(length) > 0 ? next(refusal(req, op)) : next();
+  }
+  if (req.headers['transfer-encoding'] === undefined) return next();
+  // Chunked: refused at its first byte; one that ends with none was no body.
+  const onData = (chunk: Buffer): void => {
+    if (chunk.length === 0) return;
+    done();
+    req.resume(); // the rest is read and dropped, so the connection can serve the next request
+    next(refusal(req, op));
+  };
+  const onEnd = (): void => {
+    done();
+    next();
+  };
+  const onError = (err: Error): void => {
+    done();
+    next(err);
+  };
+  const done = (): void => {
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', onError);
+  };
+  req.on('data', onData);
+  req.once('end', onEnd);
+  req.once('error', onError);
+}
+
+function refusal(req: Request, op: Operation): HttpError {
+  const sent = req.headers['content-type'] ? `as ${req.headers['content-type']}` : 'without a Content-Type';
+  const what = `${req.method} ${req.path}`;
+  const message = op.body
+    ? `The body of ${what} must be JSON, sent with Content-Type: application/json, like ${op.body.example}${op.body.required ? '' : ', or no body at all'}`
+    : `${what} takes no body: send none (or JSON, with Content-Type: application/json)`;
+  return new HttpError(415, `${message}; this one came ${sent}. Nothing was done.`);
+}
