@@ -46,7 +46,8 @@ function mostAtOnce(all: Iterable<[bigint, bigint]>): number {
 const open = (t: Parameters<typeof openPlatform>[0], dir: string, graph: unknown, cancelRunsOnClose = true): Promise<Platform> =>
   openPlatform(t, dir, graph, { executor: 'supervised', cancelRunsOnClose });
 
-test('the run after a full slot starts when the run before it ends, while the platform is too busy to take a step', async (t) => {
+// Serial (ava runs these before the others): it holds the test process's event loop, every platform in it with it.
+test.serial('the run after a full slot starts when the run before it ends, while the platform is too busy to take a step', async (t) => {
   if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler): runs are not held');
   const dir = makeWorkspace(t);
   const platform = await open(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.3) }] });

@@ -88,7 +88,8 @@ for (const mode of ['native', 'shell'] as const) {
     ids.forEach((id, i) => launcher.launch({ id, dir: dirs[i]!, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv }, true));
     const started = (await starts) as Array<Extract<LauncherNews, { kind: 'started' }>>;
     for (const s of started) {
-      t.true(belongsToRun(s.pid, workspace, s.id), `${s.id}'s supervisor is recognised as the run's`);
+      // The shell launcher says `s` as it forks: the supervisor's environment is the run's once `env` has exec'd it.
+      t.true(await poll(() => belongsToRun(s.pid, workspace, s.id), 5000), `${s.id}'s supervisor is recognised as the run's`);
       t.false(belongsToRun(s.pid, workspace, s.id === 'r-7' ? 'r-8' : 'r-7'));
     }
     const exited = news(launcher, 'r-7', 'exited');

@@ -78,6 +78,7 @@ export class RunLauncher {
   private shell: ChildProcess | undefined;
   private readonly mode: 'native' | 'shell' | 'direct';
   private buffered = '';
+  private corked = false;
   /** The daemon's environment as launcher.c's fields, encoded once (it is most of every record). */
   private baseEnv: { keys: Set<string>; fields: string[]; entries: Array<[string, string]> } | undefined;
 
@@ -99,7 +100,7 @@ export class RunLauncher {
     const { id } = run;
     const record = this.mode === 'native' && !/[\n\r ]/.test(id) ? this.nativeRecord(run) : undefined;
     if (record) {
-      this.ensureShell().stdin!.write(record);
+      this.send(record);
       return 'record';
     }
     // Started outside the launcher's slots: the caller says whether one is free, else launches it again later.
@@ -114,13 +115,13 @@ export class RunLauncher {
    */
   setSlots(slots: number | undefined): void {
     if (this.mode !== 'native') return;
-    this.ensureShell().stdin!.write(`\0slots\0${slots === undefined ? '' : String(Math.max(0, Math.floor(slots)))}\0`);
+    this.send(`\0slots\0${slots === undefined ? '' : String(Math.max(0, Math.floor(slots)))}\0`);
   }
 
   /** A run the native launcher holds is dropped (`dropped` news); one it started already is not (its pid is known). */
   cancelHeld(id: string): void {
     if (this.mode !== 'native' || !this.shell || id.includes('\0')) return;
-    this.shell.stdin!.write(`\0cancel\0${id}\0`);
+    this.send(`\0cancel\0${id}\0`);
   }
 
   private launchOtherwise(run: RunSpec, shellSafe: boolean): void {
@@ -139,7 +140,24 @@ export class RunLauncher {
       return this.spawnDirect(id, NATIVE_LAUNCHER, ['--supervise', dir, run.cwd, timeoutMs, graceMs, ...run.argv], { ...process.env, ...run.jobEnv, PLATFORM_WORKSPACE: this.workspaceRoot }, run.cwd);
     }
     if (!shellSafe || this.mode !== 'shell' || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, '/bin/sh', ['-c', this.script, dir], { ...process.env, ...run.jobEnv }, run.cwd);
-    this.ensureShell().stdin!.write(`${id}\n${dir}\n`);
+    this.send(`${id}\n${dir}\n`);
+  }
+
+  /**
+   * What a turn of the loop sends goes as one write: a step hands over several runs at once, and each write wakes the
+   * launcher, which on two cores may take the CPU from this thread before the next.
+   */
+  private send(text: string): void {
+    const stdin = this.ensureShell().stdin!;
+    if (!this.corked) {
+      this.corked = true;
+      stdin.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        stdin.uncork();
+      });
+    }
+    stdin.write(text);
   }
 
   close(): void {
