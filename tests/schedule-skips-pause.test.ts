@@ -181,6 +181,41 @@ test('pause and resume over REST and the CLI: no wants while paused, through a r
   t.regex(human.stdout, /minutely: not paused, nothing to resume/);
 });
 
+test('a pause in the first step after downtime: the ticks missed while down are caught up (or skipped as missed) first; the resume skips none as paused', async (t) => {
+  t.timeout(60_000);
+  const first = await openAt(t, at('2026-01-05T22:43:30Z'));
+  await waitFor('the schedules recorded', async () => (await first.getJson('/api/schedules/strict')).since !== null);
+  await first.close();
+
+  // Down across 22:44 and 22:45; back at 22:45:30 with both pauses in the loop's first step (its batch is cut when
+  // the step starts, a turn after start()).
+  const f = await startServer(t, { graph: GRAPH, dir: first.dir, platform: { scheduler: new ShiftedClock(at('2026-01-05T22:45:30Z')), start: false } });
+  f.platform.start();
+  const replies = await Promise.all([f.platform.pauseSchedule('minutely', 'feed down'), f.platform.pauseSchedule('strict', 'feed down')]);
+  for (const r of replies) t.like(r, { ok: true, schedule: { changed: true } });
+  const log = await events(f);
+  const pausedAt = log.findIndex((e) => e.type === 'schedule_paused');
+  // A step's events carry its time: the first step of this daemon is the one that recorded the pauses.
+  const firstStep = log.filter((e) => e.timestamp === log[pausedAt]!.timestamp);
+  t.deepEqual(firstStep.map((e) => e.type), ['schedule_ticks_skipped', 'want_created', 'schedule_paused', 'schedule_ticks_skipped', 'schedule_paused'], 'one step, in this order');
+  t.is(log.filter((e) => Date.parse(e.timestamp) >= at('2026-01-05T22:45:30Z'))[0], firstStep[0], 'the daemon\'s first step');
+  const skips = log.filter((e) => e.type === 'schedule_ticks_skipped').map((e) => (e as Extract<EventView, { type: 'schedule_ticks_skipped' }>).schedule_ticks_skipped);
+  // catchup 1: 22:44 skipped as missed, 22:45 made; catchup 0: both skipped as missed. Then paused.
+  t.deepEqual(skips.map((k) => [k.name, k.count, k.reason]), [['minutely', 1, 'catchup'], ['strict', 2, 'catchup']]);
+  t.deepEqual((await scheduleWants(f, 'minutely')).map((w) => w.schedule_tick), ['2026-01-05T22:45:00.000Z'], 'the missed tick catchup makes up for, made before the pause');
+  t.true(log.findIndex((e) => e.type === 'want_created') < pausedAt, 'decided before the pause');
+  t.like(await f.getJson('/api/schedules/minutely'), { paused: true, last_tick: '2026-01-05T22:45:00.000Z', skipped_ticks: 1 });
+
+  // Resumed at once: nothing fell due while paused, so nothing is skipped as paused.
+  for (const name of ['minutely', 'strict']) {
+    const resumed = await cli(t, f, 'schedules', 'resume', name);
+    t.is(resumed.code, 0, resumed.stderr);
+    t.regex(resumed.stdout, new RegExp(`^${name}: resumed; next tick`), 'no skipped ticks said');
+  }
+  t.false((await events(f)).some((e) => e.type === 'schedule_ticks_skipped' && e.schedule_ticks_skipped.reason === 'paused'), 'no tick labelled paused');
+  t.like(await f.getJson('/api/schedules/strict'), { paused: false, skipped_ticks: 2, last_skipped_tick: '2026-01-05T22:45:00.000Z' });
+});
+
 test('pause and resume refuse a body they do not take: a resume with fields, a pause sent as text; nothing is recorded', async (t) => {
   const f = await openAt(t, at('2026-01-05T10:00:30Z'));
   const resume = await f.api('/api/schedules/minutely/resume', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"anything":[1,2,3]}' });
