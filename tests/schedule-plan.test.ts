@@ -15,7 +15,7 @@ import { nextTick } from '../lib/graph/schedule-time.js';
 import { planStep, type StepPlan } from '../lib/orchestrator/plan-step.js';
 import { initialState, type BuildState } from '../lib/state/build-state.js';
 import { reduce } from '../lib/state/reduce.js';
-import { fromSnapshot, snapshotFromLines, toSnapshot, type SnapshotLine } from '../lib/state/snapshot.js';
+import { fromSnapshot, snapshotFromLines, snapshotLines, toSnapshot, type SnapshotLine } from '../lib/state/snapshot.js';
 import { MAX_COUNTED_TICKS } from '../lib/graph/schedule-catchup.js';
 import type { Command } from '../lib/orchestrator/command.js';
 import { canon } from './helpers/state-canon.js';
@@ -512,6 +512,31 @@ test("a schedule's view gives its last tick's want status and how many of its la
   view = scheduleView(state, s, at('2026-01-20T00:00:00Z'));
   t.like(view, { last_want_status: 'failed', recent_failed: 4 });
   t.deepEqual(canon(fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state))))), canon(state), 'as a snapshot keeps it');
+
+  // A compaction base of format 7 kept no latest ticks: they are found again among the wants it holds.
+  const format7 = (keep: (line: SnapshotLine) => boolean = () => true) =>
+    fromSnapshot(
+      snapshotFromLines(
+        state.last_event_id,
+        [...snapshotLines(state)].filter(keep).map((line): SnapshotLine => {
+          if (line[0] !== 'schedule') return line;
+          const { name, cron, timezone, since, tick, want_id } = line[1];
+          return ['schedule', { name, cron, timezone, since, tick, want_id } as never];
+        }),
+      ),
+    );
+  // As the fold keeps it, but for the skipped tick (of Jan 1), which a log of format 7's time did not record.
+  t.deepEqual(format7().schedules.get('revenue'), { ...record, recent: state.schedules.get('revenue')!.recent, skipped: 0, skipped_tick: 0 }, 'the latest 10 ticks and their statuses');
+  t.like(scheduleView(format7(), s, at('2026-01-20T00:00:00Z')), { last_want_status: 'failed', recent_ticks: 10, recent_failed: 4 });
+  // A base whose older ticks' wants were pruned: those still held.
+  const older = new Set(['w-1', 'w-2', 'w-3', 'w-4', 'w-5']);
+  const pruned = format7((line) => !(line[0] === 'want' && older.has(line[1].want_id)));
+  t.deepEqual(pruned.schedules.get('revenue')!.recent.map((x) => x.want_id), ['w-6', 'w-7', 'w-8', 'w-9', 'w-10', 'w-11', 'w-12']);
+  t.like(scheduleView(pruned, s, at('2026-01-20T00:00:00Z')), { last_want_status: 'failed', recent_ticks: 7, recent_failed: 3 });
+  // One whose latest tick's want was pruned: none, rather than ticks that are not the latest.
+  const noLatest = format7((line) => !(line[0] === 'want' && line[1].want_id === 'w-12'));
+  t.deepEqual(noLatest.schedules.get('revenue')!.recent, []);
+  t.like(scheduleView(noLatest, s, at('2026-01-20T00:00:00Z')), { last_want_id: 'w-12', last_want_status: null, recent_ticks: 0 });
 });
 
 test('catchup 0: a schedule served only since it was added back counts the ticks before that as missed, not as due while up', (t) => {

@@ -5,10 +5,15 @@
  * down across two ticks, and nothing waits for them. Every answer is held to the OpenAPI document (server-fixture).
  */
 import test from 'ava';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EventView } from '../lib/api/views.js';
 import type { ScheduleChangeReply, ScheduleView } from '../lib/api/schedules.js';
+import { runLogDir } from '../lib/executor/job-launch.js';
+import { compactionBasePath } from '../lib/platform.js';
+import type { ScheduleRecord } from '../lib/state/build-state.js';
+import { compactEvents } from '../lib/state/event-compaction.js';
+import { decodeSnapshotFile, encodeSnapshotFile } from '../lib/state/snapshot-file.js';
 import { TEST_GRAPH, runCli, startServer, waitFor, type ServerFixture } from './helpers/server-fixture.js';
 import { ShiftedClock } from './helpers/shifted-clock.js';
 
@@ -214,6 +219,43 @@ test('a pause in the first step after downtime: the ticks missed while down are 
   }
   t.false((await events(f)).some((e) => e.type === 'schedule_ticks_skipped' && e.schedule_ticks_skipped.reason === 'paused'), 'no tick labelled paused');
   t.like(await f.getJson('/api/schedules/strict'), { paused: false, skipped_ticks: 2, last_skipped_tick: '2026-01-05T22:45:00.000Z' });
+});
+
+test('a compaction base of format 7 (its schedule records kept no latest ticks): the latest ticks and their statuses are found again among its wants', async (t) => {
+  t.timeout(60_000);
+  const graph = { ...TEST_GRAPH, schedules: [{ name: 'minutely', cron: '* * * * *', partitions: ['fail/m${hour}${minute}'], catchup: 12 }] };
+  const first = await openAt(t, at('2026-01-05T22:43:30Z'), undefined, graph);
+  await waitFor('the schedule recorded', async () => (await first.getJson('/api/schedules/minutely')).since !== null);
+  await first.close();
+  // Back at 22:56:30: 22:45 to 22:56 made (catchup 12), each want failing.
+  const f = await openAt(t, at('2026-01-05T22:56:30Z'), first.dir, graph);
+  await waitFor('12 ticks failed', async () => (await scheduleWants(f, 'minutely')).filter((w) => w.status === 'failed').length === 12, { timeoutMs: 30_000 });
+  const before = (await f.getJson('/api/schedules/minutely')) as ScheduleView;
+  t.like(before, { recent_ticks: 10, recent_failed: 10, last_want_status: 'failed' });
+  // Compacted by the real code: the first daemon's events go, the wants (ended after the cutoff) stay in the base.
+  const since = (await events(f)).find((e) => Date.parse(e.timestamp) >= at('2026-01-05T22:56:30Z'))!.event_id;
+  const paths = { base: compactionBasePath(f.dir), snapshot: join(f.dir, '.platform', 'snapshot.bin'), runLogs: (id: string) => runLogDir(f.dir, id) };
+  const report = await compactEvents(f.platform.log, f.platform.store, paths, f.platform.log.latestId() - since + 1, false);
+  t.true(report.removed_events > 0);
+  await f.close();
+  // The base as a version of format 7 wrote it: schedule records without the fields of 8. No snapshot: the base is
+  // what the next start loads.
+  const file = decodeSnapshotFile(readFileSync(paths.base));
+  t.is(file.header.format, 8);
+  const lines = file.lines.map((line) => {
+    if (line[0] !== 'schedule') return line;
+    const { name, cron, timezone, since: from, tick, want_id } = line[1] as ScheduleRecord;
+    return ['schedule', { name, cron, timezone, since: from, tick, want_id }];
+  });
+  writeFileSync(paths.base, encodeSnapshotFile({ header: { ...file.header, format: 7 }, lines: lines as typeof file.lines }));
+  rmSync(paths.snapshot);
+
+  const g = await openAt(t, at('2026-01-05T22:56:40Z'), f.dir, graph);
+  t.true(g.platform.log.firstId() > 1, 'started from the base: the log alone cannot');
+  const after = (await g.getJson('/api/schedules/minutely')) as ScheduleView;
+  t.like(after, { last_tick: before.last_tick, last_want_id: before.last_want_id, last_want_status: 'failed', recent_ticks: 10, recent_failed: 10 });
+  const detail = await cli(t, g, 'schedules', 'minutely');
+  t.regex(detail.stdout, /latest ticks\s+│ 10 of the last 10 failed/);
 });
 
 test('pause and resume refuse a body they do not take: a resume with fields, a pause sent as text; nothing is recorded', async (t) => {
