@@ -154,10 +154,21 @@ test('pause and resume over REST and the CLI: no wants while paused, through a r
   t.regex(await (await f.api('/metrics')).text(), /^platform_schedule_paused\{schedule="minutely"\} 1$/m);
 
   // A snapshot, a close, and a start ten minutes later: still paused, none of its ticks made; the other's is.
+  const pauseEvent = (await events(f)).find((e) => e.type === 'schedule_paused')!.event_id;
   t.true(await f.platform.store.saveSnapshot(join(f.dir, '.platform', 'snapshot.bin'), 0));
   await f.close();
   t.true(existsSync(join(f.dir, '.platform', 'snapshot.bin')));
   const g = await openAt(t, at('2026-01-05T22:53:50Z'), f.dir, graph);
+  // The pause came through the snapshot, not through a replay of the log: the state was read from a snapshot that
+  // holds the pause's event (server.log and /metrics say so), and the events replayed after it are later ones.
+  const started = g.logLines.find((l) => l.startsWith('State: '));
+  t.regex(started ?? '', /^State: from the snapshot at event [\d,]+, then \d+ events? of the log replayed$/);
+  const startMetrics = await (await g.api('/metrics')).text();
+  t.regex(startMetrics, /^platform_start_state_source\{source="snapshot"\} 1$/m);
+  t.regex(startMetrics, /^platform_start_state_source\{source="log"\} 0$/m);
+  const atEvent = Number(/^platform_start_state_event_id (\d+)$/m.exec(startMetrics)?.[1]);
+  t.true(atEvent >= pauseEvent, `the snapshot (at event ${atEvent}) holds the pause (event ${pauseEvent})`);
+  t.is(Number(/^platform_start_events_replayed (\d+)$/m.exec(startMetrics)?.[1]), g.platform.store.start.replayed_events);
   await waitFor('the control schedule made its tick', async () => (await scheduleWants(g, 'control')).length > 0);
   t.like(await g.getJson('/api/schedules/minutely'), { paused: true, paused_reason: 'feed down', next_tick: null });
   t.deepEqual(await scheduleWants(g, 'minutely'), [], 'no want while paused, across the restart');
@@ -252,6 +263,8 @@ test('a compaction base of format 7 (its schedule records kept no latest ticks):
 
   const g = await openAt(t, at('2026-01-05T22:56:40Z'), f.dir, graph);
   t.true(g.platform.log.firstId() > 1, 'started from the base: the log alone cannot');
+  t.regex(await (await g.api('/metrics')).text(), /^platform_start_state_source\{source="compaction_base"\} 1$/m);
+  t.true(g.logLines.some((l) => /^State: from the compaction base at event \d+, then \d+ events? of the log replayed$/.test(l)), g.logLines.join('\n'));
   const after = (await g.getJson('/api/schedules/minutely')) as ScheduleView;
   t.like(after, { last_tick: before.last_tick, last_want_id: before.last_want_id, last_want_status: 'failed', recent_ticks: 10, recent_failed: 10 });
   const detail = await cli(t, g, 'schedules', 'minutely');
