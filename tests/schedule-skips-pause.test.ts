@@ -299,3 +299,57 @@ test("a schedule removed from platform.json while paused has no metrics series a
   t.regex(metrics, /^platform_schedule_paused\{schedule="strict"\} 0$/m);
   t.true(again.platform.state().schedules.get('minutely')?.paused, 'its record stays: added back, it is still paused');
 });
+
+test('schedules named like the subcommands (pause, resume, show) are read with `platform schedules show <name>`; the bare subcommand says so', async (t) => {
+  t.timeout(60_000);
+  const yearly = (name: string) => ({ name, cron: '0 0 1 1 *', partitions: [`ok/${name}\${year}`] });
+  const graph = { ...TEST_GRAPH, schedules: ['pause', 'resume', 'show', 'nightly'].map(yearly) };
+  const f = await openAt(t, at('2026-01-05T10:00:30Z'), undefined, graph);
+  await waitFor('the schedules recorded', async () => (await f.getJson('/api/schedules/show')).since !== null);
+
+  // `show <name>` reads any one, whatever its name, as a table or --json.
+  for (const name of ['pause', 'resume', 'show', 'nightly']) {
+    const one = await cli(t, f, 'schedules', 'show', name);
+    t.is(one.code, 0, one.stderr);
+    t.regex(one.stdout, new RegExp(`schedule\\s+│ ${name}\\s`), name);
+    t.regex(one.stdout, /next tick\s+│ 2027-01-01 00:00:00/);
+    const json = await cli(t, f, '--json', 'schedules', 'show', name);
+    t.is(json.code, 0, json.stderr);
+    t.like(JSON.parse(json.stdout), { name, cron: '0 0 1 1 *' });
+  }
+  // The bare form still reads a name that is no subcommand.
+  t.regex((await cli(t, f, 'schedules', 'nightly')).stdout, /schedule\s+│ nightly\s/);
+  const missing = await cli(t, f, 'schedules', 'show', 'nope');
+  t.is(missing.code, 1);
+  t.regex(missing.stderr, /No schedule named 'nope'/);
+
+  // A subcommand without its name is a usage error that says what to type, and how to read the schedule of that name.
+  for (const word of ['pause', 'resume', 'show']) {
+    const bare = await cli(t, f, 'schedules', word);
+    t.is(bare.code, 2, word);
+    t.regex(bare.stderr, new RegExp(`'${word}' needs a schedule's name: platform schedules ${word} <name>`));
+    t.true(bare.stderr.includes(`To show a schedule named '${word}': platform schedules show ${word}.`), bare.stderr);
+    const json = await cli(t, f, '--json', 'schedules', word);
+    t.is(json.code, 2);
+    t.like(JSON.parse(json.stderr), { exit_code: 2 });
+    t.regex(JSON.parse(json.stderr).error, new RegExp(`platform schedules show ${word}`));
+  }
+  t.false((await events(f)).some((e) => e.type === 'schedule_paused' || e.type === 'schedule_resumed'), 'none paused or resumed');
+
+  // The list says how to read each such schedule; the help says how to read any.
+  const table = await cli(t, f, 'schedules');
+  t.is(table.code, 0, table.stderr);
+  for (const word of ['pause', 'resume', 'show']) t.true(table.stdout.includes(`schedule '${word}' in detail: platform schedules show ${word}`), table.stdout);
+  t.false(table.stdout.includes("schedule 'nightly' in detail"));
+  const help = await cli(t, f, 'schedules', '--help');
+  t.is(help.code, 0);
+  t.regex(help.stdout, /show <name>\s+one schedule in detail, whatever its name/);
+  t.regex(help.stdout, /platform schedules show\s+<name>, which works whatever the name/);
+
+  // Pausing the schedule named pause, and showing it paused.
+  const paused = await cli(t, f, 'schedules', 'pause', 'pause', '--reason', 'named so');
+  t.is(paused.code, 0, paused.stderr);
+  t.regex(paused.stdout, /^pause: paused;/);
+  t.regex((await cli(t, f, 'schedules', 'show', 'pause')).stdout, /state\s+│ paused since .*: named so \(platform schedules resume pause\)/);
+});
+
