@@ -304,11 +304,12 @@ export class Platform {
 
   /**
    * Pauses the schedule of platform.json named `name`: it makes no wants until resumed, across restarts (the pause is
-   * an event). The reply's `schedule.changed` is false when it was paused already (nothing is recorded then); a name
-   * platform.json has no schedule of is refused with 404.
+   * an event). The ticks that fell due before this call are still made (or skipped as missed, per `catchup`): only
+   * those due after it are the pause's. The reply's `schedule.changed` is false when it was paused already (nothing
+   * is recorded then); a name platform.json has no schedule of is refused with 404.
    */
   pauseSchedule(name: string, reason = ''): Promise<CommandResult> {
-    return this.queue.offer({ kind: 'pause_schedule', name, reason });
+    return this.queue.offer({ kind: 'pause_schedule', name, reason, requested_at: this.orchestrator.now() });
   }
 
   /**

@@ -15,7 +15,7 @@ import { nextTick } from '../lib/graph/schedule-time.js';
 import { planStep, type StepPlan } from '../lib/orchestrator/plan-step.js';
 import { initialState, type BuildState } from '../lib/state/build-state.js';
 import { reduce } from '../lib/state/reduce.js';
-import { fromSnapshot, snapshotFromLines, toSnapshot, type SnapshotLine } from '../lib/state/snapshot.js';
+import { fromSnapshot, snapshotFromLines, snapshotLines, toSnapshot, type SnapshotLine } from '../lib/state/snapshot.js';
 import { MAX_COUNTED_TICKS } from '../lib/graph/schedule-catchup.js';
 import type { Command } from '../lib/orchestrator/command.js';
 import { canon } from './helpers/state-canon.js';
@@ -320,6 +320,53 @@ test('resume: the ticks due while paused are skipped (counted, reason paused), n
   t.like(twice.replies[0], { ok: true, schedule: { changed: false } });
 });
 
+test('a pause in the first step after downtime: the ticks missed while down are decided first (catchup), then it pauses; the resume skips only what fell due while paused', (t) => {
+  const s = schedule({ cron: '* * * * *' });
+  const recorded = step(initialState(), at('2026-01-05T22:43:30Z'), [s]).state;
+  // Down across 22:44 and 22:45; the first step of the next daemon, at 22:45:30, is a full scan with a pause in it.
+  const back = at('2026-01-05T22:45:30Z');
+  const first = planStep({
+    state: recorded, now: back, upSince: back, commands: [{ kind: 'pause_schedule', name: 'revenue', reason: 'feed down', requested_at: back }],
+    started: [], outcomes: [], launched: new Set(), tasks: new Map(), policy: { max_concurrent_job_runs: 1, jobs: new Map(), schedules: [s] },
+  });
+  t.deepEqual(first.events.map((e) => e.type), ['schedule_ticks_skipped', 'want_created', 'schedule_paused'], 'caught up as the scan would have, then paused');
+  t.like(skipsOf(first.events)[0], { count: 1, first_tick: at('2026-01-05T22:44:00Z'), latest_tick: at('2026-01-05T22:44:00Z'), reason: 'catchup' });
+  t.deepEqual(wantsOf(first.events).map((w) => w.schedule_tick), [at('2026-01-05T22:45:00Z')], 'catchup 1: the latest missed tick is made');
+  t.like(first.replies[0], { ok: true, schedule: { changed: true } });
+  t.like(first.state.schedules.get('revenue'), { paused: true, tick: at('2026-01-05T22:45:00Z'), skipped: 1 });
+  // Resumed at 23:00:30: only 22:46 to 23:00 fell due while it was paused.
+  const resumed = command(first.state, at('2026-01-05T23:00:30Z'), [s], { kind: 'resume_schedule', name: 'revenue' });
+  t.deepEqual(skipsOf(resumed.events), [
+    { name: 'revenue', count: 15, count_at_least: false, first_tick: at('2026-01-05T22:46:00Z'), latest_tick: at('2026-01-05T23:00:00Z'), reason: 'paused' },
+  ]);
+  t.like(resumed.state.schedules.get('revenue'), { skipped: 16 });
+
+  // catchup 0: the missed ticks are skipped as missed (reason catchup), not as paused.
+  const strict = schedule({ cron: '* * * * *', catchup: 0 });
+  const strictFirst = planStep({
+    state: step(initialState(), at('2026-01-05T22:43:30Z'), [strict]).state, now: back, upSince: back,
+    commands: [{ kind: 'pause_schedule', name: 'revenue', reason: '' }],
+    started: [], outcomes: [], launched: new Set(), tasks: new Map(), policy: { max_concurrent_job_runs: 1, jobs: new Map(), schedules: [strict] },
+  });
+  t.deepEqual(strictFirst.events.map((e) => e.type), ['schedule_ticks_skipped', 'schedule_paused']);
+  t.like(skipsOf(strictFirst.events)[0], { count: 2, latest_tick: at('2026-01-05T22:45:00Z'), reason: 'catchup' });
+});
+
+test('a pause planned in a step after it was asked for: a tick due before the request is made, one due after it is the pause\'s (skipped as paused at the resume)', (t) => {
+  const s = schedule({ cron: '* * * * *' });
+  const state = step(initialState(), at('2026-01-05T22:43:30Z'), [s]).state;
+  // Asked for at 22:44:59.990, planned at 22:45:00.010 with the 22:45 deadline in the same batch (a full scan).
+  const asked = at('2026-01-05T22:44:59.990Z');
+  const plan = planStep({
+    state, now: at('2026-01-05T22:45:00.010Z'), upSince: at('2026-01-05T22:43:00Z'), commands: [{ kind: 'pause_schedule', name: 'revenue', reason: '', requested_at: asked }],
+    started: [], outcomes: [], launched: new Set(), tasks: new Map(), policy: { max_concurrent_job_runs: 1, jobs: new Map(), schedules: [s] },
+  });
+  t.deepEqual(plan.events.map((e) => e.type), ['want_created', 'schedule_paused'], 'the 22:44 tick, due before the request, is made');
+  t.deepEqual(wantsOf(plan.events).map((w) => w.schedule_tick), [at('2026-01-05T22:44:00Z')]);
+  const resumed = command(plan.state, at('2026-01-05T22:45:10Z'), [s], { kind: 'resume_schedule', name: 'revenue' });
+  t.like(skipsOf(resumed.events)[0], { count: 1, first_tick: at('2026-01-05T22:45:00Z'), reason: 'paused' });
+});
+
 test('pause and resume of a name platform.json has no schedule of are 404s that record nothing; a schedule not yet recorded is, first', (t) => {
   const s = schedule({});
   for (const kind of ['pause_schedule', 'resume_schedule'] as const) {
@@ -367,6 +414,8 @@ test('property: every tick that fell due is made once or counted as skipped once
       gap: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 600_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 * 86_400_000 }) }),
       restart: fc.boolean(),
       toggle: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('pause_schedule' as const, 'resume_schedule' as const) }),
+      // The pause or resume in the step's own batch (before its scan, as commands are), or in a step of its own after.
+      together: fc.boolean(),
     }),
     { minLength: 1, maxLength: 15 },
   );
@@ -382,24 +431,35 @@ test('property: every tick that fell due is made once or counted as skipped once
         let skipped = 0;
         // A gap of more than MAX_COUNTED_TICKS is counted as a lower bound.
         let exact = true;
+        // Skips said to be the pause's whose ticks fell due before it (a truthful reason: checked at the end).
+        let mislabelled = 0;
         const count = (events: readonly EventPayload[]) => {
           for (const k of skipsOf(events)) {
             skipped += k.count;
             if (k.count_at_least) exact = false;
+            const pausedAt = pauses[pauses.length - 1]?.[0];
+            if (k.reason === 'paused' && (pausedAt === undefined || k.first_tick <= pausedAt)) mislabelled++;
           }
         };
         // [paused at, resumed at]: no tick in between may be made, then or later (a resume must not flood).
         const pauses: Array<[number, number]> = [];
-        for (const { gap, restart, toggle } of plan) {
+        for (const { gap, restart, toggle, together } of plan) {
           const next = nextTick(s, now)!;
           // Up: the loop never sleeps past a deadline; down (or restarted): any gap.
           now = gap <= 600_000 && !restart ? Math.min(now + gap, next) : now + gap;
           if (restart) upSince = now;
-          const p = planStep({ state, now, upSince, commands: [], started: [], outcomes: [], launched: new Set(), tasks: new Map(), policy: { max_concurrent_job_runs: 1, jobs: new Map(), schedules: [s] } });
+          const toggleCommand: Command | undefined =
+            toggle === undefined ? undefined : toggle === 'pause_schedule' ? { kind: toggle, name: 'revenue', reason: '' } : { kind: toggle, name: 'revenue' };
+          const inStep = together && toggleCommand ? [toggleCommand] : [];
+          const p = planStep({ state, now, upSince, commands: inStep, started: [], outcomes: [], launched: new Set(), tasks: new Map(), policy: { max_concurrent_job_runs: 1, jobs: new Map(), schedules: [s] } });
           made.push(...wantsOf(p.events).map((w) => w.schedule_tick));
           count(p.events);
           state = p.state;
-          if (toggle) {
+          if (inStep.length > 0) {
+            // Decided before the pause: the ticks due by now (the pause is asked for at now), so none after it.
+            if (p.events.some((e) => e.type === 'schedule_paused')) pauses.push([now, Infinity]);
+            if (p.events.some((e) => e.type === 'schedule_resumed')) pauses[pauses.length - 1]![1] = now;
+          } else if (toggle) {
             const c = command(state, now, [s], toggle === 'pause_schedule' ? { kind: toggle, name: 'revenue', reason: '' } : { kind: toggle, name: 'revenue' });
             count(c.events);
             if (wantsOf(c.events).length > 0) return false;
@@ -415,6 +475,7 @@ test('property: every tick that fell due is made once or counted as skipped once
         for (let i = 1; i < made.length; i++) if (made[i]! <= made[i - 1]!) return false;
         if (made.some((tick) => pauses.some(([from, to]) => tick > from && tick <= to))) return false;
         const record = state.schedules.get('revenue')!;
+        if (mislabelled > 0) return false;
         if (record.skipped !== skipped || record.skipped_at_least === exact) return false;
         return exact ? made.length + skipped === all : made.length + skipped < all;
       }),
@@ -451,6 +512,31 @@ test("a schedule's view gives its last tick's want status and how many of its la
   view = scheduleView(state, s, at('2026-01-20T00:00:00Z'));
   t.like(view, { last_want_status: 'failed', recent_failed: 4 });
   t.deepEqual(canon(fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state))))), canon(state), 'as a snapshot keeps it');
+
+  // A compaction base of format 7 kept no latest ticks: they are found again among the wants it holds.
+  const format7 = (keep: (line: SnapshotLine) => boolean = () => true) =>
+    fromSnapshot(
+      snapshotFromLines(
+        state.last_event_id,
+        [...snapshotLines(state)].filter(keep).map((line): SnapshotLine => {
+          if (line[0] !== 'schedule') return line;
+          const { name, cron, timezone, since, tick, want_id } = line[1];
+          return ['schedule', { name, cron, timezone, since, tick, want_id } as never];
+        }),
+      ),
+    );
+  // As the fold keeps it, but for the skipped tick (of Jan 1), which a log of format 7's time did not record.
+  t.deepEqual(format7().schedules.get('revenue'), { ...record, recent: state.schedules.get('revenue')!.recent, skipped: 0, skipped_tick: 0 }, 'the latest 10 ticks and their statuses');
+  t.like(scheduleView(format7(), s, at('2026-01-20T00:00:00Z')), { last_want_status: 'failed', recent_ticks: 10, recent_failed: 4 });
+  // A base whose older ticks' wants were pruned: those still held.
+  const older = new Set(['w-1', 'w-2', 'w-3', 'w-4', 'w-5']);
+  const pruned = format7((line) => !(line[0] === 'want' && older.has(line[1].want_id)));
+  t.deepEqual(pruned.schedules.get('revenue')!.recent.map((x) => x.want_id), ['w-6', 'w-7', 'w-8', 'w-9', 'w-10', 'w-11', 'w-12']);
+  t.like(scheduleView(pruned, s, at('2026-01-20T00:00:00Z')), { last_want_status: 'failed', recent_ticks: 7, recent_failed: 3 });
+  // One whose latest tick's want was pruned: none, rather than ticks that are not the latest.
+  const noLatest = format7((line) => !(line[0] === 'want' && line[1].want_id === 'w-12'));
+  t.deepEqual(noLatest.schedules.get('revenue')!.recent, []);
+  t.like(scheduleView(noLatest, s, at('2026-01-20T00:00:00Z')), { last_want_id: 'w-12', last_want_status: null, recent_ticks: 0 });
 });
 
 test('catchup 0: a schedule served only since it was added back counts the ticks before that as missed, not as due while up', (t) => {

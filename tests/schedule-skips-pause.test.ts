@@ -5,10 +5,15 @@
  * down across two ticks, and nothing waits for them. Every answer is held to the OpenAPI document (server-fixture).
  */
 import test from 'ava';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EventView } from '../lib/api/views.js';
 import type { ScheduleChangeReply, ScheduleView } from '../lib/api/schedules.js';
+import { runLogDir } from '../lib/executor/job-launch.js';
+import { compactionBasePath } from '../lib/platform.js';
+import type { ScheduleRecord } from '../lib/state/build-state.js';
+import { compactEvents } from '../lib/state/event-compaction.js';
+import { decodeSnapshotFile, encodeSnapshotFile } from '../lib/state/snapshot-file.js';
 import { TEST_GRAPH, runCli, startServer, waitFor, type ServerFixture } from './helpers/server-fixture.js';
 import { ShiftedClock } from './helpers/shifted-clock.js';
 
@@ -149,10 +154,21 @@ test('pause and resume over REST and the CLI: no wants while paused, through a r
   t.regex(await (await f.api('/metrics')).text(), /^platform_schedule_paused\{schedule="minutely"\} 1$/m);
 
   // A snapshot, a close, and a start ten minutes later: still paused, none of its ticks made; the other's is.
+  const pauseEvent = (await events(f)).find((e) => e.type === 'schedule_paused')!.event_id;
   t.true(await f.platform.store.saveSnapshot(join(f.dir, '.platform', 'snapshot.bin'), 0));
   await f.close();
   t.true(existsSync(join(f.dir, '.platform', 'snapshot.bin')));
   const g = await openAt(t, at('2026-01-05T22:53:50Z'), f.dir, graph);
+  // The pause came through the snapshot, not through a replay of the log: the state was read from a snapshot that
+  // holds the pause's event (server.log and /metrics say so), and the events replayed after it are later ones.
+  const started = g.logLines.find((l) => l.startsWith('State: '));
+  t.regex(started ?? '', /^State: from the snapshot at event [\d,]+, then \d+ events? of the log replayed$/);
+  const startMetrics = await (await g.api('/metrics')).text();
+  t.regex(startMetrics, /^platform_start_state_source\{source="snapshot"\} 1$/m);
+  t.regex(startMetrics, /^platform_start_state_source\{source="log"\} 0$/m);
+  const atEvent = Number(/^platform_start_state_event_id (\d+)$/m.exec(startMetrics)?.[1]);
+  t.true(atEvent >= pauseEvent, `the snapshot (at event ${atEvent}) holds the pause (event ${pauseEvent})`);
+  t.is(Number(/^platform_start_events_replayed (\d+)$/m.exec(startMetrics)?.[1]), g.platform.store.start.replayed_events);
   await waitFor('the control schedule made its tick', async () => (await scheduleWants(g, 'control')).length > 0);
   t.like(await g.getJson('/api/schedules/minutely'), { paused: true, paused_reason: 'feed down', next_tick: null });
   t.deepEqual(await scheduleWants(g, 'minutely'), [], 'no want while paused, across the restart');
@@ -179,6 +195,80 @@ test('pause and resume over REST and the CLI: no wants while paused, through a r
   t.is(Date.parse(next.schedule_tick!), skip.latest_tick + 60_000);
   const human = await cli(t, g, 'schedules', 'resume', 'minutely');
   t.regex(human.stdout, /minutely: not paused, nothing to resume/);
+});
+
+test('a pause in the first step after downtime: the ticks missed while down are caught up (or skipped as missed) first; the resume skips none as paused', async (t) => {
+  t.timeout(60_000);
+  const first = await openAt(t, at('2026-01-05T22:43:30Z'));
+  await waitFor('the schedules recorded', async () => (await first.getJson('/api/schedules/strict')).since !== null);
+  await first.close();
+
+  // Down across 22:44 and 22:45; back at 22:45:30 with both pauses in the loop's first step (its batch is cut when
+  // the step starts, a turn after start()).
+  const f = await startServer(t, { graph: GRAPH, dir: first.dir, platform: { scheduler: new ShiftedClock(at('2026-01-05T22:45:30Z')), start: false } });
+  f.platform.start();
+  const replies = await Promise.all([f.platform.pauseSchedule('minutely', 'feed down'), f.platform.pauseSchedule('strict', 'feed down')]);
+  for (const r of replies) t.like(r, { ok: true, schedule: { changed: true } });
+  const log = await events(f);
+  const pausedAt = log.findIndex((e) => e.type === 'schedule_paused');
+  // A step's events carry its time: the first step of this daemon is the one that recorded the pauses.
+  const firstStep = log.filter((e) => e.timestamp === log[pausedAt]!.timestamp);
+  t.deepEqual(firstStep.map((e) => e.type), ['schedule_ticks_skipped', 'want_created', 'schedule_paused', 'schedule_ticks_skipped', 'schedule_paused'], 'one step, in this order');
+  t.is(log.filter((e) => Date.parse(e.timestamp) >= at('2026-01-05T22:45:30Z'))[0], firstStep[0], 'the daemon\'s first step');
+  const skips = log.filter((e) => e.type === 'schedule_ticks_skipped').map((e) => (e as Extract<EventView, { type: 'schedule_ticks_skipped' }>).schedule_ticks_skipped);
+  // catchup 1: 22:44 skipped as missed, 22:45 made; catchup 0: both skipped as missed. Then paused.
+  t.deepEqual(skips.map((k) => [k.name, k.count, k.reason]), [['minutely', 1, 'catchup'], ['strict', 2, 'catchup']]);
+  t.deepEqual((await scheduleWants(f, 'minutely')).map((w) => w.schedule_tick), ['2026-01-05T22:45:00.000Z'], 'the missed tick catchup makes up for, made before the pause');
+  t.true(log.findIndex((e) => e.type === 'want_created') < pausedAt, 'decided before the pause');
+  t.like(await f.getJson('/api/schedules/minutely'), { paused: true, last_tick: '2026-01-05T22:45:00.000Z', skipped_ticks: 1 });
+
+  // Resumed at once: nothing fell due while paused, so nothing is skipped as paused.
+  for (const name of ['minutely', 'strict']) {
+    const resumed = await cli(t, f, 'schedules', 'resume', name);
+    t.is(resumed.code, 0, resumed.stderr);
+    t.regex(resumed.stdout, new RegExp(`^${name}: resumed; next tick`), 'no skipped ticks said');
+  }
+  t.false((await events(f)).some((e) => e.type === 'schedule_ticks_skipped' && e.schedule_ticks_skipped.reason === 'paused'), 'no tick labelled paused');
+  t.like(await f.getJson('/api/schedules/strict'), { paused: false, skipped_ticks: 2, last_skipped_tick: '2026-01-05T22:45:00.000Z' });
+});
+
+test('a compaction base of format 7 (its schedule records kept no latest ticks): the latest ticks and their statuses are found again among its wants', async (t) => {
+  t.timeout(60_000);
+  const graph = { ...TEST_GRAPH, schedules: [{ name: 'minutely', cron: '* * * * *', partitions: ['fail/m${hour}${minute}'], catchup: 12 }] };
+  const first = await openAt(t, at('2026-01-05T22:43:30Z'), undefined, graph);
+  await waitFor('the schedule recorded', async () => (await first.getJson('/api/schedules/minutely')).since !== null);
+  await first.close();
+  // Back at 22:56:30: 22:45 to 22:56 made (catchup 12), each want failing.
+  const f = await openAt(t, at('2026-01-05T22:56:30Z'), first.dir, graph);
+  await waitFor('12 ticks failed', async () => (await scheduleWants(f, 'minutely')).filter((w) => w.status === 'failed').length === 12, { timeoutMs: 30_000 });
+  const before = (await f.getJson('/api/schedules/minutely')) as ScheduleView;
+  t.like(before, { recent_ticks: 10, recent_failed: 10, last_want_status: 'failed' });
+  // Compacted by the real code: the first daemon's events go, the wants (ended after the cutoff) stay in the base.
+  const since = (await events(f)).find((e) => Date.parse(e.timestamp) >= at('2026-01-05T22:56:30Z'))!.event_id;
+  const paths = { base: compactionBasePath(f.dir), snapshot: join(f.dir, '.platform', 'snapshot.bin'), runLogs: (id: string) => runLogDir(f.dir, id) };
+  const report = await compactEvents(f.platform.log, f.platform.store, paths, f.platform.log.latestId() - since + 1, false);
+  t.true(report.removed_events > 0);
+  await f.close();
+  // The base as a version of format 7 wrote it: schedule records without the fields of 8. No snapshot: the base is
+  // what the next start loads.
+  const file = decodeSnapshotFile(readFileSync(paths.base));
+  t.is(file.header.format, 8);
+  const lines = file.lines.map((line) => {
+    if (line[0] !== 'schedule') return line;
+    const { name, cron, timezone, since: from, tick, want_id } = line[1] as ScheduleRecord;
+    return ['schedule', { name, cron, timezone, since: from, tick, want_id }];
+  });
+  writeFileSync(paths.base, encodeSnapshotFile({ header: { ...file.header, format: 7 }, lines: lines as typeof file.lines }));
+  rmSync(paths.snapshot);
+
+  const g = await openAt(t, at('2026-01-05T22:56:40Z'), f.dir, graph);
+  t.true(g.platform.log.firstId() > 1, 'started from the base: the log alone cannot');
+  t.regex(await (await g.api('/metrics')).text(), /^platform_start_state_source\{source="compaction_base"\} 1$/m);
+  t.true(g.logLines.some((l) => /^State: from the compaction base at event \d+, then \d+ events? of the log replayed$/.test(l)), g.logLines.join('\n'));
+  const after = (await g.getJson('/api/schedules/minutely')) as ScheduleView;
+  t.like(after, { last_tick: before.last_tick, last_want_id: before.last_want_id, last_want_status: 'failed', recent_ticks: 10, recent_failed: 10 });
+  const detail = await cli(t, g, 'schedules', 'minutely');
+  t.regex(detail.stdout, /latest ticks\s+│ 10 of the last 10 failed/);
 });
 
 test('pause and resume refuse a body they do not take: a resume with fields, a pause sent as text; nothing is recorded', async (t) => {
@@ -209,3 +299,57 @@ test("a schedule removed from platform.json while paused has no metrics series a
   t.regex(metrics, /^platform_schedule_paused\{schedule="strict"\} 0$/m);
   t.true(again.platform.state().schedules.get('minutely')?.paused, 'its record stays: added back, it is still paused');
 });
+
+test('schedules named like the subcommands (pause, resume, show) are read with `platform schedules show <name>`; the bare subcommand says so', async (t) => {
+  t.timeout(60_000);
+  const yearly = (name: string) => ({ name, cron: '0 0 1 1 *', partitions: [`ok/${name}\${year}`] });
+  const graph = { ...TEST_GRAPH, schedules: ['pause', 'resume', 'show', 'nightly'].map(yearly) };
+  const f = await openAt(t, at('2026-01-05T10:00:30Z'), undefined, graph);
+  await waitFor('the schedules recorded', async () => (await f.getJson('/api/schedules/show')).since !== null);
+
+  // `show <name>` reads any one, whatever its name, as a table or --json.
+  for (const name of ['pause', 'resume', 'show', 'nightly']) {
+    const one = await cli(t, f, 'schedules', 'show', name);
+    t.is(one.code, 0, one.stderr);
+    t.regex(one.stdout, new RegExp(`schedule\\s+│ ${name}\\s`), name);
+    t.regex(one.stdout, /next tick\s+│ 2027-01-01 00:00:00/);
+    const json = await cli(t, f, '--json', 'schedules', 'show', name);
+    t.is(json.code, 0, json.stderr);
+    t.like(JSON.parse(json.stdout), { name, cron: '0 0 1 1 *' });
+  }
+  // The bare form still reads a name that is no subcommand.
+  t.regex((await cli(t, f, 'schedules', 'nightly')).stdout, /schedule\s+│ nightly\s/);
+  const missing = await cli(t, f, 'schedules', 'show', 'nope');
+  t.is(missing.code, 1);
+  t.regex(missing.stderr, /No schedule named 'nope'/);
+
+  // A subcommand without its name is a usage error that says what to type, and how to read the schedule of that name.
+  for (const word of ['pause', 'resume', 'show']) {
+    const bare = await cli(t, f, 'schedules', word);
+    t.is(bare.code, 2, word);
+    t.regex(bare.stderr, new RegExp(`'${word}' needs a schedule's name: platform schedules ${word} <name>`));
+    t.true(bare.stderr.includes(`To show a schedule named '${word}': platform schedules show ${word}.`), bare.stderr);
+    const json = await cli(t, f, '--json', 'schedules', word);
+    t.is(json.code, 2);
+    t.like(JSON.parse(json.stderr), { exit_code: 2 });
+    t.regex(JSON.parse(json.stderr).error, new RegExp(`platform schedules show ${word}`));
+  }
+  t.false((await events(f)).some((e) => e.type === 'schedule_paused' || e.type === 'schedule_resumed'), 'none paused or resumed');
+
+  // The list says how to read each such schedule; the help says how to read any.
+  const table = await cli(t, f, 'schedules');
+  t.is(table.code, 0, table.stderr);
+  for (const word of ['pause', 'resume', 'show']) t.true(table.stdout.includes(`schedule '${word}' in detail: platform schedules show ${word}`), table.stdout);
+  t.false(table.stdout.includes("schedule 'nightly' in detail"));
+  const help = await cli(t, f, 'schedules', '--help');
+  t.is(help.code, 0);
+  t.regex(help.stdout, /show <name>\s+one schedule in detail, whatever its name/);
+  t.regex(help.stdout, /platform schedules show\s+<name>, which works whatever the name/);
+
+  // Pausing the schedule named pause, and showing it paused.
+  const paused = await cli(t, f, 'schedules', 'pause', 'pause', '--reason', 'named so');
+  t.is(paused.code, 0, paused.stderr);
+  t.regex(paused.stdout, /^pause: paused;/);
+  t.regex((await cli(t, f, 'schedules', 'show', 'pause')).stdout, /state\s+│ paused since .*: named so \(platform schedules resume pause\)/);
+});
+

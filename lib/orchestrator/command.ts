@@ -43,7 +43,11 @@ export type Command =
   | { kind: 'cancel_want'; want_id: string; reason: string }
   | { kind: 'create_taint'; request: CreateTaintRequest }
   | { kind: 'create_backfill'; request: CreateBackfillRequest }
-  | { kind: 'pause_schedule'; name: string; reason: string }
+  /**
+   * `requested_at`: when it was asked for (epoch ms, the loop's clock; default: the step's time). The ticks due by
+   * then were due while the schedule ran: the step decides them (made or skipped as missed) before it pauses.
+   */
+  | { kind: 'pause_schedule'; name: string; reason: string; requested_at?: number }
   | { kind: 'resume_schedule'; name: string };
 
 /** A taint's reply: its id and every ref it tainted (downstream ones included). */

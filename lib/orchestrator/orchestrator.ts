@@ -118,6 +118,11 @@ export class Orchestrator {
     this.logError = opts.logError ?? ((m) => process.stderr.write(`${m}\n`));
   }
 
+  /** The loop's clock (epoch ms): the time its steps plan at. */
+  now(): number {
+    return this.scheduler.now();
+  }
+
   start(): void {
     if (this.ended) return;
     this.upSince = this.scheduler.now();

@@ -280,7 +280,7 @@ class Planner {
     }
     if (c.kind === 'create_taint') return this.createTaint(c.request);
     if (c.kind === 'create_backfill') return this.createBackfill(c.request);
-    if (c.kind === 'pause_schedule') return this.pauseSchedule(c.name, c.reason);
+    if (c.kind === 'pause_schedule') return this.pauseSchedule(c.name, c.reason, c.requested_at);
     if (c.kind === 'resume_schedule') return this.resumeSchedule(c.name);
     const want = this.state.wants.get(c.want_id);
     if (!want) return { ok: false, status: 404, error: `No want with id '${c.want_id}'.`, want_id: c.want_id };
@@ -442,24 +442,32 @@ class Planner {
         this.deadlines.push(next);
         continue;
       }
-      const served = this.input.schedulesUpSince?.get(`${s.name}\0${s.cron}\0${s.timezone}`);
-      const upSince = Math.max(this.input.upSince ?? now, served ?? Number.NEGATIVE_INFINITY);
-      const { make, skipped } = catchUp(s, after, now, upSince, budget);
-      if (skipped) this.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name: s.name, ...skipped, reason: 'catchup' } });
-      for (const tick of make) {
-        this.createRootWant({
-          partitions: tickRefs(s, tick),
-          comment: `schedule ${s.name}, tick ${new Date(tick).toISOString()}`,
-          data_timestamp: tick + s.offset_ms,
-          ttl_seconds: s.ttl_seconds,
-          sla_seconds: s.sla_seconds,
-          source: `${SCHEDULE_SOURCE_PREFIX}${s.name}`,
-          priority: s.priority,
-          schedule_tick: tick,
-        });
-      }
+      this.makeDueTicks(s, after, now, budget);
       const following = firstTickAfter(s, now);
       if (following !== undefined) this.deadlines.push(following);
+    }
+  }
+
+  /**
+   * The ticks of `s` after `after` that fell due by `upTo`: the latest `catchup` made into wants, the older ones
+   * recorded as skipped (reason `catchup`: missed while no daemon ran, or beyond what catchup makes up for).
+   */
+  private makeDueTicks(s: ScheduleDefinition, after: number, upTo: number, budget: CronBudget): void {
+    const served = this.input.schedulesUpSince?.get(`${s.name}\0${s.cron}\0${s.timezone}`);
+    const upSince = Math.max(this.input.upSince ?? this.input.now, served ?? Number.NEGATIVE_INFINITY);
+    const { make, skipped } = catchUp(s, after, upTo, upSince, budget);
+    if (skipped) this.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name: s.name, ...skipped, reason: 'catchup' } });
+    for (const tick of make) {
+      this.createRootWant({
+        partitions: tickRefs(s, tick),
+        comment: `schedule ${s.name}, tick ${new Date(tick).toISOString()}`,
+        data_timestamp: tick + s.offset_ms,
+        ttl_seconds: s.ttl_seconds,
+        sla_seconds: s.sla_seconds,
+        source: `${SCHEDULE_SOURCE_PREFIX}${s.name}`,
+        priority: s.priority,
+        schedule_tick: tick,
+      });
     }
   }
 
@@ -471,14 +479,23 @@ class Planner {
     return { definition, record: this.state.schedules.get(name)! };
   }
 
-  /** Pauses a schedule: it makes no wants until resumed. Pausing a paused one changes nothing (and records nothing). */
-  private pauseSchedule(name: string, reason: string): CommandDecision {
+  /**
+   * Pauses a schedule: it makes no wants until resumed. The ticks due before it was requested are made (or skipped as
+   * missed) first. Pausing a paused one changes nothing (and records nothing).
+   */
+  private pauseSchedule(name: string, reason: string, requestedAt: number | undefined): CommandDecision {
     // The embedding API's reason is not checked by the JSON API's schema.
     const problem = textProblem(reason, 'reason');
     if (problem) return { ok: false, status: 400, error: problem, want_id: '' };
     const known = this.knownSchedule(name);
     if (!known) return unknownSchedule(name);
     if (known.record.paused) return { ok: true, status: 200, want_id: '', schedule: { name, changed: false, skipped: 0, skipped_at_least: false } };
+    // The ticks that fell due before the pause was asked for were due while it ran: they are decided first, as the
+    // step's scan would have (made up to `catchup`, the rest skipped as missed), so none of them is later counted
+    // as skipped for the pause. Commands come before the scan in a step, and the first step after downtime (or one
+    // that woke late) is where such ticks wait. Only the ticks that fall due after the request are the pause's.
+    // Unbudgeted: one schedule's gap, at most catchup + MAX_COUNTED_TICKS cron steps, as a scan's first schedule.
+    this.makeDueTicks(known.definition, scheduleAfter(known.record), Math.min(requestedAt ?? this.input.now, this.input.now), { left: Infinity });
     this.emit({ type: 'schedule_paused', schedule_paused: { name, reason } });
     return { ok: true, status: 200, want_id: '', schedule: { name, changed: true, skipped: 0, skipped_at_least: false } };
   }

@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ReplaySubject, type Subscription, distinctUntilChanged, map } from 'rxjs';
 import type { Platform } from '../platform.js';
+import type { StoreStart } from '../state/state-store.js';
 import { createApp } from './app.js';
 import { withFastCreateWant } from './fast-create-want.js';
 import { withFastReads } from './fast-reads.js';
@@ -72,6 +73,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   log(`Listening on ${url}`);
+  log(startLine(platform.store.start));
 
   let closing: Promise<void> | undefined;
   let resolveClosed!: () => void;
@@ -140,4 +142,11 @@ function spokenDuration(ms: number): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   if (ms < 3_600_000) return `${(ms / 60_000).toFixed(1)} min`;
   return `${(ms / 3_600_000).toFixed(2)} hours`;
+}
+
+/** How the state was read at start, for server.log: "State: from the snapshot at event 1,204, then 3 events replayed". */
+export function startLine(start: StoreStart): string {
+  const from = start.from === 'snapshot' ? 'the snapshot' : start.from === 'compaction_base' ? 'the compaction base' : undefined;
+  const replayed = `${start.replayed_events.toLocaleString('en-US')} event${start.replayed_events === 1 ? '' : 's'} of the log replayed`;
+  return from ? `State: from ${from} at event ${start.at_event.toLocaleString('en-US')}, then ${replayed}` : `State: ${replayed} (no snapshot used)`;
 }

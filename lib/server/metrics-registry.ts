@@ -105,6 +105,17 @@ export function platformMetrics(platform: Platform, sse: SseClients, shutdown$: 
   gauge('platform_sse_clients', 'Event and log streams (SSE) open now.', () => sse.count);
   gauge('platform_snapshot_writing', 'A snapshot of the state is being written now (1) or not (0).', () => (platform.store.writingSnapshot ? 1 : 0));
   gauge('platform_snapshots_written', 'Snapshots of the state written since this server started.', () => platform.store.snapshotsWritten);
+  // How this server's state was read at start: from the snapshot (the usual), the compaction base, or the whole log.
+  const opened = platform.store.start;
+  const source = new Gauge({
+    name: 'platform_start_state_source',
+    help: 'Where the state was read from at start (1 for the one used): snapshot, compaction_base or log (a replay from the first event).',
+    labelNames: ['source'],
+    registers: [registry],
+  });
+  for (const from of ['snapshot', 'compaction_base', 'log'] as const) source.set({ source: from }, opened.from === from ? 1 : 0);
+  gauge('platform_start_state_event_id', 'The last event the state read at start held (0 when read from the log alone).', () => opened.at_event);
+  gauge('platform_start_events_replayed', 'Events of the log folded at start onto the state read.', () => opened.replayed_events);
 
   const started = new Counter({ name: 'platform_job_runs_started_total', help: 'Job runs started since this server started, by job.', labelNames: ['job'], registers: [registry] });
   const finished = new Counter({

@@ -12,17 +12,16 @@ const iso = (ms: number | undefined): string | null => (ms === undefined ? null 
 const FAILED: ReadonlySet<WantStatus> = new Set(['failed', 'upstream_failed']);
 
 /**
- * The latest tick's want's status: kept in the record (its recent ticks); read off the want itself only for a record
- * loaded from a compaction base written before the record kept them.
+ * The latest tick's want's status, kept in the record (its recent ticks). None only for a record loaded from a
+ * compaction base written before the record kept them (format 6 or 7) that no longer held that want (snapshot.ts).
  */
-function lastWantStatus(state: BuildState, r: ScheduleRecord | undefined): WantStatus | null {
+function lastWantStatus(r: ScheduleRecord | undefined): WantStatus | null {
   if (!r?.want_id) return null;
   const kept = r.recent[r.recent.length - 1];
-  if (kept?.want_id === r.want_id) return kept.status;
-  return state.wants.get(r.want_id)?.status ?? null;
+  return kept?.want_id === r.want_id ? kept.status : null;
 }
 
-/** The view of one schedule: O(log n) reads of its record (and at most one want), whatever its history. */
+/** The view of one schedule: an O(log n) read of its record, whatever its history. */
 export function scheduleView(state: BuildState, s: ScheduleDefinition, now: number): ScheduleView {
   const last = state.schedules.get(s.name);
   const paused = last?.paused ?? false;
@@ -40,7 +39,7 @@ export function scheduleView(state: BuildState, s: ScheduleDefinition, now: numb
     since: last?.since ? iso(last.since) : null,
     last_tick: last?.tick ? iso(last.tick) : null,
     last_want_id: last?.want_id || null,
-    last_want_status: lastWantStatus(state, last),
+    last_want_status: lastWantStatus(last),
     recent_ticks: last?.recent.length ?? 0,
     recent_failed: last?.recent.filter((x) => FAILED.has(x.status)).length ?? 0,
     skipped_ticks: last?.skipped ?? 0,

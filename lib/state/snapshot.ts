@@ -6,6 +6,7 @@
 import {
   JOB_RUN_STATUSES,
   PARTITION_STATUSES,
+  SCHEDULE_RECENT_TICKS,
   TERMINAL_WANT_STATUSES,
   WANT_STATUSES,
   type BuildRecord,
@@ -26,6 +27,7 @@ import {
   slaKey,
   type PartitionRecord,
   type ScheduleRecord,
+  type ScheduleTickWant,
   type StatusIndex,
   type WantRecord,
   compareIds,
@@ -34,6 +36,7 @@ import {
   withSchedule,
 } from './build-state.js';
 import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
+import { scheduleOf } from './schedule-fold.js';
 
 /**
  * 4: schedules are kept as records (since when each counts its ticks is not in its wants).
@@ -45,8 +48,9 @@ import { OrderedMap, compareNumbers, compareStrings } from './ordered-map.js';
  *    A version that reads 6 would refuse them as out of order, so the number says so; files of 6 are still read
  *    (their records are sorted as they are loaded).
  * 8: a schedule's record keeps whether it is paused, the ticks it skipped and its latest ticks' wants with their
- *    statuses. Files of 6 and 7 are read: their schedules load as running, with nothing skipped and no recent ticks
- *    (the view reads the last tick's want itself then; the next ticks fill them in).
+ *    statuses. Files of 6 and 7 are read: their schedules load as running (there was no pause) with nothing skipped
+ *    (nor skips), and their latest ticks' wants are found again among the wants the file holds (`recentTicksFound`):
+ *    those a compaction pruned before the file was written are gone with their statuses.
  * 9: a job run's record keeps the run that retried it (`retried_by`, folded from the retry's `retry_of`). Files of
  *    6 to 8 are read: their runs load with `retried_by` '' and the view works it out as it did before (views.ts).
  */
@@ -80,6 +84,11 @@ export interface Snapshot {
   created: CreatedCounts;
   /** Kept, not derived: the wants that missed it may have been pruned, and it counts for a Prometheus counter. */
   wants_sla_missed: number;
+  /**
+   * Read from a file of a format before 8: the schedules whose records had no latest ticks' wants (`recent`), found
+   * again among the wants when the state is built (`stateFromSnapshot`). Absent otherwise.
+   */
+  recent_unknown?: string[];
 }
 
 export function toSnapshot(state: BuildState): Snapshot {
@@ -186,6 +195,7 @@ export function addLine(snap: Snapshot, line: SnapshotLine): void {
       snap.window_open.push(line[1]);
       return;
     case 'schedule':
+      if (!Array.isArray((line[1] as Partial<ScheduleRecord>).recent)) (snap.recent_unknown ??= []).push(line[1].name);
       snap.schedules.push(scheduleFromFile(line[1]));
       return;
     case 'created':
@@ -213,6 +223,36 @@ function scheduleFromFile(r: ScheduleRecord): ScheduleRecord {
  */
 function jobRunFromFile(r: JobRunRecord): JobRunRecord {
   return typeof (r as Partial<JobRunRecord>).retried_by === 'string' ? r : withJobRun(r, { retried_by: '' });
+}
+
+/**
+ * The schedules' records with the latest ticks' wants of those in `unknown` (read from a file of a format before 8)
+ * found among `wantsBySeq`, as the fold would have kept them: the latest SCHEDULE_RECENT_TICKS of its wants (whose
+ * ticks increase with their creation: no tick at or before one on record is made), each with its status now. Walked back from the newest want, it stops once each has its ten,
+ * so a schedule that ticks often costs the wants since its tenth-latest tick; one with fewer ticks, or whose older
+ * ticks' wants were pruned, the whole walk: one pass over the wants, once, on a start from an old base (whose load
+ * builds every index over them anyway). A schedule whose latest tick's want is not among them (pruned) keeps none:
+ * the latest entry must be its latest tick's.
+ */
+function recentTicksFound(records: readonly ScheduleRecord[], unknown: ReadonlySet<string>, wantsBySeq: readonly WantRecord[]): ScheduleRecord[] {
+  const open = new Map<string, { below: number; found: ScheduleTickWant[] }>();
+  for (const r of records) if (unknown.has(r.name) && r.tick > 0) open.set(r.name, { below: r.tick + 1, found: [] });
+  let left = open.size;
+  for (let i = wantsBySeq.length - 1; i >= 0 && left > 0; i--) {
+    const w = wantsBySeq[i]!;
+    if (w.schedule_tick === 0) continue;
+    const name = scheduleOf(w);
+    const o = name === undefined ? undefined : open.get(name);
+    // The fold takes a schedule's want only when its tick is later than the ticks before it.
+    if (!o || o.found.length >= SCHEDULE_RECENT_TICKS || w.schedule_tick >= o.below) continue;
+    o.found.push({ want_id: w.want_id, status: w.status });
+    o.below = w.schedule_tick;
+    if (o.found.length === SCHEDULE_RECENT_TICKS) left--;
+  }
+  return records.map((r) => {
+    const o = open.get(r.name);
+    return o && o.found[0]?.want_id === r.want_id ? withSchedule(r, { recent: o.found.reverse() }) : r;
+  });
 }
 
 /** Records in id order (`compareIds`): as written, or sorted when a file of an earlier order is read. */
@@ -367,7 +407,9 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
     sla_pending: sorted(slaPending.map((w) => [slaKey(slaDeadline(w), w.want_id), true] as const)),
     wants_sla_missed: snap.wants_sla_missed,
     queued_by_priority: sorted(snap.job_runs.filter((r) => r.status === 'queued').map((r) => [queueKey(r.priority, r.seq), r.job_run_id] as const)),
-    schedules: sorted(snap.schedules.map((r) => [r.name, r] as const)),
+    schedules: sorted(
+      (snap.recent_unknown?.length ? recentTicksFound(snap.schedules, new Set(snap.recent_unknown), wantsBySeq) : snap.schedules).map((r) => [r.name, r] as const),
+    ),
     window_open: OrderedMap.fromSortedBy(compareStrings, snap.window_open, (key) => key, () => true as const),
     backfills: sorted(backfills.map((w) => [w.backfill_id, w.want_id] as const)),
     backfill_order: OrderedMap.fromSorted(compareNumbers, backfills.map((w) => [w.seq, w.backfill_id] as const)),

@@ -64,7 +64,18 @@ export const SNAPSHOT_EVERY_EVENTS = 100_000;
  */
 export const SNAPSHOT_AFTER_REPLAY_EVENTS = 10_000;
 
+/**
+ * Where the state a store opened with came from: the snapshot, the compaction base (a compacted log whose snapshot
+ * could not be used) or the log alone; the event id that held, and how many events of the log were folded on it.
+ */
+export interface StoreStart {
+  from: 'snapshot' | 'compaction_base' | 'log';
+  at_event: number;
+  replayed_events: number;
+}
+
 export class StateStore {
+  private opened: StoreStart = { from: 'log', at_event: 0, replayed_events: 0 };
   private readonly latest: BehaviorSubject<BuildState>;
   private readonly subscription: Subscription;
   private readonly background: Subscription | undefined;
@@ -163,7 +174,11 @@ export class StateStore {
     const carry = new ImageCarry();
     const snapshot = snapshotPath ? await readSnapshot(snapshotPath, stateCodeFingerprint(), logProbe(log), carry) : undefined;
     let start = snapshot;
-    if (!start && log.firstId() > 1) start = await compactionBase(log, options.compactionBasePath);
+    let from: StoreStart['from'] = snapshot ? 'snapshot' : 'log';
+    if (!start && log.firstId() > 1) {
+      start = await compactionBase(log, options.compactionBasePath);
+      from = 'compaction_base';
+    }
     start ??= initialState();
     const every = options.snapshotEveryEvents ?? 0;
     const auto = snapshotPath && every > 0 ? { path: snapshotPath, everyEvents: every } : undefined;
@@ -174,6 +189,7 @@ export class StateStore {
     if (auto && toReplay >= SNAPSHOT_AFTER_REPLAY_EVENTS) carry.reserve(Math.min(toReplay * RESERVED_BYTES_AN_EVENT, 2 ** 31));
     const replayed = await replayLog(log, start);
     const store = new StateStore(log, carry, replayed, start.last_event_id, logProbe(log), auto, onError);
+    store.opened = { from, at_event: start.last_event_id, replayed_events: replayed.last_event_id - start.last_event_id };
     if (auto && replayed.last_event_id - start.last_event_id >= SNAPSHOT_AFTER_REPLAY_EVENTS) {
       void store.saveSnapshot(auto.path).catch(onError);
     }
@@ -329,6 +345,11 @@ export class StateStore {
   /** How many times the state an image holds took the place of the fold (after a snapshot). */
   get imagedStates(): number {
     return this.imagedTaken;
+  }
+
+  /** How the state was read at open (said in server.log and /metrics: a snapshot that was not used costs a replay). */
+  get start(): Readonly<StoreStart> {
+    return this.opened;
   }
 
   /** How many snapshots this store wrote. */

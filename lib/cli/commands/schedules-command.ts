@@ -1,11 +1,12 @@
 /**
  * `platform schedules [name]`: the schedules of platform.json with their last and next tick, how their latest ticks'
- * wants did, and what they skipped (a table, or --json); `platform schedules pause|resume <name>`.
+ * wants did, and what they skipped (a table, or --json); `platform schedules show|pause|resume <name>` (`show` reads
+ * any one, also a schedule whose name is one of these words).
  */
 import type { Command } from 'commander';
 import type { ScheduleChangeReply, ScheduleView } from '../../client/platform-client.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
-import { colors, connect, detailTable, line, listShort, pageFooter, printJson, statusColor, table, usageExitCode, when } from '../output.js';
+import { colors, connect, detailTable, line, listShort, pageFooter, printJson, shellWords, statusColor, table, usageExitCode, when } from '../output.js';
 
 const cronOf = (s: ScheduleView) => `${s.cron}${s.timezone !== 'UTC' ? ` (${s.timezone})` : ''}`;
 
@@ -84,21 +85,49 @@ function changeLine(verb: 'pause' | 'resume', reply: ScheduleChangeReply): strin
   return `${s.name}: resumed${skippedNow}${s.next_tick ? `; next tick ${when(s.next_tick)}` : ''}`;
 }
 
+/** The words `platform schedules` takes as its subcommands: a schedule of one of these names is shown with `show`. */
+const SUBCOMMANDS = ['show', 'pause', 'resume'] as const;
+
+/** `platform schedules show <name>`, as a shell takes it. */
+const showCommand = (name: string) => `platform schedules show ${shellWords([name])}`;
+
+/** A subcommand called without its schedule's name: a usage error (exit 2) saying what to type, also to show a schedule of that name. */
+function nameMissing(cmd: Command, usage: string): never {
+  const word = cmd.name();
+  cmd.error(`error: '${word}' needs a schedule's name: ${usage}. (To show a schedule named '${word}': ${showCommand(word)}.)`, {
+    exitCode: 2,
+    code: 'commander.missingArgument',
+  });
+}
+
+async function showOne(name: string, cmd: Command): Promise<void> {
+  const { client, options } = await connect(cmd);
+  const one = await client.getSchedule(name);
+  if (options.json) return printJson(one);
+  line(detail(one));
+}
+
 export function registerSchedules(program: Command): void {
   const schedules = program
     .command('schedules')
     .description('the schedules of platform.json: their last and next tick, the wants they made and how those did, the ticks they skipped (one in detail with its name); pause and resume one')
-    .argument('[name]', 'show this schedule only')
+    .argument('[name]', 'show this schedule only (or: platform schedules show <name>)')
     .addOption(parsedOption('--limit <n>', 'at most this many (1-1000, default 100)', wholeNumber({ min: 1 })))
     .addOption(parsedOption('--offset <n>', 'skip this many', wholeNumber()))
+    .addHelpText(
+      'after',
+      [
+        '',
+        'One schedule in detail: platform schedules <name>, or platform schedules show',
+        '<name>, which works whatever the name. A schedule named show, pause or resume',
+        "is shown only with show: 'platform schedules pause' is the pause command.",
+      ].join('\n'),
+    )
+    // The subcommands take the name as they must (their name is checked in the action, to say what to type).
+    .configureHelp({ subcommandTerm: (cmd) => `${cmd.name()}${cmd.options.length > 0 ? ' [options]' : ''} <name>` })
     .action(async (name: string | undefined, opts: { limit?: number; offset?: number }, cmd: Command) => {
+      if (name !== undefined) return showOne(name, cmd);
       const { client, options } = await connect(cmd);
-      if (name !== undefined) {
-        const one = await client.getSchedule(name);
-        if (options.json) return printJson(one);
-        line(detail(one));
-        return;
-      }
       const page = await client.listSchedules(opts);
       if (options.json) return printJson(page);
       if (page.data.length === 0) {
@@ -108,15 +137,32 @@ export function registerSchedules(program: Command): void {
       line(rows(page.data));
       const footer = pageFooter(page, 'schedules');
       if (footer) line(footer);
+      // 'platform schedules pause' is the command, not the schedule: say how to read the one of that name.
+      for (const s of page.data) {
+        if ((SUBCOMMANDS as readonly string[]).includes(s.name)) line(`schedule '${s.name}' in detail: ${showCommand(s.name)} ('platform schedules ${s.name}' is the ${s.name} command)`);
+      }
     });
   usageExitCode(schedules);
   usageExitCode(
     schedules
+      .command('show')
+      .usage('<name>')
+      .description('one schedule in detail, whatever its name (also one named show, pause or resume)')
+      .argument('[name]', 'the schedule')
+      .action(async (name: string | undefined, _opts: unknown, cmd: Command) => {
+        if (name === undefined) nameMissing(cmd, 'platform schedules show <name>');
+        return showOne(name, cmd);
+      }),
+  );
+  usageExitCode(
+    schedules
       .command('pause')
+      .usage('[options] <name>')
       .description('pause a schedule: it makes no wants until resumed, across restarts (pausing a paused one changes nothing)')
-      .argument('<name>', 'the schedule')
+      .argument('[name]', 'the schedule')
       .option('--reason <text>', 'why (shown with the schedule)')
-      .action(async (name: string, opts: { reason?: string }, cmd: Command) => {
+      .action(async (name: string | undefined, opts: { reason?: string }, cmd: Command) => {
+        if (name === undefined) nameMissing(cmd, 'platform schedules pause <name> [--reason <text>]');
         const { client, options } = await connect(cmd);
         const reply = await client.pauseSchedule(name, opts.reason);
         if (options.json) return printJson(reply);
@@ -126,9 +172,11 @@ export function registerSchedules(program: Command): void {
   usageExitCode(
     schedules
       .command('resume')
+      .usage('<name>')
       .description('resume a paused schedule: the ticks that fell due while it was paused are skipped (counted), not caught up')
-      .argument('<name>', 'the schedule')
-      .action(async (name: string, _opts: unknown, cmd: Command) => {
+      .argument('[name]', 'the schedule')
+      .action(async (name: string | undefined, _opts: unknown, cmd: Command) => {
+        if (name === undefined) nameMissing(cmd, 'platform schedules resume <name>');
         const { client, options } = await connect(cmd);
         const reply = await client.resumeSchedule(name);
         if (options.json) return printJson(reply);
