@@ -14,6 +14,7 @@ import { compactionBasePath } from '../lib/platform.js';
 import type { ScheduleRecord } from '../lib/state/build-state.js';
 import { compactEvents } from '../lib/state/event-compaction.js';
 import { decodeSnapshotFile, encodeSnapshotFile } from '../lib/state/snapshot-file.js';
+import { SNAPSHOT_FORMAT } from '../lib/state/snapshot.js';
 import { TEST_GRAPH, runCli, startServer, waitFor, type ServerFixture } from './helpers/server-fixture.js';
 import { ShiftedClock } from './helpers/shifted-clock.js';
 
@@ -252,7 +253,7 @@ test('a compaction base of format 7 (its schedule records kept no latest ticks):
   // The base as a version of format 7 wrote it: schedule records without the fields of 8. No snapshot: the base is
   // what the next start loads.
   const file = decodeSnapshotFile(readFileSync(paths.base));
-  t.is(file.header.format, 8);
+  t.is(file.header.format, SNAPSHOT_FORMAT);
   const lines = file.lines.map((line) => {
     if (line[0] !== 'schedule') return line;
     const { name, cron, timezone, since: from, tick, want_id } = line[1] as ScheduleRecord;
