@@ -171,3 +171,44 @@ test("a run the launcher's records cannot carry (8,000 variables) waits for room
   t.is(s.size, 3);
   t.is(mostAtOnce(s.values()), 1);
 });
+
+test('a want canceled while its runs go and others are held: no held run starts on the slot the kill frees; a run recorded as never started never ran', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await open(t, dir, { max_concurrent_job_runs: 2, jobs: [{ label: 'a', outputs: ['a/(?<n>\\d+)'], exec: marked(0.05) }] });
+  for (let round = 0; round < 4; round++) {
+    const refs = Array.from({ length: 30 }, (_, i) => `a/${round * 100 + i}`);
+    const w = (await platform.createWant(request(refs))) as { ok: true; want_id: string };
+    await waitFor(platform, (s) => [...s.job_runs.values()].filter((r) => r.status === 'succeeded' && s.wants.get(w.want_id)?.job_run_ids.includes(r.job_run_id)).length >= 4, 'a few runs to end');
+    await platform.cancelWant(w.want_id, 'enough');
+    await waitForWant(platform, w.want_id, ['canceled'], 10_000);
+    await waitFor(platform, (s) => s.job_runs_by_status.running.size === 0 && s.queued_by_priority.size === 0, 'every run to settle');
+    await sleep(300);
+    const s = platform.state();
+    const ran = spans(dir);
+    t.true(s.wants.get(w.want_id)!.job_run_ids.length > 0);
+    for (const id of s.wants.get(w.want_id)!.job_run_ids) {
+      const run = s.job_runs.get(id)!;
+      const ref = run.config.outputs[0]!.replace('/', '_');
+      const file = (name: string) => (existsSync(join(dir, '.platform', 'logs', id, name)) ? readFileSync(join(dir, '.platform', 'logs', id, name), 'utf8').trim() : `no ${name}`);
+      if (!run.started_at && ran.has(ref)) t.fail(`${ref} (${id}) is recorded ${run.status}, never started, yet it ran: ${JSON.stringify({ ...run, config: undefined })} ${String(ran.get(ref))} ${file('cancel.json')} ${file('status.json')}`);
+    }
+  }
+});
+
+test('a want canceled with one run going and the next held: the kill frees the slot, and the held run is not started on it', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await open(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(5) }] });
+  for (let round = 0; round < 5; round++) {
+    const [first, held] = [`p/${round * 10}`, `p/${round * 10 + 1}`];
+    const w = (await platform.createWant(request([first, held]))) as { ok: true; want_id: string };
+    await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, `${first} to start`);
+    await platform.cancelWant(w.want_id, 'enough');
+    await waitForWant(platform, w.want_id, ['canceled'], 10_000);
+    await waitFor(platform, (s) => s.job_runs_by_status.running.size === 0, 'the kill to be recorded');
+    await sleep(200);
+    const run = [...platform.state().job_runs.values()].find((r) => r.config.outputs[0] === held)!;
+    t.like(run, { status: 'canceled', started_at: null }, held);
+    t.false(spans(dir).has(held.replace('/', '_')), `${held} never ran`);
+    t.false(existsSync(join(dir, '.platform', 'logs', run.job_run_id, 'status.json')), `${held} has no status`);
+  }
+});

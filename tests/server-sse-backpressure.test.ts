@@ -42,3 +42,27 @@ test('a stream from event 0 reads the log only as fast as the client takes it, a
   t.true(ids.every((id, i) => id === i + 1), 'every event once, in order');
   t.true(pages >= EVENTS / 1000, 'the rest was read once the client read');
 });
+
+test("a live burst larger than a socket may hold (one step's events) does not end a client's stream: it goes on from the log, every event once, then live again", async (t) => {
+  const f = await startServer(t);
+  const port = new URL(f.url).port;
+  const socket = connect(Number(port), '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  let text = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (text += chunk));
+  socket.write(`GET /api/events/stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+  for (let i = 0; i < 100 && !text.includes('\r\n\r\n'); i++) await sleep(20);
+  // 3,000 events of 4 KB in one append: 12 MB written to the socket in one turn, more than MAX_UNREAD_BYTES.
+  const burst = 3000;
+  const payload = (i: number): EventPayload => ({ type: 'want_canceled', want_canceled: { want_id: `w-${i}`, reason: 'x'.repeat(4096) } });
+  await f.platform.log.append(Array.from({ length: burst }, (_, k) => payload(k)), Date.now());
+  const has = (id: number) => text.includes(`id: ${id}\n`);
+  for (let i = 0; i < 300 && !has(burst); i++) await sleep(50);
+  await f.platform.log.append([payload(burst)], Date.now());
+  for (let i = 0; i < 100 && !has(burst + 1); i++) await sleep(50);
+  const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+  t.is(ids.length, burst + 1, `the stream had ${ids.length} events`);
+  t.true(ids.every((id, i) => id === i + 1), 'every event once, in order');
+});

@@ -588,8 +588,14 @@ test('cancel: the want is canceled, its run canceled, its partition canceled; re
   t.deepEqual(idsIn(s.wants_by_status.canceled), ['w1', 'w3']);
 
   // Canceling again, or a late outcome of the canceled run, changes nothing but the event id.
-  const again = apply(s, wantCanceled('w3', 'twice'), succeeded('r3'), started('r3', 5));
+  const again = apply(s, wantCanceled('w3', 'twice'), succeeded('r3'));
   t.deepEqual({ ...canon(again), last_event_id: 0 }, { ...canon(s), last_event_id: 0 });
+  // A start heard after the cancel (it was being launched) is recorded, from when it was canceled: it ran for a
+  // moment. Its status stays; a second start changes nothing.
+  const startedLate = apply(s, started('r3', 5));
+  t.like(startedLate.job_runs.get('r3'), { status: 'canceled', pid: 5, started_at: s.job_runs.get('r3')!.ended_at });
+  t.deepEqual({ ...canon(apply(startedLate, started('r3', 6))), last_event_id: 0 }, { ...canon(startedLate), last_event_id: 0 });
+  t.is(startedLate.job_runs_by_status.canceled.size, s.job_runs_by_status.canceled.size);
 
   // The run w2 still needs finishes: w2 successful, w1 stays canceled (terminal is final).
   s = apply(s, succeeded('r1'));

@@ -259,7 +259,11 @@ export class SupervisedExecutor implements Executor {
       void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason });
       return;
     }
-    this.killGroup(run);
+    // The kill waits for the other cancels of this turn: a run it ends frees a slot the launcher would at once give to
+    // a held run, whose own cancel must be on disk and sent first.
+    setImmediate(() => {
+      if (this.runs.get(run.id) === run && !run.settling) this.killGroup(run);
+    });
   }
 
   reattach(launch: JobLaunch, pid: number, startedAt = 0): Reattached {

@@ -554,7 +554,9 @@ class Planner {
 
   started(job_run_id: string, pid: number, worker: string): void {
     const run = this.state.job_runs.get(job_run_id);
-    if (run?.status !== 'queued') return;
+    // Canceled while it was launched, it ran for a moment: recorded, so that a run that reads as never started never ran.
+    const startedLate = run?.status === 'canceled' && run.started_at === null && pid > 0;
+    if (run?.status !== 'queued' && !startedLate) return;
     this.emit({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker } });
   }
 

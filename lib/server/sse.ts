@@ -1,6 +1,6 @@
 /** Server-Sent Events fed straight from an observable; the stream ends when it completes or the server stops. */
 import type { Request, Response } from 'express';
-import { type Observable, Subject, finalize, interval, merge, map, takeUntil } from 'rxjs';
+import { EMPTY, type Observable, Subject, concat, defer, finalize, from, interval, merge, map, mergeMap, takeUntil, tap } from 'rxjs';
 import { errorMessage } from '../errors.js';
 import { errorBody } from './http-error.js';
 import type { SseClients } from './sse-clients.js';
@@ -15,12 +15,19 @@ const HEARTBEAT_MS = 15_000;
 /** What a stream may have waiting in the socket for a client that does not read. */
 export const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
 
+/**
+ * `resume`, for a stream of numbered messages that can be read again from a point (the event log): a burst larger
+ * than the socket may hold for the client (one step's events can be tens of MB, each run's config in it) does not end
+ * the stream; it goes on after the last id written, read from the source at the client's pace once the socket
+ * drained. Without it, a client that stopped reading gets its stream ended (it can resume with Last-Event-ID).
+ */
 export function sendSse(
   req: Request,
   res: Response,
   messages$: Observable<SseMessage>,
   stop$: Observable<unknown>,
   clients?: SseClients,
+  resume?: (afterId: number) => Observable<SseMessage>,
 ): void {
   clients?.track(res);
   res.status(200);
@@ -34,14 +41,28 @@ export function sendSse(
   const ended$ = new Subject<void>();
   const heartbeat$ = interval(HEARTBEAT_MS).pipe(map(() => ': heartbeat\n\n'), takeUntil(ended$));
   const overflow$ = new Subject<void>();
-  const frames$ = merge(messages$.pipe(map(frame), finalize(() => ended$.next())), heartbeat$).pipe(
-    takeUntil(merge(stop$, overflow$)),
-  );
+  let lastId: number | undefined;
+  // One pass over a source: its frames until it completes or the socket overflows. Cut with `resume`, the stream goes
+  // on from the last id written once the client read what the socket holds: the server holds at most MAX_UNREAD_BYTES
+  // and a page for a client, however far behind it is.
+  const pass = (m$: Observable<SseMessage>): Observable<string> => {
+    let cut = false;
+    return concat(
+      m$.pipe(
+        takeUntil(overflow$.pipe(tap(() => (cut = true)))),
+        map((m) => {
+          if (typeof m.id === 'number') lastId = m.id;
+          return frame(m);
+        }),
+      ),
+      defer(() => (cut && resume && lastId !== undefined ? from(writable(res)()).pipe(mergeMap(() => pass(resume(lastId!)))) : EMPTY)),
+    );
+  };
+  const frames$ = merge(pass(messages$).pipe(finalize(() => ended$.next())), heartbeat$).pipe(takeUntil(stop$));
   const subscription = frames$.subscribe({
     next: (text) => {
       res.write(text);
-      // A client that stopped reading must not make the server hold an ever-growing buffer: its stream ends
-      // (it can resume from the last id it saw with Last-Event-ID).
+      // A client that stopped reading must not make the server hold an ever-growing buffer.
       if (res.writableLength > MAX_UNREAD_BYTES) overflow$.next();
     },
     error: (err: unknown) => {

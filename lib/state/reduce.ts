@@ -145,8 +145,13 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     }
     case 'job_run_started': {
       const e = event.job_run_started;
-      // Only a queued run starts: a start recorded after the run ended (canceled while launching) changes nothing.
-      if (s.job_runs.get(e.job_run_id)?.status !== 'queued') return s;
+      const run = s.job_runs.get(e.job_run_id);
+      // A run canceled while it was being launched did start: its start says so (its process, from when it was
+      // canceled, not later), and nothing else changes. Any other start after the run ended changes nothing.
+      if (run?.status === 'canceled' && run.started_at === null && e.pid > 0) {
+        return updateRun(s, e.job_run_id, (r) => withJobRun(r, { pid: e.pid, worker: e.worker || 'local', started_at: Math.min(at, r.ended_at ?? at) }));
+      }
+      if (run?.status !== 'queued') return s;
       return updateRun(s, e.job_run_id, (r) => withJobRun(r, { status: 'running', pid: e.pid, worker: e.worker || 'local', started_at: at }));
     }
     case 'job_run_placed': {

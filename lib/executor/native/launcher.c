@@ -445,11 +445,24 @@ static int slot_free(void) { return slots < 0 || (long long)live_runs() < slots;
 
 static long launch_record(char *buf, size_t len, int from_hold);
 
+/*
+ * Whether the daemon canceled a held run (its cancel.json, written before it tells the launcher): a cancel that kills
+ * a running run frees its slot, and its `cancel` record may come after the end that would start the held one.
+ */
+static int canceled(const char *record, size_t len) {
+  size_t id_len = strnlen(record, len);
+  if (id_len + 1 >= len) return 0;
+  char path[4096];
+  if ((size_t)snprintf(path, sizeof path, "%s/cancel.json", record + id_len + 1) >= sizeof path) return 0;
+  return access(path, F_OK) == 0;
+}
+
 /* Starts held runs while a slot is free, oldest first. */
 static void start_held(void) {
   while (headheld < nheld && slot_free()) {
     struct held h = heldq[headheld++];
-    launch_record(h.record, h.len, 1);
+    if (canceled(h.record, h.len)) news("d", h.record, 0);
+    else launch_record(h.record, h.len, 1);
     free(h.record);
   }
   if (headheld == nheld) headheld = nheld = 0;

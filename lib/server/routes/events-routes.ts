@@ -62,10 +62,9 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
     }
     // A resume from below a compaction would skip events silently: the client is told, with where to go on from.
     if (after + 1 < platform.log.firstId() && after < platform.log.latestId()) throw new EventsCompactedError(after + 1, platform.log.firstId());
-    const messages$ = platform
-      .eventsSince(after, writable(res))
-      .pipe(map((e) => ({ event: e.type, id: e.event_id, data: JSON.stringify(eventView(e)) })));
-    sendSse(req, res, messages$, shutdown$, sse);
+    const since = (id: number) =>
+      platform.eventsSince(id, writable(res)).pipe(map((e) => ({ event: e.type, id: e.event_id, data: JSON.stringify(eventView(e)) })));
+    sendSse(req, res, since(after), shutdown$, sse, since);
   });
 
   router.get('/api/events/:id', async (req, res) => {
