@@ -106,13 +106,16 @@ test.serial('BUG 3: a run that ends as the platform stops lets the launcher star
   // The launcher not scheduled for a moment (a loaded machine) while the platform stops and p/1 ends.
   process.kill(pid, 'SIGSTOP');
   await first.close();
-  await sleep(1800);
+  // p/1 ends (its end mark written, then it exits) while the launcher is stopped.
+  for (let i = 0; i < 100 && !existsSync(join(dir, 'marks', 'p_1.end')); i++) await sleep(50);
+  await sleep(200);
   process.kill(pid, 'SIGCONT');
   await sleep(500);
-  t.deepEqual(starts(dir, 'p_2'), [], 'p/2 was started by the launcher after the platform stopped');
+  const afterStop = starts(dir, 'p_2');
   const second = await open(t, dir, graph);
   await waitForWant(second, w.want_id, ['successful'], 10_000);
-  t.is(starts(dir, 'p_2').length, 1, `p/2 started ${starts(dir, 'p_2').length} times`);
+  // Nothing started p/2 with no platform to record it; the next platform started it once.
+  t.deepEqual({ afterStop, inAll: starts(dir, 'p_2') }, { afterStop: [], inAll: ['r-2'] });
 });
 
 test.serial('BUG 4: canceling a want whose run runs and whose next run is held: the held run starts (and is killed)', async (t) => {
