@@ -32,6 +32,8 @@ export type LauncherNews =
   | { kind: 'failed'; id: string; error: NodeJS.ErrnoException; runFiles?: boolean }
   /** A held run canceled before it started (`cancelHeld`): it never ran. */
   | { kind: 'dropped'; id: string }
+  /** The native launcher did everything written before `sync` (so news of any start it made before is out). */
+  | { kind: 'synced' }
   /** The launcher ended, or ended its news, before it was closed: the runs it started will send no more news. */
   | { kind: 'launcher-gone' };
 
@@ -43,6 +45,8 @@ const LAUNCHER_SCRIPT = [
   'done',
   'wait',
 ].join('\n');
+
+export type SyncAnswer = 'ok' | 'timeout' | 'gone';
 
 /** What a native launcher needs of a run (the shell launcher reads the same from the run's run.sh). */
 export interface RunSpec {
@@ -79,6 +83,8 @@ export class RunLauncher {
   private readonly mode: 'native' | 'shell' | 'direct';
   private buffered = '';
   private corked = false;
+  /** Callers of `sync` waiting for the launcher's answer, oldest first. */
+  private syncs: Array<{ done: (ok: SyncAnswer) => void }> = [];
   /** The daemon's environment as launcher.c's fields, encoded once (it is most of every record). */
   private baseEnv: { keys: Set<string>; fields: string[]; entries: Array<[string, string]> } | undefined;
 
@@ -124,6 +130,28 @@ export class RunLauncher {
     this.send(`\0cancel\0${id}\0`);
   }
 
+  /**
+   * Resolves 'ok' once the native launcher has done everything written before (the news of whatever it started
+   * meanwhile came first); 'timeout' after `ms` without its answer; 'gone' when there is no launcher (or it went). At
+   * once ('ok') for the other launchers, which hold nothing.
+   */
+  sync(ms: number): Promise<SyncAnswer> {
+    if (this.mode !== 'native') return Promise.resolve('ok');
+    if (!this.shell) return Promise.resolve('gone');
+    const shell = this.shell;
+    return new Promise<SyncAnswer>((resolve) => {
+      const waiter = { done: (ok: SyncAnswer): void => {
+        clearTimeout(timer);
+        waiter.done = () => {};
+        resolve(ok);
+      } };
+      // Answers come in the order asked: each `y` is the oldest waiter's (one timed out still takes its own).
+      this.syncs.push(waiter);
+      const timer = setTimeout(() => waiter.done('timeout'), ms);
+      this.send('\0sync\0\0');
+    });
+  }
+
   private launchOtherwise(run: RunSpec, shellSafe: boolean): void {
     const { id, dir } = run;
     if (run.stdin !== undefined) {
@@ -161,6 +189,7 @@ export class RunLauncher {
   }
 
   close(): void {
+    for (const w of this.syncs.splice(0)) w.done('gone');
     this.shell?.stdin?.end();
     this.shell?.unref();
     this.shell = undefined;
@@ -200,6 +229,7 @@ export class RunLauncher {
       if (this.shell !== shell) return;
       this.shell = undefined;
       shell.stdin?.end();
+      for (const w of this.syncs.splice(0)) w.done('gone');
       this.subject.next({ kind: 'launcher-gone' });
     };
     shell.once('exit', gone);
@@ -222,6 +252,10 @@ export class RunLauncher {
       else if (kind === 'x') this.subject.next({ kind: 'exited', id, status: Number(value) });
       else if (kind === 'f') this.subject.next({ kind: 'failed', id, error: errnoError(Number(value), 'could not fork its process (the machine is out of processes or memory)') });
       else if (kind === 'd') this.subject.next({ kind: 'dropped', id });
+      else if (kind === 'y') {
+        this.syncs.shift()?.done('ok');
+        this.subject.next({ kind: 'synced' });
+      }
       else if (kind === 'w') this.subject.next({ kind: 'failed', id, error: errnoError(Number(value), "could not write the run's files"), runFiles: true });
     }
   }

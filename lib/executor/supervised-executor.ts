@@ -139,6 +139,10 @@ export class SupervisedExecutor implements Executor {
   private readonly news: Subscription;
   private poll: Subscription | undefined;
   private stopped = false;
+  /** Shutting down: the launcher was told no slots, and is not told otherwise again. */
+  private closing = false;
+  /** Syncs in flight after the launcher's slots were lowered (`confirmSlots`). */
+  private unconfirmed = 0;
   /** The cap the orchestrator gave (`holdBeyond`), and the slots last told the launcher. */
   private cap: number | undefined;
   private toldSlots: number | undefined;
@@ -201,9 +205,21 @@ export class SupervisedExecutor implements Executor {
    */
   private slotFreeOutside(except: Run): boolean {
     if (this.cap === undefined) return true;
-    let going = 0;
-    for (const r of this.runs.values()) if (r !== except && (!r.held || r.pid > 0) && !this.deferred.some((d) => d.run === r)) going++;
-    return going < this.cap;
+    // Slots lowered and not yet confirmed: the launcher may have started runs under the higher count, unheard of.
+    if (this.unconfirmed > 0) return false;
+    let others = 0;
+    let known = 0;
+    let unknown = 0;
+    for (const r of this.runs.values()) {
+      if (r === except || this.deferred.some((d) => d.run === r)) continue;
+      if (!r.held) others++;
+      else if (r.pid > 0) known++;
+      else unknown++;
+    }
+    // Given to the launcher and not heard of as started (pid 0): it may be going all the same, as far as the launcher's
+    // slots let it; one held past them is not.
+    const launcher = Math.max(known, Math.min(known + unknown, this.toldSlots ?? known + unknown));
+    return others + launcher < this.cap;
   }
 
   private startDeferred(): void {
@@ -215,7 +231,18 @@ export class SupervisedExecutor implements Executor {
 
   recall(job_run_id: string): void {
     const run = this.runs.get(job_run_id);
-    if (!run || !run.held || run.pid !== 0 || run.recalling || run.kill) return;
+    if (!run || run.kill) return;
+    // Waiting here for room under the cap: it comes back at once, like a held one.
+    const waiting = this.deferred.findIndex((d) => d.run === run);
+    if (waiting >= 0) {
+      this.deferred.splice(waiting, 1);
+      clearTimeout(run.timer);
+      this.runs.delete(run.id);
+      this.tellSlots();
+      setImmediate(() => this.recalls.next(run.id));
+      return;
+    }
+    if (!run.held || run.pid !== 0 || run.recalling) return;
     run.recalling = true;
     this.launcher.cancelHeld(job_run_id);
   }
@@ -224,6 +251,8 @@ export class SupervisedExecutor implements Executor {
     if (this.launcher.kind !== 'native') return 0;
     this.cap = cap;
     this.tellSlots();
+    // The cap may have grown (platform.json): what waits for room under it need not wait for a run's end.
+    this.startDeferred();
     return cap;
   }
 
@@ -232,27 +261,41 @@ export class SupervisedExecutor implements Executor {
    * otherwise), so that with them it never runs more than the cap.
    */
   private tellSlots(): void {
-    if (this.cap === undefined || this.stopped) return;
+    if (this.cap === undefined || this.stopped || this.closing) return;
     let others = 0;
     for (const run of this.runs.values()) if (!run.held) others++;
     const slots = Math.max(0, this.cap - others);
     if (slots === this.toldSlots) return;
+    const lowered = this.toldSlots === undefined || slots < this.toldSlots;
     this.toldSlots = slots;
     this.launcher.setSlots(slots);
+    if (lowered) this.confirmSlots();
+  }
+
+  /** Until the launcher answered a sync sent after lowered slots, a run outside them waits (`slotFreeOutside`). */
+  private confirmSlots(): void {
+    this.unconfirmed++;
+    void this.launcher.sync(1000).then((answer) => {
+      this.unconfirmed--;
+      // Not answered in time: asked again (a gone launcher leaves nothing unheard: its runs count as others now).
+      if (answer === 'timeout' && !this.stopped && !this.closing) return this.confirmSlots();
+      this.startDeferred();
+    });
   }
 
   cancel(job_run_id: string, reason: string): void {
     const run = this.runs.get(job_run_id);
     if (!run || run.kill) return;
     run.kill = { kind: 'cancel', reason };
+    // Held by the launcher, it is dropped there; started meanwhile, its start's news kills it (killGroup waits for it).
+    // Told first, before the durable write: a run of the launcher's that ends meanwhile must not start this one.
+    if (run.pid === 0 && run.held) this.launcher.cancelHeld(run.id);
     try {
       writeDurably(join(run.dir, CANCEL_FILE), { reason });
     } catch {
       // Only a next daemon misses it: it would record the run lost instead of canceled.
     }
     this.note(run, `canceled: ${reason}; killing the job's process group`);
-    // Held by the launcher, it is dropped there; started meanwhile, its start's news kills it (killGroup waits for it).
-    if (run.pid === 0 && run.held) this.launcher.cancelHeld(run.id);
     const waiting = this.deferred.findIndex((d) => d.run === run);
     if (waiting >= 0) {
       this.deferred.splice(waiting, 1);
@@ -300,9 +343,19 @@ export class SupervisedExecutor implements Executor {
   }
 
   async shutdown(reason: string, options: { cancelRuns?: boolean } = {}): Promise<void> {
+    // The launcher starts nothing it holds from here on, and every start it made before is heard (and recorded by
+    // the orchestrator's last step) before this stops listening.
+    if (this.cap !== undefined && !this.stopped) {
+      this.closing = true;
+      this.toldSlots = 0;
+      this.launcher.setSlots(0);
+      await this.launcher.sync(1000);
+    }
     if (options.cancelRuns && this.runs.size > 0) {
       this.poll ??= interval(this.opts.pollMs ?? 250).subscribe(() => this.check());
-      await cancelAllAndWait(this, [...this.runs.keys()], reason, this.opts.shutdownTimeoutMs ?? 5000);
+      // What has not started first: its drop is asked for before any kill frees a slot.
+      const ids = [...this.runs.values()].sort((a, b) => Number(a.pid > 0) - Number(b.pid > 0)).map((r) => r.id);
+      await cancelAllAndWait(this, ids, reason, this.opts.shutdownTimeoutMs ?? 5000);
     }
     // The rest go on without us (their supervisors keep their timeouts; the next daemon records them): no more
     // outcomes from this one.
@@ -319,10 +372,37 @@ export class SupervisedExecutor implements Executor {
     if (news.kind === 'launcher-gone') {
       // No more news: each run's end is read from its status file. A run whose supervisor was this launcher has none
       // coming (the launcher is gone): once its job is gone too, it is lost and rebuilt.
-      for (const run of this.runs.values()) run.ours = false;
+      const unstarted: Run[] = [];
+      for (const run of this.runs.values()) {
+        // Only the launcher's runs: one started outside is told of by node, and one waiting here was given to no one
+        // (taken for lost by the poll, it would still be started later, beside its rebuild).
+        if (!run.ours || !run.held) continue;
+        run.ours = false;
+        // The next launcher does not know it: it counts against that one's slots as a run started outside does.
+        run.held = false;
+        if (run.pid === 0 && !run.settling) unstarted.push(run);
+      }
+      // Held (or in the pipe) when it went: never started, or started with no news of it. Whatever of it runs is
+      // killed, and it comes back queued (no outcome), as a recalled run does; a canceled one is recorded canceled.
+      if (unstarted.length > 0) {
+        for (const pids of findJobRunProcesses(this.opts.workspaceRoot, new Set(unstarted.map((r) => r.id))).values()) killProcesses(pids);
+        for (const run of unstarted) {
+          if (run.kill?.kind === 'cancel') {
+            void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason: run.kill.reason });
+            continue;
+          }
+          clearTimeout(run.timer);
+          this.runs.delete(run.id);
+          this.recalls.next(run.id);
+        }
+      }
+      // The next launcher starts with no limit until told.
+      this.toldSlots = undefined;
+      if (this.cap !== undefined && this.runs.size > 0) this.tellSlots();
       this.poll ??= interval(this.opts.pollMs ?? 250).subscribe(() => this.check());
       return;
     }
+    if (news.kind === 'synced') return;
     const run = this.runs.get(news.id);
     if (!run || !run.ours) return;
     if (news.kind === 'started') {
@@ -335,6 +415,8 @@ export class SupervisedExecutor implements Executor {
       clearTimeout(run.timer);
       this.runs.delete(run.id);
       this.recalls.next(run.id);
+      // One fewer the launcher may run: a run waiting for room may have it now.
+      this.startDeferred();
     } else if (news.kind === 'dropped') {
       const reason = run.kill?.kind === 'cancel' ? run.kill.reason : 'canceled before it started';
       void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason });
@@ -410,6 +492,8 @@ export class SupervisedExecutor implements Executor {
   private end(run: Run, outcome: JobOutcome): void {
     if (this.runs.get(run.id) !== run || this.stopped) return;
     this.runs.delete(run.id);
+    const waiting = this.deferred.findIndex((d) => d.run === run);
+    if (waiting >= 0) this.deferred.splice(waiting, 1);
     if ([...this.runs.values()].every((r) => r.ours)) {
       this.poll?.unsubscribe();
       this.poll = undefined;

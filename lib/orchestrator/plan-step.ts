@@ -900,10 +900,15 @@ class Planner {
       caps.count(run);
     };
     let top = -Infinity;
+    // What runs, without what was handed over: what a held run must still fit beside (the limits may have changed).
+    const runningPerJob = new Map<string, number>();
+    const runningCaps = new CapCounter(this.state);
     for (const [, id] of this.state.job_runs_by_status.running) {
       const run = this.state.job_runs.get(id);
       if (!run) continue;
       count(run);
+      runningPerJob.set(run.job_label, (runningPerJob.get(run.job_label) ?? 0) + 1);
+      runningCaps.count(run);
       top = Math.max(top, run.priority);
     }
     const handed: JobRunRecord[] = [];
@@ -919,7 +924,21 @@ class Planner {
     }
     const cap = policy.max_concurrent_job_runs;
     const beyond = this.input.holdBeyond ?? 0;
-    const recall = beyond > 0 ? handed.filter((run) => run.priority < top).map((run) => run.job_run_id) : [];
+    // Recalled: a held run below the top priority, or one its job's max_concurrency or its backfill's cap (as they are
+    // now: platform.json may have lowered them) no longer leaves room for beside what runs and what was handed before
+    // it. Still counted in this step: one that started meanwhile holds its slot.
+    const recall: string[] = [];
+    if (beyond > 0) {
+      for (const run of handed) {
+        const limit = policy.jobs.get(run.job_label)?.max_concurrency ?? 0;
+        if (run.priority < top || (limit > 0 && (runningPerJob.get(run.job_label) ?? 0) >= limit) || !runningCaps.mayStart(run)) {
+          recall.push(run.job_run_id);
+          continue;
+        }
+        runningPerJob.set(run.job_label, (runningPerJob.get(run.job_label) ?? 0) + 1);
+        runningCaps.count(run);
+      }
+    }
     const out: JobRunRecord[] = [];
     // Highest priority first, then oldest, and no further than the free capacity: a long queue is not walked when
     // nothing can start.

@@ -433,6 +433,11 @@ static struct held *heldq;
 static size_t nheld, capheld, headheld;
 /* How many of this launcher's runs may run at once; -1: no limit (every record starts at once). */
 static long long slots = -1;
+/*
+ * The daemon closed its end (POLLHUP): nobody hears a start any more, so nothing starts, held or read, until the end
+ * of input forgets what is held (the log has those runs queued, for the next daemon).
+ */
+static int closing;
 
 static size_t live_runs(void) {
   size_t n = 0;
@@ -441,7 +446,7 @@ static size_t live_runs(void) {
   return n;
 }
 
-static int slot_free(void) { return slots < 0 || (long long)live_runs() < slots; }
+static int slot_free(void) { return !closing && (slots < 0 || (long long)live_runs() < slots); }
 
 static long launch_record(char *buf, size_t len, int from_hold);
 
@@ -526,6 +531,9 @@ static long control_record(char *buf, size_t len) {
     slots = n;
   } else if (strcmp(fields[0], "cancel") == 0) {
     drop_held(fields[1]);
+  } else if (strcmp(fields[0], "sync") == 0) {
+    /* Everything before it is done (a `slots 0` before it applied): the daemon may stop listening. */
+    news("y", "-", 0);
   } else {
     return -1;
   }
@@ -629,6 +637,41 @@ static void give_up_input(void) {
   close(null);
 }
 
+/*
+ * Reads what the daemon wrote and handles each whole record; 0 while the input stays open, -1 once it ended (end of
+ * file, a malformed record, or no memory for the buffer: then news ends too).
+ */
+static int read_input(char **bufp, size_t *capp, size_t *lenp) {
+  char *buf = *bufp;
+  size_t cap = *capp, len = *lenp;
+  if (cap - len < 4096) {
+    char *more = realloc(buf, cap * 2);
+    if (!more) {
+      give_up_input();
+      return -1;
+    }
+    *bufp = buf = more;
+    *capp = cap = cap * 2;
+  }
+  ssize_t n = read(0, buf + len, cap - len);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
+  if (n <= 0) return -1;
+  len += (size_t)n;
+  size_t done = 0;
+  for (;;) {
+    long used = launch_record(buf + done, len - done, 0);
+    if (used < 0) {
+      give_up_input();
+      return -1;
+    }
+    if (used == 0) break;
+    done += (size_t)used;
+  }
+  memmove(buf, buf + done, len - done);
+  *lenp = len - done;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "--supervise") == 0) return supervise(argc, argv);
   if (argc < 2) {
@@ -660,54 +703,23 @@ int main(int argc, char **argv) {
       if (errno != EINTR) usleep(10000);
       continue;
     }
+    if (open_input && (fds[1].revents & POLLHUP)) closing = 1;
+    /* Input first: a cancel or `slots` the daemon sent before a run ended is applied before that end starts a held run. */
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+      if (read_input(&buf, &cap, &len) != 0) {
+        open_input = 0;
+        forget_held();
+      }
+    }
     if (fds[0].revents & POLLIN) {
       struct signalfd_siginfo info;
       while (read(sfd, &info, sizeof info) == sizeof info) {
       }
       reap();
-      start_held();
     }
     /* After the reap: a job that ended by its deadline is not timed out. */
     fire_timers();
-    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-      if (cap - len < 4096) {
-        char *more = realloc(buf, cap * 2);
-        if (!more) {
-          give_up_input();
-          open_input = 0;
-          forget_held();
-          continue;
-        }
-        buf = more;
-        cap *= 2;
-      }
-      ssize_t n = read(0, buf + len, cap - len);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        open_input = 0;
-        forget_held();
-        continue;
-      }
-      len += (size_t)n;
-      size_t done = 0;
-      for (;;) {
-        long used = launch_record(buf + done, len - done, 0);
-        if (used < 0) {
-          give_up_input();
-          open_input = 0;
-          break;
-        }
-        if (used == 0) break;
-        done += (size_t)used;
-      }
-      if (!open_input) {
-        forget_held();
-        continue;
-      }
-      start_held();
-      memmove(buf, buf + done, len - done);
-      len -= done;
-    }
+    if (open_input) start_held();
   }
   free(buf);
   free(runs);
