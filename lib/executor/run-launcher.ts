@@ -138,7 +138,6 @@ export class RunLauncher {
   sync(ms: number): Promise<SyncAnswer> {
     if (this.mode !== 'native') return Promise.resolve('ok');
     if (!this.shell) return Promise.resolve('gone');
-    const shell = this.shell;
     return new Promise<SyncAnswer>((resolve) => {
       const waiter = { done: (ok: SyncAnswer): void => {
         clearTimeout(timer);
