@@ -6,51 +6,20 @@
  * run, and a stop: what was held is started by the next platform, not by the launcher on its own.
  */
 import test from 'ava';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Platform } from '../lib/platform.js';
-import { bash, makeWorkspace, openPlatform, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { makeWorkspace, openPlatform, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { marked, mostAtOnce, openSupervised, spans } from './helpers/held-runs-fixture.js';
 
 const NATIVE = fileURLToPath(new URL('../native/platform-launcher', import.meta.url));
 const request = (partitions: string[], priority = 0) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, priority });
-
-/** A job that writes when it started and ended (ns, its own clock) to marks/<ref with / as _>. */
-function marked(seconds: number | string): string[] {
-  return bash(`f="marks/$(echo "$PLATFORM_OUTPUTS" | tr -dc 'a-z0-9_/' | tr / _)"; mkdir -p marks; date +%s%N > "$f.start"; sleep ${seconds}; date +%s%N > "$f.end"`);
-}
-
-/** [start, end] of every job that ran (ns), by their marks. */
-function spans(dir: string): Map<string, [bigint, bigint]> {
-  const out = new Map<string, [bigint, bigint]>();
-  const marks = join(dir, 'marks');
-  if (!existsSync(marks)) return out;
-  for (const f of readdirSync(marks).filter((n) => n.endsWith('.start'))) {
-    const name = f.slice(0, -'.start'.length);
-    const end = join(marks, `${name}.end`);
-    const read = (p: string) => BigInt(readFileSync(p, 'utf8').trim());
-    out.set(name, [read(join(marks, f)), existsSync(end) ? read(end) : BigInt(Number.MAX_SAFE_INTEGER) * 1_000_000n]);
-  }
-  return out;
-}
-
-/** The most jobs that ran at once. */
-function mostAtOnce(all: Iterable<[bigint, bigint]>): number {
-  const points = [...all].flatMap(([s, e]) => [[s, 1] as const, [e, -1] as const]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
-  let now = 0;
-  let most = 0;
-  for (const [, d] of points) most = Math.max(most, (now += d));
-  return most;
-}
-
-const open = (t: Parameters<typeof openPlatform>[0], dir: string, graph: unknown, cancelRunsOnClose = true): Promise<Platform> =>
-  openPlatform(t, dir, graph, { executor: 'supervised', cancelRunsOnClose });
 
 // Serial (ava runs these before the others): it holds the test process's event loop, every platform in it with it.
 test.serial('the run after a full slot starts when the run before it ends, while the platform is too busy to take a step', async (t) => {
   if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler): runs are not held');
   const dir = makeWorkspace(t);
-  const platform = await open(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.3) }] });
+  const platform = await openSupervised(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.3) }] });
   const id = (await platform.createWant(request(['p/1', 'p/2']))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
   // The event loop held for 1.5 s from here: p/1 ends within it, and only the launcher can start p/2.
@@ -76,12 +45,12 @@ test('never more runs at once than the cap, by the jobs\' own clocks, with runs 
       { label: 'daily', outputs: ['daily/(?<n>\\d+)'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: marked(0.02) },
     ],
   };
-  const first = await open(t, dir, graph, false);
+  const first = await openSupervised(t, dir, graph, false);
   await first.createWant(request(['long/1', 'long/2']));
   await waitFor(first, (s) => s.job_runs_by_status.running.size === 2, 'both long runs to start');
   await first.close();
   // The next platform re-attaches both: its launcher may start nothing of its own until one of them ended.
-  const second = await open(t, dir, graph);
+  const second = await openSupervised(t, dir, graph);
   const daily = (await second.createWant(request(Array.from({ length: 12 }, (_, i) => `daily/${i}`)))) as { ok: true; want_id: string };
   await waitForWant(second, daily.want_id, ['successful'], 30_000);
   const s = spans(dir);
@@ -117,7 +86,7 @@ for (const executor of ['supervised', 'in-process'] as const) {
 
 test('a held run canceled before it started never runs, and is recorded canceled', async (t) => {
   const dir = makeWorkspace(t);
-  const platform = await open(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.5) }] });
+  const platform = await openSupervised(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.5) }] });
   const a = (await platform.createWant(request(['p/1']))) as { ok: true; want_id: string };
   const b = (await platform.createWant(request(['p/2']))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
@@ -135,14 +104,14 @@ test('a stop with runs held leaves them queued: the launcher does not start them
   if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler): runs are not held');
   const dir = makeWorkspace(t);
   const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.4) }] };
-  const first = await open(t, dir, graph, false);
+  const first = await openSupervised(t, dir, graph, false);
   const w = (await first.createWant(request(['p/1', 'p/2']))) as { ok: true; want_id: string };
   await waitFor(first, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
   await first.close();
   await sleep(1000);
   t.true(spans(dir).get('p_1')![1] < BigInt(Date.now()) * 1_000_000n, 'p/1 ran to its end without a platform');
   t.false(spans(dir).has('p_2'), 'p/2 was not started by the launcher with no platform to record it');
-  const second = await open(t, dir, graph);
+  const second = await openSupervised(t, dir, graph);
   await waitForWant(second, w.want_id, ['successful'], 10_000);
   t.true(spans(dir).has('p_2'));
 });
@@ -157,7 +126,7 @@ test("a run the launcher's records cannot carry (8,000 variables) waits for room
       { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(0.1), env },
     ],
   };
-  const platform = await open(t, dir, graph);
+  const platform = await openSupervised(t, dir, graph);
   const first = (await platform.createWant(request(['p/1']))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
   const wide = (await platform.createWant(request(['wide/1', 'p/2']))) as { ok: true; want_id: string };
@@ -174,7 +143,7 @@ test("a run the launcher's records cannot carry (8,000 variables) waits for room
 
 test('a want canceled while its runs go and others are held: no held run starts on the slot the kill frees; a run recorded as never started never ran', async (t) => {
   const dir = makeWorkspace(t);
-  const platform = await open(t, dir, { max_concurrent_job_runs: 2, jobs: [{ label: 'a', outputs: ['a/(?<n>\\d+)'], exec: marked(0.05) }] });
+  const platform = await openSupervised(t, dir, { max_concurrent_job_runs: 2, jobs: [{ label: 'a', outputs: ['a/(?<n>\\d+)'], exec: marked(0.05) }] });
   for (let round = 0; round < 4; round++) {
     const refs = Array.from({ length: 30 }, (_, i) => `a/${round * 100 + i}`);
     const w = (await platform.createWant(request(refs))) as { ok: true; want_id: string };
@@ -197,7 +166,7 @@ test('a want canceled while its runs go and others are held: no held run starts 
 
 test('a want canceled with one run going and the next held: the kill frees the slot, and the held run is not started on it', async (t) => {
   const dir = makeWorkspace(t);
-  const platform = await open(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(5) }] });
+  const platform = await openSupervised(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(5) }] });
   for (let round = 0; round < 5; round++) {
     const [first, held] = [`p/${round * 10}`, `p/${round * 10 + 1}`];
     const w = (await platform.createWant(request([first, held]))) as { ok: true; want_id: string };

@@ -1,47 +1,15 @@
 /**
- * Review of "runs held past the cap": demonstrations of suspected bugs. Serial: one test's busy loop or SIGSTOP must
- * not be another's.
+ * Runs held past the cap, at their edges (found by the review of the change, each shown failing before its mend): a run
+ * the launcher cannot carry, a launcher that dies, a stop while a run ends, cancels beside kills, recalls, lowered
+ * limits. Serial: one test's busy loop or SIGSTOP must not be another's.
  */
 import test from 'ava';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Platform } from '../lib/platform.js';
-import { bash, makeWorkspace, openPlatform, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { makeWorkspace, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { marked, mostAtOnce, openSupervised, spans, starts } from './helpers/held-runs-fixture.js';
 
 const request = (partitions: string[], priority = 0) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, priority });
-
-/** Each start appends a line to marks/<ref>.starts; start and end times (ns) to .start / .end. */
-function marked(seconds: number | string): string[] {
-  return bash(
-    `f="marks/$(echo "$PLATFORM_OUTPUTS" | tr -dc 'a-z0-9_/' | tr / _)"; mkdir -p marks; echo "$PLATFORM_JOB_RUN_ID" >> "$f.starts"; date +%s%N > "$f.start"; sleep ${seconds}; date +%s%N > "$f.end"`,
-  );
-}
-
-function spans(dir: string): Map<string, [bigint, bigint]> {
-  const out = new Map<string, [bigint, bigint]>();
-  const marks = join(dir, 'marks');
-  if (!existsSync(marks)) return out;
-  for (const f of readdirSync(marks).filter((n) => n.endsWith('.start'))) {
-    const name = f.slice(0, -'.start'.length);
-    const end = join(marks, `${name}.end`);
-    const read = (p: string) => BigInt(readFileSync(p, 'utf8').trim());
-    out.set(name, [read(join(marks, f)), existsSync(end) ? read(end) : BigInt(Number.MAX_SAFE_INTEGER) * 1_000_000n]);
-  }
-  return out;
-}
-
-function starts(dir: string, name: string): string[] {
-  const p = join(dir, 'marks', `${name}.starts`);
-  return existsSync(p) ? readFileSync(p, 'utf8').split('\n').filter(Boolean) : [];
-}
-
-function mostAtOnce(all: Iterable<[bigint, bigint]>): number {
-  const points = [...all].flatMap(([s, e]) => [[s, 1] as const, [e, -1] as const]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
-  let now = 0;
-  let most = 0;
-  for (const [, d] of points) most = Math.max(most, (now += d));
-  return most;
-}
 
 /** The pid of the native launcher serving `workspace` (the newest one). */
 function launcherPid(workspace: string): number | undefined {
@@ -58,10 +26,7 @@ function launcherPid(workspace: string): number | undefined {
   return found;
 }
 
-const open = (t: Parameters<typeof openPlatform>[0], dir: string, graph: unknown, cancelRunsOnClose = true): Promise<Platform> =>
-  openPlatform(t, dir, graph, { executor: 'supervised', cancelRunsOnClose });
-
-test.serial('BUG 1: a run the launcher cannot carry, handed over in the same step as runs given to the launcher, starts outside at once: the cap is exceeded', async (t) => {
+test.serial('a run the launcher cannot carry, handed over in the same step as runs given to the launcher, waits for room: the cap holds', async (t) => {
   const dir = makeWorkspace(t);
   const env = Object.fromEntries(Array.from({ length: 8_000 }, (_, i) => [`V${i}`, 'x']));
   const graph = {
@@ -71,7 +36,7 @@ test.serial('BUG 1: a run the launcher cannot carry, handed over in the same ste
       { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(1), env },
     ],
   };
-  const platform = await open(t, dir, graph);
+  const platform = await openSupervised(t, dir, graph);
   const w = (await platform.createWant(request(['p/1', 'wide/1']))) as { ok: true; want_id: string };
   await waitForWant(platform, w.want_id, ['successful'], 20_000);
   const s = spans(dir);
@@ -79,10 +44,10 @@ test.serial('BUG 1: a run the launcher cannot carry, handed over in the same ste
   t.is(mostAtOnce(s.values()), 1, 'cap 1, but p/1 and wide/1 ran at once');
 });
 
-test.serial('BUG 2: after the launcher is gone (killed), the next one is never told its slots: the cap is exceeded', async (t) => {
+test.serial('after the launcher is gone (killed), the next one is told its slots: the cap holds', async (t) => {
   const dir = makeWorkspace(t);
   const graph = { max_concurrent_job_runs: 2, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(2) }] };
-  const platform = await open(t, dir, graph);
+  const platform = await openSupervised(t, dir, graph);
   const w = (await platform.createWant(request(['p/1', 'p/2', 'p/3', 'p/4', 'p/5', 'p/6']))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 2, 'two runs to start');
   await sleep(200);
@@ -95,10 +60,10 @@ test.serial('BUG 2: after the launcher is gone (killed), the next one is never t
   t.is(mostAtOnce(s.values()), 2, `cap 2; ran at once: ${mostAtOnce(s.values())}`);
 });
 
-test.serial('BUG 3: a run that ends as the platform stops lets the launcher start a held run nobody records; the next platform kills it and starts it again', async (t) => {
+test.serial('a run that ends as the platform stops does not let the launcher start a held run nobody would record; the next platform starts it once', async (t) => {
   const dir = makeWorkspace(t);
   const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(1.5) }] };
-  const first = await open(t, dir, graph, false);
+  const first = await openSupervised(t, dir, graph, false);
   const w = (await first.createWant(request(['p/1', 'p/2']))) as { ok: true; want_id: string };
   await waitFor(first, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
   await sleep(200); // p/2 handed over and held
@@ -112,16 +77,16 @@ test.serial('BUG 3: a run that ends as the platform stops lets the launcher star
   process.kill(pid, 'SIGCONT');
   await sleep(500);
   const afterStop = starts(dir, 'p_2');
-  const second = await open(t, dir, graph);
+  const second = await openSupervised(t, dir, graph);
   await waitForWant(second, w.want_id, ['successful'], 10_000);
   // Nothing started p/2 with no platform to record it; the next platform started it once.
   t.deepEqual({ afterStop, inAll: starts(dir, 'p_2') }, { afterStop: [], inAll: ['r-2'] });
 });
 
-test.serial('BUG 4: canceling a want whose run runs and whose next run is held: the held run starts (and is killed)', async (t) => {
+test.serial('canceling a want whose run runs and whose next run is held: the held run never starts', async (t) => {
   const dir = makeWorkspace(t);
   const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(2) }] };
-  const platform = await open(t, dir, graph);
+  const platform = await openSupervised(t, dir, graph);
   let ran = 0;
   for (let i = 0; i < 5; i++) {
     const w = (await platform.createWant(request([`p/${10 * i + 1}`, `p/${10 * i + 2}`]))) as { ok: true; want_id: string };
@@ -139,12 +104,12 @@ test.serial('BUG 4: canceling a want whose run runs and whose next run is held: 
   t.is(ran, 0, `the held run of a canceled want ran in ${ran} of 5 tries`);
 });
 
-test.serial('BUG 5: a stop that cancels runs starts the held runs (then kills them)', async (t) => {
+test.serial('a stop that cancels runs does not start the held runs', async (t) => {
   let ran = 0;
   for (let i = 0; i < 3; i++) {
     const dir = makeWorkspace(t);
     const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(2) }] };
-    const platform = await open(t, dir, graph, true);
+    const platform = await openSupervised(t, dir, graph, true);
     await platform.createWant(request(['p/1', 'p/2']));
     await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
     await sleep(300);
@@ -157,7 +122,7 @@ test.serial('BUG 5: a stop that cancels runs starts the held runs (then kills th
   t.is(ran, 0, `a held run ran at a stop that cancels in ${ran} of 3 tries`);
 });
 
-test.serial('BUG 6: a run waiting in the executor for room (the launcher cannot carry it) is not recalled: it starts before a more urgent run', async (t) => {
+test.serial('a run waiting in the executor for room (the launcher cannot carry it) is recalled: a more urgent run starts before it', async (t) => {
   const dir = makeWorkspace(t);
   const env = Object.fromEntries(Array.from({ length: 8_000 }, (_, i) => [`V${i}`, 'x']));
   const graph = {
@@ -167,7 +132,7 @@ test.serial('BUG 6: a run waiting in the executor for room (the launcher cannot 
       { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(0.3), env },
     ],
   };
-  const platform = await open(t, dir, graph);
+  const platform = await openSupervised(t, dir, graph);
   const first = (await platform.createWant(request(['p/1']))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
   const wide = (await platform.createWant(request(['wide/1']))) as { ok: true; want_id: string };
@@ -181,7 +146,7 @@ test.serial('BUG 6: a run waiting in the executor for room (the launcher cannot 
   t.is(mostAtOnce(s.values()), 1);
 });
 
-test.serial("BUG 7: a job's max_concurrency lowered in platform.json while one of its runs is held: the launcher starts it past the new limit", async (t) => {
+test.serial("a job's max_concurrency lowered in platform.json while one of its runs is held: the held run is recalled and the new limit holds", async (t) => {
   const { writeFileSync } = await import('node:fs');
   const { Platform } = await import('../lib/platform.js');
   const dir = makeWorkspace(t);
@@ -206,22 +171,22 @@ test.serial("BUG 7: a job's max_concurrency lowered in platform.json while one o
   t.is(mostAtOnce([s.get('x_1')!, s.get('x_2')!]), 1, 'x ran twice at once with max_concurrency 1');
 });
 
-test.serial('CHECK 8: after a stop that cancels runs with runs held, the next platform builds the want to its end', async (t) => {
+test.serial('after a stop that cancels runs with runs held, the next platform builds the want to its end', async (t) => {
   const dir = makeWorkspace(t);
   const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.5) }] };
-  const first = await open(t, dir, graph, true);
+  const first = await openSupervised(t, dir, graph, true);
   const w = (await first.createWant(request(['p/1', 'p/2', 'p/3']))) as { ok: true; want_id: string };
   await waitFor(first, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
   await sleep(200);
   await first.close();
-  const second = await open(t, dir, graph);
+  const second = await openSupervised(t, dir, graph);
   t.log([...second.state().job_runs.values()].map((r) => `${r.job_run_id} ${r.config.outputs[0]} ${r.status} ${r.reason}`).join('\n'));
   t.log(second.state().wants.get(w.want_id)?.status);
   await waitForWant(second, w.want_id, ['successful'], 10_000);
   t.pass();
 });
 
-test.serial('BUG 9: the launcher gone while a run waits in the executor for room: that run is taken for lost, then started all the same beside its rebuild', async (t) => {
+test.serial('the launcher gone while a run waits in the executor for room: that run comes back queued and runs once', async (t) => {
   const dir = makeWorkspace(t);
   const env = Object.fromEntries(Array.from({ length: 8_000 }, (_, i) => [`V${i}`, 'x']));
   const graph = {
@@ -231,7 +196,7 @@ test.serial('BUG 9: the launcher gone while a run waits in the executor for room
       { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(1), env },
     ],
   };
-  const platform = await open(t, dir, graph);
+  const platform = await openSupervised(t, dir, graph);
   await platform.createWant(request(['p/1']));
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
   const wide = (await platform.createWant(request(['wide/1']))) as { ok: true; want_id: string };

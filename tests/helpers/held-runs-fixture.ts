@@ -1,0 +1,48 @@
+/**
+ * Jobs that say when they ran, for the tests of runs held past the cap: each start appends its run id to
+ * marks/<ref>.starts and writes its start and end times (ns, the job's own clock) to .start / .end.
+ */
+import type { ExecutionContext } from 'ava';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Platform } from '../../lib/platform.js';
+import { bash, openPlatform } from './jobs-fixture.js';
+
+export function marked(seconds: number | string): string[] {
+  return bash(
+    `f="marks/$(echo "$PLATFORM_OUTPUTS" | tr -dc 'a-z0-9_/' | tr / _)"; mkdir -p marks; echo "$PLATFORM_JOB_RUN_ID" >> "$f.starts"; date +%s%N > "$f.start"; sleep ${seconds}; date +%s%N > "$f.end"`,
+  );
+}
+
+/** [start, end] of every job that ran (ns), by ref with / as _; a job still going ends at the end of time. */
+export function spans(dir: string): Map<string, [bigint, bigint]> {
+  const out = new Map<string, [bigint, bigint]>();
+  const marks = join(dir, 'marks');
+  if (!existsSync(marks)) return out;
+  for (const f of readdirSync(marks).filter((n) => n.endsWith('.start'))) {
+    const name = f.slice(0, -'.start'.length);
+    const end = join(marks, `${name}.end`);
+    const read = (p: string) => BigInt(readFileSync(p, 'utf8').trim());
+    out.set(name, [read(join(marks, f)), existsSync(end) ? read(end) : BigInt(Number.MAX_SAFE_INTEGER) * 1_000_000n]);
+  }
+  return out;
+}
+
+/** The run ids that started a job for `name` (a ref with / as _), in order. */
+export function starts(dir: string, name: string): string[] {
+  const p = join(dir, 'marks', `${name}.starts`);
+  return existsSync(p) ? readFileSync(p, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+/** The most jobs that ran at once. */
+export function mostAtOnce(all: Iterable<[bigint, bigint]>): number {
+  const points = [...all].flatMap(([s, e]) => [[s, 1] as const, [e, -1] as const]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
+  let now = 0;
+  let most = 0;
+  for (const [, d] of points) most = Math.max(most, (now += d));
+  return most;
+}
+
+/** A platform with the daemon's executor (supervised runs, the native launcher where it was built). */
+export const openSupervised = (t: ExecutionContext, dir: string, graph: unknown, cancelRunsOnClose = true): Promise<Platform> =>
+  openPlatform(t, dir, graph, { executor: 'supervised', cancelRunsOnClose });
