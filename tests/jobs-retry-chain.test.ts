@@ -7,19 +7,16 @@
  * events that queued the second attempt are gone by then: only the base can say what retried the first).
  */
 import test, { type ExecutionContext } from 'ava';
-import { spawn } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { JobRunView } from '../lib/api/views.js';
-import { readServerInfo } from '../lib/client/server-info.js';
 import { SNAPSHOT_FORMAT } from '../lib/state/snapshot.js';
 import { IMAGE_FORMAT, readSnapshotHeader } from '../lib/state/snapshot-file.js';
 import { cliAgainst } from './helpers/cli-against.js';
+import { serveSubprocess } from './helpers/serve-subprocess.js';
 import { checkedResponse } from './helpers/contract.js';
-import { bash, killAtTeardown, lines, makeWorkspace, poll } from './helpers/jobs-fixture.js';
+import { bash, lines, makeWorkspace } from './helpers/jobs-fixture.js';
 
-const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
 
 /** fetch, its answer checked against the served API contract (tests/helpers/contract.ts). */
 const fetch = async (url: string, init?: RequestInit): Promise<Response> => checkedResponse(init?.method ?? 'GET', url, await globalThis.fetch(url, init));
@@ -39,19 +36,6 @@ const graph = {
     },
   ],
 };
-
-/** `platform serve` on the workspace as a subprocess, its URL once it answers; `kill9` ends it with SIGKILL. */
-async function serve(t: ExecutionContext, dir: string) {
-  const child = spawn(process.execPath, [BIN, '-C', dir, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  killAtTeardown(t, () => (child.exitCode === null && child.signalCode === null ? [child.pid ?? 0] : []));
-  const up = await poll(() => readServerInfo(dir)?.pid === child.pid, 15_000, 50);
-  if (!up) throw new Error(`platform serve did not start: ${stderr}`);
-  const url = `http://127.0.0.1:${readServerInfo(dir)!.port}`;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { url, kill9: async () => (child.kill('SIGKILL'), await exited) };
-}
 
 async function json<T>(url: string, init?: RequestInit): Promise<T> {
   const r = await fetch(url, init);
@@ -98,7 +82,7 @@ async function checkChain(t: ExecutionContext, url: string, wantId: string, ids:
 test('fails twice, succeeds on the third attempt: each attempt names its own retry, through REST and the CLI, a kill -9, a snapshot and the compaction base', async (t) => {
   const dir = makeWorkspace(t);
   writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
-  const first = await serve(t, dir);
+  const first = await serveSubprocess(t, dir);
   const { want_id } = await json<{ want_id: string }>(`${first.url}/api/wants`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -119,7 +103,7 @@ test('fails twice, succeeds on the third attempt: each attempt names its own ret
   // kill -9: no snapshot was written (the log is short), so the next daemon replays the log.
   await first.kill9();
   t.false(existsSync(join(dir, '.platform', 'snapshot.bin')), 'nothing but the log to start from');
-  const second = await serve(t, dir);
+  const second = await serveSubprocess(t, dir);
   await checkChain(t, second.url, want_id, ids, 'after kill -9 and a replay of the log');
 
   // gc: the log keeps its last 4 events, the state before them goes to the compaction base (records, this format),
@@ -140,13 +124,13 @@ test('fails twice, succeeds on the third attempt: each attempt names its own ret
   await second.kill9();
 
   // A start from the snapshot.
-  const third = await serve(t, dir);
+  const third = await serveSubprocess(t, dir);
   await checkChain(t, third.url, want_id, ids, 'after kill -9 and a start from the snapshot');
   await third.kill9();
 
   // A start from the compaction base alone (as after an upgrade, which cannot use the snapshot).
   rmSync(join(dir, '.platform', 'snapshot.bin'), { force: true });
-  const fourth = await serve(t, dir);
+  const fourth = await serveSubprocess(t, dir);
   await checkChain(t, fourth.url, want_id, ids, 'after a start from the compaction base');
   await fourth.kill9();
 });

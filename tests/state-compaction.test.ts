@@ -6,9 +6,8 @@
  * compacted log without its base is refused at start and by doctor, naming the file.
  */
 import test from 'ava';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
-import { readServerInfo } from '../lib/client/server-info.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseGraph } from '../lib/graph/parse-graph.js';
@@ -18,8 +17,9 @@ import { Platform } from '../lib/platform.js';
 import { fromSnapshot } from '../lib/state/snapshot.js';
 import { readCompactionBase, readSnapshotHeader, stateCodeFingerprint, writeSnapshot } from '../lib/state/snapshot-file.js';
 import { canon } from './helpers/state-canon.js';
-import { killAtTeardown, makeWorkspace, openPlatform, poll, startServer, waitForWant, want } from './helpers/jobs-fixture.js';
+import { makeWorkspace, openPlatform, poll, startServer, waitForWant, want } from './helpers/jobs-fixture.js';
 import { cliAgainst } from './helpers/cli-against.js';
+import { serveSubprocess } from './helpers/serve-subprocess.js';
 import { checkedResponse } from './helpers/contract.js';
 
 /** fetch, its answer checked against the served API contract (tests/helpers/contract.ts). */
@@ -280,23 +280,10 @@ test('over HTTP: removed events answer 410 with the first id still available, re
   t.regex(human.stdout, new RegExp(`events ${first}\\.\\.${latest}`));
 });
 
-/** `platform serve` on the workspace as a subprocess, its URL once it answers. */
-async function serve(t: import('ava').ExecutionContext, dir: string) {
-  const child = spawn(process.execPath, [BIN, '-C', dir, 'serve', '--port', '0', '--idle-timeout', '1h'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  killAtTeardown(t, () => (child.exitCode === null && child.signalCode === null ? [child.pid ?? 0] : []));
-  const up = await poll(() => readServerInfo(dir)?.pid === child.pid, 15_000, 50);
-  if (!up) throw new Error(`platform serve did not start: ${stderr}`);
-  const url = `http://127.0.0.1:${readServerInfo(dir)!.port}`;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { url, kill9: async () => (child.kill('SIGKILL'), await exited) };
-}
-
 test('a daemon killed with -9 right after gc comes back with the same wants, partitions and event ids', async (t) => {
   const dir = makeWorkspace(t);
   writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph()));
-  const first = await serve(t, dir);
+  const first = await serveSubprocess(t, dir);
   const json = async <T>(url: string, init?: RequestInit): Promise<T> => {
     const r = await fetch(url, init);
     if (!r.ok) throw new Error(`${init?.method ?? 'GET'} ${url}: ${r.status} ${await r.text()}`);
@@ -326,7 +313,7 @@ test('a daemon killed with -9 right after gc comes back with the same wants, par
   await first.kill9();
   rmSync(join(dir, '.platform', 'snapshot.bin'), { force: true });
 
-  const second = await serve(t, dir);
+  const second = await serveSubprocess(t, dir);
   t.deepEqual(await json<unknown>(`${second.url}/api/wants?limit=1000`), wantsBefore);
   t.deepEqual(await json<unknown>(`${second.url}/api/partitions?limit=1000`), partitionsBefore);
   const page = await json<{ first_id: number; latest_id: number }>(`${second.url}/api/events?limit=1`);
