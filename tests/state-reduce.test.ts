@@ -28,6 +28,7 @@ import { replayLog, StateStore } from '../lib/state/state-store.js';
 import { arbEventList } from './helpers/arbitrary-events.js';
 import { canon } from './helpers/state-canon.js';
 import { makeWorkspace } from './helpers/server-fixture.js';
+import { T0, apply } from './helpers/fold-payloads.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers
@@ -300,18 +301,6 @@ test('replaying the log gives the incremental state, and rebuilding writes nothi
 
 // ---------------------------------------------------------------------------------------------------------------
 // Hand-written transitions
-
-const T0 = 1_767_000_000_000;
-
-/** Folds payloads with the next ids and a timestamp of T0 + id seconds. */
-function apply(state: BuildState, ...payloads: EventPayload[]): BuildState {
-  let s = state;
-  for (const p of payloads) {
-    const id = s.last_event_id + 1;
-    s = reduce(s, { event_id: id, timestamp: T0 + id * 1000, ...p } as BuildEvent);
-  }
-  return s;
-}
 
 function wantCreated(want_id: string, partitions: string[], extra: Partial<Extract<EventPayload, { type: 'want_created' }>['want_created']> = {}): EventPayload {
   return {

@@ -9,21 +9,10 @@ import type { BuildEvent, EventPayload } from '../lib/events/build-event.js';
 import { decodeEvent, encodeEvent } from '../lib/events/event-codec.js';
 import { schema } from '../lib/proto/schema.js';
 import { initialState, withJobRun, type BuildState, type JobRunRecord } from '../lib/state/build-state.js';
-import { reduce } from '../lib/state/reduce.js';
 import { SNAPSHOT_FORMAT, SNAPSHOT_FORMATS_READ, fromSnapshot, snapshotFromLines, snapshotLines, toSnapshot, type SnapshotLine } from '../lib/state/snapshot.js';
 import { jobRunView } from '../lib/server/views.js';
 import { canon } from './helpers/state-canon.js';
-
-const T0 = 1_767_000_000_000;
-
-function apply(state: BuildState, ...payloads: EventPayload[]): BuildState {
-  let s = state;
-  for (const p of payloads) {
-    const id = s.last_event_id + 1;
-    s = reduce(s, { event_id: id, timestamp: T0 + id * 1000, ...p } as BuildEvent);
-  }
-  return s;
-}
+import { T0, apply } from './helpers/fold-payloads.js';
 
 const wantCreated = (want_id: string, partitions: string[]): EventPayload => ({
   type: 'want_created',
