@@ -7,7 +7,7 @@ import test from 'ava';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeWorkspace, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
-import { marked, mostAtOnce, openSupervised, spans, starts } from './helpers/held-runs-fixture.js';
+import { marked, mostAtOnce, openSupervised, spans, starts, WIDE_ENV } from './helpers/held-runs-fixture.js';
 
 const request = (partitions: string[], priority = 0) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, priority });
 
@@ -28,12 +28,11 @@ function launcherPid(workspace: string): number | undefined {
 
 test.serial('a run the launcher cannot carry, handed over in the same step as runs given to the launcher, waits for room: the cap holds', async (t) => {
   const dir = makeWorkspace(t);
-  const env = Object.fromEntries(Array.from({ length: 8_000 }, (_, i) => [`V${i}`, 'x']));
   const graph = {
     max_concurrent_job_runs: 1,
     jobs: [
       { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(1) },
-      { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(1), env },
+      { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(1), env: WIDE_ENV },
     ],
   };
   const platform = await openSupervised(t, dir, graph);
@@ -124,12 +123,11 @@ test.serial('a stop that cancels runs does not start the held runs', async (t) =
 
 test.serial('a run waiting in the executor for room (the launcher cannot carry it) is recalled: a more urgent run starts before it', async (t) => {
   const dir = makeWorkspace(t);
-  const env = Object.fromEntries(Array.from({ length: 8_000 }, (_, i) => [`V${i}`, 'x']));
   const graph = {
     max_concurrent_job_runs: 1,
     jobs: [
       { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(2) },
-      { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(0.3), env },
+      { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(0.3), env: WIDE_ENV },
     ],
   };
   const platform = await openSupervised(t, dir, graph);
@@ -188,12 +186,11 @@ test.serial('after a stop that cancels runs with runs held, the next platform bu
 
 test.serial('the launcher gone while a run waits in the executor for room: that run comes back queued and runs once', async (t) => {
   const dir = makeWorkspace(t);
-  const env = Object.fromEntries(Array.from({ length: 8_000 }, (_, i) => [`V${i}`, 'x']));
   const graph = {
     max_concurrent_job_runs: 1,
     jobs: [
       { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(2) },
-      { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(1), env },
+      { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(1), env: WIDE_ENV },
     ],
   };
   const platform = await openSupervised(t, dir, graph);

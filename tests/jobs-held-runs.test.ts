@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeWorkspace, openPlatform, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
-import { marked, mostAtOnce, openSupervised, spans } from './helpers/held-runs-fixture.js';
+import { marked, mostAtOnce, openSupervised, spans, WIDE_ENV } from './helpers/held-runs-fixture.js';
 
 const NATIVE = fileURLToPath(new URL('../native/platform-launcher', import.meta.url));
 const request = (partitions: string[], priority = 0) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, priority });
@@ -118,12 +118,11 @@ test('a stop with runs held leaves them queued: the launcher does not start them
 
 test("a run the launcher's records cannot carry (8,000 variables) waits for room under the cap rather than start beside the held runs", async (t) => {
   const dir = makeWorkspace(t);
-  const env = Object.fromEntries(Array.from({ length: 8_000 }, (_, i) => [`V${i}`, 'x']));
   const graph = {
     max_concurrent_job_runs: 1,
     jobs: [
       { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(3) },
-      { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(0.1), env },
+      { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(0.1), env: WIDE_ENV },
     ],
   };
   const platform = await openSupervised(t, dir, graph);

@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import type { Platform } from '../../lib/platform.js';
 import { bash, openPlatform } from './jobs-fixture.js';
 
+/** 8,000 variables: more than the launcher's records carry, so a run of a job with them starts outside it. */
+export const WIDE_ENV: Readonly<Record<string, string>> = Object.fromEntries(Array.from({ length: 8_000 }, (_, i) => [`V${i}`, 'x']));
+
 export function marked(seconds: number | string): string[] {
   return bash(
     `f="marks/$(echo "$PLATFORM_OUTPUTS" | tr -dc 'a-z0-9_/' | tr / _)"; mkdir -p marks; echo "$PLATFORM_JOB_RUN_ID" >> "$f.starts"; date +%s%N > "$f.start"; sleep ${seconds}; date +%s%N > "$f.end"`,
