@@ -83,7 +83,13 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
     }
     // Streamed, never read whole into memory: a log can be gigabytes. The stream closes the handle.
     res.type('text/plain; charset=utf-8');
-    await pipeline(handle.createReadStream({ start }), res);
+    try {
+      await pipeline(handle.createReadStream({ start }), res);
+    } catch (err) {
+      // The reader went away before the end (a page left, `| head`): nothing went wrong here.
+      if ((err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' || res.destroyed) return;
+      throw err;
+    }
   });
 
   return router;
