@@ -1,6 +1,6 @@
 /** Server-Sent Events fed straight from an observable; the stream ends when it completes or the server stops. */
 import type { Request, Response } from 'express';
-import { EMPTY, type Observable, Subject, concat, defer, finalize, from, interval, merge, map, mergeMap, takeUntil, tap } from 'rxjs';
+import { EMPTY, type Observable, Subject, defer, finalize, from, interval, merge, map, repeat, takeUntil, tap } from 'rxjs';
 import { errorMessage } from '../errors.js';
 import { errorBody } from './http-error.js';
 import type { SseClients } from './sse-clients.js';
@@ -44,21 +44,24 @@ export function sendSse(
   let lastId: number | undefined;
   // One pass over a source: its frames until it completes or the socket overflows. Cut with `resume`, the stream goes
   // on from the last id written once the client read what the socket holds: the server holds at most MAX_UNREAD_BYTES
-  // and a page for a client, however far behind it is.
-  const pass = (m$: Observable<SseMessage>): Observable<string> => {
-    let cut = false;
-    return concat(
-      m$.pipe(
-        takeUntil(overflow$.pipe(tap(() => (cut = true)))),
-        map((m) => {
-          if (typeof m.id === 'number') lastId = m.id;
-          return frame(m);
-        }),
-      ),
-      defer(() => (cut && resume && lastId !== undefined ? from(writable(res)()).pipe(mergeMap(() => pass(resume(lastId!)))) : EMPTY)),
+  // and a page for a client, however far behind it is. The passes follow one another (repeat), never nest: a stream
+  // cut a thousand times costs an event what it cost at the first.
+  let cut = false;
+  let first = true;
+  const pass$ = defer(() => {
+    cut = false;
+    const m$ = first ? messages$ : resume!(lastId!);
+    first = false;
+    return m$.pipe(
+      takeUntil(overflow$.pipe(tap(() => (cut = true)))),
+      map((m) => {
+        if (typeof m.id === 'number') lastId = m.id;
+        return frame(m);
+      }),
     );
-  };
-  const frames$ = merge(pass(messages$).pipe(finalize(() => ended$.next())), heartbeat$).pipe(takeUntil(stop$));
+  });
+  const passes$ = pass$.pipe(repeat({ delay: () => (cut && resume && lastId !== undefined ? from(writable(res)()) : EMPTY) }));
+  const frames$ = merge(passes$.pipe(finalize(() => ended$.next())), heartbeat$).pipe(takeUntil(stop$));
   const subscription = frames$.subscribe({
     next: (text) => {
       res.write(text);
