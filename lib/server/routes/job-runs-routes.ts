@@ -83,12 +83,19 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
     }
     // Streamed, never read whole into memory: a log can be gigabytes. The stream closes the handle.
     res.type('text/plain; charset=utf-8');
+    const source = handle.createReadStream({ start });
+    // A read that failed while the reader was still there is a fault (pipeline destroys the response whatever failed,
+    // so `res.destroyed` cannot tell the two apart afterwards).
+    let readFault: Error | undefined;
+    source.once('error', (err) => {
+      if (!res.destroyed) readFault = err;
+    });
     try {
-      await pipeline(handle.createReadStream({ start }), res);
+      await pipeline(source, res);
     } catch (err) {
       // The reader went away before the end (a page left, `| head`): nothing went wrong here.
-      if ((err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' || res.destroyed) return;
-      throw err;
+      if (readFault === undefined) return;
+      throw readFault;
     }
   });
 
