@@ -32,8 +32,6 @@ export type LauncherNews =
   | { kind: 'failed'; id: string; error: NodeJS.ErrnoException; runFiles?: boolean }
   /** A held run canceled before it started (`cancelHeld`): it never ran. */
   | { kind: 'dropped'; id: string }
-  /** The native launcher did everything written before `sync` (so news of any start it made before is out). */
-  | { kind: 'synced' }
   /** The launcher ended, or ended its news, before it was closed: the runs it started will send no more news. */
   | { kind: 'launcher-gone' };
 
@@ -251,10 +249,7 @@ export class RunLauncher {
       else if (kind === 'x') this.subject.next({ kind: 'exited', id, status: Number(value) });
       else if (kind === 'f') this.subject.next({ kind: 'failed', id, error: errnoError(Number(value), 'could not fork its process (the machine is out of processes or memory)') });
       else if (kind === 'd') this.subject.next({ kind: 'dropped', id });
-      else if (kind === 'y') {
-        this.syncs.shift()?.done('ok');
-        this.subject.next({ kind: 'synced' });
-      }
+      else if (kind === 'y') this.syncs.shift()?.done('ok');
       else if (kind === 'w') this.subject.next({ kind: 'failed', id, error: errnoError(Number(value), "could not write the run's files"), runFiles: true });
     }
   }

@@ -211,7 +211,7 @@ export class SupervisedExecutor implements Executor {
     let known = 0;
     let unknown = 0;
     for (const r of this.runs.values()) {
-      if (r === except || this.deferred.some((d) => d.run === r)) continue;
+      if (r === except || this.isDeferred(r)) continue;
       if (!r.held) others++;
       else if (r.pid > 0) known++;
       else unknown++;
@@ -220,6 +220,17 @@ export class SupervisedExecutor implements Executor {
     // slots let it; one held past them is not.
     const launcher = Math.max(known, Math.min(known + unknown, this.toldSlots ?? known + unknown));
     return others + launcher < this.cap;
+  }
+
+  private isDeferred(run: Run): boolean {
+    return this.deferred.some((d) => d.run === run);
+  }
+
+  /** Takes `run` off the waiting list; whether it was on it. */
+  private takeDeferred(run: Run): boolean {
+    const i = this.deferred.findIndex((d) => d.run === run);
+    if (i >= 0) this.deferred.splice(i, 1);
+    return i >= 0;
   }
 
   private startDeferred(): void {
@@ -233,9 +244,7 @@ export class SupervisedExecutor implements Executor {
     const run = this.runs.get(job_run_id);
     if (!run || run.kill) return;
     // Waiting here for room under the cap: it comes back at once, like a held one.
-    const waiting = this.deferred.findIndex((d) => d.run === run);
-    if (waiting >= 0) {
-      this.deferred.splice(waiting, 1);
+    if (this.takeDeferred(run)) {
       clearTimeout(run.timer);
       this.runs.delete(run.id);
       this.tellSlots();
@@ -296,9 +305,7 @@ export class SupervisedExecutor implements Executor {
       // Only a next daemon misses it: it would record the run lost instead of canceled.
     }
     this.note(run, `canceled: ${reason}; killing the job's process group`);
-    const waiting = this.deferred.findIndex((d) => d.run === run);
-    if (waiting >= 0) {
-      this.deferred.splice(waiting, 1);
+    if (this.takeDeferred(run)) {
       void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason });
       return;
     }
@@ -402,7 +409,6 @@ export class SupervisedExecutor implements Executor {
       this.poll ??= interval(this.opts.pollMs ?? 250).subscribe(() => this.check());
       return;
     }
-    if (news.kind === 'synced') return;
     const run = this.runs.get(news.id);
     if (!run || !run.ours) return;
     if (news.kind === 'started') {
@@ -492,8 +498,7 @@ export class SupervisedExecutor implements Executor {
   private end(run: Run, outcome: JobOutcome): void {
     if (this.runs.get(run.id) !== run || this.stopped) return;
     this.runs.delete(run.id);
-    const waiting = this.deferred.findIndex((d) => d.run === run);
-    if (waiting >= 0) this.deferred.splice(waiting, 1);
+    this.takeDeferred(run);
     if ([...this.runs.values()].every((r) => r.ours)) {
       this.poll?.unsubscribe();
       this.poll = undefined;
