@@ -9,6 +9,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EventView } from '../lib/api/views.js';
 import type { ScheduleChangeReply, ScheduleView } from '../lib/api/schedules.js';
+import type { ServerStatus } from '../lib/api/server-status.js';
 import { runLogDir } from '../lib/executor/job-launch.js';
 import { compactionBasePath } from '../lib/platform.js';
 import type { ScheduleRecord } from '../lib/state/build-state.js';
@@ -169,7 +170,13 @@ test('pause and resume over REST and the CLI: no wants while paused, through a r
   t.regex(startMetrics, /^platform_start_state_source\{source="log"\} 0$/m);
   const atEvent = Number(/^platform_start_state_event_id (\d+)$/m.exec(startMetrics)?.[1]);
   t.true(atEvent >= pauseEvent, `the snapshot (at event ${atEvent}) holds the pause (event ${pauseEvent})`);
-  t.is(Number(/^platform_start_events_replayed (\d+)$/m.exec(startMetrics)?.[1]), g.platform.store.start.replayed_events);
+  t.is(Number(/^platform_start_events_replayed (\d+)$/m.exec(startMetrics)?.[1]), g.platform.store.start.events_replayed);
+  // `GET /api/status` and `platform status --json` say the same start.
+  const { start } = (await g.getJson('/api/status')) as ServerStatus;
+  t.like(start, { source: 'snapshot', at_event: atEvent, events_replayed: g.platform.store.start.events_replayed });
+  const statusJson = await cli(t, g, '--json', 'status');
+  t.is(statusJson.code, 0, statusJson.stderr);
+  t.deepEqual((JSON.parse(statusJson.stdout) as ServerStatus).start, start);
   await waitFor('the control schedule made its tick', async () => (await scheduleWants(g, 'control')).length > 0);
   t.like(await g.getJson('/api/schedules/minutely'), { paused: true, paused_reason: 'feed down', next_tick: null });
   t.deepEqual(await scheduleWants(g, 'minutely'), [], 'no want while paused, across the restart');

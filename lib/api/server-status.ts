@@ -23,4 +23,21 @@ export interface ServerStatus {
   counts: StatusCounts;
   /** Where job runs go and whether they can run there now (a Redis that does not answer, no worker). */
   executor: ExecutorHealth;
+  /** Where this server's state came from when it started (a start that could not use its snapshot paid for a replay). */
+  start: StateStart;
+}
+
+/**
+ * How the state was read when the server (or an embedding `Platform`) opened: from the snapshot (the usual after a
+ * clean stop, or the snapshot written before a crash), from the compaction base (a compacted log whose snapshot could
+ * not be used), or from the log alone (a fresh workspace, a snapshot of another version, a damaged or missing one).
+ */
+export interface StateStart {
+  source: 'snapshot' | 'compaction_base' | 'log';
+  /** The last event the state read held: the snapshot's or the base's (0 when read from the log alone). */
+  at_event: number;
+  /** Events of the log folded onto it, after `at_event`. */
+  events_replayed: number;
+  /** How long reading the state took, the snapshot or base and the replay together (milliseconds). */
+  duration_ms: number;
 }

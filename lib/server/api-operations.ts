@@ -178,7 +178,7 @@ export const OPERATIONS: readonly Operation[] = [
     responses: { 200: json('The event.', EventViewSchema), 410: json(COMPACTED, ErrorBodySchema) },
   },
 
-  { method: 'get', path: '/api/status', summary: 'Who the server is and how much it holds.', responses: { 200: json('Pid, port, workspace, version, counts.', ServerStatusSchema) } },
+  { method: 'get', path: '/api/status', summary: 'Who the server is and how much it holds.', responses: { 200: json('Pid, port, workspace, version, counts, where runs go, where the state came from at start.', ServerStatusSchema) } },
 
   rpc('GetJobConfigs', 'The job configs that produce the refs (Connect unary).', JobConfigResponseSchema),
   rpc('AnalyzeGraph', 'The job graph that builds the refs (Connect unary).', GraphAnalyzeResponseSchema),

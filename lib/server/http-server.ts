@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { ReplaySubject, type Subscription, distinctUntilChanged, map } from 'rxjs';
 import type { Platform } from '../platform.js';
 import type { StoreStart } from '../state/state-store.js';
+import { stateStartWords } from '../api/state-start.js';
 import { createApp } from './app.js';
 import { withFastCreateWant } from './fast-create-want.js';
 import { withFastReads } from './fast-reads.js';
@@ -146,7 +147,5 @@ function spokenDuration(ms: number): string {
 
 /** How the state was read at start, for server.log: "State: from the snapshot at event 1,204, then 3 events replayed". */
 export function startLine(start: StoreStart): string {
-  const from = start.from === 'snapshot' ? 'the snapshot' : start.from === 'compaction_base' ? 'the compaction base' : undefined;
-  const replayed = `${start.replayed_events.toLocaleString('en-US')} event${start.replayed_events === 1 ? '' : 's'} of the log replayed`;
-  return from ? `State: from ${from} at event ${start.at_event.toLocaleString('en-US')}, then ${replayed}` : `State: ${replayed} (no snapshot used)`;
+  return `State: ${stateStartWords(start)}`;
 }

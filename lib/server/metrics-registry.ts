@@ -113,9 +113,10 @@ export function platformMetrics(platform: Platform, sse: SseClients, shutdown$: 
     labelNames: ['source'],
     registers: [registry],
   });
-  for (const from of ['snapshot', 'compaction_base', 'log'] as const) source.set({ source: from }, opened.from === from ? 1 : 0);
+  for (const from of ['snapshot', 'compaction_base', 'log'] as const) source.set({ source: from }, opened.source === from ? 1 : 0);
   gauge('platform_start_state_event_id', 'The last event the state read at start held (0 when read from the log alone).', () => opened.at_event);
-  gauge('platform_start_events_replayed', 'Events of the log folded at start onto the state read.', () => opened.replayed_events);
+  gauge('platform_start_events_replayed', 'Events of the log folded at start onto the state read.', () => opened.events_replayed);
+  gauge('platform_start_state_duration_seconds', 'How long reading the state took at start (the snapshot or base, and the replay).', () => opened.duration_ms / 1000);
 
   const started = new Counter({ name: 'platform_job_runs_started_total', help: 'Job runs started since this server started, by job.', labelNames: ['job'], registers: [registry] });
   const finished = new Counter({

@@ -10,6 +10,7 @@ import type { BuildEvent, EventPayload } from '../events/build-event.js';
 
 import { pruneSteps, type PruneCounts } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
+import type { StateStart } from '../api/server-status.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
 import { ImageCarry } from './image-carry.js';
@@ -66,16 +67,13 @@ export const SNAPSHOT_AFTER_REPLAY_EVENTS = 10_000;
 
 /**
  * Where the state a store opened with came from: the snapshot, the compaction base (a compacted log whose snapshot
- * could not be used) or the log alone; the event id that held, and how many events of the log were folded on it.
+ * could not be used) or the log alone; the event id that held, how many events of the log were folded on it, and how
+ * long that took. The same object is `start` in `GET /api/status` (api/server-status.ts).
  */
-export interface StoreStart {
-  from: 'snapshot' | 'compaction_base' | 'log';
-  at_event: number;
-  replayed_events: number;
-}
+export type StoreStart = StateStart;
 
 export class StateStore {
-  private opened: StoreStart = { from: 'log', at_event: 0, replayed_events: 0 };
+  private opened: StoreStart = { source: 'log', at_event: 0, events_replayed: 0, duration_ms: 0 };
   private readonly latest: BehaviorSubject<BuildState>;
   private readonly subscription: Subscription;
   private readonly background: Subscription | undefined;
@@ -167,6 +165,7 @@ export class StateStore {
     snapshotPath?: string,
     options: { snapshotEveryEvents?: number; onSnapshotError?: (err: unknown) => void; compactionBasePath?: string } = {},
   ): Promise<StateStore> {
+    const began = performance.now();
     if (snapshotPath) await removeSnapshotLeftovers(snapshotPath);
     if (options.compactionBasePath) await removeSnapshotLeftovers(options.compactionBasePath);
     // A snapshot that does not hold together is only a lost shortcut (undefined): the log is replayed.
@@ -174,10 +173,10 @@ export class StateStore {
     const carry = new ImageCarry();
     const snapshot = snapshotPath ? await readSnapshot(snapshotPath, stateCodeFingerprint(), logProbe(log), carry) : undefined;
     let start = snapshot;
-    let from: StoreStart['from'] = snapshot ? 'snapshot' : 'log';
+    let source: StoreStart['source'] = snapshot ? 'snapshot' : 'log';
     if (!start && log.firstId() > 1) {
       start = await compactionBase(log, options.compactionBasePath);
-      from = 'compaction_base';
+      source = 'compaction_base';
     }
     start ??= initialState();
     const every = options.snapshotEveryEvents ?? 0;
@@ -189,7 +188,12 @@ export class StateStore {
     if (auto && toReplay >= SNAPSHOT_AFTER_REPLAY_EVENTS) carry.reserve(Math.min(toReplay * RESERVED_BYTES_AN_EVENT, 2 ** 31));
     const replayed = await replayLog(log, start);
     const store = new StateStore(log, carry, replayed, start.last_event_id, logProbe(log), auto, onError);
-    store.opened = { from, at_event: start.last_event_id, replayed_events: replayed.last_event_id - start.last_event_id };
+    store.opened = {
+      source,
+      at_event: start.last_event_id,
+      events_replayed: replayed.last_event_id - start.last_event_id,
+      duration_ms: Math.round(performance.now() - began),
+    };
     if (auto && replayed.last_event_id - start.last_event_id >= SNAPSHOT_AFTER_REPLAY_EVENTS) {
       void store.saveSnapshot(auto.path).catch(onError);
     }
@@ -347,7 +351,7 @@ export class StateStore {
     return this.imagedTaken;
   }
 
-  /** How the state was read at open (said in server.log and /metrics: a snapshot that was not used costs a replay). */
+  /** How the state was read at open (said in server.log, /metrics and `/api/status`: a snapshot that was not used costs a replay). */
   get start(): Readonly<StoreStart> {
     return this.opened;
   }

@@ -1,7 +1,7 @@
 /** `GET /api/status`: who the server is and how much it holds. */
 import { Type, type Static } from '@sinclair/typebox';
 import type { ServerStatus } from '../server-status.js';
-import { IsoTime, Nullable, type SameType } from './common.js';
+import { IsoTime, Nullable, OneOf, type SameType } from './common.js';
 
 const Count = Type.Integer({ minimum: 0 });
 
@@ -26,6 +26,18 @@ export const ServerStatusSchema = Type.Object(
         problem: Nullable(Type.String({ description: 'What stops runs from running, with what to do; null when nothing does. Checked every 5 s.' })),
       },
       { additionalProperties: false },
+    ),
+    start: Type.Object(
+      {
+        source: OneOf(['snapshot', 'compaction_base', 'log'] as const, {
+          description:
+            "Where the state was read from when this server started: 'snapshot' (the usual), 'compaction_base' (a compacted log whose snapshot could not be used) or 'log' (a replay from the first event: a fresh workspace, or a snapshot that could not be used).",
+        }),
+        at_event: Type.Integer({ minimum: 0, description: 'The last event the state read held (0 when read from the log alone).' }),
+        events_replayed: Type.Integer({ minimum: 0, description: 'Events of the log folded onto it at start, after at_event.' }),
+        duration_ms: Type.Integer({ minimum: 0, description: 'How long reading the state took: the snapshot or base, and the replay.' }),
+      },
+      { additionalProperties: false, description: 'Where the state came from at start (also in server.log and /metrics).' },
     ),
   },
   { $id: 'ServerStatus', additionalProperties: false },

@@ -1,13 +1,14 @@
 /**
  * `platform status`: is the workspace's daemon running, and what is it (pid, port, uptime, workspace, version,
- * counts)? It never starts one. Exit codes: 0 when a server runs; 3 when none does (as LSB `status` scripts
- * do) or the one there does not answer, so `platform status >/dev/null && ...` tests for a usable server; 1 for
- * errors (e.g. no workspace).
+ * counts, executor, where its state came from at start)? It never starts one. Exit codes: 0 when a server runs; 3
+ * when none does (as LSB `status` scripts do) or the one there does not answer, so `platform status >/dev/null && ...`
+ * tests for a usable server; 1 for errors (e.g. no workspace).
  */
 import type { Command } from 'commander';
 import { describeProbe, workspaceRootFor } from '../../client/server-connection.js';
 import { fetchStatus, probeServer, type ServerStatus } from '../../client/server-probe.js';
 import { serverLogPath } from '../../client/start-daemon.js';
+import { stateStartWords } from '../../api/state-start.js';
 import { errorMessage } from '../../errors.js';
 import { globalOptions } from '../global-options.js';
 import { colors } from '../output.js';
@@ -35,7 +36,18 @@ export function formatStatus(url: string, st: ServerStatus): string {
     `  counts     ${c.wants} wants, ${c.job_runs} job runs (${c.running_job_runs} running), ${c.partitions} partitions, ` +
       `${c.queued_commands} queued commands`,
     `  executor   ${executorLine(st.executor)}`,
+    `  state      ${startLine(st.start)}`,
   ].join('\n');
+}
+
+/** Where the state came from at start: a start that could not use its snapshot replayed the log, and took longer. */
+function startLine(s: ServerStatus['start'] | undefined): string {
+  if (!s) return 'not said (an older daemon)';
+  return `${stateStartWords(s)}, in ${formatMs(s.duration_ms)}`;
+}
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 /** Where runs go and whether they can run there; a problem in red (it is why runs wait). */
@@ -49,7 +61,7 @@ function executorLine(e: ServerStatus['executor'] | undefined): string {
 export function registerStatus(program: Command): void {
   program
     .command('status')
-    .description("show the workspace's server: pid, port, uptime, workspace, version, counts (never starts one; exit 3 when none runs)")
+    .description("show the workspace's server: pid, port, uptime, workspace, version, counts, where runs go, where its state came from at start (never starts one; exit 3 when none runs)")
     .action(async (_opts: unknown, cmd: Command) => {
       const g = globalOptions(cmd);
       const print = (human: string, json: object): void => {

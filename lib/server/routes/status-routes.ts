@@ -1,7 +1,8 @@
 /**
  * `GET /api/status`: who this server is (pid, port, workspace, version, since when) and how much it holds. Clients
  * use it to check that a server.json really describes a live daemon of their workspace and version; `platform
- * status` shows it. Every figure is an index size, so it costs nothing whatever the history.
+ * status` shows it. Every figure is an index size, so it costs nothing whatever the history; `start` (where the state
+ * came from at start) was kept by the store when it opened.
  */
 import { Router } from 'express';
 import type { ServerStatus } from '../../api/server-status.js';
@@ -28,6 +29,7 @@ export function statusRoutes({ platform }: ServerContext, startedAt: Date = new 
         queued_commands: platform.queue.size,
       },
       executor: platform.executorHealth(),
+      start: { ...platform.store.start },
     };
     res.json(body);
   });

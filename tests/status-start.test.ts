@@ -1,0 +1,121 @@
+/**
+ * Where a daemon's state came from at start, as `GET /api/status` and `platform status` (table and --json) say it:
+ * a real `platform serve` (the bundle) on a temp workspace, on its fresh log, after a clean stop (`platform stop`),
+ * after kill -9 with events past the snapshot, and with its snapshot gone. Answers are held to the OpenAPI document.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { spawn } from 'node:child_process';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ServerStatus, StateStart } from '../lib/api/server-status.js';
+import { SNAPSHOT_MIN_NEW_EVENTS } from '../lib/state/state-store.js';
+import { checkedResponse } from './helpers/contract.js';
+import { makeWorkspace } from './helpers/jobs-fixture.js';
+import { serveSubprocess } from './helpers/serve-subprocess.js';
+
+const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
+
+// Schedules that tick once a year: a pause or a resume is one event each, and nothing else is recorded meanwhile.
+const SCHEDULES = Array.from({ length: 8 }, (_, i) => `s${i}`);
+const GRAPH = {
+  jobs: [{ label: 'ok', outputs: ['ok/(?<n>.+)'], exec: ['true'] }],
+  schedules: SCHEDULES.map((name) => ({ name, cron: '0 0 1 1 *', partitions: [`ok/${name}-\${year}`] })),
+};
+
+async function json<T>(url: string, init?: RequestInit): Promise<T> {
+  const res = await checkedResponse(init?.method ?? 'GET', url, await fetch(url, init));
+  if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${url}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+const latestId = async (url: string) => (await json<{ latest_id: number }>(`${url}/api/events?limit=1`)).latest_id;
+
+/** `rounds` pauses and resumes of every schedule: 2 × rounds × 8 events, one a request. */
+async function toggle(url: string, rounds: number): Promise<void> {
+  const post = (path: string) => json(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  await Promise.all(
+    SCHEDULES.map(async (name) => {
+      for (let i = 0; i < rounds; i++) {
+        await post(`/api/schedules/${name}/pause`);
+        await post(`/api/schedules/${name}/resume`);
+      }
+    }),
+  );
+}
+
+/** The real CLI on the workspace (it finds the daemon by its server.json), to its end. */
+function cli(t: ExecutionContext, dir: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, '-C', dir, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  t.teardown(() => void (child.exitCode === null && child.kill('SIGKILL')));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** What the API, `platform status --json` and the table say of the start; they must agree. */
+async function startSaid(t: ExecutionContext, dir: string, url: string): Promise<{ start: StateStart; line: string }> {
+  const { start } = await json<ServerStatus>(`${url}/api/status`);
+  const asJson = await cli(t, dir, '--json', 'status');
+  t.is(asJson.code, 0, asJson.stderr);
+  t.deepEqual((JSON.parse(asJson.stdout) as ServerStatus).start, start);
+  const table = await cli(t, dir, 'status');
+  t.is(table.code, 0, table.stderr);
+  const line = /^ {2}state {6}(.*)$/m.exec(table.stdout)?.[1] ?? `no state line in:\n${table.stdout}`;
+  t.true(Number.isInteger(start.duration_ms) && start.duration_ms >= 0);
+  t.true(line.endsWith(` in ${start.duration_ms} ms`) || (start.duration_ms >= 1000 && / in \d+\.\d s$/.test(line)), line);
+  return { start, line };
+}
+
+test('status says where the state came from: the log when fresh, the snapshot after a clean stop, the snapshot and the events after it after kill -9', async (t) => {
+  t.timeout(120_000);
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(GRAPH));
+  const snapshot = join(dir, '.platform', 'snapshot.bin');
+
+  // A fresh workspace: nothing to read but an empty log.
+  const first = await serveSubprocess(t, dir);
+  const fresh = await startSaid(t, dir, first.url);
+  t.like(fresh.start, { source: 'log', at_event: 0, events_replayed: 0 });
+  t.regex(fresh.line, /^0 events of the log replayed \(no snapshot used\), in /);
+
+  // Enough events for a clean stop to write a snapshot, then `platform stop`.
+  await toggle(first.url, Math.ceil(SNAPSHOT_MIN_NEW_EVENTS / (2 * SCHEDULES.length)));
+  const beforeStop = await latestId(first.url);
+  t.true(beforeStop >= SNAPSHOT_MIN_NEW_EVENTS);
+  const stop = await cli(t, dir, 'stop');
+  t.is(stop.code, 0, stop.stderr);
+  t.true(existsSync(snapshot), 'a clean stop wrote the snapshot');
+
+  // Started after the clean stop: the snapshot holds every event, none is replayed.
+  const second = await serveSubprocess(t, dir);
+  const clean = await startSaid(t, dir, second.url);
+  t.deepEqual({ ...clean.start, duration_ms: 0 }, { source: 'snapshot', at_event: beforeStop, events_replayed: 0, duration_ms: 0 });
+  t.regex(clean.line, new RegExp(`^from the snapshot at event ${beforeStop.toLocaleString('en-US')}, then 0 events of the log replayed, in `));
+
+  // Events past the snapshot, then kill -9: the next start reads the same snapshot and replays exactly those.
+  await toggle(second.url, 1);
+  const beforeKill = await latestId(second.url);
+  t.is(beforeKill - beforeStop, 2 * SCHEDULES.length);
+  await second.kill9();
+  const third = await serveSubprocess(t, dir);
+  const crashed = await startSaid(t, dir, third.url);
+  t.deepEqual({ ...crashed.start, duration_ms: 0 }, { source: 'snapshot', at_event: beforeStop, events_replayed: beforeKill - beforeStop, duration_ms: 0 });
+  t.regex(crashed.line, new RegExp(`^from the snapshot at event ${beforeStop.toLocaleString('en-US')}, then ${beforeKill - beforeStop} events of the log replayed, in `));
+  // /metrics says the same.
+  const metrics = await (await fetch(`${third.url}/metrics`)).text();
+  t.regex(metrics, /^platform_start_state_source\{source="snapshot"\} 1$/m);
+  t.regex(metrics, new RegExp(`^platform_start_events_replayed ${beforeKill - beforeStop}$`, 'm'));
+  t.regex(metrics, /^platform_start_state_duration_seconds \d+(\.\d+)?(e-\d+)?$/m);
+  const beforeLast = await latestId(third.url);
+  await third.kill9();
+
+  // The snapshot gone (a damaged file is dropped alike): the whole log is replayed, and status says so.
+  rmSync(snapshot);
+  const fourth = await serveSubprocess(t, dir);
+  const replayed = await startSaid(t, dir, fourth.url);
+  t.like(replayed.start, { source: 'log', at_event: 0, events_replayed: beforeLast });
+  await fourth.kill9();
+});
