@@ -286,7 +286,8 @@ test('a paused schedule makes no want and sets no deadline, at its tick or after
   const state = step(initialState(), at('2026-01-05T22:43:30Z'), [s]).state;
   const paused = command(state, at('2026-01-05T22:43:40Z'), [s], { kind: 'pause_schedule', name: 'revenue', reason: 'feed down' });
   t.deepEqual(paused.replies, [{ ok: true, status: 200, want_id: '', schedule: { name: 'revenue', changed: true, skipped: 0, skipped_at_least: false } }]);
-  t.deepEqual(paused.events, [{ type: 'schedule_paused', schedule_paused: { name: 'revenue', reason: 'feed down' } }]);
+  // A command that does not say when it was asked for is taken as asked for at the step's time.
+  t.deepEqual(paused.events, [{ type: 'schedule_paused', schedule_paused: { name: 'revenue', reason: 'feed down', requested_at: at('2026-01-05T22:43:40Z') } }]);
   t.like(paused.state.schedules.get('revenue'), { paused: true, paused_at: at('2026-01-05T22:43:40Z'), paused_reason: 'feed down' });
   const again = command(paused.state, at('2026-01-05T22:43:50Z'), [s], { kind: 'pause_schedule', name: 'revenue', reason: 'other' });
   t.deepEqual(again.events, []);
@@ -363,8 +364,24 @@ test('a pause planned in a step after it was asked for: a tick due before the re
   });
   t.deepEqual(plan.events.map((e) => e.type), ['want_created', 'schedule_paused'], 'the 22:44 tick, due before the request, is made');
   t.deepEqual(wantsOf(plan.events).map((w) => w.schedule_tick), [at('2026-01-05T22:44:00Z')]);
+  // Paused since it was asked for, before the 22:45 tick it stops: not since the step that recorded it, after that tick.
+  t.like(plan.events.find((e) => e.type === 'schedule_paused'), { schedule_paused: { requested_at: asked } });
+  t.is(plan.state.schedules.get('revenue')?.paused_at, asked);
+  t.is(scheduleView(plan.state, s, at('2026-01-05T22:45:00.020Z')).paused_at, '2026-01-05T22:44:59.990Z');
+  // The same through a snapshot (the record keeps the time as it is).
+  t.is(fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(plan.state)))).schedules.get('revenue')?.paused_at, asked);
   const resumed = command(plan.state, at('2026-01-05T22:45:10Z'), [s], { kind: 'resume_schedule', name: 'revenue' });
   t.like(skipsOf(resumed.events)[0], { count: 1, first_tick: at('2026-01-05T22:45:00Z'), reason: 'paused' });
+});
+
+test('a schedule_paused of a log written before requested_at (0 on the wire) is paused since the event\'s time', (t) => {
+  const s = schedule({ cron: '* * * * *' });
+  const state = step(initialState(), at('2026-01-05T22:43:30Z'), [s]).state;
+  const id = state.last_event_id + 1;
+  const old = reduce(state, { event_id: id, timestamp: at('2026-01-05T22:43:40Z'), type: 'schedule_paused', schedule_paused: { name: 'revenue', reason: '', requested_at: 0 } });
+  t.like(old.schedules.get('revenue'), { paused: true, paused_at: at('2026-01-05T22:43:40Z') });
+  const asked = reduce(state, { event_id: id, timestamp: at('2026-01-05T22:43:40Z'), type: 'schedule_paused', schedule_paused: { name: 'revenue', reason: '', requested_at: at('2026-01-05T22:43:39.5Z') } });
+  t.like(asked.schedules.get('revenue'), { paused: true, paused_at: at('2026-01-05T22:43:39.5Z') });
 });
 
 test('pause and resume of a name platform.json has no schedule of are 404s that record nothing; a schedule not yet recorded is, first', (t) => {

@@ -156,7 +156,11 @@ test('pause and resume over REST and the CLI: no wants while paused, through a r
   t.regex(await (await f.api('/metrics')).text(), /^platform_schedule_paused\{schedule="minutely"\} 1$/m);
 
   // A snapshot, a close, and a start ten minutes later: still paused, none of its ticks made; the other's is.
-  const pauseEvent = (await events(f)).find((e) => e.type === 'schedule_paused')!.event_id;
+  const pauseView = (await events(f)).find((e) => e.type === 'schedule_paused') as Extract<EventView, { type: 'schedule_paused' }>;
+  const pauseEvent = pauseView.event_id;
+  // Paused since the pause was asked for, as its event says (recorded in a step after it).
+  t.is(pauseView.schedule_paused.requested_at, Date.parse(pausedBody.schedule.paused_at!));
+  t.true(Date.parse(pauseView.timestamp) >= pauseView.schedule_paused.requested_at);
   t.true(await f.platform.store.saveSnapshot(join(f.dir, '.platform', 'snapshot.bin'), 0));
   await f.close();
   t.true(existsSync(join(f.dir, '.platform', 'snapshot.bin')));
@@ -178,7 +182,7 @@ test('pause and resume over REST and the CLI: no wants while paused, through a r
   t.is(statusJson.code, 0, statusJson.stderr);
   t.deepEqual((JSON.parse(statusJson.stdout) as ServerStatus).start, start);
   await waitFor('the control schedule made its tick', async () => (await scheduleWants(g, 'control')).length > 0);
-  t.like(await g.getJson('/api/schedules/minutely'), { paused: true, paused_reason: 'feed down', next_tick: null });
+  t.like(await g.getJson('/api/schedules/minutely'), { paused: true, paused_at: pausedBody.schedule.paused_at, paused_reason: 'feed down', next_tick: null });
   t.deepEqual(await scheduleWants(g, 'minutely'), [], 'no want while paused, across the restart');
 
   // Resume with the CLI: the ticks due while paused are skipped, not caught up (catchup 5 notwithstanding).

@@ -31,7 +31,10 @@ export interface ScheduleView {
   skipped_ticks_at_least: boolean;
   /** The latest tick skipped; null when none was. */
   last_skipped_tick: string | null;
-  /** Paused (`platform schedules pause`): it makes no wants until resumed; since when, and why (null: no reason given). */
+  /**
+   * Paused (`platform schedules pause`): it makes no wants until resumed; since when (the time the pause was asked for:
+   * the ticks due after it are the pause's), and why (null: no reason given).
+   */
   paused: boolean;
   paused_at: string | null;
   paused_reason: string | null;

@@ -205,6 +205,12 @@ export interface SchedulePaused {
   name: string;
   /** Why, as the caller gave it ('' when none). */
   reason: string;
+  /**
+   * Epoch ms: when the pause was asked for (the loop's clock; the step's time when the command did not say). The
+   * ticks due by then were decided before it. The schedule's `paused_at`; 0 in events written before the field, which
+   * then fold at the event's timestamp.
+   */
+  requested_at: number;
 }
 
 /** A paused schedule resumed: ticks from now on are made; those that fell due while paused are skipped. */

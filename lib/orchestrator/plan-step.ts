@@ -495,8 +495,10 @@ class Planner {
     // as skipped for the pause. Commands come before the scan in a step, and the first step after downtime (or one
     // that woke late) is where such ticks wait. Only the ticks that fall due after the request are the pause's.
     // Unbudgeted: one schedule's gap, at most catchup + MAX_COUNTED_TICKS cron steps, as a scan's first schedule.
-    this.makeDueTicks(known.definition, scheduleAfter(known.record), Math.min(requestedAt ?? this.input.now, this.input.now), { left: Infinity });
-    this.emit({ type: 'schedule_paused', schedule_paused: { name, reason } });
+    const asked = Math.min(requestedAt ?? this.input.now, this.input.now);
+    this.makeDueTicks(known.definition, scheduleAfter(known.record), asked, { left: Infinity });
+    // Paused from when it was asked for, as the ticks were just decided: `paused_at` is that time, not the step's.
+    this.emit({ type: 'schedule_paused', schedule_paused: { name, reason, requested_at: asked } });
     return { ok: true, status: 200, want_id: '', schedule: { name, changed: true, skipped: 0, skipped_at_least: false } };
   }
 

@@ -393,7 +393,10 @@ export interface ScheduleRecord {
   readonly want_id: string;
   /** Paused (`schedule_paused`): it makes no wants until resumed. */
   readonly paused: boolean;
-  /** When it was paused (the event's time, epoch ms), and why, as the caller said; 0 and '' while it runs. */
+  /**
+   * When it was paused (epoch ms: when the pause was asked for, `schedule_paused.requested_at`; the event's time in logs
+   * written before that field), and why, as the caller said; 0 and '' while it runs.
+   */
   readonly paused_at: number;
   readonly paused_reason: string;
   /** Ticks that fell due and were skipped (`schedule_ticks_skipped`), in all; a lower bound when `skipped_at_least`. */

@@ -250,7 +250,8 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     case 'schedule_ticks_skipped':
       return recordTicksSkipped(s, event.schedule_ticks_skipped);
     case 'schedule_paused':
-      return recordPaused(s, event.schedule_paused.name, event.schedule_paused.reason, at);
+      // Paused since it was asked for; an event of a log written before `requested_at` has 0 there: its own time.
+      return recordPaused(s, event.schedule_paused.name, event.schedule_paused.reason, event.schedule_paused.requested_at || at);
     case 'schedule_resumed':
       return recordResumed(s, event.schedule_resumed.name);
     case 'want_released': {

@@ -66,7 +66,10 @@ export function recordTicksSkipped(s: BuildState, e: ScheduleTicksSkipped): Buil
   );
 }
 
-/** `schedule_paused`: from `at` on it makes no wants. Paused again, it keeps the time it was first paused at. */
+/**
+ * `schedule_paused`: from `at` (when the pause was asked for) on it makes no wants. Paused again, it keeps the time it
+ * was first paused at.
+ */
 export function recordPaused(s: BuildState, name: string, reason: string, at: number): BuildState {
   return put(s, name, (r) => (r.paused ? r : withSchedule(r, { paused: true, paused_at: at, paused_reason: reason })));
 }

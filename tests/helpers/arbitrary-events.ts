@@ -188,7 +188,7 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
         })
         .map((schedule_ticks_skipped) => ({ type, schedule_ticks_skipped }));
     case 'schedule_paused':
-      return fc.record({ name: arbScheduleName, reason: arbText }).map((schedule_paused) => ({ type, schedule_paused }));
+      return fc.record({ name: arbScheduleName, reason: arbText, requested_at: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 5 }), arbInt64) }).map((schedule_paused) => ({ type, schedule_paused }));
     case 'schedule_resumed':
       return fc.record({ name: arbScheduleName }).map((schedule_resumed) => ({ type, schedule_resumed }));
   }

@@ -26,7 +26,7 @@ export const ScheduleViewSchema = Type.Object(
     skipped_ticks_at_least: Type.Boolean({ description: 'A gap had more ticks than are counted one by one (1,000): `skipped_ticks` is a lower bound.' }),
     last_skipped_tick: Nullable(IsoTime),
     paused: Type.Boolean({ description: 'Paused: it makes no wants until resumed.' }),
-    paused_at: Nullable(IsoTime),
+    paused_at: Nullable(Type.String({ format: 'date-time', description: "When the pause was asked for (the ticks due after it are the pause's); null while it runs." })),
     paused_reason: Nullable(Type.String()),
     next_tick: Nullable(IsoTime),
     next_partitions: Type.Array(Type.String()),
