@@ -11,6 +11,7 @@ export interface StatusCounts {
 }
 
 import type { ExecutorHealth } from './executor-health.js';
+import type { StoreStart } from '../state/state-store.js';
 export type { ExecutorHealth } from './executor-health.js';
 
 export interface ServerStatus {
@@ -32,12 +33,4 @@ export interface ServerStatus {
  * clean stop, or the snapshot written before a crash), from the compaction base (a compacted log whose snapshot could
  * not be used), or from the log alone (a fresh workspace, a snapshot of another version, a damaged or missing one).
  */
-export interface StateStart {
-  source: 'snapshot' | 'compaction_base' | 'log';
-  /** The last event the state read held: the snapshot's or the base's (0 when read from the log alone). */
-  at_event: number;
-  /** Events of the log folded onto it, after `at_event`. */
-  events_replayed: number;
-  /** How long reading the state took, the snapshot or base and the replay together (milliseconds). */
-  duration_ms: number;
-}
+export type StateStart = StoreStart;

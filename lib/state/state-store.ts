@@ -10,7 +10,6 @@ import type { BuildEvent, EventPayload } from '../events/build-event.js';
 
 import { pruneSteps, type PruneCounts } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
-import type { StateStart } from '../api/server-status.js';
 import { initialState, type BuildState } from './build-state.js';
 import { reduce } from './reduce.js';
 import { ImageCarry } from './image-carry.js';
@@ -68,9 +67,17 @@ export const SNAPSHOT_AFTER_REPLAY_EVENTS = 10_000;
 /**
  * Where the state a store opened with came from: the snapshot, the compaction base (a compacted log whose snapshot
  * could not be used) or the log alone; the event id that held, how many events of the log were folded on it, and how
- * long that took. The same object is `start` in `GET /api/status` (api/server-status.ts).
+ * long that took. `GET /api/status` shows it as `start` (api/server-status.ts).
  */
-export type StoreStart = StateStart;
+export interface StoreStart {
+  source: 'snapshot' | 'compaction_base' | 'log';
+  /** The last event the state read held: the snapshot's or the base's (0 when read from the log alone). */
+  at_event: number;
+  /** Events of the log folded onto it, after `at_event`. */
+  events_replayed: number;
+  /** How long reading the state took, the snapshot or base and the replay together (milliseconds). */
+  duration_ms: number;
+}
 
 export class StateStore {
   private opened: StoreStart = { source: 'log', at_event: 0, events_replayed: 0, duration_ms: 0 };
