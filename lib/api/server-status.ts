@@ -11,7 +11,7 @@ export interface StatusCounts {
 }
 
 import type { ExecutorHealth } from './executor-health.js';
-import type { StoreStart } from '../state/state-store.js';
+import type { StoreStart } from '../state/store-start.js';
 export type { ExecutorHealth } from './executor-health.js';
 
 export interface ServerStatus {

@@ -11,6 +11,7 @@ import type { BuildEvent, EventPayload } from '../events/build-event.js';
 import { pruneSteps, type PruneCounts } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
+import type { StoreStart } from './store-start.js';
 import { reduce } from './reduce.js';
 import { ImageCarry } from './image-carry.js';
 import { frameBudgetMs } from './frame-budget.js';
@@ -64,20 +65,7 @@ export const SNAPSHOT_EVERY_EVENTS = 100_000;
  */
 export const SNAPSHOT_AFTER_REPLAY_EVENTS = 10_000;
 
-/**
- * Where the state a store opened with came from: the snapshot, the compaction base (a compacted log whose snapshot
- * could not be used) or the log alone; the event id that held, how many events of the log were folded on it, and how
- * long that took. `GET /api/status` shows it as `start` (api/server-status.ts).
- */
-export interface StoreStart {
-  source: 'snapshot' | 'compaction_base' | 'log';
-  /** The last event the state read held: the snapshot's or the base's (0 when read from the log alone). */
-  at_event: number;
-  /** Events of the log folded onto it, after `at_event`. */
-  events_replayed: number;
-  /** How long reading the state took, the snapshot or base and the replay together (milliseconds). */
-  duration_ms: number;
-}
+export type { StoreStart } from './store-start.js';
 
 export class StateStore {
   private opened: StoreStart = { source: 'log', at_event: 0, events_replayed: 0, duration_ms: 0 };

@@ -1,0 +1,14 @@
+/**
+ * Where the state a store opened with came from: the snapshot, the compaction base (a compacted log whose snapshot
+ * could not be used) or the log alone; the event id that held, how many events of the log were folded on it, and how
+ * long that took. `GET /api/status` shows it as `start` (api/server-status.ts).
+ */
+export interface StoreStart {
+  source: 'snapshot' | 'compaction_base' | 'log';
+  /** The last event the state read held: the snapshot's or the base's (0 when read from the log alone). */
+  at_event: number;
+  /** Events of the log folded onto it, after `at_event`. */
+  events_replayed: number;
+  /** How long reading the state took, the snapshot or base and the replay together (milliseconds). */
+  duration_ms: number;
+}
