@@ -2,13 +2,13 @@
  * Runs too wide for the native launcher's records (8,000 variables): handed to it all the same, as a small record
  * whose program is its `--supervise` mode, which reads the job's environment and argv from the run's directory
  * (docs/decisions.md, "Speed, session 24"). What the user sees is what any run gives: the job's own exit code and
- * logs, and a run held past the cap that is canceled never starts. Serial: each holds a slot for a while.
+ * logs, a cancel that kills its whole group, and a run held past the cap that is canceled never starts. Serial: each holds a slot for a while.
  */
 import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BuildState } from '../lib/state/build-state.js';
-import { makeWorkspace, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { isPidAlive, killAtTeardown, makeWorkspace, pidsIn, poll, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
 import { marked, openSupervised, spans, WIDE_ENV } from './helpers/held-runs-fixture.js';
 import { launcherMode } from '../lib/executor/run-launcher.js';
 
@@ -66,4 +66,20 @@ test.serial('a wide run held past the cap and canceled is dropped by the launche
   t.like(platform.state().job_runs.get(id), { status: 'canceled', started_at: null });
   t.false(spans(dir).has('wide_1'), 'the wide run never ran');
   t.false(existsSync(join(runDir(dir, id), 'status.json')), 'nothing was forked for it');
+});
+
+test.serial('a running wide run canceled is recorded canceled, and nothing of its job is left', async (t) => {
+  const dir = makeWorkspace(t);
+  const graph = { jobs: [{ label: 'long', outputs: ['long'], exec: ['bash', '-c', 'echo $$ > job.pid; sleep 30'], env: WIDE_ENV }] };
+  const platform = await openSupervised(t, dir, graph);
+  const w = (await platform.createWant(request(['long']))) as { ok: true; want_id: string };
+  await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'the run to start');
+  for (let i = 0; i < 250 && pidsIn(dir, 'job.pid').length === 0; i++) await sleep(20);
+  const [job] = pidsIn(dir, 'job.pid');
+  killAtTeardown(t, () => pidsIn(dir, 'job.pid'));
+  t.truthy(job, 'the job started');
+  await platform.cancelWant(w.want_id, 'not needed');
+  const s = await waitFor(platform, (st) => [...st.job_runs.values()].every((r) => r.status === 'canceled'), 'the run to be canceled');
+  t.like([...s.job_runs.values()][0], { status: 'canceled' });
+  t.true(await poll(() => !isPidAlive(job!), 3000), 'the job was killed with its group');
 });
