@@ -237,8 +237,8 @@ export class SupervisedExecutor implements Executor {
       // Only a next daemon misses it: it would record the run lost instead of canceled.
     }
     this.note(run, `canceled: ${reason}; killing the job's process group`);
-    // The kill waits for the other cancels of this turn: a run it ends frees a slot the launcher would at once give to
-    // a held run, whose own cancel must be on disk and sent first.
+    // The kill waits for the other cancels of this turn, in whatever order they come: a run it ends frees a slot the
+    // launcher would at once give to a held run, whose own cancel must be on disk and sent first.
     setImmediate(() => {
       if (this.runs.get(run.id) === run && !run.settling) this.killGroup(run);
     });
