@@ -2,7 +2,8 @@
  * Runs too wide for the native launcher's records (8,000 variables): handed to it all the same, as a small record
  * whose program is its `--supervise` mode, which reads the job's environment and argv from the run's directory
  * (docs/decisions.md, "Speed, session 24"). What the user sees is what any run gives: the job's own exit code and
- * logs, a cancel that kills its whole group, and a run held past the cap that is canceled never starts. Serial: each holds a slot for a while.
+ * logs, a cancel that kills its whole group, and a run held past the cap that is canceled never starts. Serial: each
+ * holds a slot for a while.
  */
 import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';

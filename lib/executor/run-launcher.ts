@@ -102,7 +102,7 @@ export class RunLauncher {
 
   /**
    * Starts the run, or (native) hands it over to be started as a slot allows. `shellSafe`: the run's environment can
-   * be set by its run.sh (the shell launcher's way); otherwise, without the native launcher, the run is spawned by node.
+   * be set by its run.sh (the shell launcher's way); otherwise, without the native launcher, node spawns the run.
    */
   launch(run: RunSpec, shellSafe = true): void {
     if (this.mode !== 'native') return this.launchOtherwise(run, shellSafe);

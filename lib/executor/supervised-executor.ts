@@ -8,10 +8,10 @@
  *
  * The supervisor: the native launcher itself for the runs it forked (it lives on, in a session of its own, until
  * the last of them ended; a run its records cannot carry gets its `--supervise` mode between it and the job), or a
- * process per run (`/bin/sh`) where it was not built. Not a node process, because a supervisor is paid for on every run (a
- * node one cost ~0.3 s, docs/decisions.md). All record a job killed by signal n as 128+n, as a shell does: such a
- * job and one that exits with 128+n look the same, and are reported as killed. All keep the run's timeout too, with
- * or without a daemon, and say in the status that they timed the job out; this daemon's own timer is a backstop.
+ * process per run (`/bin/sh`) where it was not built. Not a node process, because a supervisor is paid for on every
+ * run (a node one cost ~0.3 s, docs/decisions.md). All record a job killed by signal n as 128+n, as a shell does:
+ * such a job and one that exits with 128+n look the same, and are reported as killed. All keep the run's timeout too,
+ * with or without a daemon, and say in the status that they timed the job out; this daemon's own timer is a backstop.
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { storageFault } from '../system/storage-fault.js';
