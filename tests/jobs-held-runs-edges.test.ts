@@ -1,6 +1,6 @@
 /**
  * Runs held past the cap, at their edges (found by the review of the change, each shown failing before its mend): a run
- * the launcher cannot carry, a launcher that dies, a stop while a run ends, cancels beside kills, recalls, lowered
+ * too wide for the launcher's records (handed to it as a `--supervise` record since), a launcher that dies, a stop while a run ends, cancels beside kills, recalls, lowered
  * limits. Serial: one test's busy loop or SIGSTOP must not be another's.
  */
 import test from 'ava';
@@ -26,7 +26,7 @@ function launcherPid(workspace: string): number | undefined {
   return found;
 }
 
-test.serial('a run the launcher cannot carry, handed over in the same step as runs given to the launcher, waits for room: the cap holds', async (t) => {
+test.serial('a run too wide for a record, handed over in the same step as another run: the cap holds', async (t) => {
   const dir = makeWorkspace(t);
   const graph = {
     max_concurrent_job_runs: 1,
@@ -121,7 +121,7 @@ test.serial('a stop that cancels runs does not start the held runs', async (t) =
   t.is(ran, 0, `a held run ran at a stop that cancels in ${ran} of 3 tries`);
 });
 
-test.serial('a run waiting in the executor for room (the launcher cannot carry it) is recalled: a more urgent run starts before it', async (t) => {
+test.serial('a held run too wide for a record is recalled: a more urgent run starts before it', async (t) => {
   const dir = makeWorkspace(t);
   const graph = {
     max_concurrent_job_runs: 1,
@@ -184,7 +184,7 @@ test.serial('after a stop that cancels runs with runs held, the next platform bu
   t.pass();
 });
 
-test.serial('the launcher gone while a run waits in the executor for room: that run comes back queued and runs once', async (t) => {
+test.serial('the launcher gone while it holds a run too wide for a record: that run comes back queued and runs once', async (t) => {
   const dir = makeWorkspace(t);
   const graph = {
     max_concurrent_job_runs: 1,

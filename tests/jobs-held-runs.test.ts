@@ -116,7 +116,7 @@ test('a stop with runs held leaves them queued: the launcher does not start them
   t.true(spans(dir).has('p_2'));
 });
 
-test("a run the launcher's records cannot carry (8,000 variables) waits for room under the cap rather than start beside the held runs", async (t) => {
+test("a run the launcher's records cannot carry (8,000 variables) is held for room under the cap like any run, not started beside the running one", async (t) => {
   const dir = makeWorkspace(t);
   const graph = {
     max_concurrent_job_runs: 1,

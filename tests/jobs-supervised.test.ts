@@ -15,6 +15,7 @@ import { belongsToRun, unreaped } from '../lib/executor/job-process-identity.js'
 import { SupervisedExecutor, type SupervisedExecutorOptions } from '../lib/executor/supervised-executor.js';
 import { launcherMode, nativeLauncherPath } from '../lib/executor/run-launcher.js';
 import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runs, runsFor, sleep, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
+import { WIDE_ENV } from './helpers/held-runs-fixture.js';
 
 const graph = {
   max_concurrent_job_runs: 4,
@@ -252,13 +253,14 @@ for (const mode of ['native', 'shell'] as const) {
   });
 }
 
-test('a run the launcher\'s records cannot carry (its supervisor spawned by node) is timed out by that supervisor too, with no executor left', async (t) => {
+test("a run too wide for the launcher's records (8,000 variables), its id with a space, is timed out by the launcher too, with no executor left", async (t) => {
   if (launcherMode() !== 'native') return t.pass('the native launcher is not built here (no C compiler)');
   const dir = makeWorkspace(t);
-  // A space in the id: not in a launch record (its news is split on spaces), so `platform-launcher --supervise`.
+  // Too wide for a record: its job is run by the launcher's `--supervise` mode, which the launcher times out as any
+  // run. A space in the id: news are split on spaces, so the id goes percent-encoded.
   const id = 'r odd';
   const logDir = join(dir, '.platform', 'logs', id);
-  const launch = { job_run_id: id, argv: ['/bin/sh', '-c', 'echo $$ > odd.pid; sleep 30'], env: {}, outputs: ['o/1'], cwd: dir, stdin: '{}', log_dir: logDir, timeout_seconds: 1 };
+  const launch = { job_run_id: id, argv: ['/bin/sh', '-c', 'echo $$ > odd.pid; sleep 30'], env: WIDE_ENV, outputs: ['o/1'], cwd: dir, stdin: '{}', log_dir: logDir, timeout_seconds: 1 };
   const first = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20, killGraceMs: 100 });
   const started = firstValueFrom(first.started$);
   first.start(launch);

@@ -1,7 +1,8 @@
 /**
  * The files a supervised run keeps in its log directory beside its logs, so that what happened to it outlives any
  * daemon: `stdin.json` (the job's config, its stdin), `cancel.json` (why it is being canceled, written before its
- * group is signalled) and `status.json` (`{"exit_code": n, "pid": p}`, written by its supervisor once the job ended,
+ * group is signalled), `exec.fields` (the job's environment and argv, for a run too wide for a launch record) and
+ * `status.json` (`{"exit_code": n, "pid": p}`, written by its supervisor once the job ended,
  * with `"timed_out": true` when the supervisor killed it at its timeout). A daemon reads them to re-attach.
  *
  * A run id keeps its directory across attempts (a run queued before a crash is started again under the same id), and
@@ -16,6 +17,7 @@ import type { JobOutcome } from './job-launch.js';
 export const CANCEL_FILE = 'cancel.json';
 export const STDIN_FILE = 'stdin.json';
 export const STATUS_FILE = 'status.json';
+export const EXEC_FILE = 'exec.fields';
 
 /**
  * What a supervisor recorded; `outcome` is the format of the node supervisors of 0.1.0, still read after an upgrade.
@@ -78,6 +80,15 @@ export function writeRunFiles(dir: string, stdin: string): void {
     rmSync(join(dir, CANCEL_FILE), { force: true });
   }
   writeFileSync(join(dir, STDIN_FILE), stdin);
+}
+
+/**
+ * The job's environment (`K=V`) and argv for the native launcher's `--supervise` mode, which runs a job whose record
+ * would be too wide (launcher.c): `n NUL env_1 NUL .. env_n NUL m NUL arg_1 NUL .. arg_m NUL`, as a record's tail.
+ * Neither may hold a NUL.
+ */
+export function writeExecFields(dir: string, env: readonly string[], argv: readonly string[]): void {
+  writeFileSync(join(dir, EXEC_FILE), [String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0');
 }
 
 /** Makes the run's directory (true) or finds it there (false); its parent exists after the first run. */

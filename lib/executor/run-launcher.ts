@@ -12,14 +12,18 @@
  *   its whole group) and `env --default-signal` (an asynchronous list of a shell ignores SIGINT and SIGQUIT, and the
  *   job must not inherit that); ~3 ms of a slot.
  *
- * Where neither can be used (no setsid, or a run neither can carry), the supervisor is spawned by node.
+ * A run whose environment or arguments a native record cannot carry (more fields than launcher.c parses) is still the
+ * native launcher's: they go to a file in its directory (run-files.ts `writeExecFields`), and the record's program is
+ * the launcher's `--supervise` mode, which reads them and runs the job. So every run of the native launcher counts in
+ * its slots, its order, its hold and its timeout alike. Without it, where the shell launcher cannot be used (no
+ * setsid, or names the shell cannot set), the supervisor is spawned by node: no cap is kept by these launchers.
  *
  * Every supervisor keeps its run's timeout itself (the native launcher from its poll's timeout, the shell one with a
  * watchdog per run that has one), so it holds while no daemon runs.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
-import { writeRunFiles } from './run-files.js';
+import { writeExecFields, writeRunFiles } from './run-files.js';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Observable, Subject } from 'rxjs';
@@ -97,20 +101,14 @@ export class RunLauncher {
   }
 
   /**
-   * `shellSafe`: the run's environment can be set by its run.sh (the shell launcher's way); otherwise, without the
-   * native launcher, the run is spawned by node.
+   * Starts the run, or (native) hands it over to be started as a slot allows. `shellSafe`: the run's environment can
+   * be set by its run.sh (the shell launcher's way); otherwise, without the native launcher, node spawns the run.
    */
-  launch(run: RunSpec, shellSafe = true, startOutsideNow: () => boolean = () => true): 'record' | 'started' | 'deferred' {
-    const { id } = run;
-    const record = this.mode === 'native' && !/[\n\r ]/.test(id) ? this.nativeRecord(run) : undefined;
-    if (record) {
-      this.send(record);
-      return 'record';
-    }
-    // Started outside the launcher's slots: the caller says whether one is free, else launches it again later.
-    if (!startOutsideNow()) return 'deferred';
-    this.launchOtherwise(run, shellSafe);
-    return 'started';
+  launch(run: RunSpec, shellSafe = true): void {
+    if (this.mode !== 'native') return this.launchOtherwise(run, shellSafe);
+    const record = this.nativeRecord(run);
+    if (typeof record === 'string') return this.send(record);
+    setImmediate(() => this.subject.next({ kind: 'failed', id: run.id, ...record }));
   }
 
   /**
@@ -124,8 +122,8 @@ export class RunLauncher {
 
   /** A run the native launcher holds is dropped (`dropped` news); one it started already is not (its pid is known). */
   cancelHeld(id: string): void {
-    if (this.mode !== 'native' || !this.shell || id.includes('\0')) return;
-    this.send(`\0cancel\0${id}\0`);
+    if (this.mode !== 'native' || !this.shell) return;
+    this.send(`\0cancel\0${encodeURIComponent(id)}\0`);
   }
 
   /**
@@ -159,11 +157,6 @@ export class RunLauncher {
         return;
       }
     }
-    if (this.mode === 'native') {
-      // A run launcher.c's records cannot carry: its supervisor spawned by node.
-      const [timeoutMs, graceMs] = timeoutFields(run);
-      return this.spawnDirect(id, NATIVE_LAUNCHER, ['--supervise', dir, run.cwd, timeoutMs, graceMs, ...run.argv], { ...process.env, ...run.jobEnv, PLATFORM_WORKSPACE: this.workspaceRoot }, run.cwd);
-    }
     if (!shellSafe || this.mode !== 'shell' || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, '/bin/sh', ['-c', this.script, dir], { ...process.env, ...run.jobEnv }, run.cwd);
     this.send(`${id}\n${dir}\n`);
   }
@@ -194,20 +187,33 @@ export class RunLauncher {
 
   /**
    * launcher.c's record: id, dir, cwd, config, timeout and kill grace (ms), the environment counted, the argv
-   * counted; each NUL-terminated.
+   * counted; each NUL-terminated. The id is percent-encoded: a news line is split on spaces and ends at a newline.
+   * Why not, when the run cannot be started: a field holds a NUL (no program can be given one; node's spawn refuses it
+   * too), or the files of a run too wide for a record could not be written (`runFiles`).
    */
-  private nativeRecord(run: RunSpec): string | undefined {
+  private nativeRecord(run: RunSpec): string | { error: Error; runFiles?: true } {
+    // A NUL would split a field in two and the records after it. JSON never holds a raw NUL (it is escaped), so the
+    // config is one field.
+    const field = [run.dir, run.cwd, ...run.argv].find((f) => f.includes('\0'));
+    if (field !== undefined) return { error: new Error(`a NUL byte in '${field.replace(/\0/g, '\\0')}': no program can be given one`) };
     // Without the variables every run sets for itself (a daemon started from a job has them too).
     this.baseEnv ??= encodeEnv(process.env, RUN_VARIABLES);
     const baseEnv = this.baseEnv;
-    const own = encodeEnv({ ...run.jobEnv, PLATFORM_WORKSPACE: this.workspaceRoot, PLATFORM_JOB_RUN_ID: run.id });
+    const identity = { PLATFORM_WORKSPACE: this.workspaceRoot, PLATFORM_JOB_RUN_ID: run.id };
+    const own = encodeEnv({ ...run.jobEnv, ...identity });
     const base = [...own.keys].some((k) => baseEnv.keys.has(k)) ? baseEnv.entries.filter(([k]) => !own.keys.has(k)).map(([, f]) => f) : baseEnv.fields;
-    const count = base.length + own.fields.length;
-    if (count + run.argv.length + 8 > NATIVE_MAX_FIELDS) return undefined;
-    // A NUL would split a field in two and the records after it (node's spawn refuses such an argument, saying so).
-    if ([run.id, run.dir, run.cwd, run.stdin ?? '', ...run.argv].some((f) => f.includes('\0'))) return undefined;
-    // JSON never holds a raw NUL (it is escaped), so the config is one field.
-    return [run.id, run.dir, run.cwd, run.stdin ?? '', ...timeoutFields(run), String(count), ...base, ...own.fields, String(run.argv.length), ...run.argv].join('\0') + '\0';
+    const env = [...base, ...own.fields];
+    const head = [encodeURIComponent(run.id), run.dir, run.cwd];
+    if (env.length + run.argv.length + 8 <= NATIVE_MAX_FIELDS) return joinFields([...head, run.stdin ?? '', ...timeoutFields(run)], env, run.argv);
+    // Too wide for a record: its supervisor reads the job's environment and argv from the run's directory. Its own
+    // environment names the run, as a job's does (the identity a next daemon checks).
+    try {
+      if (run.stdin !== undefined) writeRunFiles(run.dir, run.stdin);
+      writeExecFields(run.dir, env, run.argv);
+    } catch (err) {
+      return { error: err as NodeJS.ErrnoException, runFiles: true };
+    }
+    return joinFields([...head, '', ...timeoutFields(run)], encodeEnv(identity).fields, [NATIVE_LAUNCHER, '--supervise', run.dir]);
   }
 
   private ensureShell(): ChildProcess {
@@ -242,8 +248,9 @@ export class RunLauncher {
     this.buffered += chunk;
     let nl: number;
     while ((nl = this.buffered.indexOf('\n')) >= 0) {
-      const [kind, id, value] = this.buffered.slice(0, nl).split(' ');
+      const [kind, wireId, value] = this.buffered.slice(0, nl).split(' ');
       this.buffered = this.buffered.slice(nl + 1);
+      const id = this.mode === 'native' ? decodeId(wireId) : wireId;
       if (!id || value === undefined) continue;
       if (kind === 's') this.subject.next({ kind: 'started', id, pid: Number(value) });
       else if (kind === 'x') this.subject.next({ kind: 'exited', id, status: Number(value) });
@@ -313,6 +320,20 @@ function encodeEnv(env: NodeJS.ProcessEnv, leaveOut: ReadonlySet<string> = new S
     entries.push([k, `${k}=${v}`]);
   }
   return { keys, fields: entries.map(([, f]) => f), entries };
+}
+
+/** A record or its tail: the leading fields, then the environment and the argv, each counted; every field NUL-ended. */
+function joinFields(head: string[], env: string[], argv: string[]): string {
+  return [...head, String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0';
+}
+
+/** A run id as the native launcher's news gives it back (undefined: not one this daemon sent). */
+function decodeId(wire: string | undefined): string | undefined {
+  try {
+    return wire === undefined ? undefined : decodeURIComponent(wire);
+  } catch {
+    return undefined;
+  }
 }
 
 /** launcher.c's longest span (ms): what it caps a timeout at, ~30,000 years. */

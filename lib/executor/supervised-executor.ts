@@ -7,11 +7,11 @@
  * (run-launcher.ts), so `start` returns before the pid is known: it comes on `started$`.
  *
  * The supervisor: the native launcher itself for the runs it forked (it lives on, in a session of its own, until
- * the last of them ended), or a process per run (the launcher's `--supervise` mode for a run its records cannot
- * carry; `/bin/sh` where it was not built). Not a node process, because a supervisor is paid for on every run (a
- * node one cost ~0.3 s, docs/decisions.md). All record a job killed by signal n as 128+n, as a shell does: such a
- * job and one that exits with 128+n look the same, and are reported as killed. All keep the run's timeout too, with
- * or without a daemon, and say in the status that they timed the job out; this daemon's own timer is a backstop.
+ * the last of them ended; a run its records cannot carry gets its `--supervise` mode between it and the job), or a
+ * process per run (`/bin/sh`) where it was not built. Not a node process, because a supervisor is paid for on every
+ * run (a node one cost ~0.3 s, docs/decisions.md). All record a job killed by signal n as 128+n, as a shell does:
+ * such a job and one that exits with 128+n look the same, and are reported as killed. All keep the run's timeout too,
+ * with or without a daemon, and say in the status that they timed the job out; this daemon's own timer is a backstop.
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { storageFault } from '../system/storage-fault.js';
@@ -33,7 +33,7 @@ import { groupAlive, signalGroup } from '../system/process-group.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 
 /**
- * The shell supervisor, `sh -c SCRIPT <run dir>` (launcher.c's `--supervise` does the same): `run.sh` in the run's
+ * The shell supervisor, `sh -c SCRIPT <run dir>`: `run.sh` in the run's
  * directory sets the job's directory, environment and argv; the job gets `stdin.json` on its stdin and the two log
  * files. TERM is caught (not ignored, which the job would inherit) so that a cancel reaching the whole group lets the
  * shell outlive its job and record it.
@@ -141,13 +141,9 @@ export class SupervisedExecutor implements Executor {
   private stopped = false;
   /** Shutting down: the launcher was told no slots, and is not told otherwise again. */
   private closing = false;
-  /** Syncs in flight after the launcher's slots were lowered (`confirmSlots`). */
-  private unconfirmed = 0;
   /** The cap the orchestrator gave (`holdBeyond`), and the slots last told the launcher. */
   private cap: number | undefined;
   private toldSlots: number | undefined;
-  /** Runs the launcher's records cannot carry, waiting for room under the cap (`slotFreeOutside`). */
-  private readonly deferred: Array<{ run: Run; spec: RunSpec; shellNames: boolean }> = [];
 
   constructor(private readonly opts: SupervisedExecutorOptions) {
     this.launcher = new RunLauncher(SUPERVISOR_SCRIPT, opts.workspaceRoot);
@@ -192,65 +188,16 @@ export class SupervisedExecutor implements Executor {
     }
     const run = this.follow(id, dir, 0, true, seconds, deadline);
     const spec: RunSpec = { id, dir, jobEnv, cwd: launch.cwd, argv, ...(runSh ? {} : { stdin: launch.stdin }), ...timeout };
-    const how = this.launcher.launch(spec, shellNames, () => this.slotFreeOutside(run));
-    run.held = how === 'record';
-    if (how === 'deferred') this.deferred.push({ run, spec, shellNames });
-    if (!run.held) this.tellSlots();
+    // Every run the native launcher is given counts in its slots (one too wide for a record too: launcher.c's
+    // `--supervise`), so the cap is kept there alone.
+    run.held = this.launcher.kind === 'native';
+    this.launcher.launch(spec, shellNames);
     return undefined;
-  }
-
-  /**
-   * While runs are held past the cap, a run the launcher's records cannot carry (it starts at once, outside the
-   * launcher's slots) may start only where the cap leaves room; else it waits here for a run to end.
-   */
-  private slotFreeOutside(except: Run): boolean {
-    if (this.cap === undefined) return true;
-    // Slots lowered and not yet confirmed: the launcher may have started runs under the higher count, unheard of.
-    if (this.unconfirmed > 0) return false;
-    let others = 0;
-    let known = 0;
-    let unknown = 0;
-    for (const r of this.runs.values()) {
-      if (r === except || this.isDeferred(r)) continue;
-      if (!r.held) others++;
-      else if (r.pid > 0) known++;
-      else unknown++;
-    }
-    // Given to the launcher and not heard of as started (pid 0): it may be going all the same, as far as the launcher's
-    // slots let it; one held past them is not.
-    const launcher = Math.max(known, Math.min(known + unknown, this.toldSlots ?? known + unknown));
-    return others + launcher < this.cap;
-  }
-
-  private isDeferred(run: Run): boolean {
-    return this.deferred.some((d) => d.run === run);
-  }
-
-  /** Takes `run` off the waiting list; whether it was on it. */
-  private takeDeferred(run: Run): boolean {
-    const i = this.deferred.findIndex((d) => d.run === run);
-    if (i >= 0) this.deferred.splice(i, 1);
-    return i >= 0;
-  }
-
-  private startDeferred(): void {
-    while (this.deferred.length > 0 && !this.stopped && this.slotFreeOutside(this.deferred[0]!.run)) {
-      const { spec, shellNames } = this.deferred.shift()!;
-      this.launcher.launch(spec, shellNames);
-    }
   }
 
   recall(job_run_id: string): void {
     const run = this.runs.get(job_run_id);
     if (!run || run.kill) return;
-    // Waiting here for room under the cap: it comes back at once, like a held one.
-    if (this.takeDeferred(run)) {
-      clearTimeout(run.timer);
-      this.runs.delete(run.id);
-      this.tellSlots();
-      setImmediate(() => this.recalls.next(run.id));
-      return;
-    }
     if (!run.held || run.pid !== 0 || run.recalling) return;
     run.recalling = true;
     this.launcher.cancelHeld(job_run_id);
@@ -260,14 +207,12 @@ export class SupervisedExecutor implements Executor {
     if (this.launcher.kind !== 'native') return 0;
     this.cap = cap;
     this.tellSlots();
-    // The cap may have grown (platform.json): what waits for room under it need not wait for a run's end.
-    this.startDeferred();
     return cap;
   }
 
   /**
-   * The launcher's slots: the cap less the runs it does not count (re-attached from an earlier daemon, or started
-   * otherwise), so that with them it never runs more than the cap.
+   * The launcher's slots: the cap less the runs it does not count (re-attached from an earlier daemon, or a gone
+   * launcher's), so that with them it never runs more than the cap.
    */
   private tellSlots(): void {
     if (this.cap === undefined || this.stopped || this.closing) return;
@@ -275,21 +220,8 @@ export class SupervisedExecutor implements Executor {
     for (const run of this.runs.values()) if (!run.held) others++;
     const slots = Math.max(0, this.cap - others);
     if (slots === this.toldSlots) return;
-    const lowered = this.toldSlots === undefined || slots < this.toldSlots;
     this.toldSlots = slots;
     this.launcher.setSlots(slots);
-    if (lowered) this.confirmSlots();
-  }
-
-  /** Until the launcher answered a sync sent after lowered slots, a run outside them waits (`slotFreeOutside`). */
-  private confirmSlots(): void {
-    this.unconfirmed++;
-    void this.launcher.sync(1000).then((answer) => {
-      this.unconfirmed--;
-      // Not answered in time: asked again (a gone launcher leaves nothing unheard: its runs count as others now).
-      if (answer === 'timeout' && !this.stopped && !this.closing) return this.confirmSlots();
-      this.startDeferred();
-    });
   }
 
   cancel(job_run_id: string, reason: string): void {
@@ -305,12 +237,8 @@ export class SupervisedExecutor implements Executor {
       // Only a next daemon misses it: it would record the run lost instead of canceled.
     }
     this.note(run, `canceled: ${reason}; killing the job's process group`);
-    if (this.takeDeferred(run)) {
-      void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason });
-      return;
-    }
-    // The kill waits for the other cancels of this turn: a run it ends frees a slot the launcher would at once give to
-    // a held run, whose own cancel must be on disk and sent first.
+    // The kill waits for the other cancels of this turn, in whatever order they come: a run it ends frees a slot the
+    // launcher would at once give to a held run, whose own cancel must be on disk and sent first.
     setImmediate(() => {
       if (this.runs.get(run.id) === run && !run.settling) this.killGroup(run);
     });
@@ -381,11 +309,10 @@ export class SupervisedExecutor implements Executor {
       // coming (the launcher is gone): once its job is gone too, it is lost and rebuilt.
       const unstarted: Run[] = [];
       for (const run of this.runs.values()) {
-        // Only the launcher's runs: one started outside is told of by node, and one waiting here was given to no one
-        // (taken for lost by the poll, it would still be started later, beside its rebuild).
+        // Only the native launcher's runs: the shell launcher's are told of by their own subshells, which outlive it.
         if (!run.ours || !run.held) continue;
         run.ours = false;
-        // The next launcher does not know it: it counts against that one's slots as a run started outside does.
+        // The next launcher does not know it: it counts against that one's slots as a re-attached run does.
         run.held = false;
         if (run.pid === 0 && !run.settling) unstarted.push(run);
       }
@@ -421,8 +348,6 @@ export class SupervisedExecutor implements Executor {
       clearTimeout(run.timer);
       this.runs.delete(run.id);
       this.recalls.next(run.id);
-      // One fewer the launcher may run: a run waiting for room may have it now.
-      this.startDeferred();
     } else if (news.kind === 'dropped') {
       const reason = run.kill?.kind === 'cancel' ? run.kill.reason : 'canceled before it started';
       void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason });
@@ -498,13 +423,11 @@ export class SupervisedExecutor implements Executor {
   private end(run: Run, outcome: JobOutcome): void {
     if (this.runs.get(run.id) !== run || this.stopped) return;
     this.runs.delete(run.id);
-    this.takeDeferred(run);
     if ([...this.runs.values()].every((r) => r.ours)) {
       this.poll?.unsubscribe();
       this.poll = undefined;
     }
     if (!run.held) this.tellSlots();
-    this.startDeferred();
     this.subject.next(outcome);
   }
 

@@ -370,9 +370,8 @@ export class Orchestrator {
     // Every held ref was a candidate of this step: what it held back is all that is held now.
     this.held = plan.held;
     for (const [at] of plan.wakes) this.deadlines$.next(at);
-    // What has not started first: a held run's drop reaches the executor before a kill frees the slot it would take.
-    const startedFirst = (id: string): number => Number((plan.state.job_runs.get(id)?.pid ?? 0) > 0);
-    for (const id of [...plan.kill].sort((a, b) => startedFirst(a) - startedFirst(b))) executor.cancel(id, 'want canceled');
+    // In any order: an executor whose kill can free a slot for a held run orders its own (supervised-executor.ts).
+    for (const id of plan.kill) executor.cancel(id, 'want canceled');
     // A stop asked for while this step ran: the runs stay queued for the next server rather than start only to be
     // killed by this one's shutdown.
     if (this.stopping) return;

@@ -8,7 +8,10 @@ import { join } from 'node:path';
 import type { Platform } from '../../lib/platform.js';
 import { bash, openPlatform } from './jobs-fixture.js';
 
-/** 8,000 variables: more than the launcher's records carry, so a run of a job with them starts outside it. */
+/**
+ * 8,000 variables: more than the launcher's records carry, so a run of a job with them goes to the launcher as a small
+ * record whose program is its `--supervise` mode (the variables in the run's exec.fields).
+ */
 export const WIDE_ENV: Readonly<Record<string, string>> = Object.fromEntries(Array.from({ length: 8_000 }, (_, i) => [`V${i}`, 'x']));
 
 export function marked(seconds: number | string): string[] {

@@ -32,12 +32,14 @@
  *     "timed_out":true, so that whichever daemon reads it records the run timed out. No thread or process a run: the
  *     nearest deadline is its poll's timeout.
  *
- *   supervisor mode: platform-launcher --supervise <dir> <cwd> <timeout_ms> <grace_ms> <program> [args...]
- *     For a run the launcher's records cannot carry (the daemon spawns it): runs the job as its child, as above,
- *     then writes status.json and exits with N. SIGTERM is caught (not ignored, which the job would inherit) so
- *     that a cancel reaching the whole group lets the supervisor outlive its job and record it. It keeps the run's
- *     timeout as the launcher does; its group is its job's, so the SIGKILL that ends a timed-out group ends it too,
- *     after it wrote the status.
+ *   supervisor mode: platform-launcher --supervise <dir>
+ *     For a run whose environment or arguments a record cannot carry (more fields than the launcher parses): the
+ *     daemon writes them to <dir>/exec.fields (`n NUL env_1 NUL .. env_n NUL m NUL arg_1 NUL .. arg_m NUL`, a record's
+ *     tail) and hands the launcher a small record whose program is this mode. So the run counts in the launcher's
+ *     slots, is held, dropped and timed out as any record is, and the launcher writes its status; this process, the
+ *     run's session leader in the job's directory with the run's files as its stdio, forks and execs the job and exits
+ *     with its status (128+n for a job killed by signal n). SIGTERM is caught (not ignored, which the job would
+ *     inherit) so that a cancel reaching the whole group lets it outlive its job and report it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -171,84 +173,110 @@ static void exec_job(const char *dir, const char *cwd, char **argv, char **envp)
 
 extern char **environ;
 
+/* The whole of a file (NUL-terminated, for a last field missing its NUL), or NULL with errno set. */
+static char *read_file(const char *path, size_t *lenp) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  size_t cap = 1 << 16, len = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    if (cap - len < 2) {
+      char *more = realloc(buf, cap * 2);
+      if (!more) break;
+      buf = more;
+      cap *= 2;
+    }
+    ssize_t n = read(fd, buf + len, cap - len - 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    if (n == 0) {
+      close(fd);
+      buf[len] = '\0';
+      *lenp = len;
+      return buf;
+    }
+    len += (size_t)n;
+  }
+  int e = buf ? errno : ENOMEM;
+  free(buf);
+  close(fd);
+  errno = e;
+  return NULL;
+}
+
+/*
+ * `count NUL field_1 NUL .. field_count NUL` from buf[*pos..len) as a NULL-terminated array of pointers into buf;
+ * NULL when malformed (or out of memory). `at_least`: fewer is malformed (a job needs its program).
+ */
+static char **counted_fields(char *buf, size_t len, size_t *pos, size_t at_least) {
+  char *end = memchr(buf + *pos, '\0', len - *pos);
+  if (!end || end == buf + *pos) return NULL;
+  for (const char *c = buf + *pos; c < end; c++)
+    if (*c < '0' || *c > '9') return NULL;
+  size_t n = strtoul(buf + *pos, NULL, 10);
+  if (n < at_least || n > len) return NULL;
+  *pos = (size_t)(end - buf) + 1;
+  char **out = malloc((n + 1) * sizeof *out);
+  if (!out) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    end = *pos < len ? memchr(buf + *pos, '\0', len - *pos) : NULL;
+    if (!end) {
+      free(out);
+      return NULL;
+    }
+    out[i] = buf + *pos;
+    *pos = (size_t)(end - buf) + 1;
+  }
+  out[n] = NULL;
+  return out;
+}
+
 static int supervise(int argc, char **argv) {
-  long long timeout_ms = argc >= 7 ? parse_ms(argv[4]) : -1, grace_ms = argc >= 7 ? parse_ms(argv[5]) : -1;
-  if (timeout_ms < 0 || grace_ms < 0) {
-    fprintf(stderr, "usage: platform-launcher --supervise <dir> <cwd> <timeout_ms> <grace_ms> <program> [args...]\n");
+  if (argc != 3) {
+    fprintf(stderr, "usage: platform-launcher --supervise <dir>  (started by the launcher, in the run's directory)\n");
     return 2;
   }
   const char *dir = argv[2];
-  const char *cwd = argv[3];
-  /* The daemon spawns it leading a session already (detached), and fails here harmlessly; started otherwise, the
-   * timeout's kill(0, ...) must reach the run's group only, not its caller's. */
-  setsid();
+  char path[4096];
+  size_t len = 0;
+  char *spec = NULL;
+  char **env = NULL, **args = NULL;
+  if ((size_t)snprintf(path, sizeof path, "%s/exec.fields", dir) < sizeof path) spec = read_file(path, &len);
+  if (!spec) {
+    /* stderr is the run's stderr.log (the launcher opened it); the launcher records the exit as the run's end. */
+    fprintf(stderr, "platform: could not read the job's environment and arguments in '%s': %s\n", dir, strerror(errno));
+    return 126;
+  }
+  size_t pos = 0;
+  env = counted_fields(spec, len, &pos, 0);
+  if (env) args = counted_fields(spec, len, &pos, 1);
+  if (!args) {
+    fprintf(stderr, "platform: the job's environment and arguments in '%s/exec.fields' are malformed\n", dir);
+    return 126;
+  }
+  /* Caught, not ignored (which the job would inherit): a cancel's SIGTERM to the group ends the job, and this process
+   * outlives it to say how it ended. */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_term;
   sigaction(SIGTERM, &sa, NULL);
-  /* Blocked from before the fork: a job that ends between a look and the wait leaves its SIGCHLD pending, and the
-   * wait returns at once (the job's exec_job unblocks it again). */
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &chld, NULL);
-
+  pid_t launcher = getppid();
   pid_t job = fork();
-  int code = 126;
   if (job < 0) {
-    /* Recorded like any end, so the run fails with a reason rather than being found lost. */
-    int e = errno;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/stderr.log", dir);
-    int err = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (err >= 0) {
-      dprintf(err, "platform: could not fork the job: %s\n", strerror(e));
-      close(err);
-    }
-    write_status(dir, code, getpid(), 0);
-    return code;
+    fprintf(stderr, "platform: could not fork the job: %s\n", strerror(errno));
+    return 126;
   }
-  if (job == 0) exec_job(dir, cwd, argv + 6, environ);
-  long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0, kill_at = 0;
-  int timed_out = 0, ended = 0;
-  for (;;) {
-    if (!ended) {
-      int status = 0;
-      pid_t r = waitpid(job, &status, WNOHANG);
-      if (r == job || (r < 0 && errno != EINTR)) {
-        ended = 1;
-        code = r == job ? exit_status(status) : 126; /* the job not our child: cannot happen */
-        write_status(dir, code, getpid(), timed_out);
-        if (!kill_at) return code;
-      }
-    }
-    long long now = now_ms();
-    if (deadline && now >= deadline) {
-      /* Not ended (an ended job returned above, or has no deadline left): the job's group is this process's. */
-      deadline = 0;
-      timed_out = 1;
-      note_timeout(dir, timeout_ms);
-      kill(0, SIGTERM); /* caught here (on_term), not by the job */
-      kill_at = now + grace_ms;
-      continue;
-    }
-    if (kill_at && now >= kill_at) {
-      /* The follow-up the daemon sends too, for what ignores SIGTERM. It ends this process with the rest of its group,
-       * so the status goes first: the daemon reads a timed-out run's status from its file, not from this exit. */
-      if (!ended) write_status(dir, 128 + SIGKILL, getpid(), 1);
-      kill(0, SIGKILL);
-      return ended ? code : 128 + SIGKILL;
-    }
-    long long next = kill_at ? kill_at : deadline;
-    if (next) {
-      long long left = next - now;
-      struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
-      /* Returns at the time (EAGAIN), at the job's end, or early (EINTR, a cancel's SIGTERM): each is looked at again. */
-      sigtimedwait(&chld, NULL, &ts);
-    } else {
-      sigwaitinfo(&chld, NULL);
-    }
+  /* Already in the job's directory: the launcher started this process there. */
+  if (job == 0) exec_job(dir, ".", args, env);
+  int status = 0;
+  pid_t r;
+  while ((r = waitpid(job, &status, 0)) < 0 && errno == EINTR) {
   }
+  int code = r == job ? exit_status(status) : 126; /* the job not our child: cannot happen */
+  /* The launcher writes the status once this process ended, with its own word on a timeout. Only when it is gone (this
+   * process was given to another parent) does nobody else: then this one does, so a next daemon knows the end. */
+  if (getppid() != launcher) write_status(dir, code, getpid(), 0);
+  return code;
 }
 
 /*
