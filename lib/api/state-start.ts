@@ -1,9 +1,10 @@
 /** Where a server's state came from at start, in words: server.log's `State:` line and `platform status` say it alike. */
 import type { StateStart } from './server-status.js';
+import { groupDigits } from '../group-digits.js';
 
 /** `from the snapshot at event 1,200, then 3 events of the log replayed`, or `12 events of the log replayed (no snapshot used)`. */
 export function stateStartWords(start: StateStart): string {
   const from = start.source === 'snapshot' ? 'the snapshot' : start.source === 'compaction_base' ? 'the compaction base' : undefined;
-  const replayed = `${start.events_replayed.toLocaleString('en-US')} event${start.events_replayed === 1 ? '' : 's'} of the log replayed`;
-  return from ? `from ${from} at event ${start.at_event.toLocaleString('en-US')}, then ${replayed}` : `${replayed} (no snapshot used)`;
+  const replayed = `${groupDigits(start.events_replayed)} event${start.events_replayed === 1 ? '' : 's'} of the log replayed`;
+  return from ? `from ${from} at event ${groupDigits(start.at_event)}, then ${replayed}` : `${replayed} (no snapshot used)`;
 }

@@ -7,6 +7,7 @@
  * no field for one.
  */
 import { GraphError } from './graph-error.js';
+import { groupDigits } from '../group-digits.js';
 
 export interface GraphBudget {
   /** Most partitions a graph may have: the refs asked for and every MATERIALIZE input reached from them. */
@@ -15,7 +16,7 @@ export interface GraphBudget {
   readonly maxInputs: number;
 }
 
-const n = (x: number): string => x.toLocaleString('en-US');
+const n = groupDigits;
 const refsAsked = (count: number): string => (count === 1 ? 'the ref asked for' : `these ${n(count)} refs`);
 
 const inParts =

@@ -4,6 +4,7 @@
  * ref (their cartesian product, leftmost slowest). Pure: a pattern in, refs (or a clear error) out. The count is
  * known before anything is expanded, so an expansion that would be too large is refused without being built.
  */
+import { groupDigits } from '../group-digits.js';
 
 /** Most refs one pattern may expand to. */
 export const MAX_EXPANSION = 100_000;
@@ -99,7 +100,7 @@ export function expandPattern(pattern: string, max = MAX_EXPANSION): string[] {
   let total = 1;
   for (const p of parts) if ('count' in p) total *= p.count;
   if (total > max) {
-    throw new PatternError(pattern, `expands to ${total.toLocaleString('en')} partitions; the limit is ${max.toLocaleString('en')}. Split the range.`);
+    throw new PatternError(pattern, `expands to ${groupDigits(total)} partitions; the limit is ${groupDigits(max)}. Split the range.`);
   }
   const out: string[] = new Array(total);
   for (let k = 0; k < total; k++) {
@@ -127,7 +128,7 @@ export function expandPatterns(patterns: readonly string[], max = MAX_EXPANSION)
   let total = 0;
   for (const p of patterns) {
     total += patternSize(p);
-    if (total > max) throw new PatternError(patterns.join(' '), `expands to more than ${max.toLocaleString('en')} partitions. Split it.`);
+    if (total > max) throw new PatternError(patterns.join(' '), `expands to more than ${groupDigits(max)} partitions. Split it.`);
   }
   return [...new Set(patterns.flatMap((p) => expandPattern(p, max)))];
 }

@@ -27,8 +27,9 @@ import { CreateWantBodySchema, CreateWantReplySchema, WantListQuerySchema, WantT
 import { WantPageSchema } from '../api/schemas/wants.js';
 import { PLATFORM_SERVICE } from '../proto/schema.js';
 import { RPC_GRAPH_BUDGET } from '../api/platform-service.js';
+import { groupDigits } from '../group-digits.js';
 
-const count = (n: number): string => n.toLocaleString('en-US');
+const count = groupDigits;
 
 export type Method = 'get' | 'post' | 'delete';
 
