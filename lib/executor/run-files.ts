@@ -1,9 +1,10 @@
 /**
  * The files a supervised run keeps in its log directory beside its logs, so that what happened to it outlives any
  * daemon: `stdin.json` (the job's config, its stdin), `cancel.json` (why it is being canceled, written before its
- * group is signalled), `exec.fields` (the job's environment and argv, for a run too wide for a launch record) and
- * `status.json` (`{"exit_code": n, "pid": p}`, written by its supervisor once the job ended,
- * with `"timed_out": true` when the supervisor killed it at its timeout). A daemon reads them to re-attach.
+ * group is signalled), `exec.fields` (the job's environment and argv, for a run too wide for a launch record: 0600,
+ * removed by its supervisor once read), `timed-out` (the pid of a run the native launcher timed out, for a
+ * `--supervise` that outlives it) and `status.json` (`{"exit_code": n, "pid": p}`, written by its supervisor once the
+ * job ended, with `"timed_out": true` when the supervisor killed it at its timeout). A daemon reads them to re-attach.
  *
  * A run id keeps its directory across attempts (a run queued before a crash is started again under the same id), and
  * an earlier attempt's supervisor may outlive the kill that ended it and write its status late. So a start clears
@@ -18,6 +19,7 @@ export const CANCEL_FILE = 'cancel.json';
 export const STDIN_FILE = 'stdin.json';
 export const STATUS_FILE = 'status.json';
 export const EXEC_FILE = 'exec.fields';
+export const TIMED_OUT_FILE = 'timed-out';
 
 /**
  * What a supervisor recorded; `outcome` is the format of the node supervisors of 0.1.0, still read after an upgrade.
@@ -78,6 +80,7 @@ export function writeRunFiles(dir: string, stdin: string): void {
   if (!makeRunDir(dir)) {
     rmSync(join(dir, STATUS_FILE), { force: true });
     rmSync(join(dir, CANCEL_FILE), { force: true });
+    rmSync(join(dir, TIMED_OUT_FILE), { force: true });
   }
   writeFileSync(join(dir, STDIN_FILE), stdin);
 }
@@ -88,7 +91,11 @@ export function writeRunFiles(dir: string, stdin: string): void {
  * Neither may hold a NUL.
  */
 export function writeExecFields(dir: string, env: readonly string[], argv: readonly string[]): void {
-  writeFileSync(join(dir, EXEC_FILE), [String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0');
+  const path = join(dir, EXEC_FILE);
+  // The daemon's environment is in it (credentials too): made anew, for this user alone (a mode applies only to a file
+  // created); the supervisor removes it once read.
+  rmSync(path, { force: true });
+  writeFileSync(path, [String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0', { mode: 0o600 });
 }
 
 /** Makes the run's directory (true) or finds it there (false); its parent exists after the first run. */

@@ -394,7 +394,8 @@ export class SupervisedExecutor implements Executor {
     let status = exit ?? (recorded && 'exit_code' in recorded ? fromShell(recorded.exit_code, null) : undefined);
     // Its supervisor timed it out (its status says so; an exit heard live cannot: read for runs with a timeout only).
     // Recorded as this daemon's own timeout is, with the supervisor's word on how the job ended: the shell's watchdog
-    // and `--supervise` end in the group's SIGKILL themselves, after writing it.
+    // and the native launcher end in the group's SIGKILL themselves, after writing it (a `--supervise` whose launcher
+    // died in the grace writes it from the launcher's `timed-out` mark).
     const told = recorded ?? (exit && !run.kill && run.timeoutSeconds > 0 ? readExitStatus(run.dir, run.pid) : undefined);
     if (!run.kill && told && 'exit_code' in told && told.timed_out) {
       run.kill = { kind: 'timeout' };

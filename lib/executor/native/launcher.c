@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -57,16 +58,23 @@
 #include <time.h>
 #include <unistd.h>
 
-static void on_term(int sig) { (void)sig; }
+/* A supervisor's SIGTERM (a cancel, a timeout) came: one that came before its job was forked is passed on to it. */
+static volatile sig_atomic_t term_seen;
+static void on_term(int sig) {
+  (void)sig;
+  term_seen = 1;
+}
 
+/* Handlers first, then the mask: a signal pending while blocked is then delivered to its default, not to a handler
+ * of the process this one was forked from. */
 static void default_signals(void) {
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
   for (int s = 1; s < NSIG; s++) {
     if (s == SIGKILL || s == SIGSTOP) continue;
     signal(s, SIG_DFL);
   }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 static void write_all(int fd, const char *buf, size_t len) {
@@ -132,8 +140,16 @@ static long long parse_ms(const char *s) {
 }
 
 /* The line the daemon writes to a run's stderr.log when it times a run out, written by whoever does it. */
-static void note_timeout(const char *dir, long long timeout_ms) {
+static void note_timeout(const char *dir, long long timeout_ms, pid_t pid) {
   char path[4096];
+  /* Which process timed out, for a --supervise that outlives this launcher and writes the status itself. */
+  if ((size_t)snprintf(path, sizeof path, "%s/timed-out", dir) < sizeof path) {
+    int mark = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (mark >= 0) {
+      dprintf(mark, "%ld\n", (long)pid);
+      close(mark);
+    }
+  }
   if ((size_t)snprintf(path, sizeof path, "%s/stderr.log", dir) >= sizeof path) return;
   int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return;
@@ -231,11 +247,26 @@ static char **counted_fields(char *buf, size_t len, size_t *pos, size_t at_least
   return out;
 }
 
+/* Whether the launcher timed out the run of `pid` (its `timed-out` mark, note_timeout): a directory's earlier attempt
+ * left its own pid there. */
+static int timed_out_mark(const char *dir, pid_t pid) {
+  char path[4096];
+  if ((size_t)snprintf(path, sizeof path, "%s/timed-out", dir) >= sizeof path) return 0;
+  size_t len = 0;
+  char *text = read_file(path, &len);
+  if (!text) return 0;
+  int mine = strtol(text, NULL, 10) == (long)pid;
+  free(text);
+  return mine;
+}
+
 static int supervise(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: platform-launcher --supervise <dir>  (started by the launcher, in the run's directory)\n");
     return 2;
   }
+  /* First: a launcher gone while the fields were read must not be taken for the parent it was. */
+  pid_t launcher = getppid();
   const char *dir = argv[2];
   char path[4096];
   size_t len = 0;
@@ -247,6 +278,8 @@ static int supervise(int argc, char **argv) {
     fprintf(stderr, "platform: could not read the job's environment and arguments in '%s': %s\n", dir, strerror(errno));
     return 126;
   }
+  /* Read once, and it holds the daemon's environment: gone from the disk as soon as it is read. */
+  unlink(path);
   size_t pos = 0;
   env = counted_fields(spec, len, &pos, 0);
   if (env) args = counted_fields(spec, len, &pos, 1);
@@ -256,18 +289,32 @@ static int supervise(int argc, char **argv) {
   }
   /* Caught, not ignored (which the job would inherit): a cancel's SIGTERM to the group ends the job, and this process
    * outlives it to say how it ended. */
+  /* Blocked until the job is forked: a SIGTERM before the fork is seen (term_seen) and passed on after it; one after
+   * it is pending in the job too, until its exec_job sets the defaults. */
+  sigset_t term, before;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigprocmask(SIG_BLOCK, &term, &before);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_term;
   sigaction(SIGTERM, &sa, NULL);
-  pid_t launcher = getppid();
+  pid_t self = getpid();
   pid_t job = fork();
   if (job < 0) {
     fprintf(stderr, "platform: could not fork the job: %s\n", strerror(errno));
     return 126;
   }
-  /* Already in the job's directory: the launcher started this process there. */
-  if (job == 0) exec_job(dir, ".", args, env);
+  if (job == 0) {
+    /* The run's pid is this supervisor's: killed alone (kill -9 of that pid, the OOM killer), it takes its job with
+     * it rather than leave it running beside the run's next attempt. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != self) _exit(137);
+    /* Already in the job's directory: the launcher started this process there. */
+    exec_job(dir, ".", args, env);
+  }
+  sigprocmask(SIG_SETMASK, &before, NULL);
+  if (term_seen) kill(job, SIGTERM);
   int status = 0;
   pid_t r;
   while ((r = waitpid(job, &status, 0)) < 0 && errno == EINTR) {
@@ -275,7 +322,7 @@ static int supervise(int argc, char **argv) {
   int code = r == job ? exit_status(status) : 126; /* the job not our child: cannot happen */
   /* The launcher writes the status once this process ended, with its own word on a timeout. Only when it is gone (this
    * process was given to another parent) does nobody else: then this one does, so a next daemon knows the end. */
-  if (getppid() != launcher) write_status(dir, code, getpid(), 0);
+  if (getppid() != launcher) write_status(dir, code, self, timed_out_mark(dir, self));
   return code;
 }
 
@@ -369,7 +416,7 @@ static void fire_timers(void) {
       int ended = waitid(P_PID, (id_t)r->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == r->pid;
       if (!ended) {
         r->timed_out = 1;
-        note_timeout(r->dir, r->timeout_ms);
+        note_timeout(r->dir, r->timeout_ms, r->pid);
         kill(-r->pid, SIGTERM);
         r->kill_at = now + r->grace_ms;
       }

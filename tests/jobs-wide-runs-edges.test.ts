@@ -1,0 +1,135 @@
+/**
+ * A wide run's `--supervise` (launcher.c) at its edges: its launcher gone while it reads the job's fields, or in a
+ * timeout's grace; the daemon's environment in those fields; the supervisor killed alone. Real launcher, real
+ * processes, real LevelDB. Serial: each holds a slot or a launcher for a while.
+ */
+import test from 'ava';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, openSync, readFileSync, statSync, writeSync, closeSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BuildState } from '../lib/state/build-state.js';
+import { launcherMode, nativeLauncherPath } from '../lib/executor/run-launcher.js';
+import { isPidAlive, killAtTeardown, makeWorkspace, poll, waitFor } from './helpers/jobs-fixture.js';
+import { openSupervised, WIDE_ENV } from './helpers/held-runs-fixture.js';
+
+const request = (partitions: string[]) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+
+function ppidOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return 0;
+  }
+}
+
+test.serial('a --supervise whose launcher died while it read exec.fields still writes the status of its job', async (t) => {
+  if (launcherMode() !== 'native') return t.pass('the native launcher is not built here');
+  const dir = makeWorkspace(t);
+  const id = 'r-orphaned';
+  const logDir = join(dir, '.platform', 'logs', id);
+  mkdirSync(logDir, { recursive: true });
+  writeFileSync(join(logDir, 'stdin.json'), '{}');
+  // A FIFO holds the supervisor in its read of exec.fields (as a slow disk or a large file does) while its launcher dies.
+  t.is(spawnSync('mkfifo', [join(logDir, 'exec.fields')]).status, 0);
+  const launcher = spawn(nativeLauncherPath(), [dir], { stdio: ['pipe', 'pipe', 'ignore'] });
+  t.teardown(() => void launcher.kill('SIGKILL'));
+  const identity = [`PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`];
+  const argv = [nativeLauncherPath(), '--supervise', logDir];
+  launcher.stdin!.write([id, logDir, dir, '', '0', '0', String(identity.length), ...identity, String(argv.length), ...argv].join('\0') + '\0');
+  const pid = Number(/^s \S+ (\d+)$/m.exec((await once(launcher.stdout!, 'data'))[0].toString())?.[1]);
+  t.true(pid > 0, 'the launcher started the supervisor');
+  killAtTeardown(t, () => [pid]);
+  t.true(await poll(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--supervise'), 5000), 'the supervisor runs');
+  await new Promise((r) => setTimeout(r, 100)); // in its open() of the FIFO
+  launcher.kill('SIGKILL');
+  t.true(await poll(() => ppidOf(pid) !== launcher.pid, 5000), 'the supervisor was given to another parent');
+  // Now the job's fields come, and the job runs and ends.
+  const fd = openSync(join(logDir, 'exec.fields'), 'w');
+  const env = ['PATH=/usr/bin:/bin'];
+  const job = ['/bin/sh', '-c', 'exit 7'];
+  writeSync(fd, [String(env.length), ...env, String(job.length), ...job].join('\0') + '\0');
+  closeSync(fd);
+  const gone = () => !isPidAlive(pid) || readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  t.true(await poll(gone, 5000), 'the supervisor ended');
+  // Nobody else will: its launcher is gone. Without it a next daemon finds the pid gone and no status: lost, rebuilt.
+  t.true(existsSync(join(logDir, 'status.json')), 'the supervisor wrote the status itself (its launcher is gone)');
+});
+
+test.serial("a wide run does not leave the daemon's environment on disk, readable by others", async (t) => {
+  if (launcherMode() !== 'native') return t.pass('the native launcher is not built here');
+  const before = process.env.REVIEW_DAEMON_SECRET;
+  process.env.REVIEW_DAEMON_SECRET = 'hunter2-daemon-only';
+  t.teardown(() => {
+    if (before === undefined) delete process.env.REVIEW_DAEMON_SECRET;
+    else process.env.REVIEW_DAEMON_SECRET = before;
+  });
+  const dir = makeWorkspace(t);
+  const graph = { jobs: [{ label: 'w', outputs: ['w'], exec: ['bash', '-c', 'true'], env: WIDE_ENV }] };
+  const platform = await openSupervised(t, dir, graph);
+  await platform.createWant(request(['w']));
+  const s = await waitFor(platform, (st: BuildState) => [...st.job_runs.values()].some((r) => r.status === 'succeeded'), 'the run to succeed', 20_000);
+  const id = [...s.job_runs.values()][0]!.job_run_id;
+  const fields = join(dir, '.platform', 'logs', id, 'exec.fields');
+  // It is there, with the daemon's whole environment (credentials included), 0644 in a 0755 directory, for as long as
+  // the run's logs are kept.
+  const left = existsSync(fields) && readFileSync(fields, 'utf8').includes('hunter2-daemon-only');
+  t.false(left && (statSync(fields).mode & 0o077) !== 0, "exec.fields with the daemon's environment is readable by group and others");
+  t.false(left, "the daemon's environment stays in the run's directory after the run");
+});
+
+test.serial('a wide run its launcher timed out, the launcher then killed during the grace, is not recorded as succeeded', async (t) => {
+  if (launcherMode() !== 'native') return t.pass('the native launcher is not built here');
+  const { SupervisedExecutor } = await import('../lib/executor/supervised-executor.js');
+  const { firstValueFrom } = await import('rxjs');
+  const dir = makeWorkspace(t);
+  const id = 'r-late';
+  const logDir = join(dir, '.platform', 'logs', id);
+  mkdirSync(logDir, { recursive: true });
+  writeFileSync(join(logDir, 'stdin.json'), '{}');
+  // A job that cleans up for a moment after its SIGTERM and exits 0 (as many do).
+  const job = ['/bin/bash', '-c', "trap 'sleep 0.5; exit 0' TERM; sleep 30 & wait"];
+  const env = ['PATH=/usr/bin:/bin', `PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`];
+  writeFileSync(join(logDir, 'exec.fields'), [String(env.length), ...env, String(job.length), ...job].join('\0') + '\0');
+  const launcher = spawn(nativeLauncherPath(), [dir], { stdio: ['pipe', 'pipe', 'ignore'] });
+  t.teardown(() => void launcher.kill('SIGKILL'));
+  const identity = [`PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`];
+  const argv = [nativeLauncherPath(), '--supervise', logDir];
+  // Timeout 300 ms, grace 10 s: the record run-launcher.ts makes for a wide run with a timeout.
+  launcher.stdin!.write([id, logDir, dir, '', '300', '10000', String(identity.length), ...identity, String(argv.length), ...argv].join('\0') + '\0');
+  const pid = Number(/^s \S+ (\d+)$/m.exec((await once(launcher.stdout!, 'data'))[0].toString())?.[1]);
+  killAtTeardown(t, () => [pid]);
+  const stderr = () => (existsSync(join(logDir, 'stderr.log')) ? readFileSync(join(logDir, 'stderr.log'), 'utf8') : '');
+  t.true(await poll(() => stderr().includes('timed out'), 5000), 'the launcher timed the run out');
+  launcher.kill('SIGKILL');
+  t.true(await poll(() => existsSync(join(logDir, 'status.json')), 5000), 'the supervisor wrote the status (its launcher is gone)');
+  // A next daemon reads it.
+  const executor = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20 });
+  t.teardown(() => executor.shutdown('test over'));
+  const outcome = firstValueFrom(executor.outcomes$);
+  const launch = { job_run_id: id, argv: job, env: {}, outputs: ['l/1'], cwd: dir, stdin: '{}', log_dir: logDir, timeout_seconds: 1 };
+  executor.reattach(launch, pid);
+  const got = await outcome;
+  t.log(JSON.stringify(got), readFileSync(join(logDir, 'status.json'), 'utf8'));
+  t.not(got.status, 'succeeded', 'a run whose stderr says it was timed out is recorded as succeeded');
+});
+
+test.serial("a wide run's job does not outlive its supervisor killed alone (the pid the run records)", async (t) => {
+  if (launcherMode() !== 'native') return t.pass('the native launcher is not built here');
+  const dir = makeWorkspace(t);
+  const graph = { jobs: [{ label: 'long', outputs: ['long'], exec: ['bash', '-c', 'echo $$ > job.pid; sleep 30'], env: WIDE_ENV }] };
+  const platform = await openSupervised(t, dir, graph);
+  await platform.createWant(request(['long']));
+  const running = await waitFor(platform, (s: BuildState) => [...s.job_runs.values()].some((r) => (r.pid ?? 0) > 0), 'the run to start');
+  const { pidsIn } = await import('./helpers/jobs-fixture.js');
+  t.true(await poll(() => pidsIn(dir, 'job.pid').length > 0, 5000), 'the job runs');
+  const [job] = pidsIn(dir, 'job.pid');
+  killAtTeardown(t, () => [job!]);
+  const pid = [...running.job_runs.values()][0]!.pid!;
+  // As `kill -9 <the run's pid>` by a person, or the OOM killer, would: for a narrow run that is the job itself.
+  process.kill(pid, 'SIGKILL');
+  const s = await waitFor(platform, (st: BuildState) => [...st.job_runs.values()].every((r) => r.status !== 'running'), 'the run to end', 10_000);
+  t.log([...s.job_runs.values()].map((r) => `${r.job_run_id} ${r.status} ${r.signal}`).join('; '));
+  t.true(await poll(() => !isPidAlive(job!), 2000), 'the job was left running after its run was recorded ended');
+});
