@@ -39,7 +39,9 @@
  *     slots, is held, dropped and timed out as any record is, and the launcher writes its status; this process, the
  *     run's session leader in the job's directory with the run's files as its stdio, forks and execs the job and exits
  *     with its status (128+n for a job killed by signal n). SIGTERM is caught (not ignored, which the job would
- *     inherit) so that a cancel reaching the whole group lets it outlive its job and report it.
+ *     inherit) so that a cancel reaching the whole group lets it outlive its job and report it. exec.fields holds the
+ *     daemon's environment: removed once read. The job dies with it (PR_SET_PDEATHSIG): its pid is the run's. Gone
+ *     its launcher, it writes the status itself, `timed_out` from the launcher's `timed-out` mark of its pid.
  */
 #define _GNU_SOURCE
 #include <errno.h>
