@@ -3,7 +3,7 @@
  * timeout's grace; the daemon's environment in those fields; the supervisor killed alone. Real launcher, real
  * processes, real LevelDB. Serial: each holds a slot or a launcher for a while.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, openSync, readFileSync, statSync, writeSync, closeSync, writeFileSync } from 'node:fs';
@@ -24,6 +24,22 @@ function ppidOf(pid: number): number {
   }
 }
 
+/**
+ * A native launcher of its own for `dir`, handed the record run-launcher.ts makes for a wide run `id` (its program
+ * `--supervise <its log dir>`); the supervisor's pid from the launcher's `s` news.
+ */
+async function superviseRecord(t: ExecutionContext, dir: string, id: string, { timeoutMs, graceMs }: { timeoutMs: number; graceMs: number }) {
+  const logDir = join(dir, '.platform', 'logs', id);
+  const launcher = spawn(nativeLauncherPath(), [dir], { stdio: ['pipe', 'pipe', 'ignore'] });
+  t.teardown(() => void launcher.kill('SIGKILL'));
+  const identity = [`PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`];
+  const argv = [nativeLauncherPath(), '--supervise', logDir];
+  const head = [id, logDir, dir, '', String(timeoutMs), String(graceMs)];
+  launcher.stdin!.write([...head, String(identity.length), ...identity, String(argv.length), ...argv].join('\0') + '\0');
+  const pid = Number(/^s \S+ (\d+)$/m.exec((await once(launcher.stdout!, 'data'))[0].toString())?.[1]);
+  return { launcher, pid };
+}
+
 test.serial('a --supervise whose launcher died while it read exec.fields still writes the status of its job', async (t) => {
   if (launcherMode() !== 'native') return t.pass('the native launcher is not built here');
   const dir = makeWorkspace(t);
@@ -33,12 +49,7 @@ test.serial('a --supervise whose launcher died while it read exec.fields still w
   writeFileSync(join(logDir, 'stdin.json'), '{}');
   // A FIFO holds the supervisor in its read of exec.fields (as a slow disk or a large file does) while its launcher dies.
   t.is(spawnSync('mkfifo', [join(logDir, 'exec.fields')]).status, 0);
-  const launcher = spawn(nativeLauncherPath(), [dir], { stdio: ['pipe', 'pipe', 'ignore'] });
-  t.teardown(() => void launcher.kill('SIGKILL'));
-  const identity = [`PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`];
-  const argv = [nativeLauncherPath(), '--supervise', logDir];
-  launcher.stdin!.write([id, logDir, dir, '', '0', '0', String(identity.length), ...identity, String(argv.length), ...argv].join('\0') + '\0');
-  const pid = Number(/^s \S+ (\d+)$/m.exec((await once(launcher.stdout!, 'data'))[0].toString())?.[1]);
+  const { launcher, pid } = await superviseRecord(t, dir, id, { timeoutMs: 0, graceMs: 0 });
   t.true(pid > 0, 'the launcher started the supervisor');
   killAtTeardown(t, () => [pid]);
   t.true(await poll(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--supervise'), 5000), 'the supervisor runs');
@@ -92,13 +103,8 @@ test.serial('a wide run its launcher timed out, the launcher then killed during 
   const job = ['/bin/bash', '-c', "trap 'sleep 0.5; exit 0' TERM; sleep 30 & wait"];
   const env = ['PATH=/usr/bin:/bin', `PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`];
   writeFileSync(join(logDir, 'exec.fields'), [String(env.length), ...env, String(job.length), ...job].join('\0') + '\0');
-  const launcher = spawn(nativeLauncherPath(), [dir], { stdio: ['pipe', 'pipe', 'ignore'] });
-  t.teardown(() => void launcher.kill('SIGKILL'));
-  const identity = [`PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`];
-  const argv = [nativeLauncherPath(), '--supervise', logDir];
   // Timeout 300 ms, grace 10 s: the record run-launcher.ts makes for a wide run with a timeout.
-  launcher.stdin!.write([id, logDir, dir, '', '300', '10000', String(identity.length), ...identity, String(argv.length), ...argv].join('\0') + '\0');
-  const pid = Number(/^s \S+ (\d+)$/m.exec((await once(launcher.stdout!, 'data'))[0].toString())?.[1]);
+  const { launcher, pid } = await superviseRecord(t, dir, id, { timeoutMs: 300, graceMs: 10_000 });
   killAtTeardown(t, () => [pid]);
   const stderr = () => (existsSync(join(logDir, 'stderr.log')) ? readFileSync(join(logDir, 'stderr.log'), 'utf8') : '');
   t.true(await poll(() => stderr().includes('timed out'), 5000), 'the launcher timed the run out');
