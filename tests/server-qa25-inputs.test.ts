@@ -100,3 +100,11 @@ test("a run's environment is cut in its views as its lists are: env_total counts
   t.is(detail.env_total, wide);
   t.true(detail.truncated);
 });
+
+test("a schedule's name refused for its first character says so (it named only the characters allowed)", async (t) => {
+  const { parseGraph } = await import('../lib/index.js');
+  for (const name of ['-x', '.hidden', '_a']) {
+    const err = t.throws(() => parseGraph({ jobs: [{ label: 'ok', outputs: ['ok/.+'], exec: ['true'] }], schedules: [{ name, cron: '0 3 * * *', partitions: ['ok/${date}'] }] }, 'platform.json'));
+    t.regex(err!.message, /starts with a letter or digit/, name);
+  }
+});
