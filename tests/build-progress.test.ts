@@ -329,6 +329,7 @@ function runView(job_run_id: string, over: Partial<JobRunView> = {}): JobRunView
     outputs_total: outputs.length,
     config: { outputs, inputs: [], args: [], env: {} },
     inputs_total: 0,
+    env_total: 0,
     truncated: false,
     want_ids: ['w-3'],
     wants_total: 1,

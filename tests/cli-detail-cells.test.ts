@@ -12,7 +12,7 @@ test("a run's thousand inputs print as their first CELL_LINES and how many more 
   const inputs = Array.from({ length: 1000 }, (_, i) => ({ dep_type: 'MATERIALIZE' as const, partition_ref: `in/${i} with space` }));
   const run: JobRunView = {
     job_run_id: 'r-1', job_label: 'fan', status: 'succeeded', outputs: ['out/1'], outputs_total: 1,
-    config: { outputs: ['out/1'], inputs, args: [], env: {} }, inputs_total: 2000, truncated: true,
+    config: { outputs: ['out/1'], inputs, args: [], env: {} }, inputs_total: 2000, env_total: 0, truncated: true,
     want_ids: [], wants_total: 0, attempt: 1, exec: ['true'], timeout_seconds: 0, pid: 1, worker: 'local', exit_code: 0, signal: null,
     reason: null, missing: [], retry_at: null, retried_by: null, queued_at: '2026-01-01T00:00:00.000Z', started_at: null, ended_at: null, duration_ms: null, priority: 0,
   };

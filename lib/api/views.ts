@@ -65,10 +65,12 @@ export interface JobRunView {
   /** Its outputs: the first 1,000 (in a list of runs, 20); `outputs_total` counts them all. */
   outputs: string[];
   outputs_total: number;
-  /** Its config, its outputs, inputs and args cut as `outputs` is (`truncated` then says so). */
+  /** Its config, its outputs, inputs, args and env cut as `outputs` is (`truncated` then says so). */
   config: JobConfig;
   inputs_total: number;
-  /** Some list of it (config's outputs, inputs, args, or `missing`) holds only its first entries. */
+  /** Its environment variables; `config.env` holds the first 1,000 (in a list of runs, 20). */
+  env_total: number;
+  /** Some list of it (config's outputs, inputs, args, env, or `missing`) holds only its first entries. */
   truncated: boolean;
   /** The wants it serves, oldest first (the first 100; `wants_total` counts them all). */
   want_ids: string[];

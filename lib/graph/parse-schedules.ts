@@ -22,7 +22,7 @@ export function parseSchedules(raw: unknown, fail: Fail): ScheduleDefinition[] {
     if (!isObject(item)) return fail(at, 'each schedule must be an object like {"name": "daily", "cron": "0 3 * * *", "partitions": ["daily/revenue/date=${date}"]}.');
     const name = item.name;
     if (typeof name !== 'string' || !NAME.test(name)) {
-      fail(`${at}.name`, `must be a name of letters, digits, '_', '.' or '-' (it becomes the want's source "schedule:<name>"), got ${JSON.stringify(name)}.`);
+      fail(`${at}.name`, `must be a name of letters, digits, '_', '.' or '-' that starts with a letter or digit (it becomes the want's source "schedule:<name>"), got ${JSON.stringify(name)}.`);
     }
     const where = `${at} (schedule "${name as string}")`;
     if (seen.has(name as string)) fail(where, `duplicate name "${name as string}"; every schedule needs its own.`);

@@ -7,7 +7,7 @@
  * The want itself is made by the same `createWant` as the express route, and errors become the same replies.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MAX_BODY_BYTES } from './json-body.js';
+import { MAX_BODY_BYTES, checkUtf8 } from './json-body.js';
 import { errorReply } from './error-handler.js';
 import { HttpError } from './http-error.js';
 import { plainRequest, type Listener } from './fast-lane.js';
@@ -81,7 +81,15 @@ function readBody(req: IncomingMessage): Promise<string> {
       }
       chunks.push(chunk);
     });
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    req.once('end', () => {
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      try {
+        checkUtf8(body);
+      } catch (err) {
+        return reject(err);
+      }
+      resolve(body.toString('utf8'));
+    });
     req.once('error', reject);
     // Closed before its end: the body will never be whole.
     req.once('close', () => {

@@ -10,6 +10,7 @@
  * their 404. The Connect RPCs are mounted before this and read their own bodies (application/proto included); the
  * fast path for `POST /api/wants` (fast-create-want.ts) takes only UTF-8 JSON and leaves anything else to express.
  */
+import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { OPERATIONS, type Operation } from './api-operations.js';
 import { HttpError } from './http-error.js';
@@ -31,7 +32,25 @@ function operationOf(method: string, path: string): Operation | undefined {
 
 /** Refuses a write's body that is not JSON, then parses the JSON ones into `req.body` (express.json). */
 export function jsonBody(): RequestHandler[] {
-  return [refuseOtherBodies, express.json({ limit: MAX_BODY_BYTES, strict: false })];
+  return [refuseOtherBodies, express.json({ limit: MAX_BODY_BYTES, strict: false, verify: refuseIllFormedUtf8 })];
+}
+
+/**
+ * A UTF-8 body whose bytes are not UTF-8 (Latin-1 text, say) is refused: decoded, each bad byte would become U+FFFD
+ * and be recorded as that, so 'caf\xe9' and 'caf\xe8' would be one and the same ref.
+ */
+function refuseIllFormedUtf8(_req: unknown, _res: unknown, buf: Buffer, encoding: string): void {
+  if (/^utf-?8$/i.test(encoding)) checkUtf8(buf);
+}
+
+/** Throws the 400 of a body that is not well-formed UTF-8, naming the first bad byte. */
+export function checkUtf8(buf: Buffer): void {
+  if (isUtf8(buf)) return;
+  const at = firstBadByte(buf);
+  throw new HttpError(
+    400,
+    `The body is not valid UTF-8 (a byte that is not, 0x${(buf[at] ?? 0).toString(16).padStart(2, '0')}, at offset ${at}): send JSON encoded as UTF-8. Nothing was done.`,
+  );
 }
 
 function refuseOtherBodies(req: Request, _res: Response, next: NextFunction): void {
@@ -76,4 +95,15 @@ function refusal(req: Request, op: Operation): HttpError {
     ? `The body of ${what} must be JSON, sent with Content-Type: application/json, like ${op.body.example}${op.body.required ? '' : ', or no body at all'}`
     : `${what} takes no body: send none (or JSON, with Content-Type: application/json)`;
   return new HttpError(415, `${message}; this one came ${sent}. Nothing was done.`);
+}
+
+/** Where the first sequence that is not UTF-8 starts (the buffer is known to hold one). */
+function firstBadByte(buf: Buffer): number {
+  for (let i = 0; i < buf.length; ) {
+    const b = buf[i]!;
+    const n = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (n === 0 || i + n > buf.length || !isUtf8(buf.subarray(i, i + n))) return i;
+    i += n;
+  }
+  return buf.length;
 }

@@ -123,6 +123,24 @@ export const RUN_ITEM_SHOWN = 20;
 
 const cut = <T>(list: readonly T[], shown: number): T[] => (list.length > shown ? list.slice(0, shown) : [...list]);
 
+/** How many variables `env` has, counted up to one past `shown` (a wide run's thousands are not walked for a list). */
+function countKeys(env: Readonly<Record<string, string>>, shown: number): number {
+  let n = 0;
+  for (const _ in env) if (++n > shown) break;
+  return n;
+}
+
+/** The first `shown` variables of `env`, in its order. */
+function cutEnv(env: Readonly<Record<string, string>>, shown: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  let n = 0;
+  for (const k in env) {
+    if (n++ === shown) break;
+    out[k] = env[k]!;
+  }
+  return out;
+}
+
 /**
  * The attempt that retried a failed run, once it was queued: as the fold recorded it (`retried_by`, from the retry's
  * `retry_of`). A run retried in a log or a compaction base written before that was recorded has none on record: for
@@ -148,15 +166,17 @@ const WANTS_COMPARED = 20;
 export function jobRunView(state: Pick<BuildState, 'run_wants' | 'partitions' | 'job_runs'>, r: JobRunRecord, shown = RUN_LISTS_SHOWN): JobRunView {
   const wants = state.run_wants.get(r.job_run_id);
   const { config } = r;
-  const whole = config.outputs.length <= shown && config.inputs.length <= shown && config.args.length <= shown;
+  const envTotal = countKeys(config.env, shown);
+  const whole = config.outputs.length <= shown && config.inputs.length <= shown && config.args.length <= shown && envTotal <= shown;
   return {
     job_run_id: r.job_run_id,
     job_label: r.job_label,
     status: r.status,
     outputs: cut(config.outputs, shown),
     outputs_total: config.outputs.length,
-    config: whole ? config : { outputs: cut(config.outputs, shown), inputs: cut(config.inputs, shown), args: cut(config.args, shown), env: config.env },
+    config: whole ? config : { outputs: cut(config.outputs, shown), inputs: cut(config.inputs, shown), args: cut(config.args, shown), env: cutEnv(config.env, shown) },
     inputs_total: config.inputs.length,
+    env_total: envTotal > shown ? Object.keys(config.env).length : envTotal,
     truncated: !whole || r.missing.length > shown,
     want_ids: wants ? wants.slice(0, Math.min(shown, RUN_WANTS_SHOWN)).map(([, id]) => id) : [],
     wants_total: wants?.size ?? 0,

@@ -71,7 +71,8 @@ export function jobRunDetail(r: JobRunView): string {
     ['inputs', cellLines(r.config.inputs.map((i) => `${i.partition_ref} (${i.dep_type})`), r.inputs_total)],
     ['exec', shellWords(r.exec)],
     ['args', shellWords(r.config.args)],
-    ['env', Object.entries(r.config.env).map(([k, v]) => `${k}=${v}`).join('\n')],
+    // An older daemon says no env_total: its env is whole.
+    ['env', cellLines(Object.entries(r.config.env).map(([k, v]) => `${k}=${v}`), r.env_total ?? Object.keys(r.config.env).length)],
     ['pid', r.pid],
     ['worker', placementText(r.worker)],
     ['queued', when(r.queued_at)],

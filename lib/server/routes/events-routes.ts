@@ -62,6 +62,13 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
     }
     // A resume from below a compaction would skip events silently: the client is told, with where to go on from.
     if (after + 1 < platform.log.firstId() && after < platform.log.latestId()) throw new EventsCompactedError(after + 1, platform.log.firstId());
+    // An id this log never gave (kept from a log since restored from a backup, or from another workspace): resumed
+    // after it, the stream would say nothing, then skip every event up to it.
+    const latest = platform.log.latestId();
+    if (after > latest) {
+      const given = header !== undefined ? `Last-Event-ID ${header}` : `after=${after}`;
+      throw new HttpError(400, `${given} is past the latest event of this log (${latest}): it is no id this server sent. Resume with an id of at most ${latest}, or with none for new events only.`);
+    }
     const since = (id: number) =>
       platform.eventsSince(id, writable(res)).pipe(map((e) => ({ event: e.type, id: e.event_id, data: JSON.stringify(eventView(e)) })));
     sendSse(req, res, since(after), shutdown$, sse, since);

@@ -1,0 +1,110 @@
+/**
+ * Found by QA session 25, from the outside, against the real server on port 0 over a real LevelDB log:
+ * - an event stream resumed after an id the log never gave (a Last-Event-ID kept from a log since restored from a
+ *   backup, or from another workspace) waited silently and then skipped every event up to that id;
+ * - a write's body whose bytes are not UTF-8 had them turned into U+FFFD and recorded: two refs sent in Latin-1
+ *   ('caf\xe9', 'caf\xe8') became one and the same ref;
+ * - a run's `config.env` was never cut: a list of runs whose config programs give thousands of variables (a wide run)
+ *   was as large as all of them.
+ */
+import test from 'ava';
+import { SseReader, createWant, rawRequest, startServer, waitForWant } from './helpers/server-fixture.js';
+
+test('an event stream resumed after an id past the latest is a 400 naming the latest, not a silent wait', async (t) => {
+  const f = await startServer(t);
+  const id = await createWant(f, ['ok/one']);
+  await waitForWant(f, id);
+  const latest = (await f.getJson('/api/events?limit=1')).latest_id as number;
+
+  for (const [how, init] of [
+    ['Last-Event-ID', { headers: { 'Last-Event-ID': String(latest + 500) } }],
+    ['?after=', {}],
+  ] as const) {
+    const path = how === '?after=' ? `/api/events/stream?after=${latest + 500}` : '/api/events/stream';
+    const controller = new AbortController();
+    const res = await Promise.race([
+      f.api(path, { ...init, signal: controller.signal }),
+      new Promise<undefined>((r) => setTimeout(() => r(undefined), 3_000)),
+    ]);
+    t.truthy(res, `${how}: an answer came`);
+    t.is(res!.status, 400, how);
+    if (res!.status !== 400) {
+      controller.abort();
+      continue;
+    }
+    const body = (await res!.json()) as { error: string };
+    t.regex(body.error, new RegExp(`${latest + 500}.*latest.*\\b${latest}\\b`), how);
+  }
+
+  // The latest itself (what a client that read every event sends) still resumes: it gets what comes next.
+  const stream = await SseReader.open(`${f.url}/api/events/stream`, { 'Last-Event-ID': String(latest) });
+  t.teardown(() => stream.close());
+  await createWant(f, ['ok/two']);
+  t.is(Number((await stream.next()).id), latest + 1);
+});
+
+test("a write's body that is not UTF-8 is a 400, and nothing is recorded (two Latin-1 refs do not become one)", async (t) => {
+  const f = await startServer(t, { graph: { jobs: [{ label: 'any', outputs: ['any/.+'], exec: ['true'] }] } });
+  await waitForWant(f, await createWant(f, ['any/base']), ['successful']);
+  const before = (await f.getJson('/api/events?limit=1')).latest_id as number;
+  const latin1 = (ref: string) => Buffer.concat([Buffer.from('{"partitions": ["'), Buffer.from(ref, 'latin1'), Buffer.from('"]}')]);
+  // The first goes by the fast path of POST /api/wants, the others through express.
+  for (const contentType of ['application/json', 'application/json; charset=utf-8', 'Application/JSON']) {
+    for (const body of [latin1('any/caf\xe9'), latin1('any/caf\xe8')]) {
+      const res = await rawRequest(`${f.url}/api/wants`, { method: 'POST', headers: { 'content-type': contentType }, body });
+      t.is(res.status, 400, `${contentType}: ${res.body}`);
+      t.regex(JSON.parse(res.body).error, /UTF-8/, contentType);
+    }
+  }
+  const taint = await rawRequest(`${f.url}/api/taints`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from('{"partitions": ["any/base"], "reason": "caf\xe9"}', 'latin1'),
+  });
+  t.is(taint.status, 400, taint.body);
+  t.regex(JSON.parse(taint.body).error, /UTF-8/);
+  t.is((await f.getJson('/api/events?limit=1')).latest_id, before, 'nothing was recorded');
+  t.is((await f.getJson('/api/partitions')).total, 1);
+
+  // Well-formed UTF-8 (with a byte order mark too) is taken as before.
+  const ok = await rawRequest(`${f.url}/api/wants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from('\ufeff{"partitions": ["any/caf\u00e9"]}', 'utf8'),
+  });
+  t.is(ok.status, 201, ok.body);
+  t.deepEqual(JSON.parse(ok.body).want.partitions, ['any/caf\u00e9']);
+});
+
+test("a run's environment is cut in its views as its lists are: env_total counts it, truncated says so", async (t) => {
+  const wide = 5_000;
+  const program = `const refs = process.argv.slice(1); const env = {}; for (let i = 0; i < ${wide}; i++) env['V' + i] = 'x';` +
+    `process.stdout.write(JSON.stringify({ configs: refs.map((r) => ({ outputs: [r], inputs: [], args: [], env: r.endsWith('small') ? { A: '1' } : env })) }));`;
+  const f = await startServer(t, {
+    graph: { jobs: [{ label: 'wide', outputs: ['wide/.+'], config: ['node', '-e', program], exec: ['true'] }] },
+  });
+  const id = await createWant(f, ['wide/1', 'wide/small']);
+  await waitForWant(f, id, ['successful']);
+  const runs = (await f.getJson('/api/job_runs')).data as Array<{ job_run_id: string; outputs: string[]; config: { env: Record<string, string> }; env_total: number; truncated: boolean }>;
+  const big = runs.find((r) => r.outputs[0] === 'wide/1')!;
+  const small = runs.find((r) => r.outputs[0] === 'wide/small')!;
+  t.is(Object.keys(big.config.env).length, 20, 'an item of a list shows its first 20 variables');
+  t.is(big.env_total, wide);
+  t.true(big.truncated);
+  t.deepEqual(small.config.env, { A: '1' });
+  t.is(small.env_total, 1);
+  t.false(small.truncated);
+  const detail = await f.getJson(`/api/job_runs/${big.job_run_id}`);
+  t.is(Object.keys(detail.config.env).length, 1_000, 'the detail shows its first 1,000');
+  t.is(detail.config.env.V0, 'x');
+  t.is(detail.env_total, wide);
+  t.true(detail.truncated);
+});
+
+test("a schedule's name refused for its first character says so (it named only the characters allowed)", async (t) => {
+  const { parseGraph } = await import('../lib/index.js');
+  for (const name of ['-x', '.hidden', '_a']) {
+    const err = t.throws(() => parseGraph({ jobs: [{ label: 'ok', outputs: ['ok/.+'], exec: ['true'] }], schedules: [{ name, cron: '0 3 * * *', partitions: ['ok/${date}'] }] }, 'platform.json'));
+    t.regex(err!.message, /starts with a letter or digit/, name);
+  }
+});
