@@ -1,5 +1,6 @@
 /**
- * Inputs at their edges (found from the outside, session 25), against the real server on port 0 over a real LevelDB log:
+ * Inputs at their edges, found from the outside (session 25), against the real server on port 0 over a real
+ * LevelDB log:
  * - an event stream resumed after an id the log never gave (a Last-Event-ID kept from a log since restored from a
  *   backup, or from another workspace) waited silently and then skipped every event up to that id;
  * - a write's body whose bytes are not UTF-8 had them turned into U+FFFD and recorded: two refs sent in Latin-1
