@@ -76,6 +76,15 @@ switch (mode) {
   case 'missing':
     console.log(JSON.stringify({ configs: refs.slice(1).map(snake) }));
     break;
+  case 'wide': // a variable over what one may be (128 KiB)
+    console.log(JSON.stringify({ configs: refs.map((ref) => ({ outputs: [ref], env: { BIG: 'x'.repeat(200 * 1024) } })) }));
+    break;
+  case 'many': // 300,000 variables of 25 bytes: each fine, together over what a program can be started with (6 MiB)
+    console.log(JSON.stringify({ configs: refs.map((ref) => ({ outputs: [ref], env: Object.fromEntries(Array.from({ length: 300000 }, (_, i) => ['V' + i, 'y'.repeat(16)])) })) }));
+    break;
+  case 'fits': // 50 variables of 100 KiB: 5 MiB, under both limits
+    console.log(JSON.stringify({ configs: refs.map((ref) => ({ outputs: [ref], env: Object.fromEntries(Array.from({ length: 50 }, (_, i) => ['V' + i, 'z'.repeat(100 * 1024)])) })) }));
+    break;
   case 'slow':
     console.error('thinking very hard');
     setTimeout(() => {}, 60_000);
@@ -445,6 +454,20 @@ test('resolve: bad JSON, a missing ref and a timeout are config_failed', async (
   t.regex(e3!.message, /did not finish within 0\.5 s and was killed/);
   t.regex(e3!.message, /thinking very hard/);
   t.true(Date.now() - started < 10_000);
+});
+
+test('resolve: a config no program can be started with is config_failed when read, naming what is too large', async (t) => {
+  const wide = await configWorkspace(t, 'wide');
+  const e1 = await t.throwsAsync(new JobResolver(wide.graph, wide.root).resolve(['weekly/revenue/week=1']), { instanceOf: GraphError });
+  t.is(e1!.code, 'config_failed');
+  t.regex(e1!.message, /returned a config for "weekly\/revenue\/week=1" that no job can be started with: its variable BIG is 204,805 bytes, over the 131,072 Linux allows one argument or variable/);
+  t.regex(e1!.message, /stdin \(its JobConfig\) or in a file/);
+  const many = await configWorkspace(t, 'many');
+  const e2 = await t.throwsAsync(new JobResolver(many.graph, many.root).resolve(['weekly/revenue/week=1']), { instanceOf: GraphError });
+  t.regex(e2!.message, /its 0 arguments and 300,000 variables are [\d,]+ bytes, over the 6,291,456 Linux allows a program's arguments and environment together/);
+  const fits = await configWorkspace(t, 'fits');
+  const r = await new JobResolver(fits.graph, fits.root).resolve(['weekly/revenue/week=1']);
+  t.is(Object.keys(r.get('weekly/revenue/week=1')!.config.env).length, 50, 'what can be started is taken');
 });
 
 test('JobConfigResponse: proto and JSON names, enum names or numbers, defaults filled in', (t) => {

@@ -4,6 +4,7 @@ import type { JobConfig } from '../events/build-event.js';
 import type { JobDefinition } from './graph-definition.js';
 import { GraphError } from './graph-error.js';
 import { parseConfigOutput, type ReadOptions } from './config-output.js';
+import { execSizeProblem } from './exec-size.js';
 import { errorMessage } from '../errors.js';
 
 export const DEFAULT_CONFIG_TIMEOUT_MS = 30_000;
@@ -115,6 +116,15 @@ async function runOnce(
     fail(
       `returned no config whose outputs include ${listRefs(missing)}; it must return a config for every ref it is given`,
     );
+  }
+  const checked = new Set<JobConfig>();
+  for (const [ref, c] of byRef) {
+    if (checked.has(c)) continue;
+    checked.add(c);
+    const problem = execSizeProblem(c);
+    if (problem) {
+      fail(`returned a config for "${ref}" that no job can be started with: ${problem}. Pass large data on the job's stdin (its JobConfig) or in a file instead`);
+    }
   }
   return byRef;
 }
