@@ -739,6 +739,12 @@ test('events --follow prints events as they happen until it is stopped', slot(as
   j.child.kill('SIGTERM');
   const first = JSON.parse((await j.done).stdout.split('\n')[0]!);
   t.is(first.event_id, 3);
+
+  // An --offset past the latest event is refused in the words typed, at once (it would wait, then skip events).
+  const latest = (await api(env, 'GET', '/api/events?limit=1')).body.latest_id as number;
+  const past = await cli(env.url, 'events', '--follow', '--offset', String(latest + 100));
+  t.is(past.code, 1);
+  t.is(past.stderr, `platform: --offset ${latest + 100} is past the latest event (${latest}): give an id of at most ${latest}, or none to follow from the last 20 events.\n`);
 }));
 
 // ---------------------------------------------------------------- graph

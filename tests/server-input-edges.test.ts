@@ -109,3 +109,14 @@ test("a schedule's name refused for its first character says so (it named only t
     t.regex(err!.message, /starts with a letter or digit/, name);
   }
 });
+
+test('a path segment whose percent-encoding is not UTF-8 is a 400 that names it and says how to encode', async (t) => {
+  const f = await startServer(t);
+  for (const path of ['/api/wants/%FF', '/api/job_runs/r-%C3', '/api/partitions/caf%E9']) {
+    const res = await f.api(path);
+    t.is(res.status, 400, path);
+    const { error } = (await res.json()) as { error: string };
+    const segment = path.slice(path.lastIndexOf('/') + 1);
+    t.is(error, `The path segment '${segment}' is not percent-encoded UTF-8: encode an id or ref as UTF-8, then percent-encode it (encodeURIComponent).`, path);
+  }
+});

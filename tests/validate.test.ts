@@ -27,6 +27,11 @@ test('a body that fits comes back typed; one that does not is a 400 naming the f
   );
   t.regex(messageOf(() => validateBody(CreateWantBodySchema, { partitions: ['ok/a', 7] }, use)), /^partitions\[1\] must be a partition ref: .*, got 7\.$/);
   t.is(messageOf(() => validateBody(CreateWantBodySchema, { partitions: ['ok/a'], priority: 1.5 }, use)), "Field 'priority' must be a whole number from -1000000 to 1000000, got 1.5.");
+  // 1e400 in the JSON text: JSON.parse reads it as Infinity (JSON.stringify would say null).
+  t.is(
+    messageOf(() => validateBody(CreateWantBodySchema, JSON.parse('{"partitions": ["ok/a"], "priority": -1e400}'), use)),
+    "Field 'priority' must be a whole number from -1000000 to 1000000, got -Infinity (a number past 1.8e308 in size).",
+  );
   t.regex(messageOf(() => validateBody(CreateWantBodySchema, { partitions: ['ok/a'], urgency: 1 }, use)), /^Unknown field 'urgency'; a want takes partitions, comment, /);
   t.regex(messageOf(() => validateBody(CreateWantBodySchema, { partitions: ['ok/a'], rebuild: 'x' }, use)), /^Field 'rebuild' must be one of missing, stale, all, absent, got "x"\.$/);
   const nested = Type.Object({ a: Type.Object({ b: Type.Array(Type.Boolean()) }) });

@@ -60,6 +60,11 @@ export function errorReply(err: unknown, request: string, logError: (message: st
   // Client faults flagged by express's own layers without a body-parser `type`: a corrupt gzip/deflate body
   // (zlib's error, given status 400 by body-parser), a path parameter that is not valid percent-encoding, ...
   const status = clientErrorStatus(err);
+  // The router's URIError for a path segment whose percent-encoding is not UTF-8 ("Failed to decode param '%FF'").
+  if (status === 400 && err instanceof URIError) {
+    const segment = /'(.*)'/.exec(err.message)?.[1];
+    return reply(400, errorBody(`The path segment ${segment !== undefined ? `'${segment}' ` : ''}is not percent-encoded UTF-8: encode an id or ref as UTF-8, then percent-encode it (encodeURIComponent).`));
+  }
   if (status !== undefined) return reply(status === 413 ? 413 : 400, errorBody(`Bad request: ${errorMessage(err)}.`));
   const storage = storageFault(err);
   if (storage) {

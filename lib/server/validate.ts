@@ -140,6 +140,8 @@ function unescapeKey(key: string): string {
 
 /** A value in a message: short, and quoted as JSON. */
 function shown(value: unknown): string {
+  // JSON.parse reads 1e400 as Infinity, which JSON.stringify would say is null: say what the request held.
+  if (typeof value === 'number' && !Number.isFinite(value)) return `${value} (a number past 1.8e308 in size)`;
   const text = value === undefined ? 'nothing' : JSON.stringify(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

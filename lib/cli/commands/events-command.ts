@@ -115,11 +115,12 @@ export function registerEvents(program: Command): void {
         else if (last < page.latest_id) line(colors.dim(`more events after ${last} (latest id ${page.latest_id}): --offset ${last}`));
         return;
       }
-      let after = offset;
-      if (after === undefined) {
-        const { latest_id, first_id } = await client.listEvents({ limit: 1 });
-        after = Math.max(first_id - 1, latest_id - (limit ?? FOLLOW_BACKLOG));
+      const { latest_id, first_id } = await client.listEvents({ limit: 1 });
+      // Said in the words typed: the server would refuse it as `after=`.
+      if (offset !== undefined && offset > latest_id) {
+        throw new Error(`--offset ${offset} is past the latest event (${latest_id}): give an id of at most ${latest_id}, or none to follow from the last ${limit ?? FOLLOW_BACKLOG} events.`);
       }
+      const after = offset ?? Math.max(first_id - 1, latest_id - (limit ?? FOLLOW_BACKLOG));
       if (process.stderr.isTTY) process.stderr.write(colors.dim(`following events after id ${after}; Ctrl-C to stop\n`));
       // One line per event: JSON lines with --json, since a stream has no single document to pretty-print.
       await lastValueFrom(
