@@ -19,14 +19,14 @@ import {
 import type { ScheduleDefinition } from '../graph/schedule-definition.js';
 import { firstTickAfter, tickRefs } from '../graph/schedule-time.js';
 import { CRON_STEPS_PER_SCAN, catchUp, ticksBetween, type CronBudget } from '../graph/schedule-catchup.js';
-import { reduce } from '../state/reduce.js';
 import { currentConsumers } from '../state/staleness.js';
 import { mustRebuild, partitionCategory } from '../state/want-status.js';
 import { isSchedulable, openCount, schedulableRefs, settled } from '../state/want-window.js';
 import { mergeCandidates, touchedCandidates, type Candidates } from './candidates.js';
 import { launches } from './launches.js';
+import { StepDraft } from './step-draft.js';
 import type { Wake } from './wake-list.js';
-import { halves, joinTasks, planBatches, type BatchTask, type ReadyRef } from './batch-runs.js';
+import { halves, joinTasks, planBatches, type BatchTask } from './batch-runs.js';
 import type { BackfillPolicy, Command, CommandDecision, CreateBackfillRequest, CreateTaintRequest } from './command.js';
 import type { SchedulingPolicy, StepInput, TaskResolution } from './step-input.js';
 
@@ -83,32 +83,34 @@ export function retryDelayMs(attempt: number): number {
 }
 
 export function planStep(input: StepInput): StepPlan {
-  const plan = new Planner(input);
-  const replies = input.commands.map((c) => plan.command(c));
-  for (const s of input.started) plan.started(s.job_run_id, s.pid, s.worker);
-  for (const p of input.placed ?? []) plan.placed(p.job_run_id, p.pid, p.worker);
-  for (const o of input.outcomes) plan.outcome(o);
-  if (input.final) return { events: plan.events, state: plan.state, replies, launch: [], recall: [], kill: plan.kill, waits: [], deadlines: [], wakes: [], held: [], touchedFrom: 0, unresolved: [] };
+  const d = new StepDraft(input);
+  const replies = input.commands.map((c) => decideCommand(d, c));
+  for (const s of input.started) recordStarted(d, s.job_run_id, s.pid, s.worker);
+  for (const p of input.placed ?? []) recordPlaced(d, p.job_run_id, p.pid, p.worker);
+  for (const o of input.outcomes) recordOutcome(d, o);
+  if (input.final) return { events: d.events, state: d.state, replies, launch: [], recall: [], kill: d.kill, waits: [], deadlines: [], wakes: [], held: [], touchedFrom: 0, unresolved: [] };
   if (!input.candidates || input.housekeeping) {
-    plan.recordJobDefinitions();
-    plan.fireSchedules();
+    recordJobDefinitions(d);
+    fireSchedules(d);
   }
-  plan.missSlas();
-  plan.schedule();
-  const { launch, recall } = launches(plan.state, input);
+  missSlas(d);
+  // Scheduling looks at what every event before it touched (see StepPlan.touchedFrom).
+  const touchedFrom = d.events.length;
+  scheduleWants(d);
+  const { launch, recall } = launches(d.state, input);
   return {
-    events: plan.events,
-    state: plan.state,
+    events: d.events,
+    state: d.state,
     replies,
     launch,
     recall,
-    kill: plan.kill,
-    waits: plan.waits,
-    deadlines: plan.deadlines,
-    wakes: plan.wakes,
-    held: plan.held,
-    touchedFrom: plan.scheduledFrom,
-    unresolved: plan.unresolved,
+    kill: d.kill,
+    waits: d.waits,
+    deadlines: d.deadlines,
+    wakes: d.wakes,
+    held: d.held,
+    touchedFrom,
+    unresolved: d.unresolved,
   };
 }
 
@@ -179,649 +181,623 @@ function needsBuild(state: BuildState, want: WantRecord, ref: string): boolean {
   return p?.status !== 'building' && partitionCategory(state, p, want) === 'none';
 }
 
-class Planner {
-  state: BuildState;
-  readonly events: EventPayload[] = [];
-  /** How many events there were when scheduling began (see StepPlan.touchedFrom). */
-  scheduledFrom = 0;
-  readonly unresolved: Array<[string, string]> = [];
-  readonly kill: string[] = [];
-  readonly waits: Array<[string, string, string]> = [];
-  readonly deadlines: number[] = [];
-  readonly wakes: Wake[] = [];
-  readonly held: Array<[string, string]> = [];
-  /** Ready refs of batched jobs, by job: queued together once every want of the step was looked at. */
-  private readonly ready = new Map<string, Array<ReadyRef<WantRecord>>>();
-
-  constructor(private readonly input: StepInput) {
-    this.state = input.state;
-  }
-
-  private emit(payload: EventPayload): void {
-    this.events.push(payload);
-    this.state = reduce(this.state, { event_id: this.state.last_event_id + 1, timestamp: this.input.now, ...payload });
-  }
-
-  command(c: Command): CommandDecision {
-    if (c.kind === 'create_want') {
-      const r = c.request;
-      const problem = wantRequestProblem(r);
-      if (problem) return { ok: false, status: 400, error: problem };
-      const want_id = this.createRootWant({
-        partitions: r.partitions,
-        comment: r.comment,
-        data_timestamp: r.data_timestamp,
-        ttl_seconds: r.ttl_seconds,
-        sla_seconds: r.sla_seconds,
-        rebuild: r.rebuild ?? 'missing',
-        priority: r.priority ?? 0,
-      });
-      return { ok: true, status: 201, want_id };
-    }
-    if (c.kind === 'create_taint') return this.createTaint(c.request);
-    if (c.kind === 'create_backfill') return this.createBackfill(c.request);
-    if (c.kind === 'pause_schedule') return this.pauseSchedule(c.name, c.reason, c.requested_at);
-    if (c.kind === 'resume_schedule') return this.resumeSchedule(c.name);
-    const want = this.state.wants.get(c.want_id);
-    if (!want) return { ok: false, status: 404, error: `No want with id '${c.want_id}'.`, want_id: c.want_id };
-    if (want.status === 'canceled') return { ok: true, status: 200, want_id: want.want_id };
-    if (TERMINAL_WANT_STATUSES.has(want.status)) {
-      return {
-        ok: false,
-        status: 409,
-        error: `Want '${want.want_id}' is already ${want.status}; only a want that is still building can be canceled.`,
-        want_id: want.want_id,
-      };
-    }
-    const problem = textProblem(c.reason, 'reason');
-    if (problem) return { ok: false, status: 400, error: problem, want_id: want.want_id };
-    this.cancelWant(want, c.reason);
-    return { ok: true, status: 200, want_id: want.want_id };
-  }
-
-  /** A want nobody derived (a user's, a backfill's, a schedule tick's), the fields not given at their defaults. */
-  private createRootWant(w: Pick<WantCreated, 'partitions' | 'comment'> & Partial<WantCreated>): string {
-    const want_id = `w-${this.state.created.wants + 1}`;
-    // Field by field, in the event's order: spreads of these objects cost V8 the slow path (~10 us a want at intake).
-    const want_created: WantCreated = {
-      want_id,
-      partitions: w.partitions,
-      comment: w.comment,
-      data_timestamp: w.data_timestamp ?? 0,
-      ttl_seconds: w.ttl_seconds ?? 0,
-      sla_seconds: w.sla_seconds ?? 0,
-      source: w.source ?? 'user',
-      parent_want_id: '',
-      root_want_id: want_id,
-      rebuild: w.rebuild ?? 'missing',
-      priority: w.priority ?? 0,
-      backfill_id: w.backfill_id ?? NOT_A_BACKFILL.backfill_id,
-      max_concurrent_job_runs: w.max_concurrent_job_runs ?? NOT_A_BACKFILL.max_concurrent_job_runs,
-      pattern: w.pattern ?? NOT_A_BACKFILL.pattern,
-      schedule_tick: w.schedule_tick ?? NOT_A_BACKFILL.schedule_tick,
-    };
-    this.emit({ type: 'want_created', want_created });
-    return want_id;
-  }
-
-  /** A backfill is a want that goes on past failures, scheduled a window at a time, with its own cap. */
-  private createBackfill(r: CreateBackfillRequest): CommandDecision {
-    const problem = backfillRequestProblem(r);
+function decideCommand(d: StepDraft, c: Command): CommandDecision {
+  if (c.kind === 'create_want') {
+    const r = c.request;
+    const problem = wantRequestProblem(r);
     if (problem) return { ok: false, status: 400, error: problem };
-    const backfill_id = `bf-${this.state.created.backfills + 1}`;
-    const want_id = this.createRootWant({
+    const want_id = createRootWant(d, {
       partitions: r.partitions,
       comment: r.comment,
-      rebuild: BACKFILL_REBUILD[r.policy],
-      priority: r.priority,
-      backfill_id,
-      max_concurrent_job_runs: r.max_concurrent_job_runs,
-      pattern: r.pattern,
+      data_timestamp: r.data_timestamp,
+      ttl_seconds: r.ttl_seconds,
+      sla_seconds: r.sla_seconds,
+      rebuild: r.rebuild ?? 'missing',
+      priority: r.priority ?? 0,
     });
-    return { ok: true, status: 201, want_id, backfill: { backfill_id, partitions: this.state.wants.get(want_id)?.partitions.length ?? 0 } };
+    return { ok: true, status: 201, want_id };
   }
+  if (c.kind === 'create_taint') return createTaint(d, c.request);
+  if (c.kind === 'create_backfill') return createBackfill(d, c.request);
+  if (c.kind === 'pause_schedule') return pauseSchedule(d, c.name, c.reason, c.requested_at);
+  if (c.kind === 'resume_schedule') return resumeSchedule(d, c.name);
+  const want = d.state.wants.get(c.want_id);
+  if (!want) return { ok: false, status: 404, error: `No want with id '${c.want_id}'.`, want_id: c.want_id };
+  if (want.status === 'canceled') return { ok: true, status: 200, want_id: want.want_id };
+  if (TERMINAL_WANT_STATUSES.has(want.status)) {
+    return {
+      ok: false,
+      status: 409,
+      error: `Want '${want.want_id}' is already ${want.status}; only a want that is still building can be canceled.`,
+      want_id: want.want_id,
+    };
+  }
+  const problem = textProblem(c.reason, 'reason');
+  if (problem) return { ok: false, status: 400, error: problem, want_id: want.want_id };
+  cancelWant(d, want, c.reason);
+  return { ok: true, status: 200, want_id: want.want_id };
+}
 
-  /**
-   * A taint of built partitions, and with `downstream` of every partition whose current build consumed a tainted
-   * build, transitively. A ref never built is refused whole: a taint is about data that exists.
-   */
-  private createTaint(r: CreateTaintRequest): CommandDecision {
-    const problem = taintRequestProblem(r);
-    if (problem) return { ok: false, status: 400, error: problem };
-    const never = r.partitions.filter((ref) => !this.state.partitions.get(ref)?.build_id && this.state.partitions.get(ref)?.status !== 'live');
-    if (never.length > 0) {
-      return {
-        ok: false,
-        status: 400,
-        error: `Cannot taint ${never.map((ref) => `'${ref}'`).join(', ')}: never built, so there is nothing to rebuild (want it instead).`,
-      };
-    }
-    const refs = [...new Set(r.partitions)];
-    if (r.downstream) {
-      const seen = new Set(refs);
-      for (let i = 0; i < refs.length; i++) {
-        for (const c of currentConsumers(this.state, this.state.partitions.get(refs[i]!)?.build_id ?? '')) {
-          if (!seen.has(c)) {
-            seen.add(c);
-            refs.push(c);
-          }
+/** A want nobody derived (a user's, a backfill's, a schedule tick's), the fields not given at their defaults. */
+function createRootWant(d: StepDraft, w: Pick<WantCreated, 'partitions' | 'comment'> & Partial<WantCreated>): string {
+  const want_id = `w-${d.state.created.wants + 1}`;
+  // Field by field, in the event's order: spreads of these objects cost V8 the slow path (~10 us a want at intake).
+  const want_created: WantCreated = {
+    want_id,
+    partitions: w.partitions,
+    comment: w.comment,
+    data_timestamp: w.data_timestamp ?? 0,
+    ttl_seconds: w.ttl_seconds ?? 0,
+    sla_seconds: w.sla_seconds ?? 0,
+    source: w.source ?? 'user',
+    parent_want_id: '',
+    root_want_id: want_id,
+    rebuild: w.rebuild ?? 'missing',
+    priority: w.priority ?? 0,
+    backfill_id: w.backfill_id ?? NOT_A_BACKFILL.backfill_id,
+    max_concurrent_job_runs: w.max_concurrent_job_runs ?? NOT_A_BACKFILL.max_concurrent_job_runs,
+    pattern: w.pattern ?? NOT_A_BACKFILL.pattern,
+    schedule_tick: w.schedule_tick ?? NOT_A_BACKFILL.schedule_tick,
+  };
+  d.emit({ type: 'want_created', want_created });
+  return want_id;
+}
+
+/** A backfill is a want that goes on past failures, scheduled a window at a time, with its own cap. */
+function createBackfill(d: StepDraft, r: CreateBackfillRequest): CommandDecision {
+  const problem = backfillRequestProblem(r);
+  if (problem) return { ok: false, status: 400, error: problem };
+  const backfill_id = `bf-${d.state.created.backfills + 1}`;
+  const want_id = createRootWant(d, {
+    partitions: r.partitions,
+    comment: r.comment,
+    rebuild: BACKFILL_REBUILD[r.policy],
+    priority: r.priority,
+    backfill_id,
+    max_concurrent_job_runs: r.max_concurrent_job_runs,
+    pattern: r.pattern,
+  });
+  return { ok: true, status: 201, want_id, backfill: { backfill_id, partitions: d.state.wants.get(want_id)?.partitions.length ?? 0 } };
+}
+
+/**
+ * A taint of built partitions, and with `downstream` of every partition whose current build consumed a tainted
+ * build, transitively. A ref never built is refused whole: a taint is about data that exists.
+ */
+function createTaint(d: StepDraft, r: CreateTaintRequest): CommandDecision {
+  const problem = taintRequestProblem(r);
+  if (problem) return { ok: false, status: 400, error: problem };
+  const never = r.partitions.filter((ref) => !d.state.partitions.get(ref)?.build_id && d.state.partitions.get(ref)?.status !== 'live');
+  if (never.length > 0) {
+    return {
+      ok: false,
+      status: 400,
+      error: `Cannot taint ${never.map((ref) => `'${ref}'`).join(', ')}: never built, so there is nothing to rebuild (want it instead).`,
+    };
+  }
+  const refs = [...new Set(r.partitions)];
+  if (r.downstream) {
+    const seen = new Set(refs);
+    for (let i = 0; i < refs.length; i++) {
+      for (const c of currentConsumers(d.state, d.state.partitions.get(refs[i]!)?.build_id ?? '')) {
+        if (!seen.has(c)) {
+          seen.add(c);
+          refs.push(c);
         }
       }
     }
-    // A partition being built keeps building (that build replaces the tainted one), but its current build is
-    // tainted all the same: should the run fail, what consumed it stays stale.
-    const taint_id = `t-${this.state.created.taints + 1}`;
-    this.emit({ type: 'taint_created', taint_created: { taint_id, partitions: refs, reason: r.reason, downstream: r.downstream } });
-    return { ok: true, status: 201, want_id: '', taint: { taint_id, partitions: refs, partitions_total: refs.length } };
   }
+  // A partition being built keeps building (that build replaces the tainted one), but its current build is
+  // tainted all the same: should the run fail, what consumed it stays stale.
+  const taint_id = `t-${d.state.created.taints + 1}`;
+  d.emit({ type: 'taint_created', taint_created: { taint_id, partitions: refs, reason: r.reason, downstream: r.downstream } });
+  return { ok: true, status: 201, want_id: '', taint: { taint_id, partitions: refs, partitions_total: refs.length } };
+}
 
-  /**
-   * Jobs whose definition changed since it was recorded (the graph was edited): one event for all, so what they
-   * built turns stale now, not when they next run. A job never run has nothing recorded and nothing to make stale.
-   */
-  recordJobDefinitions(): void {
-    const jobs: Array<{ job_label: string; fingerprint: string }> = [];
-    const graphJobs = this.input.policy.jobs;
-    for (const [job_label, policy] of graphJobs) {
-      const recorded = this.state.job_fingerprints.get(job_label);
-      if (policy.fingerprint && recorded !== undefined && recorded !== policy.fingerprint) jobs.push({ job_label, fingerprint: policy.fingerprint });
-    }
-    // A label gone from the graph whose outputs another job now has was renamed: what it built is held to that job's
-    // definition, so a rename with an edit (or an edit after it) makes it stale, and a rename alone does not.
-    for (const [job_label, recorded] of this.state.job_fingerprints) {
-      if (graphJobs.has(job_label)) continue;
-      const successor = renamedTo(job_label, this.state, this.input.policy);
-      // Only a successor's definition not yet held to makes it stale: once held to both parts of a split, the part
-      // left after the other's partitions were rebuilt does not make them fresh again (a restart would see the same).
-      const held = new Set(recorded.split('+'));
-      if (successor && successor.fingerprint.split('+').some((f) => !held.has(f))) jobs.push({ job_label, fingerprint: successor.fingerprint });
-    }
-    if (jobs.length > 0) this.emit({ type: 'job_definitions_changed', job_definitions_changed: { jobs } });
+/**
+ * Jobs whose definition changed since it was recorded (the graph was edited): one event for all, so what they
+ * built turns stale now, not when they next run. A job never run has nothing recorded and nothing to make stale.
+ */
+function recordJobDefinitions(d: StepDraft): void {
+  const jobs: Array<{ job_label: string; fingerprint: string }> = [];
+  const graphJobs = d.input.policy.jobs;
+  for (const [job_label, policy] of graphJobs) {
+    const recorded = d.state.job_fingerprints.get(job_label);
+    if (policy.fingerprint && recorded !== undefined && recorded !== policy.fingerprint) jobs.push({ job_label, fingerprint: policy.fingerprint });
   }
+  // A label gone from the graph whose outputs another job now has was renamed: what it built is held to that job's
+  // definition, so a rename with an edit (or an edit after it) makes it stale, and a rename alone does not.
+  for (const [job_label, recorded] of d.state.job_fingerprints) {
+    if (graphJobs.has(job_label)) continue;
+    const successor = renamedTo(job_label, d.state, d.input.policy);
+    // Only a successor's definition not yet held to makes it stale: once held to both parts of a split, the part
+    // left after the other's partitions were rebuilt does not make them fresh again (a restart would see the same).
+    const held = new Set(recorded.split('+'));
+    if (successor && successor.fingerprint.split('+').some((f) => !held.has(f))) jobs.push({ job_label, fingerprint: successor.fingerprint });
+  }
+  if (jobs.length > 0) d.emit({ type: 'job_definitions_changed', job_definitions_changed: { jobs } });
+}
 
-  /**
-   * Schedules the log has not seen with their cron and zone, recorded counting from now: a new schedule (or an edited
-   * cron) does not make ticks from before it existed, and a daemon killed before a schedule's first tick still makes
-   * that tick when it comes back, since the start is on record and not the daemon's own start time.
-   */
-  private recordScheduleStarts(schedules: readonly ScheduleDefinition[]): void {
-    const changed = schedules.flatMap((s) => {
-      const known = this.state.schedules.get(s.name);
-      if (known && known.cron === s.cron && known.timezone === s.timezone) return [];
-      // A record with no cron but a tick: only wants of it on record (a log from before schedules were recorded), so
-      // it counts from its last tick. One made by a pause or a skip alone (no tick) counts from now, as a new one.
-      const since = known && known.cron === '' && known.tick > 0 ? known.tick : this.input.now;
-      return [{ name: s.name, cron: s.cron, timezone: s.timezone, since }];
+/**
+ * Schedules the log has not seen with their cron and zone, recorded counting from now: a new schedule (or an edited
+ * cron) does not make ticks from before it existed, and a daemon killed before a schedule's first tick still makes
+ * that tick when it comes back, since the start is on record and not the daemon's own start time.
+ */
+function recordScheduleStarts(d: StepDraft, schedules: readonly ScheduleDefinition[]): void {
+  const changed = schedules.flatMap((s) => {
+    const known = d.state.schedules.get(s.name);
+    if (known && known.cron === s.cron && known.timezone === s.timezone) return [];
+    // A record with no cron but a tick: only wants of it on record (a log from before schedules were recorded), so
+    // it counts from its last tick. One made by a pause or a skip alone (no tick) counts from now, as a new one.
+    const since = known && known.cron === '' && known.tick > 0 ? known.tick : d.input.now;
+    return [{ name: s.name, cron: s.cron, timezone: s.timezone, since }];
+  });
+  if (changed.length > 0) d.emit({ type: 'schedules_changed', schedules_changed: { schedules: changed } });
+}
+
+/**
+ * A want for each schedule tick that fell due and is not on record yet: after downtime (or a scan that came late)
+ * the latest `catchup` of them, the older ones recorded as skipped (schedule-catchup.ts); the next tick is a
+ * deadline, so the loop wakes for it. A paused schedule makes nothing and sets no deadline: its resume does.
+ * Done in full scans (ticks, deadlines).
+ */
+function fireSchedules(d: StepDraft): void {
+  const { now } = d.input;
+  const schedules = d.input.policy.schedules ?? [];
+  recordScheduleStarts(d, schedules);
+  const budget: CronBudget = { left: CRON_STEPS_PER_SCAN };
+  for (const s of schedules) {
+    const known = d.state.schedules.get(s.name);
+    if (known?.paused) continue;
+    if (budget.left <= 0) {
+      // Spent on the gaps of the schedules before it: the next scan, a turn of the loop later, goes on.
+      d.deadlines.push(now + 1);
+      break;
+    }
+    const after = known ? scheduleAfter(known) : now;
+    const next = firstTickAfter(s, after);
+    if (next === undefined) continue;
+    if (next > now) {
+      d.deadlines.push(next);
+      continue;
+    }
+    makeDueTicks(d, s, after, now, budget);
+    const following = firstTickAfter(s, now);
+    if (following !== undefined) d.deadlines.push(following);
+  }
+}
+
+/**
+ * The ticks of `s` after `after` that fell due by `upTo`: the latest `catchup` made into wants, the older ones
+ * recorded as skipped (reason `catchup`: missed while no daemon ran, or beyond what catchup makes up for).
+ */
+function makeDueTicks(d: StepDraft, s: ScheduleDefinition, after: number, upTo: number, budget: CronBudget): void {
+  const served = d.input.schedulesUpSince?.get(`${s.name}\0${s.cron}\0${s.timezone}`);
+  const upSince = Math.max(d.input.upSince ?? d.input.now, served ?? Number.NEGATIVE_INFINITY);
+  const { make, skipped } = catchUp(s, after, upTo, upSince, budget);
+  if (skipped) d.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name: s.name, ...skipped, reason: 'catchup' } });
+  for (const tick of make) {
+    createRootWant(d, {
+      partitions: tickRefs(s, tick),
+      comment: `schedule ${s.name}, tick ${new Date(tick).toISOString()}`,
+      data_timestamp: tick + s.offset_ms,
+      ttl_seconds: s.ttl_seconds,
+      sla_seconds: s.sla_seconds,
+      source: `${SCHEDULE_SOURCE_PREFIX}${s.name}`,
+      priority: s.priority,
+      schedule_tick: tick,
     });
-    if (changed.length > 0) this.emit({ type: 'schedules_changed', schedules_changed: { schedules: changed } });
   }
+}
 
-  /**
-   * A want for each schedule tick that fell due and is not on record yet: after downtime (or a scan that came late)
-   * the latest `catchup` of them, the older ones recorded as skipped (schedule-catchup.ts); the next tick is a
-   * deadline, so the loop wakes for it. A paused schedule makes nothing and sets no deadline: its resume does.
-   * Done in full scans (ticks, deadlines).
-   */
-  fireSchedules(): void {
-    const { now } = this.input;
-    const schedules = this.input.policy.schedules ?? [];
-    this.recordScheduleStarts(schedules);
-    const budget: CronBudget = { left: CRON_STEPS_PER_SCAN };
-    for (const s of schedules) {
-      const known = this.state.schedules.get(s.name);
-      if (known?.paused) continue;
-      if (budget.left <= 0) {
-        // Spent on the gaps of the schedules before it: the next scan, a turn of the loop later, goes on.
-        this.deadlines.push(now + 1);
-        break;
-      }
-      const after = known ? scheduleAfter(known) : now;
-      const next = firstTickAfter(s, after);
-      if (next === undefined) continue;
-      if (next > now) {
-        this.deadlines.push(next);
-        continue;
-      }
-      this.makeDueTicks(s, after, now, budget);
-      const following = firstTickAfter(s, now);
-      if (following !== undefined) this.deadlines.push(following);
+/** The schedule of platform.json by that name, recorded in the log if it was not yet; undefined if there is none. */
+function knownSchedule(d: StepDraft, name: string): { definition: ScheduleDefinition; record: ScheduleRecord } | undefined {
+  const definition = d.input.policy.schedules?.find((s) => s.name === name);
+  if (!definition) return undefined;
+  recordScheduleStarts(d, [definition]);
+  return { definition, record: d.state.schedules.get(name)! };
+}
+
+/**
+ * Pauses a schedule: it makes no wants until resumed. The ticks due before it was requested are made (or skipped as
+ * missed) first. Pausing a paused one changes nothing (and records nothing).
+ */
+function pauseSchedule(d: StepDraft, name: string, reason: string, requestedAt: number | undefined): CommandDecision {
+  // The embedding API's reason is not checked by the JSON API's schema.
+  const problem = textProblem(reason, 'reason');
+  if (problem) return { ok: false, status: 400, error: problem, want_id: '' };
+  const known = knownSchedule(d, name);
+  if (!known) return unknownSchedule(name);
+  if (known.record.paused) return { ok: true, status: 200, want_id: '', schedule: { name, changed: false, skipped: 0, skipped_at_least: false } };
+  // The ticks that fell due before the pause was asked for were due while it ran: they are decided first, as the
+  // step's scan would have (made up to `catchup`, the rest skipped as missed), so none of them is later counted
+  // as skipped for the pause. Commands come before the scan in a step, and the first step after downtime (or one
+  // that woke late) is where such ticks wait. Only the ticks that fall due after the request are the pause's.
+  // Unbudgeted: one schedule's gap, at most catchup + MAX_COUNTED_TICKS cron steps, as a scan's first schedule.
+  const asked = Math.min(requestedAt ?? d.input.now, d.input.now);
+  makeDueTicks(d, known.definition, scheduleAfter(known.record), asked, { left: Infinity });
+  // Paused from when it was asked for, as the ticks were just decided: `paused_at` is that time, not the step's.
+  d.emit({ type: 'schedule_paused', schedule_paused: { name, reason, requested_at: asked } });
+  return { ok: true, status: 200, want_id: '', schedule: { name, changed: true, skipped: 0, skipped_at_least: false } };
+}
+
+/**
+ * Resumes a paused schedule: the ticks that fell due while it was paused are recorded as skipped, never made (a
+ * resume after a week must not flood the queue), and its next tick is a deadline again. Resuming a running one
+ * changes nothing.
+ */
+function resumeSchedule(d: StepDraft, name: string): CommandDecision {
+  const known = knownSchedule(d, name);
+  if (!known) return unknownSchedule(name);
+  if (!known.record.paused) return { ok: true, status: 200, want_id: '', schedule: { name, changed: false, skipped: 0, skipped_at_least: false } };
+  const { now } = d.input;
+  d.emit({ type: 'schedule_resumed', schedule_resumed: { name } });
+  const skipped = ticksBetween(known.definition, scheduleAfter(known.record), now);
+  if (skipped) d.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name, ...skipped, reason: 'paused' } });
+  const following = firstTickAfter(known.definition, now);
+  if (following !== undefined) d.deadlines.push(following);
+  return { ok: true, status: 200, want_id: '', schedule: { name, changed: true, skipped: skipped?.count ?? 0, skipped_at_least: skipped?.count_at_least ?? false } };
+}
+
+/** Wants past their sla deadline and not successful: recorded once each; the next deadline wakes the loop. */
+function missSlas(d: StepDraft): void {
+  for (const [key] of d.state.sla_pending.entries()) {
+    const [deadlineText, want_id] = key.split('\0') as [string, string];
+    const deadline = Number(deadlineText);
+    if (deadline > d.input.now) {
+      d.deadlines.push(deadline);
+      return;
     }
+    d.emit({ type: 'want_sla_missed', want_sla_missed: { want_id, deadline } });
   }
+}
 
-  /**
-   * The ticks of `s` after `after` that fell due by `upTo`: the latest `catchup` made into wants, the older ones
-   * recorded as skipped (reason `catchup`: missed while no daemon ran, or beyond what catchup makes up for).
-   */
-  private makeDueTicks(s: ScheduleDefinition, after: number, upTo: number, budget: CronBudget): void {
-    const served = this.input.schedulesUpSince?.get(`${s.name}\0${s.cron}\0${s.timezone}`);
-    const upSince = Math.max(this.input.upSince ?? this.input.now, served ?? Number.NEGATIVE_INFINITY);
-    const { make, skipped } = catchUp(s, after, upTo, upSince, budget);
-    if (skipped) this.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name: s.name, ...skipped, reason: 'catchup' } });
-    for (const tick of make) {
-      this.createRootWant({
-        partitions: tickRefs(s, tick),
-        comment: `schedule ${s.name}, tick ${new Date(tick).toISOString()}`,
-        data_timestamp: tick + s.offset_ms,
-        ttl_seconds: s.ttl_seconds,
-        sla_seconds: s.sla_seconds,
-        source: `${SCHEDULE_SOURCE_PREFIX}${s.name}`,
-        priority: s.priority,
-        schedule_tick: tick,
+/** Cancels the want and the wants derived from it, then every run that no active want still needs. */
+function cancelWant(d: StepDraft, want: WantRecord, reason: string): void {
+  const runs = new Set<string>();
+  const stack = [want.want_id];
+  while (stack.length > 0) {
+    const w = d.state.wants.get(stack.pop()!);
+    if (!w || TERMINAL_WANT_STATUSES.has(w.status)) continue;
+    d.emit({ type: 'want_canceled', want_canceled: { want_id: w.want_id, reason } });
+    for (const id of w.job_run_ids) runs.add(id);
+    stack.push(...w.child_want_ids);
+  }
+  for (const id of runs) {
+    const run = d.state.job_runs.get(id);
+    if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) continue;
+    const stillWanted = run.config.outputs.some((ref) => d.state.active_wants_by_ref.has(ref));
+    if (stillWanted) continue;
+    if (run.status === 'running' || d.input.launched.has(id)) d.kill.push(id);
+    d.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id: id, reason: `want ${want.want_id} canceled` } });
+  }
+}
+
+function recordStarted(d: StepDraft, job_run_id: string, pid: number, worker: string): void {
+  const run = d.state.job_runs.get(job_run_id);
+  // Canceled while it was launched, it ran for a moment: recorded, so that a run that reads as never started never ran.
+  const startedLate = run?.status === 'canceled' && run.started_at === null && pid > 0;
+  if (run?.status !== 'queued' && !startedLate) return;
+  d.emit({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker } });
+}
+
+function recordPlaced(d: StepDraft, job_run_id: string, pid: number, worker: string): void {
+  const run = d.state.job_runs.get(job_run_id);
+  // Told again (a restarted daemon reads it back from the queue): nothing new to record.
+  if (run?.status !== 'running' || (run.worker === worker && run.pid === pid)) return;
+  d.emit({ type: 'job_run_placed', job_run_placed: { job_run_id, worker, pid } });
+}
+
+function recordOutcome(d: StepDraft, o: JobOutcome): void {
+  const run = d.state.job_runs.get(o.job_run_id);
+  if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) return;
+  const job_run_id = o.job_run_id;
+  switch (o.status) {
+    case 'succeeded':
+      // Each output it still owns gets a build id (the lineage: these with the run's input_builds).
+      const builds = run.config.outputs
+        .filter((ref) => d.state.partitions.get(ref)?.job_run_id === job_run_id)
+        .map((partition_ref, i) => ({ partition_ref, build_id: `b-${d.state.created.builds + 1 + i}` }));
+      d.emit({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds, ended_at: o.ended_at ?? 0 } });
+      return;
+    case 'failed':
+      failRun(d, run, o.exit_code, o.signal, o.reason, o.ended_at);
+      return;
+    case 'dep_missed': {
+      // Inputs that were already live when this run was queued cannot be what it missed: rerunning would
+      // report them again, forever. That is the job's failure (e.g. it looks for its input in the wrong place).
+      const liveBefore = o.missing.filter((m) => {
+        const p = d.state.partitions.get(m);
+        return p?.status === 'live' && p.updated_at <= run.queued_at;
       });
-    }
-  }
-
-  /** The schedule of platform.json by that name, recorded in the log if it was not yet; undefined if there is none. */
-  private knownSchedule(name: string): { definition: ScheduleDefinition; record: ScheduleRecord } | undefined {
-    const definition = this.input.policy.schedules?.find((s) => s.name === name);
-    if (!definition) return undefined;
-    this.recordScheduleStarts([definition]);
-    return { definition, record: this.state.schedules.get(name)! };
-  }
-
-  /**
-   * Pauses a schedule: it makes no wants until resumed. The ticks due before it was requested are made (or skipped as
-   * missed) first. Pausing a paused one changes nothing (and records nothing).
-   */
-  private pauseSchedule(name: string, reason: string, requestedAt: number | undefined): CommandDecision {
-    // The embedding API's reason is not checked by the JSON API's schema.
-    const problem = textProblem(reason, 'reason');
-    if (problem) return { ok: false, status: 400, error: problem, want_id: '' };
-    const known = this.knownSchedule(name);
-    if (!known) return unknownSchedule(name);
-    if (known.record.paused) return { ok: true, status: 200, want_id: '', schedule: { name, changed: false, skipped: 0, skipped_at_least: false } };
-    // The ticks that fell due before the pause was asked for were due while it ran: they are decided first, as the
-    // step's scan would have (made up to `catchup`, the rest skipped as missed), so none of them is later counted
-    // as skipped for the pause. Commands come before the scan in a step, and the first step after downtime (or one
-    // that woke late) is where such ticks wait. Only the ticks that fall due after the request are the pause's.
-    // Unbudgeted: one schedule's gap, at most catchup + MAX_COUNTED_TICKS cron steps, as a scan's first schedule.
-    const asked = Math.min(requestedAt ?? this.input.now, this.input.now);
-    this.makeDueTicks(known.definition, scheduleAfter(known.record), asked, { left: Infinity });
-    // Paused from when it was asked for, as the ticks were just decided: `paused_at` is that time, not the step's.
-    this.emit({ type: 'schedule_paused', schedule_paused: { name, reason, requested_at: asked } });
-    return { ok: true, status: 200, want_id: '', schedule: { name, changed: true, skipped: 0, skipped_at_least: false } };
-  }
-
-  /**
-   * Resumes a paused schedule: the ticks that fell due while it was paused are recorded as skipped, never made (a
-   * resume after a week must not flood the queue), and its next tick is a deadline again. Resuming a running one
-   * changes nothing.
-   */
-  private resumeSchedule(name: string): CommandDecision {
-    const known = this.knownSchedule(name);
-    if (!known) return unknownSchedule(name);
-    if (!known.record.paused) return { ok: true, status: 200, want_id: '', schedule: { name, changed: false, skipped: 0, skipped_at_least: false } };
-    const { now } = this.input;
-    this.emit({ type: 'schedule_resumed', schedule_resumed: { name } });
-    const skipped = ticksBetween(known.definition, scheduleAfter(known.record), now);
-    if (skipped) this.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name, ...skipped, reason: 'paused' } });
-    const following = firstTickAfter(known.definition, now);
-    if (following !== undefined) this.deadlines.push(following);
-    return { ok: true, status: 200, want_id: '', schedule: { name, changed: true, skipped: skipped?.count ?? 0, skipped_at_least: skipped?.count_at_least ?? false } };
-  }
-
-  /** Wants past their sla deadline and not successful: recorded once each; the next deadline wakes the loop. */
-  missSlas(): void {
-    for (const [key] of this.state.sla_pending.entries()) {
-      const [deadlineText, want_id] = key.split('\0') as [string, string];
-      const deadline = Number(deadlineText);
-      if (deadline > this.input.now) {
-        this.deadlines.push(deadline);
+      if (o.missing.length > 0 && liveBefore.length === o.missing.length) {
+        failRun(d, 
+          run,
+          -1,
+          '',
+          `the job reported missing inputs that were already live before it was queued (${liveBefore.join(', ')}); ` +
+            'check how the job finds its inputs',
+          o.ended_at,
+        );
         return;
       }
-      this.emit({ type: 'want_sla_missed', want_sla_missed: { want_id, deadline } });
-    }
-  }
-
-  /** Cancels the want and the wants derived from it, then every run that no active want still needs. */
-  private cancelWant(want: WantRecord, reason: string): void {
-    const runs = new Set<string>();
-    const stack = [want.want_id];
-    while (stack.length > 0) {
-      const w = this.state.wants.get(stack.pop()!);
-      if (!w || TERMINAL_WANT_STATUSES.has(w.status)) continue;
-      this.emit({ type: 'want_canceled', want_canceled: { want_id: w.want_id, reason } });
-      for (const id of w.job_run_ids) runs.add(id);
-      stack.push(...w.child_want_ids);
-    }
-    for (const id of runs) {
-      const run = this.state.job_runs.get(id);
-      if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) continue;
-      const stillWanted = run.config.outputs.some((ref) => this.state.active_wants_by_ref.has(ref));
-      if (stillWanted) continue;
-      if (run.status === 'running' || this.input.launched.has(id)) this.kill.push(id);
-      this.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id: id, reason: `want ${want.want_id} canceled` } });
-    }
-  }
-
-  started(job_run_id: string, pid: number, worker: string): void {
-    const run = this.state.job_runs.get(job_run_id);
-    // Canceled while it was launched, it ran for a moment: recorded, so that a run that reads as never started never ran.
-    const startedLate = run?.status === 'canceled' && run.started_at === null && pid > 0;
-    if (run?.status !== 'queued' && !startedLate) return;
-    this.emit({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker } });
-  }
-
-  placed(job_run_id: string, pid: number, worker: string): void {
-    const run = this.state.job_runs.get(job_run_id);
-    // Told again (a restarted daemon reads it back from the queue): nothing new to record.
-    if (run?.status !== 'running' || (run.worker === worker && run.pid === pid)) return;
-    this.emit({ type: 'job_run_placed', job_run_placed: { job_run_id, worker, pid } });
-  }
-
-  outcome(o: JobOutcome): void {
-    const run = this.state.job_runs.get(o.job_run_id);
-    if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) return;
-    const job_run_id = o.job_run_id;
-    switch (o.status) {
-      case 'succeeded':
-        // Each output it still owns gets a build id (the lineage: these with the run's input_builds).
-        const builds = run.config.outputs
-          .filter((ref) => this.state.partitions.get(ref)?.job_run_id === job_run_id)
-          .map((partition_ref, i) => ({ partition_ref, build_id: `b-${this.state.created.builds + 1 + i}` }));
-        this.emit({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds, ended_at: o.ended_at ?? 0 } });
-        return;
-      case 'failed':
-        this.failRun(run, o.exit_code, o.signal, o.reason, o.ended_at);
-        return;
-      case 'dep_missed': {
-        // Inputs that were already live when this run was queued cannot be what it missed: rerunning would
-        // report them again, forever. That is the job's failure (e.g. it looks for its input in the wrong place).
-        const liveBefore = o.missing.filter((m) => {
-          const p = this.state.partitions.get(m);
-          return p?.status === 'live' && p.updated_at <= run.queued_at;
-        });
-        if (o.missing.length > 0 && liveBefore.length === o.missing.length) {
-          this.failRun(
-            run,
-            -1,
-            '',
-            `the job reported missing inputs that were already live before it was queued (${liveBefore.join(', ')}); ` +
-              'check how the job finds its inputs',
-            o.ended_at,
-          );
-          return;
-        }
-        this.emit({ type: 'job_run_dep_missed', job_run_dep_missed: { job_run_id, missing: o.missing, ended_at: o.ended_at ?? 0 } });
-        return;
-      }
-      case 'canceled':
-        this.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id, reason: o.reason } });
-        return;
-    }
-  }
-
-  /** A failed run, retried up to the job's `retries` with backoff. */
-  private failRun(run: JobRunRecord, exit_code: number, signal: string, reason: string, ended_at = 0): void {
-    const retries = this.input.policy.jobs.get(run.job_label)?.retries ?? 0;
-    // A retry is for someone: with no active want on any output, the failure is final.
-    const wanted = run.config.outputs.some((ref) => this.state.active_wants_by_ref.has(ref));
-    const retry_at = wanted && run.attempt <= retries ? this.input.now + retryDelayMs(run.attempt) : 0;
-    this.emit({
-      type: 'job_run_failed',
-      job_run_failed: { job_run_id: run.job_run_id, exit_code, signal, reason, retry_at, ended_at },
-    });
-  }
-
-  schedule(): void {
-    const { candidates, waiters } = this.input;
-    this.scheduledFrom = this.events.length;
-    const pairs = candidates
-      ? mergeCandidates(mergeCandidates(new Map(), candidates), touchedCandidates(this.state, this.events, waiters ?? new Map()))
-      : undefined;
-    const listed = this.state;
-    for (const want of [...activeWants(listed, pairs)]) {
-      // Read again only once an event of this step may have changed it (most sweep steps emit none).
-      const current = this.state === listed ? want : this.state.wants.get(want.want_id);
-      if (!current || TERMINAL_WANT_STATUSES.has(current.status)) continue;
-      if (this.expire(current)) continue;
-      const missingInputs = new Set<string>();
-      // Built only when an input turns out missing: most steps never need it.
-      let covered: Set<string> | undefined;
-      const isCovered = (ref: string) => (covered ??= this.childRefs(current)).has(ref);
-      for (const ref of pairs?.get(current.want_id) ?? schedulableRefs(this.state, current)) {
-        if (isSchedulable(this.state, current, ref)) this.scheduleRef(current, ref, missingInputs, isCovered);
-      }
-      if (missingInputs.size > 0) this.deriveWant(current, [...missingInputs], 'derived');
-      this.release(current.want_id);
-    }
-    this.queueBatches();
-  }
-
-  /** A ref ready to build: queued now, or, for a batched job, gathered into this step's batches. */
-  private queueReady(task: QueuedTask, want: WantRecord, ref: string): void {
-    const batch = this.input.policy.jobs.get(task.job_label)?.batch;
-    if (!batch) {
-      this.queueRun(task, want, 1);
+      d.emit({ type: 'job_run_dep_missed', job_run_dep_missed: { job_run_id, missing: o.missing, ended_at: o.ended_at ?? 0 } });
       return;
     }
-    let readyAt = want.created_at;
-    for (const dep of task.config.inputs) {
-      const p = this.state.partitions.get(dep.partition_ref);
-      if (dep.dep_type === 'MATERIALIZE' && p) readyAt = Math.max(readyAt, p.updated_at);
-    }
-    const list = this.ready.get(task.job_label) ?? [];
-    list.push({ ref, task, readyAt, item: want });
-    this.ready.set(task.job_label, list);
+    case 'canceled':
+      d.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id, reason: o.reason } });
+      return;
   }
+}
 
-  private queueBatches(): void {
-    for (const [label, ready] of this.ready) {
-      const policy = this.input.policy.jobs.get(label)?.batch;
-      if (!policy) continue;
-      const plan = planBatches(ready, policy, this.input.now);
-      for (const run of plan.runs) this.queueRun(joinTasks(run.map((r) => r.task)), run[0]!.item, 1);
-      for (const { at, refs } of plan.held) {
-        this.deadlines.push(at);
-        for (const r of refs) this.held.push([r.item.want_id, r.ref]);
+/** A failed run, retried up to the job's `retries` with backoff. */
+function failRun(d: StepDraft, run: JobRunRecord, exit_code: number, signal: string, reason: string, ended_at = 0): void {
+  const retries = d.input.policy.jobs.get(run.job_label)?.retries ?? 0;
+  // A retry is for someone: with no active want on any output, the failure is final.
+  const wanted = run.config.outputs.some((ref) => d.state.active_wants_by_ref.has(ref));
+  const retry_at = wanted && run.attempt <= retries ? d.input.now + retryDelayMs(run.attempt) : 0;
+  d.emit({
+    type: 'job_run_failed',
+    job_run_failed: { job_run_id: run.job_run_id, exit_code, signal, reason, retry_at, ended_at },
+  });
+}
+
+function scheduleWants(d: StepDraft): void {
+  const { candidates, waiters } = d.input;
+  const pairs = candidates
+    ? mergeCandidates(mergeCandidates(new Map(), candidates), touchedCandidates(d.state, d.events, waiters ?? new Map()))
+    : undefined;
+  const listed = d.state;
+  for (const want of [...activeWants(listed, pairs)]) {
+    // Read again only once an event of this step may have changed it (most sweep steps emit none).
+    const current = d.state === listed ? want : d.state.wants.get(want.want_id);
+    if (!current || TERMINAL_WANT_STATUSES.has(current.status)) continue;
+    if (expire(d, current)) continue;
+    const missingInputs = new Set<string>();
+    // Built only when an input turns out missing: most steps never need it.
+    let covered: Set<string> | undefined;
+    const isCovered = (ref: string) => (covered ??= childRefs(d, current)).has(ref);
+    for (const ref of pairs?.get(current.want_id) ?? schedulableRefs(d.state, current)) {
+      if (isSchedulable(d.state, current, ref)) scheduleRef(d, current, ref, missingInputs, isCovered);
+    }
+    if (missingInputs.size > 0) deriveWant(d, current, [...missingInputs], 'derived');
+    release(d, current.want_id);
+  }
+  queueBatches(d);
+}
+
+/** A ref ready to build: queued now, or, for a batched job, gathered into this step's batches. */
+function queueReady(d: StepDraft, task: QueuedTask, want: WantRecord, ref: string): void {
+  const batch = d.input.policy.jobs.get(task.job_label)?.batch;
+  if (!batch) {
+    queueRun(d, task, want, 1);
+    return;
+  }
+  let readyAt = want.created_at;
+  for (const dep of task.config.inputs) {
+    const p = d.state.partitions.get(dep.partition_ref);
+    if (dep.dep_type === 'MATERIALIZE' && p) readyAt = Math.max(readyAt, p.updated_at);
+  }
+  const list = d.ready.get(task.job_label) ?? [];
+  list.push({ ref, task, readyAt, item: want });
+  d.ready.set(task.job_label, list);
+}
+
+function queueBatches(d: StepDraft): void {
+  for (const [label, ready] of d.ready) {
+    const policy = d.input.policy.jobs.get(label)?.batch;
+    if (!policy) continue;
+    const plan = planBatches(ready, policy, d.input.now);
+    for (const run of plan.runs) queueRun(d, joinTasks(run.map((r) => r.task)), run[0]!.item, 1);
+    for (const { at, refs } of plan.held) {
+      d.deadlines.push(at);
+      for (const r of refs) d.held.push([r.item.want_id, r.ref]);
+    }
+  }
+  d.ready.clear();
+}
+
+/**
+ * The next attempt of a failed run. A batch goes again in halves, each from its refs' own configs (when they are
+ * at hand), so a bad ref stops failing the rest; a run of one ref goes again as it was. Each names the run it
+ * retries (`retry_of`): the fold records the first one queued, the half with the batch's first output, as the
+ * failed run's `retried_by`.
+ */
+function retryRun(d: StepDraft, last: JobRunRecord, want: WantRecord): void {
+  const refs = last.config.outputs;
+  const tasks = refs.map((ref) => d.input.tasks.get(ref));
+  if (refs.length <= 1 || tasks.some((t) => !t?.ok)) {
+    queueRun(d, last, want, last.attempt + 1, last.job_run_id);
+    return;
+  }
+  const ok = tasks as Array<Extract<TaskResolution, { ok: true }>>;
+  for (const half of halves(ok)) queueRun(d, joinTasks(half), want, last.attempt + 1, last.job_run_id);
+}
+
+/**
+ * Tops a windowed want's window up: releases its next partitions until as many are open as its window holds.
+ * Released partitions that are already settled for it (live, say) are passed over, at most a few windows' worth
+ * per step, so even a range that is mostly built costs a step no more than that.
+ */
+function release(d: StepDraft, wantId: string): void {
+  const want = d.state.wants.get(wantId);
+  if (!want || want.window === 0 || want.released >= want.partitions.length || TERMINAL_WANT_STATUSES.has(want.status)) return;
+  let open = openCount(d.state, want.want_id);
+  // Topped up once a quarter of the window is free, not at every run that ends: fewer releases, each followed by
+  // one look at the whole window.
+  if (open > want.window - Math.max(1, Math.floor(want.window / 4))) return;
+  let next = want.released;
+  const limit = Math.min(want.partitions.length, want.released + 4 * want.window);
+  while (open < want.window && next < limit) {
+    const ref = want.partitions[next++]!;
+    if (!settled(partitionCategory(d.state, d.state.partitions.get(ref), want))) open++;
+  }
+  if (next > want.released) d.emit({ type: 'want_released', want_released: { want_id: want.want_id, released: next } });
+}
+
+/**
+ * A want that asked for its partitions within `ttl_seconds` and is still not satisfied is canceled, with its
+ * derived wants and the runs only it needs. Derived wants go with their root rather than on their own clock.
+ */
+function expire(d: StepDraft, want: WantRecord): boolean {
+  if (want.ttl_seconds <= 0 || want.parent_want_id) return false;
+  const expiry = wantClockStart(want) + want.ttl_seconds * 1000;
+  if (d.input.now < expiry) {
+    d.wakes.push([expiry, want.want_id, null]);
+    return false;
+  }
+  cancelWant(d, want, `its ttl of ${want.ttl_seconds} s expired before its partitions were built`);
+  return true;
+}
+
+/** Refs the want already asks for, itself or through its active derived wants. */
+function childRefs(d: StepDraft, want: WantRecord): Set<string> {
+  const refs = new Set<string>(want.partitions);
+  for (const id of want.child_want_ids) {
+    const child = d.state.wants.get(id);
+    if (child && !TERMINAL_WANT_STATUSES.has(child.status)) for (const ref of child.partitions) refs.add(ref);
+  }
+  return refs;
+}
+
+function scheduleRef(d: StepDraft, want: WantRecord, ref: string, missingInputs: Set<string>, isCovered: (ref: string) => boolean): void {
+  const p = d.state.partitions.get(ref);
+  if (p?.status === 'building') {
+    const last = d.state.job_runs.get(p.job_run_id);
+    if (!last || ACTIVE_JOB_RUN_STATUSES.has(last.status)) return;
+    if (last.status === 'failed' && last.retry_at > 0) {
+      if (d.input.now >= last.retry_at) retryRun(d, last, want);
+      else d.wakes.push([last.retry_at, want.want_id, ref]);
+    } else if (last.status === 'dep_missed') {
+      const notLive = last.missing.filter((m) => d.state.partitions.get(m)?.status !== 'live');
+      for (const m of notLive) {
+        const leftAsIs = inputLeftAsIs(want, m, d.state.partitions.get(m));
+        if (leftAsIs) return failUnresolvable(d, ref, { job_label: last.job_label, error: leftAsIs }, want);
       }
+      for (const m of notLive) d.waits.push([m, want.want_id, ref]);
+      if (notLive.length === 0) queueRun(d, last, want, last.attempt);
+      // Like any missing input: asked for by this want itself, never left to whoever else wants it now.
+      const unasked = notLive.filter((m) => !isCovered(m));
+      if (unasked.length > 0) deriveWant(d, want, unasked, 'dep_missed');
     }
-    this.ready.clear();
+    return;
   }
-
-  /**
-   * The next attempt of a failed run. A batch goes again in halves, each from its refs' own configs (when they are
-   * at hand), so a bad ref stops failing the rest; a run of one ref goes again as it was. Each names the run it
-   * retries (`retry_of`): the fold records the first one queued, the half with the batch's first output, as the
-   * failed run's `retried_by`.
-   */
-  private retryRun(last: JobRunRecord, want: WantRecord): void {
-    const refs = last.config.outputs;
-    const tasks = refs.map((ref) => this.input.tasks.get(ref));
-    if (refs.length <= 1 || tasks.some((t) => !t?.ok)) {
-      this.queueRun(last, want, last.attempt + 1, last.job_run_id);
+  if (!needsBuild(d.state, want, ref)) return;
+  const task = d.input.tasks.get(ref);
+  if (!task) {
+    // Its config is still coming (its arrival brings it back), or it was touched by this step's own events after
+    // the configs were looked up: then the next step asks for it (the orchestrator tells which from `unresolved`).
+    d.unresolved.push([want.want_id, ref]);
+    return;
+  }
+  if (!task.ok) {
+    failUnresolvable(d, ref, task, want);
+    return;
+  }
+  let ready = true;
+  const backfillStart = backfillStartOf(d, want);
+  for (const dep of task.config.inputs) {
+    if (dep.dep_type !== 'MATERIALIZE') continue;
+    const input = d.state.partitions.get(dep.partition_ref);
+    // A backfill goes on past a failure: what needed the failed input fails too, with the reason on record,
+    // rather than wait for it (or build it again) forever.
+    if (backfillStart > 0 && input?.status === 'failed' && input.changed_event_id > backfillStart) {
+      const error = `its input '${dep.partition_ref}' failed (job run ${input.job_run_id}), so it cannot be built`;
+      failUnresolvable(d, ref, { job_label: task.job_label, error }, want);
       return;
     }
-    const ok = tasks as Array<Extract<TaskResolution, { ok: true }>>;
-    for (const half of halves(ok)) this.queueRun(joinTasks(half), want, last.attempt + 1, last.job_run_id);
-  }
-
-  /**
-   * Tops a windowed want's window up: releases its next partitions until as many are open as its window holds.
-   * Released partitions that are already settled for it (live, say) are passed over, at most a few windows' worth
-   * per step, so even a range that is mostly built costs a step no more than that.
-   */
-  private release(wantId: string): void {
-    const want = this.state.wants.get(wantId);
-    if (!want || want.window === 0 || want.released >= want.partitions.length || TERMINAL_WANT_STATUSES.has(want.status)) return;
-    let open = openCount(this.state, want.want_id);
-    // Topped up once a quarter of the window is free, not at every run that ends: fewer releases, each followed by
-    // one look at the whole window.
-    if (open > want.window - Math.max(1, Math.floor(want.window / 4))) return;
-    let next = want.released;
-    const limit = Math.min(want.partitions.length, want.released + 4 * want.window);
-    while (open < want.window && next < limit) {
-      const ref = want.partitions[next++]!;
-      if (!settled(partitionCategory(this.state, this.state.partitions.get(ref), want))) open++;
-    }
-    if (next > want.released) this.emit({ type: 'want_released', want_released: { want_id: want.want_id, released: next } });
-  }
-
-  /**
-   * A want that asked for its partitions within `ttl_seconds` and is still not satisfied is canceled, with its
-   * derived wants and the runs only it needs. Derived wants go with their root rather than on their own clock.
-   */
-  private expire(want: WantRecord): boolean {
-    if (want.ttl_seconds <= 0 || want.parent_want_id) return false;
-    const expiry = wantClockStart(want) + want.ttl_seconds * 1000;
-    if (this.input.now < expiry) {
-      this.wakes.push([expiry, want.want_id, null]);
-      return false;
-    }
-    this.cancelWant(want, `its ttl of ${want.ttl_seconds} s expired before its partitions were built`);
-    return true;
-  }
-
-  /** Refs the want already asks for, itself or through its active derived wants. */
-  private childRefs(want: WantRecord): Set<string> {
-    const refs = new Set<string>(want.partitions);
-    for (const id of want.child_want_ids) {
-      const child = this.state.wants.get(id);
-      if (child && !TERMINAL_WANT_STATUSES.has(child.status)) for (const ref of child.partitions) refs.add(ref);
-    }
-    return refs;
-  }
-
-  private scheduleRef(want: WantRecord, ref: string, missingInputs: Set<string>, isCovered: (ref: string) => boolean): void {
-    const p = this.state.partitions.get(ref);
-    if (p?.status === 'building') {
-      const last = this.state.job_runs.get(p.job_run_id);
-      if (!last || ACTIVE_JOB_RUN_STATUSES.has(last.status)) return;
-      if (last.status === 'failed' && last.retry_at > 0) {
-        if (this.input.now >= last.retry_at) this.retryRun(last, want);
-        else this.wakes.push([last.retry_at, want.want_id, ref]);
-      } else if (last.status === 'dep_missed') {
-        const notLive = last.missing.filter((m) => this.state.partitions.get(m)?.status !== 'live');
-        for (const m of notLive) {
-          const leftAsIs = inputLeftAsIs(want, m, this.state.partitions.get(m));
-          if (leftAsIs) return this.failUnresolvable(ref, { job_label: last.job_label, error: leftAsIs }, want);
-        }
-        for (const m of notLive) this.waits.push([m, want.want_id, ref]);
-        if (notLive.length === 0) this.queueRun(last, want, last.attempt);
-        // Like any missing input: asked for by this want itself, never left to whoever else wants it now.
-        const unasked = notLive.filter((m) => !isCovered(m));
-        if (unasked.length > 0) this.deriveWant(want, unasked, 'dep_missed');
-      }
+    const leftAsIs = inputLeftAsIs(want, dep.partition_ref, input);
+    if (leftAsIs) {
+      failUnresolvable(d, ref, { job_label: task.job_label, error: leftAsIs }, want);
       return;
     }
-    if (!needsBuild(this.state, want, ref)) return;
-    const task = this.input.tasks.get(ref);
-    if (!task) {
-      // Its config is still coming (its arrival brings it back), or it was touched by this step's own events after
-      // the configs were looked up: then the next step asks for it (the orchestrator tells which from `unresolved`).
-      this.unresolved.push([want.want_id, ref]);
-      return;
-    }
-    if (!task.ok) {
-      this.failUnresolvable(ref, task, want);
-      return;
-    }
-    let ready = true;
-    const backfillStart = this.backfillStart(want);
-    for (const dep of task.config.inputs) {
-      if (dep.dep_type !== 'MATERIALIZE') continue;
-      const input = this.state.partitions.get(dep.partition_ref);
-      // A backfill goes on past a failure: what needed the failed input fails too, with the reason on record,
-      // rather than wait for it (or build it again) forever.
-      if (backfillStart > 0 && input?.status === 'failed' && input.changed_event_id > backfillStart) {
-        const error = `its input '${dep.partition_ref}' failed (job run ${input.job_run_id}), so it cannot be built`;
-        this.failUnresolvable(ref, { job_label: task.job_label, error }, want);
-        return;
-      }
-      const leftAsIs = inputLeftAsIs(want, dep.partition_ref, input);
-      if (leftAsIs) {
-        this.failUnresolvable(ref, { job_label: task.job_label, error: leftAsIs }, want);
-        return;
-      }
-      // Under 'stale' or 'all' a live input may have to be rebuilt first: the want's closure comes up to date.
-      if (input?.status === 'live' && !mustRebuild(this.state, want, input)) continue;
-      ready = false;
-      this.waits.push([dep.partition_ref, want.want_id, ref]);
-      // Even an input another want is building gets a derived want of this one: it joins that build, and
-      // the chain from this want to the run stays traceable (and survives the other want's cancel).
-      if (!isCovered(dep.partition_ref)) missingInputs.add(dep.partition_ref);
-    }
-    if (ready) this.queueReady(task, want, ref);
+    // Under 'stale' or 'all' a live input may have to be rebuilt first: the want's closure comes up to date.
+    if (input?.status === 'live' && !mustRebuild(d.state, want, input)) continue;
+    ready = false;
+    d.waits.push([dep.partition_ref, want.want_id, ref]);
+    // Even an input another want is building gets a derived want of this one: it joins that build, and
+    // the chain from this want to the run stays traceable (and survives the other want's cancel).
+    if (!isCovered(dep.partition_ref)) missingInputs.add(dep.partition_ref);
   }
+  if (ready) queueReady(d, task, want, ref);
+}
 
-  /** The event id that created the backfill a want serves (itself or its root); 0 when it serves none. */
-  private backfillStart(want: WantRecord): number {
-    const root = want.parent_want_id ? this.state.wants.get(want.root_want_id) : want;
-    return root?.backfill_id ? root.created_event_id : 0;
-  }
+/** The event id that created the backfill a want serves (itself or its root); 0 when it serves none. */
+function backfillStartOf(d: StepDraft, want: WantRecord): number {
+  const root = want.parent_want_id ? d.state.wants.get(want.root_want_id) : want;
+  return root?.backfill_id ? root.created_event_id : 0;
+}
 
-  private deriveWant(parent: WantRecord, partitions: string[], source: 'derived' | 'dep_missed'): void {
-    const want_id = `w-${this.state.created.wants + 1}`;
-    this.emit({
-      type: 'want_created',
-      want_created: {
-        want_id,
-        partitions,
-        comment: `inputs of ${parent.want_id}`,
-        data_timestamp: parent.data_timestamp,
-        ttl_seconds: parent.ttl_seconds,
-        sla_seconds: parent.sla_seconds,
-        source,
-        parent_want_id: parent.want_id,
-        root_want_id: parent.root_want_id,
-        rebuild: parent.rebuild,
-        priority: parent.priority,
-        backfill_id: NOT_A_BACKFILL.backfill_id,
-        max_concurrent_job_runs: NOT_A_BACKFILL.max_concurrent_job_runs,
-        pattern: NOT_A_BACKFILL.pattern,
-        schedule_tick: NOT_A_BACKFILL.schedule_tick,
-      },
-    });
-  }
+function deriveWant(d: StepDraft, parent: WantRecord, partitions: string[], source: 'derived' | 'dep_missed'): void {
+  const want_id = `w-${d.state.created.wants + 1}`;
+  d.emit({
+    type: 'want_created',
+    want_created: {
+      want_id,
+      partitions,
+      comment: `inputs of ${parent.want_id}`,
+      data_timestamp: parent.data_timestamp,
+      ttl_seconds: parent.ttl_seconds,
+      sla_seconds: parent.sla_seconds,
+      source,
+      parent_want_id: parent.want_id,
+      root_want_id: parent.root_want_id,
+      rebuild: parent.rebuild,
+      priority: parent.priority,
+      backfill_id: NOT_A_BACKFILL.backfill_id,
+      max_concurrent_job_runs: NOT_A_BACKFILL.max_concurrent_job_runs,
+      pattern: NOT_A_BACKFILL.pattern,
+      schedule_tick: NOT_A_BACKFILL.schedule_tick,
+    },
+  });
+}
 
-  /**
-   * Queues a run of `task`: a resolved config, or an earlier run of the same outputs being run again; `retry_of`, the
-   * failed run it is the next attempt of ('' for none: a first attempt, or a run again after missing inputs).
-   */
-  private queueRun(task: QueuedTask, want: WantRecord, attempt: number, retry_of = ''): string {
-    const job_run_id = `r-${this.state.created.job_runs + 1}`;
-    const { job_label, config, exec, timeout_seconds, job_fingerprint } = task;
-    // What it consumes: the builds of its inputs (MATERIALIZE and QUERY) live now.
-    const input_builds = config.inputs.flatMap((dep) => {
-      const p = this.state.partitions.get(dep.partition_ref);
-      return p?.status === 'live' && p.build_id ? [{ partition_ref: dep.partition_ref, build_id: p.build_id }] : [];
-    });
-    this.emit({
-      type: 'job_run_queued',
-      job_run_queued: {
-        job_run_id,
-        job_label,
-        config,
-        want_ids: [want.want_id],
-        attempt,
-        exec: [...exec],
-        timeout_seconds,
-        input_builds,
-        job_fingerprint,
-        output_inputs: task.output_inputs ? task.output_inputs.map((o) => ({ output: o.output, inputs: [...o.inputs] })) : [],
-        retry_of,
-      },
-    });
-    return job_run_id;
-  }
+/**
+ * Queues a run of `task`: a resolved config, or an earlier run of the same outputs being run again; `retry_of`, the
+ * failed run it is the next attempt of ('' for none: a first attempt, or a run again after missing inputs).
+ */
+function queueRun(d: StepDraft, task: QueuedTask, want: WantRecord, attempt: number, retry_of = ''): string {
+  const job_run_id = `r-${d.state.created.job_runs + 1}`;
+  const { job_label, config, exec, timeout_seconds, job_fingerprint } = task;
+  // What it consumes: the builds of its inputs (MATERIALIZE and QUERY) live now.
+  const input_builds = config.inputs.flatMap((dep) => {
+    const p = d.state.partitions.get(dep.partition_ref);
+    return p?.status === 'live' && p.build_id ? [{ partition_ref: dep.partition_ref, build_id: p.build_id }] : [];
+  });
+  d.emit({
+    type: 'job_run_queued',
+    job_run_queued: {
+      job_run_id,
+      job_label,
+      config,
+      want_ids: [want.want_id],
+      attempt,
+      exec: [...exec],
+      timeout_seconds,
+      input_builds,
+      job_fingerprint,
+      output_inputs: task.output_inputs ? task.output_inputs.map((o) => ({ output: o.output, inputs: [...o.inputs] })) : [],
+      retry_of,
+    },
+  });
+  return job_run_id;
+}
 
-  /** A ref whose config cannot be made fails as a run that never started, so the reason is on record. */
-  private failUnresolvable(ref: string, task: { job_label: string; error: string }, want: WantRecord): void {
-    const unresolved = { outputs: [ref], inputs: [], args: [], env: {} };
-    const job_run_id = this.queueRun(
-      { job_label: task.job_label || UNRESOLVED_JOB, config: unresolved, exec: [], timeout_seconds: 0, job_fingerprint: '' },
-      want,
-      1,
-    );
-    const neededBy = want.parent_want_id
-      ? `it is an input wanted by ${want.want_id} for ${want.parent_want_id}`
-      : `it was asked for by want ${want.want_id}`;
-    this.emit({
-      type: 'job_run_failed',
-      job_run_failed: { job_run_id, exit_code: -1, signal: '', reason: `${task.error} (${neededBy})`, retry_at: 0, ended_at: 0 },
-    });
-  }
-
+/** A ref whose config cannot be made fails as a run that never started, so the reason is on record. */
+function failUnresolvable(d: StepDraft, ref: string, task: { job_label: string; error: string }, want: WantRecord): void {
+  const unresolved = { outputs: [ref], inputs: [], args: [], env: {} };
+  const job_run_id = queueRun(d, 
+    { job_label: task.job_label || UNRESOLVED_JOB, config: unresolved, exec: [], timeout_seconds: 0, job_fingerprint: '' },
+    want,
+    1,
+  );
+  const neededBy = want.parent_want_id
+    ? `it is an input wanted by ${want.want_id} for ${want.parent_want_id}`
+    : `it was asked for by want ${want.want_id}`;
+  d.emit({
+    type: 'job_run_failed',
+    job_run_failed: { job_run_id, exit_code: -1, signal: '', reason: `${task.error} (${neededBy})`, retry_at: 0, ended_at: 0 },
+  });
 }
 
 /** Per graph (its policy), the fingerprint each label gone from it is held to, and how many partitions it had then. */
