@@ -12,7 +12,6 @@ import {
   ACTIVE_WANT_STATUSES,
   SCHEDULE_SOURCE_PREFIX,
   TERMINAL_WANT_STATUSES,
-  jobPartitionKey,
   scheduleAfter,
   wantClockStart,
 } from '../state/build-state.js';
@@ -28,7 +27,8 @@ import { StepDraft } from './step-draft.js';
 import type { Wake } from './wake-list.js';
 import { halves, joinTasks, planBatches, type BatchTask } from './batch-runs.js';
 import type { BackfillPolicy, Command, CommandDecision, CreateBackfillRequest, CreateTaintRequest } from './command.js';
-import type { SchedulingPolicy, StepInput, TaskResolution } from './step-input.js';
+import type { StepInput, TaskResolution } from './step-input.js';
+import { recordJobDefinitions } from './job-definition-changes.js';
 
 export type { StepInput } from './step-input.js';
 
@@ -292,30 +292,6 @@ function createTaint(d: StepDraft, r: CreateTaintRequest): CommandDecision {
   const taint_id = `t-${d.state.created.taints + 1}`;
   d.emit({ type: 'taint_created', taint_created: { taint_id, partitions: refs, reason: r.reason, downstream: r.downstream } });
   return { ok: true, status: 201, want_id: '', taint: { taint_id, partitions: refs, partitions_total: refs.length } };
-}
-
-/**
- * Jobs whose definition changed since it was recorded (the graph was edited): one event for all, so what they
- * built turns stale now, not when they next run. A job never run has nothing recorded and nothing to make stale.
- */
-function recordJobDefinitions(d: StepDraft): void {
-  const jobs: Array<{ job_label: string; fingerprint: string }> = [];
-  const graphJobs = d.input.policy.jobs;
-  for (const [job_label, policy] of graphJobs) {
-    const recorded = d.state.job_fingerprints.get(job_label);
-    if (policy.fingerprint && recorded !== undefined && recorded !== policy.fingerprint) jobs.push({ job_label, fingerprint: policy.fingerprint });
-  }
-  // A label gone from the graph whose outputs another job now has was renamed: what it built is held to that job's
-  // definition, so a rename with an edit (or an edit after it) makes it stale, and a rename alone does not.
-  for (const [job_label, recorded] of d.state.job_fingerprints) {
-    if (graphJobs.has(job_label)) continue;
-    const successor = renamedTo(job_label, d.state, d.input.policy);
-    // Only a successor's definition not yet held to makes it stale: once held to both parts of a split, the part
-    // left after the other's partitions were rebuilt does not make them fresh again (a restart would see the same).
-    const held = new Set(recorded.split('+'));
-    if (successor && successor.fingerprint.split('+').some((f) => !held.has(f))) jobs.push({ job_label, fingerprint: successor.fingerprint });
-  }
-  if (jobs.length > 0) d.emit({ type: 'job_definitions_changed', job_definitions_changed: { jobs } });
 }
 
 /**
@@ -798,35 +774,4 @@ function failUnresolvable(d: StepDraft, ref: string, task: { job_label: string; 
     type: 'job_run_failed',
     job_run_failed: { job_run_id, exit_code: -1, signal: '', reason: `${task.error} (${neededBy})`, retry_at: 0, ended_at: 0 },
   });
-}
-
-/** Per graph (its policy), the fingerprint each label gone from it is held to, and how many partitions it had then. */
-const successorMemo = new WeakMap<SchedulingPolicy, Map<string, { partitions: number; fingerprint: string | undefined }>>();
-
-/**
- * The fingerprint what a label gone from the graph built is held to now: that of the job that now produces its
- * partitions (a rename). Split between jobs of different definitions, the successors' fingerprints joined (`a+b`), so
- * that a part edited is not hidden behind a part renamed as it was (conservative: all of it turns stale). None when
- * no job produces what it built, or it built nothing still current. O(its current partitions), once a graph and
- * again when their number changed (counted by rank, O(log n)).
- */
-function renamedTo(label: string, state: BuildState, policy: SchedulingPolicy): { fingerprint: string } | undefined {
-  if (!policy.producerOf) return undefined;
-  let memo = successorMemo.get(policy);
-  if (!memo) successorMemo.set(policy, (memo = new Map()));
-  const prefix = jobPartitionKey(label, '');
-  const partitions = state.partitions_by_job.rank(`${label}\u0001`) - state.partitions_by_job.rank(prefix);
-  let known = memo.get(label);
-  if (!known || known.partitions !== partitions) {
-    const fingerprints = new Set<string>();
-    for (const [key] of state.partitions_by_job.entriesFrom(prefix)) {
-      if (!key.startsWith(prefix)) break;
-      const producer = policy.producerOf(key.slice(prefix.length));
-      const fingerprint = producer === undefined ? undefined : policy.jobs.get(producer)?.fingerprint;
-      if (fingerprint) fingerprints.add(fingerprint);
-    }
-    known = { partitions, fingerprint: fingerprints.size === 0 ? undefined : [...fingerprints].sort().join('+') };
-    memo.set(label, known);
-  }
-  return known.fingerprint === undefined ? undefined : { fingerprint: known.fingerprint };
 }
