@@ -29,6 +29,7 @@ import { halves, joinTasks, planBatches, type BatchTask } from './batch-runs.js'
 import type { BackfillPolicy, Command, CommandDecision, CreateBackfillRequest, CreateTaintRequest } from './command.js';
 import type { StepInput, TaskResolution } from './step-input.js';
 import { recordJobDefinitions } from './job-definition-changes.js';
+import { missSlas } from './sla-misses.js';
 
 export type { StepInput } from './step-input.js';
 
@@ -413,19 +414,6 @@ function resumeSchedule(d: StepDraft, name: string): CommandDecision {
   const following = firstTickAfter(known.definition, now);
   if (following !== undefined) d.deadlines.push(following);
   return { ok: true, status: 200, want_id: '', schedule: { name, changed: true, skipped: skipped?.count ?? 0, skipped_at_least: skipped?.count_at_least ?? false } };
-}
-
-/** Wants past their sla deadline and not successful: recorded once each; the next deadline wakes the loop. */
-function missSlas(d: StepDraft): void {
-  for (const [key] of d.state.sla_pending.entries()) {
-    const [deadlineText, want_id] = key.split('\0') as [string, string];
-    const deadline = Number(deadlineText);
-    if (deadline > d.input.now) {
-      d.deadlines.push(deadline);
-      return;
-    }
-    d.emit({ type: 'want_sla_missed', want_sla_missed: { want_id, deadline } });
-  }
 }
 
 /** Cancels the want and the wants derived from it, then every run that no active want still needs. */
