@@ -4,7 +4,7 @@
  * out. The loop (orchestrator.ts) does the effects.
  */
 import { backfillRequestProblem, taintRequestProblem, textProblem, wantRequestProblem } from './request-checks.js';
-import type { EventPayload, RebuildPolicy, WantCreated } from '../events/build-event.js';
+import type { EventPayload, RebuildPolicy } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import type { BuildState, JobRunRecord, PartitionRecord, ScheduleRecord, WantRecord } from '../state/build-state.js';
 import {
@@ -30,6 +30,7 @@ import type { BackfillPolicy, Command, CommandDecision, CreateBackfillRequest, C
 import type { StepInput, TaskResolution } from './step-input.js';
 import { recordJobDefinitions } from './job-definition-changes.js';
 import { missSlas } from './sla-misses.js';
+import { createRootWant, deriveWant } from './want-creation.js';
 
 export type { StepInput } from './step-input.js';
 
@@ -67,8 +68,6 @@ export interface StepPlan {
   /** [want id, ref] it would have scheduled but had no config for (one nobody asked for yet): the next step's. */
   unresolved: Array<[string, string]>;
 }
-
-const NOT_A_BACKFILL = { backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0 } as const;
 
 /** A backfill's policy as the rebuild policy of its want. */
 const BACKFILL_REBUILD: Record<BackfillPolicy, RebuildPolicy> = { missing: 'absent', failed: 'missing', all: 'all' };
@@ -217,31 +216,6 @@ function decideCommand(d: StepDraft, c: Command): CommandDecision {
   if (problem) return { ok: false, status: 400, error: problem, want_id: want.want_id };
   cancelWant(d, want, c.reason);
   return { ok: true, status: 200, want_id: want.want_id };
-}
-
-/** A want nobody derived (a user's, a backfill's, a schedule tick's), the fields not given at their defaults. */
-function createRootWant(d: StepDraft, w: Pick<WantCreated, 'partitions' | 'comment'> & Partial<WantCreated>): string {
-  const want_id = `w-${d.state.created.wants + 1}`;
-  // Field by field, in the event's order: spreads of these objects cost V8 the slow path (~10 us a want at intake).
-  const want_created: WantCreated = {
-    want_id,
-    partitions: w.partitions,
-    comment: w.comment,
-    data_timestamp: w.data_timestamp ?? 0,
-    ttl_seconds: w.ttl_seconds ?? 0,
-    sla_seconds: w.sla_seconds ?? 0,
-    source: w.source ?? 'user',
-    parent_want_id: '',
-    root_want_id: want_id,
-    rebuild: w.rebuild ?? 'missing',
-    priority: w.priority ?? 0,
-    backfill_id: w.backfill_id ?? NOT_A_BACKFILL.backfill_id,
-    max_concurrent_job_runs: w.max_concurrent_job_runs ?? NOT_A_BACKFILL.max_concurrent_job_runs,
-    pattern: w.pattern ?? NOT_A_BACKFILL.pattern,
-    schedule_tick: w.schedule_tick ?? NOT_A_BACKFILL.schedule_tick,
-  };
-  d.emit({ type: 'want_created', want_created });
-  return want_id;
 }
 
 /** A backfill is a want that goes on past failures, scheduled a window at a time, with its own cap. */
@@ -690,30 +664,6 @@ function scheduleRef(d: StepDraft, want: WantRecord, ref: string, missingInputs:
 function backfillStartOf(d: StepDraft, want: WantRecord): number {
   const root = want.parent_want_id ? d.state.wants.get(want.root_want_id) : want;
   return root?.backfill_id ? root.created_event_id : 0;
-}
-
-function deriveWant(d: StepDraft, parent: WantRecord, partitions: string[], source: 'derived' | 'dep_missed'): void {
-  const want_id = `w-${d.state.created.wants + 1}`;
-  d.emit({
-    type: 'want_created',
-    want_created: {
-      want_id,
-      partitions,
-      comment: `inputs of ${parent.want_id}`,
-      data_timestamp: parent.data_timestamp,
-      ttl_seconds: parent.ttl_seconds,
-      sla_seconds: parent.sla_seconds,
-      source,
-      parent_want_id: parent.want_id,
-      root_want_id: parent.root_want_id,
-      rebuild: parent.rebuild,
-      priority: parent.priority,
-      backfill_id: NOT_A_BACKFILL.backfill_id,
-      max_concurrent_job_runs: NOT_A_BACKFILL.max_concurrent_job_runs,
-      pattern: NOT_A_BACKFILL.pattern,
-      schedule_tick: NOT_A_BACKFILL.schedule_tick,
-    },
-  });
 }
 
 /**
