@@ -31,6 +31,7 @@ import type { StepInput, TaskResolution } from './step-input.js';
 import { recordJobDefinitions } from './job-definition-changes.js';
 import { missSlas } from './sla-misses.js';
 import { createRootWant, deriveWant } from './want-creation.js';
+import { cancelWant } from './cancel-want.js';
 
 export type { StepInput } from './step-input.js';
 
@@ -388,27 +389,6 @@ function resumeSchedule(d: StepDraft, name: string): CommandDecision {
   const following = firstTickAfter(known.definition, now);
   if (following !== undefined) d.deadlines.push(following);
   return { ok: true, status: 200, want_id: '', schedule: { name, changed: true, skipped: skipped?.count ?? 0, skipped_at_least: skipped?.count_at_least ?? false } };
-}
-
-/** Cancels the want and the wants derived from it, then every run that no active want still needs. */
-function cancelWant(d: StepDraft, want: WantRecord, reason: string): void {
-  const runs = new Set<string>();
-  const stack = [want.want_id];
-  while (stack.length > 0) {
-    const w = d.state.wants.get(stack.pop()!);
-    if (!w || TERMINAL_WANT_STATUSES.has(w.status)) continue;
-    d.emit({ type: 'want_canceled', want_canceled: { want_id: w.want_id, reason } });
-    for (const id of w.job_run_ids) runs.add(id);
-    stack.push(...w.child_want_ids);
-  }
-  for (const id of runs) {
-    const run = d.state.job_runs.get(id);
-    if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) continue;
-    const stillWanted = run.config.outputs.some((ref) => d.state.active_wants_by_ref.has(ref));
-    if (stillWanted) continue;
-    if (run.status === 'running' || d.input.launched.has(id)) d.kill.push(id);
-    d.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id: id, reason: `want ${want.want_id} canceled` } });
-  }
 }
 
 function recordStarted(d: StepDraft, job_run_id: string, pid: number, worker: string): void {
