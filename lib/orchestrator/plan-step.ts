@@ -17,14 +17,14 @@ import { mergeCandidates, touchedCandidates, type Candidates } from './candidate
 import { launches } from './launches.js';
 import { StepDraft } from './step-draft.js';
 import type { Wake } from './wake-list.js';
-import { joinTasks, planBatches } from './batch-runs.js';
 import type { CommandDecision } from './command.js';
 import type { StepInput } from './step-input.js';
 import { recordJobDefinitions } from './job-definition-changes.js';
 import { missSlas } from './sla-misses.js';
 import { deriveWant } from './want-creation.js';
 import { cancelWant } from './cancel-want.js';
-import { failUnresolvable, queueRun, type QueuedTask } from './queue-run.js';
+import { failUnresolvable, queueRun } from './queue-run.js';
+import { queueBatches, queueReady } from './ready-batches.js';
 import { fireSchedules } from './schedule-ticks.js';
 import { decideCommand } from './command-decisions.js';
 import { recordOutcome, recordPlaced, recordStarted, retryRun } from './run-outcomes.js';
@@ -179,37 +179,6 @@ function scheduleWants(d: StepDraft): void {
     release(d, current.want_id);
   }
   queueBatches(d);
-}
-
-/** A ref ready to build: queued now, or, for a batched job, gathered into this step's batches. */
-function queueReady(d: StepDraft, task: QueuedTask, want: WantRecord, ref: string): void {
-  const batch = d.input.policy.jobs.get(task.job_label)?.batch;
-  if (!batch) {
-    queueRun(d, task, want, 1);
-    return;
-  }
-  let readyAt = want.created_at;
-  for (const dep of task.config.inputs) {
-    const p = d.state.partitions.get(dep.partition_ref);
-    if (dep.dep_type === 'MATERIALIZE' && p) readyAt = Math.max(readyAt, p.updated_at);
-  }
-  const list = d.ready.get(task.job_label) ?? [];
-  list.push({ ref, task, readyAt, item: want });
-  d.ready.set(task.job_label, list);
-}
-
-function queueBatches(d: StepDraft): void {
-  for (const [label, ready] of d.ready) {
-    const policy = d.input.policy.jobs.get(label)?.batch;
-    if (!policy) continue;
-    const plan = planBatches(ready, policy, d.input.now);
-    for (const run of plan.runs) queueRun(d, joinTasks(run.map((r) => r.task)), run[0]!.item, 1);
-    for (const { at, refs } of plan.held) {
-      d.deadlines.push(at);
-      for (const r of refs) d.held.push([r.item.want_id, r.ref]);
-    }
-  }
-  d.ready.clear();
 }
 
 /**
