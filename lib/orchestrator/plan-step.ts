@@ -1,7 +1,8 @@
 /**
  * One orchestrator step as a pure function: the state, the step's inputs (commands, job-run news, the clock
  * reading, resolved job configs) in; the events to append, the replies, and the processes to start and kill
- * out. The loop (orchestrator.ts) does the effects.
+ * out. The loop (orchestrator.ts) does the effects. Each decision is a file of its own, sharing the step's draft
+ * (step-draft.ts); this one fixes their order, which the later ones depend on: each sees the events of those before.
  */
 import type { EventPayload } from '../events/build-event.js';
 import type { BuildState, JobRunRecord } from '../state/build-state.js';
