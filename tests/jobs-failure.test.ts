@@ -7,7 +7,7 @@ import { jobRunView } from '../lib/server/views.js';
 import { runOutcome } from '../lib/cli/commands/job-runs-command.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { retryDelayMs } from '../lib/orchestrator/plan-step.js';
+import { retryDelayMs } from '../lib/orchestrator/run-outcomes.js';
 import {
   bash,
   isPidAlive,

@@ -5,7 +5,7 @@ import { GraphError } from '../graph/graph-error.js';
 import { jobFingerprint } from '../graph/job-fingerprint.js';
 import type { JobResolver } from '../graph/job-resolver.js';
 import type { WorkspaceGraph } from '../graph/workspace-graph.js';
-import type { JobPolicy, SchedulingPolicy, TaskResolution } from './plan-step.js';
+import type { JobPolicy, SchedulingPolicy, TaskResolution } from './step-input.js';
 import type { TaskSource } from './task-source.js';
 
 export class GraphTaskSource implements TaskSource {

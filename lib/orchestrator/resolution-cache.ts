@@ -6,7 +6,7 @@
 import { type Observable, type SchedulerLike, Subject, firstValueFrom, from, race, timer } from 'rxjs';
 import { errorMessage } from '../errors.js';
 import { LruCache } from '../graph/lru-cache.js';
-import type { TaskResolution } from './plan-step.js';
+import type { TaskResolution } from './step-input.js';
 import type { TaskSource } from './task-source.js';
 
 /** How long a lookup waits for config programs before answering without their results. */

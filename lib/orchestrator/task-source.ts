@@ -1,6 +1,6 @@
 /** Where the orchestrator gets a JobConfig for a ref: the graph, behind a narrow interface. */
 import type { Observable } from 'rxjs';
-import type { TaskResolution, SchedulingPolicy } from './plan-step.js';
+import type { TaskResolution, SchedulingPolicy } from './step-input.js';
 
 export interface TaskSource {
   /** Every ref gets a resolution; a ref that cannot be resolved gets `ok: false` with the reason. */

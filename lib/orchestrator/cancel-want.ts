@@ -1,0 +1,25 @@
+/** A want's cancel, asked for (a command) or by its ttl: it takes its derived wants and the runs only they needed. */
+import type { WantRecord } from '../state/build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES } from '../state/build-state.js';
+import type { StepDraft } from './step-draft.js';
+
+/** Cancels the want and the wants derived from it, then every run that no active want still needs. */
+export function cancelWant(d: StepDraft, want: WantRecord, reason: string): void {
+  const runs = new Set<string>();
+  const stack = [want.want_id];
+  while (stack.length > 0) {
+    const w = d.state.wants.get(stack.pop()!);
+    if (!w || TERMINAL_WANT_STATUSES.has(w.status)) continue;
+    d.emit({ type: 'want_canceled', want_canceled: { want_id: w.want_id, reason } });
+    for (const id of w.job_run_ids) runs.add(id);
+    stack.push(...w.child_want_ids);
+  }
+  for (const id of runs) {
+    const run = d.state.job_runs.get(id);
+    if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) continue;
+    const stillWanted = run.config.outputs.some((ref) => d.state.active_wants_by_ref.has(ref));
+    if (stillWanted) continue;
+    if (run.status === 'running' || d.input.launched.has(id)) d.kill.push(id);
+    d.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id: id, reason: `want ${want.want_id} canceled` } });
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Each command of a step decided and answered: a want, a backfill, a taint, a want's cancel, a schedule's pause or
+ * resume. A refused command records nothing; the reply says why.
+ */
+import type { RebuildPolicy } from '../events/build-event.js';
+import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
+import { currentConsumers } from '../state/staleness.js';
+import { cancelWant } from './cancel-want.js';
+import type { BackfillPolicy, Command, CommandDecision, CreateBackfillRequest, CreateTaintRequest } from './command.js';
+import { backfillRequestProblem, taintRequestProblem, textProblem, wantRequestProblem } from './request-checks.js';
+import { pauseSchedule, resumeSchedule } from './schedule-ticks.js';
+import type { StepDraft } from './step-draft.js';
+import { createRootWant } from './want-creation.js';
+
+/** A backfill's policy as the rebuild policy of its want. */
+const BACKFILL_REBUILD: Record<BackfillPolicy, RebuildPolicy> = { missing: 'absent', failed: 'missing', all: 'all' };
+
+export function decideCommand(d: StepDraft, c: Command): CommandDecision {
+  if (c.kind === 'create_want') {
+    const r = c.request;
+    const problem = wantRequestProblem(r);
+    if (problem) return { ok: false, status: 400, error: problem };
+    const want_id = createRootWant(d, {
+      partitions: r.partitions,
+      comment: r.comment,
+      data_timestamp: r.data_timestamp,
+      ttl_seconds: r.ttl_seconds,
+      sla_seconds: r.sla_seconds,
+      rebuild: r.rebuild ?? 'missing',
+      priority: r.priority ?? 0,
+    });
+    return { ok: true, status: 201, want_id };
+  }
+  if (c.kind === 'create_taint') return createTaint(d, c.request);
+  if (c.kind === 'create_backfill') return createBackfill(d, c.request);
+  if (c.kind === 'pause_schedule') return pauseSchedule(d, c.name, c.reason, c.requested_at);
+  if (c.kind === 'resume_schedule') return resumeSchedule(d, c.name);
+  const want = d.state.wants.get(c.want_id);
+  if (!want) return { ok: false, status: 404, error: `No want with id '${c.want_id}'.`, want_id: c.want_id };
+  if (want.status === 'canceled') return { ok: true, status: 200, want_id: want.want_id };
+  if (TERMINAL_WANT_STATUSES.has(want.status)) {
+    return {
+      ok: false,
+      status: 409,
+      error: `Want '${want.want_id}' is already ${want.status}; only a want that is still building can be canceled.`,
+      want_id: want.want_id,
+    };
+  }
+  const problem = textProblem(c.reason, 'reason');
+  if (problem) return { ok: false, status: 400, error: problem, want_id: want.want_id };
+  cancelWant(d, want, c.reason);
+  return { ok: true, status: 200, want_id: want.want_id };
+}
+
+/** A backfill is a want that goes on past failures, scheduled a window at a time, with its own cap. */
+function createBackfill(d: StepDraft, r: CreateBackfillRequest): CommandDecision {
+  const problem = backfillRequestProblem(r);
+  if (problem) return { ok: false, status: 400, error: problem };
+  const backfill_id = `bf-${d.state.created.backfills + 1}`;
+  const want_id = createRootWant(d, {
+    partitions: r.partitions,
+    comment: r.comment,
+    rebuild: BACKFILL_REBUILD[r.policy],
+    priority: r.priority,
+    backfill_id,
+    max_concurrent_job_runs: r.max_concurrent_job_runs,
+    pattern: r.pattern,
+  });
+  return { ok: true, status: 201, want_id, backfill: { backfill_id, partitions: d.state.wants.get(want_id)?.partitions.length ?? 0 } };
+}
+
+/**
+ * A taint of built partitions, and with `downstream` of every partition whose current build consumed a tainted
+ * build, transitively. A ref never built is refused whole: a taint is about data that exists.
+ */
+function createTaint(d: StepDraft, r: CreateTaintRequest): CommandDecision {
+  const problem = taintRequestProblem(r);
+  if (problem) return { ok: false, status: 400, error: problem };
+  const never = r.partitions.filter((ref) => !d.state.partitions.get(ref)?.build_id && d.state.partitions.get(ref)?.status !== 'live');
+  if (never.length > 0) {
+    return {
+      ok: false,
+      status: 400,
+      error: `Cannot taint ${never.map((ref) => `'${ref}'`).join(', ')}: never built, so there is nothing to rebuild (want it instead).`,
+    };
+  }
+  const refs = [...new Set(r.partitions)];
+  if (r.downstream) {
+    const seen = new Set(refs);
+    for (let i = 0; i < refs.length; i++) {
+      for (const c of currentConsumers(d.state, d.state.partitions.get(refs[i]!)?.build_id ?? '')) {
+        if (!seen.has(c)) {
+          seen.add(c);
+          refs.push(c);
+        }
+      }
+    }
+  }
+  // A partition being built keeps building (that build replaces the tainted one), but its current build is
+  // tainted all the same: should the run fail, what consumed it stays stale.
+  const taint_id = `t-${d.state.created.taints + 1}`;
+  d.emit({ type: 'taint_created', taint_created: { taint_id, partitions: refs, reason: r.reason, downstream: r.downstream } });
+  return { ok: true, status: 201, want_id: '', taint: { taint_id, partitions: refs, partitions_total: refs.length } };
+}

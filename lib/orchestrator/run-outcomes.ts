@@ -1,0 +1,105 @@
+/**
+ * What the executor tells of runs, recorded: a start, a placement on a worker, an end (succeeded, failed, missed
+ * inputs, canceled). A failure is retried up to its job's `retries` with backoff: `retry_at` is decided here, and the
+ * next attempt is queued by scheduling once it is due (retryRun), a batch then split in halves.
+ */
+import type { JobOutcome } from '../executor/job-launch.js';
+import type { JobRunRecord, WantRecord } from '../state/build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES } from '../state/build-state.js';
+import { halves, joinTasks } from './batch-runs.js';
+import { queueRun } from './queue-run.js';
+import type { StepDraft } from './step-draft.js';
+import type { TaskResolution } from './step-input.js';
+
+const BACKOFF_BASE_MS = 1000;
+const BACKOFF_MAX_MS = 60_000;
+
+export function retryDelayMs(attempt: number): number {
+  return Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1));
+}
+
+export function recordStarted(d: StepDraft, job_run_id: string, pid: number, worker: string): void {
+  const run = d.state.job_runs.get(job_run_id);
+  // Canceled while it was launched, it ran for a moment: recorded, so that a run that reads as never started never ran.
+  const startedLate = run?.status === 'canceled' && run.started_at === null && pid > 0;
+  if (run?.status !== 'queued' && !startedLate) return;
+  d.emit({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker } });
+}
+
+export function recordPlaced(d: StepDraft, job_run_id: string, pid: number, worker: string): void {
+  const run = d.state.job_runs.get(job_run_id);
+  // Told again (a restarted daemon reads it back from the queue): nothing new to record.
+  if (run?.status !== 'running' || (run.worker === worker && run.pid === pid)) return;
+  d.emit({ type: 'job_run_placed', job_run_placed: { job_run_id, worker, pid } });
+}
+
+export function recordOutcome(d: StepDraft, o: JobOutcome): void {
+  const run = d.state.job_runs.get(o.job_run_id);
+  if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) return;
+  const job_run_id = o.job_run_id;
+  switch (o.status) {
+    case 'succeeded':
+      // Each output it still owns gets a build id (the lineage: these with the run's input_builds).
+      const builds = run.config.outputs
+        .filter((ref) => d.state.partitions.get(ref)?.job_run_id === job_run_id)
+        .map((partition_ref, i) => ({ partition_ref, build_id: `b-${d.state.created.builds + 1 + i}` }));
+      d.emit({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds, ended_at: o.ended_at ?? 0 } });
+      return;
+    case 'failed':
+      failRun(d, run, o.exit_code, o.signal, o.reason, o.ended_at);
+      return;
+    case 'dep_missed': {
+      // Inputs that were already live when this run was queued cannot be what it missed: rerunning would
+      // report them again, forever. That is the job's failure (e.g. it looks for its input in the wrong place).
+      const liveBefore = o.missing.filter((m) => {
+        const p = d.state.partitions.get(m);
+        return p?.status === 'live' && p.updated_at <= run.queued_at;
+      });
+      if (o.missing.length > 0 && liveBefore.length === o.missing.length) {
+        failRun(d, 
+          run,
+          -1,
+          '',
+          `the job reported missing inputs that were already live before it was queued (${liveBefore.join(', ')}); ` +
+            'check how the job finds its inputs',
+          o.ended_at,
+        );
+        return;
+      }
+      d.emit({ type: 'job_run_dep_missed', job_run_dep_missed: { job_run_id, missing: o.missing, ended_at: o.ended_at ?? 0 } });
+      return;
+    }
+    case 'canceled':
+      d.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id, reason: o.reason } });
+      return;
+  }
+}
+
+/** A failed run, retried up to the job's `retries` with backoff. */
+function failRun(d: StepDraft, run: JobRunRecord, exit_code: number, signal: string, reason: string, ended_at = 0): void {
+  const retries = d.input.policy.jobs.get(run.job_label)?.retries ?? 0;
+  // A retry is for someone: with no active want on any output, the failure is final.
+  const wanted = run.config.outputs.some((ref) => d.state.active_wants_by_ref.has(ref));
+  const retry_at = wanted && run.attempt <= retries ? d.input.now + retryDelayMs(run.attempt) : 0;
+  d.emit({
+    type: 'job_run_failed',
+    job_run_failed: { job_run_id: run.job_run_id, exit_code, signal, reason, retry_at, ended_at },
+  });
+}
+
+/**
+ * The next attempt of a failed run. A batch goes again in halves, each from its refs' own configs (when they are
+ * at hand), so a bad ref stops failing the rest; a run of one ref goes again as it was. Each names the run it
+ * retries (`retry_of`): the fold records the first one queued, the half with the batch's first output, as the
+ * failed run's `retried_by`.
+ */
+export function retryRun(d: StepDraft, last: JobRunRecord, want: WantRecord): void {
+  const refs = last.config.outputs;
+  const tasks = refs.map((ref) => d.input.tasks.get(ref));
+  if (refs.length <= 1 || tasks.some((t) => !t?.ok)) {
+    queueRun(d, last, want, last.attempt + 1, last.job_run_id);
+    return;
+  }
+  const ok = tasks as Array<Extract<TaskResolution, { ok: true }>>;
+  for (const half of halves(ok)) queueRun(d, joinTasks(half), want, last.attempt + 1, last.job_run_id);
+}
