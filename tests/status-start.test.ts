@@ -5,7 +5,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ServerStatus, StateStart } from '../lib/api/server-status.js';
@@ -78,8 +78,8 @@ test('status says where the state came from: the log when fresh, the snapshot af
   // A fresh workspace: nothing to read but an empty log.
   const first = await serveSubprocess(t, dir);
   const fresh = await startSaid(t, dir, first.url);
-  t.like(fresh.start, { source: 'log', at_event: 0, events_replayed: 0 });
-  t.regex(fresh.line, /^0 events of the log replayed \(no snapshot used\), in /);
+  t.like(fresh.start, { source: 'log', at_event: 0, events_replayed: 0, snapshot_unused: 'missing' });
+  t.regex(fresh.line, /^0 events of the log replayed \(no snapshot used: none was written yet\), in /);
 
   // Enough events for a clean stop to write a snapshot, then `platform stop`.
   await toggle(first.url, Math.ceil(SNAPSHOT_MIN_NEW_EVENTS / (2 * SCHEDULES.length)));
@@ -92,7 +92,7 @@ test('status says where the state came from: the log when fresh, the snapshot af
   // Started after the clean stop: the snapshot holds every event, none is replayed.
   const second = await serveSubprocess(t, dir);
   const clean = await startSaid(t, dir, second.url);
-  t.deepEqual({ ...clean.start, duration_ms: 0 }, { source: 'snapshot', at_event: beforeStop, events_replayed: 0, duration_ms: 0 });
+  t.deepEqual({ ...clean.start, duration_ms: 0 }, { source: 'snapshot', at_event: beforeStop, events_replayed: 0, duration_ms: 0, snapshot_unused: null });
   t.regex(clean.line, new RegExp(`^from the snapshot at event ${beforeStop.toLocaleString('en-US')}, then 0 events of the log replayed, in `));
 
   // Events past the snapshot, then kill -9: the next start reads the same snapshot and replays exactly those.
@@ -102,7 +102,10 @@ test('status says where the state came from: the log when fresh, the snapshot af
   await second.kill9();
   const third = await serveSubprocess(t, dir);
   const crashed = await startSaid(t, dir, third.url);
-  t.deepEqual({ ...crashed.start, duration_ms: 0 }, { source: 'snapshot', at_event: beforeStop, events_replayed: beforeKill - beforeStop, duration_ms: 0 });
+  t.deepEqual(
+    { ...crashed.start, duration_ms: 0 },
+    { source: 'snapshot', at_event: beforeStop, events_replayed: beforeKill - beforeStop, duration_ms: 0, snapshot_unused: null },
+  );
   t.regex(crashed.line, new RegExp(`^from the snapshot at event ${beforeStop.toLocaleString('en-US')}, then ${beforeKill - beforeStop} events of the log replayed, in `));
   // /metrics says the same.
   const metrics = await (await fetch(`${third.url}/metrics`)).text();
@@ -112,10 +115,19 @@ test('status says where the state came from: the log when fresh, the snapshot af
   const beforeLast = await latestId(third.url);
   await third.kill9();
 
-  // The snapshot gone (a damaged file is dropped alike): the whole log is replayed, and status says so.
-  rmSync(snapshot);
+  // The snapshot cut short (a disk that filled, a copy interrupted): the whole log is replayed, and status says why.
+  truncateSync(snapshot, Math.floor(statSync(snapshot).size / 2));
   const fourth = await serveSubprocess(t, dir);
-  const replayed = await startSaid(t, dir, fourth.url);
-  t.like(replayed.start, { source: 'log', at_event: 0, events_replayed: beforeLast });
+  const damaged = await startSaid(t, dir, fourth.url);
+  t.like(damaged.start, { source: 'log', at_event: 0, events_replayed: beforeLast });
+  t.regex(damaged.start.snapshot_unused ?? 'null', /cut short|truncated/);
+  t.true(damaged.line.includes(`(no snapshot used: ${damaged.start.snapshot_unused}), in `), damaged.line);
   await fourth.kill9();
+
+  // The snapshot gone: none to use.
+  rmSync(snapshot, { force: true });
+  const fifth = await serveSubprocess(t, dir);
+  const replayed = await startSaid(t, dir, fifth.url);
+  t.like(replayed.start, { source: 'log', at_event: 0, events_replayed: beforeLast, snapshot_unused: 'missing' });
+  await fifth.kill9();
 });

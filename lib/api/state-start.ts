@@ -2,9 +2,16 @@
 import type { StateStart } from './server-status.js';
 import { groupDigits } from '../group-digits.js';
 
-/** `from the snapshot at event 1,200, then 3 events of the log replayed`, or `12 events of the log replayed (no snapshot used)`. */
+/**
+ * `from the snapshot at event 1,200, then 3 events of the log replayed`, or `12 events of the log replayed (no
+ * snapshot used: damaged)`: a start that could not use its snapshot says why, as that is why it took longer.
+ */
 export function stateStartWords(start: StateStart): string {
   const from = start.source === 'snapshot' ? 'the snapshot' : start.source === 'compaction_base' ? 'the compaction base' : undefined;
   const replayed = `${groupDigits(start.events_replayed)} event${start.events_replayed === 1 ? '' : 's'} of the log replayed`;
-  return from ? `from ${from} at event ${groupDigits(start.at_event)}, then ${replayed}` : `${replayed} (no snapshot used)`;
+  // A daemon of before the field says no reason.
+  const why = start.snapshot_unused ?? undefined;
+  const unused = why === undefined ? 'no snapshot used' : `no snapshot used: ${why === 'missing' ? 'none was written yet' : why}`;
+  if (start.source === 'snapshot') return `from ${from} at event ${groupDigits(start.at_event)}, then ${replayed}`;
+  return from ? `from ${from} at event ${groupDigits(start.at_event)} (${unused}), then ${replayed}` : `${replayed} (${unused})`;
 }

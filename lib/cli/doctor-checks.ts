@@ -18,7 +18,7 @@ import { isPidAlive } from '../system/pid-liveness.js';
 import { initialState } from '../state/build-state.js';
 import { reduce } from '../state/reduce.js';
 import { fromSnapshot } from '../state/snapshot.js';
-import { readCompactionBase, readSnapshot, stateCodeFingerprint } from '../state/snapshot-file.js';
+import { readCompactionBase, readSnapshot, readSnapshotOrWhy, stateCodeFingerprint } from '../state/snapshot-file.js';
 import { logProbe } from '../state/state-store.js';
 import { launcherMode, nativeLauncherPath } from '../executor/run-launcher.js';
 import { CACHE_AFTER_MS, compileCacheStatus } from './compile-cache.js';
@@ -262,8 +262,8 @@ async function eventLog(dir: string): Promise<Finding[]> {
 async function snapshot(dir: string, log: EventLog, full: BuildState): Promise<Finding> {
   const path = join(dir, 'snapshot.bin');
   if (!existsSync(path)) return ok('snapshot', 'none (the next start replays the whole log, then writes one)');
-  const loaded = await readSnapshot(path, stateCodeFingerprint(), logProbe(log));
-  if (!loaded) return warn('snapshot', `${path} does not fit this log or this version of platform`, 'nothing: the next start replays the log and writes a new one');
+  const { state: loaded, why } = await readSnapshotOrWhy(path, stateCodeFingerprint(), logProbe(log));
+  if (!loaded) return warn('snapshot', `${path} cannot be used: ${why}`, 'nothing: the next start replays the log and writes a new one');
   let state = loaded;
   for await (const batch of log.replay(loaded.last_event_id + 1)) for (const e of batch) state = reduce(state, e);
   const same = state.wants.size === full.wants.size && state.job_runs.size === full.job_runs.size && state.partitions.size === full.partitions.size && state.builds.size === full.builds.size;

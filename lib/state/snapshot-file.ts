@@ -198,13 +198,23 @@ export async function readSnapshotHeader(path: string): Promise<SnapshotHeader |
   }
 }
 
+/** A snapshot read: its state, or why it cannot be used (`missing`: none was written). */
+export type SnapshotRead = { state: BuildState; why?: undefined } | { state?: undefined; why: string };
+
 /**
- * The state in the snapshot at `path`, if one written by this state code fits the log; undefined otherwise. A
- * `carry` takes on the image it was read from (image-carry.ts `takeLoaded`), so the next image copies what did not
- * change since.
+ * The state in the snapshot at `path`, if one written by this state code fits the log; otherwise why not. A `carry`
+ * takes on the image it was read from (image-carry.ts `takeLoaded`), so the next image copies what did not change
+ * since.
  */
+export async function readSnapshotOrWhy(path: string, version: string, log: LogProbe, carry?: ImageCarry): Promise<SnapshotRead> {
+  if (version === '') return { why: 'run from sources, nothing vouches for a snapshot' };
+  const read = await readImageFile(path, version, log, carry);
+  return read.state ? { state: read.state } : { why: read.why };
+}
+
+/** The state in the snapshot at `path`, or undefined (`readSnapshotOrWhy` says why). */
 export async function readSnapshot(path: string, version: string, log: LogProbe, carry?: ImageCarry): Promise<BuildState | undefined> {
-  return version === '' ? undefined : (await readImageFile(path, version, log, carry)).state;
+  return (await readSnapshotOrWhy(path, version, log, carry)).state;
 }
 
 async function readImageFile(path: string, version: string, log: LogProbe, carry?: ImageCarry): Promise<{ state?: BuildState; why: string }> {

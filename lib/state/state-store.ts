@@ -17,7 +17,7 @@ import { ImageCarry } from './image-carry.js';
 import { frameBudgetMs } from './frame-budget.js';
 import { stateOfImage } from './state-image.js';
 import { SNAPSHOT_FORMATS_READ, fromSnapshot } from './snapshot.js';
-import { headerMisfit, readCompactionBase, readSnapshot, readSnapshotHeader, removeSnapshotLeftovers, stateCodeFingerprint, writeRecords, writeSnapshot, type LogProbe } from './snapshot-file.js';
+import { headerMisfit, readCompactionBase, readSnapshotHeader, readSnapshotOrWhy, removeSnapshotLeftovers, stateCodeFingerprint, writeRecords, writeSnapshot, type LogProbe } from './snapshot-file.js';
 
 /** An event's own payload object (the planner's and the log's event share it). */
 const payloadOf = (e: EventPayload | BuildEvent): unknown => (e as unknown as Record<string, unknown>)[e.type];
@@ -68,7 +68,7 @@ export const SNAPSHOT_AFTER_REPLAY_EVENTS = 10_000;
 export type { StoreStart } from './store-start.js';
 
 export class StateStore {
-  private opened: StoreStart = { source: 'log', at_event: 0, events_replayed: 0, duration_ms: 0 };
+  private opened: StoreStart = { source: 'log', at_event: 0, events_replayed: 0, duration_ms: 0, snapshot_unused: 'missing' };
   private readonly latest: BehaviorSubject<BuildState>;
   private readonly subscription: Subscription;
   private readonly background: Subscription | undefined;
@@ -166,7 +166,8 @@ export class StateStore {
     // A snapshot that does not hold together is only a lost shortcut (undefined): the log is replayed.
     // The carry takes on the image it starts from: the first snapshot after a start copies what did not change.
     const carry = new ImageCarry();
-    const snapshot = snapshotPath ? await readSnapshot(snapshotPath, stateCodeFingerprint(), logProbe(log), carry) : undefined;
+    const read = snapshotPath ? await readSnapshotOrWhy(snapshotPath, stateCodeFingerprint(), logProbe(log), carry) : { why: 'missing' };
+    const snapshot = read.state;
     let start = snapshot;
     let source: StoreStart['source'] = snapshot ? 'snapshot' : 'log';
     if (!start && log.firstId() > 1) {
@@ -188,6 +189,7 @@ export class StateStore {
       at_event: start.last_event_id,
       events_replayed: replayed.last_event_id - start.last_event_id,
       duration_ms: Math.round(performance.now() - began),
+      snapshot_unused: read.why ?? null,
     };
     if (auto && replayed.last_event_id - start.last_event_id >= SNAPSHOT_AFTER_REPLAY_EVENTS) {
       void store.saveSnapshot(auto.path).catch(onError);

@@ -36,6 +36,12 @@ export const ServerStatusSchema = Type.Object(
         at_event: Type.Integer({ minimum: 0, description: 'The last event the state read held (0 when read from the log alone).' }),
         events_replayed: Type.Integer({ minimum: 0, description: 'Events of the log folded onto it at start, after at_event.' }),
         duration_ms: Type.Integer({ minimum: 0, description: 'How long reading the state took: the snapshot or base, and the replay.' }),
+        snapshot_unused: Nullable(
+          Type.String({
+            description:
+              "Why the snapshot was not used (null when it was): 'missing' (none was written yet: a clean stop writes one past 1,000 new events), 'written by another version of platform' (after an upgrade), 'cut short', 'damaged', 'not of this log (...)', 'unreadable: ...'.",
+          }),
+        ),
       },
       { additionalProperties: false, description: 'Where the state came from at start (also in server.log and /metrics).' },
     ),
