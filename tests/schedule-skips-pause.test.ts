@@ -276,7 +276,7 @@ test('a compaction base of format 7 (its schedule records kept no latest ticks):
   const g = await openAt(t, at('2026-01-05T22:56:40Z'), f.dir, graph);
   t.true(g.platform.log.firstId() > 1, 'started from the base: the log alone cannot');
   t.regex(await (await g.api('/metrics')).text(), /^platform_start_state_source\{source="compaction_base"\} 1$/m);
-  t.true(g.logLines.some((l) => /^State: from the compaction base at event \d+, then \d+ events? of the log replayed$/.test(l)), g.logLines.join('\n'));
+  t.true(g.logLines.some((l) => /^State: from the compaction base at event \d+, then \d+ events? of the log replayed \(no snapshot used: there is none\)$/.test(l)), g.logLines.join('\n'));
   const after = (await g.getJson('/api/schedules/minutely')) as ScheduleView;
   t.like(after, { last_tick: before.last_tick, last_want_id: before.last_want_id, last_want_status: 'failed', recent_ticks: 10, recent_failed: 10 });
   const detail = await cli(t, g, 'schedules', 'minutely');

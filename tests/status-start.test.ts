@@ -79,7 +79,7 @@ test('status says where the state came from: the log when fresh, the snapshot af
   const first = await serveSubprocess(t, dir);
   const fresh = await startSaid(t, dir, first.url);
   t.like(fresh.start, { source: 'log', at_event: 0, events_replayed: 0, snapshot_unused: 'missing' });
-  t.regex(fresh.line, /^0 events of the log replayed \(no snapshot used: none was written yet\), in /);
+  t.regex(fresh.line, /^0 events of the log replayed \(no snapshot used: there is none\), in /);
 
   // Enough events for a clean stop to write a snapshot, then `platform stop`.
   await toggle(first.url, Math.ceil(SNAPSHOT_MIN_NEW_EVENTS / (2 * SCHEDULES.length)));

@@ -11,7 +11,7 @@ export function stateStartWords(start: StateStart): string {
   const replayed = `${groupDigits(start.events_replayed)} event${start.events_replayed === 1 ? '' : 's'} of the log replayed`;
   // A daemon of before the field says no reason.
   const why = start.snapshot_unused ?? undefined;
-  const unused = why === undefined ? 'no snapshot used' : `no snapshot used: ${why === 'missing' ? 'none was written yet' : why}`;
+  const unused = why === undefined ? 'no snapshot used' : `no snapshot used: ${why === 'missing' ? 'there is none' : why}`;
   if (start.source === 'snapshot') return `from ${from} at event ${groupDigits(start.at_event)}, then ${replayed}`;
-  return from ? `from ${from} at event ${groupDigits(start.at_event)} (${unused}), then ${replayed}` : `${replayed} (${unused})`;
+  return from ? `from ${from} at event ${groupDigits(start.at_event)}, then ${replayed} (${unused})` : `${replayed} (${unused})`;
 }

@@ -12,7 +12,7 @@ export interface StoreStart {
   /** How long reading the state took, the snapshot or base and the replay together (milliseconds). */
   duration_ms: number;
   /**
-   * Why the snapshot was not used (null when it was): `missing` (none was written: a clean stop writes one past 1,000
+   * Why the snapshot was not used (null when it was): `missing` (there is none: a clean stop writes one past 1,000
    * new events), `written by another version of platform` (after an upgrade), `cut short`, `damaged`, `not of this
    * log (...)`, `unreadable: ...`.
    */

@@ -39,7 +39,7 @@ export const ServerStatusSchema = Type.Object(
         snapshot_unused: Nullable(
           Type.String({
             description:
-              "Why the snapshot was not used (null when it was): 'missing' (none was written yet: a clean stop writes one past 1,000 new events), 'written by another version of platform' (after an upgrade), 'cut short', 'damaged', 'not of this log (...)', 'unreadable: ...'.",
+              "Why the snapshot was not used (null when it was): 'missing' (there is none: none was written yet, a clean stop writing one past 1,000 new events, or it was removed), 'written by another version of platform' (after an upgrade), 'cut short', 'damaged', 'not of this log (...)', 'unreadable: ...'.",
           }),
         ),
       },
