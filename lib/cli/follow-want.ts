@@ -84,8 +84,9 @@ async function runsOfWant(client: PlatformClient, wantId: string): Promise<JobRu
     if (page.data.length < RUNS_PAGE || offset + page.data.length >= page.total) break;
   }
   // An item of a list names a run's first outputs only: a batch run's others (the build's roots among them, and
-  // what --json prints) come with its detail.
-  return Promise.all(runs.map((r) => (r.truncated ? client.getJobRun(r.job_run_id) : r)));
+  // what --json prints) come with its detail. Only those: one cut elsewhere (`truncated`: its inputs, args, env or
+  // missing refs) needs no read of its own, or a want of a thousand runs of 25 variables is read a run at a time.
+  return Promise.all(runs.map((r) => (r.outputs.length < r.outputs_total ? client.getJobRun(r.job_run_id) : r)));
 }
 
 /**

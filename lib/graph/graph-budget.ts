@@ -16,8 +16,7 @@ export interface GraphBudget {
   readonly maxInputs: number;
 }
 
-const n = groupDigits;
-const refsAsked = (count: number): string => (count === 1 ? 'the ref asked for' : `these ${n(count)} refs`);
+const refsAsked = (count: number): string => (count === 1 ? 'the ref asked for' : `these ${groupDigits(count)} refs`);
 
 const inParts =
   "Ask for the graph in parts: GetJobConfigs gives the ref's own config and inputs, then AnalyzeGraph of those " +
@@ -28,7 +27,7 @@ const fewerRefs = 'Ask for fewer refs per request (split output_refs over severa
 export function tooManyPartitions(what: string, budget: GraphBudget, asked: number): GraphError {
   return new GraphError(
     'too_large',
-    `${what} stopped: the graph of ${refsAsked(asked)} has more than ${n(budget.maxPartitions)} partitions (the limit ` +
+    `${what} stopped: the graph of ${refsAsked(asked)} has more than ${groupDigits(budget.maxPartitions)} partitions (the limit ` +
       'per request, counting the refs asked for and the MATERIALIZE inputs they need, transitively). ' +
       (asked === 1 ? inParts : fewerRefs),
   );
@@ -44,8 +43,8 @@ export function tooManyInputs(
   const alone = largest.inputs > budget.maxInputs;
   return new GraphError(
     'too_large',
-    `${what} stopped: the configs for ${refsAsked(asked)} list more than ${n(budget.maxInputs)} inputs (the limit ` +
-      `per request; the config of "${largest.ref}", job "${largest.job}", lists ${n(largest.inputs)}). ` +
+    `${what} stopped: the configs for ${refsAsked(asked)} list more than ${groupDigits(budget.maxInputs)} inputs (the limit ` +
+      `per request; the config of "${largest.ref}", job "${largest.job}", lists ${groupDigits(largest.inputs)}). ` +
       (alone
         ? 'That config alone is more than one answer may hold: this service cannot show it (builds are not limited ' +
           'by it; a job that reads fewer, larger partitions fits).'

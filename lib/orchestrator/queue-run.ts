@@ -46,7 +46,8 @@ export function queueRun(d: StepDraft, task: QueuedTask, want: WantRecord, attem
 /** A ref whose config cannot be made fails as a run that never started, so the reason is on record. */
 export function failUnresolvable(d: StepDraft, ref: string, task: { job_label: string; error: string }, want: WantRecord): void {
   const unresolved = { outputs: [ref], inputs: [], args: [], env: {} };
-  const job_run_id = queueRun(d, 
+  const job_run_id = queueRun(
+    d,
     { job_label: task.job_label || UNRESOLVED_JOB, config: unresolved, exec: [], timeout_seconds: 0, job_fingerprint: '' },
     want,
     1,

@@ -56,7 +56,8 @@ export function recordOutcome(d: StepDraft, o: JobOutcome): void {
         return p?.status === 'live' && p.updated_at <= run.queued_at;
       });
       if (o.missing.length > 0 && liveBefore.length === o.missing.length) {
-        failRun(d, 
+        failRun(
+          d,
           run,
           -1,
           '',

@@ -29,7 +29,6 @@ import { PLATFORM_SERVICE } from '../proto/schema.js';
 import { RPC_GRAPH_BUDGET } from '../api/platform-service.js';
 import { groupDigits } from '../group-digits.js';
 
-const count = groupDigits;
 
 export type Method = 'get' | 'post' | 'delete';
 
@@ -216,8 +215,8 @@ export function errorStatuses(op: Operation): Record<number, string> {
     out[405] = 'Not POST (Connect `unimplemented`).';
     out[501] = 'A Content-Encoding other than gzip or identity (Connect `unimplemented`).';
     out[429] =
-      `The body is too large, or the graph asked for is over the budget of one request: ${count(RPC_GRAPH_BUDGET.maxPartitions)} ` +
-      `partitions, ${count(RPC_GRAPH_BUDGET.maxInputs)} inputs in the configs of the answer (Connect \`resource_exhausted\`; ` +
+      `The body is too large, or the graph asked for is over the budget of one request: ${groupDigits(RPC_GRAPH_BUDGET.maxPartitions)} ` +
+      `partitions, ${groupDigits(RPC_GRAPH_BUDGET.maxInputs)} inputs in the configs of the answer (Connect \`resource_exhausted\`; ` +
       'the message says how to ask for less).';
     out[504] = 'The call took longer than its Connect-Timeout-Ms, and stopped (Connect `deadline_exceeded`).';
   }
