@@ -27,6 +27,7 @@ export function queueReady(d: StepDraft, task: QueuedTask, want: WantRecord, ref
 export function queueBatches(d: StepDraft): void {
   for (const [label, ready] of d.ready) {
     const policy = d.input.policy.jobs.get(label)?.batch;
+    // Always there (a ref is gathered only for a job with a batch policy, which a step does not change): for the type.
     if (!policy) continue;
     const plan = planBatches(ready, policy, d.input.now);
     for (const run of plan.runs) queueRun(d, joinTasks(run.map((r) => r.task)), run[0]!.item, 1);

@@ -38,13 +38,14 @@ export function recordOutcome(d: StepDraft, o: JobOutcome): void {
   if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) return;
   const job_run_id = o.job_run_id;
   switch (o.status) {
-    case 'succeeded':
+    case 'succeeded': {
       // Each output it still owns gets a build id (the lineage: these with the run's input_builds).
       const builds = run.config.outputs
         .filter((ref) => d.state.partitions.get(ref)?.job_run_id === job_run_id)
         .map((partition_ref, i) => ({ partition_ref, build_id: `b-${d.state.created.builds + 1 + i}` }));
       d.emit({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds, ended_at: o.ended_at ?? 0 } });
       return;
+    }
     case 'failed':
       failRun(d, run, o.exit_code, o.signal, o.reason, o.ended_at);
       return;
