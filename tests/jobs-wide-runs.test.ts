@@ -68,6 +68,7 @@ test.serial('a wide run held past the cap and canceled is dropped by the launche
   t.like(platform.state().job_runs.get(id), { status: 'canceled', started_at: null });
   t.false(spans(dir).has('wide_1'), 'the wide run never ran');
   t.false(existsSync(join(runDir(dir, id), 'status.json')), 'nothing was forked for it');
+  t.false(existsSync(join(runDir(dir, id), 'exec.fields')), "the daemon's environment in its fields left with it");
 });
 
 test.serial('a running wide run canceled is recorded canceled, and nothing of its job is left', async (t) => {

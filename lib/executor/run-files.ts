@@ -98,6 +98,11 @@ export function writeExecFields(dir: string, env: readonly string[], argv: reado
   writeFileSync(path, [String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0', { mode: 0o600 });
 }
 
+/** A wide run the launcher dropped unstarted: the daemon's environment in its fields leaves the disk with it. */
+export function removeExecFields(dir: string): void {
+  rmSync(join(dir, EXEC_FILE), { force: true });
+}
+
 /** Makes the run's directory (true) or finds it there (false); its parent exists after the first run. */
 function makeRunDir(dir: string): boolean {
   try {

@@ -27,7 +27,7 @@ import { LOST_RUN_REASON } from './lost-runs.js';
 import { cancelAllAndWait } from './cancel-all.js';
 import { missingDepsInLogs } from './missing-deps-scanner.js';
 import { findProgram } from './program-path.js';
-import { CANCEL_FILE, readCancelReason, readExitStatus, writeDurably, writeRunFiles } from './run-files.js';
+import { CANCEL_FILE, readCancelReason, readExitStatus, removeExecFields, writeDurably, writeRunFiles } from './run-files.js';
 import { spawnFailureReason } from './spawn-failure.js';
 import { groupAlive, signalGroup } from '../system/process-group.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
@@ -345,10 +345,12 @@ export class SupervisedExecutor implements Executor {
     } else if (news.kind === 'exited') {
       void this.settle(run, fromShell(news.status, null));
     } else if (news.kind === 'dropped' && run.recalling && !run.kill) {
+      removeExecFields(run.dir);
       clearTimeout(run.timer);
       this.runs.delete(run.id);
       this.recalls.next(run.id);
     } else if (news.kind === 'dropped') {
+      removeExecFields(run.dir);
       const reason = run.kill?.kind === 'cancel' ? run.kill.reason : 'canceled before it started';
       void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason });
     } else {
