@@ -31,6 +31,7 @@ import { GraphTaskSource } from './orchestrator/graph-task-source.js';
 import { Orchestrator } from './orchestrator/orchestrator.js';
 import { ACTIVE_JOB_RUN_STATUSES, type BuildState, type JobRunRecord } from './state/build-state.js';
 import { SNAPSHOT_EVERY_EVENTS, StateStore } from './state/state-store.js';
+import type { StartProgress } from './state/store-start.js';
 
 export interface PlatformOptions {
   /** The job graph; default: `<workspace>/platform.json` (none = no jobs). */
@@ -60,6 +61,8 @@ export interface PlatformOptions {
   executor?: 'supervised' | 'in-process' | ((workspaceRoot: string) => Executor);
   /** Cancel the running job runs when closing (and record them canceled) rather than leave them running. */
   cancelRunsOnClose?: boolean;
+  /** As the log is replayed at open (after each batch): a long replay (an upgrade, a snapshot lost) is shown. */
+  onStartProgress?: (progress: StartProgress) => void;
 }
 
 /** `.platform/snapshot.bin`: the state at an event id, so a start replays only the events after it. */
@@ -123,6 +126,7 @@ export class Platform {
         snapshotEveryEvents: options.snapshotEveryEvents ?? SNAPSHOT_EVERY_EVENTS,
         onSnapshotError: (err) => logError(`could not write the state snapshot (the next start replays more of the log): ${errorMessage(err)}`),
         compactionBasePath: compactionBasePath(workspaceRoot),
+        ...(options.onStartProgress ? { onReplay: options.onStartProgress } : {}),
       }).catch((err: unknown) => {
         throw unreadable(err);
       });

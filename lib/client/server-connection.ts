@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { removeServerInfo, serverInfoPath, type ServerInfo } from './server-info.js';
 import { lockHolder, tryAcquireDaemonLock } from './daemon-lock.js';
 import { DaemonStartError, serverLogPath, startDaemon, startTimeoutMs } from './start-daemon.js';
+import { readStartingInfo, startingWords, type StartingInfo } from './server-starting.js';
 import { probeServer, terminateServer, type Probe, type ServerStatus, type StaleProbe } from './server-probe.js';
 import { findWorkspaceRoot } from './workspace.js';
 
@@ -35,6 +36,8 @@ export interface ConnectOptions {
   onStarted?: (info: ServerInfo) => void;
   /** Told when this call begins to wait for a daemon that does not answer; default: one line on stderr. */
   onWaiting?: (probe: UnresponsiveProbe, waitMs: number) => void;
+  /** Told how far the daemon this call started got in replaying its log; default: a line on stderr, kept current. */
+  onStarting?: (s: StartingInfo) => void;
 }
 
 /** Nothing usable answered: at `url` (a request got no answer), or for the workspace (`url` undefined). */
@@ -96,6 +99,32 @@ function announce(info: ServerInfo): void {
   process.stderr.write(`platform: started the workspace server (pid ${info.pid}, port ${info.port}); its log is .platform/server.log\n`);
 }
 
+/**
+ * How far a starting daemon got, on stderr: one line kept current on a terminal; elsewhere (a log, CI) the first
+ * and then one every 10 s, so a long replay is seen without a line a quarter second.
+ */
+function startingLine(): { show: (s: StartingInfo) => void; end: () => void } {
+  const tty = process.stderr.isTTY === true;
+  let open = false;
+  let last = 0;
+  return {
+    show: (s) => {
+      const text = `platform: the workspace server is starting, ${startingWords(s)}`;
+      if (tty) {
+        process.stderr.write(`\r\x1b[K${text}`);
+        open = true;
+      } else if (Date.now() - last >= 10_000) {
+        last = Date.now();
+        process.stderr.write(`${text}\n`);
+      }
+    },
+    end: () => {
+      if (open) process.stderr.write('\n');
+      open = false;
+    },
+  };
+}
+
 function announceWaiting(probe: UnresponsiveProbe, waitMs: number): void {
   process.stderr.write(
     `platform: the workspace server (pid ${probe.info.pid}) does not answer (${probe.reason}); it may be shutting down or ` +
@@ -140,7 +169,8 @@ async function waitWhileUnresponsive(
 async function ensureServer(root: string, opts: ConnectOptions): Promise<ServerConnection> {
   const timeoutMs = opts.startTimeoutMs ?? startTimeoutMs();
   // The holder may need to wait for or stop an old server (up to 40 s) and then start one.
-  const deadline = Date.now() + timeoutMs + (opts.unresponsiveWaitMs ?? UNRESPONSIVE_WAIT_MS) + 20_000;
+  let deadline = Date.now() + timeoutMs + (opts.unresponsiveWaitMs ?? UNRESPONSIVE_WAIT_MS) + 20_000;
+  let replayedSeen = -1;
   for (;;) {
     const lock = tryAcquireDaemonLock(root);
     if (lock) {
@@ -149,7 +179,13 @@ async function ensureServer(root: string, opts: ConnectOptions): Promise<ServerC
         if (probe.state === 'unresponsive') probe = await waitWhileUnresponsive(root, probe, opts);
         if (probe.state === 'running') return connection(root, probe, false);
         if (probe.state === 'stale') await clearStale(root, probe);
-        const started = await startDaemon(root, timeoutMs);
+        const shown = opts.onStarting ? undefined : startingLine();
+        let started: Awaited<ReturnType<typeof startDaemon>>;
+        try {
+          started = await startDaemon(root, timeoutMs, opts.onStarting ?? shown!.show);
+        } finally {
+          shown?.end();
+        }
         (opts.onStarted ?? announce)(started.probe.info);
         return connection(root, started.probe, true);
       } finally {
@@ -159,6 +195,12 @@ async function ensureServer(root: string, opts: ConnectOptions): Promise<ServerC
     await sleep(100);
     const probe = await probeServer(root);
     if (probe.state === 'running') return connection(root, probe, false);
+    // The holder's daemon replays a long log: waited for as long as it goes on.
+    const starting = readStartingInfo(root);
+    if (starting && starting.events_replayed !== replayedSeen) {
+      replayedSeen = starting.events_replayed;
+      deadline = Math.max(deadline, Date.now() + timeoutMs);
+    }
     if (Date.now() >= deadline) {
       const holder = lockHolder(root);
       throw new DaemonStartError(

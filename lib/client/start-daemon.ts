@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseDuration } from '../duration.js';
 import { VERSION } from '../version.js';
 import { probeServer, type Probe } from './server-probe.js';
+import { readStartingInfo, type StartingInfo } from './server-starting.js';
 import { platformDir } from './workspace.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 15_000;
@@ -57,7 +58,11 @@ export interface StartedDaemon {
   probe: Extract<Probe, { state: 'running' }>;
 }
 
-export async function startDaemon(root: string, timeoutMs = startTimeoutMs()): Promise<StartedDaemon> {
+/**
+ * Starts the workspace's daemon and waits until it answers. The wait is `timeoutMs` without news: a daemon that
+ * replays a long log (server-starting.ts) is waited for as long as it goes on, each step of it told to `onStarting`.
+ */
+export async function startDaemon(root: string, timeoutMs = startTimeoutMs(), onStarting?: (s: StartingInfo) => void): Promise<StartedDaemon> {
   const logPath = serverLogPath(root);
   const from = existsSync(logPath) ? statSync(logPath).size : 0;
   const fd = openSync(logPath, 'a');
@@ -83,7 +88,8 @@ export async function startDaemon(root: string, timeoutMs = startTimeoutMs()): P
     const tail = logTail(logPath, from);
     return `See ${logPath}${tail ? `; its last lines:\n${tail}` : ' (it is empty).'}`;
   };
-  const deadline = Date.now() + timeoutMs;
+  let deadline = Date.now() + timeoutMs;
+  let replayed = -1;
   // The server renames server.json into place once it listens: that wakes the wait at once, where a poll every
   // 50 ms cost a start 25 ms on average. The poll stays, for a file system without events.
   const changed = fileChanges(platformDir(root), 'server.json');
@@ -103,11 +109,15 @@ export async function startDaemon(root: string, timeoutMs = startTimeoutMs()): P
           : '';
         throw new DaemonStartError(`The platform server for ${root} ${how} before it was ready. ${seeLog()}${hint}`);
       }
+      const starting = readStartingInfo(root);
+      if (starting !== undefined && starting.pid === child.pid && starting.events_replayed !== replayed) {
+        replayed = starting.events_replayed;
+        deadline = Date.now() + timeoutMs;
+        onStarting?.(starting);
+      }
       if (Date.now() >= deadline) {
-        throw new DaemonStartError(
-          `The platform server for ${root} (pid ${child.pid}) did not answer within ${Math.round(timeoutMs / 1000)} s ` +
-            `(set PLATFORM_START_TIMEOUT to wait longer). ${seeLog()}`,
-        );
+        const still = replayed >= 0 ? `went ${Math.round(timeoutMs / 1000)} s without replaying more of its log` : `did not answer within ${Math.round(timeoutMs / 1000)} s`;
+        throw new DaemonStartError(`The platform server for ${root} (pid ${child.pid}) ${still} (set PLATFORM_START_TIMEOUT to wait longer). ${seeLog()}`);
       }
       await changed.next(50);
     }

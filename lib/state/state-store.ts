@@ -11,7 +11,7 @@ import type { BuildEvent, EventPayload } from '../events/build-event.js';
 import { pruneSteps, type PruneCounts } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
-import type { StoreStart } from './store-start.js';
+import type { StartProgress, StoreStart } from './store-start.js';
 import { reduce } from './reduce.js';
 import { ImageCarry } from './image-carry.js';
 import { frameBudgetMs } from './frame-budget.js';
@@ -158,7 +158,13 @@ export class StateStore {
   static async open(
     log: EventLog,
     snapshotPath?: string,
-    options: { snapshotEveryEvents?: number; onSnapshotError?: (err: unknown) => void; compactionBasePath?: string } = {},
+    options: {
+      snapshotEveryEvents?: number;
+      onSnapshotError?: (err: unknown) => void;
+      compactionBasePath?: string;
+      /** After each batch of the log replayed at open: a replay of a long log takes a while, and is shown. */
+      onReplay?: (progress: StartProgress) => void;
+    } = {},
   ): Promise<StateStore> {
     const began = performance.now();
     if (snapshotPath) await removeSnapshotLeftovers(snapshotPath);
@@ -182,14 +188,20 @@ export class StateStore {
     // aside before the fold grows (byte-arena.ts).
     const toReplay = log.latestId() - start.last_event_id;
     if (auto && toReplay >= SNAPSHOT_AFTER_REPLAY_EVENTS) carry.reserve(Math.min(toReplay * RESERVED_BYTES_AN_EVENT, 2 ** 31));
-    const replayed = await replayLog(log, start);
+    const snapshot_unused = read.why ?? null;
+    const onReplay = options.onReplay;
+    const replayed = await replayLog(
+      log,
+      start,
+      onReplay && ((done) => onReplay({ events_replayed: done, events_to_replay: toReplay, snapshot_unused })),
+    );
     const store = new StateStore(log, carry, replayed, start.last_event_id, logProbe(log), auto, onError);
     store.opened = {
       source,
       at_event: start.last_event_id,
       events_replayed: replayed.last_event_id - start.last_event_id,
       duration_ms: Math.round(performance.now() - began),
-      snapshot_unused: read.why ?? null,
+      snapshot_unused,
     };
     if (auto && replayed.last_event_id - start.last_event_id >= SNAPSHOT_AFTER_REPLAY_EVENTS) {
       void store.saveSnapshot(auto.path).catch(onError);
@@ -381,9 +393,12 @@ export class StateStore {
 }
 
 /** Folds the log's events after `start` onto it (by default, the whole log); reads only, never writes. */
-export async function replayLog(log: EventLog, start: BuildState = initialState()): Promise<BuildState> {
+export async function replayLog(log: EventLog, start: BuildState = initialState(), onBatch?: (eventsDone: number) => void): Promise<BuildState> {
   let state = start;
-  for await (const batch of log.replay(start.last_event_id + 1)) for (const event of batch) state = reduce(state, event);
+  for await (const batch of log.replay(start.last_event_id + 1)) {
+    for (const event of batch) state = reduce(state, event);
+    onBatch?.(state.last_event_id - start.last_event_id);
+  }
   return state;
 }
 

@@ -3,6 +3,16 @@
  * could not be used) or the log alone; the event id that held, how many events of the log were folded on it, and how
  * long that took. `GET /api/status` shows it as `start` (api/server-status.ts).
  */
+/**
+ * A start as it goes, for whoever waits on it (a CLI that started the daemon): the log's events replayed onto the
+ * state read so far, of how many, and why the snapshot was not used (null: it was).
+ */
+export interface StartProgress {
+  events_replayed: number;
+  events_to_replay: number;
+  snapshot_unused: string | null;
+}
+
 export interface StoreStart {
   source: 'snapshot' | 'compaction_base' | 'log';
   /** The last event the state read held: the snapshot's or the base's (0 when read from the log alone). */

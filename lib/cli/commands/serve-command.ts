@@ -4,12 +4,17 @@ import { join, resolve } from 'node:path';
 import type { Executor } from '../../executor/executor-port.js';
 import type { Command } from 'commander';
 import { writeServerInfo, removeServerInfo } from '../../client/server-info.js';
+import { removeStartingInfo, writeStartingInfo } from '../../client/server-starting.js';
+import type { StartProgress } from '../../state/store-start.js';
 import { NoWorkspaceError, findWorkspaceRoot, platformDir } from '../../client/workspace.js';
 import type { RunningServer } from '../../server/http-server.js';
 import { parseDuration } from '../../duration.js';
 import { VERSION } from '../../version.js';
 import { globalOptions } from '../global-options.js';
 import { duration, executorChoice, parsedOption, wholeNumber, type ExecutorChoice } from '../option-parsers.js';
+
+/** How often a start that replays its log says how far it got (and how long one goes before it says anything). */
+const START_PROGRESS_MS = 250;
 
 /** The workspace to serve: -C, else the nearest one above, else this directory (serve starts at the root). */
 function serveRoot(workspace: string | undefined): string {
@@ -101,7 +106,23 @@ export function registerServe(program: Command): void {
       const envExecutor = process.env.PLATFORM_EXECUTOR;
       const where = opts.executor ?? (envExecutor ? executorChoice('PLATFORM_EXECUTOR')(envExecutor) : executorInGraphFile(root) ?? 'local');
       const executor = where === 'local' ? 'supervised' : where === 'in-process' ? 'in-process' : await redisExecutor(where);
-      const platform = await Platform.open(root, { start: false, executor });
+      // A start that replays its log for a while (an upgrade, a snapshot lost) says how far it got, every 250 ms, to a
+      // client that waits for it (server-starting.ts); a quick one writes nothing.
+      const began = Date.now();
+      let reported = began;
+      const startedAt = new Date(began).toISOString();
+      const onStartProgress = (p: StartProgress): void => {
+        const now = Date.now();
+        if (now - reported < START_PROGRESS_MS) return;
+        reported = now;
+        writeStartingInfo(root, { pid: process.pid, started_at: startedAt, ...p });
+      };
+      let platform: Awaited<ReturnType<typeof Platform.open>>;
+      try {
+        platform = await Platform.open(root, { start: false, executor, onStartProgress });
+      } finally {
+        removeStartingInfo(root, process.pid);
+      }
       try {
         server = await startHttpServer(platform, { port, idleTimeoutMs, ...(opts.requireToken ? { token } : {}) });
       } catch (err) {

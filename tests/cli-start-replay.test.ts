@@ -1,0 +1,66 @@
+/**
+ * A daemon that replays a long log at its start (after an upgrade, or with its snapshot gone) is waited for as long as
+ * it goes on, and shown: the CLI that started it says how far it got and does not give up at PLATFORM_START_TIMEOUT
+ * while the replay moves; `platform status` says it is starting, not that no server runs. The real CLI as a
+ * subprocess, the real daemon it starts (the bundle), a real LevelDB log of 150,000 events written beforehand.
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { EventPayload } from '../lib/events/build-event.js';
+import { EventLog } from '../lib/events/event-log.js';
+import { readServerInfo } from '../lib/client/server-info.js';
+import { readStartingInfo } from '../lib/client/server-starting.js';
+import { wantEvents } from '../bench/history.js';
+import { killAtTeardown, makeWorkspace } from './helpers/jobs-fixture.js';
+
+const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
+
+function cli(dir: string, env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, '-C', dir, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+test('a start that replays a long log is waited for while it goes on, and said: by the CLI that started it, and by status', async (t) => {
+  t.timeout(180_000);
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs: [{ label: 'hist', outputs: ['hist/(?<n>\\d+)'], exec: ['true'] }] }));
+  // 37,500 built wants (150,000 events), as a daemon writes them, and no snapshot: the next start replays them all.
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  const wants = 37_500;
+  for (let i = 1; i <= wants; i += 500) {
+    const batch: EventPayload[] = [];
+    for (let k = i; k < Math.min(wants + 1, i + 500); k++) batch.push(...wantEvents(k));
+    await log.append(batch, Date.now(), { sync: false });
+  }
+  const events = log.latestId();
+  await log.close();
+
+  // A start timeout far shorter than the replay: the wait goes on as long as the replay moves.
+  const env = { PLATFORM_START_TIMEOUT: '1s', PLATFORM_IDLE_TIMEOUT: '5m' };
+  const listing = cli(dir, env, 'want', 'list', '--json');
+  // The daemon it starts, listening or still starting (it writes server.json only once it listens).
+  killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? readStartingInfo(dir)?.pid ?? 0]);
+  // Meanwhile, status says it is starting and how far it got (it never starts one itself).
+  let saidStarting = '';
+  for (let i = 0; i < 600 && saidStarting === '' && readServerInfo(dir) === undefined; i++) {
+    const st = await cli(dir, {}, 'status');
+    if (/is starting, replaying its event log/.test(st.stdout)) saidStarting = st.stdout;
+    else await new Promise((r) => setTimeout(r, 50));
+  }
+  const listed = await listing;
+  t.is(listed.code, 0, listed.stderr);
+  t.is((JSON.parse(listed.stdout) as { total: number }).total, wants);
+  // Not a terminal here: its first line, then one every 10 s.
+  t.regex(listed.stderr, /platform: the workspace server is starting, replaying its event log \(no snapshot used: there is none\): [\d,]+ of [\d,]+ events/);
+  t.regex(listed.stderr, /platform: started the workspace server/);
+  t.regex(saidStarting, new RegExp(`is starting, replaying its event log \\(no snapshot used: there is none\\): [\\d,]+ of ${events.toLocaleString('en-US')} events\\. Commands wait for it\\.`));
+  const stop = await cli(dir, {}, 'stop');
+  t.is(stop.code, 0, stop.stderr);
+});
