@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventPayload } from '../lib/events/build-event.js';
@@ -63,4 +63,22 @@ test('a start that replays a long log is waited for while it goes on, and said: 
   t.regex(saidStarting, new RegExp(`is starting, replaying its event log \\(no snapshot used: there is none\\): [\\d,]+ of ${events.toLocaleString('en-US')} events\\. Commands wait for it\\.`));
   const stop = await cli(dir, {}, 'stop');
   t.is(stop.code, 0, stop.stderr);
+});
+
+test("a daemon killed while it started leaves its news: status does not take it for a start, and the next daemon clears it", async (t) => {
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs: [] }));
+  // The pid of a process that has ended.
+  const gone = spawn(process.execPath, ['-e', '0']);
+  await new Promise((r) => gone.once('exit', r));
+  const info = { pid: gone.pid!, started_at: new Date().toISOString(), events_replayed: 10, events_to_replay: 1000, snapshot_unused: null };
+  writeFileSync(join(dir, '.platform', 'server-starting.json'), JSON.stringify(info));
+  const status = await cli(dir, {}, 'status');
+  t.is(status.code, 3);
+  t.regex(status.stdout, /^No server running for /);
+  const start = await cli(dir, { PLATFORM_IDLE_TIMEOUT: '5m' }, 'start');
+  killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? 0]);
+  t.is(start.code, 0, start.stderr);
+  t.false(existsSync(join(dir, '.platform', 'server-starting.json')), "the next daemon removed the dead one's news");
+  t.is((await cli(dir, {}, 'stop')).code, 0);
 });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { StartProgress } from '../state/store-start.js';
 import { platformDir } from './workspace.js';
 import { groupDigits } from '../group-digits.js';
+import { isPidAlive } from '../system/pid-liveness.js';
 
 export interface StartingInfo extends StartProgress {
   pid: number;
@@ -46,6 +47,12 @@ export function readStartingInfo(root: string): StartingInfo | undefined {
 /** Removes the file only if it is this process's. */
 export function removeStartingInfo(root: string, pid: number): void {
   if (readStartingInfo(root)?.pid === pid) rmSync(startingInfoPath(root), { force: true });
+}
+
+/** Removes a file left by a daemon killed while it started (its pid gone): a live one's stays. */
+export function removeStaleStartingInfo(root: string): void {
+  const info = readStartingInfo(root);
+  if (info && !isPidAlive(info.pid)) rmSync(startingInfoPath(root), { force: true });
 }
 
 /** `replaying its event log (no snapshot used: damaged): 120,000 of 1,000,000 events` */

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Executor } from '../../executor/executor-port.js';
 import type { Command } from 'commander';
 import { writeServerInfo, removeServerInfo } from '../../client/server-info.js';
-import { removeStartingInfo, writeStartingInfo } from '../../client/server-starting.js';
+import { removeStaleStartingInfo, removeStartingInfo, writeStartingInfo } from '../../client/server-starting.js';
 import type { StartProgress } from '../../state/store-start.js';
 import { NoWorkspaceError, findWorkspaceRoot, platformDir } from '../../client/workspace.js';
 import type { RunningServer } from '../../server/http-server.js';
@@ -108,6 +108,7 @@ export function registerServe(program: Command): void {
       const executor = where === 'local' ? 'supervised' : where === 'in-process' ? 'in-process' : await redisExecutor(where);
       // A start that replays its log for a while (an upgrade, a snapshot lost) says how far it got, every 250 ms, to a
       // client that waits for it (server-starting.ts); a quick one writes nothing.
+      removeStaleStartingInfo(root);
       const began = Date.now();
       let reported = began;
       const startedAt = new Date(began).toISOString();
