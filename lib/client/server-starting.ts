@@ -1,7 +1,7 @@
 /**
  * `.platform/server-starting.json`: how far a daemon that is starting got, while it replays its event log (after an
  * upgrade, or a snapshot lost: a million events take ~30 s here). Written by the daemon every 250 ms of a start
- * that takes longer than that, removed once it listens; read by a client waiting for it, which shows it and waits
+ * that takes longer than that, removed once its state is read; read by a client waiting for it, which shows it and waits
  * as long as it goes on, and by `platform status`.
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
