@@ -1,12 +1,14 @@
 /**
  * A daemon that replays a long log at its start (after an upgrade, or with its snapshot gone) is waited for as long as
  * it goes on, and shown: the CLI that started it says how far it got and does not give up at PLATFORM_START_TIMEOUT
- * while the replay moves; `platform status` says it is starting, not that no server runs. The real CLI as a
- * subprocess, the real daemon it starts (the bundle), a real LevelDB log of 150,000 events written beforehand.
+ * while the replay moves; `platform status` says it is starting, not that no server runs; a command run while it
+ * starts waits for it rather than start a second daemon; news left by a daemon killed while it started misleads
+ * nobody; news that cannot be written does not stop a start. The real CLI as a subprocess, the real daemon it starts
+ * (the bundle), real LevelDB logs written beforehand.
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventPayload } from '../lib/events/build-event.js';
@@ -18,29 +20,90 @@ import { killAtTeardown, makeWorkspace } from './helpers/jobs-fixture.js';
 
 const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
 
-function cli(dir: string, env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(dir: string, env: Record<string, string>, ...args: string[]) {
   const child = spawn(process.execPath, [BIN, '-C', dir, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return Object.assign(done, { child });
 }
 
-test('a start that replays a long log is waited for while it goes on, and said: by the CLI that started it, and by status', async (t) => {
-  t.timeout(180_000);
-  const dir = makeWorkspace(t);
+async function longLog(dir: string, wants: number): Promise<void> {
   writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs: [{ label: 'hist', outputs: ['hist/(?<n>\\d+)'], exec: ['true'] }] }));
-  // 37,500 built wants (150,000 events), as a daemon writes them, and no snapshot: the next start replays them all.
   const log = await EventLog.open(join(dir, '.platform', 'bel'));
-  const wants = 37_500;
   for (let i = 1; i <= wants; i += 500) {
     const batch: EventPayload[] = [];
     for (let k = i; k < Math.min(wants + 1, i + 500); k++) batch.push(...wantEvents(k));
     await log.append(batch, Date.now(), { sync: false });
   }
-  const events = log.latestId();
   await log.close();
+}
+
+test('a command run while a daemon replays (the CLI that started it interrupted) waits for it, not start a second one', async (t) => {
+  t.timeout(240_000);
+  const dir = makeWorkspace(t);
+  const wants = 75_000; // 300,000 events
+  await longLog(dir, wants);
+  const env = { PLATFORM_START_TIMEOUT: '2s', PLATFORM_IDLE_TIMEOUT: '5m' };
+  const first = cli(dir, env, 'want', 'list', '--json');
+  killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? 0, daemonPid]);
+  let daemonPid = 0;
+  for (let i = 0; i < 2000 && !daemonPid; i++) {
+    daemonPid = readStartingInfo(dir)?.pid ?? 0;
+    if (!daemonPid) await new Promise((r) => setTimeout(r, 20));
+  }
+  t.true(daemonPid > 0, 'the daemon said it was replaying');
+  // The user presses Ctrl-C on the first command (the daemon is detached: it goes on replaying).
+  first.child.kill('SIGINT');
+  await first;
+  const status = await cli(dir, {}, 'status');
+  t.log(status.stdout.trim());
+  const second = await cli(dir, env, 'want', 'list', '--json');
+  t.is(second.code, 0, second.stderr);
+  if (second.code === 0) t.is((JSON.parse(second.stdout) as { total: number }).total, wants);
+  await cli(dir, {}, 'stop');
+});
+
+test('news naming a live pid that is no daemon (a pid reused) is cleared by the next daemon, and status does not say starting', async (t) => {
+  t.timeout(60_000);
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs: [] }));
+  // A daemon killed mid-replay whose pid now belongs to another process.
+  const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+  t.teardown(() => other.kill('SIGKILL'));
+  const info = { pid: other.pid!, started_at: new Date().toISOString(), events_replayed: 10, events_to_replay: 1000, snapshot_unused: null };
+  writeFileSync(join(dir, '.platform', 'server-starting.json'), JSON.stringify(info));
+  const start = await cli(dir, { PLATFORM_IDLE_TIMEOUT: '5m' }, 'start');
+  killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? 0]);
+  t.is(start.code, 0, start.stderr);
+  t.false(existsSync(join(dir, '.platform', 'server-starting.json')), 'the daemon that opened the log cleared news that is not its own');
+  t.is((await cli(dir, {}, 'stop')).code, 0);
+  const status = await cli(dir, {}, 'status');
+  t.regex(status.stdout, /^No server running for /, status.stdout);
+});
+
+test('a start whose progress news cannot be written still starts (the news is advisory)', async (t) => {
+  t.timeout(120_000);
+  const dir = makeWorkspace(t);
+  await longLog(dir, 25_000); // 100,000 events: a replay of over 250 ms
+  // Something the daemon cannot rename its news onto (standing in for a full disk, ENOSPC).
+  mkdirSync(join(dir, '.platform', 'server-starting.json', 'x'), { recursive: true });
+  const start = await cli(dir, { PLATFORM_IDLE_TIMEOUT: '5m', PLATFORM_START_TIMEOUT: '60s' }, 'start');
+  killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? 0]);
+  t.is(start.code, 0, start.stderr);
+  await cli(dir, {}, 'stop');
+});
+
+
+test('a start that replays a long log is waited for while it goes on, and said: by the CLI that started it, and by status', async (t) => {
+  t.timeout(180_000);
+  const dir = makeWorkspace(t);
+  // 37,500 built wants (150,000 events), as a daemon writes them, and no snapshot: the next start replays them all.
+  const wants = 37_500;
+  await longLog(dir, wants);
+  const events = wants * 4;
 
   // A start timeout far shorter than the replay: the wait goes on as long as the replay moves.
   const env = { PLATFORM_START_TIMEOUT: '1s', PLATFORM_IDLE_TIMEOUT: '5m' };
@@ -65,7 +128,7 @@ test('a start that replays a long log is waited for while it goes on, and said: 
   t.is(stop.code, 0, stop.stderr);
 });
 
-test("a daemon killed while it started leaves its news: status does not take it for a start, and the next daemon clears it", async (t) => {
+test('a daemon killed while it started leaves its news: status does not take it for a start, and the next daemon clears it', async (t) => {
   const dir = makeWorkspace(t);
   writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs: [] }));
   // The pid of a process that has ended.

@@ -11,8 +11,8 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { removeServerInfo, serverInfoPath, type ServerInfo } from './server-info.js';
 import { lockHolder, tryAcquireDaemonLock } from './daemon-lock.js';
-import { DaemonStartError, serverLogPath, startDaemon, startTimeoutMs } from './start-daemon.js';
-import { readStartingInfo, startingWords, type StartingInfo } from './server-starting.js';
+import { DaemonStartError, serverLogPath, startDaemon, startTimeoutMs, waitForStartingDaemon } from './start-daemon.js';
+import { liveStartingInfo, startingWords, type StartingInfo } from './server-starting.js';
 import { probeServer, terminateServer, type Probe, type ServerStatus, type StaleProbe } from './server-probe.js';
 import { findWorkspaceRoot } from './workspace.js';
 
@@ -180,14 +180,18 @@ async function ensureServer(root: string, opts: ConnectOptions): Promise<ServerC
         if (probe.state === 'running') return connection(root, probe, false);
         if (probe.state === 'stale') await clearStale(root, probe);
         const shown = opts.onStarting ? undefined : startingLine();
-        let started: Awaited<ReturnType<typeof startDaemon>>;
+        const onStarting = opts.onStarting ?? shown!.show;
         try {
-          started = await startDaemon(root, timeoutMs, opts.onStarting ?? shown!.show);
+          // One is starting already (its client gone, or `platform serve` by hand): waited for, not a second spawned
+          // to fail on the log's lock.
+          const starting = liveStartingInfo(root);
+          if (starting) return connection(root, (await waitForStartingDaemon(root, starting.pid, timeoutMs, onStarting)).probe, false);
+          const started = await startDaemon(root, timeoutMs, onStarting);
+          (opts.onStarted ?? announce)(started.probe.info);
+          return connection(root, started.probe, true);
         } finally {
           shown?.end();
         }
-        (opts.onStarted ?? announce)(started.probe.info);
-        return connection(root, started.probe, true);
       } finally {
         lock.release();
       }
@@ -196,7 +200,7 @@ async function ensureServer(root: string, opts: ConnectOptions): Promise<ServerC
     const probe = await probeServer(root);
     if (probe.state === 'running') return connection(root, probe, false);
     // The holder's daemon replays a long log: waited for as long as it goes on.
-    const starting = readStartingInfo(root);
+    const starting = liveStartingInfo(root);
     if (starting && starting.events_replayed !== replayedSeen) {
       replayedSeen = starting.events_replayed;
       deadline = Math.max(deadline, Date.now() + timeoutMs);

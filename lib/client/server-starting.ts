@@ -1,10 +1,11 @@
 /**
- * `.platform/server-starting.json`: how far a daemon that is starting got, while it replays its event log (after an
- * upgrade, or a snapshot lost: a million events take ~30 s here). Written by the daemon every 250 ms of a start
- * that takes longer than that, removed once its state is read; read by a client waiting for it, which shows it and waits
- * as long as it goes on, and by `platform status`.
+ * `.platform/server-starting.json`: a daemon that is starting, and how far it got while it replays its event log
+ * (after an upgrade, or a snapshot lost: a million events take ~30 s here). Written by the daemon as it begins and
+ * every 250 ms of a replay, removed once its state is read (it then holds the log: any other such file is stale);
+ * read by a client waiting for it, which shows it and waits as long as it goes on (or, holding the start lock, waits
+ * for it rather than start a second daemon), and by `platform status`.
  */
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StartProgress } from '../state/store-start.js';
 import { platformDir } from './workspace.js';
@@ -23,8 +24,40 @@ function startingInfoPath(root: string): string {
 export function writeStartingInfo(root: string, info: StartingInfo): void {
   const path = startingInfoPath(root);
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(info)}\n`);
-  renameSync(tmp, path);
+  writeFileSync(tmp, `${JSON.stringify(info)}\n`, { mode: 0o600 });
+  try {
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * A start under way: news whose pid is alive and that is recent. A live start writes every 250 ms while it replays,
+ * and reads a snapshot in seconds: news older than STALE_MS is of a daemon killed while it started, whose pid another
+ * process may have taken since.
+ */
+export function liveStartingInfo(root: string, now = Date.now()): StartingInfo | undefined {
+  const info = readStartingInfo(root);
+  if (!info || !isPidAlive(info.pid) || !isServeProcess(info.pid)) return undefined;
+  try {
+    return now - statSync(startingInfoPath(root)).mtimeMs <= STALE_MS ? info : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const STALE_MS = 30_000;
+
+/** Whether `pid` runs `platform serve` (its command line, where /proc tells; elsewhere taken on trust). */
+function isServeProcess(pid: number): boolean {
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return args.includes('serve');
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ENOENT' || !existsSync('/proc/self');
+  }
 }
 
 /** undefined when absent, unreadable or not of this shape (a half-written file is none). */
@@ -49,14 +82,18 @@ export function removeStartingInfo(root: string, pid: number): void {
   if (readStartingInfo(root)?.pid === pid) rmSync(startingInfoPath(root), { force: true });
 }
 
-/** Removes a file left by a daemon killed while it started (its pid gone): a live one's stays. */
-export function removeStaleStartingInfo(root: string): void {
-  const info = readStartingInfo(root);
-  if (info && !isPidAlive(info.pid)) rmSync(startingInfoPath(root), { force: true });
+/** Removes the file whoever wrote it: for the daemon that holds the log (any other start's news is stale). */
+export function clearStartingInfo(root: string): void {
+  try {
+    rmSync(startingInfoPath(root), { force: true });
+  } catch {
+    // Not a file (nothing a daemon wrote): left as it is; it is read as no news.
+  }
 }
 
 /** `replaying its event log (no snapshot used: damaged): 120,000 of 1,000,000 events` */
 export function startingWords(s: StartingInfo): string {
+  if (s.events_to_replay === 0) return 'reading its state';
   const why = s.snapshot_unused === null ? 'from the snapshot' : `no snapshot used: ${s.snapshot_unused === 'missing' ? 'there is none' : s.snapshot_unused}`;
   return `replaying its event log (${why}): ${groupDigits(s.events_replayed)} of ${groupDigits(s.events_to_replay)} events`;
 }

@@ -13,6 +13,7 @@ import { parseDuration } from '../duration.js';
 import { VERSION } from '../version.js';
 import { probeServer, type Probe } from './server-probe.js';
 import { readStartingInfo, type StartingInfo } from './server-starting.js';
+import { isPidAlive } from '../system/pid-liveness.js';
 import { platformDir } from './workspace.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 15_000;
@@ -88,7 +89,46 @@ export async function startDaemon(root: string, timeoutMs = startTimeoutMs(), on
     const tail = logTail(logPath, from);
     return `See ${logPath}${tail ? `; its last lines:\n${tail}` : ' (it is empty).'}`;
   };
+  const ended = (): DaemonStartError | undefined => {
+    if (spawnError) return new DaemonStartError(`Could not start the platform server: ${spawnError.message}`);
+    if (!exited) return undefined;
+    const how = exited.signal ? `was killed by ${exited.signal}` : `exited with code ${exited.code}`;
+    const tail = logTail(logPath, from);
+    // LevelDB's LOCK: a server of this workspace runs although no server.json names it (the file was deleted).
+    const hint = /\bLOCK\b/.test(tail)
+      ? `\nAnother process holds this workspace's event log: probably a server whose .platform/server.json was removed. ` +
+        `Stop it (find it with: pgrep -af 'platform serve') and try again.`
+      : '';
+    return new DaemonStartError(`The platform server for ${root} ${how} before it was ready. ${seeLog()}${hint}`);
+  };
+  return waitForStart(root, child.pid ?? 0, timeoutMs, onStarting, ended, seeLog);
+}
+
+/**
+ * A daemon of this workspace that another client started and that is still starting (server-starting.ts): waited
+ * for as a client waits for its own, rather than a second one spawned to fail on the log's lock.
+ */
+export async function waitForStartingDaemon(root: string, pid: number, timeoutMs = startTimeoutMs(), onStarting?: (s: StartingInfo) => void): Promise<StartedDaemon> {
+  const seeLog = (): string => `See ${serverLogPath(root)}.`;
+  const ended = (): DaemonStartError | undefined =>
+    isPidAlive(pid) ? undefined : new DaemonStartError(`The platform server for ${root} (pid ${pid}) that was starting ended before it answered. ${seeLog()}`);
+  return waitForStart(root, pid, timeoutMs, onStarting, ended, seeLog);
+}
+
+/**
+ * Until a server of this workspace answers (normally `pid`, starting): `timeoutMs` without news of `pid`'s start
+ * fails, as does its end (`ended` says how). A replay of a long log is told to `onStarting` as it goes.
+ */
+async function waitForStart(
+  root: string,
+  pid: number,
+  timeoutMs: number,
+  onStarting: ((s: StartingInfo) => void) | undefined,
+  ended: () => DaemonStartError | undefined,
+  seeLog: () => string,
+): Promise<StartedDaemon> {
   let deadline = Date.now() + timeoutMs;
+  let news = false;
   let replayed = -1;
   // The server renames server.json into place once it listens: that wakes the wait at once, where a poll every
   // 50 ms cost a start 25 ms on average. The poll stays, for a file system without events.
@@ -96,28 +136,21 @@ export async function startDaemon(root: string, timeoutMs = startTimeoutMs(), on
   try {
     for (;;) {
       const probe = await probeServer(root);
-      // Any live server of this workspace and version will do: normally the one just spawned.
-      if (probe.state === 'running') return { pid: child.pid ?? probe.info.pid, probe };
-      if (spawnError) throw new DaemonStartError(`Could not start the platform server: ${spawnError.message}`);
-      if (exited) {
-        const how = exited.signal ? `was killed by ${exited.signal}` : `exited with code ${exited.code}`;
-        const tail = logTail(logPath, from);
-        // LevelDB's LOCK: a server of this workspace runs although no server.json names it (the file was deleted).
-        const hint = /\bLOCK\b/.test(tail)
-          ? `\nAnother process holds this workspace's event log: probably a server whose .platform/server.json was removed. ` +
-            `Stop it (find it with: pgrep -af 'platform serve') and try again.`
-          : '';
-        throw new DaemonStartError(`The platform server for ${root} ${how} before it was ready. ${seeLog()}${hint}`);
-      }
+      // Any live server of this workspace and version will do: normally the one awaited.
+      if (probe.state === 'running') return { pid: pid || probe.info.pid, probe };
+      const end = ended();
+      if (end) throw end;
       const starting = readStartingInfo(root);
-      if (starting !== undefined && starting.pid === child.pid && starting.events_replayed !== replayed) {
+      if (starting !== undefined && starting.pid === pid && starting.events_replayed !== replayed) {
         replayed = starting.events_replayed;
+        news = true;
         deadline = Date.now() + timeoutMs;
-        onStarting?.(starting);
+        // Said only of a replay: a start that reads its state and goes says nothing.
+        if (starting.events_to_replay > 0) onStarting?.(starting);
       }
       if (Date.now() >= deadline) {
-        const still = replayed >= 0 ? `went ${Math.round(timeoutMs / 1000)} s without replaying more of its log` : `did not answer within ${Math.round(timeoutMs / 1000)} s`;
-        throw new DaemonStartError(`The platform server for ${root} (pid ${child.pid}) ${still} (set PLATFORM_START_TIMEOUT to wait longer). ${seeLog()}`);
+        const still = news ? `went ${Math.round(timeoutMs / 1000)} s without news of its start` : `did not answer within ${Math.round(timeoutMs / 1000)} s`;
+        throw new DaemonStartError(`The platform server for ${root} (pid ${pid}) ${still} (set PLATFORM_START_TIMEOUT to wait longer). ${seeLog()}`);
       }
       await changed.next(50);
     }

@@ -33,6 +33,9 @@ import { PAUSE_POINT, imagePieces, stateFromImage, type ImagePiece } from './sta
  */
 export const IMAGE_FORMAT = 9;
 
+/** A snapshot file that ends before it should: it was cut short, as a disk that filled or a copy cut off leaves it. */
+class CutShortError extends Error {}
+
 /**
  * What a snapshot is valid for: a hash of the state stage's own compiled code (reduce and its records). A
  * program version would not do: the fold can change between two builds of the same version.
@@ -147,7 +150,7 @@ export function decodeSnapshotFile(data: Buffer): SnapshotFileParts {
 /** The header line at the start of `data`, and where it ends; throws when there is none. */
 function parseHeader(data: Buffer): { header: SnapshotHeader; eol: number } {
   const eol = data.indexOf(0x0a);
-  if (eol < 0) throw new Error('no header line');
+  if (eol < 0) throw new CutShortError('no header line');
   const header = JSON.parse(data.subarray(0, eol).toString('utf8')) as unknown;
   if (typeof header !== 'object' || header === null) throw new Error('a header that is not an object');
   return { header: header as SnapshotHeader, eol };
@@ -246,7 +249,10 @@ async function readImageFile(path: string, version: string, log: LogProbe, carry
     if (endLine[1] !== pieces.length || endLine[2] !== crc32(body)) return { why: 'damaged' };
     state = stateFromImage(pieces, carry ? loaded : undefined);
   } catch (err) {
-    return { why: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : `unreadable: ${err instanceof Error ? err.message : String(err)}` };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { why: 'missing' };
+    // A file that ends inside a frame, or before its header's end (a disk that filled, a copy cut off): cut short.
+    if (err instanceof CutShortError) return { why: 'cut short' };
+    return { why: `unreadable: ${err instanceof Error ? err.message : String(err)}` };
   }
   if (state.last_event_id !== header.last_event_id) return { why: 'damaged' };
   const id = header.last_event_id;
@@ -260,9 +266,9 @@ function framesOf(data: Buffer, from: number): Array<{ at: number; bytes: Buffer
   const frames: Array<{ at: number; bytes: Buffer }> = [];
   let at = from;
   while (at < data.length) {
-    if (at + 4 > data.length) throw new Error('a truncated frame length');
+    if (at + 4 > data.length) throw new CutShortError('a truncated frame length');
     const end = at + 4 + data.readUInt32LE(at);
-    if (end > data.length) throw new Error('a truncated frame');
+    if (end > data.length) throw new CutShortError('a truncated frame');
     frames.push({ at, bytes: data.subarray(at + 4, end) });
     at = end;
   }
@@ -302,7 +308,10 @@ async function readSnapshotFile(
       addLine(snap, line as SnapshotLine);
     }
   } catch (err) {
-    return { why: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : `unreadable: ${err instanceof Error ? err.message : String(err)}` };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { why: 'missing' };
+    // A file that ends inside a frame, or before its header's end (a disk that filled, a copy cut off): cut short.
+    if (err instanceof CutShortError) return { why: 'cut short' };
+    return { why: `unreadable: ${err instanceof Error ? err.message : String(err)}` };
   }
   const id = header.last_event_id;
   if (id > 0 && (await log.timestampOf(id).catch(() => undefined)) !== header.last_event_timestamp) return { why: `not of this log (its event ${id} differs)` };

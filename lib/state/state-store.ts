@@ -193,7 +193,15 @@ export class StateStore {
     const replayed = await replayLog(
       log,
       start,
-      onReplay && ((done) => onReplay({ events_replayed: done, events_to_replay: toReplay, snapshot_unused })),
+      onReplay &&
+        ((done) => {
+          // News of the start, not part of it: a callback that throws does not stop the replay (nor reads as a bad log).
+          try {
+            onReplay({ events_replayed: done, events_to_replay: toReplay, snapshot_unused });
+          } catch {
+            // ignored, as said
+          }
+        }),
     );
     const store = new StateStore(log, carry, replayed, start.last_event_id, logProbe(log), auto, onError);
     store.opened = {

@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import type { Executor } from '../../executor/executor-port.js';
 import type { Command } from 'commander';
 import { writeServerInfo, removeServerInfo } from '../../client/server-info.js';
-import { removeStaleStartingInfo, removeStartingInfo, writeStartingInfo } from '../../client/server-starting.js';
+import { clearStartingInfo, removeStartingInfo, writeStartingInfo } from '../../client/server-starting.js';
+import { errorMessage } from '../../errors.js';
 import type { StartProgress } from '../../state/store-start.js';
 import { NoWorkspaceError, findWorkspaceRoot, platformDir } from '../../client/workspace.js';
 import type { RunningServer } from '../../server/http-server.js';
@@ -106,24 +107,36 @@ export function registerServe(program: Command): void {
       const envExecutor = process.env.PLATFORM_EXECUTOR;
       const where = opts.executor ?? (envExecutor ? executorChoice('PLATFORM_EXECUTOR')(envExecutor) : executorInGraphFile(root) ?? 'local');
       const executor = where === 'local' ? 'supervised' : where === 'in-process' ? 'in-process' : await redisExecutor(where);
-      // A start that replays its log for a while (an upgrade, a snapshot lost) says how far it got, every 250 ms, to a
-      // client that waits for it (server-starting.ts); a quick one writes nothing.
-      removeStaleStartingInfo(root);
-      const began = Date.now();
-      let reported = began;
-      const startedAt = new Date(began).toISOString();
+      // A start says so as it begins, and how far its replay of the log got every 250 ms (server-starting.ts): a
+      // client that waits for it, or finds it starting, waits as long as it goes on. Only news: a file that cannot be
+      // written is said once in the log, and the start goes on.
+      const startedAt = new Date().toISOString();
+      let reported = 0;
+      let unwritten = false;
+      const tell = (p: StartProgress): void => {
+        try {
+          writeStartingInfo(root, { pid: process.pid, started_at: startedAt, ...p });
+        } catch (err) {
+          if (!unwritten) process.stderr.write(`platform: could not write .platform/server-starting.json (${errorMessage(err)}); clients see no progress of this start\n`);
+          unwritten = true;
+        }
+      };
+      tell({ events_replayed: 0, events_to_replay: 0, snapshot_unused: null });
       const onStartProgress = (p: StartProgress): void => {
         const now = Date.now();
         if (now - reported < START_PROGRESS_MS) return;
         reported = now;
-        writeStartingInfo(root, { pid: process.pid, started_at: startedAt, ...p });
+        tell(p);
       };
       let platform: Awaited<ReturnType<typeof Platform.open>>;
       try {
         platform = await Platform.open(root, { start: false, executor, onStartProgress });
-      } finally {
+      } catch (err) {
         removeStartingInfo(root, process.pid);
+        throw err;
       }
+      // It holds the log now: whatever news is there is its own or a dead start's.
+      clearStartingInfo(root);
       try {
         server = await startHttpServer(platform, { port, idleTimeoutMs, ...(opts.requireToken ? { token } : {}) });
       } catch (err) {

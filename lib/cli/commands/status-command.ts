@@ -8,8 +8,7 @@ import type { Command } from 'commander';
 import { describeProbe, workspaceRootFor } from '../../client/server-connection.js';
 import { fetchStatus, probeServer, type ServerStatus } from '../../client/server-probe.js';
 import { serverLogPath } from '../../client/start-daemon.js';
-import { readStartingInfo, startingWords } from '../../client/server-starting.js';
-import { isPidAlive } from '../../system/pid-liveness.js';
+import { liveStartingInfo, startingWords } from '../../client/server-starting.js';
 import { stateStartWords } from '../../api/state-start.js';
 import { errorMessage } from '../../errors.js';
 import { globalOptions } from '../global-options.js';
@@ -100,8 +99,8 @@ export function registerStatus(program: Command): void {
         return;
       }
       // Starting, and replaying a long log (no server.json until it listens): how far it got, not "no server".
-      const starting = readStartingInfo(root);
-      if (starting && isPidAlive(starting.pid)) {
+      const starting = liveStartingInfo(root);
+      if (starting) {
         print(`The server of ${root} (pid ${starting.pid}) is starting, ${startingWords(starting)}. Commands wait for it.`, {
           running: false,
           workspace_root: root,
