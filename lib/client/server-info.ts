@@ -1,5 +1,6 @@
 /** `.platform/server.json`: how a client finds the workspace's daemon. Written atomically, removed on clean exit. */
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { replaceFile } from './replace-file.js';
 import { join } from 'node:path';
 import { platformDir } from './workspace.js';
 
@@ -18,11 +19,8 @@ export function serverInfoPath(root: string): string {
 }
 
 export function writeServerInfo(root: string, info: ServerInfo): void {
-  const path = serverInfoPath(root);
-  const tmp = `${path}.${process.pid}.tmp`;
   // Only the owner may read it: it holds the daemon's token.
-  writeFileSync(tmp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
-  renameSync(tmp, path);
+  replaceFile(serverInfoPath(root), `${JSON.stringify(info, null, 2)}\n`);
 }
 
 /** undefined when absent or unreadable: a half-written or foreign file is treated as no server. */

@@ -5,7 +5,8 @@
  * read by a client waiting for it, which shows it and waits as long as it goes on (or, holding the start lock, waits
  * for it rather than start a second daemon), and by `platform status`.
  */
-import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { replaceFile } from './replace-file.js';
 import { join } from 'node:path';
 import type { StartProgress } from '../state/store-start.js';
 import { platformDir } from './workspace.js';
@@ -22,15 +23,7 @@ function startingInfoPath(root: string): string {
 }
 
 export function writeStartingInfo(root: string, info: StartingInfo): void {
-  const path = startingInfoPath(root);
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(info)}\n`, { mode: 0o600 });
-  try {
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
+  replaceFile(startingInfoPath(root), `${JSON.stringify(info)}\n`);
 }
 
 /**
