@@ -19,7 +19,8 @@ test('platform build shows a joined run ending when it ends, though the read tha
   const graph = {
     max_concurrent_job_runs: 2,
     jobs: [
-      { label: 'slow', outputs: ['slow/(?<n>\\d+)'], exec: ['sleep', '1'] },
+      // Long enough to be joined: the build's CLI starts in ~0.3 s, more on a loaded machine (1 s was too short there).
+      { label: 'slow', outputs: ['slow/(?<n>\\d+)'], exec: ['sleep', '3'] },
       { label: 'top', outputs: ['top/(?<n>\\d+)'], inputs: [{ partition_ref: 'slow/${n}', dep_type: 'MATERIALIZE' }], exec: ['sleep', '1'] },
     ],
   };
