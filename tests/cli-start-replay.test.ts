@@ -4,7 +4,8 @@
  * while the replay moves; `platform status` says it is starting, not that no server runs; a command run while it
  * starts waits for it rather than start a second daemon; news left by a daemon killed while it started misleads
  * nobody; news that cannot be written does not stop a start. The real CLI as a subprocess, the real daemon it starts
- * (the bundle), real LevelDB logs written beforehand.
+ * (the bundle), real LevelDB logs written beforehand. Serial, and no larger than they must be: a replay takes a core,
+ * and other files' tests that time their requests share the machine.
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
@@ -41,10 +42,10 @@ async function longLog(dir: string, wants: number): Promise<void> {
   await log.close();
 }
 
-test('a command run while a daemon replays (the CLI that started it interrupted) waits for it, not start a second one', async (t) => {
+test.serial('a command run while a daemon replays (the CLI that started it interrupted) waits for it, not start a second one', async (t) => {
   t.timeout(240_000);
   const dir = makeWorkspace(t);
-  const wants = 75_000; // 300,000 events
+  const wants = 40_000; // 160,000 events
   await longLog(dir, wants);
   const env = { PLATFORM_START_TIMEOUT: '2s', PLATFORM_IDLE_TIMEOUT: '5m' };
   const first = cli(dir, env, 'want', 'list', '--json');
@@ -84,10 +85,10 @@ test('news naming a live pid that is no daemon (a pid reused) is cleared by the 
   t.regex(status.stdout, /^No server running for /, status.stdout);
 });
 
-test('a start whose progress news cannot be written still starts (the news is advisory)', async (t) => {
+test.serial('a start whose progress news cannot be written still starts (the news is advisory)', async (t) => {
   t.timeout(120_000);
   const dir = makeWorkspace(t);
-  await longLog(dir, 25_000); // 100,000 events: a replay of over 250 ms
+  await longLog(dir, 5_000); // 20,000 events: its news is written as it begins
   // Something the daemon cannot rename its news onto (standing in for a full disk, ENOSPC).
   mkdirSync(join(dir, '.platform', 'server-starting.json', 'x'), { recursive: true });
   const start = await cli(dir, { PLATFORM_IDLE_TIMEOUT: '5m', PLATFORM_START_TIMEOUT: '60s' }, 'start');
@@ -97,11 +98,11 @@ test('a start whose progress news cannot be written still starts (the news is ad
 });
 
 
-test('a start that replays a long log is waited for while it goes on, and said: by the CLI that started it, and by status', async (t) => {
+test.serial('a start that replays a long log is waited for while it goes on, and said: by the CLI that started it, and by status', async (t) => {
   t.timeout(180_000);
   const dir = makeWorkspace(t);
-  // 37,500 built wants (150,000 events), as a daemon writes them, and no snapshot: the next start replays them all.
-  const wants = 37_500;
+  // 25,000 built wants (100,000 events), as a daemon writes them, and no snapshot: the next start replays them all.
+  const wants = 25_000;
   await longLog(dir, wants);
   const events = wants * 4;
 
