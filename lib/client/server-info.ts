@@ -1,7 +1,7 @@
 /** `.platform/server.json`: how a client finds the workspace's daemon. Written atomically, removed on clean exit. */
 import { readFileSync, rmSync } from 'node:fs';
-import { replaceFile } from './replace-file.js';
 import { join } from 'node:path';
+import { replaceFile } from './replace-file.js';
 import { platformDir } from './workspace.js';
 
 export interface ServerInfo {

@@ -6,12 +6,12 @@
  * for it rather than start a second daemon), and by `platform status`.
  */
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { replaceFile } from './replace-file.js';
 import { join } from 'node:path';
-import type { StartProgress } from '../state/store-start.js';
-import { platformDir } from './workspace.js';
 import { groupDigits } from '../group-digits.js';
+import type { StartProgress } from '../state/store-start.js';
 import { isPidAlive } from '../system/pid-liveness.js';
+import { replaceFile } from './replace-file.js';
+import { platformDir } from './workspace.js';
 
 export interface StartingInfo extends StartProgress {
   pid: number;

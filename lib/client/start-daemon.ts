@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseDuration } from '../duration.js';
+import { isPidAlive } from '../system/pid-liveness.js';
 import { VERSION } from '../version.js';
 import { probeServer, type Probe } from './server-probe.js';
 import { readStartingInfo, type StartingInfo } from './server-starting.js';
-import { isPidAlive } from '../system/pid-liveness.js';
 import { platformDir } from './workspace.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 15_000;

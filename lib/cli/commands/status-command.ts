@@ -105,7 +105,7 @@ export function registerStatus(program: Command): void {
           running: false,
           workspace_root: root,
           starting,
-          reason: 'starting',
+          reason: `starting, ${startingWords(starting)}`,
         });
         process.exitCode = EXIT_NOT_RUNNING;
         return;
