@@ -8,7 +8,7 @@
  * and other files' tests that time their requests share the machine.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -144,5 +144,19 @@ test('a daemon killed while it started leaves its news: status does not take it 
   killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? 0]);
   t.is(start.code, 0, start.stderr);
   t.false(existsSync(join(dir, '.platform', 'server-starting.json')), "the next daemon removed the dead one's news");
+  t.is((await cli(dir, {}, 'stop')).code, 0);
+});
+
+test.serial('on a terminal, the replay is one line kept current, ended before the next line begins', async (t) => {
+  // A terminal for the CLI: script(1) of util-linux gives it a pseudo-terminal.
+  if (spawnSync('sh', ['-c', 'command -v script'], { stdio: 'ignore' }).status !== 0) return t.pass('script(1) is not installed here: no terminal to test on');
+  const dir = makeWorkspace(t);
+  await longLog(dir, 25_000);
+  killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? readStartingInfo(dir)?.pid ?? 0]);
+  const command = [process.execPath, BIN, '-C', dir, 'want', 'list', '--limit', '1'].map((w) => `'${w}'`).join(' ');
+  const r = spawnSync('script', ['-qc', command, '/dev/null'], { encoding: 'utf8', env: { ...process.env, PLATFORM_START_TIMEOUT: '1s', PLATFORM_IDLE_TIMEOUT: '5m' } });
+  t.is(r.status, 0, r.stdout);
+  // Each news rewrites the line (carriage return, erase); the last one ends with a newline before "started".
+  t.regex(r.stdout, /\r\x1b\[Kplatform: the workspace server is starting, replaying its event log \(no snapshot used: there is none\): [\d,]+ of 100,000 events\r?\nplatform: started the workspace server/);
   t.is((await cli(dir, {}, 'stop')).code, 0);
 });

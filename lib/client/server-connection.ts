@@ -187,6 +187,8 @@ async function ensureServer(root: string, opts: ConnectOptions): Promise<ServerC
           const starting = liveStartingInfo(root);
           if (starting) return connection(root, (await waitForStartingDaemon(root, starting.pid, timeoutMs, onStarting)).probe, false);
           const started = await startDaemon(root, timeoutMs, onStarting);
+          // The progress line ends before the next one begins.
+          shown?.end();
           (opts.onStarted ?? announce)(started.probe.info);
           return connection(root, started.probe, true);
         } finally {
