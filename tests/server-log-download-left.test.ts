@@ -1,15 +1,13 @@
 /** A reader that leaves in the middle of a long job log (a page left, `curl | head`) is no fault of the server's. */
 import test from 'ava';
 import { connect } from 'node:net';
-import { sleep, startServer } from './helpers/server-fixture.js';
+import { createWant, sleep, startServer, waitForWant } from './helpers/server-fixture.js';
 
 test("a reader that leaves in the middle of a long log leaves no error in the server's log, and the next reader gets it whole", async (t) => {
   const graph = { jobs: [{ label: 'big', outputs: ['big'], exec: ['sh', '-c', 'head -c 20000000 /dev/zero | tr "\\0" x'] }] };
   const f = await startServer(t, { graph });
-  const made = await f.platform.createWant({ partitions: ['big'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
-  if (!made.ok) return t.fail(made.error);
-  for (let i = 0; i < 200 && f.platform.state().wants.get(made.want_id)?.status !== 'successful'; i++) await sleep(50);
-  const runId = f.platform.state().wants.get(made.want_id)!.job_run_ids[0]!;
+  const want = await waitForWant(f, await createWant(f, ['big']), ['successful']);
+  const runId = (want as { job_run_ids: string[] }).job_run_ids[0]!;
   const port = Number(new URL(f.url).port);
   // Gone after the first bytes, and gone before any (a page left at once: the server has not answered yet).
   for (let i = 0; i < 20; i++) {

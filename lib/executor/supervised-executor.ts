@@ -344,15 +344,17 @@ export class SupervisedExecutor implements Executor {
       if (run.kill) this.killGroup(run);
     } else if (news.kind === 'exited') {
       void this.settle(run, fromShell(news.status, null));
-    } else if (news.kind === 'dropped' && run.recalling && !run.kill) {
-      removeExecFields(run.dir);
-      clearTimeout(run.timer);
-      this.runs.delete(run.id);
-      this.recalls.next(run.id);
     } else if (news.kind === 'dropped') {
+      // Never started: a wide run's fields (the daemon's environment) leave the disk with it.
       removeExecFields(run.dir);
-      const reason = run.kill?.kind === 'cancel' ? run.kill.reason : 'canceled before it started';
-      void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason });
+      if (run.recalling && !run.kill) {
+        clearTimeout(run.timer);
+        this.runs.delete(run.id);
+        this.recalls.next(run.id);
+      } else {
+        const reason = run.kill?.kind === 'cancel' ? run.kill.reason : 'canceled before it started';
+        void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason });
+      }
     } else {
       const reason = news.runFiles ? runFilesFault(news.error, run.dir) : `could not start the run: ${news.error.message}`;
       if (news.runFiles) this.note(run, reason);
