@@ -106,6 +106,29 @@ for (const mode of ['native', 'shell'] as const) {
   });
 }
 
+test('shell: a cancel that comes while the supervisor reads run.sh starts no job; the run ends 143 with its status written', async (t) => {
+  const workspace = makeWorkspace(t);
+  const launcher = launcherFor('shell', workspace);
+  t.teardown(() => launcher.close());
+  const id = 'r-9';
+  const marker = join(workspace, 'job-ran');
+  const dir = runDir(workspace, id, ['/bin/sh', '-c', `touch '${marker}'`]);
+  // run.sh held open until the test says go: the cancel lands before the job could be forked, at any machine speed.
+  const go = join(workspace, 'go');
+  writeFileSync(join(dir, 'run.sh'), `while [ ! -e '${go}' ]; do :; done\n${readFileSync(join(dir, 'run.sh'), 'utf8')}`);
+  const started = news(launcher, id, 'started');
+  const exited = news(launcher, id, 'exited');
+  launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv: ['/bin/sh', '-c', 'true'] }, true);
+  const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
+  t.true(await poll(() => belongsToRun(s.pid, workspace, id), 5000));
+  process.kill(-s.pid, 'SIGTERM');
+  await new Promise((r) => setTimeout(r, 100));
+  writeFileSync(go, '');
+  t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 128 + 15);
+  t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 128 + 15, pid: s.pid });
+  t.false(existsSync(marker), 'the canceled run\'s job never started');
+});
+
 for (const mode of ['native', 'shell'] as const) {
   test(`${mode}: given the job's config, the launcher makes the run's directory and stdin.json; where it cannot, the run fails saying why`, async (t) => {
     if (mode === 'native' && !existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler)');

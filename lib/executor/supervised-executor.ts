@@ -47,11 +47,12 @@ import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
  * prefixed: run.sh exports the job's variables, and an assignment here would change one of the same name.
  */
 export const SUPERVISOR_SCRIPT = [
-  'trap : TERM',
+  'platform_term=; platform_timed_out=; platform_watchdog=; d=$0',
+  "trap 'platform_term=1' TERM",
   "trap 'platform_timed_out=1' USR1",
-  'platform_timed_out=; platform_watchdog=; d=$0',
   'if . "$d/run.sh"; then',
-  '  if [ "${platform_timeout_seconds:-0}" -gt 0 ]; then',
+  // A cancel that came while run.sh was read reached no job: none is started (it would run on until the SIGKILL).
+  '  if [ -z "$platform_term" ] && [ "${platform_timeout_seconds:-0}" -gt 0 ]; then',
   '    (',
   "      trap 'kill $platform_sleep 2>/dev/null; exit' TERM",
   '      sleep "$platform_timeout_seconds" & platform_sleep=$!',
@@ -66,7 +67,7 @@ export const SUPERVISOR_SCRIPT = [
   '    ) </dev/null >/dev/null 2>&1 &',
   '    platform_watchdog=$!',
   '  fi',
-  '  "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log"; c=$?',
+  '  if [ -n "$platform_term" ]; then c=143; else "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log"; c=$?; fi',
   // From here the watchdog's TERM must not end the status's mv (an ignored signal is inherited across exec), and a
   // USR1 coming after the job ended by itself is not a timeout.
   "  trap '' TERM USR1",
