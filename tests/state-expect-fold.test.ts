@@ -58,6 +58,26 @@ test("a build's state, kept with the planner's states, equals the fold of its lo
   t.deepEqual(canon(kept), canon(await foldOfLog(platform.log)));
 });
 
+test("a close that cancels the running runs leaves the state its planned step made, which is the fold of the log", async (t) => {
+  const dir = makeWorkspace(t);
+  const graph = {
+    jobs: [
+      { label: 'slow', outputs: ['slow'], exec: bash('sleep 60') },
+      { label: 'down', outputs: ['down/(?<n>\\d+)'], inputs: [{ partition_ref: 'slow', dep_type: 'MATERIALIZE' }], exec: bash('echo down') },
+    ],
+  };
+  const platform = await openPlatform(t, dir, graph, { executor: 'supervised' });
+  const ids = [];
+  for (let i = 0; i < 20; i++) ids.push(await want(platform, [`down/${i}`]));
+  for (const id of ids) await waitForWant(platform, id, ['upstream_building'], 10_000);
+  await platform.close({ cancelRuns: true });
+  const kept = platform.state();
+  t.is(kept.job_runs_by_status.canceled.size, 1, 'the slow run is recorded canceled');
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  t.teardown(() => log.close());
+  t.deepEqual(canon(kept), canon(await foldOfLog(log)));
+});
+
 test('the store takes a planned result only for the events that follow its base; otherwise it reduces', async (t) => {
   const dir = makeWorkspace(t);
   const log = await EventLog.open(join(dir, '.platform', 'bel'));

@@ -242,7 +242,15 @@ export class Orchestrator {
       policy: tasks.policy,
       final: true,
     });
-    if (plan.events.length > 0) await log.append(plan.events, now);
+    if (plan.events.length === 0) return;
+    // As in a step: the store takes the planned state rather than fold the events again (the end of a run that 100,000
+    // wants wait on is ~1 s of reduce at 100,000 waiting wants, paid twice before).
+    store.expectFold(state, plan.state, plan.events);
+    try {
+      await log.append(plan.events, now);
+    } finally {
+      store.expectFold();
+    }
   }
 
   /** One step over a batch of inputs; emits what it could not record if the loop stopped while it retried. */
