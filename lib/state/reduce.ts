@@ -133,15 +133,17 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       if (e.job_fingerprint && !next.job_fingerprints.has(e.job_label)) {
         next = recordFingerprint(next, e.job_label, e.job_fingerprint, event.event_id, at);
       }
+      // The wants it serves are put once, with the run on their list, their counts and their status (pending).
+      const pending: PendingWants = new Map();
       for (const id of served) {
         const w = next.wants.get(id);
         // The run is new, so it is on no want's list yet.
         if (!w) continue;
-        next = putWant(next, withWant(w, { job_run_ids: [...w.job_run_ids, run.job_run_id] }));
+        pending.set(id, withWant(w, { job_run_ids: [...w.job_run_ids, run.job_run_id] }));
         next = addRunWant(next, run.job_run_id, w);
       }
       next = recordRetry(next, e.retry_of, run.job_run_id);
-      return setPartitions(s, next, e.config.outputs, 'building', run.job_run_id, event.event_id, at);
+      return setPartitions(s, next, e.config.outputs, 'building', run.job_run_id, event.event_id, at, pending);
     }
     case 'job_run_started': {
       const e = event.job_run_started;
@@ -467,6 +469,7 @@ function setPartitions(
   runId: string,
   eventId: number,
   at: number,
+  pending: PendingWants = new Map(),
 ): BuildState {
   let next = state;
   for (const ref of refs) {
@@ -485,7 +488,7 @@ function setPartitions(
       build_tainted: status !== 'live' && old?.build_tainted === true,
     });
   }
-  next = recountWants(before, next, refs, eventId, at);
+  next = recountWants(before, next, refs, eventId, at, pending);
   // What consumers are told of an input changed: it is tainted, or it is being built again, or no longer is. Not
   // when it goes live: its new build comes in the same event (`built`), which tells them; told here, they would see
   // the old build live for a moment, fresh, and a want rebuilding what is stale would end on it.
@@ -495,22 +498,30 @@ function setPartitions(
 }
 
 /**
+ * Want records changed by an event but not yet put in the state (their status not yet re-derived), by id: each is put
+ * once, with its status, where it was put at each change before (three puts of a want a queued run, each a path
+ * copied in `wants` and a new state). A held want's status is the state's, so its place in the indexes by status and
+ * ref is right until it is put; nothing between reads its other fields from the state (see `putPending`).
+ */
+type PendingWants = Map<string, WantRecord>;
+
+/**
  * After partitions moved between `before` (the state before the event) and `state`, moves each active
  * want's counts from the partition's old category to its new one, then re-derives those wants.
  */
-function recountWants(before: BuildState, state: BuildState, refs: readonly string[], eventId: number, at: number): BuildState {
+function recountWants(before: BuildState, state: BuildState, refs: readonly string[], eventId: number, at: number, pending: PendingWants = new Map()): BuildState {
   let next = state;
   const unique = [...new Set(refs)];
   for (const ref of unique) {
     const was = before.partitions.get(ref);
     const now = next.partitions.get(ref);
     for (const wantId of activeWantsOn(next, ref)) {
-      const want = next.wants.get(wantId);
+      const want = pending.get(wantId) ?? next.wants.get(wantId);
       if (!want) continue;
       const from = partitionCategory(before, was, want);
       const to = partitionCategory(next, now, want);
       const counts = moveCount(want.counts, from, to);
-      if (counts !== want.counts) next = putWant(next, withWant(want, { counts }));
+      if (counts !== want.counts) pending.set(wantId, withWant(want, { counts }));
       // A windowed want's partition that settles leaves its window; one that unsettles (a taint) is open again.
       if (want.window > 0 && settled(from) !== settled(to)) {
         const key = openKey(wantId, ref);
@@ -519,24 +530,47 @@ function recountWants(before: BuildState, state: BuildState, refs: readonly stri
     }
   }
   for (const ref of unique) {
-    for (const wantId of activeWantsOn(next, ref)) next = refreshWant(next, wantId, eventId, at);
+    for (const wantId of activeWantsOn(next, ref)) next = refreshWant(next, wantId, eventId, at, pending);
+  }
+  // Whatever a refresh above did not reach (none should be left: each is active on one of the refs).
+  for (const wantId of [...pending.keys()]) next = refreshWant(next, wantId, eventId, at, pending);
+  return next;
+}
+
+/**
+ * Re-derives a want's status and puts it, with its pending changes; a want that turns terminal re-derives its parent,
+ * up to the root.
+ */
+function refreshWant(state: BuildState, wantId: string, eventId: number, at: number, pending?: PendingWants): BuildState {
+  let next = state;
+  let id = wantId;
+  while (id) {
+    const held = pending?.get(id);
+    if (held) pending!.delete(id);
+    const want = held ?? next.wants.get(id);
+    if (!want) break;
+    const status = deriveWantStatus(next, want);
+    if (status === want.status) {
+      if (held) next = putWant(next, held);
+      break;
+    }
+    next = putWant(next, withWant(want, { status, updated_at: at }));
+    if (TERMINAL_WANT_STATUSES.has(status)) {
+      // What it abandons may be re-counted for its consumers' wants (tellConsumers), which read want records from
+      // the state: every change held is put first.
+      if (pending) next = putPending(next, pending);
+      next = settleAbandoned(next, want.partitions, eventId, at);
+    }
+    id = want.parent_want_id;
   }
   return next;
 }
 
-/** Re-derives a want's status; a want that turns terminal re-derives its parent, up to the root. */
-function refreshWant(state: BuildState, wantId: string, eventId: number, at: number): BuildState {
+/** Puts the wants held with their changes as they are (their status re-derived later, by their refresh). */
+function putPending(state: BuildState, pending: PendingWants): BuildState {
   let next = state;
-  let id = wantId;
-  while (id) {
-    const want = next.wants.get(id);
-    if (!want) break;
-    const status = deriveWantStatus(next, want);
-    if (status === want.status) break;
-    next = putWant(next, withWant(want, { status, updated_at: at }));
-    if (TERMINAL_WANT_STATUSES.has(status)) next = settleAbandoned(next, want.partitions, eventId, at);
-    id = want.parent_want_id;
-  }
+  for (const want of pending.values()) next = putWant(next, want);
+  pending.clear();
   return next;
 }
 
