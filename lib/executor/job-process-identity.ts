@@ -41,6 +41,16 @@ export function belongsToRun(pid: number, workspace: string, jobRunId: string, s
   return startedAt > 0 && ledSessionBefore(pid, startedAt);
 }
 
+/** Whether `pid` runs and leads its own session: a run's job under the native launcher, its shell under the other. */
+export function leadsSession(pid: number): boolean {
+  try {
+    const fields = statFields(pid);
+    return fields[0] !== 'Z' && Number(fields[3]) === pid;
+  } catch {
+    return false;
+  }
+}
+
 /** The clock ticks of /proc's times (USER_HZ: 100 on every Linux architecture, fixed by its ABI). */
 const TICKS_PER_SECOND = 100;
 /** How far /proc's boot-relative times and the wall clock may disagree, in ms (their resolutions). */

@@ -6,7 +6,8 @@
  * `--supervise` that outlives it) and `status.json` (`{"exit_code": n, "pid": p}`, written by its supervisor once the
  * job ended, with `"timed_out": true` when the supervisor killed it at its timeout). A daemon reads them to re-attach.
  *
- * A run id keeps its directory across attempts (a run queued before a crash is started again under the same id), and
+ * A run id keeps its directory across attempts (a run a crashed daemon had queued, and not started, is started again
+ * under the same id; one it started without recording it is adopted: Executor.adoptStarted), and
  * an earlier attempt's supervisor may outlive the kill that ended it and write its status late. So a start clears
  * the earlier attempt's status and cancel files, and a status names the pid it is about (the one the log records:
  * the job under the native launcher, the supervisor otherwise): a reader that knows the run's pid ignores another's.
@@ -69,6 +70,11 @@ export function readExitStatus(dir: string, pid: number): ExitStatus | undefined
   if (typeof raw?.exit_code === 'number' && raw.status === undefined) return { exit_code: raw.exit_code, timed_out: raw.timed_out === true, ended_at };
   if (typeof raw?.status === 'string') return { outcome: raw as JobOutcome, ended_at };
   return undefined;
+}
+/** The pid a whole status names (the run's, as the log would record it), or undefined. */
+export function statusPid(dir: string): number | undefined {
+  const pid = readJson<{ pid?: unknown } | null>(join(dir, STATUS_FILE))?.value?.pid;
+  return typeof pid === 'number' && pid > 0 ? pid : undefined;
 }
 export const readCancelReason = (dir: string): string | undefined => readJson<{ reason: string } | null>(join(dir, CANCEL_FILE))?.value?.reason;
 

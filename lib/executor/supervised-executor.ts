@@ -22,12 +22,12 @@ import { STDERR_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
 import { LOCAL_WORKER, type Executor, type Placement, type Reattached } from './executor-port.js';
 import { RunLauncher, type LauncherNews, type RunSpec } from './run-launcher.js';
 import { outcomeOfExit, type KillCause } from './exit-outcome.js';
-import { belongsToRun, findJobRunProcesses, killProcesses, unreaped } from './job-process-identity.js';
+import { belongsToRun, findJobRunProcesses, killProcesses, leadsSession, unreaped } from './job-process-identity.js';
 import { LOST_RUN_REASON } from './lost-runs.js';
 import { cancelAllAndWait } from './cancel-all.js';
 import { missingDepsInLogs } from './missing-deps-scanner.js';
 import { findProgram } from './program-path.js';
-import { CANCEL_FILE, readCancelReason, readExitStatus, removeExecFields, writeDurably, writeRunFiles } from './run-files.js';
+import { CANCEL_FILE, readCancelReason, readExitStatus, removeExecFields, statusPid, writeDurably, writeRunFiles } from './run-files.js';
 import { spawnFailureReason } from './spawn-failure.js';
 import { groupAlive, signalGroup } from '../system/process-group.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
@@ -272,6 +272,21 @@ export class SupervisedExecutor implements Executor {
     // Neither its job (or supervisor) nor a status: whatever is left of its processes is killed; the run is lost.
     for (const pids of findJobRunProcesses(this.opts.workspaceRoot, new Set([job_run_id])).values()) killProcesses(pids);
     return 'lost';
+  }
+
+  adoptStarted(launches: readonly JobLaunch[]): Map<string, number> {
+    const adopted = new Map<string, number>();
+    if (launches.length === 0) return adopted;
+    const processes = findJobRunProcesses(this.opts.workspaceRoot, new Set(launches.map((l) => l.job_run_id)));
+    for (const launch of launches) {
+      if (this.runs.has(launch.job_run_id)) continue;
+      // Going, the run's session leader is the pid its start records (the job, or its shell under the shell
+      // launcher); ended, its supervisor's status names that pid. A start clears an earlier start's status, and a
+      // run canceled or recalled unstarted has none: a status in a queued run's directory is of its unrecorded start.
+      const pid = processes.get(launch.job_run_id)?.find(leadsSession) ?? statusPid(launch.log_dir);
+      if (pid !== undefined && this.reattach(launch, pid, 0) !== 'lost') adopted.set(launch.job_run_id, pid);
+    }
+    return adopted;
   }
 
   runningCount(): number {

@@ -128,10 +128,12 @@ export class Orchestrator {
     this.upSince = this.scheduler.now();
     const { queue, executor, tasks, store } = this.opts;
     const state = store.current();
-    const lost = this.reattach(state);
+    const { adopted, lost } = this.reattach(state);
     const outcome = (o: JobOutcome): OrchestratorInput => ({ kind: 'outcome', outcome: o });
     const input$: Observable<OrchestratorInput> = merge(
       of<OrchestratorInput>({ kind: 'scan' }),
+      // Before any outcome of theirs: a step records a run's start before its end.
+      from(adopted),
       from(lost).pipe(map(outcome)),
       queue.command$.pipe(map((pending): OrchestratorInput => ({ kind: 'command', pending }))),
       executor.outcomes$.pipe(map(outcome)),
@@ -162,12 +164,21 @@ export class Orchestrator {
 
   /**
    * What an earlier daemon left: each run the log shows running is looked for (still going: followed to its end;
-   * ended meanwhile: its real outcome; neither: lost); what is left of runs still queued is killed (they may have
-   * been spawned without their start being recorded) and they start again as usual.
+   * ended meanwhile: its real outcome; neither: lost). A run still queued may have been started by a daemon killed
+   * before it recorded the start: one the executor finds started is its start (and followed, not run twice); what is
+   * left of the others is killed and they start again as usual.
    */
-  private reattach(state: ReturnType<StateStore['current']>): JobOutcome[] {
+  private reattach(state: ReturnType<StateStore['current']>): { adopted: OrchestratorInput[]; lost: JobOutcome[] } {
     const { executor, workspaceRoot } = this.opts;
     const leftovers = new Set([...state.job_runs_by_status.queued].map(([, id]) => id));
+    const adopted: OrchestratorInput[] = [];
+    const found = executor.adoptStarted?.([...leftovers].map((id) => launchForRun(state.job_runs.get(id)!, workspaceRoot)));
+    for (const [job_run_id, pid] of found ?? []) {
+      leftovers.delete(job_run_id);
+      // Launched: no step starts it again before its start is recorded.
+      this.handedOver.add(job_run_id);
+      adopted.push({ kind: 'started', job_run_id, pid, worker: LOCAL_WORKER });
+    }
     const lost: JobOutcome[] = [];
     for (const [, id] of state.job_runs_by_status.running) {
       const run = state.job_runs.get(id)!;
@@ -178,7 +189,7 @@ export class Orchestrator {
     }
     // Whatever is left of runs that will start again (queued) or were lost must not run beside their next attempt.
     for (const pids of findJobRunProcesses(workspaceRoot, leftovers).values()) killProcesses(pids);
-    return lost;
+    return { adopted, lost };
   }
 
   /**
@@ -428,8 +439,8 @@ function mergeRests(rests: StepBatch[]): StepBatch {
 /**
  * Events a power cut may take back without harm, so a step of only these is not fsynced (it reaches the disk with
  * the next synced step): the start of a run on this machine. A run whose start is lost is still queued in the log,
- * and a restarted daemon kills what is left of it and starts it again (a machine that lost power lost the process
- * too). A crash of the daemon alone loses nothing: the write is in the kernel already. A run on another machine
+ * and a restarted daemon takes its job as the run's if it runs or left its status (Executor.adoptStarted), else
+ * starts it again (a machine that lost power lost the process too). A crash of the daemon alone loses nothing: the write is in the kernel already. A run on another machine
  * (a queue's worker) is not: it goes on through the daemon's power cut, so its start and placement are synced.
  */
 function mayWaitForDisk(e: EventPayload): boolean {

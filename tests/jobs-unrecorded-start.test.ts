@@ -1,0 +1,63 @@
+/**
+ * A daemon killed between starting a run and recording its start leaves the run `queued` in the log while its job
+ * runs (or has ended) under the launcher that outlived the daemon. The next daemon must take that job as the run's
+ * (follow it, or record how it ended), not kill it and run the same attempt again.
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EventLog } from '../lib/events/event-log.js';
+import { serveSubprocess } from './helpers/serve-subprocess.js';
+import { bash, killAtTeardown, lines, makeWorkspace, pidsIn, sleep } from './helpers/jobs-fixture.js';
+
+const CRASHER = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'crash-before-start-recorded.js');
+
+/** quick/<n> ends at once; slow/<n> takes 3 s. Each notes its pid and, once done, that it finished. */
+const graph = {
+  max_concurrent_job_runs: 4,
+  jobs: [
+    { label: 'quick', outputs: ['quick/(?<n>\\d+)'], exec: bash('echo $$ >> quick.pid; echo done >> quick-done.txt'), args: ['${n}'] },
+    { label: 'slow', outputs: ['slow/(?<n>\\d+)'], exec: bash('echo $$ >> slow.pid; touch ready; sleep 3; echo done >> slow-done.txt'), args: ['${n}'] },
+  ],
+};
+
+interface RunView {
+  job_run_id: string;
+  status: string;
+  pid: number;
+  outputs: string[];
+}
+
+test.serial('a run whose start a killed daemon did not record is followed by the next one, not run again', async (t) => {
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
+  killAtTeardown(t, () => [...pidsIn(dir, 'slow.pid'), ...pidsIn(dir, 'quick.pid')]);
+  const crasher = spawn(process.execPath, [CRASHER, dir, 'quick/1', 'slow/1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let crashErr = '';
+  crasher.stderr!.on('data', (c: Buffer) => (crashErr += c.toString()));
+  const signal = await new Promise<NodeJS.Signals | null>((resolve) => crasher.once('exit', (_code, sig) => resolve(sig)));
+  t.is(signal, 'SIGKILL', `the first daemon died with its runs started: ${crashErr}`);
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  const types: string[] = [];
+  for await (const batch of log.replay(1)) for (const e of batch) types.push(e.type);
+  await log.close();
+  t.false(types.includes('job_run_started'), 'the log has the runs queued, their starts unrecorded');
+  t.deepEqual(lines(dir, 'quick-done.txt'), ['done'], 'quick/1 ran to its end while no daemon was there');
+  const [slowPid] = pidsIn(dir, 'slow.pid');
+
+  const { url } = await serveSubprocess(t, dir);
+  const runsNow = async (): Promise<RunView[]> => ((await (await fetch(`${url}/api/job_runs?limit=100`)).json()) as { data: RunView[] }).data;
+  let runs: RunView[] = [];
+  for (let i = 0; i < 200; i++) {
+    runs = await runsNow();
+    if (runs.length >= 2 && runs.every((r) => ['succeeded', 'failed', 'canceled'].includes(r.status))) break;
+    await sleep(50);
+  }
+  t.deepEqual(runs.map((r) => [r.outputs[0], r.status]).sort(), [['quick/1', 'succeeded'], ['slow/1', 'succeeded']], 'one run each, both succeeded');
+  t.is(runs.find((r) => r.outputs[0] === 'slow/1')!.pid, slowPid, 'slow/1 is the job the first daemon started');
+  t.deepEqual(pidsIn(dir, 'quick.pid').length, 1, 'quick/1 ran once');
+  t.deepEqual(pidsIn(dir, 'slow.pid'), [slowPid], 'slow/1 ran once');
+  t.deepEqual(lines(dir, 'slow-done.txt'), ['done'], 'and to its end');
+});
