@@ -438,6 +438,26 @@ test('concurrent commands that all need the server leave exactly one server', sl
   t.false(existsSync(join(root, '.platform', 'daemon.lock')), 'the lock is released');
 }));
 
+test('the temps of server.json and server-starting.json a killed daemon left are removed by the next start; a live writer\'s is left', slot(async (t) => {
+  const root = await workspace(t);
+  // What a daemon SIGKILLed between its write and its rename leaves: `<file>.<its pid>.tmp`. Its pid is a real
+  // process's that has exited; the live writer is this test's process, as a daemon caught mid-write would be.
+  const dead = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  const deadPid = await new Promise<number>((resolve) => dead.once('exit', () => resolve(dead.pid!)));
+  t.false(isPidAlive(deadPid));
+  const dir = join(root, '.platform');
+  const deadTemps = [`server.json.${deadPid}.tmp`, `server-starting.json.${deadPid}.tmp`];
+  const liveTemps = [`server.json.${process.pid}.tmp`, `server-starting.json.${process.pid}.tmp`];
+  for (const name of [...deadTemps, ...liveTemps]) writeFileSync(join(dir, name), '{"pid": 1, "half written');
+
+  const r = await run(root, PROBE);
+  t.is(r.code, 0, r.stderr);
+  t.true(isPidAlive(serverJson(root)!.pid), 'the start went on');
+  const left = readdirSync(dir).filter((n) => n.endsWith('.tmp'));
+  t.deepEqual(left.sort(), [...liveTemps].sort(), 'the dead writer\'s temps are gone, the live writer\'s left');
+  for (const name of liveTemps) t.is(readFileSync(join(dir, name), 'utf8'), '{"pid": 1, "half written', `${name} untouched`);
+}));
+
 test('a lock left by a dead client does not block the start', slot(async (t) => {
   const root = await workspace(t);
   writeFileSync(join(root, '.platform', 'daemon.lock'), JSON.stringify({ pid: 999999, token: 'dead', created_at: new Date().toISOString() }));

@@ -33,7 +33,7 @@ async function superviseRecord(t: ExecutionContext, dir: string, id: string, { t
   const launcher = spawn(nativeLauncherPath(), [dir], { stdio: ['pipe', 'pipe', 'ignore'] });
   t.teardown(() => void launcher.kill('SIGKILL'));
   const identity = [`PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`];
-  const argv = [nativeLauncherPath(), '--supervise', logDir];
+  const argv = [nativeLauncherPath(), '--supervise', logDir, String(timeoutMs), String(graceMs)];
   const head = [id, logDir, dir, '', String(timeoutMs), String(graceMs)];
   launcher.stdin!.write([...head, String(identity.length), ...identity, String(argv.length), ...argv].join('\0') + '\0');
   const pid = Number(/^s \S+ (\d+)$/m.exec((await once(launcher.stdout!, 'data'))[0].toString())?.[1]);
@@ -138,4 +138,54 @@ test.serial("a wide run's job does not outlive its supervisor killed alone (the 
   const s = await waitFor(platform, (st: BuildState) => [...st.job_runs.values()].every((r) => r.status !== 'running'), 'the run to end', 10_000);
   t.log([...s.job_runs.values()].map((r) => `${r.job_run_id} ${r.status} ${r.signal}`).join('; '));
   t.true(await poll(() => !isPidAlive(job!), 2000), 'the job was left running after its run was recorded ended');
+});
+
+/**
+ * A wide run whose job ignores SIGTERM, as does the child it started (both in the run's group), under a launcher given
+ * the record run-launcher.ts makes, with `timeoutMs` and `graceMs`; its job's and child's pids once they run.
+ */
+async function stubbornWideRun(t: ExecutionContext, id: string, timing: { timeoutMs: number; graceMs: number }) {
+  const dir = makeWorkspace(t);
+  const logDir = join(dir, '.platform', 'logs', id);
+  mkdirSync(logDir, { recursive: true });
+  writeFileSync(join(logDir, 'stdin.json'), '{}');
+  const job = ['/bin/bash', '-c', "trap '' TERM; echo $$ > job.pid; sleep 60 & echo $! > child.pid; wait"];
+  const env = ['PATH=/usr/bin:/bin', `PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`];
+  writeFileSync(join(logDir, 'exec.fields'), [String(env.length), ...env, String(job.length), ...job].join('\0') + '\0');
+  const { launcher, pid } = await superviseRecord(t, dir, id, timing);
+  const { pidsIn } = await import('./helpers/jobs-fixture.js');
+  const pids = () => [...pidsIn(dir, 'job.pid'), ...pidsIn(dir, 'child.pid')];
+  killAtTeardown(t, () => [pid, ...pids()]);
+  t.true(await poll(() => pids().length === 2, 5000), 'the job and its child run');
+  const stderr = () => (existsSync(join(logDir, 'stderr.log')) ? readFileSync(join(logDir, 'stderr.log'), 'utf8') : '');
+  const status = () => (existsSync(join(logDir, 'status.json')) ? (JSON.parse(readFileSync(join(logDir, 'status.json'), 'utf8')) as object) : undefined);
+  return { launcher, pid, job: pids(), stderr, status };
+}
+
+test.serial("a wide run whose launcher died in its timeout's grace: its supervisor sends the grace's SIGKILL to what ignored the SIGTERM", async (t) => {
+  if (launcherMode() !== 'native') return t.pass('the native launcher is not built here');
+  const graceMs = 2000;
+  const run = await stubbornWideRun(t, 'r-stubborn', { timeoutMs: 300, graceMs });
+  t.true(await poll(() => run.stderr().includes('timed out'), 5000), 'the launcher timed the run out');
+  const termAt = Date.now();
+  run.launcher.kill('SIGKILL');
+  t.true(await poll(() => ppidOf(run.pid) !== run.launcher.pid, 5000), 'the supervisor was given to another parent');
+  t.true(run.job.every(isPidAlive), 'the job and its child ignored the SIGTERM');
+  // Without it they run on until a daemon's backstop (none here): 60 s.
+  t.true(await poll(() => !run.job.some(isPidAlive), graceMs + 5000), 'the job and its child were killed after the grace');
+  t.true(Date.now() - termAt >= graceMs - 300, `not before the grace (${Date.now() - termAt} ms after the SIGTERM)`);
+  t.true(await poll(() => !isPidAlive(run.pid), 2000), 'the supervisor ended');
+  t.deepEqual(run.status(), { exit_code: 137, pid: run.pid, timed_out: true }, 'its status says the run timed out, killed');
+});
+
+test.serial('a wide run whose launcher died before its timeout: its supervisor times the job out itself, SIGTERM then the SIGKILL after the grace', async (t) => {
+  if (launcherMode() !== 'native') return t.pass('the native launcher is not built here');
+  const run = await stubbornWideRun(t, 'r-orphan-timeout', { timeoutMs: 1500, graceMs: 500 });
+  run.launcher.kill('SIGKILL');
+  t.true(await poll(() => ppidOf(run.pid) !== run.launcher.pid, 5000), 'the supervisor was given to another parent');
+  t.false(run.stderr().includes('timed out'), 'killed before the deadline');
+  t.true(await poll(() => run.stderr().includes('platform: timed out after 1500 ms'), 5000), 'the supervisor timed the run out, and said so where the launcher would');
+  t.true(await poll(() => !run.job.some(isPidAlive), 5000), 'the job and its child, which ignore SIGTERM, were killed after the grace');
+  t.true(await poll(() => !isPidAlive(run.pid), 2000), 'the supervisor ended');
+  t.deepEqual(run.status(), { exit_code: 137, pid: run.pid, timed_out: true }, 'its status says the run timed out, killed');
 });

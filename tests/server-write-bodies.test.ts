@@ -167,3 +167,49 @@ test('the example body of every operation in the table is JSON that fits its sch
     t.true(TypeCompiler.Compile(op.body!.schema).Check(value), `${op.method.toUpperCase()} ${op.path}: ${op.body!.example}`);
   }
 });
+
+test('a JSON body that is not an object (null, an array, a number, a string, true) is a 400 saying the body must be an object; none is a 500', async (t) => {
+  t.timeout(60_000);
+  const f = await startServer(t, { graph: GRAPH });
+  const ids = await quietWorkspace(f);
+  const before = await latestEventId(f);
+  // With its length: node sends a DELETE's body unframed otherwise, and the server reads it as the next request.
+  const json = (body: string) => ({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+  const notObjects: Array<{ body: string; named: string }> = [
+    { body: 'null', named: 'null' },
+    { body: '[]', named: 'an array' },
+    { body: '3', named: 'a number' },
+    { body: '"x"', named: 'a string' },
+    { body: 'true', named: 'a boolean' },
+  ];
+  // The writes that take a body: `null` was once a pause (or a gc pass) without one.
+  for (const op of WRITES.filter((w) => w.body)) {
+    const path = concretePath(op.path, ids);
+    for (const wrong of notObjects) {
+      const what = `${op.method.toUpperCase()} ${path} with the body ${wrong.body}`;
+      const res = await send(f, op.method, path, json(wrong.body), wrong.body);
+      t.is(res.status, 400, `${what}: ${res.body}`);
+      const { error } = JSON.parse(res.body) as { error: string };
+      t.true(error.startsWith(`The body must be a JSON object, got ${wrong.named}, like `), `${what}: ${error}`);
+      t.true(error.includes(op.body!.example), `${what}: shows an example: ${error}`);
+    }
+  }
+  t.is(await latestEventId(f), before, 'nothing recorded');
+  t.false(f.platform.state().schedules.get('yearly')?.paused ?? false, 'the schedule was not paused');
+
+  // The writes that take none ignore a JSON body (json-body.ts: "send none, or JSON"), whatever its value: never a 500.
+  for (const op of WRITES.filter((w) => !w.body)) {
+    const path = concretePath(op.path, ids);
+    for (const wrong of notObjects) {
+      const res = await send(f, op.method, path, json(wrong.body), wrong.body);
+      t.is(res.status, 200, `${op.method.toUpperCase()} ${path} with the body ${wrong.body}: ${res.body}`);
+    }
+  }
+  // The RPCs read their own JSON: a body that is not an object is their 400 (invalid_argument), not a 500.
+  for (const rpc of [`/${PLATFORM_SERVICE}/GetJobConfigs`, `/${PLATFORM_SERVICE}/AnalyzeGraph`]) {
+    for (const wrong of notObjects) {
+      const res = await send(f, 'post', rpc, json(wrong.body), wrong.body);
+      t.true(res.status >= 400 && res.status < 500, `${rpc} with the body ${wrong.body}: ${res.status} ${res.body}`);
+    }
+  }
+});

@@ -1,8 +1,15 @@
 /** A small file a reader must see whole or not at all: written beside, then renamed over it (atomic on one file system). */
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { isPidAlive } from '../system/pid-liveness.js';
 
-/** Writes `text` to `path` through `<path>.<pid>.tmp`, for this user alone; a failed rename leaves no `.tmp`. */
+/**
+ * Writes `text` to `path` through `<path>.<pid>.tmp`, for this user alone; a failed rename leaves no `.tmp`. The
+ * temps of earlier writers that died between their write and their rename (a daemon killed while it started) are
+ * removed first: no later writer has their pid, so nothing else would.
+ */
 export function replaceFile(path: string, text: string): void {
+  removeDeadWritersTemps(path);
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, text, { mode: 0o600 });
   try {
@@ -11,4 +18,36 @@ export function replaceFile(path: string, text: string): void {
     rmSync(tmp, { force: true });
     throw err;
   }
+}
+
+/**
+ * Removes the temps beside `path` whose writer is no longer alive. A live writer's is left: it may be between its
+ * write and its rename, which would then fail. Best effort: a temp it cannot list or remove is left as it was, and
+ * the write goes on (a stale temp only takes room).
+ */
+export function removeDeadWritersTemps(path: string, alive: (pid: number) => boolean = isPidAlive): void {
+  const dir = dirname(path);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of deadWritersTemps(basename(path), names, alive)) {
+    try {
+      rmSync(join(dir, name), { force: true });
+    } catch {
+      // Not ours to remove (another owner, a directory): left.
+    }
+  }
+}
+
+/** Of the names in a directory, the temps of `base` (`<base>.<pid>.tmp`) whose writer `alive` says is gone. */
+export function deadWritersTemps(base: string, names: readonly string[], alive: (pid: number) => boolean): string[] {
+  const prefix = `${base}.`;
+  return names.filter((name) => {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) return false;
+    const pid = name.slice(prefix.length, -'.tmp'.length);
+    return /^[1-9][0-9]{0,9}$/.test(pid) && !alive(Number(pid));
+  });
 }

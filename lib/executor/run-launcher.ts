@@ -213,7 +213,9 @@ export class RunLauncher {
     } catch (err) {
       return { error: err as NodeJS.ErrnoException, runFiles: true };
     }
-    return joinFields([...head, '', ...timeoutFields(run)], encodeEnv(identity).fields, [NATIVE_LAUNCHER, '--supervise', run.dir]);
+    // The timeout and grace again, for the supervisor: it keeps them itself should its launcher die (launcher.c).
+    const timing = timeoutFields(run);
+    return joinFields([...head, '', ...timing], encodeEnv(identity).fields, [NATIVE_LAUNCHER, '--supervise', run.dir, ...timing]);
   }
 
   private ensureShell(): ChildProcess {

@@ -304,9 +304,9 @@ export class SupervisedExecutor implements Executor {
     }
     if (options.cancelRuns && this.runs.size > 0) {
       this.poll ??= interval(this.opts.pollMs ?? 250).subscribe(() => this.check());
-      // What has not started first: its drop is asked for before any kill frees a slot.
-      const ids = [...this.runs.values()].sort((a, b) => Number(a.pid > 0) - Number(b.pid > 0)).map((r) => r.id);
-      await cancelAllAndWait(this, ids, reason, this.opts.shutdownTimeoutMs ?? 5000);
+      // In any order: the launcher was told no slots above, and each cancel's kill waits for the turn's other cancels
+      // (`cancel`), so no kill frees a slot a held run could start on.
+      await cancelAllAndWait(this, [...this.runs.keys()], reason, this.opts.shutdownTimeoutMs ?? 5000);
     }
     // The rest go on without us (their supervisors keep their timeouts; the next daemon records them): no more
     // outcomes from this one.

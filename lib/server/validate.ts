@@ -48,6 +48,15 @@ export function validateBody<T extends TSchema>(schema: T, body: unknown, use: B
   throw new HttpError(400, `${where} must be ${expects(error.schema)}, got ${shown(error.value)}.`);
 }
 
+/**
+ * The body of a write that may go without one (a pause, a resume, gc): none at all is `{}`, but whatever JSON was
+ * sent must fit, `null` included: a `?? {}` read `null` as no body and paused, or ran a real gc pass, where the
+ * client had sent something else than it meant.
+ */
+export function validateOptionalBody<T extends TSchema>(schema: T, body: unknown, use: BodyUse): Static<T> {
+  return validateBody(schema, body === undefined ? {} : body, use);
+}
+
 type Query = Record<string, unknown>;
 
 /**

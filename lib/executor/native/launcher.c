@@ -32,7 +32,7 @@
  *     "timed_out":true, so that whichever daemon reads it records the run timed out. No thread or process a run: the
  *     nearest deadline is its poll's timeout.
  *
- *   supervisor mode: platform-launcher --supervise <dir>
+ *   supervisor mode: platform-launcher --supervise <dir> [<timeout_ms> <grace_ms>]
  *     For a run whose environment or arguments a record cannot carry (more fields than the launcher parses): the
  *     daemon writes them to <dir>/exec.fields (`n NUL env_1 NUL .. env_n NUL m NUL arg_1 NUL .. arg_m NUL`, a record's
  *     tail) and hands the launcher a small record whose program is this mode. So the run counts in the launcher's
@@ -41,7 +41,10 @@
  *     with its status (128+n for a job killed by signal n). SIGTERM is caught (not ignored, which the job would
  *     inherit) so that a cancel reaching the whole group lets it outlive its job and report it. exec.fields holds the
  *     daemon's environment: removed once read. The job dies with it (PR_SET_PDEATHSIG): its pid is the run's. Gone
- *     its launcher, it writes the status itself, `timed_out` from the launcher's `timed-out` mark of its pid.
+ *     its launcher, it writes the status itself, `timed_out` from the launcher's `timed-out` mark of its pid, and keeps
+ *     the run's timeout (given again as its arguments) in the launcher's place: a SIGTERM that comes with that mark
+ *     starts the grace, after which it sends the SIGKILL the dead launcher would have; its own deadline passed with
+ *     no launcher, it times the job out as the launcher would (the mark, the line in stderr.log, SIGTERM, the grace).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -59,13 +62,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-/* A supervisor's SIGTERM (a cancel, a timeout) came: one that came before its job was forked is passed on to it. */
-static volatile sig_atomic_t term_seen;
-static void on_term(int sig) {
-  (void)sig;
-  term_seen = 1;
-}
 
 /* Handlers first, then the mask: a signal pending while blocked is then delivered to its default, not to a handler
  * of the process this one was forked from. */
@@ -263,12 +259,16 @@ static int timed_out_mark(const char *dir, pid_t pid) {
 }
 
 static int supervise(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: platform-launcher --supervise <dir>  (started by the launcher, in the run's directory)\n");
+  /* `<dir>`, or `<dir> <timeout_ms> <grace_ms>`: the run's timeout and grace, as its launch record has them. */
+  long long timeout_ms = argc == 5 ? parse_ms(argv[3]) : 0, grace_ms = argc == 5 ? parse_ms(argv[4]) : 0;
+  if ((argc != 3 && argc != 5) || timeout_ms < 0 || grace_ms < 0) {
+    fprintf(stderr, "usage: platform-launcher --supervise <dir> [<timeout_ms> <grace_ms>]  (started by the launcher, in the run's directory)\n");
     return 2;
   }
   /* First: a launcher gone while the fields were read must not be taken for the parent it was. */
   pid_t launcher = getppid();
+  /* From this process's start, which follows the launcher's fork: never before the launcher's own deadline. */
+  long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
   const char *dir = argv[2];
   char path[4096];
   size_t len = 0;
@@ -289,18 +289,15 @@ static int supervise(int argc, char **argv) {
     fprintf(stderr, "platform: the job's environment and arguments in '%s/exec.fields' are malformed\n", dir);
     return 126;
   }
-  /* Caught, not ignored (which the job would inherit): a cancel's SIGTERM to the group ends the job, and this process
-   * outlives it to say how it ended. */
-  /* Blocked until the job is forked: a SIGTERM before the fork is seen (term_seen) and passed on after it; one after
-   * it is pending in the job too, until its exec_job sets the defaults. */
-  sigset_t term, before;
-  sigemptyset(&term);
-  sigaddset(&term, SIGTERM);
-  sigprocmask(SIG_BLOCK, &term, &before);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_term;
-  sigaction(SIGTERM, &sa, NULL);
+  /* Blocked, and taken with sigtimedwait, not ignored (which the job would inherit): a cancel's SIGTERM to the group
+   * ends the job, and this process outlives it to say how it ended; a timeout's starts the grace this process keeps
+   * too, should its launcher die in it. Blocked from before the fork: a SIGTERM that came before the job was forked is
+   * passed on to it; one after it is pending in the job too, until its exec_job sets the defaults. */
+  sigset_t waited, before;
+  sigemptyset(&waited);
+  sigaddset(&waited, SIGTERM);
+  sigaddset(&waited, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &waited, &before);
   pid_t self = getpid();
   pid_t job = fork();
   if (job < 0) {
@@ -315,16 +312,53 @@ static int supervise(int argc, char **argv) {
     /* Already in the job's directory: the launcher started this process there. */
     exec_job(dir, ".", args, env);
   }
-  sigprocmask(SIG_SETMASK, &before, NULL);
-  if (term_seen) kill(job, SIGTERM);
-  int status = 0;
+  sigset_t pending;
+  if (sigpending(&pending) == 0 && sigismember(&pending, SIGTERM)) kill(job, SIGTERM);
+  /* The grace's SIGKILL, once the run timed out: the launcher sends it, but a launcher that died in the grace does not,
+   * and what ignored the SIGTERM would run on until a daemon's backstop (or for ever, with none). */
+  long long kill_at = 0;
+  int killed = 0, status = 0;
   pid_t r;
-  while ((r = waitpid(job, &status, 0)) < 0 && errno == EINTR) {
+  for (;;) {
+    r = waitpid(job, &status, WNOHANG);
+    if (r == job || (r < 0 && errno != EINTR)) break;
+    long long now = now_ms();
+    /* Its launcher gone before the deadline, nobody else times the run out: this process does as the launcher would. */
+    if (deadline && now >= deadline) {
+      deadline = 0;
+      if (!kill_at && !killed && getppid() != launcher) {
+        note_timeout(dir, timeout_ms, self);
+        kill(-self, SIGTERM);
+        kill_at = now + grace_ms;
+      }
+    }
+    if (kill_at && now >= kill_at) {
+      kill_at = 0;
+      killed = 1;
+      kill(job, SIGKILL);
+      continue;
+    }
+    long long next = deadline && (!kill_at || deadline < kill_at) ? deadline : kill_at;
+    struct timespec wait_for = {0, 0};
+    if (next) {
+      long long left = next > now ? next - now : 0;
+      wait_for.tv_sec = (time_t)(left / 1000);
+      wait_for.tv_nsec = (long)(left % 1000) * 1000000L;
+    }
+    siginfo_t info;
+    int sig = sigtimedwait(&waited, &info, next ? &wait_for : NULL);
+    /* A timeout's SIGTERM (its launcher's mark names this process, written before the signal): the grace starts now.
+     * A cancel's is the daemon's to follow up; one sent to this process alone (a person's) is taken as before, for
+     * nothing. */
+    if (sig == SIGTERM && argc == 5 && !kill_at && !killed && timed_out_mark(dir, self)) kill_at = now_ms() + grace_ms;
   }
   int code = r == job ? exit_status(status) : 126; /* the job not our child: cannot happen */
   /* The launcher writes the status once this process ended, with its own word on a timeout. Only when it is gone (this
    * process was given to another parent) does nobody else: then this one does, so a next daemon knows the end. */
   if (getppid() != launcher) write_status(dir, code, self, timed_out_mark(dir, self));
+  /* What else of the group ignored the SIGTERM (the job's children): the launcher's SIGKILL would have ended it, and
+   * this process with it. Only now, the status written: a pid found gone has its status beside it. */
+  if (killed) kill(-self, SIGKILL);
   return code;
 }
 

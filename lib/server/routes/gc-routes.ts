@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { GcBodySchema } from '../../api/schemas/gc.js';
 import type { GcReport } from '../../api/gc.js';
-import { validateBody } from '../validate.js';
+import { validateOptionalBody } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
 
 /**
@@ -13,7 +13,7 @@ export function gcRoutes({ platform }: ServerContext): Router {
   const router = Router();
   router.post('/api/gc', async (req, res) => {
     // No body at all is a real pass: `curl -X POST /api/gc`.
-    const { dry_run: dryRun = false } = validateBody(GcBodySchema, req.body ?? {}, { what: 'POST /api/gc', example: '{"dry_run": true}' });
+    const { dry_run: dryRun = false } = validateOptionalBody(GcBodySchema, req.body, { what: 'POST /api/gc', example: '{"dry_run": true}' });
     res.json((await platform.gc({ dryRun })) satisfies GcReport);
   });
   return router;

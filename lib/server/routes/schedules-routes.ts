@@ -9,7 +9,7 @@ import { HttpError } from '../http-error.js';
 import { pageQuery } from '../request-parsing.js';
 import { listSchedules, scheduleView } from '../schedule-queries.js';
 import type { ServerContext } from '../server-context.js';
-import { validateBody } from '../validate.js';
+import { validateOptionalBody } from '../validate.js';
 
 export function schedulesRoutes({ platform }: ServerContext): Router {
   const router = Router();
@@ -45,7 +45,7 @@ export function schedulesRoutes({ platform }: ServerContext): Router {
    */
   router.post('/api/schedules/:name/pause', async (req, res) => {
     // No body at all is a pause without a reason: `curl -X POST .../pause` (one that is not JSON was refused: json-body.ts).
-    const body = validateBody(PauseScheduleBodySchema, req.body ?? {}, { what: 'a pause', example: '{"reason": "the upstream feed is down"}' });
+    const body = validateOptionalBody(PauseScheduleBodySchema, req.body, { what: 'a pause', example: '{"reason": "the upstream feed is down"}' });
     const s = await scheduleNamed(req.params.name);
     const result = await awaitCommand(() => platform.pauseSchedule(s.name, body.reason ?? ''));
     res.json(changeReply(s, result) satisfies ScheduleChangeReply);
@@ -53,7 +53,7 @@ export function schedulesRoutes({ platform }: ServerContext): Router {
 
   /** Resumes a paused schedule: the ticks due while it was paused are recorded as skipped, not made. */
   router.post('/api/schedules/:name/resume', async (req, res) => {
-    if (req.body !== undefined) validateBody(ResumeScheduleBodySchema, req.body, { what: 'a resume', example: '{} (or no body)' });
+    validateOptionalBody(ResumeScheduleBodySchema, req.body, { what: 'a resume', example: '{} (or no body)' });
     const s = await scheduleNamed(req.params.name);
     const result = await awaitCommand(() => platform.resumeSchedule(s.name));
     res.json(changeReply(s, result) satisfies ScheduleChangeReply);
