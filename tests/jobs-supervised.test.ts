@@ -383,6 +383,9 @@ for (const timeout of [0, 60]) {
     first.start(launch);
     const { pid } = await started;
     killAtTeardown(t, () => [pid]);
+    // The launcher tells of the start as it forks; until the job's exec its environment is the launcher's, and a
+    // re-attach then would find the pid not the run's (a restart comes long after; a loaded test machine may not).
+    t.true(await poll(() => belongsToRun(pid, dir, id), 5000), 'the job runs');
     t.false(existsSync(join(logDir, 'status.json')), "the earlier attempt's status is gone");
     t.false(existsSync(join(logDir, 'cancel.json')), "the earlier attempt's cancel is gone");
     await first.shutdown('a restart');
