@@ -5,7 +5,10 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { firstValueFrom } from 'rxjs';
+import { SupervisedExecutor } from '../lib/executor/supervised-executor.js';
+import { markSuperseded } from '../lib/executor/run-files.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventLog } from '../lib/events/event-log.js';
@@ -14,14 +17,22 @@ import { bash, killAtTeardown, lines, makeWorkspace, pidsIn, sleep } from './hel
 
 const CRASHER = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'crash-before-start-recorded.js');
 
-/** quick/<n> ends at once; slow/<n> takes 3 s. Each notes its pid and, once done, that it finished. */
-const graph = {
+/**
+ * quick/<n> ends at once; slow/<n> takes 3 s. Each notes its pid and, once done, that it finished. `detaching`: the
+ * quick job leaves a child in a session of its own (setsid), which must not be taken for the run.
+ */
+const graphOf = (detaching: boolean) => ({
   max_concurrent_job_runs: 4,
   jobs: [
-    { label: 'quick', outputs: ['quick/(?<n>\\d+)'], exec: bash('echo $$ >> quick.pid; echo done >> quick-done.txt'), args: ['${n}'] },
+    {
+      label: 'quick',
+      outputs: ['quick/(?<n>\\d+)'],
+      exec: bash(`echo $$ >> quick.pid; ${detaching ? 'setsid sleep 6 </dev/null >/dev/null 2>&1 & echo $! >> child.pid; ' : ''}echo done >> quick-done.txt`),
+      args: ['${n}'],
+    },
     { label: 'slow', outputs: ['slow/(?<n>\\d+)'], exec: bash('echo $$ >> slow.pid; touch ready; sleep 3; echo done >> slow-done.txt'), args: ['${n}'] },
   ],
-};
+});
 
 interface RunView {
   job_run_id: string;
@@ -30,10 +41,11 @@ interface RunView {
   outputs: string[];
 }
 
-test.serial('a run whose start a killed daemon did not record is followed by the next one, not run again', async (t) => {
+for (const detaching of [false, true]) {
+test.serial(`a run whose start a killed daemon did not record is followed by the next one, not run again${detaching ? " (a child the job put in a session of its own is not taken for it)" : ''}`, async (t) => {
   const dir = makeWorkspace(t);
-  writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
-  killAtTeardown(t, () => [...pidsIn(dir, 'slow.pid'), ...pidsIn(dir, 'quick.pid')]);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(graphOf(detaching)));
+  killAtTeardown(t, () => [...pidsIn(dir, 'slow.pid'), ...pidsIn(dir, 'quick.pid'), ...pidsIn(dir, 'child.pid')]);
   const crasher = spawn(process.execPath, [CRASHER, dir, 'quick/1', 'slow/1'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let crashErr = '';
   crasher.stderr!.on('data', (c: Buffer) => (crashErr += c.toString()));
@@ -60,4 +72,27 @@ test.serial('a run whose start a killed daemon did not record is followed by the
   t.deepEqual(pidsIn(dir, 'quick.pid').length, 1, 'quick/1 ran once');
   t.deepEqual(pidsIn(dir, 'slow.pid'), [slowPid], 'slow/1 ran once');
   t.deepEqual(lines(dir, 'slow-done.txt'), ['done'], 'and to its end');
+});
+}
+
+test('a status beside the mark of a start killed to be started again is not adopted; one without it is, as the run\'s end', async (t) => {
+  const dir = makeWorkspace(t);
+  const executor = new SupervisedExecutor({ workspaceRoot: dir, pollMs: 20 });
+  t.teardown(() => executor.shutdown('test over'));
+  const launchOf = (id: string) => {
+    const log_dir = join(dir, '.platform', 'logs', id);
+    mkdirSync(log_dir, { recursive: true });
+    return { job_run_id: id, argv: ['/bin/true'], env: {}, outputs: [`o/${id}`], cwd: dir, stdin: '{}', log_dir, timeout_seconds: 0 };
+  };
+  // A pid no process has: the status's job is gone, as after any end.
+  const gone = 4_194_000;
+  const killed = launchOf('r-killed');
+  writeFileSync(join(killed.log_dir, 'status.json'), `{"exit_code":137,"pid":${gone}}\n`);
+  markSuperseded(killed.log_dir);
+  const ended = launchOf('r-ended');
+  writeFileSync(join(ended.log_dir, 'status.json'), `{"exit_code":0,"pid":${gone}}\n`);
+  const outcome = firstValueFrom(executor.outcomes$);
+  const adopted = executor.adoptStarted([killed, ended]);
+  t.deepEqual([...adopted], [['r-ended', gone]]);
+  t.like(await outcome, { job_run_id: 'r-ended', status: 'succeeded' });
 });

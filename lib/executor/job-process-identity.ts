@@ -41,11 +41,16 @@ export function belongsToRun(pid: number, workspace: string, jobRunId: string, s
   return startedAt > 0 && ledSessionBefore(pid, startedAt);
 }
 
-/** Whether `pid` runs and leads its own session: a run's job under the native launcher, its shell under the other. */
-export function leadsSession(pid: number): boolean {
+/**
+ * Whether `pid` is what a launcher started for a run and a start records: a live process leading its own session
+ * whose parent is a run launcher (the native one, or the shell one's subshell; both name `platform-launcher` in
+ * their command line). The job's own processes in sessions of their own (`setsid`, a daemonized child) are not it.
+ */
+export function launchedByLauncher(pid: number): boolean {
   try {
     const fields = statFields(pid);
-    return fields[0] !== 'Z' && Number(fields[3]) === pid;
+    if (fields[0] === 'Z' || Number(fields[3]) !== pid) return false;
+    return readFileSync(`/proc/${Number(fields[1])}/cmdline`, 'utf8').includes('platform-launcher');
   } catch {
     return false;
   }

@@ -76,6 +76,18 @@ export function statusPid(dir: string): number | undefined {
   const pid = readJson<{ pid?: unknown } | null>(join(dir, STATUS_FILE))?.value?.pid;
   return typeof pid === 'number' && pid > 0 ? pid : undefined;
 }
+/**
+ * Marks a run whose unrecorded start is killed so that it starts again: the status its launcher then writes of that
+ * kill is of no start the log will hold, and must not be taken later for how an unrecorded start ended (adoptStarted
+ * passes over a status beside a cancel). The run's next start clears the mark with the status.
+ */
+export function markSuperseded(dir: string): void {
+  try {
+    writeDurably(join(dir, CANCEL_FILE), { reason: 'killed to be started again: a daemon killed before it recorded the start had started it' });
+  } catch {
+    // No directory, no status to come: nothing to mark.
+  }
+}
 export const readCancelReason = (dir: string): string | undefined => readJson<{ reason: string } | null>(join(dir, CANCEL_FILE))?.value?.reason;
 
 /**

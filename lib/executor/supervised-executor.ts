@@ -22,12 +22,12 @@ import { STDERR_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
 import { LOCAL_WORKER, type Executor, type Placement, type Reattached } from './executor-port.js';
 import { RunLauncher, type LauncherNews, type RunSpec } from './run-launcher.js';
 import { outcomeOfExit, type KillCause } from './exit-outcome.js';
-import { belongsToRun, findJobRunProcesses, killProcesses, leadsSession, unreaped } from './job-process-identity.js';
+import { belongsToRun, findJobRunProcesses, killProcesses, launchedByLauncher, unreaped } from './job-process-identity.js';
 import { LOST_RUN_REASON } from './lost-runs.js';
 import { cancelAllAndWait } from './cancel-all.js';
 import { missingDepsInLogs } from './missing-deps-scanner.js';
 import { findProgram } from './program-path.js';
-import { CANCEL_FILE, readCancelReason, readExitStatus, removeExecFields, statusPid, writeDurably, writeRunFiles } from './run-files.js';
+import { CANCEL_FILE, markSuperseded, readCancelReason, readExitStatus, removeExecFields, statusPid, writeDurably, writeRunFiles } from './run-files.js';
 import { spawnFailureReason } from './spawn-failure.js';
 import { groupAlive, signalGroup } from '../system/process-group.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
@@ -280,11 +280,18 @@ export class SupervisedExecutor implements Executor {
     const processes = findJobRunProcesses(this.opts.workspaceRoot, new Set(launches.map((l) => l.job_run_id)));
     for (const launch of launches) {
       if (this.runs.has(launch.job_run_id)) continue;
-      // Going, the run's session leader is the pid its start records (the job, or its shell under the shell
-      // launcher); ended, its supervisor's status names that pid. A start clears an earlier start's status, and a
-      // run canceled or recalled unstarted has none: a status in a queued run's directory is of its unrecorded start.
-      const pid = processes.get(launch.job_run_id)?.find(leadsSession) ?? statusPid(launch.log_dir);
-      if (pid !== undefined && this.reattach(launch, pid, 0) !== 'lost') adopted.set(launch.job_run_id, pid);
+      const pids = processes.get(launch.job_run_id) ?? [];
+      // Going, the pid its start records is the launcher's child (the job, or its supervisor); ended, its
+      // supervisor's status names that pid. A start clears an earlier start's status, a run canceled or recalled
+      // unstarted has none, and one killed to start again is marked (markSuperseded): any other status in a queued
+      // run's directory is of its unrecorded start.
+      const pid = pids.find(launchedByLauncher) ?? (readCancelReason(launch.log_dir) === undefined ? statusPid(launch.log_dir) : undefined);
+      if (pid !== undefined && this.reattach(launch, pid, 0) !== 'lost') {
+        adopted.set(launch.job_run_id, pid);
+        continue;
+      }
+      // Not taken: what is left of it is killed, and it starts again (the orchestrator's reattach).
+      if (pids.length > 0) markSuperseded(launch.log_dir);
     }
     return adopted;
   }
@@ -335,7 +342,12 @@ export class SupervisedExecutor implements Executor {
       // Held (or in the pipe) when it went: never started, or started with no news of it. Whatever of it runs is
       // killed, and it comes back queued (no outcome), as a recalled run does; a canceled one is recorded canceled.
       if (unstarted.length > 0) {
-        for (const pids of findJobRunProcesses(this.opts.workspaceRoot, new Set(unstarted.map((r) => r.id))).values()) killProcesses(pids);
+        for (const [id, pids] of findJobRunProcesses(this.opts.workspaceRoot, new Set(unstarted.map((r) => r.id)))) {
+          const run = this.runs.get(id);
+          // A canceled one keeps its cancel's reason; any other comes back queued, its status of no start on record.
+          if (run && run.kill?.kind !== 'cancel') markSuperseded(run.dir);
+          killProcesses(pids);
+        }
         for (const run of unstarted) {
           if (run.kill?.kind === 'cancel') {
             void this.settle(run, undefined, { job_run_id: run.id, status: 'canceled', reason: run.kill.reason });
