@@ -140,16 +140,19 @@ test.serial("a wide run's job does not outlive its supervisor killed alone (the 
   t.true(await poll(() => !isPidAlive(job!), 2000), 'the job was left running after its run was recorded ended');
 });
 
+/** A job that ignores SIGTERM, as does the child it starts. */
+const STUBBORN_JOB = "trap '' TERM; echo $$ > job.pid; sleep 60 & echo $! > child.pid; wait";
+
 /**
  * A wide run whose job ignores SIGTERM, as does the child it started (both in the run's group), under a launcher given
  * the record run-launcher.ts makes, with `timeoutMs` and `graceMs`; its job's and child's pids once they run.
  */
-async function stubbornWideRun(t: ExecutionContext, id: string, timing: { timeoutMs: number; graceMs: number }) {
+async function stubbornWideRun(t: ExecutionContext, id: string, timing: { timeoutMs: number; graceMs: number }, script = STUBBORN_JOB) {
   const dir = makeWorkspace(t);
   const logDir = join(dir, '.platform', 'logs', id);
   mkdirSync(logDir, { recursive: true });
   writeFileSync(join(logDir, 'stdin.json'), '{}');
-  const job = ['/bin/bash', '-c', "trap '' TERM; echo $$ > job.pid; sleep 60 & echo $! > child.pid; wait"];
+  const job = ['/bin/bash', '-c', script];
   const env = ['PATH=/usr/bin:/bin', `PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`];
   writeFileSync(join(logDir, 'exec.fields'), [String(env.length), ...env, String(job.length), ...job].join('\0') + '\0');
   const { launcher, pid } = await superviseRecord(t, dir, id, timing);
@@ -188,4 +191,21 @@ test.serial('a wide run whose launcher died before its timeout: its supervisor t
   t.true(await poll(() => !run.job.some(isPidAlive), 5000), 'the job and its child, which ignore SIGTERM, were killed after the grace');
   t.true(await poll(() => !isPidAlive(run.pid), 2000), 'the supervisor ended');
   t.deepEqual(run.status(), { exit_code: 137, pid: run.pid, timed_out: true }, 'its status says the run timed out, killed');
+});
+
+test.serial("a wide run whose launcher died before its timeout: a job that obeys the SIGTERM ends, what it left that ignores it is killed after the grace", async (t) => {
+  if (launcherMode() !== 'native') return t.pass('the native launcher is not built here');
+  const graceMs = 800;
+  const obeying = "echo $$ > job.pid; (trap '' TERM; exec sleep 60) & echo $! > child.pid; wait";
+  const run = await stubbornWideRun(t, 'r-left-child', { timeoutMs: 1000, graceMs }, obeying);
+  run.launcher.kill('SIGKILL');
+  t.true(await poll(() => ppidOf(run.pid) !== run.launcher.pid, 5000), 'the supervisor was given to another parent');
+  t.true(await poll(() => run.stderr().includes('platform: timed out after 1 s'), 5000), `the supervisor timed the run out: ${run.stderr()}`);
+  const termAt = Date.now();
+  t.true(await poll(() => !isPidAlive(run.job[0]!), 2000), 'the job obeyed the SIGTERM');
+  t.true(isPidAlive(run.job[1]!), 'its child ignored it');
+  t.true(await poll(() => !isPidAlive(run.job[1]!), graceMs + 5000), "the child was killed at the grace's end");
+  t.true(Date.now() - termAt >= graceMs - 300, `not before the grace (${Date.now() - termAt} ms after the SIGTERM)`);
+  t.true(await poll(() => !isPidAlive(run.pid), 2000), 'the supervisor ended');
+  t.deepEqual(run.status(), { exit_code: 143, pid: run.pid, timed_out: true }, 'its status says the run timed out, ended by the SIGTERM');
 });

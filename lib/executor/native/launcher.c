@@ -355,7 +355,21 @@ static int supervise(int argc, char **argv) {
   int code = r == job ? exit_status(status) : 126; /* the job not our child: cannot happen */
   /* The launcher writes the status once this process ended, with its own word on a timeout. Only when it is gone (this
    * process was given to another parent) does nobody else: then this one does, so a next daemon knows the end. */
-  if (getppid() != launcher) write_status(dir, code, self, timed_out_mark(dir, self));
+  if (getppid() != launcher) {
+    write_status(dir, code, self, timed_out_mark(dir, self));
+    /* A job that obeyed a timeout's SIGTERM may leave what ignored it (its children): the launcher sends the group's
+     * SIGKILL at the grace's end whether or not the job ended by then, and with it gone this process does. The group
+     * cannot be reused while this process, its leader, lives. */
+    while (kill_at && !killed) {
+      long long left = kill_at - now_ms();
+      if (left <= 0) {
+        killed = 1;
+        break;
+      }
+      struct timespec nap = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
+      nanosleep(&nap, NULL);
+    }
+  }
   /* What else of the group ignored the SIGTERM (the job's children): the launcher's SIGKILL would have ended it, and
    * this process with it. Only now, the status written: a pid found gone has its status beside it. */
   if (killed) kill(-self, SIGKILL);
