@@ -9,7 +9,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -448,13 +448,17 @@ test('the temps of server.json and server-starting.json a killed daemon left are
   const dir = join(root, '.platform');
   const deadTemps = [`server.json.${deadPid}.tmp`, `server-starting.json.${deadPid}.tmp`];
   const liveTemps = [`server.json.${process.pid}.tmp`, `server-starting.json.${process.pid}.tmp`];
-  for (const name of [...deadTemps, ...liveTemps]) writeFileSync(join(dir, name), '{"pid": 1, "half written');
+  // A minute and more ago (a fresh one may be a writer's in another pid namespace, where its pid looks dead here).
+  const fresh = `server.json.${deadPid + 1_000_000}.tmp`;
+  for (const name of [...deadTemps, ...liveTemps, fresh]) writeFileSync(join(dir, name), '{"pid": 1, "half written');
+  const old = new Date(Date.now() - 120_000);
+  for (const name of [...deadTemps, ...liveTemps]) utimesSync(join(dir, name), old, old);
 
   const r = await run(root, PROBE);
   t.is(r.code, 0, r.stderr);
   t.true(isPidAlive(serverJson(root)!.pid), 'the start went on');
   const left = readdirSync(dir).filter((n) => n.endsWith('.tmp'));
-  t.deepEqual(left.sort(), [...liveTemps].sort(), 'the dead writer\'s temps are gone, the live writer\'s left');
+  t.deepEqual(left.sort(), [...liveTemps, fresh].sort(), 'the dead writer\'s stale temps are gone; the live writer\'s, and a fresh one, are left');
   for (const name of liveTemps) t.is(readFileSync(join(dir, name), 'utf8'), '{"pid": 1, "half written', `${name} untouched`);
 }));
 

@@ -1,5 +1,5 @@
 /** A small file a reader must see whole or not at all: written beside, then renamed over it (atomic on one file system). */
-import { readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isPidAlive } from '../system/pid-liveness.js';
 
@@ -21,9 +21,16 @@ export function replaceFile(path: string, text: string): void {
 }
 
 /**
- * Removes the temps beside `path` whose writer is no longer alive. A live writer's is left: it may be between its
- * write and its rename, which would then fail. Best effort: a temp it cannot list or remove is left as it was, and
- * the write goes on (a stale temp only takes room).
+ * How old a dead writer's temp must be to be removed: a writer's pid is looked up in this process's pid namespace, and
+ * one in another (a container sharing the workspace) looks dead while it writes. Its write and rename take
+ * milliseconds; a temp a minute old is no writer's any more.
+ */
+const STALE_TEMP_MS = 60_000;
+
+/**
+ * Removes the temps beside `path` whose writer is no longer alive, once stale (STALE_TEMP_MS). A live writer's is
+ * left: it may be between its write and its rename, which would then fail. Best effort: a temp it cannot list or
+ * remove is left as it was, and the write goes on (a stale temp only takes room).
  */
 export function removeDeadWritersTemps(path: string, alive: (pid: number) => boolean = isPidAlive): void {
   const dir = dirname(path);
@@ -33,8 +40,10 @@ export function removeDeadWritersTemps(path: string, alive: (pid: number) => boo
   } catch {
     return;
   }
+  const staleBefore = Date.now() - STALE_TEMP_MS;
   for (const name of deadWritersTemps(basename(path), names, alive)) {
     try {
+      if (statSync(join(dir, name)).mtimeMs > staleBefore) continue;
       rmSync(join(dir, name), { force: true });
     } catch {
       // Not ours to remove (another owner, a directory): left.
