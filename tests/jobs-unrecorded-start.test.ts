@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { firstValueFrom } from 'rxjs';
 import { SupervisedExecutor } from '../lib/executor/supervised-executor.js';
-import { markSuperseded } from '../lib/executor/run-files.js';
+import { markSuperseded, runDirsAmong } from '../lib/executor/run-files.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventLog } from '../lib/events/event-log.js';
@@ -92,7 +92,23 @@ test('a status beside the mark of a start killed to be started again is not adop
   const ended = launchOf('r-ended');
   writeFileSync(join(ended.log_dir, 'status.json'), `{"exit_code":0,"pid":${gone}}\n`);
   const outcome = firstValueFrom(executor.outcomes$);
-  const adopted = executor.adoptStarted([killed, ended]);
+  const launches = new Map([killed, ended].map((l) => [l.job_run_id, l]));
+  // A queued run never handed to a launcher has no directory: never looked at.
+  const asked: string[] = [];
+  const adopted = executor.adoptStarted(new Set([...launches.keys(), 'r-never-launched']), (id) => {
+    asked.push(id);
+    return launches.get(id)!;
+  });
+  t.deepEqual(asked.sort(), ['r-ended', 'r-killed']);
   t.deepEqual([...adopted], [['r-ended', gone]]);
   t.like(await outcome, { job_run_id: 'r-ended', status: 'succeeded' });
+});
+
+test('the runs with a directory are found by a look each among a few queued runs, by one listing among many: the same', (t) => {
+  const dir = makeWorkspace(t);
+  for (const id of ['r-2', 'r-4000', 'r-other']) mkdirSync(join(dir, '.platform', 'logs', id), { recursive: true });
+  const few = new Set(['r-1', 'r-2', 'r-3']);
+  const many = new Set(Array.from({ length: 5000 }, (_, i) => `r-${i + 1}`));
+  t.deepEqual(runDirsAmong(dir, few), ['r-2']);
+  t.deepEqual(runDirsAmong(dir, many).sort(), ['r-2', 'r-4000']);
 });

@@ -49,12 +49,13 @@ export interface Executor {
    */
   reattach(launch: JobLaunch, pid: number, startedAt?: number): Reattached;
   /**
-   * For executors whose runs outlive the daemon: of runs the log has queued, those an earlier daemon started without
-   * recording it (it died between the start and the step that records it), running or ended since. Each one found is
-   * followed from here as a re-attached run is (its outcome comes on outcomes$); the map gives its pid, recorded as
-   * its start. A run not in it never started, and starts anew.
+   * For executors whose runs outlive the daemon: of the runs the log has queued (`queued`, their launches made by
+   * `launchOf` only for those looked at), those an earlier daemon started without recording it (it died between the
+   * start and the step that records it), running or ended since. Each one found is followed from here as a
+   * re-attached run is (its outcome comes on outcomes$); the map gives its pid, recorded as its start. A run not in
+   * it never started, and starts anew.
    */
-  adoptStarted?(launches: readonly JobLaunch[]): Map<string, number>;
+  adoptStarted?(queued: ReadonlySet<string>, launchOf: (jobRunId: string) => JobLaunch): Map<string, number>;
   /**
    * For executors that can hold runs and start the next the moment one of theirs ends (the native launcher: no step's
    * round trip between a run's end and the next start): at most `cap` runs go at once, and this returns how many

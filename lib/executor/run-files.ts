@@ -12,9 +12,9 @@
  * the earlier attempt's status and cancel files, and a status names the pid it is about (the one the log records:
  * the job under the native launcher, the supervisor otherwise): a reader that knows the run's pid ignores another's.
  */
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
-import type { JobOutcome } from './job-launch.js';
+import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { runLogDir, type JobOutcome } from './job-launch.js';
 
 export const CANCEL_FILE = 'cancel.json';
 export const STDIN_FILE = 'stdin.json';
@@ -76,6 +76,22 @@ export function statusPid(dir: string): number | undefined {
   const pid = readJson<{ pid?: unknown } | null>(join(dir, STATUS_FILE))?.value?.pid;
   return typeof pid === 'number' && pid > 0 ? pid : undefined;
 }
+/** Below this many runs, each is looked for by name; above, the logs directory is listed once. */
+const LOOKUPS_BEFORE_A_LISTING = 4096;
+
+/**
+ * Of `ids`, the runs that have a directory under the workspace's logs: the cheaper of a look per run and one listing
+ * of the directory (which holds every run the retention kept).
+ */
+export function runDirsAmong(workspaceRoot: string, ids: ReadonlySet<string>): string[] {
+  if (ids.size <= LOOKUPS_BEFORE_A_LISTING) return [...ids].filter((id) => existsSync(runLogDir(workspaceRoot, id)));
+  try {
+    return readdirSync(dirname(runLogDir(workspaceRoot, 'x'))).filter((name) => ids.has(name));
+  } catch {
+    return [];
+  }
+}
+
 /**
  * Marks a run whose unrecorded start is killed so that it starts again: the status its launcher then writes of that
  * kill is of no start the log will hold, and must not be taken later for how an unrecorded start ended (adoptStarted

@@ -27,7 +27,7 @@ import { LOST_RUN_REASON } from './lost-runs.js';
 import { cancelAllAndWait } from './cancel-all.js';
 import { missingDepsInLogs } from './missing-deps-scanner.js';
 import { findProgram } from './program-path.js';
-import { CANCEL_FILE, markSuperseded, readCancelReason, readExitStatus, removeExecFields, statusPid, writeDurably, writeRunFiles } from './run-files.js';
+import { CANCEL_FILE, markSuperseded, readCancelReason, readExitStatus, removeExecFields, runDirsAmong, statusPid, writeDurably, writeRunFiles } from './run-files.js';
 import { spawnFailureReason } from './spawn-failure.js';
 import { groupAlive, signalGroup } from '../system/process-group.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
@@ -274,12 +274,16 @@ export class SupervisedExecutor implements Executor {
     return 'lost';
   }
 
-  adoptStarted(launches: readonly JobLaunch[]): Map<string, number> {
+  adoptStarted(queued: ReadonlySet<string>, launchOf: (jobRunId: string) => JobLaunch): Map<string, number> {
     const adopted = new Map<string, number>();
-    if (launches.length === 0) return adopted;
-    const processes = findJobRunProcesses(this.opts.workspaceRoot, new Set(launches.map((l) => l.job_run_id)));
-    for (const launch of launches) {
-      if (this.runs.has(launch.job_run_id)) continue;
+    if (queued.size === 0) return adopted;
+    const processes = findJobRunProcesses(this.opts.workspaceRoot, queued);
+    // Only a run with a directory was ever handed to a launcher: of 100,000 queued runs (a backfill behind a busy
+    // executor), the few a crash caught are looked at, not every one's files.
+    const looked = new Set([...processes.keys(), ...runDirsAmong(this.opts.workspaceRoot, queued)]);
+    for (const id of looked) {
+      if (this.runs.has(id)) continue;
+      const launch = launchOf(id);
       const pids = processes.get(launch.job_run_id) ?? [];
       // Going, the pid its start records is the launcher's child (the job, or its supervisor); ended, its
       // supervisor's status names that pid. A start clears an earlier start's status, a run canceled or recalled

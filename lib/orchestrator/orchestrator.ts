@@ -172,7 +172,7 @@ export class Orchestrator {
     const { executor, workspaceRoot } = this.opts;
     const leftovers = new Set([...state.job_runs_by_status.queued].map(([, id]) => id));
     const adopted: OrchestratorInput[] = [];
-    const found = executor.adoptStarted?.([...leftovers].map((id) => launchForRun(state.job_runs.get(id)!, workspaceRoot)));
+    const found = executor.adoptStarted?.(leftovers, (id) => launchForRun(state.job_runs.get(id)!, workspaceRoot));
     for (const [job_run_id, pid] of found ?? []) {
       leftovers.delete(job_run_id);
       // Launched: no step starts it again before its start is recorded.
