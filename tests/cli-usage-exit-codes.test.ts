@@ -33,3 +33,24 @@ test('usage errors exit 2 on every command, and the --json error line says the s
     t.is(line.exit_code, json.code!, `${args.join(' ')}: the JSON line's exit_code is the exit status`);
   }
 });
+
+test("a --limit or -n past the help's range is a usage error naming the option; the range's end is accepted", async (t) => {
+  const f = await startServer(t);
+  const over: Array<[string[], RegExp]> = [
+    [['want', 'list', '--limit', '1001'], /--limit must be a whole number from 1 to 1000/],
+    [['job-runs', 'list', '--limit', '5000'], /--limit must be a whole number from 1 to 1000/],
+    [['schedules', '--limit', '1001'], /--limit must be a whole number from 1 to 1000/],
+    [['events', '--limit', '10001'], /--limit must be a whole number from 1 to 10000/],
+    [['logs', 'r-1', '-n', '10001'], /--tail must be a whole number from 1 to 10000/],
+  ];
+  for (const [args, message] of over) {
+    const r = await cli(t, f.url, f.dir, ...args);
+    t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    t.regex(r.stderr, message, args.join(' '));
+    t.notRegex(r.stderr, /Query parameter/, 'said in the words typed');
+  }
+  for (const args of [['want', 'list', '--limit', '1000'], ['events', '--limit', '10000']]) {
+    const r = await cli(t, f.url, f.dir, '--json', ...args);
+    t.is(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+  }
+});
