@@ -6,6 +6,9 @@ import type { JobRunStatus } from './statuses.js';
 
 export type LogStream = 'stdout' | 'stderr';
 
+/** The most lines `?tail=` (`platform logs -n`) reads. */
+export const MAX_TAIL_LINES = 10_000;
+
 /** The end of a followed log: how the job run ended. */
 export interface LogEnd {
   status: JobRunStatus | 'unknown';

@@ -1,6 +1,12 @@
 /** Lists come in pages: what a list request asks for and what it gets back. */
 import type { EventView } from './views.js';
 
+/** The most a list page holds (`?limit=`, `--limit`). */
+export const MAX_PAGE = 1000;
+
+/** The most events one `GET /api/events` reads (`?limit=`, `platform events --limit`). */
+export const MAX_EVENTS_PER_READ = 10_000;
+
 /** `?order=`: `desc` lists newest first. */
 export type PageOrder = 'asc' | 'desc';
 

@@ -6,6 +6,7 @@ import { commandWord } from './entry.js';
 import { httpUrl, parsedOption } from './option-parsers.js';
 import { globalOptions } from './global-options.js';
 import { jsonError } from './json-error.js';
+import { usageExitCode } from './output.js';
 import { registerServe } from './commands/serve-command.js';
 import { registerBuild } from './commands/build-command.js';
 import { registerWant } from './commands/want-command.js';
@@ -65,7 +66,8 @@ export function buildProgram(options: { jsonErrors?: boolean } = {}): Command {
   registerWorker(program);
   registerDoctor(program);
   registerGc(program);
-  return program;
+  // Every command's usage errors (an unknown option or command, an extra argument) exit 2, as --json says they do.
+  return usageExitCode(program);
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -1,7 +1,7 @@
 /** The shape every `... list` command shares: status/limit/offset options, a page, a table or JSON, a footer. */
 import type { Command } from 'commander';
 import type { Page, PlatformClient } from '../client/platform-client.js';
-import type { PageOrder } from '../api/page.js';
+import { MAX_PAGE, type PageOrder } from '../api/page.js';
 import { oneOf, parsedOption, wholeNumber } from './option-parsers.js';
 import { connect, line, pageFooter, printJson } from './output.js';
 
@@ -21,7 +21,7 @@ export function pagedListCommand<T>(parent: Command, spec: PagedListSpec<T>): Co
   if (spec.statuses.length > 0) cmd.option('--status <status>', `only ${spec.noun} in this status (${spec.statuses.join(', ')})`);
   for (const [flag, help] of spec.extra ?? []) cmd.option(flag, help);
   return cmd
-    .addOption(parsedOption('--limit <n>', 'at most this many (1-1000, default 100)', wholeNumber({ min: 1 })))
+    .addOption(parsedOption('--limit <n>', 'at most this many (1-1000, default 100)', wholeNumber({ min: 1, max: MAX_PAGE })))
     .addOption(parsedOption('--offset <n>', 'skip this many', wholeNumber()))
     .addOption(parsedOption('--order <order>', 'asc (the list\'s order: oldest first, or by ref for partitions; the default) or desc (reversed)', oneOf(['asc', 'desc'] as const, 'oldest or newest first')))
     .action(async (opts: { status?: string; limit?: number; offset?: number; order?: PageOrder } & Record<string, unknown>, self: Command) => {

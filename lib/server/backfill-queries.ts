@@ -5,7 +5,7 @@
 import type { BackfillPolicy, BackfillView } from '../api/backfills.js';
 import type { Page } from '../api/page.js';
 import type { RebuildPolicy } from '../events/build-event.js';
-import { wantsOfRun, type BuildState, type WantRecord } from '../state/build-state.js';
+import { TERMINAL_WANT_STATUSES, wantsOfRun, type BuildState, type WantRecord } from '../state/build-state.js';
 import type { PageQuery } from './queries.js';
 
 const POLICY_OF: Record<RebuildPolicy, BackfillPolicy> = { absent: 'missing', missing: 'failed', all: 'all', stale: 'failed' };
@@ -14,6 +14,11 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function backfillView(state: BuildState, want: WantRecord): BackfillView {
   const c = want.counts;
+  // The fold keeps counts for active wants only: an ended one's `active` and `waiting` are frozen at its end (a
+  // canceled backfill read "building 2" with nothing running). Nothing builds or waits for an ended backfill.
+  const ended = TERMINAL_WANT_STATUSES.has(want.status);
+  const active = ended ? 0 : c.active;
+  const waiting = ended ? 0 : c.waiting;
   const total = want.partitions.length;
   const settled = c.live + c.failed + c.skipped;
   let running = 0;
@@ -35,9 +40,9 @@ export function backfillView(state: BuildState, want: WantRecord): BackfillView 
       live: c.live,
       failed: c.failed,
       skipped: c.skipped,
-      building: c.active,
-      waiting: c.waiting,
-      pending: Math.max(0, total - settled - c.active - c.waiting),
+      building: active,
+      waiting,
+      pending: Math.max(0, total - settled - active - waiting),
     },
     progress: total === 0 ? 1 : Math.round((settled / total) * 10_000) / 10_000,
     running_job_runs: running,

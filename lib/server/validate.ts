@@ -39,7 +39,9 @@ export function validateBody<T extends TSchema>(schema: T, body: unknown, use: B
   const error = first(check.Errors(body));
   if (error.type === ValueErrorType.ObjectAdditionalProperties) {
     const fields = Object.keys((error.schema as { properties?: object }).properties ?? {});
-    throw new HttpError(400, `Unknown field '${lastKey(error.path)}'; ${use.what} takes ${fields.join(', ')}.`);
+    // A body of no fields (a resume) says so, and what to send, rather than "takes ." with nothing after it.
+    const takes = fields.length > 0 ? `takes ${fields.join(', ')}` : `takes no fields: send ${use.example}`;
+    throw new HttpError(400, `Unknown field '${lastKey(error.path)}'; ${use.what} ${takes}.`);
   }
   const where = fieldName(error.path);
   if (error.type === ValueErrorType.ObjectRequiredProperty) {

@@ -2,8 +2,9 @@
 import { Type } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../../events/build-event.js';
 import { IsoTime, WholeNumber } from './common.js';
+import { MAX_EVENTS_PER_READ } from '../page.js';
 
-export const MAX_EVENTS_PER_READ = 10_000;
+export { MAX_EVENTS_PER_READ };
 /** A page of events ends early past this many bytes of JSON (it holds one event at least): read on from its last id. */
 export const EVENT_PAGE_BYTES = 4 * 1024 * 1024;
 

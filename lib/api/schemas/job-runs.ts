@@ -5,9 +5,10 @@ import type { JobRunView } from '../views.js';
 import type { LogEnd } from '../job-run-log.js';
 import { IsoTime, Nullable, OneOf, WholeNumber, type SameType } from './common.js';
 import { ListQuery, PageOf } from './pages.js';
+import { MAX_TAIL_LINES } from '../job-run-log.js';
 
 /** Most lines `?tail=` may ask for. */
-export const MAX_TAIL_LINES = 10_000;
+export { MAX_TAIL_LINES };
 
 export const JobRunStatusSchema = OneOf(JOB_RUN_STATUSES, { $id: 'JobRunStatus' });
 

@@ -1,9 +1,10 @@
 /** List queries (`?offset=&limit=&order=`) and the pages they answer with. */
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 import { OneOf, WholeNumber } from './common.js';
+import { MAX_PAGE } from '../page.js';
 
 export const DEFAULT_PAGE = 100;
-export const MAX_PAGE = 1000;
+export { MAX_PAGE };
 
 export const PAGE_QUERY = {
   offset: Type.Optional(WholeNumber(0, Number.MAX_SAFE_INTEGER, 'How many to skip; default 0.')),

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { lastValueFrom, tap } from 'rxjs';
 import type { EventView } from '../../client/platform-client.js';
+import { MAX_EVENTS_PER_READ } from '../../api/page.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { colors, connect, line, listShort, printJson, table, usageExitCode, when } from '../output.js';
 
@@ -93,7 +94,7 @@ export function registerEvents(program: Command): void {
       parsedOption('--offset <id>', 'start after this event id (default: the first; with --follow, the last 20 events)', wholeNumber()),
     )
     .addOption(
-      parsedOption('--limit <n>', 'at most this many (1-10000, default 10000; with --follow, only the backlog)', wholeNumber({ min: 1 })),
+      parsedOption('--limit <n>', 'at most this many (1-10000, default 10000; with --follow, only the backlog)', wholeNumber({ min: 1, max: MAX_EVENTS_PER_READ })),
     )
     .option('-f, --follow', 'keep streaming events until interrupted')
     .action(async (opts: { offset?: number; limit?: number; follow?: boolean }, cmd: Command) => {

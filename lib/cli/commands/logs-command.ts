@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { lastValueFrom, tap } from 'rxjs';
 import type { LogEnd, PlatformClient } from '../../client/platform-client.js';
 import { NoServerError } from '../../client/server-connection.js';
+import { MAX_TAIL_LINES } from '../../api/job-run-log.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { connect, errColors, statusColor, usageExitCode } from '../output.js';
 import { ServerWentAwayError } from '../server-went-away-error.js';
@@ -14,7 +15,7 @@ export function registerLogs(program: Command): void {
     .argument('<job_run_id>')
     .option('--stderr', 'the stderr log instead of stdout')
     .option('-f, --follow', 'stream the log while the job runs, until it ends')
-    .addOption(parsedOption('-n, --tail <lines>', 'only the last lines (1-10000); with -f, follow from there', wholeNumber({ min: 1 })))
+    .addOption(parsedOption('-n, --tail <lines>', 'only the last lines (1-10000); with -f, follow from there', wholeNumber({ min: 1, max: MAX_TAIL_LINES })))
     .action(async (id: string, opts: { stderr?: boolean; follow?: boolean; tail?: number }, cmd: Command) => {
       const stream = opts.stderr ? 'stderr' : 'stdout';
       const { tail } = opts;

@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import type { ScheduleChangeReply, ScheduleView } from '../../client/platform-client.js';
+import { MAX_PAGE } from '../../api/page.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { colors, connect, detailTable, line, listShort, pageFooter, printJson, shellWords, statusColor, table, usageExitCode, when } from '../output.js';
 
@@ -112,7 +113,7 @@ export function registerSchedules(program: Command): void {
     .command('schedules')
     .description('the schedules of platform.json: their last and next tick, the wants they made and how those did, the ticks they skipped (one in detail with its name); pause and resume one')
     .argument('[name]', 'show this schedule only (or: platform schedules show <name>)')
-    .addOption(parsedOption('--limit <n>', 'at most this many (1-1000, default 100)', wholeNumber({ min: 1 })))
+    .addOption(parsedOption('--limit <n>', 'at most this many (1-1000, default 100)', wholeNumber({ min: 1, max: MAX_PAGE })))
     .addOption(parsedOption('--offset <n>', 'skip this many', wholeNumber()))
     .addHelpText(
       'after',

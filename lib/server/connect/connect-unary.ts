@@ -290,10 +290,19 @@ function decodeRequest(type: Type, codec: Codec, body: Buffer): Record<string, u
     try {
       message = protojson.fromJson(type, json);
     } catch (err) {
-      throw new RpcError('invalid_argument', `The body is not a valid ${type.name} in proto3 JSON: ${sentence(err)}.`);
+      throw new RpcError('invalid_argument', `The body is not a valid ${type.name} in proto3 JSON: ${sentence(err)}. ${fieldsOf(type)}`);
     }
   }
   return type.toObject(message, TO_OBJECT);
+}
+
+/** What a message takes, for a body that misspelled or mistyped a field: "A JobConfigRequest has outputRefs (or output_refs)." */
+function fieldsOf(type: Type): string {
+  const names = type.fieldsArray.map((f) => {
+    const snake = f.name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    return snake === f.name ? f.name : `${f.name} (or ${snake})`;
+  });
+  return names.length === 0 ? `A ${type.name} has no fields: send {}.` : `A ${type.name} has ${names.join(', ')}.`;
 }
 
 function toRpcError(err: unknown, method: UnaryMethod, req: Request, options: UnaryOptions): RpcError {

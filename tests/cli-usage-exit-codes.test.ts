@@ -1,0 +1,56 @@
+/**
+ * A usage error exits 2 on every command, as README's CLI section and the `--json` error line (`"exit_code": 2`)
+ * say: an unknown option or command, an extra argument, a missing required option; and a number past the limit
+ * a command's help gives (`--limit` 1-1000, `-n` 1-10000) is refused by the CLI, naming its option, rather than
+ * sent for the server to refuse as a query parameter the user never typed. The real CLI against the real server.
+ */
+import test from 'ava';
+import { runCli, startServer } from './helpers/server-fixture.js';
+
+async function cli(t: Parameters<typeof startServer>[0], url: string, cwd: string, ...args: string[]) {
+  const p = runCli(t, ['--server-url', url, ...args], cwd);
+  const { code } = await p.exited;
+  return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+test('usage errors exit 2 on every command, and the --json error line says the same exit code', async (t) => {
+  const f = await startServer(t);
+  const cases: string[][] = [
+    ['gc', '--bogus'],
+    ['status', 'extra'],
+    ['stop', '--bogus'],
+    ['doctor', '--bogus'],
+    ['init', '--bogus'],
+    ['worker'],
+    ['nosuchcommand'],
+  ];
+  for (const args of cases) {
+    const plain = await cli(t, f.url, f.dir, ...args);
+    t.is(plain.code, 2, `${args.join(' ')}: ${plain.stderr}`);
+    const json = await cli(t, f.url, f.dir, '--json', ...args);
+    t.is(json.code, 2, args.join(' '));
+    const line = JSON.parse(json.stderr.trim().split('\n').at(-1)!) as { exit_code: number };
+    t.is(line.exit_code, json.code!, `${args.join(' ')}: the JSON line's exit_code is the exit status`);
+  }
+});
+
+test("a --limit or -n past the help's range is a usage error naming the option; the range's end is accepted", async (t) => {
+  const f = await startServer(t);
+  const over: Array<[string[], RegExp]> = [
+    [['want', 'list', '--limit', '1001'], /--limit must be a whole number from 1 to 1000/],
+    [['job-runs', 'list', '--limit', '5000'], /--limit must be a whole number from 1 to 1000/],
+    [['schedules', '--limit', '1001'], /--limit must be a whole number from 1 to 1000/],
+    [['events', '--limit', '10001'], /--limit must be a whole number from 1 to 10000/],
+    [['logs', 'r-1', '-n', '10001'], /--tail must be a whole number from 1 to 10000/],
+  ];
+  for (const [args, message] of over) {
+    const r = await cli(t, f.url, f.dir, ...args);
+    t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    t.regex(r.stderr, message, args.join(' '));
+    t.notRegex(r.stderr, /Query parameter/, 'said in the words typed');
+  }
+  for (const args of [['want', 'list', '--limit', '1000'], ['events', '--limit', '10000']]) {
+    const r = await cli(t, f.url, f.dir, '--json', ...args);
+    t.is(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+  }
+});
