@@ -20,6 +20,7 @@ import { redacted } from './redis-url.js';
 import { QUEUE_WORKER_PREFIX } from '../../api/run-placement.js';
 import {
   DEFAULT_QUEUE,
+  LOG_STREAM_TTL_SECONDS,
   cancelChannel,
   bullConnection,
   connectRedis,
@@ -278,6 +279,9 @@ export class RedisExecutor implements Executor {
     if (!run) return;
     // Our processor never throws: a failed job is one BullMQ gave up on, its worker gone (stalled past its lease).
     run.logEnded = true;
+    // That worker never set its output stream's expiry (it does so when it marks the end): set here, or the stream
+    // of every run lost with its worker stays in Redis for good.
+    this.connection.expire(run.key, LOG_STREAM_TTL_SECONDS).catch((err: unknown) => this.error(`could not set the expiry of ${run.key}: ${errorText(err)}`));
     await this.settle(run, { job_run_id: run.launch.job_run_id, status: 'canceled', reason: `${LOST_RUN_REASON} (its worker stopped renewing its lease: ${failedReason})` });
   }
 
