@@ -27,7 +27,7 @@ import {
   type PlacementReport,
 } from './redis-names.js';
 import { redacted } from './redis-url.js';
-import { WORKER_TOKEN_VAR, startOrphanWatchdog } from './orphan-watchdog.js';
+import { WORKER_TOKEN_VAR, startOrphanWatchdog, writeLeaseDeadline } from './orphan-watchdog.js';
 
 export interface QueueWorkerOptions {
   redisUrl: string;
@@ -58,6 +58,8 @@ export class QueueWorker {
   /** The runs held, by BullMQ job id: until when their lock is known to hold, and whether a check is on its way. */
   private readonly held = new Map<string, { until: number; asking: boolean }>();
   private leaseTimer: NodeJS.Timeout | undefined;
+  /** Where the watchdog reads when to kill this worker's jobs should it stop answering (`writeLeaseDeadline`). */
+  private readonly deadlineFile: string;
 
   constructor(private readonly opts: QueueWorkerOptions) {
     this.name = opts.name ?? `${hostname()}-${process.pid}`;
@@ -65,6 +67,7 @@ export class QueueWorker {
     this.publisher = connectRedis(opts.redisUrl);
     this.subscriber = connectRedis(opts.redisUrl);
     this.scratch = join(tmpdir(), `platform-worker-${process.pid}`);
+    this.deadlineFile = join(this.scratch, 'lease-deadline');
     const leaseMs = opts.leaseMs ?? 30_000;
     this.leaseMs = leaseMs;
     this.leaseClient = connectRedis(opts.redisUrl);
@@ -98,7 +101,9 @@ export class QueueWorker {
       }
     });
     await this.worker.waitUntilReady();
-    this.token = startOrphanWatchdog();
+    mkdirSync(this.scratch, { recursive: true });
+    this.tellWatchdog();
+    this.token = startOrphanWatchdog(this.deadlineFile);
     this.leaseTimer = setInterval(() => this.checkLeases(), Math.max(100, Math.floor(this.leaseMs / 10)));
     void this.worker.run();
     this.log(`worker ${this.name} takes runs from queue '${this.queue}' at ${redacted(this.opts.redisUrl)} (concurrency ${this.opts.concurrency ?? 1})`);
@@ -126,6 +131,7 @@ export class QueueWorker {
     // The lock was set when the run was taken, at processedOn (this worker's clock) or after.
     const jobId = job.id ?? id;
     this.held.set(jobId, { until: (job.processedOn ?? Date.now()) + this.leaseMs, asking: false });
+    this.tellWatchdog();
     const done = () => void this.held.delete(jobId);
     outcome.then(done, done);
     const { pid } = this.executor.start(launch);
@@ -151,7 +157,7 @@ export class QueueWorker {
    */
   private checkLeases(): void {
     const now = Date.now();
-    const margin = Math.min(2000, Math.floor(this.leaseMs / 4));
+    const margin = this.leaseMargin();
     for (const [jobId, lease] of this.held) {
       if (now >= lease.until - margin) {
         this.held.delete(jobId);
@@ -171,6 +177,33 @@ export class QueueWorker {
         .catch(() => {
           lease.asking = false;
         });
+    }
+    this.tellWatchdog();
+  }
+
+  /** How long before its lock is known to run out a run is stopped. */
+  private leaseMargin(): number {
+    return Math.min(2000, Math.floor(this.leaseMs / 4));
+  }
+
+  /**
+   * Tells the watchdog when this worker's runs would have to stop if it did not come back to it: halfway through
+   * the margin `checkLeases` keeps, so that a worker that is alive always stops a run itself first (and a watchdog
+   * that acts kills only what a stopped or hung worker could not). Runs `checkLeases` is about to stop do not count.
+   */
+  private tellWatchdog(): void {
+    const now = Date.now();
+    const margin = this.leaseMargin();
+    let deadline: number | undefined;
+    for (const lease of this.held.values()) {
+      if (lease.until - margin <= now) continue;
+      const at = lease.until - margin / 2;
+      deadline = deadline === undefined ? at : Math.min(deadline, at);
+    }
+    try {
+      writeLeaseDeadline(this.deadlineFile, deadline);
+    } catch (err) {
+      this.log(`could not tell the watchdog the lease deadline: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 

@@ -9,7 +9,7 @@
  */
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Queue, QueueEvents, Worker } from 'bullmq';
+import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Observable, Subject } from 'rxjs';
 import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from '../job-launch.js';
@@ -20,6 +20,7 @@ import { redacted } from './redis-url.js';
 import { QUEUE_WORKER_PREFIX } from '../../api/run-placement.js';
 import {
   DEFAULT_QUEUE,
+  LOG_STREAM_TTL_SECONDS,
   cancelChannel,
   bullConnection,
   connectRedis,
@@ -175,10 +176,25 @@ export class RedisExecutor implements Executor {
     const run = this.track(launch);
     this.ready
       .then(() => this.queue.add('run', launch, { jobId: run.jobId, attempts: 1, removeOnComplete: { age: 7 * 86400 }, removeOnFail: { age: 7 * 86400 } }))
-      .catch((err: unknown) =>
-        this.settle(run, { job_run_id: launch.job_run_id, status: 'failed', exit_code: -1, signal: '', reason: `could not hand the run to Redis at ${redacted(this.opts.redisUrl)}: ${errorText(err)}` }),
+      .then(
+        (added) =>
+          this.handedOverBefore(run, added.timestamp).catch((err: unknown) => this.error(`could not look up ${launch.job_run_id} on Redis: ${errorText(err)}`)),
+        (err: unknown) =>
+          this.settle(run, { job_run_id: launch.job_run_id, status: 'failed', exit_code: -1, signal: '', reason: `could not hand the run to Redis at ${redacted(this.opts.redisUrl)}: ${errorText(err)}` }),
       );
     return { pid: 0, worker: `${QUEUE_WORKER_PREFIX}${this.queueName}` };
+  }
+
+  /**
+   * A daemon killed after it handed a run to the queue but before it recorded the start leaves the run queued in the
+   * log, and the next daemon starts it again: BullMQ dedups that add on the job id, so the job in the queue is the
+   * earlier daemon's (its timestamp is not this add's). Waiting, running or ended since, it is followed as a
+   * re-attached run is; else an end told while no daemon listened would never be heard of, the run running for ever.
+   */
+  private async handedOverBefore(run: RemoteRun, addedAt: number): Promise<void> {
+    const job = await this.queue.getJob(run.jobId);
+    if (!job || job.timestamp === addedAt) return;
+    await this.lookUp(run, job);
   }
 
   cancel(job_run_id: string, reason: string): void {
@@ -207,22 +223,26 @@ export class RedisExecutor implements Executor {
     run.cursor = readCursor(launch.log_dir) ?? '0';
     void (async () => {
       await this.ready;
-      const job = await this.queue.getJob(run.jobId);
-      const state = job ? await job.getState() : 'unknown';
-      // Taken by a worker while no daemon listened: its name and pid are in the job's progress.
-      if (job?.progress && typeof job.progress === 'object') this.placed(run.jobId, job.progress);
-      // Ended while no daemon listened: it ended when its worker finished it, not now.
-      if (state === 'completed' && job?.returnvalue) return this.completed(run.jobId, job.returnvalue, job.finishedOn);
-      if (state === 'failed') return this.failed(run.jobId, job?.failedReason ?? 'failed');
-      // Stalled while no daemon listened, and no worker has taken it since to fail it.
-      if (job?.deferredFailure) return this.stalled(run.jobId, job.deferredFailure);
-      if (state === 'unknown') {
-        run.logEnded = true;
-        return this.settle(run, { job_run_id: launch.job_run_id, status: 'canceled', reason: `${LOST_RUN_REASON} (Redis has no such job)` });
-      }
-      // Waiting or running: QueueEvents bring its end.
+      await this.lookUp(run, await this.queue.getJob(run.jobId));
     })().catch((err: unknown) => this.error(`could not look up ${launch.job_run_id} on Redis: ${errorText(err)}`));
     return 'following';
+  }
+
+  /** What the queue holds of a run an earlier daemon handed to it, told while no daemon listened. */
+  private async lookUp(run: RemoteRun, job: Job<JobLaunch, JobOutcome> | undefined): Promise<void> {
+    const state = job ? await job.getState() : 'unknown';
+    // Taken by a worker while no daemon listened: its name and pid are in the job's progress.
+    if (job?.progress && typeof job.progress === 'object') this.placed(run.jobId, job.progress);
+    // Ended while no daemon listened: it ended when its worker finished it, not now.
+    if (state === 'completed' && job?.returnvalue) return this.completed(run.jobId, job.returnvalue, job.finishedOn);
+    if (state === 'failed') return this.failed(run.jobId, job?.failedReason ?? 'failed');
+    // Stalled while no daemon listened, and no worker has taken it since to fail it.
+    if (job?.deferredFailure) return this.stalled(run.jobId, job.deferredFailure);
+    if (state === 'unknown') {
+      run.logEnded = true;
+      return this.settle(run, { job_run_id: run.launch.job_run_id, status: 'canceled', reason: `${LOST_RUN_REASON} (Redis has no such job)` });
+    }
+    // Waiting or running: QueueEvents bring its end.
   }
 
   runningCount(): number {
@@ -278,6 +298,9 @@ export class RedisExecutor implements Executor {
     if (!run) return;
     // Our processor never throws: a failed job is one BullMQ gave up on, its worker gone (stalled past its lease).
     run.logEnded = true;
+    // That worker never set its output stream's expiry (it does so when it marks the end): set here, or the stream
+    // of every run lost with its worker stays in Redis for good.
+    this.connection.expire(run.key, LOG_STREAM_TTL_SECONDS).catch((err: unknown) => this.error(`could not set the expiry of ${run.key}: ${errorText(err)}`));
     await this.settle(run, { job_run_id: run.launch.job_run_id, status: 'canceled', reason: `${LOST_RUN_REASON} (its worker stopped renewing its lease: ${failedReason})` });
   }
 
