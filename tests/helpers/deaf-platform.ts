@@ -15,7 +15,8 @@ function deaf(real: Executor): Executor {
   return {
     outcomes$: NEVER,
     started$: NEVER,
-    start: (launch) => real.start(launch),
+    // Nor from what start returns (an executor that knows its start at once, as the Redis one does, says it there).
+    start: (launch) => void real.start(launch),
     cancel: (id, reason) => real.cancel(id, reason),
     reattach: (launch, pid, startedAt) => real.reattach(launch, pid, startedAt),
     runningCount: () => real.runningCount(),
