@@ -54,3 +54,20 @@ test("a --limit or -n past the help's range is a usage error naming the option; 
     t.is(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
   }
 });
+
+test('a backfill pattern that is malformed or too large is a usage error, as for build; nothing is sent', async (t) => {
+  const f = await startServer(t);
+  const eventsBefore = ((await (await fetch(`${f.url}/api/events?limit=1`)).json()) as { latest_id: number }).latest_id;
+  for (const [pattern, message] of [
+    ['x={1..', /x=\{1\.\./],
+    ['x={1..1000}/y={1..1000}', /expands to .*100,000/],
+  ] as const) {
+    for (const command of ['backfill', 'build']) {
+      const r = await cli(t, f.url, f.dir, command, pattern);
+      t.is(r.code, 2, `${command} ${pattern}: ${r.stderr}`);
+      t.regex(r.stderr, message, `${command} ${pattern}`);
+    }
+  }
+  const eventsAfter = ((await (await fetch(`${f.url}/api/events?limit=1`)).json()) as { latest_id: number }).latest_id;
+  t.is(eventsAfter, eventsBefore, 'no want or backfill was made');
+});

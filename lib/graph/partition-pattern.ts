@@ -94,14 +94,27 @@ export function isPattern(text: string): boolean {
   return text.includes('{') || text.includes('}');
 }
 
-/** Every ref of the pattern, in order; refuses one that is malformed or over `max` refs. */
-export function expandPattern(pattern: string, max = MAX_EXPANSION): string[] {
-  const parts = parse(pattern);
+/**
+ * How many refs the pattern stands for, without expanding it; refuses one that is malformed or over `max` refs, as
+ * `expandPattern` does (a client checks a pattern before it sends it).
+ */
+export function checkPattern(pattern: string, max = MAX_EXPANSION): number {
+  return checkedSize(pattern, parse(pattern), max);
+}
+
+function checkedSize(pattern: string, parts: readonly Part[], max: number): number {
   let total = 1;
   for (const p of parts) if ('count' in p) total *= p.count;
   if (total > max) {
     throw new PatternError(pattern, `expands to ${groupDigits(total)} partitions; the limit is ${groupDigits(max)}. Split the range.`);
   }
+  return total;
+}
+
+/** Every ref of the pattern, in order; refuses one that is malformed or over `max` refs. */
+export function expandPattern(pattern: string, max = MAX_EXPANSION): string[] {
+  const parts = parse(pattern);
+  const total = checkedSize(pattern, parts, max);
   const out: string[] = new Array(total);
   for (let k = 0; k < total; k++) {
     let rest = k;

@@ -12,7 +12,8 @@ import { EXIT_INTERRUPTED } from '../settle-follow.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import { integer, oneOf, parsedOption, wholeNumber } from '../option-parsers.js';
 import { renderBackfill } from '../backfill-progress.js';
-import { connect, detailTable, line, printJson, statusColor, table, usageExitCode, when, type CommandContext } from '../output.js';
+import { connect, detailTable, line, printJson, statusColor, table, usageError, usageExitCode, when, type CommandContext } from '../output.js';
+import { checkPattern, PatternError } from '../../graph/partition-pattern.js';
 import type { FollowResult } from '../follow-want.js';
 
 interface BackfillOptions {
@@ -61,6 +62,13 @@ export function registerBackfill(program: Command): void {
     .option('--comment <text>', 'why the backfill is run')
     .option('--detach', 'print the backfill id and return once it is accepted')
     .action(async (pattern: string, opts: BackfillOptions, cmd: Command) => {
+      // Malformed or too large, it is a mistake in the command line (exit 2, as `build` says it), not the server's 400.
+      try {
+        checkPattern(pattern);
+      } catch (err) {
+        if (err instanceof PatternError) usageError(cmd, err.message);
+        throw err;
+      }
       const ctx = await connect(cmd);
       const { client, options } = ctx;
       const startedAt = Date.now();
