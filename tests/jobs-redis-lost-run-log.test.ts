@@ -2,13 +2,12 @@
  * The output stream of a run whose worker died: the worker never marked its end nor set its expiry, so the daemon,
  * recording the run lost, does; otherwise each lost run's output stays in Redis for good (noeviction: it fills up).
  */
-import test from 'ava';
 import { Redis } from 'ioredis';
 import { RedisExecutor } from '../lib/executor/redis/redis-executor.js';
 import { DEFAULT_QUEUE, LOG_STREAM_TTL_SECONDS, logStreamKey, queueJobId } from '../lib/executor/redis/redis-names.js';
 import { bash, killAtTeardown, makeWorkspace, openPlatform, pidsIn, runsFor, sleep, waitFor, want } from './helpers/jobs-fixture.js';
-import { redisMissing, startRedis } from './helpers/redis-server.js';
-import { runCli } from './helpers/server-fixture.js';
+import { startRedis } from './helpers/redis-server.js';
+import { redisTests, startWorker } from './helpers/redis-fixture.js';
 
 async function until(cond: () => Promise<boolean>, ms: number): Promise<boolean> {
   for (const end = Date.now() + ms; Date.now() < end; await sleep(50)) if (await cond()) return true;
@@ -17,17 +16,13 @@ async function until(cond: () => Promise<boolean>, ms: number): Promise<boolean>
 
 const graph = { jobs: [{ label: 'talk', outputs: ['talk/(?<n>\\d+)'], exec: bash('echo $$ > talk.pid; echo said; sleep 100') }] };
 
-const redisTest = redisMissing ? test.skip : test.serial;
-if (redisMissing) test('Redis executor tests', (t) => {
-  t.log(redisMissing);
-  t.pass();
-});
+const redisTest = redisTests();
 
 redisTest("a run lost with its worker: its output stream in Redis expires as a finished run's does", async (t) => {
   const redis = await startRedis(t);
   const dir = makeWorkspace(t);
   killAtTeardown(t, () => pidsIn(dir, 'talk.pid'));
-  const w1 = runCli(t, ['worker', '--redis', redis.url, '--name', 'w1', '--lease', '1s'], dir);
+  const w1 = startWorker(t, dir, redis.url, 'w1');
   await w1.waitForStdout(/takes runs/);
   let root = '';
   const executor = (workspaceRoot: string) => new RedisExecutor({ redisUrl: redis.url, workspaceRoot: (root = workspaceRoot), stalledCheckMs: 250 });

@@ -3,13 +3,11 @@
  * run lost and another worker builds the partition again, so the stopped worker's job must be gone by then. The
  * worker cannot act while stopped; its watchdog can.
  */
-import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RedisExecutor } from '../lib/executor/redis/redis-executor.js';
 import { bash, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
-import { redisMissing, startRedis } from './helpers/redis-server.js';
-import { runCli } from './helpers/server-fixture.js';
+import { startRedis } from './helpers/redis-server.js';
+import { redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
 
 const graph = {
   jobs: [
@@ -24,24 +22,20 @@ const graph = {
   ],
 };
 
-const redisTest = redisMissing ? test.skip : test.serial;
-if (redisMissing) test('Redis executor tests', (t) => {
-  t.log(redisMissing);
-  t.pass();
-});
+const redisTest = redisTests();
 
 redisTest('a worker stopped past its lease: its job is gone before another worker builds the partition again', async (t) => {
   const redis = await startRedis(t);
   const dir = makeWorkspace(t);
   killAtTeardown(t, () => pidsIn(dir, 'once.pid'));
-  const w1 = runCli(t, ['worker', '--redis', redis.url, '--name', 'w1', '--lease', '1s'], dir);
+  const w1 = startWorker(t, dir, redis.url, 'w1');
   t.teardown(() => void w1.child.kill('SIGCONT'));
   await w1.waitForStdout(/takes runs/);
-  const platform = await openPlatform(t, dir, graph, { executor: (workspaceRoot) => new RedisExecutor({ redisUrl: redis.url, workspaceRoot, stalledCheckMs: 250 }) });
+  const platform = await openPlatform(t, dir, graph, { executor: redisExecutor(redis.url) });
   const w = await want(platform, ['once/1']);
   await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.worker === 'w1', 'once/1 taken by w1', 15_000);
   t.true(await poll(() => pidsIn(dir, 'once.pid').length > 0, 5000), 'the job runs');
-  const w2 = runCli(t, ['worker', '--redis', redis.url, '--name', 'w2', '--lease', '1s'], dir);
+  const w2 = startWorker(t, dir, redis.url, 'w2');
   await w2.waitForStdout(/takes runs/);
   w1.child.kill('SIGSTOP');
   const s = await waitForWant(platform, w, ['successful'], 30_000);

@@ -5,16 +5,14 @@
  * lease and the run is rebuilt on another worker (never both at once), a restarted orchestrator re-attaches to a
  * remote run still going, and a Redis killed and restarted (AOF) loses nothing acknowledged.
  */
-import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RedisExecutor } from '../lib/executor/redis/redis-executor.js';
-import type { PlatformOptions } from '../lib/platform.js';
 import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, sleep, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
-import { redisMissing, startRedis } from './helpers/redis-server.js';
+import { startRedis } from './helpers/redis-server.js';
+import { redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
 import { runCli } from './helpers/server-fixture.js';
 import { readServerInfo } from '../lib/client/server-info.js';
 
@@ -46,20 +44,9 @@ const graph = {
 };
 
 const CLI = fileURLToPath(new URL('../../bin/platform', import.meta.url));
-const redisTest = redisMissing ? test.skip : test.serial;
-if (redisMissing) test('Redis executor tests', (t) => {
-  t.log(redisMissing);
-  t.pass();
-});
+const redisTest = redisTests();
 
-function executor(url: string, stalledCheckMs = 250): PlatformOptions['executor'] {
-  return (workspaceRoot) => new RedisExecutor({ redisUrl: url, workspaceRoot, stalledCheckMs });
-}
-
-function startWorker(t: Parameters<typeof runCli>[0], dir: string, url: string, name: string, extra: string[] = []) {
-  const w = runCli(t, ['worker', '--redis', url, '--name', name, '--lease', '1s', ...extra], dir);
-  return w;
-}
+const executor = redisExecutor;
 
 redisTest("runs execute on the workers, name them, and their output is in the run's log files", async (t) => {
   const redis = await startRedis(t);
