@@ -3,13 +3,21 @@ import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:f
 import { basename, dirname, join } from 'node:path';
 import { isPidAlive } from '../system/pid-liveness.js';
 
+/** The paths this process has cleared of dead writers' temps. */
+const looked = new Set<string>();
+
 /**
  * Writes `text` to `path` through `<path>.<pid>.tmp`, for this user alone; a failed rename leaves no `.tmp`. The
  * temps of earlier writers that died between their write and their rename (a daemon killed while it started) are
  * removed first: no later writer has their pid, so nothing else would.
  */
 export function replaceFile(path: string, text: string): void {
-  removeDeadWritersTemps(path);
+  // Once a process: a daemon's start news is rewritten every 250 ms of a replay, and what was left before it began
+  // is gone after the first look.
+  if (!looked.has(path)) {
+    looked.add(path);
+    removeDeadWritersTemps(path);
+  }
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, text, { mode: 0o600 });
   try {
