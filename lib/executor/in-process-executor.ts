@@ -10,7 +10,8 @@ import { Subject, merge, type Observable } from 'rxjs';
 import type { Executor, Reattached } from './executor-port.js';
 import type { JobLaunch, JobOutcome } from './job-launch.js';
 import { ProcessExecutor } from './process-executor.js';
-import { STDIN_FILE } from './run-files.js';
+import { launchedByLauncher, unreaped } from './job-process-identity.js';
+import { STATUS_FILE, STDIN_FILE } from './run-files.js';
 import { SupervisedExecutor } from './supervised-executor.js';
 
 export class InProcessExecutor implements Executor {
@@ -33,9 +34,8 @@ export class InProcessExecutor implements Executor {
   }
 
   reattach(launch: JobLaunch, pid: number, startedAt = 0): Reattached {
-    // A supervised run's directory holds its stdin.json (its supervisor reads it); a child of an earlier process
-    // has none, and went with that process: lost, as before.
-    if (!existsSync(join(launch.log_dir, STDIN_FILE))) return 'lost';
+    // A child of an earlier process went with that process: lost, as before.
+    if (!underSupervisor(launch.log_dir, pid)) return 'lost';
     if (!this.supervised) {
       this.supervised = new SupervisedExecutor({ workspaceRoot: this.workspaceRoot });
       this.supervised.outcomes$.subscribe(this.followedOutcomes);
@@ -52,4 +52,13 @@ export class InProcessExecutor implements Executor {
   async shutdown(reason: string, options: { cancelRuns?: boolean } = {}): Promise<void> {
     await Promise.all([this.children.shutdown(reason), this.supervised?.shutdown(reason, options)]);
   }
+}
+
+/**
+ * Whether a run was started under a supervisor (which writes its status), not as a child of an earlier process: its
+ * directory holds the stdin.json a shell or `--supervise` supervisor reads, or the status one wrote; or its process
+ * is the native launcher's, which gives the job its config on a memfd and writes the status only at its end.
+ */
+function underSupervisor(dir: string, pid: number): boolean {
+  return existsSync(join(dir, STDIN_FILE)) || existsSync(join(dir, STATUS_FILE)) || launchedByLauncher(pid) || unreaped(pid);
 }

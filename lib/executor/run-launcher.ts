@@ -5,8 +5,8 @@
  *
  * - the native one (native/launcher.c, compiled by `npm run build`): one fork and one exec a run, the job itself;
  *   the launcher is the supervisor of the runs it forked (it writes their status files, and lives on after the
- *   daemon until the last ended). It is given the run's whole launch on its stdin and also writes the run's
- *   directory and stdin.json, off this event loop;
+ *   daemon until the last ended). It is given the run's whole launch on its stdin and also makes the run's
+ *   directory, off this event loop, and gives the job its config on a memfd (no stdin.json: an inode less a run);
  * - where it was not built, one long-lived `/bin/sh`, given a run's id and directory: each run's supervisor is
  *   started with `setsid` (a session and process group of its own, so it outlives the daemon and a cancel reaches
  *   its whole group) and `env --default-signal` (an asynchronous list of a shell ignores SIGINT and SIGQUIT, and the
@@ -60,8 +60,9 @@ export interface RunSpec {
   /** argv[0] is the program's absolute path. */
   argv: string[];
   /**
-   * The job's config: given, the launcher makes the run's directory and writes it there as stdin.json (the native
-   * one off this event loop); absent, both are written already.
+   * The job's config: given, the launcher makes the run's directory and gives the job its config as its stdin (the
+   * native one off this event loop, from a memfd; the shell one from stdin.json); absent, the directory and a
+   * stdin.json are written already.
    */
   stdin?: string;
   /**

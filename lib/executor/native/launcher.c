@@ -9,13 +9,14 @@
  *   launcher mode:   platform-launcher <workspace>
  *     Reads records from stdin, each `id NUL dir NUL cwd NUL stdin NUL timeout_ms NUL grace_ms NUL n NUL env_1 NUL ..
  *     env_n NUL m NUL arg_1 NUL .. arg_m NUL` (arg_1 is the program's absolute path; timeout_ms 0 is no timeout). A
- *     non-empty `stdin` is the job's config: the launcher makes the run's directory and writes it there as
- *     stdin.json (file work off the daemon's event loop); empty, the daemon wrote them. A run
+ *     non-empty `stdin` is the job's config: the launcher makes the run's directory (file work off the daemon's
+ *     event loop) and gives the config to the job as its stdin, a sealed memfd; empty, the daemon wrote the
+ *     directory and a stdin.json. A run
  *     whose files cannot be written is answered `w <id> <errno>` (one that cannot be forked `f <id> <errno>`) and
  *     is not started. For each other it forks the job itself, which starts a session of its own (setsid: it outlives
  *     the daemon and a cancel reaches its whole group) and is exec'd with the job's environment (so
- *     /proc/<pid>/environ names the run, as the daemon's identity check expects), its stdin, stdout and stderr the
- *     run's files. The launcher is the supervisor of every run it started: once one ends it writes
+ *     /proc/<pid>/environ names the run, as the daemon's identity check expects), its stdin its config, its stdout
+ *     and stderr the run's log files. The launcher is the supervisor of every run it started: once one ends it writes
  *     {"exit_code":N,"pid":P} to <dir>/status.json (128+n for a job killed by signal n, as a shell reports it) before the
  *     job is reaped, so a pid found gone always has its status beside it, then writes `s <id> <pid>` once a run is
  *     forked and `x <id> <status>` once it ended. It runs in a session of its own too, and at end of input it goes
@@ -55,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -75,16 +77,17 @@ static void default_signals(void) {
   sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static void write_all(int fd, const char *buf, size_t len) {
+static int write_all(int fd, const char *buf, size_t len) {
   while (len > 0) {
     ssize_t n = write(fd, buf, len);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return;
+      return -1;
     }
     buf += n;
     len -= (size_t)n;
   }
+  return 0;
 }
 
 /* One line of news; an id too long for the line is cut (the daemon's ids are short). */
@@ -159,17 +162,48 @@ static void note_timeout(const char *dir, long long timeout_ms, pid_t pid) {
   close(fd);
 }
 
-/* In a forked child: the job, its stdin, stdout and stderr the run's files, in its directory. Never returns. */
-static void exec_job(const char *dir, const char *cwd, char **argv, char **envp) {
+/*
+ * The job's config as its stdin: a sealed memfd, not a file in the run's directory. A run's files cost an inode each,
+ * and on an ext4 without a journal (this kind of VM) an inode costs O(inodes freed in the last minutes) of kernel CPU,
+ * up to ~0.7 ms after a test suite's clean-up (docs/decisions.md, "Speed, session 27"). The run's view carries its
+ * config, so the file told nobody anything. A kernel without memfd (before 3.17) gets the file, as before.
+ */
+static int config_stdin(const char *dir, const char *config) {
+  size_t len = strlen(config);
+  int fd = memfd_create("stdin.json", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  char path[4096];
+  if (fd < 0) {
+    snprintf(path, sizeof path, "%s/stdin.json", dir);
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+  }
+  if (write_all(fd, config, len) != 0 || lseek(fd, 0, SEEK_SET) != 0) {
+    close(fd);
+    return -1;
+  }
+  /* Read-only from here on, as the file was to the job (a memfd is opened read-write). */
+  fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+  return fd;
+}
+
+/*
+ * In a forked child: the job, its stdin its config (`config`; NULL: the run's stdin.json, which the daemon wrote),
+ * stdout and stderr the run's files, in its directory. Never returns.
+ */
+static void exec_job(const char *dir, const char *cwd, char **argv, char **envp, const char *config) {
   char path[4096];
   default_signals();
   int in = -1, out = -1, err = -1;
-  snprintf(path, sizeof path, "%s/stdin.json", dir);
-  in = open(path, O_RDONLY | O_CLOEXEC);
-  snprintf(path, sizeof path, "%s/stdout.log", dir);
-  out = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   snprintf(path, sizeof path, "%s/stderr.log", dir);
   err = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  snprintf(path, sizeof path, "%s/stdout.log", dir);
+  out = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (config) {
+    in = config_stdin(dir, config);
+  } else {
+    snprintf(path, sizeof path, "%s/stdin.json", dir);
+    in = open(path, O_RDONLY | O_CLOEXEC);
+  }
   if (in < 0 || out < 0 || err < 0) {
     if (err >= 0) dprintf(err, "platform: could not open the run's files in '%s': %s\n", dir, strerror(errno));
     _exit(126);
@@ -310,7 +344,7 @@ static int supervise(int argc, char **argv) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != self) _exit(137);
     /* Already in the job's directory: the launcher started this process there. */
-    exec_job(dir, ".", args, env);
+    exec_job(dir, ".", args, env, NULL);
   }
   sigset_t pending;
   if (sigpending(&pending) == 0 && sigismember(&pending, SIGTERM)) kill(job, SIGTERM);
@@ -509,39 +543,20 @@ static int make_dirs(char *path) {
   return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
 }
 
-/* The run's directory and its stdin.json; 0, or the errno of what failed. */
-static int write_run_files(char *dir, const char *stdin_json) {
+/* The run's directory (its config goes to the job as a memfd: config_stdin); 0, or the errno of what failed. */
+static int make_run_dir(char *dir) {
   char path[4096];
-  if (mkdir(dir, 0755) != 0) {
-    if (errno != EEXIST) {
-      if (make_dirs(dir) != 0) return errno;
-    } else {
-      /* A directory that was there may hold an earlier attempt's files, which would read as this one's end
-       * (run-files.ts does the same). */
-      static const char *const stale[] = {"status.json", "cancel.json"};
-      for (size_t i = 0; i < 2; i++) {
-        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, stale[i]) >= sizeof path) return ENAMETOOLONG;
-        if (unlink(path) != 0 && errno != ENOENT) return errno;
-      }
-    }
+  /* Room for the longest of its files' names (status.json), which the job's child opens without a check of its own. */
+  if (strlen(dir) + sizeof "/status.json" > sizeof path) return ENAMETOOLONG;
+  if (mkdir(dir, 0755) == 0) return 0;
+  if (errno != EEXIST) return make_dirs(dir) != 0 ? errno : 0;
+  /* A directory that was there may hold an earlier attempt's files, which would read as this one's end (run-files.ts
+   * does the same). */
+  static const char *const stale[] = {"status.json", "cancel.json"};
+  for (size_t i = 0; i < 2; i++) {
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, stale[i]) >= sizeof path) return ENAMETOOLONG;
+    if (unlink(path) != 0 && errno != ENOENT) return errno;
   }
-  if ((size_t)snprintf(path, sizeof path, "%s/stdin.json", dir) >= sizeof path) return ENAMETOOLONG;
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return errno;
-  size_t len = strlen(stdin_json);
-  const char *p = stdin_json;
-  while (len > 0) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      close(fd);
-      return e;
-    }
-    p += n;
-    len -= (size_t)n;
-  }
-  if (close(fd) != 0) return errno;
   return 0;
 }
 
@@ -704,7 +719,7 @@ static long launch_record(char *buf, size_t len, int from_hold) {
   char **env = &fields[7];
   char **args = &fields[7 + nenv + 1];
   if (!from_hold && fields[3][0] != '\0') {
-    int e = write_run_files(fields[1], fields[3]);
+    int e = make_run_dir(fields[1]);
     if (e != 0) {
       news("w", id, e);
       return (long)pos;
@@ -731,7 +746,7 @@ static long launch_record(char *buf, size_t len, int from_hold) {
   }
   if (pid == 0) {
     setsid();
-    exec_job(fields[1], fields[2], args, env);
+    exec_job(fields[1], fields[2], args, env, fields[3][0] != '\0' ? fields[3] : NULL);
   }
   struct run fresh = {
       .pid = pid,
