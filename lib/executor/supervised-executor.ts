@@ -93,6 +93,12 @@ const RUN_FILE = 'run.sh';
  * Later than the supervisor, so that the two do not race: were they to, both record the same timeout, once.
  */
 const BACKSTOP_MS = 1000;
+/**
+ * Runs the launcher may hold past the cap: at least this many, so that a step's round trip (its synced write, 1-5 ms
+ * on this VM) is covered by runs held for every slot, not by 2 (the cap, session 24), which left the launcher idle
+ * between steps whenever runs are shorter than a step (docs/decisions.md, "Speed, session 27").
+ */
+const HOLD_AT_LEAST = 64;
 
 export interface SupervisedExecutorOptions {
   workspaceRoot: string;
@@ -208,7 +214,7 @@ export class SupervisedExecutor implements Executor {
     if (this.launcher.kind !== 'native') return 0;
     this.cap = cap;
     this.tellSlots();
-    return cap;
+    return Math.max(cap, HOLD_AT_LEAST);
   }
 
   /**
