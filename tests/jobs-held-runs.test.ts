@@ -35,6 +35,27 @@ test.serial('the run after a full slot starts when the run before it ends, while
   t.true(s.get('p_2')![0] >= s.get('p_1')![1], 'and not before: one at a time');
 });
 
+test.serial('runs are held well past the cap: with one slot, twenty short runs go on while the platform is too busy to take a step', async (t) => {
+  if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler): runs are not held');
+  const dir = makeWorkspace(t);
+  const platform = await openSupervised(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.02) }] });
+  const refs = Array.from({ length: 20 }, (_, i) => `p/${i}`);
+  const id = (await platform.createWant(request(refs))) as { ok: true; want_id: string };
+  await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'the first run to start');
+  // A step's round trip is what the hold covers: held as deep as the cap (one), only two would run in the 3 s.
+  const until = Date.now() + 3000;
+  while (Date.now() < until) {
+    // busy
+  }
+  const heldUntil = BigInt(until) * 1_000_000n;
+  await waitForWant(platform, id.want_id, ['successful'], 20_000);
+  const s = spans(dir);
+  t.is(s.size, 20);
+  const endedWhileHeld = [...s.values()].filter(([, end]) => end < heldUntil).length;
+  t.true(endedWhileHeld >= 10, `${endedWhileHeld} of 20 runs ended while the loop was held`);
+  t.is(mostAtOnce(s.values()), 1, 'one at a time, by their own clocks');
+});
+
 test('never more runs at once than the cap, by the jobs\' own clocks, with runs a stopped platform left going', async (t) => {
   const dir = makeWorkspace(t);
   const graph = {
