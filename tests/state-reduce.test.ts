@@ -325,7 +325,7 @@ const queued = (job_run_id: string, outputs: string[], want_ids: string[], attem
   type: 'job_run_queued',
   job_run_queued: { job_run_id, job_label: 'job', config: config(outputs), want_ids, attempt, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of: '' },
 });
-const started = (job_run_id: string, pid: number): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker: 'local' } });
+const started = (job_run_id: string, pid: number): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker: 'local', started_at: 0 } });
 const succeeded = (job_run_id: string): EventPayload => ({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [], ended_at: 0 } });
 const failed = (job_run_id: string, retry_at = 0, exit_code = 1): EventPayload => ({
   type: 'job_run_failed',
@@ -341,7 +341,7 @@ const idsIn = (index: OrderedMap<number, string>) => [...index.values()];
 
 test('a run handed to a queue starts when a worker takes it (job_run_placed): its wait is not its duration', (t) => {
   let s = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']));
-  s = apply(s, { type: 'job_run_started', job_run_started: { job_run_id: 'r1', pid: 0, worker: 'redis:runs' } });
+  s = apply(s, { type: 'job_run_started', job_run_started: { job_run_id: 'r1', pid: 0, worker: 'redis:runs', started_at: 0 } });
   t.is(s.job_runs.get('r1')!.started_at, T0 + 3000, 'handed to the queue');
   s = apply(s, { type: 'job_run_placed', job_run_placed: { job_run_id: 'r1', worker: 'gpu-1', pid: 77 } });
   t.like(s.job_runs.get('r1')!, { started_at: T0 + 4000, worker: 'gpu-1', pid: 77 });
