@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { firstValueFrom } from 'rxjs';
 import { SupervisedExecutor } from '../lib/executor/supervised-executor.js';
 import { markSuperseded, runDirsAmong } from '../lib/executor/run-files.js';
@@ -39,6 +39,9 @@ interface RunView {
   status: string;
   pid: number;
   outputs: string[];
+  queued_at: string;
+  started_at: string | null;
+  ended_at: string | null;
 }
 
 for (const detaching of [false, true]) {
@@ -59,6 +62,7 @@ test.serial(`a run whose start a killed daemon did not record is followed by the
   t.deepEqual(lines(dir, 'quick-done.txt'), ['done'], 'quick/1 ran to its end while no daemon was there');
   const [slowPid] = pidsIn(dir, 'slow.pid');
 
+  const restartAt = Date.now();
   const { url } = await serveSubprocess(t, dir);
   const runsNow = async (): Promise<RunView[]> => ((await (await fetch(`${url}/api/job_runs?limit=100`)).json()) as { data: RunView[] }).data;
   let runs: RunView[] = [];
@@ -72,6 +76,18 @@ test.serial(`a run whose start a killed daemon did not record is followed by the
   t.deepEqual(pidsIn(dir, 'quick.pid').length, 1, 'quick/1 ran once');
   t.deepEqual(pidsIn(dir, 'slow.pid'), [slowPid], 'slow/1 ran once');
   t.deepEqual(lines(dir, 'slow-done.txt'), ['done'], 'and to its end');
+  // Each started when the first daemon started it, not when the next one adopted it: slow/1 by its process's start
+  // (it still ran), quick/1 by its stdout.log's birth (it had ended), where the file system keeps one.
+  const at = (iso: string | null): number => (iso === null ? Number.NaN : Date.parse(iso));
+  const slow = runs.find((r) => r.outputs[0] === 'slow/1')!;
+  t.true(at(slow.started_at) < restartAt, `slow/1 started before the restart (${slow.started_at}; restart ${new Date(restartAt).toISOString()})`);
+  t.true(at(slow.started_at) >= at(slow.queued_at), 'and not before it was queued');
+  const quick = runs.find((r) => r.outputs[0] === 'quick/1')!;
+  const quickLog = join(dir, '.platform', 'logs', quick.job_run_id, 'stdout.log');
+  if (statSync(quickLog).birthtimeMs > 0) {
+    t.true(at(quick.started_at) < restartAt, `quick/1 started before the restart (${quick.started_at})`);
+    t.true(at(quick.started_at) <= at(quick.ended_at) && at(quick.ended_at) < restartAt, `and ended before it too (${quick.ended_at})`);
+  }
 });
 }
 
@@ -100,7 +116,8 @@ test('a status beside the mark of a start killed to be started again is not adop
     return launches.get(id)!;
   });
   t.deepEqual(asked.sort(), ['r-ended', 'r-killed']);
-  t.deepEqual([...adopted], [['r-ended', gone]]);
+  // Its start unknown (no stdout.log of its own): the event's time.
+  t.deepEqual([...adopted], [['r-ended', { pid: gone, started_at: 0 }]]);
   t.like(await outcome, { job_run_id: 'r-ended', status: 'succeeded' });
 });
 
