@@ -371,6 +371,22 @@ test("a run's end event that says when the job ended (it ended while no daemon r
   t.is(failedAt.job_runs.get('r1')!.ended_at, T0 + 3250);
 });
 
+test("a start event that says when the job started (a killed daemon started it, the next one adopted it) starts it then, within its queueing and the event", (t) => {
+  const startedAt = (at: number): number => {
+    // Events at T0+1000 (want), +2000 (queued), +3000 (started).
+    const s = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']), {
+      type: 'job_run_started',
+      job_run_started: { job_run_id: 'r1', pid: 7, worker: 'local', started_at: at },
+    });
+    t.is(s.job_runs.get('r1')!.status, 'running');
+    return s.job_runs.get('r1')!.started_at!;
+  };
+  t.is(startedAt(T0 + 2400), T0 + 2400, 'when the job started');
+  t.is(startedAt(0), T0 + 3000, 'not given: the event time');
+  t.is(startedAt(T0 + 100), T0 + 2000, 'not before it was queued (a clock set back)');
+  t.is(startedAt(T0 + 9000), T0 + 3000, 'not after the event');
+});
+
 test("a 'stale' or 'all' want that joined a run queued before the job was edited does not end on that run's build: it is stale at once", (t) => {
   for (const rebuild of ['stale', 'all'] as const) {
     const queuedOld: EventPayload = {
