@@ -5,10 +5,10 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { firstValueFrom } from 'rxjs';
 import { SupervisedExecutor } from '../lib/executor/supervised-executor.js';
-import { markSuperseded, runDirsAmong } from '../lib/executor/run-files.js';
+import { markSuperseded, runDirsAmong, startFromFiles } from '../lib/executor/run-files.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventLog } from '../lib/events/event-log.js';
@@ -128,4 +128,22 @@ test('the runs with a directory are found by a look each among a few queued runs
   const many = new Set(Array.from({ length: 5000 }, (_, i) => `r-${i + 1}`));
   t.deepEqual(runDirsAmong(dir, few), ['r-2']);
   t.deepEqual(runDirsAmong(dir, many).sort(), ['r-2', 'r-4000']);
+});
+
+test("an ended run's start is its stdout.log's birth only when that file is this attempt's (born after its stdin.json, not after its status)", (t) => {
+  const dir = join(makeWorkspace(t), '.platform', 'logs', 'r-1');
+  mkdirSync(dir, { recursive: true });
+  const now = Date.now() / 1000;
+  writeFileSync(join(dir, 'stdin.json'), '{}');
+  utimesSync(join(dir, 'stdin.json'), now - 60, now - 60);
+  writeFileSync(join(dir, 'stdout.log'), '');
+  const born = statSync(join(dir, 'stdout.log')).birthtimeMs;
+  if (born <= 0) return t.pass('this file system keeps no birth times');
+  t.is(startFromFiles(dir), Math.floor(born), 'born after the hand-over: the start');
+  writeFileSync(join(dir, 'status.json'), '{"exit_code":0,"pid":4194000}\n');
+  utimesSync(join(dir, 'status.json'), now - 30, now - 30);
+  t.is(startFromFiles(dir), 0, 'born after the status: not this attempt\'s start');
+  utimesSync(join(dir, 'status.json'), now + 60, now + 60);
+  utimesSync(join(dir, 'stdin.json'), now + 30, now + 30);
+  t.is(startFromFiles(dir), 0, 'born before this attempt was handed over: an earlier attempt\'s file');
 });
