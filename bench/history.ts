@@ -207,7 +207,7 @@ export function wantEvents(i: number, ref = `hist/${i}`): EventPayload[] {
         exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of: '',
       },
     },
-    { type: 'job_run_started', job_run_started: { job_run_id, pid: 1, worker: 'local' } },
+    { type: 'job_run_started', job_run_started: { job_run_id, pid: 1, worker: 'local', started_at: 0 } },
     { type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [{ partition_ref: ref, build_id: `b-${i}` }], ended_at: 0 } },
   ];
 }

@@ -51,7 +51,7 @@ function queued(job_run_id: string, job_label: string, outputs: string[], want_i
   );
 }
 
-const started = (id: string, at: number) => ev({ type: 'job_run_started', job_run_started: { job_run_id: id, pid: 100, worker: 'local' } }, at);
+const started = (id: string, at: number) => ev({ type: 'job_run_started', job_run_started: { job_run_id: id, pid: 100, worker: 'local', started_at: 0 } }, at);
 const succeeded = (id: string, at: number) => ev({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id: id, builds: [], ended_at: 0 } }, at);
 const failed = (id: string, at: number, exit_code: number, retry_at = 0, reason = '') =>
   ev({ type: 'job_run_failed', job_run_failed: { job_run_id: id, exit_code, signal: '', reason, retry_at, ended_at: 0 } }, at);
@@ -356,7 +356,7 @@ function runView(job_run_id: string, over: Partial<JobRunView> = {}): JobRunView
 test('a run handed to a queue that no worker took yet reads as waiting for a worker, live and in plain lines, until a worker takes it', (t) => {
   const m = model();
   feed(m, [wantCreated('w-3', ['daily/revenue/date=2026-01-05'], T0 + 10), queued('r-1', 'daily_revenue', ['daily/revenue/date=2026-01-05'], ['w-3'], T0 + 20)]);
-  const changes = feed(m, [ev({ type: 'job_run_started', job_run_started: { job_run_id: 'r-1', pid: 0, worker: 'redis:platform-runs' } }, T0 + 30)]);
+  const changes = feed(m, [ev({ type: 'job_run_started', job_run_started: { job_run_id: 'r-1', pid: 0, worker: 'redis:platform-runs', started_at: 0 } }, T0 + 30)]);
   t.regex(plainLine(changes[0]!, T0), /r-1 daily_revenue running \(handed to queue platform-runs, waiting for a worker\)$/);
   t.regex(renderProgress(m, T0 + 5_000, 200).find((l) => l.includes('▸'))!, /daily_revenue r-1 waiting for a worker \(queue platform-runs\) 5\.0s/);
   feed(m, [ev({ type: 'job_run_placed', job_run_placed: { job_run_id: 'r-1', pid: 4242, worker: 'w1' } }, T0 + 6_000)]);

@@ -27,7 +27,7 @@ async function crashedLog(dir: string): Promise<void> {
     [
       { type: 'want_created', want_created: { want_id: 'w-1', partitions: ['gate/1'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user', parent_want_id: '', root_want_id: 'w-1', rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0 } },
       { type: 'job_run_queued', job_run_queued: { job_run_id: 'r-1', job_label: 'gate', config, want_ids: ['w-1'], attempt: 1, exec: ['true'], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of: '' } },
-      { type: 'job_run_started', job_run_started: { job_run_id: 'r-1', pid: 1, worker: 'local' } },
+      { type: 'job_run_started', job_run_started: { job_run_id: 'r-1', pid: 1, worker: 'local', started_at: 0 } },
     ],
     Date.now(),
   );

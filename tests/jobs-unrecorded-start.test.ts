@@ -5,10 +5,10 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { firstValueFrom } from 'rxjs';
 import { SupervisedExecutor } from '../lib/executor/supervised-executor.js';
-import { markSuperseded, runDirsAmong } from '../lib/executor/run-files.js';
+import { markSuperseded, runDirsAmong, startFromFiles } from '../lib/executor/run-files.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventLog } from '../lib/events/event-log.js';
@@ -39,6 +39,9 @@ interface RunView {
   status: string;
   pid: number;
   outputs: string[];
+  queued_at: string;
+  started_at: string | null;
+  ended_at: string | null;
 }
 
 for (const detaching of [false, true]) {
@@ -59,6 +62,7 @@ test.serial(`a run whose start a killed daemon did not record is followed by the
   t.deepEqual(lines(dir, 'quick-done.txt'), ['done'], 'quick/1 ran to its end while no daemon was there');
   const [slowPid] = pidsIn(dir, 'slow.pid');
 
+  const restartAt = Date.now();
   const { url } = await serveSubprocess(t, dir);
   const runsNow = async (): Promise<RunView[]> => ((await (await fetch(`${url}/api/job_runs?limit=100`)).json()) as { data: RunView[] }).data;
   let runs: RunView[] = [];
@@ -72,6 +76,18 @@ test.serial(`a run whose start a killed daemon did not record is followed by the
   t.deepEqual(pidsIn(dir, 'quick.pid').length, 1, 'quick/1 ran once');
   t.deepEqual(pidsIn(dir, 'slow.pid'), [slowPid], 'slow/1 ran once');
   t.deepEqual(lines(dir, 'slow-done.txt'), ['done'], 'and to its end');
+  // Each started when the first daemon started it, not when the next one adopted it: slow/1 by its process's start
+  // (it still ran), quick/1 by its stdout.log's birth (it had ended), where the file system keeps one.
+  const at = (iso: string | null): number => (iso === null ? Number.NaN : Date.parse(iso));
+  const slow = runs.find((r) => r.outputs[0] === 'slow/1')!;
+  t.true(at(slow.started_at) < restartAt, `slow/1 started before the restart (${slow.started_at}; restart ${new Date(restartAt).toISOString()})`);
+  t.true(at(slow.started_at) >= at(slow.queued_at), 'and not before it was queued');
+  const quick = runs.find((r) => r.outputs[0] === 'quick/1')!;
+  const quickLog = join(dir, '.platform', 'logs', quick.job_run_id, 'stdout.log');
+  if (statSync(quickLog).birthtimeMs > 0) {
+    t.true(at(quick.started_at) < restartAt, `quick/1 started before the restart (${quick.started_at})`);
+    t.true(at(quick.started_at) <= at(quick.ended_at) && at(quick.ended_at) < restartAt, `and ended before it too (${quick.ended_at})`);
+  }
 });
 }
 
@@ -100,7 +116,8 @@ test('a status beside the mark of a start killed to be started again is not adop
     return launches.get(id)!;
   });
   t.deepEqual(asked.sort(), ['r-ended', 'r-killed']);
-  t.deepEqual([...adopted], [['r-ended', gone]]);
+  // Its start unknown (no stdout.log of its own): the event's time.
+  t.deepEqual([...adopted], [['r-ended', { pid: gone, started_at: 0 }]]);
   t.like(await outcome, { job_run_id: 'r-ended', status: 'succeeded' });
 });
 
@@ -111,4 +128,22 @@ test('the runs with a directory are found by a look each among a few queued runs
   const many = new Set(Array.from({ length: 5000 }, (_, i) => `r-${i + 1}`));
   t.deepEqual(runDirsAmong(dir, few), ['r-2']);
   t.deepEqual(runDirsAmong(dir, many).sort(), ['r-2', 'r-4000']);
+});
+
+test("an ended run's start is its stdout.log's birth only when that file is this attempt's (born after its stdin.json, not after its status)", (t) => {
+  const dir = join(makeWorkspace(t), '.platform', 'logs', 'r-1');
+  mkdirSync(dir, { recursive: true });
+  const now = Date.now() / 1000;
+  writeFileSync(join(dir, 'stdin.json'), '{}');
+  utimesSync(join(dir, 'stdin.json'), now - 60, now - 60);
+  writeFileSync(join(dir, 'stdout.log'), '');
+  const born = statSync(join(dir, 'stdout.log')).birthtimeMs;
+  if (born <= 0) return t.pass('this file system keeps no birth times');
+  t.is(startFromFiles(dir), Math.floor(born), 'born after the hand-over: the start');
+  writeFileSync(join(dir, 'status.json'), '{"exit_code":0,"pid":4194000}\n');
+  utimesSync(join(dir, 'status.json'), now - 30, now - 30);
+  t.is(startFromFiles(dir), 0, 'born after the status: not this attempt\'s start');
+  utimesSync(join(dir, 'status.json'), now + 60, now + 60);
+  utimesSync(join(dir, 'stdin.json'), now + 30, now + 30);
+  t.is(startFromFiles(dir), 0, 'born before this attempt was handed over: an earlier attempt\'s file');
 });

@@ -251,7 +251,7 @@ test('decodeEvent rejects corrupt and unknown records naming the event', (t) => 
 });
 
 test('encodeEvent rejects invalid events', (t) => {
-  const ok: BuildEvent = { event_id: 1, timestamp: 1, type: 'job_run_started', job_run_started: { job_run_id: 'r', pid: 1, worker: 'local' } };
+  const ok: BuildEvent = { event_id: 1, timestamp: 1, type: 'job_run_started', job_run_started: { job_run_id: 'r', pid: 1, worker: 'local', started_at: 0 } };
   t.notThrows(() => encodeEvent(ok));
   const bad = (e: unknown): BuildEvent => e as BuildEvent;
   t.throws(() => encodeEvent(bad({ ...ok, event_id: 1.5 })), { instanceOf: EventCodecError, message: /event_id/ });

@@ -325,7 +325,7 @@ const queued = (job_run_id: string, outputs: string[], want_ids: string[], attem
   type: 'job_run_queued',
   job_run_queued: { job_run_id, job_label: 'job', config: config(outputs), want_ids, attempt, exec: [], timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of: '' },
 });
-const started = (job_run_id: string, pid: number): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker: 'local' } });
+const started = (job_run_id: string, pid: number): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker: 'local', started_at: 0 } });
 const succeeded = (job_run_id: string): EventPayload => ({ type: 'job_run_succeeded', job_run_succeeded: { job_run_id, builds: [], ended_at: 0 } });
 const failed = (job_run_id: string, retry_at = 0, exit_code = 1): EventPayload => ({
   type: 'job_run_failed',
@@ -341,7 +341,7 @@ const idsIn = (index: OrderedMap<number, string>) => [...index.values()];
 
 test('a run handed to a queue starts when a worker takes it (job_run_placed): its wait is not its duration', (t) => {
   let s = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']));
-  s = apply(s, { type: 'job_run_started', job_run_started: { job_run_id: 'r1', pid: 0, worker: 'redis:runs' } });
+  s = apply(s, { type: 'job_run_started', job_run_started: { job_run_id: 'r1', pid: 0, worker: 'redis:runs', started_at: 0 } });
   t.is(s.job_runs.get('r1')!.started_at, T0 + 3000, 'handed to the queue');
   s = apply(s, { type: 'job_run_placed', job_run_placed: { job_run_id: 'r1', worker: 'gpu-1', pid: 77 } });
   t.like(s.job_runs.get('r1')!, { started_at: T0 + 4000, worker: 'gpu-1', pid: 77 });
@@ -369,6 +369,22 @@ test("a run's end event that says when the job ended (it ended while no daemon r
     job_run_failed: { job_run_id: 'r1', exit_code: 2, signal: '', reason: 'exited with code 2', retry_at: 0, ended_at: T0 + 3250 },
   });
   t.is(failedAt.job_runs.get('r1')!.ended_at, T0 + 3250);
+});
+
+test("a start event that says when the job started (a killed daemon started it, the next one adopted it) starts it then, within its queueing and the event", (t) => {
+  const startedAt = (at: number): number => {
+    // Events at T0+1000 (want), +2000 (queued), +3000 (started).
+    const s = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']), {
+      type: 'job_run_started',
+      job_run_started: { job_run_id: 'r1', pid: 7, worker: 'local', started_at: at },
+    });
+    t.is(s.job_runs.get('r1')!.status, 'running');
+    return s.job_runs.get('r1')!.started_at!;
+  };
+  t.is(startedAt(T0 + 2400), T0 + 2400, 'when the job started');
+  t.is(startedAt(0), T0 + 3000, 'not given: the event time');
+  t.is(startedAt(T0 + 100), T0 + 2000, 'not before it was queued (a clock set back)');
+  t.is(startedAt(T0 + 9000), T0 + 3000, 'not after the event');
 });
 
 test("a 'stale' or 'all' want that joined a run queued before the job was edited does not end on that run's build: it is stale at once", (t) => {

@@ -28,7 +28,7 @@ const queued = (job_run_id: string, outputs: string[], attempt: number, retry_of
     timeout_seconds: 0, input_builds: [], job_fingerprint: '', output_inputs: [], retry_of,
   },
 });
-const started = (job_run_id: string): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid: 7, worker: 'local' } });
+const started = (job_run_id: string): EventPayload => ({ type: 'job_run_started', job_run_started: { job_run_id, pid: 7, worker: 'local', started_at: 0 } });
 const failed = (job_run_id: string, retry_at: number): EventPayload => ({
   type: 'job_run_failed',
   job_run_failed: { job_run_id, exit_code: 1, signal: '', reason: 'exited with code 1', retry_at, ended_at: 0 },

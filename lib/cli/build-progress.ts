@@ -7,6 +7,7 @@
 import type { EventView, JobRunView, WantView } from '../client/platform-client.js';
 import type { JobRunStatus } from '../state/build-state.js';
 import { runEndedAt } from '../state/run-ended-at.js';
+import { runStartedAt } from '../state/run-started-at.js';
 import { waitingInQueue } from '../api/run-placement.js';
 import { formatDuration } from '../duration.js';
 
@@ -143,7 +144,7 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
     case 'job_run_started': {
       const e = event.job_run_started;
       return move(model, e.job_run_id, 'running', at, (r) => {
-        r.started_at = at;
+        r.started_at = runStartedAt(e.started_at, r.queued_at ?? 0, at);
         r.waiting_in = waitingInQueue(e.worker);
       });
     }

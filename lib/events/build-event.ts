@@ -95,6 +95,11 @@ export interface JobRunStarted {
   pid: number;
   /** Where it runs: 'local' for this machine; a worker's name otherwise ('' in logs from before workers). */
   worker: string;
+  /**
+   * Epoch ms the job started, when before the daemon heard (a daemon killed before it recorded the start had started
+   * it, and the next one adopted it); 0: the event's timestamp.
+   */
+  started_at: number;
 }
 
 /** A run handed to a queue of workers was taken by one: where it runs now, and its pid there. */

@@ -5,6 +5,7 @@
 import type { Observable } from 'rxjs';
 import type { JobLaunch, JobOutcome } from './job-launch.js';
 import type { ExecutorHealth } from '../api/executor-health.js';
+import type { JobRunProcesses } from './job-run-process-scan.js';
 
 export type { ExecutorHealth } from '../api/executor-health.js';
 
@@ -16,6 +17,12 @@ export type Reattached =
   | 'ended'
   /** Nothing runs it and nothing recorded how it ended. */
   | 'lost';
+
+/** A start an earlier daemon made and did not record: the pid to record, and when it began (epoch ms; 0: unknown). */
+export interface AdoptedStart {
+  pid: number;
+  started_at: number;
+}
 
 export interface Placement {
   job_run_id: string;
@@ -45,17 +52,19 @@ export interface Executor {
   cancel(job_run_id: string, reason: string): void;
   /**
    * Looks for a run the log shows running (started by an earlier daemon as `launch`, recorded with `pid` at
-   * `startedAt`, epoch ms; 0 when unknown).
+   * `startedAt`, epoch ms; 0 when unknown). What is left of a run found lost is the caller's to kill (the
+   * orchestrator's restart does, from its one pass over /proc).
    */
   reattach(launch: JobLaunch, pid: number, startedAt?: number): Reattached;
   /**
    * For executors whose runs outlive the daemon: of the runs the log has queued (`queued`, their launches made by
    * `launchOf` only for those looked at), those an earlier daemon started without recording it (it died between the
    * start and the step that records it), running or ended since. Each one found is followed from here as a
-   * re-attached run is (its outcome comes on outcomes$); the map gives its pid, recorded as its start. A run not in
-   * it never started, and starts anew.
+   * re-attached run is (its outcome comes on outcomes$); the map gives its pid and when it started, recorded as its
+   * start. A run not in it never started, and starts anew. `processes`: the restart's one pass over /proc, covering
+   * `queued` (default: a pass of its own).
    */
-  adoptStarted?(queued: ReadonlySet<string>, launchOf: (jobRunId: string) => JobLaunch): Map<string, number>;
+  adoptStarted?(queued: ReadonlySet<string>, launchOf: (jobRunId: string) => JobLaunch, processes?: JobRunProcesses): Map<string, AdoptedStart>;
   /**
    * For executors that can hold runs and start the next the moment one of theirs ends (the native launcher: no step's
    * round trip between a run's end and the next start): at most `cap` runs go at once, and this returns how many

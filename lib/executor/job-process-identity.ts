@@ -64,15 +64,33 @@ const CLOCK_SLACK_MS = 50;
 /** Whether `pid` runs (not a zombie: its environment reads empty too), leads its session and started before `atMs`. */
 function ledSessionBefore(pid: number, atMs: number): boolean {
   try {
-    // state, ppid, pgrp, session, ... and the start time (field 22 of the whole line).
+    // state, ppid, pgrp, session, ...
     const fields = statFields(pid);
     if (fields[0] === 'Z' || Number(fields[3]) !== pid) return false;
-    const uptimeMs = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000;
-    const startMs = Date.now() - uptimeMs + (Number(fields[19]) * 1000) / TICKS_PER_SECOND;
-    return Number.isFinite(startMs) && startMs <= atMs + CLOCK_SLACK_MS;
+    const startMs = startOf(fields);
+    return startMs !== undefined && startMs <= atMs + CLOCK_SLACK_MS;
   } catch {
     return false;
   }
+}
+
+/**
+ * When `pid` started (epoch ms, to /proc's 10 ms), or undefined when it is gone. The kernel keeps it with the process:
+ * a run's real start, read by a daemon that was not there when it began.
+ */
+export function processStartMs(pid: number): number | undefined {
+  try {
+    return startOf(statFields(pid));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The start time of stat's fields (field 22 of the whole line: clock ticks since boot) as epoch ms. */
+function startOf(fields: readonly string[]): number | undefined {
+  const uptimeMs = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000;
+  const startMs = Date.now() - uptimeMs + (Number(fields[19]) * 1000) / TICKS_PER_SECOND;
+  return Number.isFinite(startMs) ? Math.floor(startMs) : undefined;
 }
 
 /**
@@ -99,7 +117,10 @@ function statFields(pid: number): string[] {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
-/** The live processes of the given job runs: one pass over /proc (start-up only; empty where /proc is absent). */
+/**
+ * The live processes of the given job runs: one pass over /proc, reading every process's environment (start-up only;
+ * empty where /proc is absent). Its cost is the machine's processes, not the runs asked about.
+ */
 export function findJobRunProcesses(workspace: string, ids: ReadonlySet<string>): Map<string, number[]> {
   const found = new Map<string, number[]>();
   if (ids.size === 0) return found;

@@ -12,9 +12,9 @@
  * the earlier attempt's status and cancel files, and a status names the pid it is about (the one the log records:
  * the job under the native launcher, the supervisor otherwise): a reader that knows the run's pid ignores another's.
  */
-import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { runLogDir, type JobOutcome } from './job-launch.js';
+import { STDOUT_LOG, runLogDir, type JobOutcome } from './job-launch.js';
 
 export const CANCEL_FILE = 'cancel.json';
 export const STDIN_FILE = 'stdin.json';
@@ -71,6 +71,30 @@ export function readExitStatus(dir: string, pid: number): ExitStatus | undefined
   if (typeof raw?.status === 'string') return { outcome: raw as JobOutcome, ended_at };
   return undefined;
 }
+/**
+ * When a run's job started (epoch ms), from its files, for a run no process of which is left to ask; 0 when they do
+ * not tell. Its supervisor creates stdout.log as it starts the job (the daemon writes only to stderr.log), so the
+ * file's birth is the start, when the file is this attempt's: born after this attempt's stdin.json was written (each
+ * hand-over to a launcher rewrites it) and not after its status. A file an earlier attempt made (a run started again
+ * in its directory), or a file system that keeps no birth time (its birth reads 0), tells nothing.
+ */
+/**
+ * How far two file times that are in order may read out of it (the kernel stamps files from a clock of a few ms'
+ * grain, and some stamps finer); an earlier attempt's stdout.log is older than that by a daemon's restart at least.
+ */
+const FILE_TIME_SLACK_MS = 10;
+
+export function startFromFiles(dir: string): number {
+  try {
+    const born = statSync(join(dir, STDOUT_LOG)).birthtimeMs;
+    const handedOver = statSync(join(dir, STDIN_FILE)).mtimeMs;
+    const ended = readExitStatus(dir, 0)?.ended_at ?? Date.now();
+    return born > 0 && born >= handedOver - FILE_TIME_SLACK_MS && born <= ended + FILE_TIME_SLACK_MS ? Math.floor(born) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** The pid a whole status names (the run's, as the log would record it), or undefined. */
 export function statusPid(dir: string): number | undefined {
   const pid = readJson<{ pid?: unknown } | null>(join(dir, STATUS_FILE))?.value?.pid;

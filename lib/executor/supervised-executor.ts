@@ -19,15 +19,16 @@ import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { Observable, Subject, type Subscription, interval } from 'rxjs';
 import { STDERR_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
-import { LOCAL_WORKER, type Executor, type Placement, type Reattached } from './executor-port.js';
+import { LOCAL_WORKER, type AdoptedStart, type Executor, type Placement, type Reattached } from './executor-port.js';
 import { RunLauncher, type LauncherNews, type RunSpec } from './run-launcher.js';
 import { outcomeOfExit, type KillCause } from './exit-outcome.js';
-import { belongsToRun, findJobRunProcesses, killProcesses, launchedByLauncher, unreaped } from './job-process-identity.js';
+import { belongsToRun, findJobRunProcesses, killProcesses, launchedByLauncher, processStartMs, unreaped } from './job-process-identity.js';
+import { scanOnce, type JobRunProcesses } from './job-run-process-scan.js';
 import { LOST_RUN_REASON } from './lost-runs.js';
 import { cancelAllAndWait } from './cancel-all.js';
 import { missingDepsInLogs } from './missing-deps-scanner.js';
 import { findProgram } from './program-path.js';
-import { CANCEL_FILE, markSuperseded, readCancelReason, readExitStatus, removeExecFields, runDirsAmong, statusPid, writeDurably, writeRunFiles } from './run-files.js';
+import { CANCEL_FILE, markSuperseded, readCancelReason, readExitStatus, removeExecFields, runDirsAmong, startFromFiles, statusPid, writeDurably, writeRunFiles } from './run-files.js';
 import { spawnFailureReason } from './spawn-failure.js';
 import { groupAlive, signalGroup } from '../system/process-group.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
@@ -275,29 +276,34 @@ export class SupervisedExecutor implements Executor {
       this.later({ job_run_id, status: 'canceled', reason });
       return 'ended';
     }
-    // Neither its job (or supervisor) nor a status: whatever is left of its processes is killed; the run is lost.
-    for (const pids of findJobRunProcesses(this.opts.workspaceRoot, new Set([job_run_id])).values()) killProcesses(pids);
+    // Neither its job (or supervisor) nor a status: the run is lost. What is left of its processes is the caller's to
+    // kill (the restart's one pass over /proc finds them with the others').
     return 'lost';
   }
 
-  adoptStarted(queued: ReadonlySet<string>, launchOf: (jobRunId: string) => JobLaunch): Map<string, number> {
-    const adopted = new Map<string, number>();
+  adoptStarted(queued: ReadonlySet<string>, launchOf: (jobRunId: string) => JobLaunch, processes?: JobRunProcesses): Map<string, AdoptedStart> {
+    const adopted = new Map<string, AdoptedStart>();
     if (queued.size === 0) return adopted;
-    const processes = findJobRunProcesses(this.opts.workspaceRoot, queued);
+    const found = (processes ?? scanOnce(this.opts.workspaceRoot, queued))();
     // Only a run with a directory was ever handed to a launcher: of 100,000 queued runs (a backfill behind a busy
-    // executor), the few a crash caught are looked at, not every one's files.
-    const looked = new Set([...processes.keys(), ...runDirsAmong(this.opts.workspaceRoot, queued)]);
+    // executor), the few a crash caught are looked at, not every one's files. The pass may cover more than the
+    // queued runs (the restart's covers the running ones too).
+    const looked = new Set([...[...found.keys()].filter((id) => queued.has(id)), ...runDirsAmong(this.opts.workspaceRoot, queued)]);
     for (const id of looked) {
       if (this.runs.has(id)) continue;
       const launch = launchOf(id);
-      const pids = processes.get(launch.job_run_id) ?? [];
+      const pids = found.get(launch.job_run_id) ?? [];
       // Going, the pid its start records is the launcher's child (the job, or its supervisor); ended, its
       // supervisor's status names that pid. A start clears an earlier start's status, a run canceled or recalled
       // unstarted has none, and one killed to start again is marked (markSuperseded): any other status in a queued
       // run's directory is of its unrecorded start.
-      const pid = pids.find(launchedByLauncher) ?? (readCancelReason(launch.log_dir) === undefined ? statusPid(launch.log_dir) : undefined);
+      const live = pids.find(launchedByLauncher);
+      const pid = live ?? (readCancelReason(launch.log_dir) === undefined ? statusPid(launch.log_dir) : undefined);
       if (pid !== undefined && this.reattach(launch, pid, 0) !== 'lost') {
-        adopted.set(launch.job_run_id, pid);
+        // Its real start, not this restart's: the kernel's for a process still there (a pid from a status may be
+        // another's by now), else its files'.
+        const started_at = (live !== undefined ? processStartMs(live) : undefined) ?? startFromFiles(launch.log_dir);
+        adopted.set(launch.job_run_id, { pid, started_at });
         continue;
       }
       // Not taken: what is left of it is killed, and it starts again (the orchestrator's reattach).

@@ -9,8 +9,8 @@ import type { PendingCommand } from './command-queue.js';
 export type OrchestratorInput =
   /** A write from HTTP, the CLI or an embedder. */
   | { kind: 'command'; pending: PendingCommand }
-  /** A job run's process was spawned. */
-  | { kind: 'started'; job_run_id: string; pid: number; worker: string }
+  /** A job run's process was spawned (at `started_at`, epoch ms, when before it is heard of: one a killed daemon started). */
+  | { kind: 'started'; job_run_id: string; pid: number; worker: string; started_at?: number }
   /** A worker took a run handed to a queue. */
   | { kind: 'placed'; job_run_id: string; pid: number; worker: string }
   /** A run handed over came back unstarted (`Executor.recall`): it is queued again, no longer launched. */
@@ -34,7 +34,7 @@ export type OrchestratorInput =
 
 export interface StepBatch {
   commands: PendingCommand[];
-  started: Array<{ job_run_id: string; pid: number; worker: string }>;
+  started: Array<{ job_run_id: string; pid: number; worker: string; started_at?: number }>;
   placed: Array<{ job_run_id: string; pid: number; worker: string }>;
   outcomes: JobOutcome[];
   recalled: string[];
@@ -62,7 +62,7 @@ export function collectBatch(inputs: readonly OrchestratorInput[]): StepBatch {
         batch.commands.push(input.pending);
         break;
       case 'started':
-        batch.started.push({ job_run_id: input.job_run_id, pid: input.pid, worker: input.worker });
+        batch.started.push({ job_run_id: input.job_run_id, pid: input.pid, worker: input.worker, started_at: input.started_at });
         break;
       case 'placed':
         batch.placed.push({ job_run_id: input.job_run_id, pid: input.pid, worker: input.worker });

@@ -27,7 +27,8 @@ import type { JobOutcome } from '../executor/job-launch.js';
 import { launchForRun } from '../executor/launch-for-run.js';
 import { LOST_RUN_REASON } from '../executor/lost-runs.js';
 import { LOCAL_WORKER, type Executor } from '../executor/executor-port.js';
-import { findJobRunProcesses, killProcesses } from '../executor/job-process-identity.js';
+import { killProcesses } from '../executor/job-process-identity.js';
+import { scanOnce } from '../executor/job-run-process-scan.js';
 import { errorMessage } from '../errors.js';
 import type { StateStore } from '../state/state-store.js';
 import { activeWantsOn, type JobRunRecord } from '../state/build-state.js';
@@ -171,13 +172,15 @@ export class Orchestrator {
   private reattach(state: ReturnType<StateStore['current']>): { adopted: OrchestratorInput[]; lost: JobOutcome[] } {
     const { executor, workspaceRoot } = this.opts;
     const leftovers = new Set([...state.job_runs_by_status.queued].map(([, id]) => id));
+    // One pass over /proc for the restart, made when first needed: its cost is every process on the machine.
+    const processes = scanOnce(workspaceRoot, new Set([...leftovers, ...[...state.job_runs_by_status.running].map(([, id]) => id)]));
     const adopted: OrchestratorInput[] = [];
-    const found = executor.adoptStarted?.(leftovers, (id) => launchForRun(state.job_runs.get(id)!, workspaceRoot));
-    for (const [job_run_id, pid] of found ?? []) {
+    const found = executor.adoptStarted?.(leftovers, (id) => launchForRun(state.job_runs.get(id)!, workspaceRoot), processes);
+    for (const [job_run_id, { pid, started_at }] of found ?? []) {
       leftovers.delete(job_run_id);
       // Launched: no step starts it again before its start is recorded.
       this.handedOver.add(job_run_id);
-      adopted.push({ kind: 'started', job_run_id, pid, worker: LOCAL_WORKER });
+      adopted.push({ kind: 'started', job_run_id, pid, worker: LOCAL_WORKER, started_at });
     }
     const lost: JobOutcome[] = [];
     for (const [, id] of state.job_runs_by_status.running) {
@@ -188,7 +191,9 @@ export class Orchestrator {
       leftovers.add(id);
     }
     // Whatever is left of runs that will start again (queued) or were lost must not run beside their next attempt.
-    for (const pids of findJobRunProcesses(workspaceRoot, leftovers).values()) killProcesses(pids);
+    if (leftovers.size > 0) {
+      for (const [id, pids] of processes()) if (leftovers.has(id)) killProcesses(pids);
+    }
     return { adopted, lost };
   }
 

@@ -18,12 +18,12 @@ export function retryDelayMs(attempt: number): number {
   return Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1));
 }
 
-export function recordStarted(d: StepDraft, job_run_id: string, pid: number, worker: string): void {
+export function recordStarted(d: StepDraft, job_run_id: string, pid: number, worker: string, started_at = 0): void {
   const run = d.state.job_runs.get(job_run_id);
   // Canceled while it was launched, it ran for a moment: recorded, so that a run that reads as never started never ran.
   const startedLate = run?.status === 'canceled' && run.started_at === null && pid > 0;
   if (run?.status !== 'queued' && !startedLate) return;
-  d.emit({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker } });
+  d.emit({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker, started_at } });
 }
 
 export function recordPlaced(d: StepDraft, job_run_id: string, pid: number, worker: string): void {

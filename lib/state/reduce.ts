@@ -7,6 +7,7 @@ import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionReco
 import { ACTIVE_JOB_RUN_STATUSES, withJobRun, withPartition, withState, withWant, activeWantsOn, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, refTaintKey, buildIsTainted, slaDeadline, slaKey } from './build-state.js';
 import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
 import { runEndedAt } from './run-ended-at.js';
+import { runStartedAt } from './run-started-at.js';
 import { recordPaused, recordResumed, recordScheduleTick, recordSchedulesChanged, recordTicksSkipped, scheduleOf } from './schedule-fold.js';
 import { currentConsumers, refreshStale } from './staleness.js';
 import { NO_COUNTS, countPartitions, deriveWantStatus, moveCount, partitionCategory } from './want-status.js';
@@ -151,10 +152,12 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       // A run canceled while it was being launched did start: its start says so (its process, from when it was
       // canceled, not later), and nothing else changes. Any other start after the run ended changes nothing.
       if (run?.status === 'canceled' && run.started_at === null && e.pid > 0) {
-        return updateRun(s, e.job_run_id, (r) => withJobRun(r, { pid: e.pid, worker: e.worker || 'local', started_at: Math.min(at, r.ended_at ?? at) }));
+        const began = runStartedAt(e.started_at, run.queued_at, at);
+        return updateRun(s, e.job_run_id, (r) => withJobRun(r, { pid: e.pid, worker: e.worker || 'local', started_at: Math.min(began, r.ended_at ?? began) }));
       }
       if (run?.status !== 'queued') return s;
-      return updateRun(s, e.job_run_id, (r) => withJobRun(r, { status: 'running', pid: e.pid, worker: e.worker || 'local', started_at: at }));
+      const began = runStartedAt(e.started_at, run.queued_at, at);
+      return updateRun(s, e.job_run_id, (r) => withJobRun(r, { status: 'running', pid: e.pid, worker: e.worker || 'local', started_at: began }));
     }
     case 'job_run_placed': {
       const e = event.job_run_placed;

@@ -24,7 +24,7 @@ export function eventSummary(e: EventView): string {
       return `${r.job_run_id} ${r.job_label} for ${r.want_ids.join(', ')}${attempt}: ${r.config.outputs.join(', ')}`;
     }
     case 'job_run_started':
-      return `${e.job_run_started.job_run_id} pid ${e.job_run_started.pid}${e.job_run_started.worker && e.job_run_started.worker !== 'local' ? ` on ${e.job_run_started.worker}` : ''}`;
+      return `${e.job_run_started.job_run_id} pid ${e.job_run_started.pid}${e.job_run_started.worker && e.job_run_started.worker !== 'local' ? ` on ${e.job_run_started.worker}` : ''}${startedBefore(e.job_run_started.started_at)}`;
     case 'job_run_placed':
       return `${e.job_run_placed.job_run_id} taken by ${e.job_run_placed.worker}, pid ${e.job_run_placed.pid}`;
     case 'job_run_succeeded': {
@@ -70,6 +70,7 @@ export function eventSummary(e: EventView): string {
 }
 
 /** A run that ended while no daemon ran: its event comes later than its end. */
+const startedBefore = (startedAt: number): string => (startedAt > 0 ? ` (started ${new Date(startedAt).toISOString()}, by a daemon that did not record it)` : '');
 const endedBefore = (endedAt: number): string => (endedAt > 0 ? ` (ended ${new Date(endedAt).toISOString()}, while no daemon ran)` : '');
 
 function typeColor(type: string): string {
