@@ -146,4 +146,10 @@ test("an ended run's start is its stdout.log's birth only when that file is this
   utimesSync(join(dir, 'status.json'), now + 60, now + 60);
   utimesSync(join(dir, 'stdin.json'), now + 30, now + 30);
   t.is(startFromFiles(dir), 0, 'born before this attempt was handed over: an earlier attempt\'s file');
+
+  // The native launcher writes no stdin.json (the config goes on a memfd): the directory's birth is the hand-over.
+  const fresh = join(dirname(dir), 'r-2');
+  mkdirSync(fresh);
+  writeFileSync(join(fresh, 'stdout.log'), '');
+  t.is(startFromFiles(fresh), Math.floor(statSync(join(fresh, 'stdout.log')).birthtimeMs), 'born in a directory of its own: the start');
 });

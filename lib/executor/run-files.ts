@@ -74,9 +74,12 @@ export function readExitStatus(dir: string, pid: number): ExitStatus | undefined
 /**
  * When a run's job started (epoch ms), from its files, for a run no process of which is left to ask; 0 when they do
  * not tell. Its supervisor creates stdout.log as it starts the job (the daemon writes only to stderr.log), so the
- * file's birth is the start, when the file is this attempt's: born after this attempt's stdin.json was written (each
- * hand-over to a launcher rewrites it) and not after its status. A file an earlier attempt made (a run started again
- * in its directory), or a file system that keeps no birth time (its birth reads 0), tells nothing.
+ * file's birth is the start, when the file is this attempt's: born after this attempt was handed over and not after
+ * its status. The hand-over is when its stdin.json was written (each hand-over that writes one rewrites it); the
+ * native launcher gives the config on a memfd and writes none, and then it is the directory's birth: exact for a run's
+ * first attempt, and for a run started again in its directory an earlier bound (an earlier attempt's stdout.log may
+ * then pass for this one's; the fold keeps a start within the run's queueing). A file system that keeps no birth time
+ * (its birth reads 0) tells nothing.
  */
 /**
  * How far two file times that are in order may read out of it (the kernel stamps files from a clock of a few ms'
@@ -87,7 +90,7 @@ const FILE_TIME_SLACK_MS = 10;
 export function startFromFiles(dir: string): number {
   try {
     const born = statSync(join(dir, STDOUT_LOG)).birthtimeMs;
-    const handedOver = statSync(join(dir, STDIN_FILE)).mtimeMs;
+    const handedOver = existsSync(join(dir, STDIN_FILE)) ? statSync(join(dir, STDIN_FILE)).mtimeMs : statSync(dir).birthtimeMs;
     const ended = readExitStatus(dir, 0)?.ended_at ?? Date.now();
     return born > 0 && born >= handedOver - FILE_TIME_SLACK_MS && born <= ended + FILE_TIME_SLACK_MS ? Math.floor(born) : 0;
   } catch {
