@@ -9,7 +9,7 @@
  */
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import { Queue, QueueEvents, Worker, type Job, type QueueEventsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Observable, Subject } from 'rxjs';
 import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from '../job-launch.js';
@@ -90,7 +90,8 @@ export class RedisExecutor implements Executor {
     this.connection = connectRedis(opts.redisUrl);
     this.reader = connectRedis(opts.redisUrl);
     this.queue = new Queue<JobLaunch, JobOutcome>(this.queueName, { connection: bullConnection(opts.redisUrl) });
-    this.events = new QueueEvents(this.queueName, { connection: bullConnection(opts.redisUrl) });
+    // Not run yet: it is to read from an event id taken before any run is looked up (`ready`).
+    this.events = new QueueEvents(this.queueName, { connection: bullConnection(opts.redisUrl), autorun: false });
     this.stalledChecker = new Worker(this.queueName, undefined, {
       connection: bullConnection(opts.redisUrl),
       autorun: false,
@@ -110,6 +111,7 @@ export class RedisExecutor implements Executor {
     // marks it and moves it back there): with no worker left that is never, so a stall is the run lost, here.
     this.events.on('stalled', ({ jobId }) => void this.stalled(jobId));
     this.ready = Promise.all([this.queue.waitUntilReady(), this.events.waitUntilReady()]).then(async () => {
+      await this.followEventsFromNow();
       await this.stalledChecker.startStalledCheckTimer();
     });
     this.ready.catch((err: unknown) => this.error(`could not reach Redis at ${redacted(opts.redisUrl)}: ${String(err)}`));
@@ -117,6 +119,18 @@ export class RedisExecutor implements Executor {
     this.lastHealth = { kind: 'redis', where: this.where(), reachable: false, workers: null, problem: `not yet connected to Redis at ${redacted(opts.redisUrl)}` };
     this.healthTimer = setInterval(() => void this.lookAtHealth(), HEALTH_EVERY_MS).unref();
     void this.ready.then(() => this.lookAtHealth(), () => undefined);
+  }
+
+  /**
+   * QueueEvents read from '$' by default, i.e. from whenever their first XREAD reaches Redis, which is after `ready`:
+   * a re-attached run found running by `lookUp` that ended before that read, or a run handed over that a worker
+   * finished as fast, would be heard of never. So the events are read from the stream's last id as it is now, before
+   * any run is looked up or added: every end after that lookup is in what is read (one told twice is settled once).
+   */
+  private async followEventsFromNow(): Promise<void> {
+    const last = (await this.connection.xrevrange(this.queue.keys.events, '+', '-', 'COUNT', 1))[0]?.[0];
+    (this.events.opts as QueueEventsOptions).lastEventId = last ?? '0-0';
+    this.events.run().catch((err: unknown) => this.error(`Redis: reading the queue's events: ${errorText(err)}`));
   }
 
   health(): ExecutorHealth {
