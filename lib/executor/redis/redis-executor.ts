@@ -19,9 +19,11 @@ import { cancelAllAndWait } from '../cancel-all.js';
 import { redacted } from './redis-url.js';
 import { QUEUE_WORKER_PREFIX } from '../../api/run-placement.js';
 import {
+  CANCEL_MARK_TTL_SECONDS,
   DEFAULT_QUEUE,
   LOG_STREAM_TTL_SECONDS,
   cancelChannel,
+  cancelMarkKey,
   bullConnection,
   connectRedis,
   logStreamKey,
@@ -228,7 +230,12 @@ export class RedisExecutor implements Executor {
         }
       }
       const message: CancelMessage = { jobId: run.jobId, reason };
-      await this.connection.publish(cancelChannel(this.queueName), JSON.stringify(message));
+      // Kept first, then told: a worker that was not listening when it was told reads it once it is back.
+      await this.connection
+        .multi()
+        .set(cancelMarkKey(this.queueName, run.jobId), reason, 'EX', CANCEL_MARK_TTL_SECONDS)
+        .publish(cancelChannel(this.queueName), JSON.stringify(message))
+        .exec();
     })().catch((err: unknown) => this.error(`could not cancel ${job_run_id} on Redis: ${errorText(err)}`));
   }
 
