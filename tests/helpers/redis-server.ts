@@ -17,6 +17,10 @@ export interface RedisServer {
   restart(): Promise<void>;
   /** Kills it with SIGKILL, to be started again by `restart`. */
   stop(): Promise<void>;
+  /** Stops it with SIGSTOP (a hung server: its connections stay up, nothing answers), or lets it go on (SIGCONT). */
+  freeze(frozen: boolean): void;
+  /** The server's pid now (a restart changes it). */
+  pid(): number;
 }
 
 export const redisMissing: string | undefined =
@@ -82,5 +86,7 @@ export async function startRedis(t: ExecutionContext): Promise<RedisServer> {
       await launch();
     },
     stop,
+    freeze: (frozen) => void child!.kill(frozen ? 'SIGSTOP' : 'SIGCONT'),
+    pid: () => child!.pid!,
   };
 }

@@ -20,6 +20,7 @@ import {
   LOG_STREAM_MAXLEN,
   LOG_STREAM_TTL_SECONDS,
   cancelChannel,
+  cancelMarkKey,
   bullConnection,
   connectRedis,
   logStreamKey,
@@ -92,6 +93,15 @@ export class QueueWorker {
   /** Connects, listens for cancels, and takes runs until close(). */
   async start(): Promise<void> {
     await this.subscriber.subscribe(cancelChannel(this.queue));
+    // Cancels published while this connection was down were heard by nobody: once it listens again, the marks the
+    // daemon keeps besides are read for the runs held. (ioredis's own resubscribe goes after 'ready'; this one is
+    // awaited, so a cancel is either in a mark read after it or heard.)
+    this.subscriber.on('ready', () => {
+      this.subscriber
+        .subscribe(cancelChannel(this.queue))
+        .then(() => this.readCancelMarks([...this.held.keys()]))
+        .catch((err: unknown) => this.log(`could not read the cancels of the runs held: ${err instanceof Error ? err.message : String(err)}`));
+    });
     this.subscriber.on('message', (_channel: string, text: string) => {
       try {
         const { jobId, reason } = JSON.parse(text) as CancelMessage;
@@ -139,6 +149,8 @@ export class QueueWorker {
     if (signal?.aborted) cancel();
     signal?.addEventListener('abort', cancel, { once: true });
     this.log(`${id}: started (pid ${pid})`);
+    // Canceled as this worker took it (after the daemon found it no longer waiting, before this run listened).
+    void this.readCancelMarks([jobId]).catch(() => {});
     const report: PlacementReport = { worker: this.name, pid };
     void job.updateProgress(report as unknown as object).catch(() => {});
     const shipped = this.ship(logStreamKey(this.queue, job.id ?? id), logDir, outcome);
@@ -147,6 +159,16 @@ export class QueueWorker {
     rmSync(logDir, { recursive: true, force: true });
     this.log(`${id}: ${result.status}`);
     return result;
+  }
+
+  /** Cancels the runs among `jobIds` that the daemon marked canceled. */
+  private async readCancelMarks(jobIds: string[]): Promise<void> {
+    if (jobIds.length === 0) return;
+    const reasons = await this.publisher.mget(...jobIds.map((jobId) => cancelMarkKey(this.queue, jobId)));
+    jobIds.forEach((jobId, i) => {
+      const reason = reasons[i];
+      if (typeof reason === 'string') this.worker.cancelJob(jobId, reason);
+    });
   }
 
   /**

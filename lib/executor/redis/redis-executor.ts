@@ -9,7 +9,7 @@
  */
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import { Queue, QueueEvents, Worker, type Job, type QueueEventsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Observable, Subject } from 'rxjs';
 import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from '../job-launch.js';
@@ -19,9 +19,11 @@ import { cancelAllAndWait } from '../cancel-all.js';
 import { redacted } from './redis-url.js';
 import { QUEUE_WORKER_PREFIX } from '../../api/run-placement.js';
 import {
+  CANCEL_MARK_TTL_SECONDS,
   DEFAULT_QUEUE,
   LOG_STREAM_TTL_SECONDS,
   cancelChannel,
+  cancelMarkKey,
   bullConnection,
   connectRedis,
   logStreamKey,
@@ -55,6 +57,13 @@ const CURSOR_FILE = 'redis-log-cursor';
 /** How often Redis and its workers are looked at for `health()`; a look waits at most HEALTH_TIMEOUT_MS. */
 const HEALTH_EVERY_MS = 5000;
 const HEALTH_TIMEOUT_MS = 2000;
+/**
+ * Besides, a PING is kept on its way (a new one as each is answered, checked this often), and one unanswered this
+ * long says Redis hangs (a SIGSTOPped server, a cut network: the connection stays up, so only a silence tells): at
+ * most ~2 s after it stops answering, where the looks alone took up to ~7 s (a look every 5 s, waiting 2 s).
+ */
+const PROBE_EVERY_MS = 250;
+const UNANSWERED_MS = 1500;
 /** The BullMQ worker name of the daemon's stalled-job checker, which takes no runs. */
 const STALLED_CHECKER_NAME = 'platform-daemon-stalled-check';
 /** The same error is said at most once in this long. */
@@ -84,13 +93,19 @@ export class RedisExecutor implements Executor {
   private healthSeenAt = 0;
   private healthLooking = false;
   private readonly healthTimer: NodeJS.Timeout;
+  private readonly probeTimer: NodeJS.Timeout;
+  /** When the PING on its way was sent; undefined when none is. */
+  private probeSentAt: number | undefined;
+  /** The probe found Redis silent; `lastHealth` says so until a PING is answered. */
+  private silent = false;
 
   constructor(private readonly opts: RedisExecutorOptions) {
     this.queueName = opts.queue ?? DEFAULT_QUEUE;
     this.connection = connectRedis(opts.redisUrl);
     this.reader = connectRedis(opts.redisUrl);
     this.queue = new Queue<JobLaunch, JobOutcome>(this.queueName, { connection: bullConnection(opts.redisUrl) });
-    this.events = new QueueEvents(this.queueName, { connection: bullConnection(opts.redisUrl) });
+    // Not run yet: it is to read from an event id taken before any run is looked up (`ready`).
+    this.events = new QueueEvents(this.queueName, { connection: bullConnection(opts.redisUrl), autorun: false });
     this.stalledChecker = new Worker(this.queueName, undefined, {
       connection: bullConnection(opts.redisUrl),
       autorun: false,
@@ -110,19 +125,70 @@ export class RedisExecutor implements Executor {
     // marks it and moves it back there): with no worker left that is never, so a stall is the run lost, here.
     this.events.on('stalled', ({ jobId }) => void this.stalled(jobId));
     this.ready = Promise.all([this.queue.waitUntilReady(), this.events.waitUntilReady()]).then(async () => {
+      await this.followEventsFromNow();
       await this.stalledChecker.startStalledCheckTimer();
     });
     this.ready.catch((err: unknown) => this.error(`could not reach Redis at ${redacted(opts.redisUrl)}: ${String(err)}`));
     void this.copyLogs();
     this.lastHealth = { kind: 'redis', where: this.where(), reachable: false, workers: null, problem: `not yet connected to Redis at ${redacted(opts.redisUrl)}` };
     this.healthTimer = setInterval(() => void this.lookAtHealth(), HEALTH_EVERY_MS).unref();
+    this.probeTimer = setInterval(() => this.probe(), PROBE_EVERY_MS).unref();
     void this.ready.then(() => this.lookAtHealth(), () => undefined);
+  }
+
+  /**
+   * QueueEvents read from '$' by default, i.e. from whenever their first XREAD reaches Redis, which is after `ready`:
+   * a re-attached run found running by `lookUp` that ended before that read, or a run handed over that a worker
+   * finished as fast, would be heard of never. So the events are read from the stream's last id as it is now, before
+   * any run is looked up or added: every end after that lookup is in what is read (one told twice is settled once).
+   */
+  private async followEventsFromNow(): Promise<void> {
+    const last = (await this.connection.xrevrange(this.queue.keys.events, '+', '-', 'COUNT', 1))[0]?.[0];
+    (this.events.opts as QueueEventsOptions).lastEventId = last ?? '0-0';
+    this.events.run().catch((err: unknown) => this.error(`Redis: reading the queue's events: ${errorText(err)}`));
   }
 
   health(): ExecutorHealth {
     // As last seen; a look more than a second old is followed by a new one, for the next reader.
     if (Date.now() - this.healthSeenAt > 1000 && !this.healthLooking) void this.lookAtHealth();
     return this.lastHealth;
+  }
+
+  /**
+   * Keeps a PING on its way and says Redis does not answer once one waited UNANSWERED_MS. Decided after the event
+   * loop has read what came in (setImmediate runs after the poll for I/O): a daemon whose own loop was held up (a
+   * long step, a GC) finds the answer that waited in its socket first, and does not blame Redis for its own delay.
+   */
+  private probe(): void {
+    if (this.closed) return;
+    const sentAt = this.probeSentAt;
+    if (sentAt === undefined) {
+      // While disconnected the looks say so (the connection's state); a PING would wait in ioredis's offline queue.
+      if (this.connection.status !== 'ready') return;
+      const now = Date.now();
+      this.probeSentAt = now;
+      const answered = (ok: boolean) => {
+        if (this.probeSentAt === now) this.probeSentAt = undefined;
+        if (ok && this.silent) {
+          this.silent = false;
+          // Back: a full look (workers too) says what holds now.
+          void this.lookAtHealth();
+        }
+      };
+      this.connection.ping().then(
+        () => answered(true),
+        () => answered(false),
+      );
+      return;
+    }
+    if (this.silent || Date.now() - sentAt < UNANSWERED_MS) return;
+    setImmediate(() => {
+      if (this.closed || this.probeSentAt !== sentAt) return;
+      this.silent = true;
+      const url = redacted(this.opts.redisUrl);
+      const waited = ((Date.now() - sentAt) / 1000).toFixed(1);
+      this.lastHealth = { kind: 'redis', where: this.where(), reachable: false, workers: null, problem: `Redis at ${url} does not answer: no answer to a PING for ${waited} s (the server hangs, or the network to it is cut); runs handed to it wait` };
+    });
   }
 
   private where(): string {
@@ -160,6 +226,8 @@ export class RedisExecutor implements Executor {
     try {
       clients = await withTimeout(this.queue.getWorkers(), HEALTH_TIMEOUT_MS, 'the worker list');
     } catch (err) {
+      // Silent since the PING this look had answered: the probe's word stands.
+      if (this.silent) return;
       this.lastHealth = { kind: 'redis', where, reachable: true, workers: null, problem: null };
       this.error(`could not count the workers of queue ${this.queueName} at ${url} (runs are not held up by it): ${errorText(err)}`);
       return;
@@ -169,6 +237,7 @@ export class RedisExecutor implements Executor {
       workers === 0
         ? `no platform worker takes runs from queue ${this.queueName} at ${url}: runs wait until one does ('platform worker --redis ${url}' on a machine that can run the jobs)`
         : null;
+    if (this.silent) return;
     this.lastHealth = { kind: 'redis', where, reachable: true, workers, problem };
   }
 
@@ -214,7 +283,12 @@ export class RedisExecutor implements Executor {
         }
       }
       const message: CancelMessage = { jobId: run.jobId, reason };
-      await this.connection.publish(cancelChannel(this.queueName), JSON.stringify(message));
+      // Kept first, then told: a worker that was not listening when it was told reads it once it is back.
+      await this.connection
+        .multi()
+        .set(cancelMarkKey(this.queueName, run.jobId), reason, 'EX', CANCEL_MARK_TTL_SECONDS)
+        .publish(cancelChannel(this.queueName), JSON.stringify(message))
+        .exec();
     })().catch((err: unknown) => this.error(`could not cancel ${job_run_id} on Redis: ${errorText(err)}`));
   }
 
@@ -254,6 +328,7 @@ export class RedisExecutor implements Executor {
     // Runs left going are the next daemon's: it finds them in the queue.
     this.closed = true;
     clearInterval(this.healthTimer);
+    clearInterval(this.probeTimer);
     this.wake?.();
     // BullMQ (5.81) crashes the process when a connection is closed while it is still connecting: its constructor's
     // catch emits the failed connect as an 'error' after close() removed every listener. A platform closed right
@@ -404,10 +479,11 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** As the probe, decided after the loop read what came in: an answer held up by this process's own delay counts. */
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer to ${what} within ${ms} ms`)), ms);
+    timer = setTimeout(() => setImmediate(() => reject(new Error(`no answer to ${what} within ${ms} ms`))), ms);
   });
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }

@@ -15,6 +15,13 @@ export const LOG_STREAM_TTL_SECONDS = 7 * 24 * 3600;
 
 export const logStreamKey = (queue: string, jobId: string): string => `platform:logs:${queue}:${jobId}`;
 export const cancelChannel = (queue: string): string => `platform:cancel:${queue}`;
+/**
+ * A cancel kept, besides published: a worker cut off from Redis when it was published (pub/sub keeps nothing) reads
+ * it when it is back, and a worker that takes the run just as it is canceled reads it as it starts the run.
+ */
+export const cancelMarkKey = (queue: string, jobId: string): string => `platform:cancel:${queue}:${jobId}`;
+/** How long a cancel mark is kept: as long as BullMQ keeps an ended job, past any wait in the queue. */
+export const CANCEL_MARK_TTL_SECONDS = 7 * 24 * 3600;
 
 /** BullMQ job ids may not contain ':'; the workspace's hash keeps equal run ids of two workspaces apart. */
 export function queueJobId(workspaceRoot: string, jobRunId: string): string {
