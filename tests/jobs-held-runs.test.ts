@@ -15,6 +15,15 @@ import { marked, mostAtOnce, openSupervised, spans, WIDE_ENV } from './helpers/h
 const NATIVE = fileURLToPath(new URL('../native/platform-launcher', import.meta.url));
 const request = (partitions: string[], priority = 0) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, priority });
 
+/** Keeps this process's event loop (and every platform in it) busy for `ms`; the end, in ns as the jobs' marks. */
+function holdLoop(ms: number): bigint {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // busy
+  }
+  return BigInt(until) * 1_000_000n;
+}
+
 // Serial (ava runs these before the others): it holds the test process's event loop, every platform in it with it.
 test.serial('the run after a full slot starts when the run before it ends, while the platform is too busy to take a step', async (t) => {
   if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler): runs are not held');
@@ -23,11 +32,7 @@ test.serial('the run after a full slot starts when the run before it ends, while
   const id = (await platform.createWant(request(['p/1', 'p/2']))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
   // The event loop held for 1.5 s from here: p/1 ends within it, and only the launcher can start p/2.
-  const until = Date.now() + 1500;
-  while (Date.now() < until) {
-    // busy
-  }
-  const heldUntil = BigInt(until) * 1_000_000n;
+  const heldUntil = holdLoop(1500);
   await waitForWant(platform, id.want_id, ['successful'], 10_000);
   const s = spans(dir);
   t.true(s.get('p_1')![1] < heldUntil, 'p/1 ended while the loop was held');
@@ -43,11 +48,7 @@ test.serial('runs are held well past the cap: with one slot, twenty short runs g
   const id = (await platform.createWant(request(refs))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'the first run to start');
   // A step's round trip is what the hold covers: held as deep as the cap (one), only two would run in the 3 s.
-  const until = Date.now() + 3000;
-  while (Date.now() < until) {
-    // busy
-  }
-  const heldUntil = BigInt(until) * 1_000_000n;
+  const heldUntil = holdLoop(3000);
   await waitForWant(platform, id.want_id, ['successful'], 20_000);
   const s = spans(dir);
   t.is(s.size, 20);

@@ -3,45 +3,33 @@
  * down when the cancel is published does not hear it. The cancel must reach the run all the same once the worker is
  * back: the run ends canceled and its process group is gone.
  */
-import { connect, createServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, waitFor, want } from './helpers/jobs-fixture.js';
+import { isPidAlive, poll, runsFor, waitFor } from './helpers/jobs-fixture.js';
 import { startRedis } from './helpers/redis-server.js';
-import { redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
+import { HOLD_JOB, holdRunningOnW1, redisRelay, redisTests } from './helpers/redis-fixture.js';
 import { DEFAULT_QUEUE, cancelChannel } from '../lib/executor/redis/redis-names.js';
 import type { runCli } from './helpers/server-fixture.js';
 
-const graph = { jobs: [{ label: 'hold', outputs: ['hold/(?<n>\\d+)'], args: ['${n}'], exec: bash('sleep 100 & echo $! > "child-$1.pid"; echo $$ >> hold.pid; sleep 100') }] };
+const graph = { jobs: [HOLD_JOB] };
 const redisTest = redisTests();
 
 /** A relay to Redis that, from `holdNew` until `release`, lets connections in but forwards nothing of theirs yet. */
 async function startHoldingRelay(t: Parameters<typeof runCli>[0], redisUrl: string): Promise<{ url: string; holdNew: () => void; release: () => void }> {
-  const target = Number(new URL(redisUrl).port);
-  const sockets = new Set<Socket>();
   let holding = false;
   const held: Array<() => void> = [];
-  const server = createServer((client) => {
-    const upstream = connect(target, '127.0.0.1');
-    sockets.add(client).add(upstream);
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+  const relay = await redisRelay(t, redisUrl, (client, upstream) => {
+    const up = upstream();
+    client.on('close', () => up.destroy());
+    up.on('close', () => client.destroy());
     const join = () => {
-      client.pipe(upstream);
-      upstream.pipe(client);
+      client.pipe(up);
+      up.pipe(client);
     };
     if (holding) held.push(join);
     else join();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    for (const s of sockets) s.destroy();
-    server.close();
-  });
-  const { port } = server.address() as { port: number };
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: relay.url,
     holdNew: () => void (holding = true),
     release: () => {
       holding = false;
@@ -53,15 +41,7 @@ async function startHoldingRelay(t: Parameters<typeof runCli>[0], redisUrl: stri
 redisTest('a cancel published while its worker was cut off from the cancel channel reaches the run once the worker is back', async (t) => {
   const redis = await startRedis(t);
   const relay = await startHoldingRelay(t, redis.url);
-  const dir = makeWorkspace(t);
-  killAtTeardown(t, () => [...pidsIn(dir, 'child-1.pid'), ...pidsIn(dir, 'hold.pid')]);
-  const w1 = startWorker(t, dir, relay.url, 'w1');
-  await w1.waitForStdout(/takes runs/);
-  const platform = await openPlatform(t, dir, graph, { executor: redisExecutor(redis.url) });
-  const w = await want(platform, ['hold/1']);
-  await waitFor(platform, (s) => runsFor(s, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
-  t.true(await poll(() => pidsIn(dir, 'child-1.pid').length > 0, 5000), 'the job started its child');
-  const child = pidsIn(dir, 'child-1.pid')[0]!;
+  const { platform, want: w, child } = await holdRunningOnW1(t, redis.url, relay.url, graph);
 
   const admin = new Redis(redis.url);
   const listener = new Redis(redis.url);

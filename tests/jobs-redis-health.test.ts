@@ -4,6 +4,7 @@
  * within about two seconds, with no read needed to set it off; and a daemon whose own event loop was held up is not
  * to blame Redis for an answer that waited in its socket.
  */
+import type { ExecutionContext } from 'ava';
 import { spawn } from 'node:child_process';
 import { makeWorkspace, openPlatform, poll, sleep } from './helpers/jobs-fixture.js';
 import { startRedis } from './helpers/redis-server.js';
@@ -12,12 +13,17 @@ import { redisExecutor, redisTests } from './helpers/redis-fixture.js';
 const graph = { jobs: [{ label: 'quick', outputs: ['quick/(?<n>\\d+)'], exec: ['true'] }] };
 const redisTest = redisTests();
 
-redisTest('a hung Redis is said unreachable within about two seconds, not at the next look; answered again, reachable', async (t) => {
+/** A platform on its own redis-server, once it says Redis is reachable. */
+async function connected(t: ExecutionContext) {
   const redis = await startRedis(t);
-  const dir = makeWorkspace(t);
-  const platform = await openPlatform(t, dir, graph, { executor: redisExecutor(redis.url) });
+  const platform = await openPlatform(t, makeWorkspace(t), graph, { executor: redisExecutor(redis.url) });
   t.teardown(() => redis.freeze(false));
   t.true(await poll(() => platform.executorHealth().reachable, 10_000), 'reachable once connected');
+  return { redis, platform };
+}
+
+redisTest('a hung Redis is said unreachable within about two seconds, not at the next look; answered again, reachable', async (t) => {
+  const { redis, platform } = await connected(t);
   redis.freeze(true);
   // No read meanwhile (a read sets a look off): the word must come of itself. The looks alone (every 5 s, waiting
   // 2 s for their PING) said it up to ~7 s after; the probe says it after 1.5-1.75 s of silence.
@@ -30,11 +36,7 @@ redisTest('a hung Redis is said unreachable within about two seconds, not at the
 });
 
 redisTest("a daemon whose own event loop was held up past the probe's wait does not say Redis does not answer", async (t) => {
-  const redis = await startRedis(t);
-  const dir = makeWorkspace(t);
-  const platform = await openPlatform(t, dir, graph, { executor: redisExecutor(redis.url) });
-  t.teardown(() => redis.freeze(false));
-  t.true(await poll(() => platform.executorHealth().reachable, 10_000), 'reachable once connected');
+  const { redis, platform } = await connected(t);
   // A PING sent (the probe sends one every 250 ms) while Redis is stopped, answered while this process is busy: the
   // answer waits in the socket until the loop is free, 2.5 s after it was sent.
   redis.freeze(true);

@@ -4,13 +4,12 @@
  * reached Redis must not be missed: read from '$', that end was never heard of and the run read running for ever.
  * A relay in front of Redis holds the daemon's first read of the event stream back while the run ends.
  */
-import { connect, createServer, type Socket } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { bash, makeWorkspace, openPlatform, poll, runsFor, sleep, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
 import { startRedis } from './helpers/redis-server.js';
-import { redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
+import { redisExecutor, redisRelay, redisTests, startWorker } from './helpers/redis-fixture.js';
 import { bullConnection, DEFAULT_QUEUE, queueJobId } from '../lib/executor/redis/redis-names.js';
 import type { runCli } from './helpers/server-fixture.js';
 
@@ -22,18 +21,13 @@ const redisTest = redisTests();
  * connection) until `release`; `held` says whether one came.
  */
 async function startEventReadHolder(t: Parameters<typeof runCli>[0], redisUrl: string): Promise<{ url: string; held: () => boolean; release: () => void }> {
-  const target = Number(new URL(redisUrl).port);
-  const sockets = new Set<Socket>();
   const waiting: Array<() => void> = [];
   let holding = false;
   let released = false;
   const eventsKey = `${DEFAULT_QUEUE}:events`;
-  const server = createServer((client) => {
-    const upstream = connect(target, '127.0.0.1');
-    sockets.add(client).add(upstream);
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-    upstream.pipe(client);
+  const relay = await redisRelay(t, redisUrl, (client, upstream) => {
+    const up = upstream();
+    up.pipe(client);
     let stopped = false;
     client.on('data', (chunk: Buffer) => {
       const text = chunk.toString('latin1');
@@ -41,18 +35,12 @@ async function startEventReadHolder(t: Parameters<typeof runCli>[0], redisUrl: s
         stopped = true;
         holding = true;
       }
-      if (stopped && !released) waiting.push(() => upstream.write(chunk));
-      else upstream.write(chunk);
+      if (stopped && !released) waiting.push(() => up.write(chunk));
+      else up.write(chunk);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    for (const s of sockets) s.destroy();
-    server.close();
-  });
-  const { port } = server.address() as { port: number };
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: relay.url,
     held: () => holding,
     release: () => {
       released = true;

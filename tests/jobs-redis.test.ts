@@ -6,13 +6,12 @@
  * remote run still going, and a Redis killed and restarted (AOF) loses nothing acknowledged.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { connect, createServer, type Socket } from 'node:net';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, sleep, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
 import { startRedis } from './helpers/redis-server.js';
-import { redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
+import { HOLD_JOB, holdRunningOnW1, redisExecutor, redisRelay, redisTests, startWorker } from './helpers/redis-fixture.js';
 import { runCli } from './helpers/server-fixture.js';
 import { readServerInfo } from '../lib/client/server-info.js';
 
@@ -29,7 +28,7 @@ const graph = {
       exec: bash('echo $$ >> "top-$1.pid"; sleep 1'),
     },
     { label: 'clean', outputs: ['clean/(?<n>\\d+)'], args: ['${n}'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: bash('echo "clean $1"') },
-    { label: 'hold', outputs: ['hold/(?<n>\\d+)'], args: ['${n}'], exec: bash('sleep 100 & echo $! > "child-$1.pid"; echo $$ >> hold.pid; sleep 100') },
+    HOLD_JOB,
     // Hangs the first time (until its worker dies); the second time it says whether the first is still alive.
     {
       label: 'once',
@@ -74,15 +73,7 @@ redisTest("runs execute on the workers, name them, and their output is in the ru
 
 redisTest('a cancel reaches the remote process group within a second', async (t) => {
   const redis = await startRedis(t);
-  const dir = makeWorkspace(t);
-  killAtTeardown(t, () => [...pidsIn(dir, 'child-1.pid'), ...pidsIn(dir, 'hold.pid')]);
-  const w1 = startWorker(t, dir, redis.url, 'w1');
-  await w1.waitForStdout(/takes runs/);
-  const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
-  const w = await want(platform, ['hold/1']);
-  await waitFor(platform, (s) => runsFor(s, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
-  t.true(await poll(() => pidsIn(dir, 'child-1.pid').length > 0, 5000), 'the job started its child');
-  const child = pidsIn(dir, 'child-1.pid')[0]!;
+  const { platform, want: w, child } = await holdRunningOnW1(t, redis.url, redis.url, graph);
   const began = Date.now();
   await platform.cancelWant(w);
   t.true(await poll(() => !isPidAlive(child), 1500), 'the grandchild is gone');
@@ -137,31 +128,19 @@ redisTest('a worker killed with -9 and no worker left: its run is recorded lost 
 
 /** A TCP relay to Redis whose cut() leaves every connection through it open and silent, as a network partition does. */
 async function startCuttableRelay(t: Parameters<typeof runCli>[0], redisUrl: string): Promise<{ url: string; cut: () => void }> {
-  const target = Number(new URL(redisUrl).port);
-  const sockets = new Set<Socket>();
   let cut = false;
-  const server = createServer((client) => {
-    sockets.add(client);
+  const relay = await redisRelay(t, redisUrl, (client, upstream) => {
     client.on('error', () => {});
-    if (cut) return client.pause();
-    const upstream = connect(target, '127.0.0.1');
-    sockets.add(upstream);
-    upstream.on('error', () => client.destroy());
-    client.on('error', () => upstream.destroy());
-    client.pipe(upstream);
-    upstream.pipe(client);
+    if (cut) return void client.pause();
+    const up = upstream();
+    client.pipe(up);
+    up.pipe(client);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    for (const s of sockets) s.destroy();
-    server.close();
-  });
-  const { port } = server.address() as { port: number };
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: relay.url,
     cut: () => {
       cut = true;
-      for (const s of sockets) {
+      for (const s of relay.sockets) {
         s.unpipe();
         s.pause();
       }

@@ -3,8 +3,10 @@
  * a test that says so), a `platform worker` on a Redis, and the executor option of a platform on it.
  */
 import test, { type ExecutionContext } from 'ava';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { RedisExecutor } from '../../lib/executor/redis/redis-executor.js';
 import type { PlatformOptions } from '../../lib/platform.js';
+import { bash, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, waitFor, want } from './jobs-fixture.js';
 import { redisMissing } from './redis-server.js';
 import { runCli } from './server-fixture.js';
 
@@ -28,4 +30,53 @@ export function startWorker(t: ExecutionContext, dir: string, url: string, name:
 /** A platform's executor on the Redis at `url`, checking for stalled runs every `stalledCheckMs`. */
 export function redisExecutor(url: string, stalledCheckMs = 250): PlatformOptions['executor'] {
   return (workspaceRoot) => new RedisExecutor({ redisUrl: url, workspaceRoot, stalledCheckMs });
+}
+
+/**
+ * A TCP relay on a free loopback port in front of the Redis at `redisUrl`, closed with every connection through it at
+ * the test's end. `wire` joins each client to Redis as the test wants (at once, held, cut): `upstream()` opens the
+ * client's own connection to Redis. `sockets` holds both ends of every connection made.
+ */
+export async function redisRelay(
+  t: ExecutionContext,
+  redisUrl: string,
+  wire: (client: Socket, upstream: () => Socket) => void,
+): Promise<{ url: string; sockets: ReadonlySet<Socket> }> {
+  const target = Number(new URL(redisUrl).port);
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    sockets.add(client);
+    wire(client, () => {
+      const upstream = connect(target, '127.0.0.1');
+      sockets.add(upstream);
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+      return upstream;
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+  return { url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`, sockets };
+}
+
+/** The `hold` job the cancel tests run: a child in the background (its pid in child-<n>.pid) and itself, both long. */
+export const HOLD_JOB = { label: 'hold', outputs: ['hold/(?<n>\\d+)'], args: ['${n}'], exec: bash('sleep 100 & echo $! > "child-$1.pid"; echo $$ >> hold.pid; sleep 100') };
+
+/**
+ * hold/1 running on worker `w1` (which reaches Redis at `workerUrl`, a relay in front of it, say), for a platform on
+ * the Redis at `redisUrl`: the workspace, the platform, the want and the pid of the job's child.
+ */
+export async function holdRunningOnW1(t: ExecutionContext, redisUrl: string, workerUrl: string, graph: unknown) {
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => [...pidsIn(dir, 'child-1.pid'), ...pidsIn(dir, 'hold.pid')]);
+  const w1 = startWorker(t, dir, workerUrl, 'w1');
+  await w1.waitForStdout(/takes runs/);
+  const platform = await openPlatform(t, dir, graph, { executor: redisExecutor(redisUrl) });
+  const w = await want(platform, ['hold/1']);
+  await waitFor(platform, (s) => runsFor(s, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
+  t.true(await poll(() => pidsIn(dir, 'child-1.pid').length > 0, 5000), 'the job started its child');
+  return { dir, platform, want: w, child: pidsIn(dir, 'child-1.pid')[0]! };
 }
