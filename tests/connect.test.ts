@@ -486,3 +486,49 @@ for (const { name, binary } of FORMATS) {
     );
   });
 }
+
+// A daemon that requires its token refuses before any method runs: a Connect client must still get the reason, not a
+// bare `[unauthenticated]` (it reads only a `{"code", "message"}` body).
+test('connect client: the token, Host and Origin guards refuse with a Connect error carrying their message', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'platform-connect-token-'));
+  const platform = await Platform.open(dir, { graph: mainGraph(), tickMs: 50 });
+  const server = await startHttpServer(platform, { port: 0, token: 'sesame', log: () => {}, logError: () => {} });
+  t.teardown(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const withHeaders = (headers: Record<string, string>, binary: boolean) =>
+    createClient(
+      PlatformService,
+      createConnectTransport({
+        baseUrl: server.url,
+        httpVersion: '1.1',
+        useBinaryFormat: binary,
+        interceptors: [
+          (next) => (req) => {
+            for (const [k, v] of Object.entries(headers)) req.header.set(k, v);
+            return next(req);
+          },
+        ],
+      }),
+    );
+  for (const { binary } of FORMATS) {
+    const noToken = await connectError(t, withHeaders({}, binary).getJobConfigs({ outputRefs: ['a/1'] }));
+    t.is(noToken.code, Code.Unauthenticated);
+    t.regex(noToken.rawMessage, /requires its token.*Authorization: Bearer/);
+    const wrongOrigin = await connectError(t, withHeaders({ Authorization: 'Bearer sesame', Origin: 'http://evil.example' }, binary).analyzeGraph({ outputRefs: ['a/1'] }));
+    t.is(wrongOrigin.code, Code.PermissionDenied);
+    t.regex(wrongOrigin.rawMessage, /origin "http:\/\/evil.example" is refused/);
+    const wrongHost = await connectError(t, withHeaders({ Authorization: 'Bearer sesame', Host: 'rebound.example' }, binary).getJobConfigs({ outputRefs: ['a/1'] }));
+    t.is(wrongHost.code, Code.PermissionDenied);
+    t.regex(wrongHost.rawMessage, /Host 'rebound.example' is not a loopback name/);
+    const ok = await withHeaders({ Authorization: 'Bearer sesame' }, binary).getJobConfigs({ outputRefs: ['a/1'] });
+    t.deepEqual(ok.configs[0]!.outputs, ['a/1']);
+  }
+  const res = await fetch(`${server.url}/${SERVICE}/GetJobConfigs`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"outputRefs":["a/1"]}' });
+  await expectConnectError(t, res, 401, 'unauthenticated', /requires its token/);
+  // The JSON API next to it keeps its own error body.
+  const api = await fetch(`${server.url}/api/wants`);
+  t.is(api.status, 401);
+  t.regex(((await api.json()) as { error: string }).error, /requires its token/);
+});
