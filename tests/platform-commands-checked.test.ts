@@ -27,6 +27,8 @@ test('bad wants, backfills and taints through the embedding API are 400s with wh
     ['a fractional priority', () => platform.createWant(want({ priority: 1.5 })), /priority must be a whole number/],
     ['a backfill policy cast', () => platform.createBackfill(backfill({ policy: 'nope' as 'all' })), /policy must be one of missing, failed, all/],
     ['a negative cap', () => platform.createBackfill(backfill({ max_concurrent_job_runs: -3 })), /max_concurrent_job_runs/],
+    ['a comment left out (JavaScript)', () => platform.createWant({ partitions: ['a/x'] } as CreateWantRequest), /^comment must be a string, got nothing: the field is missing\.$/],
+    ['downstream left out (JavaScript)', () => platform.createTaint({ partitions: ['a/x'], reason: '' } as CreateTaintRequest), /downstream must be true or false, got nothing: the field is missing/],
     ['an empty taint', () => platform.createTaint(taint({ partitions: [] })), /partitions is empty/],
   ];
   for (const [what, call, message] of cases) {

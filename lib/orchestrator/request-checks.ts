@@ -90,6 +90,8 @@ function describe(v: unknown): string {
 /** How a message names a value's type: 'null', 'an array', 'an object', 'a number'. */
 export function typeName(v: unknown): string {
   if (v === null) return 'null';
+  // A JavaScript embedder that leaves a field out would otherwise read "got a undefined".
+  if (v === undefined) return 'nothing: the field is missing';
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
