@@ -532,3 +532,13 @@ test('connect client: the token, Host and Origin guards refuse with a Connect er
   t.is(api.status, 401);
   t.regex(((await api.json()) as { error: string }).error, /requires its token/);
 });
+
+test('raw: a body nesting arrays 100,000 deep is invalid_argument saying so, not a stack overflow message', async (t) => {
+  const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+  for (const body of [deep, `{"outputRefs": ${deep}}`, `{"outputRefs": ["a/1"], "extra": ${deep}}`]) {
+    const res = await post(main, 'GetJobConfigs', body, 'application/json');
+    const err = await expectConnectError(t, res, 400, 'invalid_argument');
+    t.notRegex(err.message, /call stack/);
+    t.regex(err.message, /too deeply|unknown field|expected/);
+  }
+});

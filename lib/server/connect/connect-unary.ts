@@ -290,7 +290,9 @@ function decodeRequest(type: Type, codec: Codec, body: Buffer): Record<string, u
     try {
       message = protojson.fromJson(type, json);
     } catch (err) {
-      throw new RpcError('invalid_argument', `The body is not a valid ${type.name} in proto3 JSON: ${sentence(err)}. ${fieldsOf(type)}`);
+      // protobufjs names the value it refused with JSON.stringify, which overflows the stack on a deeply nested one.
+      const why = err instanceof RangeError ? 'it nests arrays or objects too deeply' : sentence(err);
+      throw new RpcError('invalid_argument', `The body is not a valid ${type.name} in proto3 JSON: ${why}. ${fieldsOf(type)}`);
     }
   }
   return type.toObject(message, TO_OBJECT);
