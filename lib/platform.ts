@@ -34,7 +34,10 @@ import { SNAPSHOT_EVERY_EVENTS, StateStore } from './state/state-store.js';
 import type { StartProgress } from './state/store-start.js';
 
 export interface PlatformOptions {
-  /** The job graph; default: `<workspace>/platform.json` (none = no jobs). */
+  /**
+   * The job graph; default: `<workspace>/platform.json` (none = no jobs). parseGraph's result, or platform.json's
+   * content as read (parsed at open, a bad one refused with parseGraph's message).
+   */
   graph?: GraphDefinition;
   /** Command queue capacity; default 100. */
   queueCapacity?: number;

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Platform } from '../lib/platform.js';
+import type { GraphDefinition } from '../lib/graph/graph-definition.js';
 import { makeWorkspace, openPlatform } from './helpers/jobs-fixture.js';
 
 const run = promisify(execFile);
@@ -56,4 +57,20 @@ test('state$ never emits the same state twice in a row; graph$ completes on clos
   t.true(states.every((s, i) => i === 0 || s !== states[i - 1]), 'no state repeated');
   await platform.close();
   t.true(graphDone);
+});
+
+// A JavaScript embedder hands platform.json's content as it reads it; the resolver failed deep inside with "Cannot
+// read properties of undefined (reading 'map')".
+test("PlatformOptions.graph given as platform.json's content is parsed at open; a bad one is refused with parseGraph's message", async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await Platform.open(dir, { graph: graph as unknown as GraphDefinition, tickMs: 50 });
+  t.teardown(() => platform.close());
+  const w = await platform.createWant({ partitions: ['a/z'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+  if (!w.ok) return t.fail(w.error);
+  await new Promise<void>((resolve) => platform.state$.subscribe((s) => s.wants.get(w.want_id)?.status === 'successful' && resolve()));
+  await platform.close();
+
+  const bad = { jobs: [{ label: 'a', outputs: ['a/(?<n>'], exec: ['true'] }] } as unknown as GraphDefinition;
+  const err = await t.throwsAsync(Platform.open(makeWorkspace(t), { graph: bad }));
+  t.regex(err!.message, /^PlatformOptions\.graph: jobs\[0\]\.outputs\[0\] \(job "a"\): .* is not a valid regular expression/);
 });
