@@ -7,7 +7,7 @@ import type { EventCompactionReport, GcReport } from './api/gc.js';
 import { compactEvents } from './state/event-compaction.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Observable, type SchedulerLike, distinctUntilChanged, filter, map, startWith, take } from 'rxjs';
+import { type Observable, type SchedulerLike, defer, distinctUntilChanged, filter, map, startWith, take, throwError } from 'rxjs';
 import type { BuildEvent } from './events/build-event.js';
 import { errorMessage } from './errors.js';
 import { EventLog } from './events/event-log.js';
@@ -234,9 +234,22 @@ export class Platform {
     return this.log.appended$;
   }
 
-  /** Events after `afterId` (0 = from the start), then live ones; `ready` paces the backlog (see tailEvents). */
+  /**
+   * Events after `afterId` (0 = from the start), then live ones; `ready` paces the backlog (see tailEvents). An id
+   * past the latest event (kept from a log since restored from a backup, or from another workspace) errors with a
+   * RangeError, as the event stream's 400 does: followed, it waited silently, then skipped every event up to it.
+   */
   eventsSince(afterId: number, ready?: () => Promise<void>): Observable<BuildEvent> {
-    return tailEvents(this.log, afterId, ready);
+    return defer(() => {
+      const latest = this.log.latestId();
+      if (!Number.isSafeInteger(afterId) || afterId < 0) {
+        return throwError(() => new RangeError(`eventsSince takes an event id, a whole number of at least 0 (0: from the first event), got ${String(afterId)}`));
+      }
+      if (afterId > latest) {
+        return throwError(() => new RangeError(`eventsSince(${afterId}): that is past the latest event of this log (${latest}), no id it gave; resume with an id of at most ${latest}`));
+      }
+      return tailEvents(this.log, afterId, ready);
+    });
   }
 
   /**
