@@ -319,7 +319,10 @@ test('raw: malformed bodies and empty output_refs are invalid_argument', async (
 
 test('raw: a body over 1 MiB is resource_exhausted, with or without Content-Length', async (t) => {
   const big = JSON.stringify({ outputRefs: ['x'.repeat(1024 * 1024)] });
-  await expectConnectError(t, await post(main, 'GetJobConfigs', big, 'application/json'), 429, 'resource_exhausted', /1048576 bytes/);
+  await expectConnectError(t, await post(main, 'GetJobConfigs', big, 'application/json'), 429, 'resource_exhausted', /1048576 bytes; send fewer refs per request/);
+  // Under the byte limit but over the count: how many, the limit, and what to do.
+  const many = JSON.stringify({ outputRefs: Array.from({ length: 10_001 }, (_, i) => `a/${i}`) });
+  await expectConnectError(t, await post(main, 'GetJobConfigs', many, 'application/json'), 400, 'invalid_argument', /10001 refs; the limit is 10000 per request: split them/);
 
   const chunks = [Buffer.from('{"outputRefs":["'), Buffer.alloc(1024 * 1024, 'y'), Buffer.from('"]}')];
   const stream = new ReadableStream<Uint8Array>({

@@ -219,7 +219,7 @@ function parseTimeout(header: string | undefined): number | undefined {
 
 function tooLarge(limit: number, what: string): RpcError {
   // Connection: close, so that the rest of an oversized body is not read just to be thrown away.
-  const message = `The request ${what} is larger than the limit of ${limit} bytes.`;
+  const message = `The request ${what} is larger than the limit of ${limit} bytes; send fewer refs per request.`;
   return new RpcError('resource_exhausted', message, CONNECT_HTTP_STATUS.resource_exhausted, { Connection: 'close' });
 }
 

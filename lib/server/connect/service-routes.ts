@@ -130,7 +130,7 @@ function outputRefsOf(request: Record<string, unknown>): string[] {
     );
   }
   if (refs.length > MAX_OUTPUT_REFS) {
-    throw new RpcError('invalid_argument', `output_refs has ${refs.length} refs; the limit is ${MAX_OUTPUT_REFS} per request.`);
+    throw new RpcError('invalid_argument', `output_refs has ${refs.length} refs; the limit is ${MAX_OUTPUT_REFS} per request: split them over several requests.`);
   }
   refs.forEach((ref, i) => {
     const problem = refProblem(ref, `output_refs[${i}]`);
