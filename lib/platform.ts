@@ -135,6 +135,10 @@ export class Platform {
       });
       const queue = new CommandQueue(options.queueCapacity ?? 100);
       const choice = options.executor ?? 'in-process';
+      // A JavaScript caller's typo ('in_process') would otherwise get supervised runs, which outlive its process.
+      if (typeof choice !== 'function' && choice !== 'in-process' && choice !== 'supervised') {
+        throw new Error(`PlatformOptions.executor must be 'in-process', 'supervised' or a function (workspaceRoot) => Executor, got ${JSON.stringify(choice)}`);
+      }
       const executor: Executor =
         typeof choice === 'function' ? choice(workspaceRoot) : choice === 'in-process' ? new InProcessExecutor(workspaceRoot) : new SupervisedExecutor({ workspaceRoot });
       const orchestrator = new Orchestrator({

@@ -74,3 +74,12 @@ test("PlatformOptions.graph given as platform.json's content is parsed at open; 
   const err = await t.throwsAsync(Platform.open(makeWorkspace(t), { graph: bad }));
   t.regex(err!.message, /^PlatformOptions\.graph: jobs\[0\]\.outputs\[0\] \(job "a"\): .* is not a valid regular expression/);
 });
+
+test('an executor option that is none of the choices is refused at open, the log let go', async (t) => {
+  const dir = makeWorkspace(t);
+  const err = await t.throwsAsync(Platform.open(dir, { executor: 'in_process' as 'in-process' }));
+  t.regex(err!.message, /^PlatformOptions\.executor must be 'in-process', 'supervised' or a function .*, got "in_process"/);
+  const platform = await Platform.open(dir);
+  await platform.close();
+  t.pass();
+});
