@@ -44,3 +44,21 @@ test('bad wants, backfills and taints through the embedding API are 400s with wh
   if (!good.ok) return t.fail(good.error);
   await waitForWant(platform, good.want_id, ['successful']);
 });
+
+test("a want id that is no string (JavaScript) is a 400 to cancelWant: it neither names another want nor fails the step", async (t) => {
+  const dir = makeWorkspace(t);
+  const errors: string[] = [];
+  const platform = await openPlatform(t, dir, graph, { logError: (m) => errors.push(m) });
+  const first = await platform.createWant(want({}));
+  if (!first.ok) return t.fail(first.error);
+  await waitForWant(platform, first.want_id, ['successful']);
+  for (const id of [1, undefined, null]) {
+    const r = await platform.cancelWant(id as unknown as string);
+    t.false(r.ok, String(id));
+    if (!r.ok) {
+      t.is(r.status, 400, String(id));
+      t.regex(r.error, /^want_id must be a want's id, a string like 'w-12', got /, String(id));
+    }
+  }
+  t.deepEqual(errors, [], 'no step failed');
+});
