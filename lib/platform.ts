@@ -24,7 +24,7 @@ import { WorkspaceGraph } from './graph/workspace-graph.js';
 import { unproducedProblem } from './graph/unproduced-refs.js';
 import { MAX_EXPANSION } from './graph/partition-pattern.js';
 import { MAX_PARTITIONS_PER_WANT } from './api/schemas/wants.js';
-import { partitionsProblem } from './orchestrator/request-checks.js';
+import { partitionsProblem, requestObjectProblem } from './orchestrator/request-checks.js';
 import type { CommandResult, CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from './orchestrator/command.js';
 import { CommandQueue } from './orchestrator/command-queue.js';
 import { GraphTaskSource } from './orchestrator/graph-task-source.js';
@@ -304,7 +304,7 @@ export class Platform {
    * default 100) is full.
    */
   createWant(request: CreateWantRequest): Promise<CommandResult> {
-    const refused = this.refsRefused(request.partitions, MAX_PARTITIONS_PER_WANT);
+    const refused = this.refsRefused(request, 'createWant', MAX_PARTITIONS_PER_WANT);
     return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_want', request });
   }
 
@@ -322,7 +322,7 @@ export class Platform {
    * id. Refused as `createWant` is.
    */
   createBackfill(request: CreateBackfillRequest): Promise<CommandResult> {
-    const refused = this.refsRefused(request.partitions, MAX_EXPANSION);
+    const refused = this.refsRefused(request, 'createBackfill', MAX_EXPANSION);
     return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_backfill', request });
   }
 
@@ -349,8 +349,9 @@ export class Platform {
    * `refreshGraph()` first to see an edit of this instant); the rest of a request is checked where every write
    * passes (the planner). Offered at once otherwise, in call order.
    */
-  private refsRefused(partitions: unknown, max: number): CommandResult | undefined {
-    const problem = partitionsProblem(partitions, max) ?? unproducedProblem(this.resolver, partitions as string[]);
+  private refsRefused(request: unknown, what: string, max: number): CommandResult | undefined {
+    const partitions = (request as { partitions?: unknown } | null | undefined)?.partitions;
+    const problem = requestObjectProblem(request, what) ?? partitionsProblem(partitions, max) ?? unproducedProblem(this.resolver, partitions as string[]);
     return problem === undefined ? undefined : { ok: false, status: 400, error: problem };
   }
 

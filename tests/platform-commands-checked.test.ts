@@ -29,6 +29,9 @@ test('bad wants, backfills and taints through the embedding API are 400s with wh
     ['a negative cap', () => platform.createBackfill(backfill({ max_concurrent_job_runs: -3 })), /max_concurrent_job_runs/],
     ['a comment left out (JavaScript)', () => platform.createWant({ partitions: ['a/x'] } as CreateWantRequest), /^comment must be a string, got nothing: the field is missing\.$/],
     ['downstream left out (JavaScript)', () => platform.createTaint({ partitions: ['a/x'], reason: '' } as CreateTaintRequest), /downstream must be true or false, got nothing: the field is missing/],
+    ['no request at all (JavaScript)', () => platform.createWant(undefined as unknown as CreateWantRequest), /^createWant takes a request object \(\{partitions: \[\.\.\.\], \.\.\.\}\), got nothing/],
+    ['a null backfill (JavaScript)', () => platform.createBackfill(null as unknown as CreateBackfillRequest), /^createBackfill takes a request object .*, got null/],
+    ['no taint request (JavaScript): the step must not fail', () => platform.createTaint(undefined as unknown as CreateTaintRequest), /^createTaint takes a request object .*, got nothing/],
     ['an empty taint', () => platform.createTaint(taint({ partitions: [] })), /partitions is empty/],
   ];
   for (const [what, call, message] of cases) {
