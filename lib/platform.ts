@@ -27,6 +27,7 @@ import { MAX_PARTITIONS_PER_WANT } from './api/schemas/wants.js';
 import { partitionsProblem, requestObjectProblem } from './orchestrator/request-checks.js';
 import type { CommandResult, CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from './orchestrator/command.js';
 import { CommandQueue } from './orchestrator/command-queue.js';
+import { platformOptionsProblem } from './platform-options-check.js';
 import { GraphTaskSource } from './orchestrator/graph-task-source.js';
 import { Orchestrator } from './orchestrator/orchestrator.js';
 import { ACTIVE_JOB_RUN_STATUSES, type BuildState, type JobRunRecord } from './state/build-state.js';
@@ -39,9 +40,9 @@ export interface PlatformOptions {
    * content as read (parsed at open, a bad one refused with parseGraph's message).
    */
   graph?: GraphDefinition;
-  /** Command queue capacity; default 100. */
+  /** Command queue capacity (at least 1); default 100. */
   queueCapacity?: number;
-  /** Orchestrator tick; default 500 ms. */
+  /** Orchestrator tick (at least 1 ms); default 500 ms. Options that make no sense are refused at open. */
   tickMs?: number;
   /** Take a state snapshot in the background every this many events (0: only at close); default 100,000. */
   snapshotEveryEvents?: number;
@@ -107,6 +108,8 @@ export class Platform {
   }
 
   static async open(workspaceRoot: string, options: PlatformOptions = {}): Promise<Platform> {
+    const problem = platformOptionsProblem(options);
+    if (problem) throw new RangeError(problem);
     // A mistyped path would otherwise become a new, empty workspace, silently.
     if (!statSync(workspaceRoot, { throwIfNoEntry: false })?.isDirectory()) {
       throw new Error(`no directory at ${workspaceRoot}: Platform.open takes the workspace's directory (one with platform.json; 'platform init' makes one)`);
@@ -135,10 +138,6 @@ export class Platform {
       });
       const queue = new CommandQueue(options.queueCapacity ?? 100);
       const choice = options.executor ?? 'in-process';
-      // A JavaScript caller's typo ('in_process') would otherwise get supervised runs, which outlive its process.
-      if (typeof choice !== 'function' && choice !== 'in-process' && choice !== 'supervised') {
-        throw new Error(`PlatformOptions.executor must be 'in-process', 'supervised' or a function (workspaceRoot) => Executor, got ${JSON.stringify(choice)}`);
-      }
       const executor: Executor =
         typeof choice === 'function' ? choice(workspaceRoot) : choice === 'in-process' ? new InProcessExecutor(workspaceRoot) : new SupervisedExecutor({ workspaceRoot });
       const orchestrator = new Orchestrator({

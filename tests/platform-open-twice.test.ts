@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { Platform } from '../lib/platform.js';
+import { Platform, type PlatformOptions } from '../lib/platform.js';
 import type { GraphDefinition } from '../lib/graph/graph-definition.js';
 import { makeWorkspace, openPlatform } from './helpers/jobs-fixture.js';
 
@@ -75,10 +75,23 @@ test("PlatformOptions.graph given as platform.json's content is parsed at open; 
   t.regex(err!.message, /^PlatformOptions\.graph: jobs\[0\]\.outputs\[0\] \(job "a"\): .* is not a valid regular expression/);
 });
 
-test('an executor option that is none of the choices is refused at open, the log let go', async (t) => {
+test('options that make no sense are refused at open, saying which and what they take; the workspace is untouched', async (t) => {
   const dir = makeWorkspace(t);
   const err = await t.throwsAsync(Platform.open(dir, { executor: 'in_process' as 'in-process' }));
   t.regex(err!.message, /^PlatformOptions\.executor must be 'in-process', 'supervised' or a function .*, got "in_process"/);
+  // tickMs 0 spun the event loop for ever; a queue of 0 refused every command as "full".
+  const cases: Array<[PlatformOptions, RegExp]> = [
+    [{ tickMs: 0 }, /^PlatformOptions\.tickMs must be a number of milliseconds of at least 1 \(default 500\), got 0$/],
+    [{ tickMs: -5 }, /tickMs .* got -5$/],
+    [{ tickMs: Number.NaN }, /tickMs .* got NaN$/],
+    [{ queueCapacity: 0 }, /^PlatformOptions\.queueCapacity must be a whole number of at least 1 \(default 100\), got 0$/],
+    [{ snapshotEveryEvents: -1 }, /^PlatformOptions\.snapshotEveryEvents must be a whole number of at least 0/],
+  ];
+  for (const [options, message] of cases) {
+    const refused = await t.throwsAsync(Platform.open(dir, options));
+    t.true(refused instanceof RangeError, JSON.stringify(options));
+    t.regex(refused!.message, message, JSON.stringify(options));
+  }
   const platform = await Platform.open(dir);
   await platform.close();
   t.pass();
