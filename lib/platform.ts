@@ -7,7 +7,7 @@ import type { EventCompactionReport, GcReport } from './api/gc.js';
 import { compactEvents } from './state/event-compaction.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Observable, type SchedulerLike, distinctUntilChanged, filter, map, startWith, take } from 'rxjs';
+import { type Observable, type SchedulerLike, defer, distinctUntilChanged, filter, map, startWith, take, throwError } from 'rxjs';
 import type { BuildEvent } from './events/build-event.js';
 import { errorMessage } from './errors.js';
 import { EventLog } from './events/event-log.js';
@@ -24,9 +24,10 @@ import { WorkspaceGraph } from './graph/workspace-graph.js';
 import { unproducedProblem } from './graph/unproduced-refs.js';
 import { MAX_EXPANSION } from './graph/partition-pattern.js';
 import { MAX_PARTITIONS_PER_WANT } from './api/schemas/wants.js';
-import { partitionsProblem } from './orchestrator/request-checks.js';
+import { partitionsProblem, requestObjectProblem } from './orchestrator/request-checks.js';
 import type { CommandResult, CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from './orchestrator/command.js';
 import { CommandQueue } from './orchestrator/command-queue.js';
+import { platformOptionsProblem } from './platform-options-check.js';
 import { GraphTaskSource } from './orchestrator/graph-task-source.js';
 import { Orchestrator } from './orchestrator/orchestrator.js';
 import { ACTIVE_JOB_RUN_STATUSES, type BuildState, type JobRunRecord } from './state/build-state.js';
@@ -34,11 +35,14 @@ import { SNAPSHOT_EVERY_EVENTS, StateStore } from './state/state-store.js';
 import type { StartProgress } from './state/store-start.js';
 
 export interface PlatformOptions {
-  /** The job graph; default: `<workspace>/platform.json` (none = no jobs). */
+  /**
+   * The job graph; default: `<workspace>/platform.json` (none = no jobs). parseGraph's result, or platform.json's
+   * content as read (parsed at open, a bad one refused with parseGraph's message).
+   */
   graph?: GraphDefinition;
-  /** Command queue capacity; default 100. */
+  /** Command queue capacity (at least 1); default 100. */
   queueCapacity?: number;
-  /** Orchestrator tick; default 500 ms. */
+  /** Orchestrator tick (at least 1 ms); default 500 ms. Options that make no sense are refused at open. */
   tickMs?: number;
   /** Take a state snapshot in the background every this many events (0: only at close); default 100,000. */
   snapshotEveryEvents?: number;
@@ -104,6 +108,8 @@ export class Platform {
   }
 
   static async open(workspaceRoot: string, options: PlatformOptions = {}): Promise<Platform> {
+    const problem = platformOptionsProblem(options);
+    if (problem) throw new RangeError(problem);
     // A mistyped path would otherwise become a new, empty workspace, silently.
     if (!statSync(workspaceRoot, { throwIfNoEntry: false })?.isDirectory()) {
       throw new Error(`no directory at ${workspaceRoot}: Platform.open takes the workspace's directory (one with platform.json; 'platform init' makes one)`);
@@ -231,9 +237,22 @@ export class Platform {
     return this.log.appended$;
   }
 
-  /** Events after `afterId` (0 = from the start), then live ones; `ready` paces the backlog (see tailEvents). */
+  /**
+   * Events after `afterId` (0 = from the start), then live ones; `ready` paces the backlog (see tailEvents). An id
+   * past the latest event (kept from a log since restored from a backup, or from another workspace) errors with a
+   * RangeError, as the event stream's 400 does: followed, it waited silently, then skipped every event up to it.
+   */
   eventsSince(afterId: number, ready?: () => Promise<void>): Observable<BuildEvent> {
-    return tailEvents(this.log, afterId, ready);
+    return defer(() => {
+      const latest = this.log.latestId();
+      if (!Number.isSafeInteger(afterId) || afterId < 0) {
+        return throwError(() => new RangeError(`eventsSince takes an event id, a whole number of at least 0 (0: from the first event), got ${String(afterId)}`));
+      }
+      if (afterId > latest) {
+        return throwError(() => new RangeError(`eventsSince(${afterId}): that is past the latest event of this log (${latest}), no id it gave; resume with an id of at most ${latest}`));
+      }
+      return tailEvents(this.log, afterId, ready);
+    });
   }
 
   /**
@@ -284,7 +303,7 @@ export class Platform {
    * default 100) is full.
    */
   createWant(request: CreateWantRequest): Promise<CommandResult> {
-    const refused = this.refsRefused(request.partitions, MAX_PARTITIONS_PER_WANT);
+    const refused = this.refsRefused(request, 'createWant', MAX_PARTITIONS_PER_WANT);
     return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_want', request });
   }
 
@@ -302,7 +321,7 @@ export class Platform {
    * id. Refused as `createWant` is.
    */
   createBackfill(request: CreateBackfillRequest): Promise<CommandResult> {
-    const refused = this.refsRefused(request.partitions, MAX_EXPANSION);
+    const refused = this.refsRefused(request, 'createBackfill', MAX_EXPANSION);
     return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_backfill', request });
   }
 
@@ -329,8 +348,9 @@ export class Platform {
    * `refreshGraph()` first to see an edit of this instant); the rest of a request is checked where every write
    * passes (the planner). Offered at once otherwise, in call order.
    */
-  private refsRefused(partitions: unknown, max: number): CommandResult | undefined {
-    const problem = partitionsProblem(partitions, max) ?? unproducedProblem(this.resolver, partitions as string[]);
+  private refsRefused(request: unknown, what: string, max: number): CommandResult | undefined {
+    const partitions = (request as { partitions?: unknown } | null | undefined)?.partitions;
+    const problem = requestObjectProblem(request, what) ?? partitionsProblem(partitions, max) ?? unproducedProblem(this.resolver, partitions as string[]);
     return problem === undefined ? undefined : { ok: false, status: 400, error: problem };
   }
 

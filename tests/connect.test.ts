@@ -319,7 +319,10 @@ test('raw: malformed bodies and empty output_refs are invalid_argument', async (
 
 test('raw: a body over 1 MiB is resource_exhausted, with or without Content-Length', async (t) => {
   const big = JSON.stringify({ outputRefs: ['x'.repeat(1024 * 1024)] });
-  await expectConnectError(t, await post(main, 'GetJobConfigs', big, 'application/json'), 429, 'resource_exhausted', /1048576 bytes/);
+  await expectConnectError(t, await post(main, 'GetJobConfigs', big, 'application/json'), 429, 'resource_exhausted', /1048576 bytes; send fewer refs per request/);
+  // Under the byte limit but over the count: how many, the limit, and what to do.
+  const many = JSON.stringify({ outputRefs: Array.from({ length: 10_001 }, (_, i) => `a/${i}`) });
+  await expectConnectError(t, await post(main, 'GetJobConfigs', many, 'application/json'), 400, 'invalid_argument', /10001 refs; the limit is 10000 per request: split them/);
 
   const chunks = [Buffer.from('{"outputRefs":["'), Buffer.alloc(1024 * 1024, 'y'), Buffer.from('"]}')];
   const stream = new ReadableStream<Uint8Array>({
@@ -486,3 +489,59 @@ for (const { name, binary } of FORMATS) {
     );
   });
 }
+
+// A daemon that requires its token refuses before any method runs: a Connect client must still get the reason, not a
+// bare `[unauthenticated]` (it reads only a `{"code", "message"}` body).
+test('connect client: the token, Host and Origin guards refuse with a Connect error carrying their message', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'platform-connect-token-'));
+  const platform = await Platform.open(dir, { graph: mainGraph(), tickMs: 50 });
+  const server = await startHttpServer(platform, { port: 0, token: 'sesame', log: () => {}, logError: () => {} });
+  t.teardown(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const withHeaders = (headers: Record<string, string>, binary: boolean) =>
+    createClient(
+      PlatformService,
+      createConnectTransport({
+        baseUrl: server.url,
+        httpVersion: '1.1',
+        useBinaryFormat: binary,
+        interceptors: [
+          (next) => (req) => {
+            for (const [k, v] of Object.entries(headers)) req.header.set(k, v);
+            return next(req);
+          },
+        ],
+      }),
+    );
+  for (const { binary } of FORMATS) {
+    const noToken = await connectError(t, withHeaders({}, binary).getJobConfigs({ outputRefs: ['a/1'] }));
+    t.is(noToken.code, Code.Unauthenticated);
+    t.regex(noToken.rawMessage, /requires its token.*Authorization: Bearer/);
+    const wrongOrigin = await connectError(t, withHeaders({ Authorization: 'Bearer sesame', Origin: 'http://evil.example' }, binary).analyzeGraph({ outputRefs: ['a/1'] }));
+    t.is(wrongOrigin.code, Code.PermissionDenied);
+    t.regex(wrongOrigin.rawMessage, /origin "http:\/\/evil.example" is refused/);
+    const wrongHost = await connectError(t, withHeaders({ Authorization: 'Bearer sesame', Host: 'rebound.example' }, binary).getJobConfigs({ outputRefs: ['a/1'] }));
+    t.is(wrongHost.code, Code.PermissionDenied);
+    t.regex(wrongHost.rawMessage, /Host 'rebound.example' is not a loopback name/);
+    const ok = await withHeaders({ Authorization: 'Bearer sesame' }, binary).getJobConfigs({ outputRefs: ['a/1'] });
+    t.deepEqual(ok.configs[0]!.outputs, ['a/1']);
+  }
+  const res = await fetch(`${server.url}/${SERVICE}/GetJobConfigs`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"outputRefs":["a/1"]}' });
+  await expectConnectError(t, res, 401, 'unauthenticated', /requires its token/);
+  // The JSON API next to it keeps its own error body.
+  const api = await fetch(`${server.url}/api/wants`);
+  t.is(api.status, 401);
+  t.regex(((await api.json()) as { error: string }).error, /requires its token/);
+});
+
+test('raw: a body nesting arrays 100,000 deep is invalid_argument saying so, not a stack overflow message', async (t) => {
+  const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+  for (const body of [deep, `{"outputRefs": ${deep}}`, `{"outputRefs": ["a/1"], "extra": ${deep}}`]) {
+    const res = await post(main, 'GetJobConfigs', body, 'application/json');
+    const err = await expectConnectError(t, res, 400, 'invalid_argument');
+    t.notRegex(err.message, /call stack/);
+    t.regex(err.message, /too deeply|unknown field|expected/);
+  }
+});

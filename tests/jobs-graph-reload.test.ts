@@ -75,3 +75,34 @@ test("requests of one turn share a look at platform.json that comes after each o
   t.false(turnEnded, "the step's reload did not wait for the turn to end");
   await request;
 });
+
+// A script that edits platform.json and then asks the RPCs got the graph before the edit ("No job produces" the job it
+// just added), and, while the file was broken, the last valid graph's answer without a word of it.
+test('the PlatformService RPCs answer from platform.json as it is now; a broken file is failed_precondition saying so', async (t) => {
+  const dir = makeWorkspace(t);
+  const graphFile = join(dir, 'platform.json');
+  writeFileSync(graphFile, JSON.stringify({ jobs: [job('alpha')] }));
+  const platform = await Platform.open(dir, { tickMs: 60_000, logError: () => {} });
+  t.teardown(() => platform.close());
+  const server = await startServer(t, platform);
+  const call = async (refs: string[]) => {
+    const res = await fetch(`${server.url}/platform.v1.PlatformService/GetJobConfigs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ outputRefs: refs }),
+    });
+    return { status: res.status, body: (await res.json()) as { configs?: Array<{ outputs: string[] }>; code?: string; message?: string } };
+  };
+  t.is((await call(['beta/1'])).body.code, 'invalid_argument', 'no job produces beta/1 yet');
+
+  writeFileSync(graphFile, JSON.stringify({ jobs: [job('alpha'), job('beta')] }));
+  const added = await call(['beta/1']);
+  t.is(added.status, 200, JSON.stringify(added.body));
+  t.deepEqual(added.body.configs?.map((c) => c.outputs), [['beta/1']]);
+
+  writeFileSync(graphFile, '{"jobs": [');
+  const broken = await call(['alpha/1']);
+  t.is(broken.status, 400);
+  t.is(broken.body.code, 'failed_precondition');
+  t.regex(broken.body.message ?? '', /platform\.json.*not valid JSON.*last valid graph; fix the file and retry/);
+});

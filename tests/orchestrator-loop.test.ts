@@ -131,7 +131,7 @@ test('closing lets no new step start: a command still waiting is refused, nothin
   release();
   await closing;
   await t.throwsAsync(waiting, { instanceOf: QueueClosedError });
-  await t.throwsAsync(platform.createWant(want('ok/after')), { instanceOf: QueueClosedError });
+  await t.throwsAsync(platform.createWant(want('ok/after')), { instanceOf: QueueClosedError, message: /closed \(or closing\).*open the workspace again \(Platform\.open\)/ });
 
   const reopened = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test'), tickMs: 60_000 });
   t.teardown(() => reopened.close());

@@ -27,6 +27,11 @@ test('bad wants, backfills and taints through the embedding API are 400s with wh
     ['a fractional priority', () => platform.createWant(want({ priority: 1.5 })), /priority must be a whole number/],
     ['a backfill policy cast', () => platform.createBackfill(backfill({ policy: 'nope' as 'all' })), /policy must be one of missing, failed, all/],
     ['a negative cap', () => platform.createBackfill(backfill({ max_concurrent_job_runs: -3 })), /max_concurrent_job_runs/],
+    ['a comment left out (JavaScript)', () => platform.createWant({ partitions: ['a/x'] } as CreateWantRequest), /^comment must be a string, got nothing: the field is missing\.$/],
+    ['downstream left out (JavaScript)', () => platform.createTaint({ partitions: ['a/x'], reason: '' } as CreateTaintRequest), /downstream must be true or false, got nothing: the field is missing/],
+    ['no request at all (JavaScript)', () => platform.createWant(undefined as unknown as CreateWantRequest), /^createWant takes a request object \(\{partitions: \[\.\.\.\], \.\.\.\}\), got nothing/],
+    ['a null backfill (JavaScript)', () => platform.createBackfill(null as unknown as CreateBackfillRequest), /^createBackfill takes a request object .*, got null/],
+    ['no taint request (JavaScript): the step must not fail', () => platform.createTaint(undefined as unknown as CreateTaintRequest), /^createTaint takes a request object .*, got nothing/],
     ['an empty taint', () => platform.createTaint(taint({ partitions: [] })), /partitions is empty/],
   ];
   for (const [what, call, message] of cases) {
@@ -41,4 +46,22 @@ test('bad wants, backfills and taints through the embedding API are 400s with wh
   const good = await platform.createWant(want({}));
   if (!good.ok) return t.fail(good.error);
   await waitForWant(platform, good.want_id, ['successful']);
+});
+
+test("a want id that is no string (JavaScript) is a 400 to cancelWant: it neither names another want nor fails the step", async (t) => {
+  const dir = makeWorkspace(t);
+  const errors: string[] = [];
+  const platform = await openPlatform(t, dir, graph, { logError: (m) => errors.push(m) });
+  const first = await platform.createWant(want({}));
+  if (!first.ok) return t.fail(first.error);
+  await waitForWant(platform, first.want_id, ['successful']);
+  for (const id of [1, undefined, null]) {
+    const r = await platform.cancelWant(id as unknown as string);
+    t.false(r.ok, String(id));
+    if (!r.ok) {
+      t.is(r.status, 400, String(id));
+      t.regex(r.error, /^want_id must be a want's id, a string like 'w-12', got /, String(id));
+    }
+  }
+  t.deepEqual(errors, [], 'no step failed');
 });

@@ -7,7 +7,8 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { Platform } from '../lib/platform.js';
+import { Platform, type PlatformOptions } from '../lib/platform.js';
+import type { GraphDefinition } from '../lib/graph/graph-definition.js';
 import { makeWorkspace, openPlatform } from './helpers/jobs-fixture.js';
 
 const run = promisify(execFile);
@@ -22,7 +23,8 @@ test('a second open of a workspace in one process is refused, and the first keep
   // Another process: still refused, the first open's lock held.
   const script = `import(${JSON.stringify(PLATFORM)}).then(({ Platform }) => Platform.open(${JSON.stringify(dir)})).then(() => console.log('opened'), (e) => console.log('refused: ' + e.message))`;
   const { stdout } = await run(process.execPath, ['-e', script], { timeout: 20_000 });
-  t.regex(stdout, /^refused: .*LOCK/, stdout);
+  // Said as what it is and what to do, not LevelDB's "IO error: lock .../LOCK: Resource temporarily unavailable".
+  t.regex(stdout, /^refused: the event log at .* is held by another process .*platform stop/, stdout);
   const w = await first.createWant({ partitions: ['a/x'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
   t.true(w.ok);
   await first.close();
@@ -55,4 +57,42 @@ test('state$ never emits the same state twice in a row; graph$ completes on clos
   t.true(states.every((s, i) => i === 0 || s !== states[i - 1]), 'no state repeated');
   await platform.close();
   t.true(graphDone);
+});
+
+// A JavaScript embedder hands platform.json's content as it reads it; the resolver failed deep inside with "Cannot
+// read properties of undefined (reading 'map')".
+test("PlatformOptions.graph given as platform.json's content is parsed at open; a bad one is refused with parseGraph's message", async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await Platform.open(dir, { graph: graph as unknown as GraphDefinition, tickMs: 50 });
+  t.teardown(() => platform.close());
+  const w = await platform.createWant({ partitions: ['a/z'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+  if (!w.ok) return t.fail(w.error);
+  await new Promise<void>((resolve) => platform.state$.subscribe((s) => s.wants.get(w.want_id)?.status === 'successful' && resolve()));
+  await platform.close();
+
+  const bad = { jobs: [{ label: 'a', outputs: ['a/(?<n>'], exec: ['true'] }] } as unknown as GraphDefinition;
+  const err = await t.throwsAsync(Platform.open(makeWorkspace(t), { graph: bad }));
+  t.regex(err!.message, /^PlatformOptions\.graph: jobs\[0\]\.outputs\[0\] \(job "a"\): .* is not a valid regular expression/);
+});
+
+test('options that make no sense are refused at open, saying which and what they take; the workspace is untouched', async (t) => {
+  const dir = makeWorkspace(t);
+  const err = await t.throwsAsync(Platform.open(dir, { executor: 'in_process' as 'in-process' }));
+  t.regex(err!.message, /^PlatformOptions\.executor must be 'in-process', 'supervised' or a function .*, got "in_process"/);
+  // tickMs 0 spun the event loop for ever; a queue of 0 refused every command as "full".
+  const cases: Array<[PlatformOptions, RegExp]> = [
+    [{ tickMs: 0 }, /^PlatformOptions\.tickMs must be a number of milliseconds of at least 1 \(default 500\), got 0$/],
+    [{ tickMs: -5 }, /tickMs .* got -5$/],
+    [{ tickMs: Number.NaN }, /tickMs .* got NaN$/],
+    [{ queueCapacity: 0 }, /^PlatformOptions\.queueCapacity must be a whole number of at least 1 \(default 100\), got 0$/],
+    [{ snapshotEveryEvents: -1 }, /^PlatformOptions\.snapshotEveryEvents must be a whole number of at least 0/],
+  ];
+  for (const [options, message] of cases) {
+    const refused = await t.throwsAsync(Platform.open(dir, options));
+    t.true(refused instanceof RangeError, JSON.stringify(options));
+    t.regex(refused!.message, message, JSON.stringify(options));
+  }
+  const platform = await Platform.open(dir);
+  await platform.close();
+  t.pass();
 });

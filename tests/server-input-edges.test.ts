@@ -120,3 +120,22 @@ test('a path segment whose percent-encoding is not UTF-8 is a 400 that names it 
     t.is(error, `The path segment '${segment}' is not percent-encoded UTF-8: encode an id or ref as UTF-8, then percent-encode it (encodeURIComponent).`, path);
   }
 });
+
+// JSON.parse reads arrays nested 100,000 deep; the message naming the value refused overflowed the stack on it, and the
+// write was a 500 "Internal error" where it is the client's fault.
+test('a field holding arrays nested 100,000 deep is a 400 that says so, not a 500', async (t) => {
+  const f = await startServer(t);
+  const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+  const writes: Array<[string, string]> = [
+    ['/api/wants', `{"partitions": ["ok/a"], "comment": ${deep}}`],
+    ['/api/wants', `{"partitions": ${deep}}`],
+    ['/api/taints', `{"partitions": ["ok/a"], "reason": ${deep}}`],
+    ['/api/backfills', `{"pattern": "ok/{a,b}", "policy": ${deep}}`],
+  ];
+  for (const [path, body] of writes) {
+    const res = await rawRequest(`${f.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    t.is(res.status, 400, `${path}: ${res.body.slice(0, 200)}`);
+    t.regex(JSON.parse(res.body).error, /nested too deeply|must be/, path);
+  }
+  t.deepEqual(f.errorLines, [], 'no server fault logged');
+});

@@ -178,6 +178,28 @@ test('an app that serves its platform as an extra can stop the server and keep t
   t.true(w.ok, 'the platform goes on');
 });
 
+// An app's options that make no sense: a port given as a string was taken by node as a Unix socket's path (the server
+// "listened" at http://127.0.0.1:undefined), and idleTimeoutMs 0 shut it down at once.
+test('startHttpServer refuses options that make no sense, saying which; the platform goes on', async (t) => {
+  const dir = await makeWorkspace(t);
+  const platform = await Platform.open(dir, { graph: parseGraph(TEST_GRAPH, 'test'), tickMs: 100 });
+  t.teardown(() => platform.close());
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ port: 'abc' }, /^HttpServerOptions\.port must be a whole number from 0 to 65535 \(0: any free port\), got "abc"$/],
+    [{ port: 1.5 }, /port .* got 1\.5$/],
+    [{ port: 0, idleTimeoutMs: 0 }, /^HttpServerOptions\.idleTimeoutMs must be a number of milliseconds above 0 \(leave it out for no idle timeout\), got 0$/],
+    [{ port: 0, drainMs: -1 }, /^HttpServerOptions\.drainMs must be .* got -1$/],
+  ];
+  for (const [options, message] of cases) {
+    const err = await t.throwsAsync(startHttpServer(platform, { log: () => {}, ...options } as unknown as Parameters<typeof startHttpServer>[1]));
+    t.true(err instanceof RangeError, JSON.stringify(options));
+    t.regex(err!.message, message, JSON.stringify(options));
+  }
+  t.false(existsSync('abc'), 'no socket file made');
+  const w = await platform.createWant({ partitions: ['ok/after'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+  t.true(w.ok, 'the platform goes on');
+});
+
 test('serve exits by itself when idle: stderr says so, stdout says Shutdown complete, server.json is removed', async (t) => {
   const dir = await makeWorkspace(t);
   const cli = runCli(t, ['-C', dir, 'serve', '--port', '0', '--idle-timeout', '1s', '--idle-check-interval', '200ms'], dir);

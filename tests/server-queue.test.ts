@@ -72,3 +72,13 @@ test('a full command queue answers 503 with Retry-After; every accepted write co
   t.is(after.status, 201);
   t.is((await waitForWant(f, ids[99]!)).status, 'successful');
 });
+
+test('a write to a server whose platform has closed is a 503 saying the server is shutting down, with Retry-After', async (t) => {
+  const f = await startServer(t);
+  await f.platform.close();
+  for (const res of [await f.postWant({ partitions: ['ok/late'] }), await f.api('/api/wants/w-1', { method: 'DELETE' })]) {
+    t.is(res.status, 503);
+    t.is(res.headers.get('retry-after'), '5');
+    t.regex(((await res.json()) as { error: string }).error, /^The server is shutting down and takes no new commands; retry once it runs again\.$/);
+  }
+});

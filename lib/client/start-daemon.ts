@@ -95,7 +95,7 @@ export async function startDaemon(root: string, timeoutMs = startTimeoutMs(), on
     const how = exited.signal ? `was killed by ${exited.signal}` : `exited with code ${exited.code}`;
     const tail = logTail(logPath, from);
     // LevelDB's LOCK: a server of this workspace runs although no server.json names it (the file was deleted).
-    const hint = /\bLOCK\b/.test(tail)
+    const hint = /\bLOCK\b|held by another process/.test(tail)
       ? `\nAnother process holds this workspace's event log: probably a server whose .platform/server.json was removed. ` +
         `Stop it (find it with: pgrep -af 'platform serve') and try again.`
       : '';

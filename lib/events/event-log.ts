@@ -103,8 +103,19 @@ export class EventLog {
       await db.open();
     } catch (err) {
       openHere.delete(key);
-      const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
-      throw new Error(`cannot open event log at ${dir}${cause}`, { cause: err });
+      const cause = err instanceof Error && err.cause instanceof Error ? err.cause : undefined;
+      if ((cause as { code?: unknown } | undefined)?.code === 'LEVEL_LOCKED') {
+        // LevelDB's own words ("IO error: lock .../LOCK: Resource temporarily unavailable") name neither who nor what to do.
+        throw Object.assign(
+          new Error(
+            `the event log at ${dir} is held by another process (the workspace's daemon, or another program that opened it): ` +
+              'stop that one first (`platform stop` in the workspace stops its daemon), or use the running daemon over its HTTP API',
+            { cause: err },
+          ),
+          { code: 'LEVEL_LOCKED' },
+        );
+      }
+      throw new Error(`cannot open event log at ${dir}${cause ? `: ${cause.message}` : ''}`, { cause: err });
     }
     try {
       const [last] = await db.keys({ reverse: true, limit: 1 }).all();

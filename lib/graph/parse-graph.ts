@@ -33,7 +33,7 @@ const DEP_TYPES: readonly DepType[] = ['QUERY', 'MATERIALIZE'];
  *
  * Throws GraphError `invalid_graph`.
  */
-export function parseGraph(json: unknown, source: string): GraphDefinition {
+export function parseGraph(json: unknown, source = 'the job graph'): GraphDefinition {
   const fail = (path: string, message: string, jobs?: string[]): never => {
     throw new GraphError('invalid_graph', `${source}: ${path ? `${path}: ` : ''}${message}`, jobs ? { jobs } : {});
   };

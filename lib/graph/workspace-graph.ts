@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { type Observable, Subject } from 'rxjs';
 import type { GraphDefinition } from './graph-definition.js';
 import { GraphError } from './graph-error.js';
+import { givenGraph } from './given-graph.js';
 import { JobResolver } from './job-resolver.js';
 import { GRAPH_FILE, loadGraph } from './load-graph.js';
 
@@ -46,7 +47,7 @@ export class WorkspaceGraph {
 
   /** Loads `platform.json` (a bad one throws its GraphError), or uses `graph` as given, for good. */
   static async open(root: string, graph?: GraphDefinition): Promise<WorkspaceGraph> {
-    if (graph) return new WorkspaceGraph(root, graph, '', true);
+    if (graph) return new WorkspaceGraph(root, givenGraph(graph), '', true);
     const stamp = await fileStamp(root);
     return new WorkspaceGraph(root, await loadGraph(root), stamp, false);
   }

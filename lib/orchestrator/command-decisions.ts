@@ -7,7 +7,7 @@ import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { currentConsumers } from '../state/staleness.js';
 import { cancelWant } from './cancel-want.js';
 import type { BackfillPolicy, Command, CommandDecision, CreateBackfillRequest, CreateTaintRequest } from './command.js';
-import { backfillRequestProblem, taintRequestProblem, textProblem, wantRequestProblem } from './request-checks.js';
+import { backfillRequestProblem, taintRequestProblem, textProblem, typeName, wantRequestProblem } from './request-checks.js';
 import { pauseSchedule, resumeSchedule } from './schedule-ticks.js';
 import type { StepDraft } from './step-draft.js';
 import { createRootWant } from './want-creation.js';
@@ -35,6 +35,8 @@ export function decideCommand(d: StepDraft, c: Command): CommandDecision {
   if (c.kind === 'create_backfill') return createBackfill(d, c.request);
   if (c.kind === 'pause_schedule') return pauseSchedule(d, c.name, c.reason, c.requested_at);
   if (c.kind === 'resume_schedule') return resumeSchedule(d, c.name);
+  // An embedder's JavaScript can hand anything: a number compared as an id named another want, undefined failed the step.
+  if (typeof c.want_id !== 'string') return { ok: false, status: 400, error: `want_id must be a want's id, a string like 'w-12', got ${typeName(c.want_id)}.` };
   const want = d.state.wants.get(c.want_id);
   if (!want) return { ok: false, status: 404, error: `No want with id '${c.want_id}'.`, want_id: c.want_id };
   if (want.status === 'canceled') return { ok: true, status: 200, want_id: want.want_id };

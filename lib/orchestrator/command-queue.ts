@@ -20,7 +20,8 @@ export class QueueFullError extends Error {
 
 export class QueueClosedError extends Error {
   constructor() {
-    super('The platform is closing (its server shutting down) and takes no new commands; retry once it runs again.');
+    // Said to an embedder, whose close() was called: the daemon's 503 says its own words (server/command-reply.ts).
+    super('The platform is closed (or closing) and takes no new commands; open the workspace again (Platform.open) to go on.');
     this.name = 'QueueClosedError';
   }
 }

@@ -38,8 +38,14 @@ export function partitionsProblem(partitions: unknown, max: number): string | un
   return undefined;
 }
 
+/** A request that is no object at all (an embedder's JavaScript calling `createWant()`): nothing else can be read of it. */
+export function requestObjectProblem(r: unknown, what: string): string | undefined {
+  return typeof r === 'object' && r !== null && !Array.isArray(r) ? undefined : `${what} takes a request object ({partitions: [...], ...}), got ${typeName(r)}.`;
+}
+
 export function wantRequestProblem(r: CreateWantRequest): string | undefined {
   return (
+    requestObjectProblem(r, 'createWant') ??
     partitionsProblem(r.partitions, MAX_PARTITIONS_PER_WANT) ??
     textProblem(r.comment, 'comment') ??
     wholeProblem(r.data_timestamp, 'data_timestamp (epoch milliseconds, 0 for none)', 0, MAX_DATA_TIMESTAMP_MS) ??
@@ -52,6 +58,7 @@ export function wantRequestProblem(r: CreateWantRequest): string | undefined {
 
 export function taintRequestProblem(r: CreateTaintRequest): string | undefined {
   return (
+    requestObjectProblem(r, 'createTaint') ??
     partitionsProblem(r.partitions, MAX_PARTITIONS_PER_WANT) ??
     textProblem(r.reason, 'reason') ??
     (typeof r.downstream === 'boolean' ? undefined : `downstream must be true or false, got ${typeName(r.downstream)}.`)
@@ -60,6 +67,7 @@ export function taintRequestProblem(r: CreateTaintRequest): string | undefined {
 
 export function backfillRequestProblem(r: CreateBackfillRequest): string | undefined {
   return (
+    requestObjectProblem(r, 'createBackfill') ??
     partitionsProblem(r.partitions, MAX_EXPANSION) ??
     (typeof r.pattern === 'string' && r.pattern.length <= MAX_REF_LENGTH ? undefined : `pattern must be a string of at most ${MAX_REF_LENGTH} characters ('' when the partitions are listed).`) ??
     oneOfProblem(r.policy, 'policy', BACKFILL_POLICIES) ??
@@ -90,6 +98,8 @@ function describe(v: unknown): string {
 /** How a message names a value's type: 'null', 'an array', 'an object', 'a number'. */
 export function typeName(v: unknown): string {
   if (v === null) return 'null';
+  // A JavaScript embedder that leaves a field out would otherwise read "got a undefined".
+  if (v === undefined) return 'nothing: the field is missing';
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }

@@ -9,7 +9,9 @@ export async function awaitCommand(offer: () => Promise<CommandResult>) {
     result = await offer();
   } catch (err) {
     if (err instanceof QueueFullError) throw new HttpError(503, err.message, undefined, { 'Retry-After': '1' });
-    if (err instanceof QueueClosedError) throw new HttpError(503, err.message, undefined, { 'Retry-After': '5' });
+    if (err instanceof QueueClosedError) {
+      throw new HttpError(503, 'The server is shutting down and takes no new commands; retry once it runs again.', undefined, { 'Retry-After': '5' });
+    }
     throw err;
   }
   if (!result.ok) throw new HttpError(result.status, result.error, result.want_id);

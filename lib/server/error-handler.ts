@@ -1,5 +1,5 @@
 /**
- * The last middleware: every error becomes JSON `{"error", "want_id"?}`; a disk that refused a write is a 507 (full)
+ * The last middleware: every error becomes JSON `{"error", "want_id"?}` (a PlatformService path's a Connect error); a disk that refused a write is a 507 (full)
  * or a 503; only real faults are 500s, and logged.
  */
 import type { NextFunction, Request, Response } from 'express';
@@ -8,6 +8,8 @@ import type { ErrorBody } from '../api/error-body.js';
 import { errorMessage } from '../errors.js';
 import { storageFault } from '../system/storage-fault.js';
 import { EventsCompactedError } from '../events/events-compacted-error.js';
+import { writeRpcError } from './connect/connect-unary.js';
+import { isServicePath, refusalAsRpcError } from './connect/refusal-as-rpc-error.js';
 
 interface BodyParserError {
   type: string;
@@ -27,6 +29,10 @@ export function errorHandler(logError: (message: string) => void) {
       return;
     }
     const reply = errorReply(err, `${req.method} ${req.originalUrl}`, logError);
+    if (isServicePath(req.path)) {
+      writeRpcError(res, refusalAsRpcError(reply.status, reply.body.error, reply.headers));
+      return;
+    }
     res.set(reply.headers).status(reply.status).json(reply.body);
   };
 }

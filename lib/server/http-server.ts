@@ -18,6 +18,7 @@ import { withFastReads } from './fast-reads.js';
 import { idleTimeout } from './idle-timeout.js';
 import { serverBusy$ } from './server-busy.js';
 import { scheduleLogLine } from './schedule-log.js';
+import { serverOptionsProblem } from './server-options-check.js';
 
 export interface HttpServerOptions {
   port: number;
@@ -49,6 +50,8 @@ export interface RunningServer {
 export const DEFAULT_IDLE_TIMEOUT_MS = 3 * 3_600_000;
 
 export async function startHttpServer(platform: Platform, options: HttpServerOptions): Promise<RunningServer> {
+  const problem = serverOptionsProblem(options);
+  if (problem) throw new RangeError(problem);
   const log = options.log ?? ((l: string) => process.stdout.write(`${l}\n`));
   const logError = options.logError ?? ((l: string) => process.stderr.write(`${l}\n`));
   // Replays its one value and never completes: an SSE stream opened while the server shuts down (a request on a

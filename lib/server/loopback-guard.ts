@@ -3,7 +3,7 @@
  * 127.0.0.1 would otherwise reach the daemon with the browser's blessing.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { errorBody } from './http-error.js';
+import { HttpError } from './http-error.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -12,7 +12,7 @@ export function isLoopbackHost(hostHeader: string | undefined): boolean {
   return LOOPBACK_HOSTS.has((hostHeader ?? '').toLowerCase().replace(/:\d+$/, ''));
 }
 
-export function loopbackGuard(req: Request, res: Response, next: NextFunction): void {
+export function loopbackGuard(req: Request, _res: Response, next: NextFunction): void {
   if (isLoopbackHost(req.headers.host)) return next();
-  res.status(403).json(errorBody(`Host '${req.headers.host ?? ''}' is not a loopback name; this server answers only on 127.0.0.1 and localhost.`));
+  throw new HttpError(403, `Host '${req.headers.host ?? ''}' is not a loopback name; this server answers only on 127.0.0.1 and localhost.`);
 }

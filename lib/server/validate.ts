@@ -153,7 +153,13 @@ function unescapeKey(key: string): string {
 function shown(value: unknown): string {
   // JSON.parse reads 1e400 as Infinity, which JSON.stringify would say is null: say what the request held.
   if (typeof value === 'number' && !Number.isFinite(value)) return `${value} (a number past 1.8e308 in size)`;
-  const text = value === undefined ? 'nothing' : JSON.stringify(value);
+  let text: string;
+  try {
+    text = value === undefined ? 'nothing' : JSON.stringify(value);
+  } catch {
+    // A body of arrays nested a hundred thousand deep parses, but JSON.stringify overflows the stack on it.
+    return `${typeName(value)} nested too deeply to show`;
+  }
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 

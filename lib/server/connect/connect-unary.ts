@@ -219,7 +219,7 @@ function parseTimeout(header: string | undefined): number | undefined {
 
 function tooLarge(limit: number, what: string): RpcError {
   // Connection: close, so that the rest of an oversized body is not read just to be thrown away.
-  const message = `The request ${what} is larger than the limit of ${limit} bytes.`;
+  const message = `The request ${what} is larger than the limit of ${limit} bytes; send fewer refs per request.`;
   return new RpcError('resource_exhausted', message, CONNECT_HTTP_STATUS.resource_exhausted, { Connection: 'close' });
 }
 
@@ -290,7 +290,9 @@ function decodeRequest(type: Type, codec: Codec, body: Buffer): Record<string, u
     try {
       message = protojson.fromJson(type, json);
     } catch (err) {
-      throw new RpcError('invalid_argument', `The body is not a valid ${type.name} in proto3 JSON: ${sentence(err)}. ${fieldsOf(type)}`);
+      // protobufjs names the value it refused with JSON.stringify, which overflows the stack on a deeply nested one.
+      const why = err instanceof RangeError ? 'it nests arrays or objects too deeply' : sentence(err);
+      throw new RpcError('invalid_argument', `The body is not a valid ${type.name} in proto3 JSON: ${why}. ${fieldsOf(type)}`);
     }
   }
   return type.toObject(message, TO_OBJECT);

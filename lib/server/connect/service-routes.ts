@@ -89,7 +89,11 @@ export function serviceRoutes(
           path,
           requestType: method.resolvedRequestType!,
           responseType: method.resolvedResponseType!,
-          invoke: async (request, signal) => implementation(outputRefsOf(request), new WorkPacer(signal)),
+          invoke: async (request, signal) => {
+            const refs = outputRefsOf(request);
+            await answerFromTheGraphOnDisk(ctx);
+            return implementation(refs, new WorkPacer(signal));
+          },
         },
         { mapError: graphErrorToRpc, logError },
       ),
@@ -120,6 +124,18 @@ export function serviceRoutes(
   return router;
 }
 
+/**
+ * An answer comes from platform.json as it is now, as a write's does (graph-problem.ts): without this look, a call
+ * right after an edit answered from the graph before it ("No job produces" a job just added), and one while the file
+ * is broken answered from the last valid graph without a word of it.
+ */
+async function answerFromTheGraphOnDisk(ctx: ServerContext): Promise<void> {
+  const problem = await ctx.platform.refreshGraphAfterTurn();
+  if (problem) {
+    throw new RpcError('failed_precondition', `${problem.message} (the server goes on with the last valid graph; fix the file and retry)`);
+  }
+}
+
 /** `output_refs` of a JobConfigRequest / GraphAnalyzeRequest, checked for shape (the graph checks the rest). */
 function outputRefsOf(request: Record<string, unknown>): string[] {
   const refs = request.outputRefs as string[];
@@ -130,7 +146,7 @@ function outputRefsOf(request: Record<string, unknown>): string[] {
     );
   }
   if (refs.length > MAX_OUTPUT_REFS) {
-    throw new RpcError('invalid_argument', `output_refs has ${refs.length} refs; the limit is ${MAX_OUTPUT_REFS} per request.`);
+    throw new RpcError('invalid_argument', `output_refs has ${refs.length} refs; the limit is ${MAX_OUTPUT_REFS} per request: split them over several requests.`);
   }
   refs.forEach((ref, i) => {
     const problem = refProblem(ref, `output_refs[${i}]`);

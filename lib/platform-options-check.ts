@@ -1,0 +1,24 @@
+/**
+ * What `Platform.open` refuses of its options before it touches the workspace. TypeScript says `number`, and a
+ * number can still make no sense: `tickMs: 0` spun the event loop for ever (not even a timer ran again), and
+ * `queueCapacity: 0` refused every command with "The orchestrator has 0 commands waiting; try again in a moment."
+ */
+import type { PlatformOptions } from './platform.js';
+
+export function platformOptionsProblem(options: PlatformOptions): string | undefined {
+  const { tickMs, queueCapacity, snapshotEveryEvents, executor } = options;
+  if (tickMs !== undefined && !(typeof tickMs === 'number' && Number.isFinite(tickMs) && tickMs >= 1)) {
+    return `PlatformOptions.tickMs must be a number of milliseconds of at least 1 (default 500), got ${String(tickMs)}`;
+  }
+  if (queueCapacity !== undefined && !(Number.isSafeInteger(queueCapacity) && queueCapacity >= 1)) {
+    return `PlatformOptions.queueCapacity must be a whole number of at least 1 (default 100), got ${String(queueCapacity)}`;
+  }
+  if (snapshotEveryEvents !== undefined && !(Number.isSafeInteger(snapshotEveryEvents) && snapshotEveryEvents >= 0)) {
+    return `PlatformOptions.snapshotEveryEvents must be a whole number of at least 0 (0: only at close; default 100,000), got ${String(snapshotEveryEvents)}`;
+  }
+  // A JavaScript caller's typo ('in_process') would otherwise get supervised runs, which outlive its process.
+  if (executor !== undefined && typeof executor !== 'function' && executor !== 'in-process' && executor !== 'supervised') {
+    return `PlatformOptions.executor must be 'in-process', 'supervised' or a function (workspaceRoot) => Executor, got ${JSON.stringify(executor)}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,20 @@
+/**
+ * What `startHttpServer` refuses of its options before it binds. A port given as a string was taken by node as the
+ * path of a Unix socket (the server "listened" at http://127.0.0.1:undefined, a socket file in the current
+ * directory), and `idleTimeoutMs: 0` shut the server down at once where an app meant none (leave it out for that).
+ */
+import type { HttpServerOptions } from './http-server.js';
+
+export function serverOptionsProblem(options: HttpServerOptions): string | undefined {
+  const { port, idleTimeoutMs, drainMs } = options;
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) {
+    return `HttpServerOptions.port must be a whole number from 0 to 65535 (0: any free port), got ${JSON.stringify(port) ?? String(port)}`;
+  }
+  if (idleTimeoutMs !== undefined && !(typeof idleTimeoutMs === 'number' && idleTimeoutMs > 0)) {
+    return `HttpServerOptions.idleTimeoutMs must be a number of milliseconds above 0 (leave it out for no idle timeout), got ${String(idleTimeoutMs)}`;
+  }
+  if (drainMs !== undefined && !(typeof drainMs === 'number' && Number.isFinite(drainMs) && drainMs >= 0)) {
+    return `HttpServerOptions.drainMs must be a number of milliseconds of at least 0, got ${String(drainMs)}`;
+  }
+  return undefined;
+}
