@@ -9,7 +9,7 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
 import { Observable, Subject } from 'rxjs';
 import type { BuildEvent, EventPayload } from './build-event.js';
-import { decodeEvent, encodeEvent } from './event-codec.js';
+import { decodeEvent, encodeEvent, warmEventCodec } from './event-codec.js';
 import { EventsCompactedError } from './events-compacted-error.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
@@ -120,6 +120,7 @@ export class EventLog {
     try {
       const [last] = await db.keys({ reverse: true, limit: 1 }).all();
       const [first] = await db.keys({ limit: 1 }).all();
+      setTimeout(warmEventCodec, 0).unref();
       return new EventLog(dir, key, db, last === undefined ? 0 : eventIdOfKey(last), first === undefined ? 1 : eventIdOfKey(first));
     } catch (err) {
       try {
