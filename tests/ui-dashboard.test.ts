@@ -289,6 +289,21 @@ uiTest('the DAG of a graph shows every node, coloured by status', async (t) => {
   noScriptErrors(t, page);
 });
 
+uiTest("a link whose id is not percent-encoded UTF-8 shows a page saying so, not a blank one; the graph of a ref no job produces says which", async (t) => {
+  const page = await newPage(t);
+  // Cut or mistyped links: each was a blank page with "URI malformed" thrown.
+  for (const path of ['/wants/%E0%A4%A', '/partitions/%ZZ', '/job_runs/r-%', '/taints/%C3']) {
+    await page.goto(`${base()}${path}`);
+    await page.locator('h1', { hasText: 'Not a valid address' }).waitFor({ timeout: 5_000 });
+    t.regex(await page.locator('main').innerText(), /is not percent-encoded UTF-8[^]*go to the wants/, path);
+    t.true((await page.title()).startsWith('platform · '), `${path}: the title too`);
+  }
+  // The RPC's own message, not "400 Bad Request".
+  await page.goto(`${base()}/graph?refs=${encodeURIComponent('nope/1')}`);
+  t.regex(await page.getByRole('alert').innerText(), /No job produces ref "nope\/1"/);
+  noScriptErrors(t, page);
+});
+
 uiTest('after the daemon restarts the page reconnects, with a banner while it is away, and shows what happened since', async (t) => {
   const page = await newPage(t);
   await page.goto(`${base()}/wants`);
