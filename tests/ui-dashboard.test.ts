@@ -304,6 +304,27 @@ uiTest("a link whose id is not percent-encoded UTF-8 shows a page saying so, not
   noScriptErrors(t, page);
 });
 
+uiTest("a failed run's log says in words how it ended and that a stream is empty; an unknown run's page says so once and follows no log", async (t) => {
+  const own = await ownDaemon(t, { jobs: [{ label: 'fail', outputs: ['fail/(?<n>\\d+)'], exec: ['bash', '-c', 'echo oops >&2; exit 3'] }] });
+  const origin = `http://127.0.0.1:${own.port}`;
+  const { want_id } = await apiAt(origin)<{ want_id: string }>('POST', '/api/wants', { partitions: ['fail/1'] });
+  const want = await until(() => apiAt(origin)<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'failed', 'the want to fail');
+  const page = await newPage(t);
+  await page.goto(`${origin}/job_runs/${want.job_run_ids[0]!}`);
+  // It was the stream's end event as JSON: 'The run ended ({"status":"failed","exit_code":3}).'
+  await page.getByText('The run failed (exit 3); it wrote nothing to stdout.').waitFor({ timeout: 5_000 });
+  await page.getByRole('tab', { name: 'stderr' }).click();
+  await page.getByText('The run failed (exit 3).').waitFor({ timeout: 5_000 });
+  t.is(await page.locator('pre.log').innerText(), 'oops');
+  const logReads: string[] = [];
+  page.on('request', (r) => r.url().includes('/logs/') && logReads.push(r.url()));
+  await page.goto(`${origin}/job_runs/r-404`);
+  await page.getByRole('alert').waitFor();
+  t.is(await page.getByText("No job run with id 'r-404'.").count(), 1, 'said once, not again under the log tabs');
+  t.deepEqual(logReads, [], 'no log is followed for a run that is not there');
+  noScriptErrors(t, page);
+});
+
 uiTest('after the daemon restarts the page reconnects, with a banner while it is away, and shows what happened since', async (t) => {
   const page = await newPage(t);
   await page.goto(`${base()}/wants`);
