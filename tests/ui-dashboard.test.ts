@@ -325,6 +325,34 @@ uiTest("a failed run's log says in words how it ended and that a stream is empty
   noScriptErrors(t, page);
 });
 
+uiTest("a running run's duration and a fact's 'ago' count on between events, on the run's page, in the job runs list and in its want's runs", async (t) => {
+  // A run of one job on a daemon of its own: no event comes while it runs.
+  const own = await ownDaemon(t, { jobs: [{ label: 'hold', outputs: ['hold/(?<n>\\d+)'], exec: ['bash', '-c', 'sleep 60'] }] });
+  const origin = `http://127.0.0.1:${own.port}`;
+  const { want_id } = await apiAt(origin)<{ want_id: string }>('POST', '/api/wants', { partitions: ['hold/1'] });
+  const want = await until(() => apiAt(origin)<WantView>('GET', `/api/wants/${want_id}`), (w) => w.job_run_ids.length > 0, 'its run');
+  const runId = want.job_run_ids[0]!;
+  await until(() => apiAt(origin)<JobRunView>('GET', `/api/job_runs/${runId}`), (r) => r.status === 'running', 'the run to start');
+  const page = await newPage(t);
+  const changes = async (what: string, read: () => Promise<string>) => {
+    const first = await until(read, (text) => text !== '', `${what} shown`);
+    // Frozen at its first render before: the page re-rendered only on events.
+    await until(read, (text) => text !== first, `${what} to count on from ${first}`);
+    t.pass(what);
+  };
+  await page.goto(`${origin}/job_runs/${runId}`);
+  await changes('the run page\'s duration', () => page.locator('[data-fact="duration"]').innerText());
+  await changes("the run page's started ... ago", () => page.locator('[data-fact="started"] .dim').innerText());
+  await page.goto(`${origin}/job_runs`);
+  const row = page.locator('.vrow', { has: page.locator(`a[href="/job_runs/${runId}"]`) });
+  await changes('the list\'s duration', () => row.locator('[role="cell"]').nth(3).innerText());
+  await page.goto(`${origin}/wants/${want_id}`);
+  const wantRow = page.locator('tr', { has: page.locator(`a[href="/job_runs/${runId}"]`) });
+  await changes("its want's runs' duration", () => wantRow.locator('td').nth(4).innerText());
+  await apiAt(origin)('DELETE', `/api/wants/${want_id}`);
+  noScriptErrors(t, page);
+});
+
 uiTest('after the daemon restarts the page reconnects, with a banner while it is away, and shows what happened since', async (t) => {
   const page = await newPage(t);
   await page.goto(`${base()}/wants`);

@@ -1,3 +1,5 @@
+import { useNow } from '../clock.js';
+
 /** A status as a coloured badge; the word is always there, so colour is never the only signal. */
 export function Status({ status }: { status: string }) {
   return <span class={`status status-${status}`}>{status}</span>;
@@ -55,10 +57,11 @@ export function relative(iso: string, now = Date.now()): string {
 
 /** A moment on a page's facts: the API's ISO time and, dimmed, how far it is from now; nothing without one. */
 export function When({ iso }: { iso: string | null | undefined }) {
+  const now = useNow(Boolean(iso));
   if (!iso) return null;
   return (
     <time dateTime={iso}>
-      {iso} <span class="dim">({relative(iso)})</span>
+      {iso} <span class="dim">({relative(iso, now)})</span>
     </time>
   );
 }

@@ -7,7 +7,7 @@ import { Link } from '../components/link.js';
 import { Fact, PartitionLinks } from '../components/facts.js';
 import { ErrorNote, Status, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
-import { runDuration, workerOf } from './job-runs-page.js';
+import { RunDuration, runDuration, workerOf } from './job-runs-page.js';
 
 /** An argument as a shell would need it written: as it is when plain, else in single quotes. */
 export const shellWord = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
@@ -148,7 +148,7 @@ export function JobRunPage({ id }: { id: string }) {
             ) : null}
             {runDuration(r) ? (
               <Fact name="duration" label="Duration">
-                {runDuration(r)}
+                <RunDuration run={r} />
               </Fact>
             ) : null}
             {r.retry_at ? (

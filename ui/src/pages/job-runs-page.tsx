@@ -7,14 +7,21 @@ import { Link } from '../components/link.js';
 import { Status, duration } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
+import { useNow } from '../clock.js';
 import { setQuery, type Location } from '../router.js';
 
 /**
  * How long it ran, or has run so far: nothing before it started, nor while it waits in a queue for a worker (its
  * recorded start is then when it was handed to the queue).
  */
-export const runDuration = (r: JobRunView): string =>
-  r.started_at && !waitingForWorker(r) ? duration((r.ended_at ? Date.parse(r.ended_at) : Date.now()) - Date.parse(r.started_at)) : '';
+export const runDuration = (r: JobRunView, now = Date.now()): string =>
+  r.started_at && !waitingForWorker(r) ? duration((r.ended_at ? Date.parse(r.ended_at) : now) - Date.parse(r.started_at)) : '';
+
+/** {@link runDuration}, counting each second while the run runs. */
+export function RunDuration({ run }: { run: JobRunView }) {
+  const now = useNow(run.started_at !== null && run.ended_at === null);
+  return <>{runDuration(run, now)}</>;
+}
 
 /** A run that was retried: "retried as" its next attempt, a link to that run's page. Nothing for any other run. */
 export function RetriedAs({ run }: { run: Pick<JobRunView, 'retried_by'> }) {
@@ -75,7 +82,9 @@ export function JobRunsPage({ location }: { location: Location }) {
               <Status status={r.status} />
               <RetriedAs run={r} />
             </span>
-            <span role="cell" class="c-num">{runDuration(r)}</span>
+            <span role="cell" class="c-num">
+              <RunDuration run={r} />
+            </span>
             <span role="cell" class="c-num">{r.exit_code ?? r.signal ?? ''}</span>
             <span role="cell" class="c-num">{r.attempt}</span>
             <span role="cell" class="c-mid">{workerOf(r)}</span>
