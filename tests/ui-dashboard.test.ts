@@ -353,6 +353,25 @@ uiTest("a running run's duration and a fact's 'ago' count on between events, on 
   noScriptErrors(t, page);
 });
 
+uiTest("a failed partition's page links to the run it failed in; a ref typed into the address with its slashes opens its page", async (t) => {
+  const own = await ownDaemon(t, { jobs: [{ label: 'fail', outputs: ['fail/(?<n>\\d+)'], exec: ['bash', '-c', 'exit 3'] }] });
+  const origin = `http://127.0.0.1:${own.port}`;
+  const { want_id } = await apiAt(origin)<{ want_id: string }>('POST', '/api/wants', { partitions: ['fail/1'] });
+  const want = await until(() => apiAt(origin)<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'failed', 'the want to fail');
+  const page = await newPage(t);
+  // As a user types it: "No page at /partitions/fail/1" before.
+  await page.goto(`${origin}/partitions/fail/1`);
+  await page.locator('h1 .status-failed').waitFor({ timeout: 5_000 });
+  t.regex(await page.locator('h1').innerText(), /^fail\/1\s+failed/);
+  // It said "failed" and nothing else: no way from it to why.
+  const note = page.locator('[data-field="latest_run"]');
+  t.regex(await note.innerText(), new RegExp(`It failed in its latest run: ${want.job_run_ids[0]!}`));
+  await note.getByRole('link').click();
+  await page.waitForURL(`${origin}/job_runs/${want.job_run_ids[0]!}`);
+  await page.locator('h1 .status-failed').waitFor();
+  noScriptErrors(t, page);
+});
+
 uiTest('after the daemon restarts the page reconnects, with a banner while it is away, and shows what happened since', async (t) => {
   const page = await newPage(t);
   await page.goto(`${base()}/wants`);

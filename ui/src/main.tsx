@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ExecutorBanner } from './components/executor-banner.js';
 import { Link } from './components/link.js';
 import { onConnection, startLive, type Connection } from './live.js';
-import { decodeSegment, malformedSegment, match, useLocation } from './router.js';
+import { decodeSegment, malformedSegment, match, partitionPath, useLocation } from './router.js';
 import { BackfillPage, BackfillsPage } from './pages/backfills-page.js';
 import { GraphPage } from './pages/graph-page.js';
 import { JobRunPage } from './pages/job-run-page.js';
@@ -48,6 +48,8 @@ function Page() {
   if ((m = match('/wants/:id', path))) return <WantPage id={m.id!} />;
   if (path === '/partitions') return <PartitionsPage location={location} />;
   if ((m = match('/partitions/:ref', path))) return <PartitionPage refName={m.ref!} />;
+  // A ref typed into the address as it reads (`/partitions/raw/orders/date=2026-01-05`), its slashes not encoded.
+  if (path.startsWith('/partitions/') && (m = partitionPath(path))) return <PartitionPage refName={m.ref!} />;
   if (path === '/job_runs') return <JobRunsPage location={location} />;
   if ((m = match('/job_runs/:id', path))) return <JobRunPage id={m.id!} />;
   if (path === '/backfills') return <BackfillsPage />;

@@ -79,3 +79,10 @@ export function match(pattern: string, path: string): Record<string, string> | u
   }
   return params;
 }
+
+/** `/partitions/a/b/c` -> {ref: 'a/b/c'}: every segment after `/partitions/`, each decoded; undefined when one is not decodable. */
+export function partitionPath(path: string): Record<string, string> | undefined {
+  const segments = path.split('/').slice(2).map(decodeSegment);
+  if (segments.length === 0 || segments.some((s) => s === undefined || s === '')) return undefined;
+  return { ref: segments.join('/') };
+}

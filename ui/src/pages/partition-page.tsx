@@ -65,6 +65,13 @@ function TaintForm({ refName, onDone }: { refName: string; onDone: (reply: Taint
   );
 }
 
+/** The run a partition not (or no longer) built by its current build's run is at, by the partition's status. */
+const LATEST_RUN: Record<string, string> = {
+  failed: 'It failed in its latest run',
+  canceled: 'Its latest run was canceled',
+  building: 'It is being built by',
+};
+
 export function PartitionPage({ refName }: { refName: string }) {
   const enc = encodeURIComponent(refName);
   const loaded = useLive<Loaded>(
@@ -98,6 +105,12 @@ export function PartitionPage({ refName }: { refName: string }) {
               ))}
               {d.stale_reasons_total > d.stale_reasons.length ? <li class="dim">… {d.stale_reasons_total - d.stale_reasons.length} more</li> : null}
             </ul>
+          ) : null}
+          {d.job_run_id && d.job_run_id !== d.current_build?.job_run_id ? (
+            <p class="card reasons" role="note" data-field="latest_run">
+              {LATEST_RUN[d.status] ?? 'Its latest run'}: <Link href={`/job_runs/${encodeURIComponent(d.job_run_id)}`}>{d.job_run_id}</Link>; its
+              page says why, with its log.
+            </p>
           ) : null}
           <TaintForm refName={refName} onDone={setTainted} />
           {tainted ? (
