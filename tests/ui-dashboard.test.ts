@@ -372,6 +372,30 @@ uiTest("a failed partition's page links to the run it failed in; a ref typed int
   noScriptErrors(t, page);
 });
 
+uiTest("a want's page links to all its runs, and to its failed ones, paged on the job runs page: a failure older than the newest 100 is found", async (t) => {
+  const own = await ownDaemon(t, {
+    max_concurrent_job_runs: 4,
+    jobs: [{ label: 'n', outputs: ['n/(?<n>\\d+)'], args: ['${n}'], exec: ['bash', '-c', '[ "$1" != 1 ]', 'n'] }],
+  });
+  const origin = `http://127.0.0.1:${own.port}`;
+  const { backfill_id } = await apiAt(origin)<{ backfill_id: string }>('POST', '/api/backfills', { pattern: 'n/{1..130}', max_concurrent_job_runs: 1 });
+  const bf = await until(() => apiAt(origin)<BackfillView>('GET', `/api/backfills/${backfill_id}`), (b) => b.status === 'failed', 'the backfill to end, failed');
+  const page = await newPage(t);
+  await page.goto(`${origin}/wants/${bf.want_id}`);
+  // Its page shows its newest 100 runs: n/1's, the first, is not among them, and nothing led further.
+  await page.getByRole('link', { name: 'failed', exact: true }).click();
+  await page.waitForURL(`${origin}/job_runs?want=${bf.want_id}&status=failed`);
+  t.regex(await page.locator('h1').innerText(), new RegExp(`Job runs\\s+of\\s+${bf.want_id}`));
+  const failedRow = page.locator('.vrow:not(.vhead)');
+  await failedRow.first().waitFor();
+  t.deepEqual((await failedRow.allInnerTexts()).map((r) => /n\/\d+/.exec(r)?.[0]), ['n/1']);
+  // Another status keeps to the want.
+  await page.getByLabel('Status').selectOption('succeeded');
+  await page.waitForURL(`${origin}/job_runs?want=${bf.want_id}&status=succeeded`);
+  await page.getByText('129 in all').waitFor();
+  noScriptErrors(t, page);
+});
+
 uiTest('after the daemon restarts the page reconnects, with a banner while it is away, and shows what happened since', async (t) => {
   const page = await newPage(t);
   await page.goto(`${base()}/wants`);

@@ -39,14 +39,24 @@ export const workerOf = (r: JobRunView): string => placementText(r.worker);
 
 export function JobRunsPage({ location }: { location: Location }) {
   const status = location.query.get('status') ?? '';
+  // `?want=`: one want's runs (the API's want_id), as its page links to them.
+  const want = location.query.get('want') ?? '';
   const events = useEventCount((e) => e.type.startsWith('job_run_'));
   return (
     <section>
-      <h1>Job runs</h1>
+      <h1>
+        Job runs
+        {want ? (
+          <>
+            {' '}of <Link href={`/wants/${encodeURIComponent(want)}`}>{want}</Link>
+          </>
+        ) : null}
+      </h1>
       <div class="filters">
+        {want ? <Link href={status ? `/job_runs?status=${encodeURIComponent(status)}` : '/job_runs'}>All wants' runs</Link> : null}
         <label>
           Status{' '}
-          <select value={status} onChange={(e) => setQuery({ status: e.currentTarget.value })}>
+          <select value={status} onChange={(e) => setQuery({ want, status: e.currentTarget.value })}>
             <option value="">any</option>
             {JOB_RUN_STATUSES.map((s) => (
               <option value={s}>{s}</option>
@@ -57,9 +67,9 @@ export function JobRunsPage({ location }: { location: Location }) {
       <VirtualList<JobRunView>
         label="Job runs, newest first"
         empty="No job runs yet."
-        version={`${status}#${events}`}
+        version={`${want}#${status}#${events}`}
         rowHeight={36}
-        fetchPage={(offset, limit) => get<Page<JobRunView>>(`/api/job_runs${qs({ offset, limit, status, order: 'desc' })}`)}
+        fetchPage={(offset, limit) => get<Page<JobRunView>>(`/api/job_runs${qs({ offset, limit, status, want_id: want, order: 'desc' })}`)}
         header={
           <>
             <span role="columnheader" class="c-id">Run</span>

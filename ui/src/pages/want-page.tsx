@@ -236,6 +236,15 @@ export function WantPage({ id }: { id: string }) {
           <h2>Job runs</h2>
           <RunsTable runs={t.runs} />
           {t.truncated ? <p class="dim">Showing at most {MAX_RUNS} runs (the want's newest, then its derived wants') and {MAX_TREE} wants.</p> : null}
+          <p class="dim">
+            All {w.job_runs_total} of its own runs, paged and by status: <Link href={`/job_runs?want=${encodeURIComponent(id)}`}>its job runs</Link>
+            {t.runs.some((r) => r.status === 'failed') || w.status === 'failed' ? (
+              <>
+                {' '}(<Link href={`/job_runs?want=${encodeURIComponent(id)}&status=failed`}>failed</Link>)
+              </>
+            ) : null}
+            .
+          </p>
         </>
       ) : loaded.error ? null : (
         <p class="loading">Loading…</p>
