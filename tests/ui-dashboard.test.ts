@@ -396,6 +396,21 @@ uiTest("a want's page links to all its runs, and to its failed ones, paged on th
   noScriptErrors(t, page);
 });
 
+uiTest("the lists' ages count on between events: a want's age on the wants page", async (t) => {
+  const own = await ownDaemon(t, { jobs: [{ label: 'quick', outputs: ['quick/(?<n>\\d+)'], exec: ['true'] }] });
+  const origin = `http://127.0.0.1:${own.port}`;
+  const { want_id } = await apiAt(origin)<{ want_id: string }>('POST', '/api/wants', { partitions: ['quick/1'] });
+  await until(() => apiAt(origin)<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'successful', 'the want to end');
+  const page = await newPage(t);
+  await page.goto(`${origin}/wants`);
+  // No event comes after the want ended: the age froze at the list's read before.
+  const ageCell = page.locator('.vrow', { has: page.locator(`[data-want="${want_id}"]`) }).locator('[role="cell"]').nth(3);
+  const first = await until(() => ageCell.innerText(), (text) => text !== '', 'its age');
+  await until(() => ageCell.innerText(), (text) => text !== first, `its age to count on from ${first}`);
+  t.pass();
+  noScriptErrors(t, page);
+});
+
 uiTest('after the daemon restarts the page reconnects, with a banner while it is away, and shows what happened since', async (t) => {
   const page = await newPage(t);
   await page.goto(`${base()}/wants`);

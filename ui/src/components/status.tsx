@@ -49,6 +49,12 @@ export function age(iso: string | null | undefined, now = Date.now()): string {
   return iso ? duration(now - Date.parse(iso)) : '';
 }
 
+/** {@link age} as the lists show it, counting on each second (the page clock), not only when an event re-reads the list. */
+export function Age({ iso }: { iso: string | null | undefined }) {
+  const now = useNow(Boolean(iso));
+  return <>{age(iso, now)}</>;
+}
+
 /** 3m ago, in 2h: how far a moment is from now. */
 export function relative(iso: string, now = Date.now()): string {
   const diff = now - Date.parse(iso);

@@ -4,7 +4,7 @@ import type { LineageNode, LineageReply, PartitionDetailView, TaintReply } from 
 import { get, send } from '../api.js';
 import { Dag, type DagNode } from '../components/dag.js';
 import { Link } from '../components/link.js';
-import { ErrorNote, Status, age } from '../components/status.js';
+import { Age, ErrorNote, Status } from '../components/status.js';
 import { useLive } from '../hooks.js';
 import { taintHref } from './taints-page.js';
 
@@ -141,7 +141,7 @@ export function PartitionPage({ refName }: { refName: string }) {
                       <Link href={`/job_runs/${encodeURIComponent(b.job_run_id)}`}>{b.job_run_id}</Link>
                     </td>
                     <td>{b.job_label}</td>
-                    <td>{age(b.built_at)} ago</td>
+                    <td><Age iso={b.built_at} /> ago</td>
                     <td class="dim">
                       {b.inputs.map((i) => `${i.partition_ref} @ ${i.build_id}`).join(', ')}
                       {b.inputs_total > b.inputs.length ? ` +${b.inputs_total - b.inputs.length} more` : ''}
