@@ -411,6 +411,19 @@ uiTest("the lists' ages count on between events: a want's age on the wants page"
   noScriptErrors(t, page);
 });
 
+uiTest('the schedules page past its last schedule (a stale link) says so and links to the first page, as a taint\'s page does', async (t) => {
+  const page = await newPage(t);
+  await page.goto(`${base()}/schedules?offset=100000`);
+  // It showed "2 in all" and no schedule.
+  const { total } = await api<{ total: number }>('GET', '/api/schedules?limit=1');
+  const note = page.getByText(`This page starts after the last schedule (there are ${total}).`);
+  await note.waitFor({ timeout: 5_000 });
+  await page.getByRole('link', { name: 'Go to the first schedules.' }).click();
+  await page.locator('[data-schedule="yearly_report"]').waitFor();
+  t.is(new URL(page.url()).search, '');
+  noScriptErrors(t, page);
+});
+
 uiTest('after the daemon restarts the page reconnects, with a banner while it is away, and shows what happened since', async (t) => {
   const page = await newPage(t);
   await page.goto(`${base()}/wants`);
