@@ -7,7 +7,7 @@ export { SupervisedExecutor } from './executor/supervised-executor.js';
 export type { ServerStatus, StatusCounts, StateStart, ExecutorHealth } from './api/server-status.js';
 export type { StartProgress } from './state/store-start.js';
 export { startHttpServer, type HttpServerOptions, type RunningServer } from './server/http-server.js';
-export type { BuildEvent, BuildInput, EventPayload, EventType, JobConfig, DataDep, DepType, RebuildPolicy, SchedulesChanged, ScheduleSince, ScheduleTicksSkipped, SchedulePaused, ScheduleResumed } from './events/build-event.js';
+export type { BuildEvent, BuildInput, EventPayload, EventType, JobConfig, DataDep, DepType, RebuildPolicy, JobRunStarted, SchedulesChanged, ScheduleSince, ScheduleTicksSkipped, SchedulePaused, ScheduleResumed } from './events/build-event.js';
 export { BACKFILL_POLICIES } from './orchestrator/command.js';
 export type {
   BuildState,

@@ -14,9 +14,14 @@ const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 const CONSUMER = `
-import { Platform, listWants, type WantView, type Page, type BuildState } from 'platform';
+import { Platform, listWants, type WantView, type Page, type BuildState, type JobRunStarted } from 'platform';
 
 const platform = await Platform.open(process.argv[2]!);
+// A run's start as the log has it: started_at is 0 for a run this process started (its event's time).
+const starts: JobRunStarted[] = [];
+platform.events$.subscribe((e) => {
+  if (e.type === 'job_run_started') starts.push(e.job_run_started);
+});
 const reply = await platform.createWant({ partitions: ['out/1'], comment: 'from a package', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
 if (!reply.ok) throw new Error(reply.error);
 const wantId: string = reply.want_id;
@@ -31,7 +36,7 @@ const done = await new Promise<BuildState>((resolve) => {
 });
 const page: Page<WantView> = listWants(done, { offset: 0, limit: 10, reverse: false });
 await platform.close();
-console.log(JSON.stringify({ status: done.wants.get(wantId)?.status, total: page.total, comment: page.data[0]?.comment }));
+console.log(JSON.stringify({ status: done.wants.get(wantId)?.status, total: page.total, comment: page.data[0]?.comment, started_at: starts.map((s) => s.started_at) }));
 `;
 
 test("another project imports 'platform' by name, type-checks against its declarations and runs a build with it", async (t) => {
@@ -55,5 +60,5 @@ test("another project imports 'platform' by name, type-checks against its declar
   t.is(compiled, '', 'the consumer type-checks against the declarations');
 
   const { stdout } = await run(process.execPath, [join(dir, 'main.js'), workspace], { cwd: dir, timeout: 30_000 });
-  t.deepEqual(JSON.parse(stdout), { status: 'successful', total: 1, comment: 'from a package' });
+  t.deepEqual(JSON.parse(stdout), { status: 'successful', total: 1, comment: 'from a package', started_at: [0] });
 });

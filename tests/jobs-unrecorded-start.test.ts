@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { EventLog } from '../lib/events/event-log.js';
 import { serveSubprocess } from './helpers/serve-subprocess.js';
 import { bash, killAtTeardown, lines, makeWorkspace, pidsIn, sleep } from './helpers/jobs-fixture.js';
+import { cliAgainst } from './helpers/cli-against.js';
 
 const CRASHER = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'crash-before-start-recorded.js');
 
@@ -82,6 +83,21 @@ test.serial(`a run whose start a killed daemon did not record is followed by the
   const slow = runs.find((r) => r.outputs[0] === 'slow/1')!;
   t.true(at(slow.started_at) < restartAt, `slow/1 started before the restart (${slow.started_at}; restart ${new Date(restartAt).toISOString()})`);
   t.true(at(slow.started_at) >= at(slow.queued_at), 'and not before it was queued');
+  // The same start on every surface that shows it: the event (REST and `platform events`), the run (`job-runs get`).
+  const startEvents = ((await (await fetch(`${url}/api/events?limit=1000`)).json()) as { data: Array<{ event_id: number; type: string; job_run_started?: { job_run_id: string; started_at: number } }> }).data.filter(
+    (e) => e.type === 'job_run_started' && e.job_run_started!.job_run_id === slow.job_run_id,
+  );
+  t.is(startEvents.length, 1, 'one start event for slow/1');
+  const startEvent = startEvents[0]!;
+  t.is(startEvent.job_run_started!.started_at, at(slow.started_at), "the events API carries the run's real start (epoch ms), as the run's view shows it");
+  const cli = cliAgainst(() => url);
+  const listed = await cli('events', '--offset', String(startEvent.event_id - 1), '--limit', '1');
+  t.is(listed.code, 0, listed.stderr);
+  t.true(listed.stdout.includes(`started ${slow.started_at}, by a daemon that did not record it`), `platform events says when it started: ${listed.stdout}`);
+  const listedJson = await cli('--json', 'events', '--offset', String(startEvent.event_id - 1), '--limit', '1');
+  t.is((JSON.parse(listedJson.stdout) as { data: Array<{ job_run_started: { started_at: number } }> }).data[0]!.job_run_started.started_at, at(slow.started_at), 'platform events --json');
+  const got = await cli('--json', 'job-runs', 'get', slow.job_run_id);
+  t.is((JSON.parse(got.stdout) as RunView).started_at, slow.started_at, 'platform job-runs get --json');
   const quick = runs.find((r) => r.outputs[0] === 'quick/1')!;
   const quickLog = join(dir, '.platform', 'logs', quick.job_run_id, 'stdout.log');
   if (statSync(quickLog).birthtimeMs > 0) {

@@ -289,6 +289,141 @@ uiTest('the DAG of a graph shows every node, coloured by status', async (t) => {
   noScriptErrors(t, page);
 });
 
+uiTest("a link whose id is not percent-encoded UTF-8 shows a page saying so, not a blank one; the graph of a ref no job produces says which", async (t) => {
+  const page = await newPage(t);
+  // Cut or mistyped links: each was a blank page with "URI malformed" thrown.
+  for (const path of ['/wants/%E0%A4%A', '/partitions/%ZZ', '/job_runs/r-%', '/taints/%C3']) {
+    await page.goto(`${base()}${path}`);
+    await page.locator('h1', { hasText: 'Not a valid address' }).waitFor({ timeout: 5_000 });
+    t.regex(await page.locator('main').innerText(), /is not percent-encoded UTF-8[^]*go to the wants/, path);
+    t.true((await page.title()).startsWith('platform · '), `${path}: the title too`);
+  }
+  // The RPC's own message, not "400 Bad Request".
+  await page.goto(`${base()}/graph?refs=${encodeURIComponent('nope/1')}`);
+  t.regex(await page.getByRole('alert').innerText(), /No job produces ref "nope\/1"/);
+  noScriptErrors(t, page);
+});
+
+uiTest("a failed run's log says in words how it ended and that a stream is empty; an unknown run's page says so once and follows no log", async (t) => {
+  const own = await ownDaemon(t, { jobs: [{ label: 'fail', outputs: ['fail/(?<n>\\d+)'], exec: ['bash', '-c', 'echo oops >&2; exit 3'] }] });
+  const origin = `http://127.0.0.1:${own.port}`;
+  const { want_id } = await apiAt(origin)<{ want_id: string }>('POST', '/api/wants', { partitions: ['fail/1'] });
+  const want = await until(() => apiAt(origin)<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'failed', 'the want to fail');
+  const page = await newPage(t);
+  await page.goto(`${origin}/job_runs/${want.job_run_ids[0]!}`);
+  // It was the stream's end event as JSON: 'The run ended ({"status":"failed","exit_code":3}).'
+  await page.getByText('The run failed (exit 3); it wrote nothing to stdout.').waitFor({ timeout: 5_000 });
+  await page.getByRole('tab', { name: 'stderr' }).click();
+  await page.getByText('The run failed (exit 3).').waitFor({ timeout: 5_000 });
+  t.is(await page.locator('pre.log').innerText(), 'oops');
+  const logReads: string[] = [];
+  page.on('request', (r) => r.url().includes('/logs/') && logReads.push(r.url()));
+  await page.goto(`${origin}/job_runs/r-404`);
+  await page.getByRole('alert').waitFor();
+  t.is(await page.getByText("No job run with id 'r-404'.").count(), 1, 'said once, not again under the log tabs');
+  t.deepEqual(logReads, [], 'no log is followed for a run that is not there');
+  noScriptErrors(t, page);
+});
+
+uiTest("a running run's duration and a fact's 'ago' count on between events, on the run's page, in the job runs list and in its want's runs", async (t) => {
+  // A run of one job on a daemon of its own: no event comes while it runs.
+  const own = await ownDaemon(t, { jobs: [{ label: 'hold', outputs: ['hold/(?<n>\\d+)'], exec: ['bash', '-c', 'sleep 60'] }] });
+  const origin = `http://127.0.0.1:${own.port}`;
+  const { want_id } = await apiAt(origin)<{ want_id: string }>('POST', '/api/wants', { partitions: ['hold/1'] });
+  const want = await until(() => apiAt(origin)<WantView>('GET', `/api/wants/${want_id}`), (w) => w.job_run_ids.length > 0, 'its run');
+  const runId = want.job_run_ids[0]!;
+  await until(() => apiAt(origin)<JobRunView>('GET', `/api/job_runs/${runId}`), (r) => r.status === 'running', 'the run to start');
+  const page = await newPage(t);
+  const changes = async (what: string, read: () => Promise<string>) => {
+    const first = await until(read, (text) => text !== '', `${what} shown`);
+    // Frozen at its first render before: the page re-rendered only on events.
+    await until(read, (text) => text !== first, `${what} to count on from ${first}`);
+    t.pass(what);
+  };
+  await page.goto(`${origin}/job_runs/${runId}`);
+  await changes('the run page\'s duration', () => page.locator('[data-fact="duration"]').innerText());
+  await changes("the run page's started ... ago", () => page.locator('[data-fact="started"] .dim').innerText());
+  await page.goto(`${origin}/job_runs`);
+  const row = page.locator('.vrow', { has: page.locator(`a[href="/job_runs/${runId}"]`) });
+  await changes('the list\'s duration', () => row.locator('[role="cell"]').nth(3).innerText());
+  await page.goto(`${origin}/wants/${want_id}`);
+  const wantRow = page.locator('tr', { has: page.locator(`a[href="/job_runs/${runId}"]`) });
+  await changes("its want's runs' duration", () => wantRow.locator('td').nth(4).innerText());
+  await apiAt(origin)('DELETE', `/api/wants/${want_id}`);
+  noScriptErrors(t, page);
+});
+
+uiTest("a failed partition's page links to the run it failed in; a ref typed into the address with its slashes opens its page", async (t) => {
+  const own = await ownDaemon(t, { jobs: [{ label: 'fail', outputs: ['fail/(?<n>\\d+)'], exec: ['bash', '-c', 'exit 3'] }] });
+  const origin = `http://127.0.0.1:${own.port}`;
+  const { want_id } = await apiAt(origin)<{ want_id: string }>('POST', '/api/wants', { partitions: ['fail/1'] });
+  const want = await until(() => apiAt(origin)<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'failed', 'the want to fail');
+  const page = await newPage(t);
+  // As a user types it: "No page at /partitions/fail/1" before.
+  await page.goto(`${origin}/partitions/fail/1`);
+  await page.locator('h1 .status-failed').waitFor({ timeout: 5_000 });
+  t.regex(await page.locator('h1').innerText(), /^fail\/1\s+failed/);
+  // It said "failed" and nothing else: no way from it to why.
+  const note = page.locator('[data-field="latest_run"]');
+  t.regex(await note.innerText(), new RegExp(`It failed in its latest run: ${want.job_run_ids[0]!}`));
+  await note.getByRole('link').click();
+  await page.waitForURL(`${origin}/job_runs/${want.job_run_ids[0]!}`);
+  await page.locator('h1 .status-failed').waitFor();
+  noScriptErrors(t, page);
+});
+
+uiTest("a want's page links to all its runs, and to its failed ones, paged on the job runs page: a failure older than the newest 100 is found", async (t) => {
+  const own = await ownDaemon(t, {
+    max_concurrent_job_runs: 4,
+    jobs: [{ label: 'n', outputs: ['n/(?<n>\\d+)'], args: ['${n}'], exec: ['bash', '-c', '[ "$1" != 1 ]', 'n'] }],
+  });
+  const origin = `http://127.0.0.1:${own.port}`;
+  const { backfill_id } = await apiAt(origin)<{ backfill_id: string }>('POST', '/api/backfills', { pattern: 'n/{1..130}', max_concurrent_job_runs: 1 });
+  const bf = await until(() => apiAt(origin)<BackfillView>('GET', `/api/backfills/${backfill_id}`), (b) => b.status === 'failed', 'the backfill to end, failed');
+  const page = await newPage(t);
+  await page.goto(`${origin}/wants/${bf.want_id}`);
+  // Its page shows its newest 100 runs: n/1's, the first, is not among them, and nothing led further.
+  await page.getByRole('link', { name: 'failed', exact: true }).click();
+  await page.waitForURL(`${origin}/job_runs?want=${bf.want_id}&status=failed`);
+  t.regex(await page.locator('h1').innerText(), new RegExp(`Job runs\\s+of\\s+${bf.want_id}`));
+  const failedRow = page.locator('.vrow:not(.vhead)');
+  await failedRow.first().waitFor();
+  t.deepEqual((await failedRow.allInnerTexts()).map((r) => /n\/\d+/.exec(r)?.[0]), ['n/1']);
+  // Another status keeps to the want.
+  await page.getByLabel('Status').selectOption('succeeded');
+  await page.waitForURL(`${origin}/job_runs?want=${bf.want_id}&status=succeeded`);
+  await page.getByText('129 in all').waitFor();
+  noScriptErrors(t, page);
+});
+
+uiTest("the lists' ages count on between events: a want's age on the wants page", async (t) => {
+  const own = await ownDaemon(t, { jobs: [{ label: 'quick', outputs: ['quick/(?<n>\\d+)'], exec: ['true'] }] });
+  const origin = `http://127.0.0.1:${own.port}`;
+  const { want_id } = await apiAt(origin)<{ want_id: string }>('POST', '/api/wants', { partitions: ['quick/1'] });
+  await until(() => apiAt(origin)<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'successful', 'the want to end');
+  const page = await newPage(t);
+  await page.goto(`${origin}/wants`);
+  // No event comes after the want ended: the age froze at the list's read before.
+  const ageCell = page.locator('.vrow', { has: page.locator(`[data-want="${want_id}"]`) }).locator('[role="cell"]').nth(3);
+  const first = await until(() => ageCell.innerText(), (text) => text !== '', 'its age');
+  await until(() => ageCell.innerText(), (text) => text !== first, `its age to count on from ${first}`);
+  t.pass();
+  noScriptErrors(t, page);
+});
+
+uiTest('the schedules page past its last schedule (a stale link) says so and links to the first page, as a taint\'s page does', async (t) => {
+  const page = await newPage(t);
+  await page.goto(`${base()}/schedules?offset=100000`);
+  // It showed "2 in all" and no schedule.
+  const { total } = await api<{ total: number }>('GET', '/api/schedules?limit=1');
+  const note = page.getByText(`This page starts after the last schedule (there are ${total}).`);
+  await note.waitFor({ timeout: 5_000 });
+  await page.getByRole('link', { name: 'Go to the first schedules.' }).click();
+  await page.locator('[data-schedule="yearly_report"]').waitFor();
+  t.is(new URL(page.url()).search, '');
+  noScriptErrors(t, page);
+});
+
 uiTest('after the daemon restarts the page reconnects, with a banner while it is away, and shows what happened since', async (t) => {
   const page = await newPage(t);
   await page.goto(`${base()}/wants`);

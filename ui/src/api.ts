@@ -13,7 +13,9 @@ export class ApiError extends Error {
 async function answer<T>(res: Response): Promise<T> {
   const body: unknown = await res.json().catch(() => undefined);
   if (!res.ok) {
-    const error = typeof body === 'object' && body !== null && 'error' in body ? String((body as { error: unknown }).error) : `${res.status} ${res.statusText}`;
+    // `{error}` from the JSON API, `{code, message}` from a Connect RPC (AnalyzeGraph).
+    const said = typeof body === 'object' && body !== null ? ((body as { error?: unknown }).error ?? (body as { message?: unknown }).message) : undefined;
+    const error = typeof said === 'string' && said !== '' ? said : `${res.status} ${res.statusText}`;
     throw new ApiError(error, res.status);
   }
   return body as T;

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ExecutorBanner } from './components/executor-banner.js';
 import { Link } from './components/link.js';
 import { onConnection, startLive, type Connection } from './live.js';
-import { match, useLocation } from './router.js';
+import { decodeSegment, malformedSegment, match, partitionPath, useLocation } from './router.js';
 import { BackfillPage, BackfillsPage } from './pages/backfills-page.js';
 import { GraphPage } from './pages/graph-page.js';
 import { JobRunPage } from './pages/job-run-page.js';
@@ -42,12 +42,14 @@ function Page() {
   const path = location.path.replace(/\/+$/, '') || '/wants';
   let m: Record<string, string> | undefined;
   useEffect(() => {
-    document.title = `platform · ${path.split('/').filter(Boolean).map(decodeURIComponent).join(' · ')}`;
+    document.title = `platform · ${path.split('/').filter(Boolean).map((s) => decodeSegment(s) ?? s).join(' · ')}`;
   }, [path]);
   if (path === '/' || path === '/wants') return <WantsPage location={location} />;
   if ((m = match('/wants/:id', path))) return <WantPage id={m.id!} />;
   if (path === '/partitions') return <PartitionsPage location={location} />;
   if ((m = match('/partitions/:ref', path))) return <PartitionPage refName={m.ref!} />;
+  // A ref typed into the address as it reads (`/partitions/raw/orders/date=2026-01-05`), its slashes not encoded.
+  if (path.startsWith('/partitions/') && (m = partitionPath(path))) return <PartitionPage refName={m.ref!} />;
   if (path === '/job_runs') return <JobRunsPage location={location} />;
   if ((m = match('/job_runs/:id', path))) return <JobRunPage id={m.id!} />;
   if (path === '/backfills') return <BackfillsPage />;
@@ -56,6 +58,19 @@ function Page() {
   if ((m = match('/taints/:id', path))) return <TaintPage id={m.id!} location={location} />;
   if (path === '/schedules') return <SchedulesPage location={location} />;
   if (path === '/graph') return <GraphPage location={location} />;
+  const malformed = malformedSegment(path);
+  if (malformed !== undefined) {
+    return (
+      <section>
+        <h1>Not a valid address</h1>
+        <p>
+          <code>{malformed}</code> in <code>{location.path}</code> is not percent-encoded UTF-8, so it names no want, run
+          or partition: the link was cut or mistyped. Copy it again from the page it came from, or{' '}
+          <Link href="/wants">go to the wants</Link>.
+        </p>
+      </section>
+    );
+  }
   return (
     <section>
       <h1>Not found</h1>

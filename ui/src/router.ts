@@ -50,15 +50,39 @@ export function setOffset(offset: number): void {
   setQuery({ ...Object.fromEntries(new URLSearchParams(location.search)), offset: offset > 0 ? String(offset) : '' });
 }
 
-/** `/wants/:id` against `/wants/w-1` -> {id: 'w-1'}; undefined when it does not match. */
+/** A path segment decoded; undefined when it is not percent-encoded UTF-8 (`%ZZ`, `%E0%A4%A`), which a typed or cut link can be. */
+export function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first segment of `path` that is not percent-encoded UTF-8, if one is not. */
+export function malformedSegment(path: string): string | undefined {
+  return path.split('/').find((s) => decodeSegment(s) === undefined);
+}
+
+/** `/wants/:id` against `/wants/w-1` -> {id: 'w-1'}; undefined when it does not match, or a parameter is not decodable. */
 export function match(pattern: string, path: string): Record<string, string> | undefined {
   const p = pattern.split('/');
   const a = path.split('/');
   if (p.length !== a.length) return undefined;
   const params: Record<string, string> = {};
   for (let i = 0; i < p.length; i++) {
-    if (p[i]!.startsWith(':')) params[p[i]!.slice(1)] = decodeURIComponent(a[i]!);
-    else if (p[i] !== a[i]) return undefined;
+    if (p[i]!.startsWith(':')) {
+      const value = decodeSegment(a[i]!);
+      if (value === undefined) return undefined;
+      params[p[i]!.slice(1)] = value;
+    } else if (p[i] !== a[i]) return undefined;
   }
   return params;
+}
+
+/** `/partitions/a/b/c` -> {ref: 'a/b/c'}: every segment after `/partitions/`, each decoded; undefined when one is not decodable. */
+export function partitionPath(path: string): Record<string, string> | undefined {
+  const segments = path.split('/').slice(2).map(decodeSegment);
+  if (segments.length === 0 || segments.some((s) => s === undefined || s === '')) return undefined;
+  return { ref: segments.join('/') };
 }

@@ -1,3 +1,5 @@
+import { useNow } from '../clock.js';
+
 /** A status as a coloured badge; the word is always there, so colour is never the only signal. */
 export function Status({ status }: { status: string }) {
   return <span class={`status status-${status}`}>{status}</span>;
@@ -47,6 +49,12 @@ export function age(iso: string | null | undefined, now = Date.now()): string {
   return iso ? duration(now - Date.parse(iso)) : '';
 }
 
+/** {@link age} as the lists show it, counting on each second (the page clock), not only when an event re-reads the list. */
+export function Age({ iso }: { iso: string | null | undefined }) {
+  const now = useNow(Boolean(iso));
+  return <>{age(iso, now)}</>;
+}
+
 /** 3m ago, in 2h: how far a moment is from now. */
 export function relative(iso: string, now = Date.now()): string {
   const diff = now - Date.parse(iso);
@@ -55,10 +63,11 @@ export function relative(iso: string, now = Date.now()): string {
 
 /** A moment on a page's facts: the API's ISO time and, dimmed, how far it is from now; nothing without one. */
 export function When({ iso }: { iso: string | null | undefined }) {
+  const now = useNow(Boolean(iso));
   if (!iso) return null;
   return (
     <time dateTime={iso}>
-      {iso} <span class="dim">({relative(iso)})</span>
+      {iso} <span class="dim">({relative(iso, now)})</span>
     </time>
   );
 }

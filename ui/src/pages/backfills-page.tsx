@@ -4,7 +4,7 @@ import type { BackfillView } from '../../../lib/api/backfills.js';
 import { get, qs, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
 import { Fact } from '../components/facts.js';
-import { ErrorNote, Progress, Status, When, age } from '../components/status.js';
+import { Age, ErrorNote, Progress, Status, When } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
 import { useLive } from '../hooks.js';
@@ -46,7 +46,7 @@ export function BackfillsPage() {
             </span>
             <span role="cell" class="c-num">{b.counts.failed}</span>
             <span role="cell" class="c-num">{b.running_job_runs}</span>
-            <span role="cell" class="c-num">{age(b.created_at)}</span>
+            <span role="cell" class="c-num"><Age iso={b.created_at} /></span>
           </>
         )}
       />

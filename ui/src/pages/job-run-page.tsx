@@ -7,7 +7,7 @@ import { Link } from '../components/link.js';
 import { Fact, PartitionLinks } from '../components/facts.js';
 import { ErrorNote, Status, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
-import { runDuration, workerOf } from './job-runs-page.js';
+import { RunDuration, runDuration, workerOf } from './job-runs-page.js';
 
 /** An argument as a shell would need it written: as it is when plain, else in single quotes. */
 export const shellWord = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
@@ -67,12 +67,25 @@ function LiveLog({ id, stream }: { id: string; stream: 'stdout' | 'stderr' }) {
         {lines.join('\n')}
       </pre>
       <p class="dim">
-        {gone ?? (ended ? `The run ended (${ended}).` : 'Following the log…')}{' '}
+        {gone ?? (ended !== undefined ? endNote(ended, stream, lines.length === 0) : 'Following the log…')}{' '}
         {lines.length >= MAX_LINES ? `The last ${MAX_LINES} lines; the whole log: ` : null}
         <a href={`/api/job_runs/${encodeURIComponent(id)}/logs/${stream}`}>raw</a>
       </p>
     </>
   );
+}
+
+/** The log stream's `end` event (`{"status", "exit_code"}`) in words: how the run ended, and that the stream is empty when it is. */
+export function endNote(data: string, stream: string, empty: boolean): string {
+  let how = 'ended';
+  try {
+    const end = JSON.parse(data) as { status?: unknown; exit_code?: unknown };
+    if (typeof end.status === 'string') how = end.status;
+    if (typeof end.exit_code === 'number') how += ` (exit ${end.exit_code})`;
+  } catch {
+    // An end the page cannot read still ends the log.
+  }
+  return `The run ${how}${empty ? `; it wrote nothing to ${stream}` : ''}.`;
 }
 
 export function JobRunPage({ id }: { id: string }) {
@@ -135,7 +148,7 @@ export function JobRunPage({ id }: { id: string }) {
             ) : null}
             {runDuration(r) ? (
               <Fact name="duration" label="Duration">
-                {runDuration(r)}
+                <RunDuration run={r} />
               </Fact>
             ) : null}
             {r.retry_at ? (
@@ -174,14 +187,19 @@ export function JobRunPage({ id }: { id: string }) {
           </dl>
         </div>
       ) : null}
-      <div class="row" role="tablist" aria-label="Log stream">
-        {(['stdout', 'stderr'] as const).map((s) => (
-          <button type="button" role="tab" aria-selected={stream === s} class={stream === s ? 'tab active' : 'tab'} onClick={() => setStream(s)}>
-            {s}
-          </button>
-        ))}
-      </div>
-      <LiveLog id={id} stream={stream} />
+      {/* Once the run is read: an unknown id has no log to follow, and its page says so once. */}
+      {r ? (
+        <>
+          <div class="row" role="tablist" aria-label="Log stream">
+            {(['stdout', 'stderr'] as const).map((s) => (
+              <button type="button" role="tab" aria-selected={stream === s} class={stream === s ? 'tab active' : 'tab'} onClick={() => setStream(s)}>
+                {s}
+              </button>
+            ))}
+          </div>
+          <LiveLog id={id} stream={stream} />
+        </>
+      ) : null}
     </section>
   );
 }

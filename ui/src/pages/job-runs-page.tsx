@@ -7,14 +7,21 @@ import { Link } from '../components/link.js';
 import { Status, duration } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
+import { useNow } from '../clock.js';
 import { setQuery, type Location } from '../router.js';
 
 /**
  * How long it ran, or has run so far: nothing before it started, nor while it waits in a queue for a worker (its
  * recorded start is then when it was handed to the queue).
  */
-export const runDuration = (r: JobRunView): string =>
-  r.started_at && !waitingForWorker(r) ? duration((r.ended_at ? Date.parse(r.ended_at) : Date.now()) - Date.parse(r.started_at)) : '';
+export const runDuration = (r: JobRunView, now = Date.now()): string =>
+  r.started_at && !waitingForWorker(r) ? duration((r.ended_at ? Date.parse(r.ended_at) : now) - Date.parse(r.started_at)) : '';
+
+/** {@link runDuration}, counting each second while the run runs. */
+export function RunDuration({ run }: { run: JobRunView }) {
+  const now = useNow(run.started_at !== null && run.ended_at === null);
+  return <>{runDuration(run, now)}</>;
+}
 
 /** A run that was retried: "retried as" its next attempt, a link to that run's page. Nothing for any other run. */
 export function RetriedAs({ run }: { run: Pick<JobRunView, 'retried_by'> }) {
@@ -32,14 +39,24 @@ export const workerOf = (r: JobRunView): string => placementText(r.worker);
 
 export function JobRunsPage({ location }: { location: Location }) {
   const status = location.query.get('status') ?? '';
+  // `?want=`: one want's runs (the API's want_id), as its page links to them.
+  const want = location.query.get('want') ?? '';
   const events = useEventCount((e) => e.type.startsWith('job_run_'));
   return (
     <section>
-      <h1>Job runs</h1>
+      <h1>
+        Job runs
+        {want ? (
+          <>
+            {' '}of <Link href={`/wants/${encodeURIComponent(want)}`}>{want}</Link>
+          </>
+        ) : null}
+      </h1>
       <div class="filters">
+        {want ? <Link href={status ? `/job_runs?status=${encodeURIComponent(status)}` : '/job_runs'}>All wants' runs</Link> : null}
         <label>
           Status{' '}
-          <select value={status} onChange={(e) => setQuery({ status: e.currentTarget.value })}>
+          <select value={status} onChange={(e) => setQuery({ want, status: e.currentTarget.value })}>
             <option value="">any</option>
             {JOB_RUN_STATUSES.map((s) => (
               <option value={s}>{s}</option>
@@ -50,9 +67,9 @@ export function JobRunsPage({ location }: { location: Location }) {
       <VirtualList<JobRunView>
         label="Job runs, newest first"
         empty="No job runs yet."
-        version={`${status}#${events}`}
+        version={`${want}#${status}#${events}`}
         rowHeight={36}
-        fetchPage={(offset, limit) => get<Page<JobRunView>>(`/api/job_runs${qs({ offset, limit, status, order: 'desc' })}`)}
+        fetchPage={(offset, limit) => get<Page<JobRunView>>(`/api/job_runs${qs({ offset, limit, status, want_id: want, order: 'desc' })}`)}
         header={
           <>
             <span role="columnheader" class="c-id">Run</span>
@@ -75,7 +92,9 @@ export function JobRunsPage({ location }: { location: Location }) {
               <Status status={r.status} />
               <RetriedAs run={r} />
             </span>
-            <span role="cell" class="c-num">{runDuration(r)}</span>
+            <span role="cell" class="c-num">
+              <RunDuration run={r} />
+            </span>
             <span role="cell" class="c-num">{r.exit_code ?? r.signal ?? ''}</span>
             <span role="cell" class="c-num">{r.attempt}</span>
             <span role="cell" class="c-mid">{workerOf(r)}</span>

@@ -4,7 +4,7 @@ import type { LineageNode, LineageReply, PartitionDetailView, TaintReply } from 
 import { get, send } from '../api.js';
 import { Dag, type DagNode } from '../components/dag.js';
 import { Link } from '../components/link.js';
-import { ErrorNote, Status, age } from '../components/status.js';
+import { Age, ErrorNote, Status } from '../components/status.js';
 import { useLive } from '../hooks.js';
 import { taintHref } from './taints-page.js';
 
@@ -65,6 +65,13 @@ function TaintForm({ refName, onDone }: { refName: string; onDone: (reply: Taint
   );
 }
 
+/** The run a partition not (or no longer) built by its current build's run is at, by the partition's status. */
+const LATEST_RUN: Record<string, string> = {
+  failed: 'It failed in its latest run',
+  canceled: 'Its latest run was canceled',
+  building: 'It is being built by',
+};
+
 export function PartitionPage({ refName }: { refName: string }) {
   const enc = encodeURIComponent(refName);
   const loaded = useLive<Loaded>(
@@ -99,6 +106,12 @@ export function PartitionPage({ refName }: { refName: string }) {
               {d.stale_reasons_total > d.stale_reasons.length ? <li class="dim">… {d.stale_reasons_total - d.stale_reasons.length} more</li> : null}
             </ul>
           ) : null}
+          {d.job_run_id && d.job_run_id !== d.current_build?.job_run_id ? (
+            <p class="card reasons" role="note" data-field="latest_run">
+              {LATEST_RUN[d.status] ?? 'Its latest run'}: <Link href={`/job_runs/${encodeURIComponent(d.job_run_id)}`}>{d.job_run_id}</Link>; its
+              page says why, with its log.
+            </p>
+          ) : null}
           <TaintForm refName={refName} onDone={setTainted} />
           {tainted ? (
             <p role="status">
@@ -128,7 +141,7 @@ export function PartitionPage({ refName }: { refName: string }) {
                       <Link href={`/job_runs/${encodeURIComponent(b.job_run_id)}`}>{b.job_run_id}</Link>
                     </td>
                     <td>{b.job_label}</td>
-                    <td>{age(b.built_at)} ago</td>
+                    <td><Age iso={b.built_at} /> ago</td>
                     <td class="dim">
                       {b.inputs.map((i) => `${i.partition_ref} @ ${i.build_id}`).join(', ')}
                       {b.inputs_total > b.inputs.length ? ` +${b.inputs_total - b.inputs.length} more` : ''}

@@ -3,7 +3,7 @@ import type { PartitionView } from '../../../lib/api/views.js';
 import { PARTITION_STATUSES } from '../../../lib/state/build-state.js';
 import { get, qs, type Page } from '../api.js';
 import { Link } from '../components/link.js';
-import { Status, age } from '../components/status.js';
+import { Age, Status } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
 import { setQuery, type Location } from '../router.js';
@@ -58,7 +58,7 @@ export function PartitionsPage({ location }: { location: Location }) {
             <span role="cell" class="c-mid">
               {p.job_run_id ? <Link href={`/job_runs/${encodeURIComponent(p.job_run_id)}`}>{p.job_run_id}</Link> : ''}
             </span>
-            <span role="cell" class="c-num">{age(p.updated_at)}</span>
+            <span role="cell" class="c-num"><Age iso={p.updated_at} /></span>
           </>
         )}
       />

@@ -159,7 +159,12 @@ export function SchedulesPage({ location }: { location: Location }) {
           </table>
         </div>
       ) : null}
-      {page && page.total > PAGE ? (
+      {page && offset > 0 && offset >= page.total ? (
+        <p class="empty">
+          This page starts after the last schedule (there are {page.total.toLocaleString('en')}).{' '}
+          <Link href="/schedules">Go to the first schedules.</Link>
+        </p>
+      ) : page && page.total > PAGE ? (
         <Pager offset={offset} size={PAGE} total={page.total} go={setOffset} />
       ) : page && page.total > 0 ? (
         <p class="count">{page.total.toLocaleString('en')} in all</p>

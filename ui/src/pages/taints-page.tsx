@@ -4,7 +4,7 @@ import { get, qs, type Page } from '../api.js';
 import { Fact, PartitionLinks } from '../components/facts.js';
 import { Pager } from '../components/pager.js';
 import { Link } from '../components/link.js';
-import { ErrorNote, When, age } from '../components/status.js';
+import { Age, ErrorNote, When } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
 import { useLive } from '../hooks.js';
@@ -61,7 +61,7 @@ export function TaintsPage() {
               {t.partitions.slice(0, ROW_REFS).join(', ')}
               {t.partitions_total > ROW_REFS ? ` +${t.partitions_total - ROW_REFS}` : ''}
             </span>
-            <span role="cell" class="c-num">{age(t.created_at)}</span>
+            <span role="cell" class="c-num"><Age iso={t.created_at} /></span>
           </>
         )}
       />

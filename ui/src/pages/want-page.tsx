@@ -7,7 +7,7 @@ import { Fact, PartitionLinks } from '../components/facts.js';
 import { ErrorNote, Status, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
 import { useState } from 'preact/hooks';
-import { RetriedAs, runDuration } from './job-runs-page.js';
+import { RetriedAs, RunDuration } from './job-runs-page.js';
 
 const MAX_TREE = WANT_TREE_DEFAULT;
 const MAX_RUNS = 100;
@@ -113,7 +113,9 @@ export function RunsTable({ runs }: { runs: JobRunView[] }) {
                 <RetriedAs run={r} />
               </td>
               <td>{r.attempt}</td>
-              <td>{runDuration(r)}</td>
+              <td>
+                <RunDuration run={r} />
+              </td>
               <td>{r.exit_code ?? r.signal ?? ''}</td>
               <td class="dim">{r.outputs.slice(0, 3).join(', ')}{r.outputs.length > 3 ? ` +${r.outputs.length - 3}` : ''}</td>
             </tr>
@@ -234,6 +236,15 @@ export function WantPage({ id }: { id: string }) {
           <h2>Job runs</h2>
           <RunsTable runs={t.runs} />
           {t.truncated ? <p class="dim">Showing at most {MAX_RUNS} runs (the want's newest, then its derived wants') and {MAX_TREE} wants.</p> : null}
+          <p class="dim">
+            All {w.job_runs_total} of its own runs, paged and by status: <Link href={`/job_runs?want=${encodeURIComponent(id)}`}>its job runs</Link>
+            {t.runs.some((r) => r.status === 'failed') || w.status === 'failed' ? (
+              <>
+                {' '}(<Link href={`/job_runs?want=${encodeURIComponent(id)}&status=failed`}>failed</Link>)
+              </>
+            ) : null}
+            .
+          </p>
         </>
       ) : loaded.error ? null : (
         <p class="loading">Loading…</p>

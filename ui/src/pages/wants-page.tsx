@@ -7,7 +7,7 @@ import { expandPatterns } from '../../../lib/graph/partition-pattern.js';
 import { WANT_STATUSES } from '../../../lib/state/build-state.js';
 import { get, qs, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
-import { ErrorNote, Status, age } from '../components/status.js';
+import { Age, ErrorNote, Status } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
 import { navigate, setQuery, type Location } from '../router.js';
@@ -141,7 +141,7 @@ export function WantsPage({ location }: { location: Location }) {
               {w.pattern || w.partitions.slice(0, 2).join(', ')}
               {w.partitions_total > 2 && !w.pattern ? ` +${w.partitions_total - 2}` : ''}
             </span>
-            <span role="cell" class="c-num">{age(w.created_at)}</span>
+            <span role="cell" class="c-num"><Age iso={w.created_at} /></span>
             <span role="cell" class="c-num">{w.priority}</span>
             <span role="cell" class="c-mid">{w.backfill_id ? `backfill ${w.backfill_id}` : w.source}</span>
             <span role="cell" class="c-mid">{w.sla_missed ? <span class="status status-failed">missed</span> : w.sla_deadline ? 'ok' : ''}</span>
