@@ -40,20 +40,21 @@ test.serial('the run after a full slot starts when the run before it ends, while
   t.true(s.get('p_2')![0] >= s.get('p_1')![1], 'and not before: one at a time');
 });
 
-test.serial('runs are held well past the cap: with one slot, twenty short runs go on while the platform is too busy to take a step', async (t) => {
+test.serial('runs are held well past the cap once runs are seen to be short: with one slot, twenty short runs go on while the platform is too busy to take a step', async (t) => {
   if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler): runs are not held');
   const dir = makeWorkspace(t);
   const platform = await openSupervised(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.02) }] });
-  const refs = Array.from({ length: 20 }, (_, i) => `p/${i}`);
+  const refs = Array.from({ length: 21 }, (_, i) => `p/${i}`);
   const id = (await platform.createWant(request(refs))) as { ok: true; want_id: string };
-  await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'the first run to start');
+  // Once a run ended in well under a second, runs are short: the launcher holds them deep (hold-depth.ts).
+  await waitFor(platform, (s) => s.job_runs_by_status.succeeded.size >= 1, 'the first run to end');
   // A step's round trip is what the hold covers: held as deep as the cap (one), only two would run in the 3 s.
   const heldUntil = holdLoop(3000);
   await waitForWant(platform, id.want_id, ['successful'], 20_000);
   const s = spans(dir);
-  t.is(s.size, 20);
-  const endedWhileHeld = [...s.values()].filter(([, end]) => end < heldUntil).length;
-  t.true(endedWhileHeld >= 10, `${endedWhileHeld} of 20 runs ended while the loop was held`);
+  t.is(s.size, 21);
+  const endedWhileHeld = [...s.values()].filter(([, end]) => end < heldUntil).length - 1;
+  t.true(endedWhileHeld >= 10, `${endedWhileHeld} of the 20 after the first ended while the loop was held`);
   t.is(mostAtOnce(s.values()), 1, 'one at a time, by their own clocks');
 });
 

@@ -29,6 +29,7 @@ import { cancelAllAndWait } from './cancel-all.js';
 import { missingDepsInLogs } from './missing-deps-scanner.js';
 import { findProgram } from './program-path.js';
 import { CANCEL_FILE, markSuperseded, readCancelReason, readExitStatus, removeExecFields, runDirsAmong, startFromFiles, statusPid, writeDurably, writeRunFiles } from './run-files.js';
+import { holdDepth } from './hold-depth.js';
 import { spawnFailureReason } from './spawn-failure.js';
 import { groupAlive, signalGroup } from '../system/process-group.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
@@ -94,12 +95,6 @@ const RUN_FILE = 'run.sh';
  * Later than the supervisor, so that the two do not race: were they to, both record the same timeout, once.
  */
 const BACKSTOP_MS = 1000;
-/**
- * Runs the launcher may hold past the cap: at least this many, so that a step's round trip (its synced write, 1-5 ms
- * on this VM) is covered by runs held for every slot, not by 2 (the cap, session 24), which left the launcher idle
- * between steps whenever runs are shorter than a step (docs/decisions.md, "Speed, session 27").
- */
-const HOLD_AT_LEAST = 64;
 
 export interface SupervisedExecutorOptions {
   workspaceRoot: string;
@@ -133,6 +128,8 @@ interface Run {
   held: boolean;
   /** Asked back (`recall`) while it may be held. */
   recalling: boolean;
+  /** When the launcher said it started (performance.now()); 0 until then. */
+  heardStart: number;
 }
 
 export class SupervisedExecutor implements Executor {
@@ -152,6 +149,8 @@ export class SupervisedExecutor implements Executor {
   /** The cap the orchestrator gave (`holdBeyond`), and the slots last told the launcher. */
   private cap: number | undefined;
   private toldSlots: number | undefined;
+  /** How long the run of this launcher's that ended last took, from its start to its end as heard: `holdDepth`. */
+  private lastRunMs: number | undefined;
 
   constructor(private readonly opts: SupervisedExecutorOptions) {
     this.launcher = new RunLauncher(SUPERVISOR_SCRIPT, opts.workspaceRoot);
@@ -215,7 +214,7 @@ export class SupervisedExecutor implements Executor {
     if (this.launcher.kind !== 'native') return 0;
     this.cap = cap;
     this.tellSlots();
-    return Math.max(cap, HOLD_AT_LEAST);
+    return holdDepth(cap, this.lastRunMs);
   }
 
   /**
@@ -384,9 +383,11 @@ export class SupervisedExecutor implements Executor {
     if (!run || !run.ours) return;
     if (news.kind === 'started') {
       run.pid = news.pid;
+      run.heardStart = performance.now();
       this.starts.next({ job_run_id: run.id, worker: LOCAL_WORKER, pid: news.pid });
       if (run.kill) this.killGroup(run);
     } else if (news.kind === 'exited') {
+      if (run.heardStart > 0) this.lastRunMs = performance.now() - run.heardStart;
       void this.settle(run, fromShell(news.status, null));
     } else if (news.kind === 'dropped') {
       // Never started: a wide run's fields (the daemon's environment) leave the disk with it.
@@ -407,7 +408,7 @@ export class SupervisedExecutor implements Executor {
   }
 
   private follow(id: string, dir: string, pid: number, ours: boolean, timeoutSeconds: number, deadline: number, startedAt = 0): Run {
-    const run: Run = { id, dir, pid, ours, startedAt, timeoutSeconds, kill: undefined, timer: undefined, killed: undefined, settling: false, held: false, recalling: false };
+    const run: Run = { id, dir, pid, ours, startedAt, timeoutSeconds, kill: undefined, timer: undefined, killed: undefined, settling: false, held: false, recalling: false, heardStart: 0 };
     this.runs.set(id, run);
     if (deadline > 0) {
       run.timer = setTimeout(() => {
