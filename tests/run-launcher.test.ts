@@ -160,6 +160,25 @@ for (const mode of ['native', 'shell'] as const) {
   });
 }
 
+test("native: a run started again in its directory gets its config as stdin.json too, the mark of that hand-over; the first attempt makes none", async (t) => {
+  if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler)');
+  const workspace = makeWorkspace(t);
+  const launcher = launcherFor('native', workspace);
+  t.teardown(() => launcher.close());
+  const id = 'r-again';
+  const dir = join(workspace, '.platform', 'logs', id);
+  const attempt = async (config: string) => {
+    const exited = news(launcher, id, 'exited');
+    launcher.launch({ id, dir, jobEnv: {}, cwd: workspace, argv: ['/bin/sh', '-c', 'cat'], stdin: config }, true);
+    t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 0);
+  };
+  await attempt('{"attempt":1}');
+  t.false(existsSync(join(dir, 'stdin.json')), 'a first attempt: its config on a memfd only');
+  await attempt('{"attempt":2}');
+  t.is(readFileSync(join(dir, 'stdin.json'), 'utf8'), '{"attempt":2}');
+  t.is(readFileSync(join(dir, 'stdout.log'), 'utf8'), '{"attempt":1}{"attempt":2}', 'each attempt read its own config');
+});
+
 test("native: the job's own variables win over the daemon's (PATH, HOME), and PLATFORM_* are the run's even if the daemon has them", async (t) => {
   if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler)');
   const workspace = makeWorkspace(t);

@@ -13,9 +13,10 @@ import { firstValueFrom } from 'rxjs';
 import { SupervisedExecutor } from '../lib/executor/supervised-executor.js';
 import { sleep, startServer } from './helpers/server-fixture.js';
 
-function mountTmpfs(sizeMiB: number): { dir: string; unmount: () => void } | string {
+function mountTmpfs(sizeMiB: number, inodes?: number): { dir: string; unmount: () => void } | string {
   const dir = mkdtempSync(join(tmpdir(), 'platform-full-'));
-  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMiB}m`, 'tmpfs', dir], { encoding: 'utf8' });
+  const options = `size=${sizeMiB}m${inodes === undefined ? '' : `,nr_inodes=${inodes}`}`;
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir], { encoding: 'utf8' });
   if (r.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     return (r.stderr || r.error?.message || `mount exited ${r.status}`).trim();
@@ -29,13 +30,13 @@ function mountTmpfs(sizeMiB: number): { dir: string; unmount: () => void } | str
   };
 }
 
-/** Writes filler files until the disk says ENOSPC; returns their paths. */
-function fill(dir: string): string[] {
+/** Writes filler files (of `bytes` each: 0 takes inodes alone) until the disk says ENOSPC; returns their paths. */
+function fill(dir: string, bytes = 64 * 1024): string[] {
   const files: string[] = [];
   for (let i = 0; ; i++) {
-    const file = join(dir, `filler-${i}`);
+    const file = join(dir, `filler-${bytes}-${i}`);
     try {
-      writeFileSync(file, Buffer.alloc(64 * 1024, 1));
+      writeFileSync(file, Buffer.alloc(bytes, 1));
       files.push(file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOSPC') return files;
@@ -52,12 +53,16 @@ if (why !== undefined) {
   test.skip(`a full disk answers 507 and loses nothing (skipped: cannot mount a tmpfs here: ${why})`, () => {});
   test.skip(`a run whose files cannot be written on a full disk fails saying so (skipped: cannot mount a tmpfs here: ${why})`, () => {});
 } else {
-  // The daemon's executor writes the run's files (stdin, run.sh) before it starts anything: on a full disk that fails.
+  // The daemon's executor makes the run's directory (the shell launcher writes stdin.json and run.sh in it too) before
+  // it starts anything: on a disk with no room for a new file, that fails. (Where a file can still be made but not
+  // written, the native launcher, which gives a job its config on a memfd, starts the run; its job then meets the
+  // full disk in its own writes, as one does on a disk that fills while it runs.)
   test('a run whose files cannot be written on a full disk fails saying so', async (t) => {
-    const mounted = mountTmpfs(1);
+    const mounted = mountTmpfs(1, 64);
     if (typeof mounted === 'string') return t.fail(mounted);
     t.teardown(mounted.unmount);
     fill(mounted.dir);
+    fill(mounted.dir, 0);
     const executors = [new SupervisedExecutor({ workspaceRoot: mounted.dir })];
     for (const [i, executor] of executors.entries()) {
       t.teardown(() => executor.shutdown('test over', { cancelRuns: true }));

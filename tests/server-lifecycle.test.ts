@@ -189,6 +189,8 @@ test('startHttpServer refuses options that make no sense, saying which; the plat
     [{ port: 1.5 }, /port .* got 1\.5$/],
     [{ port: 0, idleTimeoutMs: 0 }, /^HttpServerOptions\.idleTimeoutMs must be a number of milliseconds above 0 \(leave it out for no idle timeout\), got 0$/],
     [{ port: 0, drainMs: -1 }, /^HttpServerOptions\.drainMs must be .* got -1$/],
+    // Past a timer's ceiling node would fire it at once, dropping every connection.
+    [{ port: 0, drainMs: 30 * 86_400_000 }, /^HttpServerOptions\.drainMs must be .* got 2592000000$/],
   ];
   for (const [options, message] of cases) {
     const err = await t.throwsAsync(startHttpServer(platform, { log: () => {}, ...options } as unknown as Parameters<typeof startHttpServer>[1]));

@@ -310,7 +310,12 @@ export function encodeEvent(e: BuildEvent): Uint8Array {
  * after a daemon's start paid, before its first run could start). The log calls it on a turn of its own after it
  * opens.
  */
+let warmed = false;
+
 export function warmEventCodec(): void {
+  // Once a process: setup() makes a type's code again each time it is called.
+  if (warmed) return;
+  warmed = true;
   const seen = new Set<Type>();
   const setUp = (type: Type): void => {
     if (seen.has(type)) return;

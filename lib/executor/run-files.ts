@@ -75,11 +75,10 @@ export function readExitStatus(dir: string, pid: number): ExitStatus | undefined
  * When a run's job started (epoch ms), from its files, for a run no process of which is left to ask; 0 when they do
  * not tell. Its supervisor creates stdout.log as it starts the job (the daemon writes only to stderr.log), so the
  * file's birth is the start, when the file is this attempt's: born after this attempt was handed over and not after
- * its status. The hand-over is when its stdin.json was written (each hand-over that writes one rewrites it); the
- * native launcher gives the config on a memfd and writes none, and then it is the directory's birth: exact for a run's
- * first attempt, and for a run started again in its directory an earlier bound (an earlier attempt's stdout.log may
- * then pass for this one's; the fold keeps a start within the run's queueing). A file system that keeps no birth time
- * (its birth reads 0) tells nothing.
+ * its status. The hand-over is when its stdin.json was written (each hand-over that writes one rewrites it; the native
+ * launcher, which gives a first attempt its config on a memfd, writes one for a run started again in its directory,
+ * launcher.c make_run_dir); with none, it is the directory's birth, which is the first attempt's hand-over. A file
+ * system that keeps no birth time (its birth reads 0) tells nothing.
  */
 /**
  * How far two file times that are in order may read out of it (the kernel stamps files from a clock of a few ms'

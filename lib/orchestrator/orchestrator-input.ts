@@ -62,7 +62,7 @@ export function collectBatch(inputs: readonly OrchestratorInput[]): StepBatch {
         batch.commands.push(input.pending);
         break;
       case 'started':
-        batch.started.push({ job_run_id: input.job_run_id, pid: input.pid, worker: input.worker, started_at: input.started_at });
+        batch.started.push({ job_run_id: input.job_run_id, pid: input.pid, worker: input.worker, ...(input.started_at !== undefined ? { started_at: input.started_at } : {}) });
         break;
       case 'placed':
         batch.placed.push({ job_run_id: input.job_run_id, pid: input.pid, worker: input.worker });

@@ -3,6 +3,7 @@
  * path of a Unix socket (the server "listened" at http://127.0.0.1:undefined, a socket file in the current
  * directory), and `idleTimeoutMs: 0` shut the server down at once where an app meant none (leave it out for that).
  */
+import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 import type { HttpServerOptions } from './http-server.js';
 
 export function serverOptionsProblem(options: HttpServerOptions): string | undefined {
@@ -13,8 +14,9 @@ export function serverOptionsProblem(options: HttpServerOptions): string | undef
   if (idleTimeoutMs !== undefined && !(typeof idleTimeoutMs === 'number' && idleTimeoutMs > 0)) {
     return `HttpServerOptions.idleTimeoutMs must be a number of milliseconds above 0 (leave it out for no idle timeout), got ${String(idleTimeoutMs)}`;
   }
-  if (drainMs !== undefined && !(typeof drainMs === 'number' && Number.isFinite(drainMs) && drainMs >= 0)) {
-    return `HttpServerOptions.drainMs must be a number of milliseconds of at least 0, got ${String(drainMs)}`;
+  // Past a timer's ceiling node fires it after 1 ms: every connection would be dropped at once.
+  if (drainMs !== undefined && !(typeof drainMs === 'number' && Number.isFinite(drainMs) && drainMs >= 0 && drainMs <= MAX_TIMER_MS)) {
+    return `HttpServerOptions.drainMs must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(drainMs)}`;
   }
   return undefined;
 }

@@ -170,7 +170,12 @@ static void note_timeout(const char *dir, long long timeout_ms, pid_t pid) {
  */
 static int config_stdin(const char *dir, const char *config) {
   size_t len = strlen(config);
+#if defined(MFD_CLOEXEC) && defined(F_ADD_SEALS)
   int fd = memfd_create("stdin.json", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+#else
+  /* A C library before memfd_create (glibc 2.27): the file, as a kernel without it gets. */
+  int fd = -1;
+#endif
   char path[4096];
   if (fd < 0) {
     snprintf(path, sizeof path, "%s/stdin.json", dir);
@@ -181,8 +186,10 @@ static int config_stdin(const char *dir, const char *config) {
     close(fd);
     return -1;
   }
+#if defined(F_ADD_SEALS)
   /* Read-only from here on, as the file was to the job (a memfd is opened read-write). */
   fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+#endif
   return fd;
 }
 
@@ -198,6 +205,7 @@ static void exec_job(const char *dir, const char *cwd, char **argv, char **envp,
   err = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   snprintf(path, sizeof path, "%s/stdout.log", dir);
   out = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int out_errno = errno;
   if (config) {
     in = config_stdin(dir, config);
   } else {
@@ -205,7 +213,8 @@ static void exec_job(const char *dir, const char *cwd, char **argv, char **envp,
     in = open(path, O_RDONLY | O_CLOEXEC);
   }
   if (in < 0 || out < 0 || err < 0) {
-    if (err >= 0) dprintf(err, "platform: could not open the run's files in '%s': %s\n", dir, strerror(errno));
+    if (err >= 0 && out < 0) dprintf(err, "platform: could not open the run's stdout.log in '%s': %s\n", dir, strerror(out_errno));
+    else if (err >= 0) dprintf(err, "platform: could not give the job its config (its stdin) in '%s': %s\n", dir, strerror(errno));
     _exit(126);
   }
   if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
@@ -543,8 +552,13 @@ static int make_dirs(char *path) {
   return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
 }
 
-/* The run's directory (its config goes to the job as a memfd: config_stdin); 0, or the errno of what failed. */
-static int make_run_dir(char *dir) {
+/*
+ * The run's directory (its config goes to the job as a memfd: config_stdin); 0, or the errno of what failed. A
+ * directory that was there already (a run started again under its id) gets this attempt's config as stdin.json: the
+ * mark of its hand-over, which tells its stdout.log from an earlier attempt's (run-files.ts startFromFiles), and no
+ * earlier attempt's stdin.json is left to pass for this one's.
+ */
+static int make_run_dir(char *dir, const char *config) {
   char path[4096];
   /* Room for the longest of its files' names (status.json), which the job's child opens without a check of its own. */
   if (strlen(dir) + sizeof "/status.json" > sizeof path) return ENAMETOOLONG;
@@ -557,7 +571,12 @@ static int make_run_dir(char *dir) {
     if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, stale[i]) >= sizeof path) return ENAMETOOLONG;
     if (unlink(path) != 0 && errno != ENOENT) return errno;
   }
-  return 0;
+  snprintf(path, sizeof path, "%s/stdin.json", dir);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  int e = write_all(fd, config, strlen(config)) != 0 ? errno : 0;
+  if (close(fd) != 0 && e == 0) e = errno;
+  return e;
 }
 
 /*
@@ -719,7 +738,7 @@ static long launch_record(char *buf, size_t len, int from_hold) {
   char **env = &fields[7];
   char **args = &fields[7 + nenv + 1];
   if (!from_hold && fields[3][0] != '\0') {
-    int e = make_run_dir(fields[1]);
+    int e = make_run_dir(fields[1], fields[3]);
     if (e != 0) {
       news("w", id, e);
       return (long)pos;
