@@ -304,12 +304,17 @@ uiTest("a link whose id is not percent-encoded UTF-8 shows a page saying so, not
   noScriptErrors(t, page);
 });
 
-uiTest("a failed run's log says in words how it ended and that a stream is empty; an unknown run's page says so once and follows no log", async (t) => {
-  const own = await ownDaemon(t, { jobs: [{ label: 'fail', outputs: ['fail/(?<n>\\d+)'], exec: ['bash', '-c', 'echo oops >&2; exit 3'] }] });
+/** fail/1 wanted on a daemon of its own whose job `fail` runs `script` in bash (and fails), and a page to look with. */
+async function failedOnOwnDaemon(t: Parameters<typeof newPage>[0], script: string) {
+  const own = await ownDaemon(t, { jobs: [{ label: 'fail', outputs: ['fail/(?<n>\\d+)'], exec: ['bash', '-c', script] }] });
   const origin = `http://127.0.0.1:${own.port}`;
   const { want_id } = await apiAt(origin)<{ want_id: string }>('POST', '/api/wants', { partitions: ['fail/1'] });
   const want = await until(() => apiAt(origin)<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'failed', 'the want to fail');
-  const page = await newPage(t);
+  return { origin, want_id, want, page: await newPage(t) };
+}
+
+uiTest("a failed run's log says in words how it ended and that a stream is empty; an unknown run's page says so once and follows no log", async (t) => {
+  const { origin, want, page } = await failedOnOwnDaemon(t, 'echo oops >&2; exit 3');
   await page.goto(`${origin}/job_runs/${want.job_run_ids[0]!}`);
   // It was the stream's end event as JSON: 'The run ended ({"status":"failed","exit_code":3}).'
   await page.getByText('The run failed (exit 3); it wrote nothing to stdout.').waitFor({ timeout: 5_000 });
@@ -354,11 +359,7 @@ uiTest("a running run's duration and a fact's 'ago' count on between events, on 
 });
 
 uiTest("a failed partition's page links to the run it failed in; a ref typed into the address with its slashes opens its page", async (t) => {
-  const own = await ownDaemon(t, { jobs: [{ label: 'fail', outputs: ['fail/(?<n>\\d+)'], exec: ['bash', '-c', 'exit 3'] }] });
-  const origin = `http://127.0.0.1:${own.port}`;
-  const { want_id } = await apiAt(origin)<{ want_id: string }>('POST', '/api/wants', { partitions: ['fail/1'] });
-  const want = await until(() => apiAt(origin)<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'failed', 'the want to fail');
-  const page = await newPage(t);
+  const { origin, want, page } = await failedOnOwnDaemon(t, 'exit 3');
   // As a user types it: "No page at /partitions/fail/1" before.
   await page.goto(`${origin}/partitions/fail/1`);
   await page.locator('h1 .status-failed').waitFor({ timeout: 5_000 });
