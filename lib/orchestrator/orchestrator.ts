@@ -27,7 +27,7 @@ import type { JobOutcome } from '../executor/job-launch.js';
 import { launchForRun } from '../executor/launch-for-run.js';
 import { LOST_RUN_REASON } from '../executor/lost-runs.js';
 import { LOCAL_WORKER, type Executor } from '../executor/executor-port.js';
-import { killProcesses } from '../executor/job-process-identity.js';
+import { belongsToRun, killProcesses } from '../executor/job-process-identity.js';
 import { scanOnce } from '../executor/job-run-process-scan.js';
 import { errorMessage } from '../errors.js';
 import type { StateStore } from '../state/state-store.js';
@@ -192,7 +192,9 @@ export class Orchestrator {
     }
     // Whatever is left of runs that will start again (queued) or were lost must not run beside their next attempt.
     if (leftovers.size > 0) {
-      for (const [id, pids] of processes()) if (leftovers.has(id)) killProcesses(pids);
+      // Looked at again: the pass may be seconds old by now (the re-attaches read each run's files), and a pid that
+      // ended since may be another process's.
+      for (const [id, pids] of processes()) if (leftovers.has(id)) killProcesses(pids.filter((pid) => belongsToRun(pid, workspaceRoot, id)));
     }
     return { adopted, lost };
   }
