@@ -93,6 +93,8 @@ test('closing with cancelRuns kills the run and records it canceled; the reopene
   const { dir, first, w, run: interrupted } = await buildingB1(t);
   await first.close({ cancelRuns: true });
   t.is(first.state().job_runs.get(interrupted.job_run_id)!.status, 'canceled', 'recorded before the log closed');
+  // Said to an embedding app too, which closed its platform (no server shut down).
+  t.regex(first.state().job_runs.get(interrupted.job_run_id)!.reason, /^the platform shut down \(platform stop, or the embedding app's close\(\)\)$/);
   t.true(await poll(() => !isPidAlive(interrupted.pid), 2000), 'the run was stopped with the platform');
   const second = await openPlatform(t, dir, graph, { executor: 'supervised' });
   const state = await waitForWant(second, w);

@@ -67,6 +67,12 @@ export interface OrchestratorOptions {
 /** How soon a step that failed is tried again (not at once: a fault that persists must not spin the loop). */
 export const STEP_RETRY_MS = 250;
 
+/**
+ * Why runs canceled at a shutdown ended: said of a daemon's stop and of an embedding app's close alike (the
+ * orchestrator cannot tell them apart; "the server shut down" read wrong to an app that had closed its platform).
+ */
+const SHUTDOWN_REASON = "the platform shut down (platform stop, or the embedding app's close())";
+
 export class Orchestrator {
   private readonly scheduler: SchedulerLike;
   /**
@@ -234,7 +240,7 @@ export class Orchestrator {
     // Read only now: a shutdown asked again meanwhile (`askToCancelRuns`) may have asked for the runs' end.
     const cancelRuns = this.cancelAsked || (options.cancelRuns ?? this.opts.cancelRunsOnShutdown === true);
     this.runsDecided = cancelRuns ? 'cancel' : 'leave';
-    await executor.shutdown('the server shut down', { cancelRuns });
+    await executor.shutdown(SHUTDOWN_REASON, { cancelRuns });
     lateNews.unsubscribe();
     lateStartNews?.unsubscribe();
     rest.started.push(...lateStarts);
@@ -244,7 +250,7 @@ export class Orchestrator {
     // Runs left running stay `running` in the log for the next daemon to re-attach; canceled ones must not.
     if (cancelRuns) {
       for (const [, id] of state.job_runs_by_status.running) {
-        if (!ended.has(id)) outcomes.push({ job_run_id: id, status: 'canceled', reason: 'the server shut down' });
+        if (!ended.has(id)) outcomes.push({ job_run_id: id, status: 'canceled', reason: SHUTDOWN_REASON });
       }
     }
     const now = this.scheduler.now();
