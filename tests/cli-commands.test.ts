@@ -760,6 +760,11 @@ test('graph analyze prints the job graph as a tree, a table or JSON', slot(async
   const json = JSON.parse((await cli(env.url, 'graph', 'analyze', DAILY, '--json')).stdout);
   t.deepEqual(json.graph.outputs, [DAILY]);
   t.deepEqual(json.graph.nodes.map((n: { jobLabel: string }) => n.jobLabel).sort(), ['daily_revenue', 'raw_orders']);
+  // A brace pattern, as build takes it: the refs it names.
+  const pattern = JSON.parse((await cli(env.url, 'graph', 'analyze', 'daily/revenue/date=2026-01-{05..06}', '--json')).stdout);
+  t.deepEqual(pattern.graph.outputs, ['daily/revenue/date=2026-01-05', 'daily/revenue/date=2026-01-06']);
+  const malformed = await cli(env.url, 'graph', 'configs', 'daily/revenue/date={1..');
+  t.is(malformed.code, 2, malformed.stderr);
   const unknown = await cli(env.url, 'graph', 'analyze', 'no/such/ref');
   t.is(unknown.code, 1);
   t.regex(unknown.stderr, /^platform: .*no\/such\/ref/);

@@ -1,9 +1,20 @@
 /** `platform graph analyze|configs <ref...>`: the PlatformService RPCs (Connect protocol, JSON). */
 import type { Command } from 'commander';
 import type { JobConfigJson, JobGraphJson, TaskJson } from '../../client/platform-client.js';
-import { cellLines, colors, connect, line, printJson, shellWords, table, usageExitCode } from '../output.js';
+import { expandPatterns, PatternError } from '../../graph/partition-pattern.js';
+import { cellLines, colors, connect, line, printJson, shellWords, table, usageError, usageExitCode } from '../output.js';
 
 const depType = (d: { depType?: string }) => d.depType ?? 'QUERY';
+
+/** The refs the arguments name, brace patterns expanded as `platform build` does (`daily/date={1..3}`). */
+function refsOf(patterns: string[], cmd: Command): string[] {
+  try {
+    return expandPatterns(patterns);
+  } catch (err) {
+    if (err instanceof PatternError) usageError(cmd, err.message);
+    throw err;
+  }
+}
 
 /**
  * The job graph as a tree from the requested outputs down through their inputs: each ref with the job that
@@ -67,9 +78,10 @@ export function registerGraph(program: Command): void {
   graph
     .command('analyze')
     .description('the jobs needed to build these partitions, with their inputs (a tree, or --table)')
-    .argument('<ref...>')
+    .argument('<ref...>', 'partition refs or brace patterns, as build takes them')
     .option('--table', 'one row per job instead of a tree')
-    .action(async (refs: string[], opts: { table?: boolean }, cmd: Command) => {
+    .action(async (patterns: string[], opts: { table?: boolean }, cmd: Command) => {
+      const refs = refsOf(patterns, cmd);
       const { client, options } = await connect(cmd);
       const res = await client.analyzeGraph(refs);
       if (options.json) return printJson(res);
@@ -82,8 +94,9 @@ export function registerGraph(program: Command): void {
   graph
     .command('configs')
     .description('the job configurations (outputs, inputs, args, env) for these partitions')
-    .argument('<ref...>')
-    .action(async (refs: string[], _opts: unknown, cmd: Command) => {
+    .argument('<ref...>', 'partition refs or brace patterns, as build takes them')
+    .action(async (patterns: string[], _opts: unknown, cmd: Command) => {
+      const refs = refsOf(patterns, cmd);
       const { client, options } = await connect(cmd);
       const res = await client.getJobConfigs(refs);
       if (options.json) return printJson(res);
