@@ -372,6 +372,14 @@ test('raw: Connect-Timeout-Ms is honoured (deadline_exceeded) and validated', as
     'invalid_argument',
     /Connect-Timeout-Ms/,
   );
+  // The protocol's timeout is positive: 0 was taken as none.
+  await expectConnectError(
+    t,
+    await post(main, 'GetJobConfigs', '{"outputRefs":["a/1"]}', 'application/json', { 'Connect-Timeout-Ms': '0' }),
+    400,
+    'invalid_argument',
+    /Connect-Timeout-Ms must be a positive whole number .* got "0"/,
+  );
   const ok = await post(main, 'GetJobConfigs', '{"outputRefs":["a/1"]}', 'application/json', { 'Connect-Timeout-Ms': '10000' });
   t.is(ok.status, 200);
 });

@@ -205,13 +205,14 @@ async function serve(method: UnaryMethod, req: Request, res: Response, signal: A
   res.end(bytes);
 }
 
-/** `Connect-Timeout-Ms`: at most 10 digits (protocol); undefined when absent. */
+/** `Connect-Timeout-Ms`: a positive whole number of at most 10 digits (protocol); undefined when absent. */
 function parseTimeout(header: string | undefined): number | undefined {
   if (header === undefined) return undefined;
-  if (!/^\d{1,10}$/.test(header)) {
+  // 0 is no timeout the protocol knows: a client meaning none leaves the header out.
+  if (!/^\d{1,10}$/.test(header) || Number(header) === 0) {
     throw new RpcError(
       'invalid_argument',
-      `Connect-Timeout-Ms must be a whole number of milliseconds (at most 10 digits), got ${JSON.stringify(header)}.`,
+      `Connect-Timeout-Ms must be a positive whole number of milliseconds (at most 10 digits; leave it out for none), got ${JSON.stringify(header)}.`,
     );
   }
   return Number(header);
