@@ -244,6 +244,10 @@ export class Platform {
    */
   eventsSince(afterId: number, ready?: () => Promise<void>): Observable<BuildEvent> {
     return defer(() => {
+      // Asked after close(): its log is let go, and a read of it would complete with nothing, as if it had no events.
+      if (this.closing !== undefined) {
+        return throwError(() => new Error('eventsSince: this platform is closed (or closing); open the workspace again (Platform.open) to read its events'));
+      }
       const latest = this.log.latestId();
       if (!Number.isSafeInteger(afterId) || afterId < 0) {
         return throwError(() => new RangeError(`eventsSince takes an event id, a whole number of at least 0 (0: from the first event), got ${String(afterId)}`));

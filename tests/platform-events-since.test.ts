@@ -33,3 +33,11 @@ test('eventsSince an id past the latest, or no id at all, errors saying so; the 
   await platform.createWant(want('a/y'));
   t.is((await next).event_id, latest + 1);
 });
+
+test('eventsSince asked of a closed platform errors saying so, rather than complete as if its log were empty', async (t) => {
+  const platform = await openPlatform(t, makeWorkspace(t), graph);
+  t.true((await platform.createWant(want('a/x'))).ok);
+  await platform.close();
+  const err = await t.throwsAsync(firstValueFrom(platform.eventsSince(0).pipe(toArray())));
+  t.regex(err!.message, /^eventsSince: this platform is closed \(or closing\); open the workspace again/);
+});
