@@ -491,6 +491,9 @@ uiTest('the schedules page shows what the API says of each schedule: its zone, s
   t.true((await page.locator('[data-fact="created"]').innerText()).startsWith(b.created_at));
   t.true((await page.locator('[data-fact="updated"]').innerText()).startsWith(b.updated_at));
   t.is(await page.locator('[data-fact="cancel_reason"]').count(), 0, 'no cancel reason for one that was not canceled');
+  // Its want's page names the backfill's policy beside the rebuild it maps to ('missing' is rebuild 'absent').
+  await page.goto(`${base()}/wants/${b.want_id}`);
+  t.is(await page.locator('[data-fact="rebuild"]').innerText(), "absent (the backfill's policy missing)");
   // A canceled one says why.
   const held = await api<{ backfill_id: string; want_id: string }>('POST', '/api/backfills', { pattern: 'hold/{10..11}' });
   await until(() => api<BackfillView>('GET', `/api/backfills/${held.backfill_id}`), (x) => x.running_job_runs > 0, 'the held backfill to run');

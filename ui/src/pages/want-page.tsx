@@ -9,6 +9,12 @@ import { useLive } from '../hooks.js';
 import { useState } from 'preact/hooks';
 import { RetriedAs, RunDuration } from './job-runs-page.js';
 
+/**
+ * A backfill's policy as its want's rebuild policy reads (command-decisions.ts maps the other way): the want page of a
+ * backfill said "Rebuild absent" where its backfill's page said "Policy missing", two names for one choice.
+ */
+const BACKFILL_POLICY_OF: Partial<Record<string, string>> = { absent: 'missing', missing: 'failed', all: 'all' };
+
 const MAX_TREE = WANT_TREE_DEFAULT;
 const MAX_RUNS = 100;
 /** How many of the partitions it rebuilt the facts list (the API keeps the first 1000). */
@@ -166,6 +172,7 @@ export function WantPage({ id }: { id: string }) {
               </Fact>
               <Fact name="rebuild" label="Rebuild">
                 {w.rebuild}
+                {w.backfill_id && BACKFILL_POLICY_OF[w.rebuild] ? <span className="dim">{` (the backfill's policy ${BACKFILL_POLICY_OF[w.rebuild]})`}</span> : null}
               </Fact>
               <Fact name="source" label="Source">
                 {w.parent_want_id ? <>derived for <Link href={`/wants/${encodeURIComponent(w.parent_want_id)}`}>{w.parent_want_id}</Link></> : w.source}
