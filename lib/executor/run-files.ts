@@ -72,6 +72,12 @@ export function readExitStatus(dir: string, pid: number): ExitStatus | undefined
   return undefined;
 }
 /**
+ * How far two file times that are in order may read out of it (the kernel stamps files from a clock of a few ms'
+ * grain, and some stamps finer); an earlier attempt's stdout.log is older than that by a daemon's restart at least.
+ */
+const FILE_TIME_SLACK_MS = 10;
+
+/**
  * When a run's job started (epoch ms), from its files, for a run no process of which is left to ask; 0 when they do
  * not tell. Its supervisor creates stdout.log as it starts the job (the daemon writes only to stderr.log), so the
  * file's birth is the start, when the file is this attempt's: born after this attempt was handed over and not after
@@ -80,16 +86,10 @@ export function readExitStatus(dir: string, pid: number): ExitStatus | undefined
  * launcher.c make_run_dir); with none, it is the directory's birth, which is the first attempt's hand-over. A file
  * system that keeps no birth time (its birth reads 0) tells nothing.
  */
-/**
- * How far two file times that are in order may read out of it (the kernel stamps files from a clock of a few ms'
- * grain, and some stamps finer); an earlier attempt's stdout.log is older than that by a daemon's restart at least.
- */
-const FILE_TIME_SLACK_MS = 10;
-
 export function startFromFiles(dir: string): number {
   try {
     const born = statSync(join(dir, STDOUT_LOG)).birthtimeMs;
-    const handedOver = existsSync(join(dir, STDIN_FILE)) ? statSync(join(dir, STDIN_FILE)).mtimeMs : statSync(dir).birthtimeMs;
+    const handedOver = statSync(join(dir, STDIN_FILE), { throwIfNoEntry: false })?.mtimeMs ?? statSync(dir).birthtimeMs;
     const ended = readExitStatus(dir, 0)?.ended_at ?? Date.now();
     return born > 0 && born >= handedOver - FILE_TIME_SLACK_MS && born <= ended + FILE_TIME_SLACK_MS ? Math.floor(born) : 0;
   } catch {

@@ -291,7 +291,7 @@ export class SupervisedExecutor implements Executor {
     for (const id of looked) {
       if (this.runs.has(id)) continue;
       const launch = launchOf(id);
-      const pids = found.get(launch.job_run_id) ?? [];
+      const pids = found.get(id) ?? [];
       // Going, the pid its start records is the launcher's child (the job, or its supervisor); ended, its
       // supervisor's status names that pid. A start clears an earlier start's status, a run canceled or recalled
       // unstarted has none, and one killed to start again is marked (markSuperseded): any other status in a queued
@@ -302,7 +302,7 @@ export class SupervisedExecutor implements Executor {
         // Its real start, not this restart's: the kernel's for a process still there (a pid from a status may be
         // another's by now), else its files'.
         const started_at = (live !== undefined ? processStartMs(live) : undefined) ?? startFromFiles(launch.log_dir);
-        adopted.set(launch.job_run_id, { pid, started_at });
+        adopted.set(id, { pid, started_at });
         continue;
       }
       // Not taken: what is left of it is killed, and it starts again (the orchestrator's reattach).
