@@ -41,7 +41,8 @@ export { EVENT_TYPES, REBUILD_POLICIES, type WantSource } from './events/build-e
 export { GraphError } from './graph/graph-error.js';
 export { LINEAGE_MAX_NODES, type DetailQuery } from './server/lineage-queries.js';
 export { wantView, partitionView, jobRunView, eventView } from './server/views.js';
-export { listJobRuns, listPartitions, listWants, type PageQuery } from './server/queries.js';
+export { listJobRuns, listPartitions, listWants, lookupPartitions, type PageQuery } from './server/queries.js';
+export { PARTITION_LOOKUP_MAX, type PartitionLookupBody, type PartitionLookupReply } from './api/partition-lookup.js';
 export type { EventView, JobRunView, PartitionView, WantView } from './api/views.js';
 export type { Page } from './api/page.js';
 export { parseGraph } from './graph/parse-graph.js';

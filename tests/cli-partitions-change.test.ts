@@ -200,3 +200,18 @@ test('a build that ends on stale partitions says so and what would help: a live 
   t.is(after.code, 0, after.stderr);
   t.notRegex(after.stdout, /stale/);
 });
+
+test('partitions lookup shows many partitions at once and names the refs never seen; --json is the API\'s answer; over 1,000 refs is a usage error', async (t) => {
+  t.is((await cli('build', 'report/9')).code, 0);
+  const got = await cli('partitions', 'lookup', '{raw,clean,report}/9', 'nowhere/9');
+  t.is(got.code, 0, got.stderr);
+  t.regex(got.stdout, /raw\/9\s+│?\s*live/);
+  t.regex(got.stdout, /report\/9\s+│?\s*live/);
+  t.regex(got.stdout, /never seen.*nowhere\/9/);
+  const json = JSON.parse((await cli('--json', 'partitions', 'lookup', 'report/9', 'nowhere/9')).stdout);
+  t.deepEqual(json.data.map((p: { partition_ref: string }) => p.partition_ref), ['report/9']);
+  t.deepEqual(json.unknown, ['nowhere/9']);
+  const many = await cli('partitions', 'lookup', 'raw/{1..1001}');
+  t.is(many.code, 2);
+  t.regex(many.stderr, /1,001 refs given; a lookup takes at most 1,000/);
+});

@@ -121,3 +121,35 @@ test('taints: 201 with every ref tainted (downstream included), listed and shown
   t.regex(metrics, /^platform_builds_total 6$/m);
   t.regex(metrics, /^platform_wants_sla_missed_total 0$/m);
 });
+
+test('POST /api/partitions/lookup reads many partitions in one request, as the list shows them; unknown refs are named; bad bodies are 400', async (t) => {
+  const f = await startServer(t, { graph: CHAIN });
+  await waitForWant(f, await createWant(f, ['report/3']), ['successful']);
+  const post = (body: unknown) => f.api('/api/partitions/lookup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  const res = await post({ refs: ['report/3', 'nowhere/1', 'raw/3', 'report/3'] });
+  t.is(res.status, 200);
+  const reply = (await res.json()) as { data: Array<{ partition_ref: string }>; unknown: string[] };
+  const listed = await f.getJson('/api/partitions?prefix=r');
+  t.deepEqual(
+    reply.data,
+    ['report/3', 'raw/3'].map((ref) => listed.data.find((p: { partition_ref: string }) => p.partition_ref === ref)),
+    'in the order asked, each once, as the list shows them',
+  );
+  t.deepEqual(reply.unknown, ['nowhere/1']);
+
+  const refused = async (body: unknown, said: RegExp) => {
+    const r = await post(body);
+    t.is(r.status, 400, JSON.stringify(body).slice(0, 80));
+    t.regex(((await r.json()) as { error: string }).error, said);
+  };
+  await refused({ refs: [] }, /refs/);
+  await refused({}, /Field 'refs' is required/);
+  await refused({ refs: ['raw/3'], extra: 1 }, /Unknown field 'extra'/);
+  await refused({ refs: Array.from({ length: 1001 }, (_, i) => `raw/${i}`) }, /refs/);
+  await refused({ refs: ['bad\u0001ref'] }, /refs/);
+  // Without a body it says what to send.
+  const bare = await f.api('/api/partitions/lookup', { method: 'POST' });
+  t.is(bare.status, 400);
+  t.regex(((await bare.json()) as { error: string }).error, /"refs"/);
+});

@@ -289,6 +289,38 @@ uiTest('the DAG of a graph shows every node, coloured by status', async (t) => {
   noScriptErrors(t, page);
 });
 
+uiTest("the graph page reads its partitions in one request, and after events only those the events may change", async (t) => {
+  const page = await newPage(t);
+  const reads: Array<{ path: string; refs: string[] }> = [];
+  page.on('request', (r) => {
+    const path = new URL(r.url()).pathname;
+    if (!path.startsWith('/api/partitions')) return;
+    const body = r.postData();
+    reads.push({ path, refs: body ? ((JSON.parse(body) as { refs?: string[] }).refs ?? []) : [] });
+  });
+  await page.goto(`${base()}/graph?refs=${encodeURIComponent('report/{30..32}')}`);
+  await page.locator('g.dag-node[data-ref="report/30"][data-status="absent"]').waitFor();
+  t.deepEqual(
+    reads.map((r) => [r.path, r.refs.length]),
+    [['/api/partitions/lookup', 9]],
+    'the nine partitions in one read, none on its own',
+  );
+  // Built while the page is open: report/31's chain, then only it and what it reaches is read again.
+  reads.length = 0;
+  await api('POST', '/api/wants', { partitions: ['report/31'] });
+  await page.locator('g.dag-node[data-ref="report/31"][data-status="live"]').waitFor({ timeout: 20_000 });
+  t.true(reads.length > 0);
+  t.deepEqual(reads.filter((r) => r.path !== '/api/partitions/lookup'), [], 'no partition read on its own');
+  const reread = new Set(reads.flatMap((r) => r.refs));
+  t.deepEqual([...reread].sort(), ['clean/31', 'raw/31', 'report/31'], 'only what the runs of report/31 changed');
+  for (const ref of ['raw/30', 'report/32']) t.is(await page.locator(`g.dag-node[data-ref="${ref}"]`).getAttribute('data-status'), 'absent');
+  // A taint of raw/31 makes what consumed it stale.
+  await api('POST', '/api/taints', { partitions: ['raw/31'], reason: 'test' });
+  await page.locator('g.dag-node[data-ref="report/31"][data-status="stale"]').waitFor({ timeout: 10_000 });
+  t.is(await page.locator('g.dag-node[data-ref="raw/31"]').getAttribute('data-status'), 'tainted');
+  noScriptErrors(t, page);
+});
+
 uiTest("a link whose id is not percent-encoded UTF-8 shows a page saying so, not a blank one; the graph of a ref no job produces says which", async (t) => {
   const page = await newPage(t);
   // Cut or mistyped links: each was a blank page with "URI malformed" thrown.

@@ -22,6 +22,7 @@ import type { EventView, JobRunView, PartitionView, WantView } from '../api/view
 import type { BackfillView, CreateBackfillBody, CreateBackfillReply } from '../api/backfills.js';
 import type { ScheduleChangeReply, ScheduleView } from '../api/schedules.js';
 import type { WantTreeNode, WantTreeReply } from '../api/want-tree.js';
+import type { PartitionLookupBody, PartitionLookupReply } from '../api/partition-lookup.js';
 import type { CreateTaintBody, LineageReply, PartitionDetailView, TaintReply, TaintView } from '../api/partitions-change.js';
 import { NoServerError } from './server-connection.js';
 import { sseStream, type SseMessage } from './sse-client.js';
@@ -140,6 +141,12 @@ export class PlatformClient {
   /** A partition's status, staleness, current build, history (newest first) and downstream. */
   getPartition(ref: string, params: { builds_limit?: number; builds_offset?: number } = {}): Promise<PartitionDetailView> {
     return this.getJson(`/api/partitions/${encodeURIComponent(ref)}${query({ builds_limit: params.builds_limit, builds_offset: params.builds_offset })}`);
+  }
+
+  /** Many partitions by ref in one read (at most PARTITION_LOOKUP_MAX); `unknown`: the refs never seen. */
+  lookupPartitions(refs: readonly string[]): Promise<PartitionLookupReply> {
+    // A read sent as a POST (the refs do not fit a URL): retried on a 503 like a write, which is as safe.
+    return this.write('POST', '/api/partitions/lookup', { refs: [...refs] } satisfies PartitionLookupBody);
   }
 
   lineage(ref: string, params: { direction?: 'upstream' | 'downstream'; depth?: number } = {}): Promise<LineageReply> {

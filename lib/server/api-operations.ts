@@ -17,8 +17,11 @@ import {
   PartitionDetailQuerySchema,
   PartitionDetailSchema,
   PartitionListQuerySchema,
+  PartitionLookupBodySchema,
+  PartitionLookupReplySchema,
   PartitionPageSchema,
 } from '../api/schemas/partitions.js';
+import { PARTITION_LOOKUP_EXAMPLE, PARTITION_LOOKUP_MAX } from '../api/partition-lookup.js';
 import { GraphAnalyzeResponseSchema, JobConfigResponseSchema, OutputRefsRequestSchema } from '../api/schemas/platform-service.js';
 import { PauseScheduleBodySchema, ResumeScheduleBodySchema, ScheduleChangeReplySchema, SchedulePageSchema, ScheduleViewSchema } from '../api/schemas/schedules.js';
 import { ServerStatusSchema } from '../api/schemas/status.js';
@@ -97,6 +100,13 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'delete', path: '/api/wants/:id', summary: 'Cancels a want.', responses: { 200: json('The want, canceled.', WantViewSchema) } },
 
   { method: 'get', path: '/api/partitions', summary: 'Partitions by ref.', query: PartitionListQuerySchema, responses: { 200: json('A page of partitions.', PartitionPageSchema) } },
+  {
+    method: 'post',
+    path: '/api/partitions/lookup',
+    summary: `Many partitions by ref, in one read (at most ${PARTITION_LOOKUP_MAX} refs; it changes nothing).`,
+    body: { schema: PartitionLookupBodySchema, required: true, example: PARTITION_LOOKUP_EXAMPLE },
+    responses: { 200: json('The partitions seen, in the order asked, and the refs never seen (`unknown`).', PartitionLookupReplySchema) },
+  },
   { method: 'get', path: '/api/partitions/:ref', summary: 'A partition, its builds and what consumed it.', pathParams: { ref: PartitionRefParam }, query: PartitionDetailQuerySchema, responses: { 200: json('The partition.', PartitionDetailSchema) } },
   { method: 'get', path: '/api/partitions/:ref/lineage', summary: 'Its lineage tree, upstream or downstream.', pathParams: { ref: PartitionRefParam }, query: LineageQuerySchema, responses: { 200: json('At most 500 nodes.', LineageReplySchema) } },
 
@@ -193,7 +203,7 @@ export function errorStatuses(op: Operation): Record<number, string> {
     403: 'The Host is not a loopback name, or a write came from a foreign Origin.',
     500: 'An internal fault (logged by the server).',
   };
-  if (op.path.includes(':') || op.path.startsWith('/api/partitions/')) out[404] = 'No such resource.';
+  if (op.path.includes(':') || (op.path.startsWith('/api/partitions/') && op.method === 'get')) out[404] = 'No such resource.';
   if (op.path === '/api/job_runs') out[404] = 'No want with the `want_id` asked for (its id is in the body).';
   if (op.method !== 'get') {
     out[413] = 'The body is over 1 MiB.';

@@ -1,5 +1,6 @@
 /** Pages of build state as views. Each costs O(log n + page) through the state's indexes, never a scan of history. */
 import type { Page } from '../api/page.js';
+import type { PartitionLookupReply } from '../api/partition-lookup.js';
 import type { JobRunView, PartitionView, WantView } from '../api/views.js';
 import type { BuildState, JobRunStatus, PartitionStatus, WantRecord, WantStatus } from '../state/build-state.js';
 import type { OrderedMap } from '../state/ordered-map.js';
@@ -74,6 +75,21 @@ export function listPartitions(
     if (p) data.push(partitionView(p));
   }
   return { data, total, offset: q.offset, limit: q.limit };
+}
+
+/** The partitions of `refs`, each once in the order given, and the refs never seen: a lookup each, O(k log n). */
+export function lookupPartitions(state: BuildState, refs: readonly string[]): PartitionLookupReply {
+  const data: PartitionView[] = [];
+  const unknown: string[] = [];
+  const asked = new Set<string>();
+  for (const ref of refs) {
+    if (asked.has(ref)) continue;
+    asked.add(ref);
+    const p = state.partitions.get(ref);
+    if (p) data.push(partitionView(p));
+    else unknown.push(ref);
+  }
+  return { data, unknown };
 }
 
 /** Where a page of the entries `start..end-1` lies (`lo..hi-1`; empty past the end), newest first or oldest first. */

@@ -25,8 +25,8 @@ export async function get<T>(path: string, signal?: AbortSignal): Promise<T> {
   return answer<T>(await fetch(path, { headers: { accept: 'application/json' }, ...(signal ? { signal } : {}) }));
 }
 
-export async function send<T>(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
-  const init: RequestInit = { method, headers: { accept: 'application/json' } };
+export async function send<T>(method: 'POST' | 'DELETE', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const init: RequestInit = { method, headers: { accept: 'application/json' }, ...(signal ? { signal } : {}) };
   if (body !== undefined) {
     init.headers = { ...init.headers, 'content-type': 'application/json' };
     init.body = JSON.stringify(body);

@@ -2,7 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { PartitionView } from '../views.js';
 import type { BuildView, LineageNode, LineageReply, PartitionDetailView } from '../partitions-change.js';
-import { IsoTime, MAX_REF_LENGTH, Nullable, OneOf, WholeNumber, type SameType } from './common.js';
+import { PARTITION_LOOKUP_MAX, type PartitionLookupBody, type PartitionLookupReply } from '../partition-lookup.js';
+import { IsoTime, MAX_REF_LENGTH, Nullable, OneOf, PartitionRef, WholeNumber, type SameType } from './common.js';
 import { ListQuery, MAX_PAGE, PageOf } from './pages.js';
 import { PartitionStatusSchema } from './wants.js';
 
@@ -26,6 +27,23 @@ export const PartitionListQuerySchema = ListQuery({
   status: Type.Optional(PartitionStatusSchema),
   prefix: Type.Optional(Type.String({ maxLength: MAX_REF_LENGTH, description: 'Only refs that start with it.' })),
 });
+
+export const PartitionLookupBodySchema = Type.Object(
+  {
+    refs: Type.Array(PartitionRef, { minItems: 1, maxItems: PARTITION_LOOKUP_MAX, description: `The refs to read, at most ${PARTITION_LOOKUP_MAX}.` }),
+  },
+  { $id: 'PartitionLookupBody', additionalProperties: false },
+);
+true satisfies SameType<Static<typeof PartitionLookupBodySchema>, PartitionLookupBody>;
+
+export const PartitionLookupReplySchema = Type.Object(
+  {
+    data: Type.Array(PartitionViewSchema, { description: 'The partitions of the refs seen, in the order asked, each once.' }),
+    unknown: Type.Array(Type.String(), { description: 'The refs asked for that no partition has been seen for, in the order asked.' }),
+  },
+  { $id: 'PartitionLookupReply', additionalProperties: false },
+);
+true satisfies SameType<Static<typeof PartitionLookupReplySchema>, PartitionLookupReply>;
 
 export const BuildViewSchema = Type.Object(
   {

@@ -1,10 +1,13 @@
-/** `platform partitions list|get`. */
+/** `platform partitions list|get|lookup`. */
 import type { Command } from 'commander';
 import type { PartitionDetailView } from '../../api/partitions-change.js';
+import { PARTITION_LOOKUP_MAX } from '../../api/partition-lookup.js';
+import { expandPatterns, PatternError } from '../../graph/partition-pattern.js';
+import { groupDigits } from '../../group-digits.js';
 import { PARTITION_STATUSES } from '../../state/build-state.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
-import { cellLines, colors, connect, detailTable, endedHow, line, printJson, statusColor, table, usageExitCode, when } from '../output.js';
+import { cellLines, colors, connect, detailTable, endedHow, line, printJson, statusColor, table, usageError, usageExitCode, when } from '../output.js';
 
 export function partitionDetail(p: PartitionDetailView): string {
   const rows: Array<[string, string | number | null]> = [
@@ -65,5 +68,39 @@ export function registerPartitions(program: Command): void {
         if (run) line(`Its last run ${run.job_run_id} (${run.job_label}) ${run.status}${why ? `: ${why}` : ''}. More: platform job-runs get ${run.job_run_id}.`);
       }
     });
+  partitions
+    .command('lookup')
+    .description(`many partitions at once, by ref (at most ${groupDigits(PARTITION_LOOKUP_MAX)}): status, run, build, staleness; the refs never seen are named`)
+    .argument('<ref...>', "partition refs, or brace patterns: 'daily/revenue/date={2026-01-01..2026-01-31}'")
+    .action(async (patterns: string[], _opts: unknown, cmd: Command) => {
+      const refs = lookupRefs(patterns, cmd);
+      const { client, options } = await connect(cmd);
+      const reply = await client.lookupPartitions(refs);
+      if (options.json) return printJson(reply);
+      if (reply.data.length > 0) {
+        line(
+          table(
+            ['Partition', 'Status', 'Job run', 'Build', 'Stale', 'Updated'],
+            reply.data.map((p) => [p.partition_ref, statusColor(p.status), p.job_run_id, p.build_id ?? '', p.stale ? colors.yellow('stale') : '', when(p.updated_at)]),
+          ),
+        );
+      }
+      const n = reply.unknown.length;
+      if (n > 0) line(colors.dim(`never seen (nothing has built them, nor begun to): ${n === 1 ? '1 ref' : `${n} refs`}: ${reply.unknown.join(', ')}`));
+    });
   usageExitCode(partitions);
+}
+
+function lookupRefs(patterns: string[], cmd: Command): string[] {
+  let refs: string[];
+  try {
+    refs = expandPatterns(patterns);
+  } catch (err) {
+    if (err instanceof PatternError) usageError(cmd, err.message);
+    throw err;
+  }
+  if (refs.length > PARTITION_LOOKUP_MAX) {
+    usageError(cmd, `${groupDigits(refs.length)} refs given; a lookup takes at most ${groupDigits(PARTITION_LOOKUP_MAX)}: split them, or list them with 'platform partitions list --prefix'.`);
+  }
+  return refs;
 }

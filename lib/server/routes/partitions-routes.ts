@@ -2,13 +2,14 @@ import { Router } from 'express';
 import type { Page } from '../../api/page.js';
 import type { PartitionView } from '../../api/views.js';
 import type { LineageReply, PartitionDetailView } from '../../api/partitions-change.js';
-import { LineageQuerySchema, PartitionDetailQuerySchema, PartitionListQuerySchema } from '../../api/schemas/partitions.js';
-import { listPartitions } from '../queries.js';
+import { PARTITION_LOOKUP_EXAMPLE, type PartitionLookupReply } from '../../api/partition-lookup.js';
+import { LineageQuerySchema, PartitionDetailQuerySchema, PartitionListQuerySchema, PartitionLookupBodySchema } from '../../api/schemas/partitions.js';
+import { listPartitions, lookupPartitions } from '../queries.js';
 import { lineage, LINEAGE_MAX_NODES, partitionDetail } from '../lineage-queries.js';
 import { HttpError } from '../http-error.js';
 import { toPageQuery } from '../request-parsing.js';
 import { DEFAULT_PAGE } from '../../api/schemas/pages.js';
-import { validateQuery } from '../validate.js';
+import { validateBody, validateQuery } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
 
 export function partitionsRoutes({ platform }: ServerContext): Router {
@@ -22,6 +23,12 @@ export function partitionsRoutes({ platform }: ServerContext): Router {
         ...(q.prefix ? { prefix: q.prefix } : {}),
       }) satisfies Page<PartitionView>,
     );
+  });
+
+  // A read, though a POST: a page's worth of refs does not fit in a URL.
+  router.post('/api/partitions/lookup', (req, res) => {
+    const { refs } = validateBody(PartitionLookupBodySchema, req.body, { what: 'a lookup', example: PARTITION_LOOKUP_EXAMPLE });
+    res.json(lookupPartitions(platform.state(), refs) satisfies PartitionLookupReply);
   });
 
   // The ref is one path segment, URL-encoded ('/' as %2F): express decodes it.
