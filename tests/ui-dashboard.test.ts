@@ -362,6 +362,27 @@ uiTest("a failed run's log says in words how it ended and that a stream is empty
   noScriptErrors(t, page);
 });
 
+uiTest("an unknown want's page says it does not exist and does not read it again at every event; it shows the want once one is made with its id", async (t) => {
+  // A daemon of its own, where the next want ids are known: w-1, then w-2. Its job takes a second, so the events of
+  // w-1's build come while the page is open on w-2, long before w-2 is made.
+  const own = await ownDaemon(t, { jobs: [{ label: 'slow', outputs: ['slow/(?<n>\\d+)'], exec: ['bash', '-c', 'sleep 1'] }] });
+  const origin = `http://127.0.0.1:${own.port}`;
+  const page = await newPage(t);
+  const statuses: number[] = [];
+  page.on('response', (r) => new URL(r.url()).pathname === '/api/wants/w-2' && statuses.push(r.status()));
+  await page.goto(`${origin}/wants/w-2`);
+  await page.locator('h1', { hasText: 'No want w-2' }).waitFor({ timeout: 5_000 });
+  t.regex(await page.locator('main').innerText(), /No want with id 'w-2'[^]*There is no want with this id/);
+  const { want_id } = await apiAt(origin)<{ want_id: string }>('POST', '/api/wants', { partitions: ['slow/1'] });
+  t.is(want_id, 'w-1');
+  await until(() => apiAt(origin)<WantView>('GET', `/api/wants/${want_id}`), (w) => w.status === 'successful', 'w-1 to be built');
+  const made = await apiAt(origin)<{ want_id: string }>('POST', '/api/wants', { partitions: ['slow/1'] });
+  t.is(made.want_id, 'w-2');
+  await page.locator('h1 .status-successful').waitFor({ timeout: 10_000 });
+  t.deepEqual(statuses.filter((s) => s === 404), [404], "its 404 read once, not again at each of w-1's events");
+  noScriptErrors(t, page);
+});
+
 uiTest("a running run's duration and a fact's 'ago' count on between events, on the run's page, in the job runs list and in its want's runs", async (t) => {
   // A run of one job on a daemon of its own: no event comes while it runs.
   const own = await ownDaemon(t, { jobs: [{ label: 'hold', outputs: ['hold/(?<n>\\d+)'], exec: ['bash', '-c', 'sleep 60'] }] });

@@ -1,12 +1,12 @@
 /** One want: its partitions, the tree of wants derived from it, its job runs; live, with a cancel button. */
 import type { JobRunView, WantView } from '../../../lib/api/views.js';
 import { WANT_TREE_DEFAULT, type WantTreeNode, type WantTreeReply } from '../../../lib/api/want-tree.js';
-import { get, send, type Page } from '../api.js';
+import { ApiError, get, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
 import { Fact, PartitionLinks } from '../components/facts.js';
 import { ErrorNote, Status, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { RetriedAs, RunDuration } from './job-runs-page.js';
 
 /**
@@ -133,10 +133,37 @@ export function RunsTable({ runs }: { runs: JobRunView[] }) {
 }
 
 export function WantPage({ id }: { id: string }) {
-  const loaded = useLive((signal) => loadWant(id, signal), [id]);
+  // The id the daemon last answered 404 for: its page waits for that want's creation, not for any event.
+  const missing = useRef<string | undefined>(undefined);
+  const loaded = useLive(
+    async (signal) => {
+      try {
+        const read = await loadWant(id, signal);
+        missing.current = undefined;
+        return read;
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 404) missing.current = id;
+        throw err;
+      }
+    },
+    [id],
+    (e) => missing.current !== id || (e.type === 'want_created' && e.want_created.want_id === id),
+  );
   const [error, setError] = useState<string | undefined>(undefined);
   const t = loaded.data;
   const w = t?.want;
+  if (!w && loaded.error && missing.current === id) {
+    return (
+      <section>
+        <h1>No want {id}</h1>
+        <ErrorNote error={loaded.error} />
+        <p>
+          There is no want with this id. This page shows it if one is made with it; the <Link href="/wants">wants</Link> page lists
+          those there are.
+        </p>
+      </section>
+    );
+  }
   return (
     <section>
       <h1>
