@@ -317,6 +317,21 @@ test('raw: malformed bodies and empty output_refs are invalid_argument', async (
   );
 });
 
+test('raw: a body giving a key twice, or a field under both its names, is invalid_argument naming it; keys alike only in a string are fine', async (t) => {
+  const cases: Array<[string, RegExp]> = [
+    ['{"outputRefs": ["a/1"], "outputRefs": ["b/1"]}', /gives the key "outputRefs" twice in the top-level object/],
+    // The same key spelled with an escape is the same key.
+    ['{"outputRefs": ["a/1"], "output\\u0052efs": ["b/1"]}', /gives the key "outputRefs" twice/],
+    ['{"outputRefs": ["a/1"], "output_refs": ["b/1"]}', /field outputRefs twice, as "outputRefs" and as "output_refs"/],
+  ];
+  for (const [body, message] of cases) {
+    await expectConnectError(t, await post(main, 'GetJobConfigs', body, 'application/json'), 400, 'invalid_argument', message);
+  }
+  // Colons and quoted keys inside strings are no keys.
+  const res = await post(main, 'GetJobConfigs', '{"outputRefs": ["nope/\\"outputRefs\\": 1"]}', 'application/json');
+  t.notRegex(await res.text(), /twice/);
+});
+
 test('raw: a body over 1 MiB is resource_exhausted, with or without Content-Length', async (t) => {
   const big = JSON.stringify({ outputRefs: ['x'.repeat(1024 * 1024)] });
   await expectConnectError(t, await post(main, 'GetJobConfigs', big, 'application/json'), 429, 'resource_exhausted', /1048576 bytes; send fewer refs per request/);

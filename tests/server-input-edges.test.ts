@@ -77,6 +77,33 @@ test("a write's body that is not UTF-8 is a 400, and nothing is recorded (two La
   t.deepEqual(JSON.parse(ok.body).want.partitions, ['any/caf\u00e9']);
 });
 
+test('a JSON body giving a key twice in an object is a 400 naming the key and where, on the fast path and through express; nothing is recorded', async (t) => {
+  const f = await startServer(t, { graph: { jobs: [{ label: 'any', outputs: ['any/.+'], exec: ['true'] }] } });
+  await waitForWant(f, await createWant(f, ['any/base']), ['successful']);
+  const before = (await f.getJson('/api/events?limit=1')).latest_id as number;
+  const post = (path: string, body: string, contentType = 'application/json') => rawRequest(`${f.url}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body: Buffer.from(body) });
+  // The first goes by the fast path of POST /api/wants, the second through express.
+  for (const contentType of ['application/json', 'Application/JSON']) {
+    const want = await post('/api/wants', '{"partitions": ["any/1"], "comment": "first", "comment": "second"}', contentType);
+    t.is(want.status, 400, `${contentType}: ${want.body}`);
+    t.regex(JSON.parse(want.body).error, /gives the key "comment" twice in the top-level object: send each key once/);
+  }
+  const taint = await post('/api/taints', '{"partitions": ["any/base"], "reason": "a", "downstream": true, "reason": "b"}');
+  t.is(taint.status, 400, taint.body);
+  t.regex(JSON.parse(taint.body).error, /"reason" twice/);
+  const lookup = await post('/api/partitions/lookup', '{"refs": ["any/base"], "r\\u0065fs": []}');
+  t.is(lookup.status, 400, lookup.body);
+  t.regex(JSON.parse(lookup.body).error, /"refs" twice/);
+  // Nested: named with where it is.
+  const nested = await post('/api/wants', '{"partitions": ["any/1"], "comment": {"a": 1, "b": [{"x": 1, "x": 2}]}}');
+  t.is(nested.status, 400, nested.body);
+  t.regex(JSON.parse(nested.body).error, /"x" twice in the object at comment\.b\[0\]/);
+  t.is((await f.getJson('/api/events?limit=1')).latest_id, before, 'nothing was recorded');
+  // A colon or a quoted key inside a string is none.
+  const ok = await post('/api/wants', '{"partitions": ["any/at=10:00"], "comment": "\\"comment\\": x"}');
+  t.is(ok.status, 201, ok.body);
+});
+
 test("a run's environment is cut in its views as its lists are: env_total counts it, truncated says so", async (t) => {
   const wide = 5_000;
   const program = `const refs = process.argv.slice(1); const env = {}; for (let i = 0; i < ${wide}; i++) env['V' + i] = 'x';` +

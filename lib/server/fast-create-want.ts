@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_BODY_BYTES, checkUtf8 } from './json-body.js';
+import { duplicateKey, duplicateKeyMessage } from './duplicate-keys.js';
 import { errorReply } from './error-handler.js';
 import { HttpError } from './http-error.js';
 import { plainRequest, type Listener } from './fast-lane.js';
@@ -46,6 +47,8 @@ async function handle(ctx: ServerContext, logError: (m: string) => void, req: In
       } catch (err) {
         throw Object.assign(new Error((err as Error).message), { type: 'entity.parse.failed' });
       }
+      const twice = duplicateKey(text, body);
+      if (twice !== undefined) throw new HttpError(400, duplicateKeyMessage(twice));
     }
     send(res, 201, JSON.stringify(await createWant(ctx.platform, body)));
   } catch (err) {

@@ -11,9 +11,11 @@
  * fast path for `POST /api/wants` (fast-create-want.ts) takes only UTF-8 JSON and leaves anything else to express.
  */
 import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage } from 'node:http';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { OPERATIONS, type Operation } from './api-operations.js';
 import { HttpError } from './http-error.js';
+import { duplicateKey, duplicateKeyMessage } from './duplicate-keys.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -30,17 +32,41 @@ function operationOf(method: string, path: string): Operation | undefined {
   return writeOperations.find((w) => w.method === method && w.re.test(path))?.op;
 }
 
-/** Refuses a write's body that is not JSON, then parses the JSON ones into `req.body` (express.json). */
+/**
+ * Refuses a write's body that is not JSON, then parses the JSON ones into `req.body` (express.json), then refuses
+ * one that gives a key twice in an object (duplicate-keys.ts).
+ */
 export function jsonBody(): RequestHandler[] {
-  return [refuseOtherBodies, express.json({ limit: MAX_BODY_BYTES, strict: false, verify: refuseIllFormedUtf8 })];
+  return [refuseOtherBodies, express.json({ limit: MAX_BODY_BYTES, strict: false, verify: keepWellFormed }), refuseDuplicateKeys];
 }
+
+/** The raw body of each JSON body parsed (its text, when not UTF-8), until its keys are checked. */
+const rawBodies = new WeakMap<IncomingMessage, Buffer | string>();
 
 /**
  * A UTF-8 body whose bytes are not UTF-8 (Latin-1 text, say) is refused: decoded, each bad byte would become U+FFFD
  * and be recorded as that, so 'caf\xe9' and 'caf\xe8' would be one and the same ref.
  */
-function refuseIllFormedUtf8(_req: unknown, _res: unknown, buf: Buffer, encoding: string): void {
-  if (/^utf-?8$/i.test(encoding)) checkUtf8(buf);
+function keepWellFormed(req: IncomingMessage, _res: unknown, buf: Buffer, encoding: string): void {
+  if (/^utf-?8$/i.test(encoding)) {
+    checkUtf8(buf);
+    rawBodies.set(req, buf);
+    return;
+  }
+  // body-parser takes any utf-* charset; one TextDecoder does not know is parsed unchecked.
+  try {
+    rawBodies.set(req, new TextDecoder(encoding).decode(buf));
+  } catch {
+    // left unchecked
+  }
+}
+
+function refuseDuplicateKeys(req: Request, _res: Response, next: NextFunction): void {
+  const raw = rawBodies.get(req);
+  if (raw === undefined) return next();
+  rawBodies.delete(req);
+  const twice = duplicateKey(raw, req.body);
+  next(twice === undefined ? undefined : new HttpError(400, duplicateKeyMessage(twice)));
 }
 
 /** Throws the 400 of a body that is not well-formed UTF-8, naming the first bad byte. */

@@ -21,6 +21,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { gunzip } from 'node:zlib';
 import { errorMessage } from '../../errors.js';
+import { duplicateKey, duplicateKeyMessage } from '../duplicate-keys.js';
 import protojson from 'protobufjs/ext/protojson.js';
 import type { IConversionOptions, Message, Type } from 'protobufjs';
 import type { ConnectCode, ConnectErrorBody } from '../../api/error-body.js';
@@ -288,6 +289,10 @@ function decodeRequest(type: Type, codec: Codec, body: Buffer): Record<string, u
     } catch (err) {
       throw new RpcError('invalid_argument', `The body is not valid JSON: ${sentence(err)}.`);
     }
+    const twice = duplicateKey(text, json);
+    if (twice !== undefined) throw new RpcError('invalid_argument', duplicateKeyMessage(twice));
+    const both = fieldGivenTwice(type, json);
+    if (both !== undefined) throw new RpcError('invalid_argument', both);
     try {
       message = protojson.fromJson(type, json);
     } catch (err) {
@@ -297,6 +302,21 @@ function decodeRequest(type: Type, codec: Codec, body: Buffer): Record<string, u
     }
   }
   return type.toObject(message, TO_OBJECT);
+}
+
+/**
+ * A field given under both its names (`outputRefs` and `output_refs`): proto3 JSON takes either, and protobufjs would
+ * keep one of them silently, as JSON.parse does a key given twice.
+ */
+function fieldGivenTwice(type: Type, json: unknown): string | undefined {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
+  for (const f of type.fieldsArray) {
+    const snake = f.name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (snake !== f.name && f.name in json && snake in json) {
+      return `The JSON body gives the field ${f.name} twice, as ${JSON.stringify(f.name)} and as ${JSON.stringify(snake)}: send it once, under one of its names (which one was meant is not clear, so nothing was done).`;
+    }
+  }
+  return undefined;
 }
 
 /** What a message takes, for a body that misspelled or mistyped a field: "A JobConfigRequest has outputRefs (or output_refs)." */
