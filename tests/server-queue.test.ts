@@ -5,6 +5,7 @@
  */
 import test from 'ava';
 import { HoldableScheduler } from './helpers/holdable-scheduler.js';
+import { QueueFullError } from '../lib/index.js';
 import { startServer, waitFor, waitForWant } from './helpers/server-fixture.js';
 
 test('a full command queue answers 503 with Retry-After; every accepted write completes once the loop runs', async (t) => {
@@ -36,7 +37,7 @@ test('a full command queue answers 503 with Retry-After; every accepted write co
   t.regex(refused.headers.get('content-type') ?? '', /application\/json/);
   const error = (await refused.json()) as { error: string };
   t.is(typeof error.error, 'string');
-  t.regex(error.error, /100/);
+  t.regex(error.error, /^The daemon's command queue is full: 100 writes are waiting[^]*nothing was done\. Retry it after the Retry-After seconds/);
 
   // Cancels share the queue.
   const refusedDelete = await f.api('/api/wants/w-1', { method: 'DELETE' });
@@ -71,6 +72,20 @@ test('a full command queue answers 503 with Retry-After; every accepted write co
   const after = await f.postWant({ partitions: ['ok/after-release'] });
   t.is(after.status, 201);
   t.is((await waitForWant(f, ids[99]!)).status, 'successful');
+});
+
+test('an embedder whose command queue is full is refused with a QueueFullError naming the capacity and queueCapacity, and what to do', async (t) => {
+  const loop = new HoldableScheduler();
+  const f = await startServer(t, { platform: { scheduler: loop, queueCapacity: 2 } });
+  const release = loop.hold();
+  t.teardown(release);
+  const want = (ref: string) => f.platform.createWant({ partitions: [ref], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
+  const accepted = [want('ok/a'), want('ok/b')];
+  const err = await t.throwsAsync(want('ok/c'), { instanceOf: QueueFullError });
+  t.is(err?.capacity, 2);
+  t.regex(err?.message ?? '', /^The command queue is full: 2 commands are waiting[^]*PlatformOptions\.queueCapacity[^]*nothing was done\. Retry it once some of those are answered, or open the platform with a larger queueCapacity\.$/);
+  release();
+  t.deepEqual((await Promise.all(accepted)).map((r) => r.ok), [true, true]);
 });
 
 test('a write to a server whose platform has closed is a 503 saying the server is shutting down, with Retry-After', async (t) => {

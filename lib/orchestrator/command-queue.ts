@@ -11,9 +11,17 @@ export interface PendingCommand {
   readonly reject: (error: Error) => void;
 }
 
+/**
+ * Said to an embedder, who set the bound (`PlatformOptions.queueCapacity`) and can raise it; the daemon's 503 says
+ * its own words (server/command-reply.ts) to HTTP clients, who cannot.
+ */
 export class QueueFullError extends Error {
   constructor(readonly capacity: number) {
-    super(`The orchestrator has ${capacity} commands waiting; try again in a moment.`);
+    super(
+      `The command queue is full: ${capacity} commands are waiting for the orchestrator to take them ` +
+        `(its capacity, PlatformOptions.queueCapacity), so this one was refused and nothing was done. ` +
+        `Retry it once some of those are answered, or open the platform with a larger queueCapacity.`,
+    );
     this.name = 'QueueFullError';
   }
 }

@@ -8,7 +8,16 @@ export async function awaitCommand(offer: () => Promise<CommandResult>) {
   try {
     result = await offer();
   } catch (err) {
-    if (err instanceof QueueFullError) throw new HttpError(503, err.message, undefined, { 'Retry-After': '1' });
+    if (err instanceof QueueFullError) {
+      throw new HttpError(
+        503,
+        `The daemon's command queue is full: ${err.capacity} writes are waiting for its orchestrator to take them, so this one ` +
+          `was refused and nothing was done. Retry it after the Retry-After seconds (the CLI does); a burst goes ` +
+          `through in fewer writes as one want of many partitions, or a backfill.`,
+        undefined,
+        { 'Retry-After': '1' },
+      );
+    }
     if (err instanceof QueueClosedError) {
       throw new HttpError(503, 'The server is shutting down and takes no new commands; retry once it runs again.', undefined, { 'Retry-After': '5' });
     }
