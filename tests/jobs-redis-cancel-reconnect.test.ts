@@ -67,3 +67,44 @@ redisTest('a cancel published while its worker was cut off from the cancel chann
   t.true(await poll(() => !isPidAlive(child), 5000), 'its process group is gone: the cancel reached the worker');
   t.is(runsFor(s, 'hold/1').length, 1, 'canceled, not lost and run again');
 });
+
+/**
+ * A relay to Redis that can make the connections that listen for cancels (those that sent a SUBSCRIBE) go silent:
+ * from `silence` on, what they send and what is sent to them is dropped, and they stay open (no reset, no FIN), as
+ * over a cut network or through a NAT that forgot them. Connections made after it are relayed as usual.
+ */
+async function startSilencingRelay(t: Parameters<typeof runCli>[0], redisUrl: string): Promise<{ url: string; silence: () => number }> {
+  const listeners = new Set<{ silent: boolean }>();
+  const relay = await redisRelay(t, redisUrl, (client, upstream) => {
+    const up = upstream();
+    const conn = { silent: false };
+    client.on('close', () => up.destroy());
+    up.on('close', () => client.destroy());
+    client.on('data', (d: Buffer) => {
+      if (conn.silent) return;
+      if (/subscribe/i.test(d.toString('latin1'))) listeners.add(conn);
+      up.write(d);
+    });
+    up.on('data', (d: Buffer) => {
+      if (!conn.silent) client.write(d);
+    });
+  });
+  return {
+    url: relay.url,
+    silence: () => {
+      for (const conn of listeners) conn.silent = true;
+      return listeners.size;
+    },
+  };
+}
+
+redisTest('a cancel published while its worker\'s cancel listener had gone silent (no reset) reaches the run: the worker notices and listens again', async (t) => {
+  const redis = await startRedis(t);
+  const relay = await startSilencingRelay(t, redis.url);
+  const { platform, want: w, child } = await holdRunningOnW1(t, redis.url, relay.url, graph);
+  t.is(relay.silence(), 1, "the worker's cancel listener silenced");
+  await platform.cancelWant(w);
+  await waitFor(platform, (x) => runsFor(x, 'hold/1')[0]?.status === 'canceled', 'the run canceled in the log', 10_000);
+  // Redis still has the silent connection subscribed: only the worker's PING that goes unanswered tells.
+  t.true(await poll(() => !isPidAlive(child), 15_000), 'its process group is gone: the worker listened again and read the cancel');
+});

@@ -44,6 +44,15 @@ export interface QueueWorkerOptions {
   log?: (line: string) => void;
 }
 
+/**
+ * The cancel listener's liveness: a PING on its connection at most this often, and one unanswered this long means the
+ * connection is dead though no reset came (a cut network, a NAT or proxy that dropped it silently): it is made again,
+ * and the cancels published meanwhile are read from their marks. A subscriber hears nothing otherwise, so without it a
+ * silent connection looked like a quiet channel until the OS gave up on it (hours, with TCP's defaults).
+ */
+export const LISTENER_PING_EVERY_MS = 1000;
+export const LISTENER_UNANSWERED_MS = 3000;
+
 export class QueueWorker {
   readonly name: string;
   private readonly queue: string;
@@ -61,6 +70,10 @@ export class QueueWorker {
   private leaseTimer: NodeJS.Timeout | undefined;
   /** Where the watchdog reads when to kill this worker's jobs should it stop answering (`writeLeaseDeadline`). */
   private readonly deadlineFile: string;
+  private listenerTimer: NodeJS.Timeout | undefined;
+  /** When the cancel listener's PING on its way was sent; undefined when none is. */
+  private listenerPingSentAt: number | undefined;
+  private closing = false;
 
   constructor(private readonly opts: QueueWorkerOptions) {
     this.name = opts.name ?? `${hostname()}-${process.pid}`;
@@ -115,12 +128,15 @@ export class QueueWorker {
     this.tellWatchdog();
     this.token = startOrphanWatchdog(this.deadlineFile);
     this.leaseTimer = setInterval(() => this.checkLeases(), Math.max(100, Math.floor(this.leaseMs / 10)));
+    this.listenerTimer = setInterval(() => this.checkListener(), Math.min(LISTENER_PING_EVERY_MS, LISTENER_UNANSWERED_MS / 3));
     void this.worker.run();
     this.log(`worker ${this.name} takes runs from queue '${this.queue}' at ${redacted(this.opts.redisUrl)} (concurrency ${this.opts.concurrency ?? 1})`);
   }
 
   /** Stops taking runs; with `cancelRuns` the running ones are canceled, otherwise awaited. */
   async close(options: { cancelRuns?: boolean } = {}): Promise<void> {
+    this.closing = true;
+    clearInterval(this.listenerTimer);
     if (options.cancelRuns) this.worker.cancelAllJobs('the worker stopped');
     await this.worker.close();
     clearInterval(this.leaseTimer);
@@ -159,6 +175,36 @@ export class QueueWorker {
     rmSync(logDir, { recursive: true, force: true });
     this.log(`${id}: ${result.status}`);
     return result;
+  }
+
+  /**
+   * Keeps a PING on the cancel listener's connection; one unanswered LISTENER_UNANSWERED_MS gets the connection's socket
+   * destroyed, so ioredis connects again at once, and the listener's 'ready' subscribes again and reads the cancel marks
+   * of the runs held. Decided after the event loop has read what came in (setImmediate runs after the poll for I/O),
+   * so a worker whose own loop was held up finds the answer that waited in its socket before it blames the connection.
+   */
+  private checkListener(): void {
+    if (this.closing) return;
+    const sentAt = this.listenerPingSentAt;
+    if (sentAt === undefined) {
+      // Connecting again already: a PING would wait in ioredis's offline queue.
+      if (this.subscriber.status !== 'ready') return;
+      const now = Date.now();
+      this.listenerPingSentAt = now;
+      const answered = (): void => {
+        if (this.listenerPingSentAt === now) this.listenerPingSentAt = undefined;
+      };
+      this.subscriber.ping().then(answered, answered);
+      return;
+    }
+    if (Date.now() - sentAt < LISTENER_UNANSWERED_MS) return;
+    setImmediate(() => {
+      if (this.closing || this.listenerPingSentAt !== sentAt) return;
+      this.listenerPingSentAt = undefined;
+      const waited = ((Date.now() - sentAt) / 1000).toFixed(1);
+      this.log(`the cancel listener's connection to Redis answered no PING for ${waited} s; connecting it again (the cancels sent meanwhile are read from their marks)`);
+      this.subscriber.stream.destroy();
+    });
   }
 
   /** Cancels the runs among `jobIds` that the daemon marked canceled. */
