@@ -181,7 +181,9 @@ export async function followWant(
     const what = created ? `created for ${refs}` : `for ${refs} is ${root.status}${endedBefore ? '' : '; waiting for it'}`;
     if (tty) line(`${colors.bold(`want ${rootId}`)} ${colors.dim(what)}`);
     else if (created) view.note(`want ${rootId} ${what} (${root.status})`, Date.parse(root.created_at));
-    else view.note(`want ${rootId} ${what}`);
+    // A heading, as on a terminal: the history under it goes back to the want's creation, so a time of now on it
+    // would run backwards into the lines that follow.
+    else line(`want ${rootId} ${what}`);
   }
   view.start();
   // Ctrl-C from now on is ours (the want exists and must be reported), even while the first reads are made.
@@ -197,16 +199,20 @@ export async function followWant(
   const snapshot = async (wants: ReadonlyArray<{ want_id: string; job_runs_total?: number }>) => {
     held.readStarted();
     try {
+      const runs: JobRunView[] = [];
       for (const w of wants) {
         if (w.job_runs_total === 0) continue;
-        const runs = await runsOfWant(client, w.want_id);
+        runs.push(...(await runsOfWant(client, w.want_id)));
         if (closed) return;
-        // In time order across runs (each run's steps are in order already): the history as it happened.
-        const changes = runs.flatMap((run) => applyRunSnapshot(model, run)).sort((a, b) => a.at - b.at);
-        for (const run of runs) changes.push(...held.after(run.job_run_id).flatMap((e) => applyEvent(model, e)));
-        view.changes(changes);
-        if (mayHaveEnded(model, changes)) recheck$.next();
       }
+      // In time order across runs and wants (each run's steps are in order already): the history as it happened,
+      // the inputs' runs before the runs that consumed them, not a want's history and then its inputs'. Known in
+      // the order they were queued, as the events would have made them known (the summary lists them so).
+      runs.sort((a, b) => Date.parse(a.queued_at) - Date.parse(b.queued_at));
+      const changes = runs.flatMap((run) => applyRunSnapshot(model, run)).sort((a, b) => a.at - b.at);
+      for (const run of runs) changes.push(...held.after(run.job_run_id).flatMap((e) => applyEvent(model, e)));
+      view.changes(changes);
+      if (mayHaveEnded(model, changes)) recheck$.next();
     } finally {
       held.readEnded();
     }

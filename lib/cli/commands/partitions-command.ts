@@ -4,7 +4,7 @@ import type { PartitionDetailView } from '../../api/partitions-change.js';
 import { PARTITION_STATUSES } from '../../state/build-state.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
-import { cellLines, colors, connect, detailTable, endedHow, line, printJson, statusColor, table, usageExitCode, when } from '../output.js';
+import { cellLines, colors, connect, detailTable, endedHow, line, listShort, printJson, statusColor, table, usageExitCode, when } from '../output.js';
 
 export function partitionDetail(p: PartitionDetailView): string {
   const rows: Array<[string, string | number | null]> = [
@@ -28,7 +28,8 @@ export function partitionDetail(p: PartitionDetailView): string {
     p.builds.length > 0
       ? `\n${table(
           ['Build', 'Job run', 'Job', 'Built', 'Consumed'],
-          p.builds.map((h) => [h.build_id, h.job_run_id, h.job_label, when(h.built_at), `${h.inputs.map((i) => `${i.partition_ref}@${i.build_id}`).join(', ')}${h.inputs_total > h.inputs.length ? ` +${h.inputs_total - h.inputs.length} more` : ''}`]),
+          // A row a build: its inputs summed up (the current one's are listed whole above, a past one's by its run).
+          p.builds.map((h) => [h.build_id, h.job_run_id, h.job_label, when(h.built_at), listShort(h.inputs.map((i) => `${i.partition_ref}@${i.build_id}`), 2, h.inputs_total)]),
         )}${p.builds_total > p.builds.length ? `\n${colors.dim(`${p.builds.length} of ${p.builds_total} builds; --builds N shows more`)}` : ''}`
       : '';
   return detailTable(rows) + history;
