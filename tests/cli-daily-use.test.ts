@@ -34,6 +34,8 @@ const GRAPH = {
       exec: ['bash', '-c', 'exit 0', 'report'],
     },
     { label: 'slow', outputs: ['slow/(?<n>\\d+)'], exec: ['bash', '-c', 'sleep 60', 'slow'] },
+    // Its input is a typo: no job makes it.
+    { label: 'orphan', outputs: ['orphan/(?<n>\\d+)'], inputs: [{ partition_ref: 'misspelt/${n}', dep_type: 'MATERIALIZE' }], exec: ['bash', '-c', 'exit 0', 'orphan'] },
   ],
 };
 
@@ -152,4 +154,11 @@ test.serial('a table fits the terminal width COLUMNS gives: long cells wrap, non
   t.true(r.stdout.replace(/[│\s]/g, '').includes('raw/date=2026-04-01'), r.stdout);
   const wide = await cli('want', 'list', '--order', 'desc', '--limit', '3');
   t.regex(wide.stdout, /│ raw\/date=2026-04-01 +│ .*│ a long comment that says why this is wa/, 'a pipe without COLUMNS keeps each row on one line');
+});
+
+test.serial('a build whose input no job makes names the run without doubled parentheses', async (t) => {
+  const r = await cli('build', 'orphan/1');
+  t.is(r.code, 1, r.stderr);
+  t.regex(r.stderr, /job run r-\d+ \(unresolved\) failed: No job produces ref "misspelt\/1"/);
+  t.notRegex(r.stderr, /\(\(unresolved\)\)/);
 });

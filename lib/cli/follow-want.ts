@@ -16,7 +16,7 @@ import { HeldRunEvents } from './held-run-events.js';
 import { MANY_RUNS, PlainView, SilentView, TtyView, type ProgressView } from './progress-view.js';
 import { ServerWentAwayError } from './server-went-away-error.js';
 import { stillStale, stillStaleLines } from './still-stale.js';
-import { colors, duration, endedHow, isTty, line, listShort, printJson, statusColor, table, type CommandContext } from './output.js';
+import { colors, duration, endedHow, isTty, line, listShort, printJson, runWithJob, statusColor, table, type CommandContext } from './output.js';
 
 /** A safety net besides the events: how often the root want's status is read anyway. */
 const POLL_MS = 5_000;
@@ -121,7 +121,7 @@ function failureMessage(want: WantView, failed: FailedRun[], took: string): stri
   if (want.status === 'canceled' && want.cancel_reason) lines[0] += ` (${want.cancel_reason})`;
   for (const r of failed) {
     const why = endedHow({ status: 'failed', ...r });
-    lines.push(`  job run ${r.job_run_id} (${r.job_label}) failed${why ? `: ${why}` : ''}`);
+    lines.push(`  job run ${runWithJob(r)} failed${why ? `: ${why}` : ''}`);
   }
   // A run that never started (no job for its ref, an input that failed) has no log: its reason above is all there is.
   const ran = failed.filter((r) => r.started_at !== null);

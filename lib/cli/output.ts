@@ -151,6 +151,14 @@ export function endedHow(r: { status: string; exit_code: number | null; signal: 
   return '';
 }
 
+/**
+ * A run with its job, `r-7 (daily)`: a run recorded for a ref no job could be configured for has the label
+ * `(unresolved)`, in its parentheses already.
+ */
+export function runWithJob(r: { job_run_id: string; job_label: string }): string {
+  return `${r.job_run_id} ${r.job_label.startsWith('(') ? r.job_label : `(${r.job_label})`}`;
+}
+
 /** Arguments as a shell would need them: quoted only when they must be. */
 export function shellWords(args: readonly string[] | undefined): string {
   return (args ?? []).map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');

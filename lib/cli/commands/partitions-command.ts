@@ -4,7 +4,7 @@ import type { PartitionDetailView } from '../../api/partitions-change.js';
 import { PARTITION_STATUSES } from '../../state/build-state.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
-import { cellLines, colors, connect, detailTable, endedHow, line, listShort, printJson, statusColor, table, usageExitCode, when } from '../output.js';
+import { cellLines, colors, connect, detailTable, endedHow, line, listShort, printJson, runWithJob, statusColor, table, usageExitCode, when } from '../output.js';
 
 export function partitionDetail(p: PartitionDetailView): string {
   const rows: Array<[string, string | number | null]> = [
@@ -63,7 +63,7 @@ export function registerPartitions(program: Command): void {
       if ((p.status === 'failed' || p.status === 'canceled') && p.job_run_id) {
         const run = await client.getJobRun(p.job_run_id).catch(() => undefined);
         const why = run ? endedHow(run) : '';
-        if (run) line(`Its last run ${run.job_run_id} (${run.job_label}) ${run.status}${why ? `: ${why}` : ''}. More: platform job-runs get ${run.job_run_id}.`);
+        if (run) line(`Its last run ${runWithJob(run)} ${run.status}${why ? `: ${why}` : ''}. More: platform job-runs get ${run.job_run_id}.`);
       }
     });
   usageExitCode(partitions);
