@@ -43,6 +43,10 @@ test('a coloured cell is never cut; a table that cannot fit its columns is shown
   t.deepEqual(wrapLine(red, 5), [red]);
   t.deepEqual(fitColumns([15, 40], [15, 0], 40), [15, 18]);
   t.is(fitColumns([20, 20, 20, 20, 20, 20], [0, 0, 0, 0, 0, 0], 30), undefined);
+  // A word of a cell stays whole (up to 12 columns) while a ref wraps; two columns as wide share the excess.
+  const words = layoutTable([['Run', 'Status', 'Outputs'], ['r-1', 'successful', 'raw/sales/date=2026-01-01']], { headRows: 1, width: 35, border: plain });
+  t.regex(words, /│ r-1 │ successful │ raw\/sales\/ +│/, words);
+  t.deepEqual(fitColumns([20, 20], [0, 0], 37), [15, 15]);
   const out = layoutTable([['Want', 'Status', 'Partitions', 'Created', 'Job runs', 'Comment'], ['w-1', 'failed', 'a/b', '2026-01-01 00:00:00', '4', 'why']], { headRows: 1, width: 40, border: plain });
   t.true(out.split('\n').every((l) => visibleWidth(l) <= 40), out);
   t.regex(out, /│ Job runs +│ 4 +│/);

@@ -16,6 +16,11 @@ export function visibleWidth(text: string): number {
 
 /** The narrowest a column is squeezed to; a table that cannot fit with its columns so narrow is shown a row a block. */
 const MIN_COLUMN = 6;
+/**
+ * A column is not squeezed below its longest word, up to this: a status, a time, an id stay whole ("runnin|g" is
+ * not read as running), and what is longer (a ref) wraps.
+ */
+const WHOLE_WORD = 12;
 
 export interface TableOptions {
   /** Rows at the top set apart by a rule (a header): 0 or 1. */
@@ -29,8 +34,8 @@ export interface TableOptions {
 /**
  * The column widths (text only, no padding) that fit `width`: the widest column gives up a column at a time, so a
  * narrow one (a status, an id) stays whole while a long ref wraps. `least`: what a column may not go below (the
- * longest word of its heading, its coloured lines, which are never wrapped lest their codes be cut). Undefined when
- * even that is too wide.
+ * longest word of its heading and, up to WHOLE_WORD, of its cells; its coloured lines, which are never wrapped lest
+ * their codes be cut). Undefined when even that is too wide.
  */
 export function fitColumns(natural: readonly number[], least: readonly number[], width: number | undefined): number[] | undefined {
   const widths = [...natural];
@@ -45,7 +50,8 @@ export function fitColumns(natural: readonly number[], least: readonly number[],
     for (let c = 0; c < widths.length; c++) if (widths[c]! > floor[c]! && (widest < 0 || widths[c]! > widths[widest]!)) widest = c;
     if (widest < 0) break;
     // Down to the next widest at once (or to the room), not a column a step: a 10,000-column cell is no loop of 10,000.
-    const next = Math.max(floor[widest]!, ...widths.filter((_, c) => c !== widest && widths[c]! < widths[widest]!), widths[widest]! - (total - room));
+    // Columns as wide as it take turns a column at a time, so the excess is shared between them.
+    const next = Math.max(floor[widest]!, ...widths.filter((_, c) => c !== widest), widths[widest]! - (total - room));
     const to = next < widths[widest]! ? next : widths[widest]! - 1;
     total -= widths[widest]! - to;
     widths[widest] = to;
@@ -88,21 +94,26 @@ export function layoutTable(rows: ReadonlyArray<readonly string[]>, options: Tab
   if (columns === 0) return '';
   const cells = rows.map((r) => Array.from({ length: columns }, (_, c) => (r[c] ?? '').split('\n')));
   const natural = Array.from({ length: columns }, () => 0);
-  const least = Array.from({ length: columns }, () => 0);
+  // What a column may not go below: `keep` its heading's words and coloured lines, `words` its cells' words too.
+  const keep = Array.from({ length: columns }, () => 0);
+  const words = Array.from({ length: columns }, () => 0);
   cells.forEach((row, i) => {
     row.forEach((lines, c) => {
       for (const l of lines) {
         const w = visibleWidth(l);
         natural[c] = Math.max(natural[c]!, w);
-        if (HAS_SGR.test(l)) least[c] = Math.max(least[c]!, w);
         // A heading wraps at its spaces only: "Job runs" may take two lines, "Partitions" not two halves.
-        else if (i < options.headRows) least[c] = Math.max(least[c]!, ...l.split(' ').map(visibleWidth));
+        const word = HAS_SGR.test(l) ? w : Math.max(...l.split(' ').map(visibleWidth));
+        if (HAS_SGR.test(l) || i < options.headRows) keep[c] = Math.max(keep[c]!, word);
+        words[c] = Math.max(words[c]!, keep[c]!, Math.min(word, WHOLE_WORD));
       }
     });
   });
-  const widths = fitColumns(natural, least, options.width);
-  if (widths === undefined) return options.headRows === 1 && rows.length > 1 ? recordBlocks(rows, options) : drawn(cells, natural, options);
-  return drawn(cells, widths, options);
+  // Words whole if the width allows; else a row a block (a status cut in two is misread), where a block is a
+  // row already (a record's keys and values) only what must stay whole is kept.
+  const widths = fitColumns(natural, words, options.width);
+  if (widths === undefined && options.headRows === 1 && rows.length > 1) return recordBlocks(rows, options);
+  return drawn(cells, widths ?? fitColumns(natural, keep, options.width) ?? natural, options);
 }
 
 /** Too many columns for the width: each row as a block of its own, a line a column headed by its heading. */
