@@ -74,6 +74,10 @@ test.serial('backfills: a pipe gets the last progress line once; skipped partiti
   t.regex(skipped.stdout, /3 live, 0 failed, 1 skipped of 4/);
   t.regex(skipped.stdout, /1 skipped: it had failed or was tainted before the backfill.*--policy failed/);
 
+  // Its want names its rebuild as the backfill's policy too.
+  const wantId = /^backfill bf-\d+ \(want (w-\d+)\)/m.exec(skipped.stdout)![1]!;
+  t.regex((await cli('want', 'get', wantId)).stdout, /│ rebuild +│ absent \(the backfill's policy missing\) +│/);
+
   // Waited for after it ended: its state once, not twice.
   const id = /^backfill (bf-\d+)/m.exec(skipped.stdout)![1]!;
   const waited = await cli('backfills', 'wait', id);

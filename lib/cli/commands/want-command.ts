@@ -28,6 +28,12 @@ import {
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
+/**
+ * A backfill's policy as its want's rebuild policy reads (command-decisions.ts maps the other way): `want get` of a
+ * backfill's want said "rebuild absent" where `backfills get` said "policy missing", two names for one choice.
+ */
+const BACKFILL_POLICY_OF: Partial<Record<string, string>> = { absent: 'missing', missing: 'failed', all: 'all' };
+
 export function wantDetail(w: WantView): string {
   const partitions = cellLines(w.partitions.slice(0, CELL_LINES).map((ref) => `${ref}  ${statusColor(w.partition_status[ref] ?? 'absent')}`), w.partitions_total);
   const rows: Array<[string, string | number | null]> = [
@@ -42,7 +48,9 @@ export function wantDetail(w: WantView): string {
   if (w.data_timestamp) rows.push(['data timestamp', when(w.data_timestamp)]);
   if (w.ttl_seconds) rows.push(['ttl', `${w.ttl_seconds}s${w.expires_at ? ` (expires ${when(w.expires_at)})` : ''}`]);
   if (w.sla_seconds) rows.push(['sla', `${w.sla_seconds}s (due ${when(w.sla_deadline)})${w.sla_missed ? ` ${colors.red('missed')}` : ''}`]);
-  if (w.rebuild !== 'missing') rows.push(['rebuild', w.rebuild]);
+  // A backfill's want: its rebuild is its backfill's policy under another name, said beside it (as the dashboard does).
+  const policy = w.backfill_id ? BACKFILL_POLICY_OF[w.rebuild] : undefined;
+  if (w.rebuild !== 'missing' || policy) rows.push(['rebuild', policy ? `${w.rebuild} (the backfill's policy ${policy})` : w.rebuild]);
   if (w.priority !== 0) rows.push(['priority', w.priority]);
   if (w.max_concurrent_job_runs > 0) rows.push(['max concurrent runs', w.max_concurrent_job_runs]);
   if (w.backfill_id) rows.push(['backfill', `${w.backfill_id} (see: platform backfills get ${w.backfill_id})`]);
