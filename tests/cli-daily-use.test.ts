@@ -144,6 +144,12 @@ test.serial('want create --ttl and --sla take days too (1d), as a schedule\'s of
   const r = await cli('--json', 'want', 'create', '--partition', 'raw/date=2026-03-01', '--ttl', '1d', '--sla', '2d');
   t.is(r.code, 0, r.stderr);
   t.like(JSON.parse(r.stdout).want, { ttl_seconds: 86_400, sla_seconds: 172_800 });
+  // Answered 'idle' (the orchestrator has not stepped yet): it says how to follow it, not only that it idles.
+  const text = await cli('want', 'create', '--partition', 'slow/9');
+  t.is(text.code, 0, text.stderr);
+  const [, id] = /^Created want (w-\d+) \((?:idle|building)\)\.[^]*\nFollow it: platform want wait (w-\d+)\n$/.exec(text.stdout) ?? [];
+  t.truthy(id, text.stdout);
+  t.is((await cli('want', 'cancel', id!)).code, 0);
 });
 
 test.serial('a table fits the terminal width COLUMNS gives: long cells wrap, none is lost', async (t) => {

@@ -1,6 +1,6 @@
 /** `platform want create|list|get|tree|wait|cancel`. */
 import type { Command } from 'commander';
-import { WANT_STATUSES } from '../../state/build-state.js';
+import { TERMINAL_WANT_STATUSES, WANT_STATUSES } from '../../state/build-state.js';
 import { fromEvent } from 'rxjs';
 import { followWant, readWantToFollow } from '../follow-want.js';
 import { settleFollow } from '../settle-follow.js';
@@ -141,6 +141,8 @@ export function registerWant(program: Command): void {
         if (options.json) return printJson(reply);
         line(`Created want ${colors.bold(reply.want_id)} (${statusColor(reply.want.status)}).`);
         line(wantDetail(reply.want));
+        // 'idle' is how every want is answered (the orchestrator takes it up at its next step): not a want stuck.
+        if (!TERMINAL_WANT_STATUSES.has(reply.want.status)) line(`Follow it: platform want wait ${reply.want_id}`);
       },
     );
 
