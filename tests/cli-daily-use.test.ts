@@ -172,3 +172,12 @@ test.serial('a build whose input no job makes names the run without doubled pare
   t.regex(r.stderr, /job run r-\d+ \(unresolved\) failed: No job produces ref "misspelt\/1"/);
   t.notRegex(r.stderr, /\(\(unresolved\)\)/);
 });
+
+test.serial("a failed build quotes the last line its failed run wrote to stderr: why, not only 'exit code 3'", async (t) => {
+  const r = await cli('build', 'daily/date=2026-05-13');
+  t.is(r.code, 1, r.stderr);
+  t.regex(r.stderr, /job run (r-\d+) \(daily\) failed: exited with code 3\n {4}its stderr ends: feed incomplete for 2026-05-13\nSee why: platform logs \1/);
+  const json = await cli('--json', 'build', 'daily/date=2026-05-23');
+  t.is(json.code, 1);
+  t.regex(JSON.parse(json.stderr.trim().split('\n').pop()!).error, /its stderr ends: feed incomplete for 2026-05-23/);
+});

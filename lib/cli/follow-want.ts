@@ -116,12 +116,37 @@ async function failedRunsFromServer(client: PlatformClient, rootId: string): Pro
   return [...runs.values()].filter((r) => r.status === 'failed' && r.retry_at === null);
 }
 
-function failureMessage(want: WantView, failed: FailedRun[], took: string): string {
+/** Failed runs whose last stderr line the message quotes: a few, each one more read. */
+const QUOTED_RUNS = 3;
+/** What of a quoted line is shown. */
+const QUOTE_MAX = 200;
+
+/**
+ * The last line a run wrote to stderr (of its last 5), cut to QUOTE_MAX: why a job failed is most often said
+ * there ("feed incomplete for 2026-01-03"), where "exited with code 3" says only that it did. Undefined when it
+ * wrote none or its log cannot be read (removed by retention, a server gone).
+ */
+async function lastStderrLine(client: PlatformClient, runId: string): Promise<string | undefined> {
+  const text = await client.logText(runId, 'stderr', 5).catch(() => '');
+  const last = text.split('\n').map((l) => l.trim()).filter((l) => l !== '').pop();
+  return last === undefined ? undefined : last.length > QUOTE_MAX ? `${last.slice(0, QUOTE_MAX)}…` : last;
+}
+
+/** The last stderr line of each of the first QUOTED_RUNS failed runs that ran, read at once. */
+async function lastStderrLines(client: PlatformClient, failed: FailedRun[]): Promise<Map<string, string>> {
+  const ran = failed.filter((r) => r.started_at !== null).slice(0, QUOTED_RUNS);
+  const lines = await Promise.all(ran.map(async (r) => [r.job_run_id, await lastStderrLine(client, r.job_run_id)] as const));
+  return new Map(lines.flatMap(([id, l]) => (l === undefined ? [] : [[id, l] as [string, string]])));
+}
+
+function failureMessage(want: WantView, failed: FailedRun[], took: string, stderrLines: ReadonlyMap<string, string> = new Map()): string {
   const lines = [`want ${want.want_id} ${want.status === 'canceled' ? 'was canceled' : want.status} after ${took}.`];
   if (want.status === 'canceled' && want.cancel_reason) lines[0] += ` (${want.cancel_reason})`;
   for (const r of failed) {
     const why = endedHow({ status: 'failed', ...r });
     lines.push(`  job run ${runWithJob(r)} failed${why ? `: ${why}` : ''}`);
+    const said = stderrLines.get(r.job_run_id);
+    if (said !== undefined) lines.push(`    its stderr ends: ${said}`);
   }
   // A run that never started (no job for its ref, an input that failed) has no log: its reason above is all there is.
   const ran = failed.filter((r) => r.started_at !== null);
@@ -325,7 +350,8 @@ export async function followWant(
       for (const l of staleAfter ? stillStaleLines(staleAfter) : []) line(colors.yellow(l));
     }
   }
-  return want.status === 'successful' ? { kind: 'successful' } : { kind: 'unsuccessful', message: failureMessage(want, failed, took) };
+  if (want.status === 'successful') return { kind: 'successful' };
+  return { kind: 'unsuccessful', message: failureMessage(want, failed, took, await lastStderrLines(client, failed)) };
 }
 
 function parseEvent(data: string): EventView | undefined {
