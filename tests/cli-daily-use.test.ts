@@ -181,3 +181,16 @@ test.serial("a failed build quotes the last line its failed run wrote to stderr:
   t.is(json.code, 1);
   t.regex(JSON.parse(json.stderr.trim().split('\n').pop()!).error, /its stderr ends: feed incomplete for 2026-05-23/);
 });
+
+test.serial('taint and want create take brace patterns as build does: a week of late data is one command', async (t) => {
+  t.is((await cli('build', 'raw/date={2026-06-01..2026-06-07}')).code, 0);
+  const tainted = await cli('--json', 'taint', 'raw/date={2026-06-01..2026-06-07}', '--reason', 'late rows');
+  t.is(tainted.code, 0, tainted.stderr);
+  t.is(JSON.parse(tainted.stdout).partitions_total, 7);
+  const wanted = await cli('--json', 'want', 'create', '--partition', 'raw/date={2026-06-08..2026-06-09}', '-p', 'ref/date=2026-06-08');
+  t.is(wanted.code, 0, wanted.stderr);
+  t.deepEqual(JSON.parse(wanted.stdout).want.partitions, ['raw/date=2026-06-08', 'raw/date=2026-06-09', 'ref/date=2026-06-08']);
+  const bad = await cli('taint', 'raw/date={2026-06-01..2026-06-07');
+  t.is(bad.code, 2, 'a malformed pattern is a usage error, as build says it');
+  t.regex(bad.stderr, /is never closed/);
+});

@@ -7,6 +7,7 @@ import { settleFollow } from '../settle-follow.js';
 import { integer, isoTime, oneOf, parsedOption, seconds, wholeNumber } from '../option-parsers.js';
 import { REBUILD_POLICIES, type RebuildPolicy } from '../../events/build-event.js';
 import { pagedListCommand } from '../paged-list-command.js';
+import { refsOf } from '../pattern-args.js';
 import type { CreateWantBody, WantTreeNode, WantTreeReply, WantView } from '../../client/platform-client.js';
 import { treeLines } from '../tree-lines.js';
 import { WANT_TREE_DEFAULT, WANT_TREE_MAX } from '../../api/want-tree.js';
@@ -114,7 +115,7 @@ export function registerWant(program: Command): void {
   want
     .command('create')
     .description('create a want for one or more partitions')
-    .option('-p, --partition <ref>', 'a partition to build (repeatable)', collect)
+    .option('-p, --partition <ref>', "a partition to build (repeatable), or a brace pattern as build takes it: 'daily/date={2026-01-01..2026-01-07}'", collect)
     .option('--comment <text>', 'why the partitions are wanted')
     .addOption(parsedOption('--ttl <duration>', 'how long the want stays valid: seconds, or 90s, 5m, 3h, 1d', seconds))
     .addOption(parsedOption('--sla <duration>', 'how soon the partitions are needed: seconds, or 90s, 5m, 3h, 1d', seconds))
@@ -129,7 +130,7 @@ export function registerWant(program: Command): void {
         if (!opts.partition || opts.partition.length === 0) {
           usageError(cmd, "a want needs at least one --partition <ref> (e.g. --partition 'daily/revenue/date=2026-01-05').");
         }
-        const body: CreateWantBody = { partitions: opts.partition };
+        const body: CreateWantBody = { partitions: refsOf(opts.partition, cmd) };
         if (opts.comment !== undefined) body.comment = opts.comment;
         if (opts.ttl !== undefined) body.ttl_seconds = opts.ttl;
         if (opts.sla !== undefined) body.sla_seconds = opts.sla;
