@@ -1,12 +1,17 @@
 /** Durations as people type them on a command line or in an environment variable. */
 
-/** `90` (seconds), `90s`, `5m`, `3h`, `250ms` -> milliseconds; throws a message naming `option` otherwise. */
+/** Milliseconds in one of each unit a duration may be written in. */
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * `90` (seconds), `90s`, `5m`, `3h`, `1d`, `250ms` -> milliseconds; throws a message naming `option` otherwise. Days
+ * because a want's ttl is often one (`--ttl 1d`), as a schedule's offset (`-1d`) is written.
+ */
 export function parseDuration(text: string, option: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!m) throw new Error(`${option} must be a duration like 90, 90s, 5m or 3h; got '${text}'.`);
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(text.trim());
+  if (!m) throw new Error(`${option} must be a duration like 90, 90s, 5m, 3h or 1d; got '${text}'.`);
   const n = Number(m[1]);
-  const unit = m[2] ?? 's';
-  const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000;
+  const factor = UNIT_MS[m[2] ?? 's']!;
   const ms = Math.round(n * factor);
   if (ms <= 0) throw new Error(`${option} must be more than zero; got '${text}'.`);
   return ms;

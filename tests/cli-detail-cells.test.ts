@@ -1,6 +1,7 @@
 /**
- * A detail table's cells are cut to CELL_LINES: cli-table3 lays out a cell of many lines with spaces in time that
- * grows steeply (a run's thousand inputs never printed), and a list's "+N more" counts the whole, not the page.
+ * A detail table's cells are cut to CELL_LINES: a record of a thousand lines is a wall (and cli-table3, which laid
+ * the tables out until session 28, took time growing steeply with them: a run's thousand inputs never printed), and a
+ * list's "+N more" counts the whole, not the page.
  */
 import test from 'ava';
 import type { JobRunView } from '../lib/api/views.js';

@@ -220,7 +220,7 @@ test('a command against a server that never answers ends with the message after 
   // A bad value is a usage error before anything runs, even with a workspace daemon to probe.
   const bad = runCli(t, ['want', 'list'], dir, { PLATFORM_REQUEST_TIMEOUT: 'soon' });
   t.is((await bad.exited).code, 2);
-  t.regex(bad.stderr(), /PLATFORM_REQUEST_TIMEOUT must be a duration like 90, 90s, 5m or 3h; got 'soon'/);
+  t.regex(bad.stderr(), /PLATFORM_REQUEST_TIMEOUT must be a duration like 90, 90s, 5m, 3h or 1d; got 'soon'/);
 });
 
 test('a command never touches node\'s fetch (undici) while it builds, lists, reads logs and follows', async (t) => {

@@ -25,7 +25,7 @@ test('a bad option value is a usage error (exit 2) that names the option and wha
     [['--count', '9007199254740993'], /--count must be a whole number/],
     [['--port', '65536'], /--port must be a whole number from 0 to 65535 \(0 = any free port\)\.$/],
     [['--port', '-1'], /--port must be a whole number/],
-    [['--wait', '10x'], /--wait must be a duration like 90, 90s, 5m or 3h/],
+    [['--wait', '10x'], /--wait must be a duration like 90, 90s, 5m, 3h or 1d/],
     [['--wait', '0'], /--wait must be more than zero/],
     [['--at', 'yesterday'], /--at must be an ISO 8601 time such as 2026-01-05T00:00:00Z\.$/],
   ];

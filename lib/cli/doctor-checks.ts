@@ -107,7 +107,7 @@ async function graph(root: string, daemonRuns: boolean): Promise<Finding> {
   if (!existsSync(file)) return warn('platform.json', `${file} does not exist: no job can build anything`, 'write one (platform init makes a starter)');
   try {
     const g = await loadGraph(root);
-    return ok('platform.json', `${g.jobs.length} job${g.jobs.length === 1 ? '' : 's'}${g.schedules?.length ? `, ${g.schedules.length} schedules` : ''}`);
+    return ok('platform.json', `${g.jobs.length} job${g.jobs.length === 1 ? '' : 's'}${g.schedules?.length ? `, ${g.schedules.length} schedule${g.schedules.length === 1 ? '' : 's'}` : ''}`);
   } catch (err) {
     // A running daemon goes on with the last valid graph; none starts until the file is fixed.
     const fix = daemonRuns ? 'fix platform.json; the running daemon keeps its last valid graph until then' : 'fix platform.json; no daemon starts until then';

@@ -11,7 +11,7 @@ import type { BackfillView } from '../client/platform-client.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { plainMilestone, renderBackfill, type BackfillPaint } from './backfill-progress.js';
 import { followEnding, type Ending } from './follow-ending.js';
-import { colors, isTty, line, printJson, statusColor, type CommandContext } from './output.js';
+import { colors, isTty, line, printJson, shellWords, statusColor, type CommandContext } from './output.js';
 import type { FollowResult } from './follow-want.js';
 
 const POLL_MS = 5_000;
@@ -25,6 +25,14 @@ const paint: BackfillPaint = {
   busy: (s) => colors.yellow(s),
   dim: (s) => colors.dim(s),
 };
+
+/** Whether `shown` already says what `now` would: its status and every count. */
+function sameProgress(shown: BackfillView | undefined, now: BackfillView): boolean {
+  if (!shown || shown.status !== now.status || shown.running_job_runs !== now.running_job_runs) return false;
+  const a = shown.counts;
+  const b = now.counts;
+  return a.live === b.live && a.failed === b.failed && a.skipped === b.skipped && a.building === b.building && a.waiting === b.waiting && a.pending === b.pending;
+}
 
 export async function followBackfill(
   { client, options }: CommandContext,
@@ -88,9 +96,18 @@ export async function followBackfill(
   latest = b;
   if (options.json) printJson(b);
   else {
-    if (!tty || drawn === 0) line(renderBackfill(b, Date.now() - startedAt).join(''));
+    // A pipe was given the line of the status it ended with when it moved there: not again.
+    if (tty ? drawn === 0 : !sameProgress(shownPlain, b)) line(renderBackfill(b, Date.now() - startedAt).join(''));
     const c = b.counts;
     line(`backfill ${colors.bold(id)} ${statusColor(b.status)}: ${c.live} live, ${c.failed} failed, ${c.skipped} skipped of ${b.partitions}.`);
+    // Only policy 'missing' skips (as 'absent' rebuilds): without a word, "skipped" read as done.
+    if (c.skipped > 0) {
+      line(
+        `${c.skipped} skipped: ${c.skipped === 1 ? 'it had failed or was tainted' : 'they had failed or were tainted'} before the backfill, ` +
+          `and policy '${b.policy}' builds only what was never built. Rebuild ${c.skipped === 1 ? 'it' : 'them'}: ` +
+          `platform backfill ${b.pattern ? shellWords([b.pattern]) : '<pattern>'} --policy failed`,
+      );
+    }
   }
   if (b.status === 'successful') return { kind: 'successful' };
   const why =

@@ -16,7 +16,7 @@ import { HeldRunEvents } from './held-run-events.js';
 import { MANY_RUNS, PlainView, SilentView, TtyView, type ProgressView } from './progress-view.js';
 import { ServerWentAwayError } from './server-went-away-error.js';
 import { stillStale, stillStaleLines } from './still-stale.js';
-import { colors, duration, endedHow, isTty, line, listShort, printJson, statusColor, table, type CommandContext } from './output.js';
+import { colors, duration, endedHow, isTty, line, listShort, printJson, runWithJob, statusColor, table, type CommandContext } from './output.js';
 
 /** A safety net besides the events: how often the root want's status is read anyway. */
 const POLL_MS = 5_000;
@@ -116,12 +116,37 @@ async function failedRunsFromServer(client: PlatformClient, rootId: string): Pro
   return [...runs.values()].filter((r) => r.status === 'failed' && r.retry_at === null);
 }
 
-function failureMessage(want: WantView, failed: FailedRun[], took: string): string {
+/** Failed runs whose last stderr line the message quotes: a few, each one more read. */
+const QUOTED_RUNS = 3;
+/** What of a quoted line is shown. */
+const QUOTE_MAX = 200;
+
+/**
+ * The last line a run wrote to stderr (of its last 5), cut to QUOTE_MAX: why a job failed is most often said
+ * there ("feed incomplete for 2026-01-03"), where "exited with code 3" says only that it did. Undefined when it
+ * wrote none or its log cannot be read (removed by retention, a server gone).
+ */
+async function lastStderrLine(client: PlatformClient, runId: string): Promise<string | undefined> {
+  const text = await client.logText(runId, 'stderr', 5).catch(() => '');
+  const last = text.split('\n').map((l) => l.trim()).filter((l) => l !== '').pop();
+  return last === undefined ? undefined : last.length > QUOTE_MAX ? `${last.slice(0, QUOTE_MAX)}…` : last;
+}
+
+/** The last stderr line of each of the first QUOTED_RUNS failed runs that ran, read at once. */
+async function lastStderrLines(client: PlatformClient, failed: FailedRun[]): Promise<Map<string, string>> {
+  const ran = failed.filter((r) => r.started_at !== null).slice(0, QUOTED_RUNS);
+  const lines = await Promise.all(ran.map(async (r) => [r.job_run_id, await lastStderrLine(client, r.job_run_id)] as const));
+  return new Map(lines.flatMap(([id, l]) => (l === undefined ? [] : [[id, l] as [string, string]])));
+}
+
+function failureMessage(want: WantView, failed: FailedRun[], took: string, stderrLines: ReadonlyMap<string, string> = new Map()): string {
   const lines = [`want ${want.want_id} ${want.status === 'canceled' ? 'was canceled' : want.status} after ${took}.`];
   if (want.status === 'canceled' && want.cancel_reason) lines[0] += ` (${want.cancel_reason})`;
   for (const r of failed) {
     const why = endedHow({ status: 'failed', ...r });
-    lines.push(`  job run ${r.job_run_id} (${r.job_label}) failed${why ? `: ${why}` : ''}`);
+    lines.push(`  job run ${runWithJob(r)} failed${why ? `: ${why}` : ''}`);
+    const said = stderrLines.get(r.job_run_id);
+    if (said !== undefined) lines.push(`    its stderr ends: ${said}`);
   }
   // A run that never started (no job for its ref, an input that failed) has no log: its reason above is all there is.
   const ran = failed.filter((r) => r.started_at !== null);
@@ -181,7 +206,9 @@ export async function followWant(
     const what = created ? `created for ${refs}` : `for ${refs} is ${root.status}${endedBefore ? '' : '; waiting for it'}`;
     if (tty) line(`${colors.bold(`want ${rootId}`)} ${colors.dim(what)}`);
     else if (created) view.note(`want ${rootId} ${what} (${root.status})`, Date.parse(root.created_at));
-    else view.note(`want ${rootId} ${what}`);
+    // A heading, as on a terminal: the history under it goes back to the want's creation, so a time of now on it
+    // would run backwards into the lines that follow.
+    else line(`want ${rootId} ${what}`);
   }
   view.start();
   // Ctrl-C from now on is ours (the want exists and must be reported), even while the first reads are made.
@@ -197,16 +224,20 @@ export async function followWant(
   const snapshot = async (wants: ReadonlyArray<{ want_id: string; job_runs_total?: number }>) => {
     held.readStarted();
     try {
+      const runs: JobRunView[] = [];
       for (const w of wants) {
         if (w.job_runs_total === 0) continue;
-        const runs = await runsOfWant(client, w.want_id);
+        runs.push(...(await runsOfWant(client, w.want_id)));
         if (closed) return;
-        // In time order across runs (each run's steps are in order already): the history as it happened.
-        const changes = runs.flatMap((run) => applyRunSnapshot(model, run)).sort((a, b) => a.at - b.at);
-        for (const run of runs) changes.push(...held.after(run.job_run_id).flatMap((e) => applyEvent(model, e)));
-        view.changes(changes);
-        if (mayHaveEnded(model, changes)) recheck$.next();
       }
+      // In time order across runs and wants (each run's steps are in order already): the history as it happened,
+      // the inputs' runs before the runs that consumed them, not a want's history and then its inputs'. Known in
+      // the order they were queued, as the events would have made them known (the summary lists them so).
+      runs.sort((a, b) => Date.parse(a.queued_at) - Date.parse(b.queued_at));
+      const changes = runs.flatMap((run) => applyRunSnapshot(model, run)).sort((a, b) => a.at - b.at);
+      for (const run of runs) changes.push(...held.after(run.job_run_id).flatMap((e) => applyEvent(model, e)));
+      view.changes(changes);
+      if (mayHaveEnded(model, changes)) recheck$.next();
     } finally {
       held.readEnded();
     }
@@ -319,7 +350,8 @@ export async function followWant(
       for (const l of staleAfter ? stillStaleLines(staleAfter) : []) line(colors.yellow(l));
     }
   }
-  return want.status === 'successful' ? { kind: 'successful' } : { kind: 'unsuccessful', message: failureMessage(want, failed, took) };
+  if (want.status === 'successful') return { kind: 'successful' };
+  return { kind: 'unsuccessful', message: failureMessage(want, failed, took, await lastStderrLines(client, failed)) };
 }
 
 function parseEvent(data: string): EventView | undefined {

@@ -44,7 +44,7 @@ export const integer: OptionParser<number> = (name) => (value) => {
   return n;
 };
 
-/** A duration (90, 90s, 5m, 3h, 250ms) in milliseconds. */
+/** A duration (90, 90s, 5m, 3h, 1d, 250ms) in milliseconds. */
 export const duration: OptionParser<number> = (name) => (value) => {
   try {
     return parseDuration(value, name);
@@ -53,7 +53,7 @@ export const duration: OptionParser<number> = (name) => (value) => {
   }
 };
 
-/** A duration in whole seconds (90, 90s, 5m, 3h; 0 for none), as the API's `*_seconds` fields take it. */
+/** A duration in whole seconds (90, 90s, 5m, 3h, 1d; 0 for none), as the API's `*_seconds` fields take it. */
 export const seconds: OptionParser<number> = (name) => (value) => {
   if (/^0+$/.test(value.trim())) return 0;
   const ms = duration(name)(value);

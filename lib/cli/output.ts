@@ -3,13 +3,13 @@
  * and usage errors (exit 2) through commander.
  */
 import { Chalk, supportsColor, type ChalkInstance } from 'chalk';
-import Table from 'cli-table3';
 import { CommanderError, type Command } from 'commander';
 import { formatDuration } from '../duration.js';
 import { PlatformClient } from '../client/platform-client.js';
 import { connectServer } from '../client/server-connection.js';
 import { serverLogPath } from '../client/start-daemon.js';
 import { globalOptions, type GlobalOptions } from './global-options.js';
+import { layoutTable, outputWidth } from './table-layout.js';
 
 export const isTty = (stream: NodeJS.WriteStream = process.stdout): boolean => Boolean(stream.isTTY);
 
@@ -46,25 +46,19 @@ export function line(text = ''): void {
   process.stdout.write(`${text}\n`);
 }
 
-/** A table with a header row; header colour and borders only on a TTY. */
+/** A table with a header row, fitted to the terminal (table-layout.ts); header colour and borders only on a TTY. */
 export function table(head: string[], rows: Array<Array<string | number | null | undefined>>): string {
   const tty = colors.level > 0;
-  const t = new Table({
-    head: head.map((h) => (tty ? colors.bold(h) : h)),
-    style: { head: [], border: tty ? ['grey'] : [], compact: true },
-    wordWrap: false,
-  });
-  for (const row of rows) t.push(row.map((c) => (c === null || c === undefined ? '' : String(c))));
-  return t.toString();
+  const cells = rows.map((row) => row.map((c) => (c === null || c === undefined ? '' : String(c))));
+  return layoutTable([head.map((h) => (tty ? colors.bold(h) : h)), ...cells], { headRows: 1, width: outputWidth(), border: (s) => colors.gray(s) });
 }
 
-/** Key/value rows of one record; empty values are left out. */
 /**
- * Most lines a cell of a detail table shows. cli-table3 lays out a cell of many lines with spaces in time that grows
- * steeply (100 lines: 11 s, 200: 86 s, at 100% CPU): a run's thousand inputs never printed.
+ * Most lines a cell of a detail table shows: past them a record is a wall to scroll through (--json has it all;
+ * cli-table3, which laid tables out before, also took seconds for a cell of 100 lines).
  */
 export const CELL_LINES = 20;
-/** What a cell built by hand is cut to, whatever built it: past this, even a short wait becomes seconds. */
+/** What a cell built by hand is cut to, whatever built it. */
 const CELL_LINES_MAX = 40;
 
 /** The first CELL_LINES of `lines`, then how many more of `total` there are (`hint`: where to see them). */
@@ -73,17 +67,18 @@ export function cellLines(lines: readonly string[], total = lines.length, hint =
   return `${shown.join('\n')}${total > shown.length ? `\n… ${total - shown.length} more${hint}` : ''}`;
 }
 
+/** Key/value rows of one record; empty values are left out. */
 export function detailTable(rows: Array<[string, string | number | null | undefined]>): string {
   const tty = colors.level > 0;
-  const t = new Table({ style: { head: [], border: tty ? ['grey'] : [], compact: true }, wordWrap: false });
+  const cells: string[][] = [];
   for (const [k, v] of rows) {
     if (v === null || v === undefined || v === '') continue;
     let text = String(v);
     const lines = text.split('\n');
     if (lines.length > CELL_LINES_MAX) text = cellLines(lines, lines.length, ' lines (--json has them all)');
-    t.push({ [tty ? colors.bold(k) : k]: text });
+    cells.push([tty ? colors.bold(k) : k, text]);
   }
-  return t.toString();
+  return layoutTable(cells, { headRows: 0, width: outputWidth(), border: (s) => colors.gray(s) });
 }
 
 const GOOD = new Set(['successful', 'succeeded', 'live']);
@@ -154,6 +149,14 @@ export function endedHow(r: { status: string; exit_code: number | null; signal: 
   if (r.signal) return `killed by ${r.signal}`;
   if (r.status === 'failed' && r.exit_code !== null && r.exit_code >= 0) return `exit code ${r.exit_code}`;
   return '';
+}
+
+/**
+ * A run with its job, `r-7 (daily)`: a run recorded for a ref no job could be configured for has the label
+ * `(unresolved)`, in its parentheses already.
+ */
+export function runWithJob(r: { job_run_id: string; job_label: string }): string {
+  return `${r.job_run_id} ${r.job_label.startsWith('(') ? r.job_label : `(${r.job_label})`}`;
 }
 
 /** Arguments as a shell would need them: quoted only when they must be. */

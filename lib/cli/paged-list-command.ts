@@ -18,7 +18,10 @@ export interface PagedListSpec<T> {
 
 export function pagedListCommand<T>(parent: Command, spec: PagedListSpec<T>): Command {
   const cmd = parent.command('list').description(spec.description);
-  if (spec.statuses.length > 0) cmd.option('--status <status>', `only ${spec.noun} in this status (${spec.statuses.join(', ')})`);
+  // Checked here, as --order is: a typo is the command line's mistake (exit 2), not the server's "Query parameter".
+  if (spec.statuses.length > 0) {
+    cmd.addOption(parsedOption('--status <status>', `only ${spec.noun} in this status (${spec.statuses.join(', ')})`, oneOf(spec.statuses, `the statuses of ${spec.noun}`)));
+  }
   for (const [flag, help] of spec.extra ?? []) cmd.option(flag, help);
   return cmd
     .addOption(parsedOption('--limit <n>', 'at most this many (1-1000, default 100)', wholeNumber({ min: 1, max: MAX_PAGE })))

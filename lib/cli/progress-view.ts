@@ -5,6 +5,7 @@
 import { type Subscription, interval } from 'rxjs';
 import { countRuns, elapsed, plainLine, renderProgress, type BuildModel, type Paint, type RunChange } from './build-progress.js';
 import { colors, line } from './output.js';
+import { outputWidth } from './table-layout.js';
 
 const REDRAW_MS = 100;
 
@@ -110,7 +111,8 @@ export class TtyView implements ProgressView {
 
   refresh(): void {
     if (this.stopped) return;
-    const width = Math.max(20, (this.out.columns || 80) - 1);
+    // The width the tables take (COLUMNS, else the terminal's), so the block and the summary under it agree.
+    const width = Math.max(20, (outputWidth(this.out) ?? 80) - 1);
     const lines = renderProgress(this.model, Date.now(), width, paint);
     this.clear();
     this.out.write(lines.join('\n'));

@@ -8,6 +8,7 @@ import { fromEvent } from 'rxjs';
 import type { BackfillView } from '../../client/platform-client.js';
 import { BACKFILL_POLICIES, type BackfillPolicy } from '../../orchestrator/command.js';
 import { followBackfill } from '../follow-backfill.js';
+import { TERMINAL_WANT_STATUSES } from '../../state/build-state.js';
 import { EXIT_INTERRUPTED } from '../settle-follow.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import { integer, oneOf, parsedOption, wholeNumber } from '../option-parsers.js';
@@ -35,7 +36,8 @@ function backfillDetail(b: BackfillView): string {
     ['policy', b.policy],
     ['priority', b.priority],
     ['cap', b.max_concurrent_job_runs > 0 ? `${b.max_concurrent_job_runs} job runs at once` : 'none of its own'],
-    ['progress', renderBackfill(b, Date.parse(b.updated_at) - Date.parse(b.created_at)).join('\n')],
+    // One still building has taken until now; its last change may be long past (a slow run holds it still).
+    ['progress', renderBackfill(b, (TERMINAL_WANT_STATUSES.has(b.status) ? Date.parse(b.updated_at) : Date.now()) - Date.parse(b.created_at)).join('\n')],
     ['created', when(b.created_at)],
     ['comment', b.comment],
     ['canceled', b.cancel_reason ?? ''],

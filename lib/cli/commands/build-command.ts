@@ -7,9 +7,9 @@ import { Option, type Command } from 'commander';
 import { fromEvent } from 'rxjs';
 import { followWant } from '../follow-want.js';
 import { settleFollow } from '../settle-follow.js';
-import { expandPatterns, PatternError } from '../../graph/partition-pattern.js';
+import { refsOf } from '../pattern-args.js';
 import { integer, parsedOption } from '../option-parsers.js';
-import { connect, errColors, line, printJson, usageError, usageExitCode } from '../output.js';
+import { connect, errColors, line, printJson, usageExitCode } from '../output.js';
 
 interface BuildOptions {
   comment?: string;
@@ -21,13 +21,7 @@ interface BuildOptions {
 }
 
 async function runBuild(patterns: string[], opts: BuildOptions, cmd: Command): Promise<void> {
-  let refs: string[];
-  try {
-    refs = expandPatterns(patterns);
-  } catch (err) {
-    if (err instanceof PatternError) usageError(cmd, err.message);
-    throw err;
-  }
+  const refs = refsOf(patterns, cmd);
   const ctx = await connect(cmd);
   const { client, options } = ctx;
   const startedAt = Date.now();

@@ -1,20 +1,10 @@
 /** `platform graph analyze|configs <ref...>`: the PlatformService RPCs (Connect protocol, JSON). */
 import type { Command } from 'commander';
 import type { JobConfigJson, JobGraphJson, TaskJson } from '../../client/platform-client.js';
-import { expandPatterns, PatternError } from '../../graph/partition-pattern.js';
-import { cellLines, colors, connect, line, printJson, shellWords, table, usageError, usageExitCode } from '../output.js';
+import { refsOf } from '../pattern-args.js';
+import { cellLines, colors, connect, line, printJson, shellWords, table, usageExitCode } from '../output.js';
 
 const depType = (d: { depType?: string }) => d.depType ?? 'QUERY';
-
-/** The refs the arguments name, brace patterns expanded as `platform build` does (`daily/date={1..3}`). */
-function refsOf(patterns: string[], cmd: Command): string[] {
-  try {
-    return expandPatterns(patterns);
-  } catch (err) {
-    if (err instanceof PatternError) usageError(cmd, err.message);
-    throw err;
-  }
-}
 
 /**
  * The job graph as a tree from the requested outputs down through their inputs: each ref with the job that

@@ -2,12 +2,12 @@
 import type { Command } from 'commander';
 import type { PartitionDetailView } from '../../api/partitions-change.js';
 import { PARTITION_LOOKUP_MAX } from '../../api/partition-lookup.js';
-import { expandPatterns, PatternError } from '../../graph/partition-pattern.js';
+import { refsOf } from '../pattern-args.js';
 import { groupDigits } from '../../group-digits.js';
 import { PARTITION_STATUSES } from '../../state/build-state.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
-import { cellLines, colors, connect, detailTable, endedHow, line, printJson, statusColor, table, usageError, usageExitCode, when } from '../output.js';
+import { cellLines, colors, connect, detailTable, endedHow, line, listShort, printJson, runWithJob, statusColor, table, usageError, usageExitCode, when } from '../output.js';
 
 export function partitionDetail(p: PartitionDetailView): string {
   const rows: Array<[string, string | number | null]> = [
@@ -31,7 +31,8 @@ export function partitionDetail(p: PartitionDetailView): string {
     p.builds.length > 0
       ? `\n${table(
           ['Build', 'Job run', 'Job', 'Built', 'Consumed'],
-          p.builds.map((h) => [h.build_id, h.job_run_id, h.job_label, when(h.built_at), `${h.inputs.map((i) => `${i.partition_ref}@${i.build_id}`).join(', ')}${h.inputs_total > h.inputs.length ? ` +${h.inputs_total - h.inputs.length} more` : ''}`]),
+          // A row a build: its inputs summed up (the current one's are listed whole above, a past one's by its run).
+          p.builds.map((h) => [h.build_id, h.job_run_id, h.job_label, when(h.built_at), listShort(h.inputs.map((i) => `${i.partition_ref}@${i.build_id}`), 2, h.inputs_total)]),
         )}${p.builds_total > p.builds.length ? `\n${colors.dim(`${p.builds.length} of ${p.builds_total} builds; --builds N shows more`)}` : ''}`
       : '';
   return detailTable(rows) + history;
@@ -65,7 +66,7 @@ export function registerPartitions(program: Command): void {
       if ((p.status === 'failed' || p.status === 'canceled') && p.job_run_id) {
         const run = await client.getJobRun(p.job_run_id).catch(() => undefined);
         const why = run ? endedHow(run) : '';
-        if (run) line(`Its last run ${run.job_run_id} (${run.job_label}) ${run.status}${why ? `: ${why}` : ''}. More: platform job-runs get ${run.job_run_id}.`);
+        if (run) line(`Its last run ${runWithJob(run)} ${run.status}${why ? `: ${why}` : ''}. More: platform job-runs get ${run.job_run_id}.`);
       }
     });
   partitions
@@ -92,13 +93,7 @@ export function registerPartitions(program: Command): void {
 }
 
 function lookupRefs(patterns: string[], cmd: Command): string[] {
-  let refs: string[];
-  try {
-    refs = expandPatterns(patterns);
-  } catch (err) {
-    if (err instanceof PatternError) usageError(cmd, err.message);
-    throw err;
-  }
+  const refs = refsOf(patterns, cmd);
   if (refs.length > PARTITION_LOOKUP_MAX) {
     usageError(cmd, `${groupDigits(refs.length)} refs given; a lookup takes at most ${groupDigits(PARTITION_LOOKUP_MAX)}: split them, or list them with 'platform partitions list --prefix'.`);
   }

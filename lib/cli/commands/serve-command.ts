@@ -56,7 +56,7 @@ export function registerServe(program: Command): void {
     .addOption(
       parsedOption(
         '--idle-timeout <duration>',
-        'shut down after this long without requests or running jobs (90, 90s, 5m, 3h; default: $PLATFORM_IDLE_TIMEOUT, else 3h)',
+        'shut down after this long without requests or running jobs (90, 90s, 5m, 3h, 1d; default: $PLATFORM_IDLE_TIMEOUT, else 3h)',
         duration,
       ),
     )

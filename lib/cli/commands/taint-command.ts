@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { TaintView } from '../../api/partitions-change.js';
 import { pagedListCommand } from '../paged-list-command.js';
+import { refsOf } from '../pattern-args.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { TAINT_PARTITIONS_DEFAULT, TAINT_PARTITIONS_MAX } from '../../api/partitions-change.js';
 import { CELL_LINES, cellLines, connect, detailTable, line, listShort, printJson, table, usageExitCode, when } from '../output.js';
@@ -26,12 +27,13 @@ export function registerTaint(program: Command): void {
   const taint = program
     .command('taint')
     .description('mark built partitions for rebuild: wants for them rebuild them (--downstream: what consumed them too)')
-    .argument('<ref...>', 'partition refs that were built')
+    .argument('<ref...>', "partition refs that were built, or brace patterns as build takes them: 'raw/date={2026-01-01..2026-01-07}'")
     .option('--downstream', 'also taint every partition whose current build consumed a tainted one, transitively')
     .option('--reason <text>', 'why (shown with the taint)')
     .action(async (refs: string[], opts: { downstream?: boolean; reason?: string }, cmd: Command) => {
+      const partitions = refsOf(refs, cmd);
       const { client, options } = await connect(cmd);
-      const reply = await client.createTaint({ partitions: refs, downstream: opts.downstream === true, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) });
+      const reply = await client.createTaint({ partitions, downstream: opts.downstream === true, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) });
       if (options.json) return printJson(reply);
       line(`${reply.taint_id}: tainted ${reply.partitions_total} partition${reply.partitions_total === 1 ? '' : 's'}: ${listShort(reply.partitions, 10, reply.partitions_total)}${reply.partitions_total > 10 ? ` (all of them: platform taints get ${reply.taint_id})` : ''}`);
       line("Wants for them rebuild them: 'platform build <ref>' (or 'platform build --stale <ref>' for what consumed them).");

@@ -1,12 +1,13 @@
 /** `platform want create|list|get|tree|wait|cancel`. */
 import type { Command } from 'commander';
-import { WANT_STATUSES } from '../../state/build-state.js';
+import { TERMINAL_WANT_STATUSES, WANT_STATUSES } from '../../state/build-state.js';
 import { fromEvent } from 'rxjs';
 import { followWant, readWantToFollow } from '../follow-want.js';
 import { settleFollow } from '../settle-follow.js';
 import { integer, isoTime, oneOf, parsedOption, seconds, wholeNumber } from '../option-parsers.js';
 import { REBUILD_POLICIES, type RebuildPolicy } from '../../events/build-event.js';
 import { pagedListCommand } from '../paged-list-command.js';
+import { refsOf } from '../pattern-args.js';
 import type { CreateWantBody, WantTreeNode, WantTreeReply, WantView } from '../../client/platform-client.js';
 import { treeLines } from '../tree-lines.js';
 import { WANT_TREE_DEFAULT, WANT_TREE_MAX } from '../../api/want-tree.js';
@@ -28,6 +29,12 @@ import {
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
+/**
+ * A backfill's policy as its want's rebuild policy reads (command-decisions.ts maps the other way): `want get` of a
+ * backfill's want said "rebuild absent" where `backfills get` said "policy missing", two names for one choice.
+ */
+const BACKFILL_POLICY_OF: Partial<Record<string, string>> = { absent: 'missing', missing: 'failed', all: 'all' };
+
 export function wantDetail(w: WantView): string {
   const partitions = cellLines(w.partitions.slice(0, CELL_LINES).map((ref) => `${ref}  ${statusColor(w.partition_status[ref] ?? 'absent')}`), w.partitions_total);
   const rows: Array<[string, string | number | null]> = [
@@ -42,7 +49,9 @@ export function wantDetail(w: WantView): string {
   if (w.data_timestamp) rows.push(['data timestamp', when(w.data_timestamp)]);
   if (w.ttl_seconds) rows.push(['ttl', `${w.ttl_seconds}s${w.expires_at ? ` (expires ${when(w.expires_at)})` : ''}`]);
   if (w.sla_seconds) rows.push(['sla', `${w.sla_seconds}s (due ${when(w.sla_deadline)})${w.sla_missed ? ` ${colors.red('missed')}` : ''}`]);
-  if (w.rebuild !== 'missing') rows.push(['rebuild', w.rebuild]);
+  // A backfill's want: its rebuild is its backfill's policy under another name, said beside it (as the dashboard does).
+  const policy = w.backfill_id ? BACKFILL_POLICY_OF[w.rebuild] : undefined;
+  if (w.rebuild !== 'missing' || policy) rows.push(['rebuild', policy ? `${w.rebuild} (the backfill's policy ${policy})` : w.rebuild]);
   if (w.priority !== 0) rows.push(['priority', w.priority]);
   if (w.max_concurrent_job_runs > 0) rows.push(['max concurrent runs', w.max_concurrent_job_runs]);
   if (w.backfill_id) rows.push(['backfill', `${w.backfill_id} (see: platform backfills get ${w.backfill_id})`]);
@@ -106,10 +115,10 @@ export function registerWant(program: Command): void {
   want
     .command('create')
     .description('create a want for one or more partitions')
-    .option('-p, --partition <ref>', 'a partition to build (repeatable)', collect)
+    .option('-p, --partition <ref>', "a partition to build (repeatable), or a brace pattern as build takes it: 'daily/date={2026-01-01..2026-01-07}'", collect)
     .option('--comment <text>', 'why the partitions are wanted')
-    .addOption(parsedOption('--ttl <duration>', 'how long the want stays valid: seconds, or 90s, 5m, 3h', seconds))
-    .addOption(parsedOption('--sla <duration>', 'how soon the partitions are needed: seconds, or 90s, 5m, 3h', seconds))
+    .addOption(parsedOption('--ttl <duration>', 'how long the want stays valid: seconds, or 90s, 5m, 3h, 1d', seconds))
+    .addOption(parsedOption('--sla <duration>', 'how soon the partitions are needed: seconds, or 90s, 5m, 3h, 1d', seconds))
     .addOption(parsedOption('--data-timestamp <iso>', 'the data time the want is about (ISO 8601)', isoTime))
     .addOption(parsedOption('--priority <n>', 'higher runs first when runs wait for capacity (default 0)', integer))
     .addOption(parsedOption('--rebuild <policy>', `what it rebuilds: ${REBUILD_POLICIES.join(', ')} (default missing)`, oneOf(REBUILD_POLICIES, 'what is not live; also what is stale; everything; only what was never built nor attempted')))
@@ -121,7 +130,7 @@ export function registerWant(program: Command): void {
         if (!opts.partition || opts.partition.length === 0) {
           usageError(cmd, "a want needs at least one --partition <ref> (e.g. --partition 'daily/revenue/date=2026-01-05').");
         }
-        const body: CreateWantBody = { partitions: opts.partition };
+        const body: CreateWantBody = { partitions: refsOf(opts.partition, cmd) };
         if (opts.comment !== undefined) body.comment = opts.comment;
         if (opts.ttl !== undefined) body.ttl_seconds = opts.ttl;
         if (opts.sla !== undefined) body.sla_seconds = opts.sla;
@@ -133,6 +142,8 @@ export function registerWant(program: Command): void {
         if (options.json) return printJson(reply);
         line(`Created want ${colors.bold(reply.want_id)} (${statusColor(reply.want.status)}).`);
         line(wantDetail(reply.want));
+        // 'idle' is how every want is answered (the orchestrator takes it up at its next step): not a want stuck.
+        if (!TERMINAL_WANT_STATUSES.has(reply.want.status)) line(`Follow it: platform want wait ${reply.want_id}`);
       },
     );
 
