@@ -157,6 +157,7 @@ test('init creates .platform/ with a .gitignore of * and a valid starter platfor
   t.is(first.code, 0, first.stderr);
   t.regex(first.stdout, /Initialized platform workspace/);
   t.regex(first.stdout, /created\s+platform\.json/);
+  t.regex(first.stdout, /Next: platform build /, 'made where the command runs: nothing to enter');
   t.is(readFileSync(join(root, '.platform', '.gitignore'), 'utf8'), '*\n');
   const graphText = readFileSync(join(root, 'platform.json'), 'utf8');
   const graph = parseGraphText(graphText, 'platform.json');
@@ -175,7 +176,9 @@ test('init creates .platform/ with a .gitignore of * and a valid starter platfor
 
   // init <dir> and -C work too, and start no server.
   const other = join(root, 'other');
-  t.is((await run(root, ['init', 'other'])).code, 0);
+  const made = await run(root, ['init', 'other']);
+  t.is(made.code, 0);
+  t.regex(made.stdout, /Next: cd other && platform build /, 'a workspace made elsewhere is entered before its first build');
   t.true(existsSync(join(other, '.platform', '.gitignore')));
   // A workspace made deeper, its parents with it, says which one it shadows.
   const deep = await run(root, ['init', 'a/b/c']);

@@ -34,6 +34,16 @@ test('usage errors exit 2 on every command, and the --json error line says the s
   }
 });
 
+test('an unknown command says so, what it may have meant and where the usage is, not the whole help', async (t) => {
+  const f = await startServer(t);
+  const r = await cli(t, f.url, f.dir, 'wnat', 'list');
+  t.is(r.code, 2);
+  t.regex(r.stderr, /unknown command 'wnat'/);
+  t.regex(r.stderr, /Did you mean want\?/);
+  t.regex(r.stderr, /platform --help/);
+  t.notRegex(r.stderr, /Options:/, 'the whole help is not printed under the error');
+});
+
 test("a --limit or -n past the help's range is a usage error naming the option; the range's end is accepted", async (t) => {
   const f = await startServer(t);
   const over: Array<[string[], RegExp]> = [

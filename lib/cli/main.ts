@@ -29,6 +29,12 @@ import { registerDoctor } from './commands/doctor-command.js';
 import { registerGc } from './commands/gc-command.js';
 
 /** `jsonErrors`: a usage error is one JSON line on stderr (`{"error", "exit_code": 2}`), without the help after it. */
+/**
+ * What follows a usage error: where the usage is, not all of it (the whole help of `platform` is 60 lines, under
+ * which the error scrolled away).
+ */
+const USAGE_HINT = "(usage: 'platform --help', or 'platform <command> --help')";
+
 export function buildProgram(options: { jsonErrors?: boolean } = {}): Command {
   const program = new Command('platform');
   // Before the subcommands are made: they take the program's output settings with them.
@@ -44,7 +50,7 @@ export function buildProgram(options: { jsonErrors?: boolean } = {}): Command {
     .addOption(parsedOption('--server-url <url>', 'talk to this server instead of the workspace daemon', httpUrl))
     .option('-C, --workspace <dir>', 'the workspace directory (default: nearest with .platform/)')
     .option('--json', 'machine-readable JSON output')
-    .showHelpAfterError(!options.jsonErrors)
+    .showHelpAfterError(!options.jsonErrors && USAGE_HINT)
     .exitOverride();
   registerServe(program);
   registerBuild(program);

@@ -121,7 +121,10 @@ export function registerInit(program: Command): void {
       if (result.graph_error) out.push(`Warning: ${result.graph_error}`);
       if (outer) out.push(`Note: this workspace is inside the workspace ${outer}; commands run under ${relative(outer, root) || '.'} now use the new one.`);
       if (result.created.includes(GRAPH_FILE)) {
-        out.push('', 'Next: platform build loud_greeting/date=2026-01-05   (builds greeting first, then loud_greeting)');
+        // Commands find the workspace from where they run: one made elsewhere is entered first.
+        const there = relative(process.cwd(), root);
+        const enter = there === '' ? '' : `cd ${/^[\w./-]+$/.test(there) ? there : JSON.stringify(there)} && `;
+        out.push('', `Next: ${enter}platform build loud_greeting/date=2026-01-05   (builds greeting first, then loud_greeting)`);
       }
       process.stdout.write(`${out.join('\n')}\n`);
     });
