@@ -79,7 +79,8 @@ export function registerGraph(program: Command): void {
       if (opts.table) line(graphTable(g));
       else for (const l of graphTree(g)) line(l);
       const n = (g.nodes ?? []).length;
-      line(colors.dim(`${n} job${n === 1 ? '' : 's'} to run for ${refs.length} ref${refs.length === 1 ? '' : 's'}`));
+      // The graph, not a plan: what is built already is in it too (partitions lookup says which are).
+      line(colors.dim(`${n} job${n === 1 ? '' : 's'} in the graph of ${refs.length} ref${refs.length === 1 ? '' : 's'}, built or not (which are: platform partitions lookup <ref...>)`));
     });
   graph
     .command('configs')
