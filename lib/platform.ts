@@ -42,7 +42,7 @@ export interface PlatformOptions {
   graph?: GraphDefinition;
   /** Command queue capacity (at least 1); default 100. */
   queueCapacity?: number;
-  /** Orchestrator tick (at least 1 ms); default 500 ms. Options that make no sense are refused at open. */
+  /** Orchestrator tick (1 ms to setTimeout's ceiling, 2,147,483,647); default 500 ms. Options that make no sense are refused at open. */
   tickMs?: number;
   /** Take a state snapshot in the background every this many events (0: only at close); default 100,000. */
   snapshotEveryEvents?: number;

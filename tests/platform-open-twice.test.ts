@@ -81,9 +81,11 @@ test('options that make no sense are refused at open, saying which and what they
   t.regex(err!.message, /^PlatformOptions\.executor must be 'in-process', 'supervised' or a function .*, got "in_process"/);
   // tickMs 0 spun the event loop for ever; a queue of 0 refused every command as "full".
   const cases: Array<[PlatformOptions, RegExp]> = [
-    [{ tickMs: 0 }, /^PlatformOptions\.tickMs must be a number of milliseconds of at least 1 \(default 500\), got 0$/],
+    [{ tickMs: 0 }, /^PlatformOptions\.tickMs must be a number of milliseconds from 1 to 2147483647 \(default 500\), got 0$/],
     [{ tickMs: -5 }, /tickMs .* got -5$/],
     [{ tickMs: Number.NaN }, /tickMs .* got NaN$/],
+    // Past setTimeout's ceiling node sets an interval to 1 ms: the orchestrator ticked a thousand times a second.
+    [{ tickMs: 2 ** 31 }, /^PlatformOptions\.tickMs must be a number of milliseconds from 1 to 2147483647 \(default 500\), got 2147483648$/],
     [{ queueCapacity: 0 }, /^PlatformOptions\.queueCapacity must be a whole number of at least 1 \(default 100\), got 0$/],
     [{ snapshotEveryEvents: -1 }, /^PlatformOptions\.snapshotEveryEvents must be a whole number of at least 0/],
   ];
