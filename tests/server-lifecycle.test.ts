@@ -191,6 +191,10 @@ test('startHttpServer refuses options that make no sense, saying which; the plat
     [{ port: 0, drainMs: -1 }, /^HttpServerOptions\.drainMs must be .* got -1$/],
     // Past a timer's ceiling node would fire it at once, dropping every connection.
     [{ port: 0, drainMs: 30 * 86_400_000 }, /^HttpServerOptions\.drainMs must be .* got 2592000000$/],
+    // An empty token (an unset variable, say) served the API to anyone on the machine, silently; a number failed in
+    // Buffer.from with a TypeError that named no option.
+    [{ port: 0, token: '' }, /^HttpServerOptions\.token must be a non-empty string .*leave it out for an API without a token.*, got ""$/],
+    [{ port: 0, token: 123 }, /^HttpServerOptions\.token must be a non-empty string .* got 123$/],
   ];
   for (const [options, message] of cases) {
     const err = await t.throwsAsync(startHttpServer(platform, { log: () => {}, ...options } as unknown as Parameters<typeof startHttpServer>[1]));
