@@ -37,7 +37,8 @@ import type { StartProgress } from './state/store-start.js';
 export interface PlatformOptions {
   /**
    * The job graph; default: `<workspace>/platform.json` (none = no jobs). parseGraph's result, or platform.json's
-   * content as read (parsed at open, a bad one refused with parseGraph's message).
+   * content as read (parsed at open, a bad one refused with parseGraph's message). One built by hand is checked as
+   * platform.json is (graph/given-graph.ts).
    */
   graph?: GraphDefinition;
   /** Command queue capacity (at least 1); default 100. */
