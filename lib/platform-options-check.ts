@@ -7,6 +7,10 @@ import type { PlatformOptions } from './platform.js';
 import { MAX_TIMER_MS } from './system/timer-ceiling.js';
 
 export function platformOptionsProblem(options: PlatformOptions): string | undefined {
+  // A JavaScript caller's null (or a string) failed in the destructuring below with a TypeError naming no option.
+  if (typeof options !== 'object' || options === null) {
+    return `Platform.open takes an options object as its second argument (or none), got ${options === null ? 'null' : `a ${typeof options}`}`;
+  }
   const { tickMs, queueCapacity, snapshotEveryEvents, executor } = options;
   // Past setTimeout's ceiling node sets the tick's interval to 1 ms (a TimeoutOverflowWarning): the orchestrator
   // would tick a thousand times a second where the caller meant almost never.

@@ -128,6 +128,9 @@ test('options that make no sense are refused at open, saying which and what they
     [{ queueCapacity: 0 }, /^PlatformOptions\.queueCapacity must be a whole number of at least 1 \(default 100\), got 0$/],
     [{ snapshotEveryEvents: -1 }, /^PlatformOptions\.snapshotEveryEvents must be a whole number of at least 0/],
   ];
+  // A JavaScript caller's null failed with "Cannot destructure property 'tickMs' of 'options' as it is null".
+  const nullRefused = await t.throwsAsync(Platform.open(dir, null as unknown as PlatformOptions));
+  t.regex(nullRefused!.message, /^Platform\.open takes an options object as its second argument \(or none\), got null$/);
   for (const [options, message] of cases) {
     const refused = await t.throwsAsync(Platform.open(dir, options));
     t.true(refused instanceof RangeError, JSON.stringify(options));

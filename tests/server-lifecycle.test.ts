@@ -201,6 +201,9 @@ test('startHttpServer refuses options that make no sense, saying which; the plat
     t.true(err instanceof RangeError, JSON.stringify(options));
     t.regex(err!.message, message, JSON.stringify(options));
   }
+  // Left out: "Cannot destructure property 'port' of 'options' as it is undefined".
+  const none = await t.throwsAsync(startHttpServer(platform, undefined as unknown as Parameters<typeof startHttpServer>[1]));
+  t.regex(none!.message, /^startHttpServer takes an options object \(\{port: 0\} for any free port\), got nothing$/);
   t.false(existsSync('abc'), 'no socket file made');
   const w = await platform.createWant({ partitions: ['ok/after'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
   t.true(w.ok, 'the platform goes on');

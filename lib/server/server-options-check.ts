@@ -8,6 +8,10 @@ import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 import type { HttpServerOptions } from './http-server.js';
 
 export function serverOptionsProblem(options: HttpServerOptions): string | undefined {
+  // Left out by a JavaScript caller, it failed in the destructuring below with a TypeError naming no option.
+  if (typeof options !== 'object' || options === null) {
+    return `startHttpServer takes an options object ({port: 0} for any free port), got ${options === null ? 'null' : options === undefined ? 'nothing' : `a ${typeof options}`}`;
+  }
   const { port, idleTimeoutMs, drainMs, token } = options;
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) {
     return `HttpServerOptions.port must be a whole number from 0 to 65535 (0: any free port), got ${JSON.stringify(port) ?? String(port)}`;
