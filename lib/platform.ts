@@ -37,12 +37,13 @@ import type { StartProgress } from './state/store-start.js';
 export interface PlatformOptions {
   /**
    * The job graph; default: `<workspace>/platform.json` (none = no jobs). parseGraph's result, or platform.json's
-   * content as read (parsed at open, a bad one refused with parseGraph's message).
+   * content as read (parsed at open, a bad one refused with parseGraph's message). One built by hand is checked as
+   * platform.json is (graph/given-graph.ts).
    */
   graph?: GraphDefinition;
   /** Command queue capacity (at least 1); default 100. */
   queueCapacity?: number;
-  /** Orchestrator tick (at least 1 ms); default 500 ms. Options that make no sense are refused at open. */
+  /** Orchestrator tick (1 ms to setTimeout's ceiling, 2,147,483,647); default 500 ms. Options that make no sense are refused at open. */
   tickMs?: number;
   /** Take a state snapshot in the background every this many events (0: only at close); default 100,000. */
   snapshotEveryEvents?: number;

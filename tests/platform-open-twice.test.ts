@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Platform, type PlatformOptions } from '../lib/platform.js';
 import type { GraphDefinition } from '../lib/graph/graph-definition.js';
+import { parseGraph } from '../lib/graph/parse-graph.js';
 import { makeWorkspace, openPlatform } from './helpers/jobs-fixture.js';
 
 const run = promisify(execFile);
@@ -75,18 +76,61 @@ test("PlatformOptions.graph given as platform.json's content is parsed at open; 
   t.regex(err!.message, /^PlatformOptions\.graph: jobs\[0\]\.outputs\[0\] \(job "a"\): .* is not a valid regular expression/);
 });
 
+// A GraphDefinition built by hand (TypeScript accepts any that has its fields) was taken as checked: max_concurrent_job_runs
+// 0 opened a platform whose wants never ran one job, a bad output pattern threw JavaScript's own SyntaxError, and a
+// schedule written as in platform.json failed at open with "cannot encode event 2: ... timezone: missing".
+test("PlatformOptions.graph built by hand is checked as platform.json is; parseGraph's own result is taken as it is", async (t) => {
+  const job = { label: 'a', outputs: ['a/(?<n>[\\w-]+)'], inputs: [], args: [], env: {}, exec: ['true'], retries: 0, timeout_seconds: 0, max_concurrency: 0 };
+  const cases: Array<[unknown, RegExp]> = [
+    [{ max_concurrent_job_runs: 0, jobs: [job], schedules: [] }, /^PlatformOptions\.graph: max_concurrent_job_runs: must be a positive integer \(got 0\)/],
+    [{ max_concurrent_job_runs: 2, jobs: [{ ...job, outputs: ['a/(?<n>'] }], schedules: [] }, /^PlatformOptions\.graph: jobs\[0\]\.outputs\[0\] \(job "a"\): .* is not a valid regular expression/],
+    [{ max_concurrent_job_runs: 2, jobs: [job, job], schedules: [] }, /^PlatformOptions\.graph: jobs\[1\]\.label: duplicate label "a"/],
+  ];
+  for (const [given, message] of cases) {
+    const err = await t.throwsAsync(Platform.open(makeWorkspace(t), { graph: given as GraphDefinition }));
+    t.regex(err!.message, message, JSON.stringify(given));
+  }
+  // A schedule as platform.json spells it, beside jobs spelled out: parsed, not refused for a field only parsing adds.
+  const written = { max_concurrent_job_runs: 2, jobs: [job], schedules: [{ name: 's', cron: '0 3 * * *', partitions: ['a/${date}'] }] };
+  const opened = await Platform.open(makeWorkspace(t), { graph: written as unknown as GraphDefinition });
+  t.like(opened.resolver.graph.schedules[0], { name: 's', timezone: 'UTC', offset_ms: 0 });
+  await opened.close();
+  // parseGraph's result, with what it adds (a config job's empty inputs, a schedule's offset_ms), is taken unchanged.
+  const parsed = parseGraph(
+    {
+      max_concurrent_job_runs: 3,
+      jobs: [
+        { label: 'cfg', outputs: ['c/(?<n>\\w+)'], exec: ['true'], config: ['/bin/echo'] },
+        { label: 'b', outputs: ['b/(?<n>\\w+)'], inputs: [{ partition_ref: 'a/${n}', dep_type: 'MATERIALIZE' }], exec: ['true'], args: ['${n}'], env: { N: 'one' }, batch: { max_partitions: 5, max_wait_ms: 0 }, version: 'v1' },
+        job,
+      ],
+      schedules: [{ name: 'daily', cron: '0 3 * * *', timezone: 'Europe/Paris', partitions: ['a/${date}'], offset: '-1d', catchup: 0 }],
+      retention: { job_logs_days: 3, events_keep: 1000 },
+    },
+    'test',
+  );
+  const platform = await Platform.open(makeWorkspace(t), { graph: parsed });
+  t.is(platform.resolver.graph, parsed);
+  await platform.close();
+});
+
 test('options that make no sense are refused at open, saying which and what they take; the workspace is untouched', async (t) => {
   const dir = makeWorkspace(t);
   const err = await t.throwsAsync(Platform.open(dir, { executor: 'in_process' as 'in-process' }));
   t.regex(err!.message, /^PlatformOptions\.executor must be 'in-process', 'supervised' or a function .*, got "in_process"/);
   // tickMs 0 spun the event loop for ever; a queue of 0 refused every command as "full".
   const cases: Array<[PlatformOptions, RegExp]> = [
-    [{ tickMs: 0 }, /^PlatformOptions\.tickMs must be a number of milliseconds of at least 1 \(default 500\), got 0$/],
+    [{ tickMs: 0 }, /^PlatformOptions\.tickMs must be a number of milliseconds from 1 to 2147483647 \(default 500\), got 0$/],
     [{ tickMs: -5 }, /tickMs .* got -5$/],
     [{ tickMs: Number.NaN }, /tickMs .* got NaN$/],
+    // Past setTimeout's ceiling node sets an interval to 1 ms: the orchestrator ticked a thousand times a second.
+    [{ tickMs: 2 ** 31 }, /^PlatformOptions\.tickMs must be a number of milliseconds from 1 to 2147483647 \(default 500\), got 2147483648$/],
     [{ queueCapacity: 0 }, /^PlatformOptions\.queueCapacity must be a whole number of at least 1 \(default 100\), got 0$/],
     [{ snapshotEveryEvents: -1 }, /^PlatformOptions\.snapshotEveryEvents must be a whole number of at least 0/],
   ];
+  // A JavaScript caller's null failed with "Cannot destructure property 'tickMs' of 'options' as it is null".
+  const nullRefused = await t.throwsAsync(Platform.open(dir, null as unknown as PlatformOptions));
+  t.regex(nullRefused!.message, /^Platform\.open takes an options object as its second argument \(or none\), got null$/);
   for (const [options, message] of cases) {
     const refused = await t.throwsAsync(Platform.open(dir, options));
     t.true(refused instanceof RangeError, JSON.stringify(options));

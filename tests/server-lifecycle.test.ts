@@ -191,12 +191,19 @@ test('startHttpServer refuses options that make no sense, saying which; the plat
     [{ port: 0, drainMs: -1 }, /^HttpServerOptions\.drainMs must be .* got -1$/],
     // Past a timer's ceiling node would fire it at once, dropping every connection.
     [{ port: 0, drainMs: 30 * 86_400_000 }, /^HttpServerOptions\.drainMs must be .* got 2592000000$/],
+    // An empty token (an unset variable, say) served the API to anyone on the machine, silently; a number failed in
+    // Buffer.from with a TypeError that named no option.
+    [{ port: 0, token: '' }, /^HttpServerOptions\.token must be a non-empty string .*leave it out for an API without a token.*, got ""$/],
+    [{ port: 0, token: 123 }, /^HttpServerOptions\.token must be a non-empty string .* got 123$/],
   ];
   for (const [options, message] of cases) {
     const err = await t.throwsAsync(startHttpServer(platform, { log: () => {}, ...options } as unknown as Parameters<typeof startHttpServer>[1]));
     t.true(err instanceof RangeError, JSON.stringify(options));
     t.regex(err!.message, message, JSON.stringify(options));
   }
+  // Left out: "Cannot destructure property 'port' of 'options' as it is undefined".
+  const none = await t.throwsAsync(startHttpServer(platform, undefined as unknown as Parameters<typeof startHttpServer>[1]));
+  t.regex(none!.message, /^startHttpServer takes an options object \(\{port: 0\} for any free port\), got nothing$/);
   t.false(existsSync('abc'), 'no socket file made');
   const w = await platform.createWant({ partitions: ['ok/after'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
   t.true(w.ok, 'the platform goes on');

@@ -21,6 +21,11 @@ export interface JobLaunch {
   log_dir: string;
   /** 0 = no timeout. */
   timeout_seconds: number;
+  /**
+   * When the run was queued (epoch ms), where known: a run's id repeats in a workspace made again at the same path
+   * (`r-1` anew), so a queue's job added before this moment is not this run's (redis-executor.ts).
+   */
+  queued_at?: number;
 }
 
 /**

@@ -12,5 +12,6 @@ export function launchForRun(run: JobRunRecord, workspaceRoot: string): JobLaunc
     stdin: JSON.stringify(run.config),
     log_dir: runLogDir(workspaceRoot, run.job_run_id),
     timeout_seconds: run.timeout_seconds,
+    queued_at: run.queued_at,
   };
 }

@@ -34,7 +34,7 @@ export interface HttpServerOptions {
   drainMs?: number;
   log?: (line: string) => void;
   logError?: (line: string) => void;
-  /** Require this token of every request but /health (docs/SECURITY.md); none: the open loopback API. */
+  /** Require this token (a non-empty string) of every request but /health (docs/SECURITY.md); none: the open loopback API. */
   token?: string;
 }
 

@@ -51,7 +51,21 @@ interface RemoteRun {
   logEnded: boolean;
   onLogEnd: Array<() => void>;
   settling: boolean;
+  /**
+   * Being added to the queue: its output stream is not read until the job in the queue is known to be this run's (a
+   * stale job's stream, an earlier workspace's, is removed first).
+   */
+  adding: boolean;
+  /** Settles once the add is done (a cancel waits for it: a stale job's replacement clears cancel marks). */
+  handedOver: Promise<unknown>;
 }
+
+/**
+ * A job in the queue added this long before its run was queued is another run's of the same id: an earlier workspace's
+ * at the same path (its `.platform` removed and made again; BullMQ keeps ended jobs 7 days). The slack covers a wall
+ * clock stepped back between the queueing and the add.
+ */
+const STALE_JOB_SLACK_MS = 1000;
 
 const CURSOR_FILE = 'redis-log-cursor';
 /** How often Redis and its workers are looked at for `health()`; a look waits at most HEALTH_TIMEOUT_MS. */
@@ -243,15 +257,28 @@ export class RedisExecutor implements Executor {
 
   start(launch: JobLaunch): { pid: number; worker: string } {
     const run = this.track(launch);
-    this.ready
-      .then(() => this.queue.add('run', launch, { jobId: run.jobId, attempts: 1, removeOnComplete: { age: 7 * 86400 }, removeOnFail: { age: 7 * 86400 } }))
+    run.adding = true;
+    const couldNot = (err: unknown) =>
+      this.settle(run, { job_run_id: launch.job_run_id, status: 'failed', exit_code: -1, signal: '', reason: `could not hand the run to Redis at ${redacted(this.opts.redisUrl)}: ${errorText(err)}` });
+    run.handedOver = this.ready
+      .then(() => this.add(launch, run.jobId))
       .then(
         (added) =>
-          this.handedOverBefore(run, added.timestamp).catch((err: unknown) => this.error(`could not look up ${launch.job_run_id} on Redis: ${errorText(err)}`)),
-        (err: unknown) =>
-          this.settle(run, { job_run_id: launch.job_run_id, status: 'failed', exit_code: -1, signal: '', reason: `could not hand the run to Redis at ${redacted(this.opts.redisUrl)}: ${errorText(err)}` }),
-      );
+          this.handedOverBefore(run, added.timestamp).catch((err: unknown) => {
+            if (err instanceof StaleJobError) return couldNot(err);
+            this.error(`could not look up ${launch.job_run_id} on Redis: ${errorText(err)}`);
+          }),
+        couldNot,
+      )
+      .finally(() => {
+        run.adding = false;
+        this.wake?.();
+      });
     return { pid: 0, worker: `${QUEUE_WORKER_PREFIX}${this.queueName}` };
+  }
+
+  private add(launch: JobLaunch, jobId: string): Promise<Job<JobLaunch, JobOutcome>> {
+    return this.queue.add('run', launch, { jobId, attempts: 1, removeOnComplete: { age: 7 * 86400 }, removeOnFail: { age: 7 * 86400 } });
   }
 
   /**
@@ -263,13 +290,36 @@ export class RedisExecutor implements Executor {
   private async handedOverBefore(run: RemoteRun, addedAt: number): Promise<void> {
     const job = await this.queue.getJob(run.jobId);
     if (!job || job.timestamp === addedAt) return;
+    const queuedAt = run.launch.queued_at;
+    if (queuedAt !== undefined && job.timestamp + STALE_JOB_SLACK_MS < queuedAt) return this.replaceStale(run, job);
     await this.lookUp(run, job);
+  }
+
+  /**
+   * The job under this run's id is an earlier workspace's (added before the run was queued): taken out with its output
+   * stream and any cancel mark, which would otherwise read as this run's, and this run added in its place. Its
+   * outcome had been recorded as this run's, which never ran (a workspace whose .platform was made again at the path).
+   */
+  private async replaceStale(run: RemoteRun, job: Job<JobLaunch, JobOutcome>): Promise<void> {
+    const stale = `queue ${this.queueName} holds a job ${run.jobId} added ${new Date(job.timestamp).toISOString()}, before this run was queued: an earlier workspace's at ${this.opts.workspaceRoot}`;
+    if ((await job.getState()) === 'active') {
+      throw new StaleJobError(`${stale}, still running on a worker; cancel it there (or wait for it to end) and build again`);
+    }
+    try {
+      await job.remove();
+    } catch (err) {
+      throw new StaleJobError(`${stale}, which could not be removed (${errorText(err)}); build again once it has ended`);
+    }
+    await this.connection.del(run.key, cancelMarkKey(this.queueName, run.jobId));
+    run.cursor = '0';
+    await this.add(run.launch, run.jobId);
   }
 
   cancel(job_run_id: string, reason: string): void {
     const run = this.runs.get(job_run_id);
     if (!run || run.settling) return;
     void (async () => {
+      await run.handedOver;
       // Still waiting in the queue: taken out, and it never runs. Taken by a worker: that worker aborts it.
       const job = await this.queue.getJob(run.jobId);
       const state = await job?.getState();
@@ -345,7 +395,7 @@ export class RedisExecutor implements Executor {
 
   private track(launch: JobLaunch): RemoteRun {
     const jobId = queueJobId(this.opts.workspaceRoot, launch.job_run_id);
-    const run: RemoteRun = { launch, jobId, key: logStreamKey(this.queueName, jobId), cursor: '0', logEnded: false, onLogEnd: [], settling: false };
+    const run: RemoteRun = { launch, jobId, key: logStreamKey(this.queueName, jobId), cursor: '0', logEnded: false, onLogEnd: [], settling: false, adding: false, handedOver: Promise.resolve() };
     mkdirSync(launch.log_dir, { recursive: true });
     this.runs.set(launch.job_run_id, run);
     this.byJobId.set(jobId, run);
@@ -408,7 +458,7 @@ export class RedisExecutor implements Executor {
   /** One blocking XREAD over the output streams of every run followed, appending what comes to its log files. */
   private async copyLogs(): Promise<void> {
     while (!this.closed) {
-      const runs = [...this.runs.values()].filter((r) => !r.logEnded);
+      const runs = [...this.runs.values()].filter((r) => !r.logEnded && !r.adding);
       if (runs.length === 0) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = undefined;
@@ -474,6 +524,9 @@ function readCursor(dir: string): string | undefined {
     return undefined;
   }
 }
+
+/** A job of an earlier workspace holds this run's id in the queue, and cannot be replaced now: the run fails, saying so. */
+class StaleJobError extends Error {}
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
