@@ -20,6 +20,7 @@ export type {
   ScheduleRecord,
   ScheduleTickWant,
 } from './state/build-state.js';
+export type { WantInput, BackfillInput, TaintInput } from './orchestrator/request-defaults.js';
 export type { CreateWantRequest, CreateTaintRequest, CreateBackfillRequest, BackfillPolicy, BackfillReply, CommandResult, ScheduleReply, TaintReply } from './orchestrator/command.js';
 export { backfillView, backfillWant, listBackfills } from './server/backfill-queries.js';
 export type { BackfillView, BackfillCounts, CreateBackfillBody, CreateBackfillReply } from './api/backfills.js';

@@ -25,7 +25,8 @@ import { unproducedProblem } from './graph/unproduced-refs.js';
 import { MAX_EXPANSION } from './graph/partition-pattern.js';
 import { MAX_PARTITIONS_PER_WANT } from './api/schemas/wants.js';
 import { partitionsProblem, requestObjectProblem } from './orchestrator/request-checks.js';
-import type { CommandResult, CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from './orchestrator/command.js';
+import type { CommandResult } from './orchestrator/command.js';
+import { backfillWithDefaults, taintWithDefaults, wantWithDefaults, type BackfillInput, type TaintInput, type WantInput } from './orchestrator/request-defaults.js';
 import { CommandQueue } from './orchestrator/command-queue.js';
 import { platformOptionsProblem } from './platform-options-check.js';
 import { GraphTaskSource } from './orchestrator/graph-task-source.js';
@@ -307,7 +308,8 @@ export class Platform {
    * it, as the JSON API refuses it; rejects with QueueFullError when the command queue (capacity `queueCapacity`,
    * default 100) is full.
    */
-  createWant(request: CreateWantRequest): Promise<CommandResult> {
+  createWant(input: WantInput): Promise<CommandResult> {
+    const request = wantWithDefaults(input);
     const refused = this.refsRefused(request, 'createWant', MAX_PARTITIONS_PER_WANT);
     return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_want', request });
   }
@@ -317,15 +319,16 @@ export class Platform {
   }
 
   /** Taints built partitions (and with `downstream` what consumed them); the reply's `taint` lists every ref. */
-  createTaint(request: CreateTaintRequest): Promise<CommandResult> {
-    return this.queue.offer({ kind: 'create_taint', request });
+  createTaint(input: TaintInput): Promise<CommandResult> {
+    return this.queue.offer({ kind: 'create_taint', request: taintWithDefaults(input) });
   }
 
   /**
    * A backfill: a want over a range that goes on past failures, under its own cap; the reply's `backfill` has its
    * id. Refused as `createWant` is.
    */
-  createBackfill(request: CreateBackfillRequest): Promise<CommandResult> {
+  createBackfill(input: BackfillInput): Promise<CommandResult> {
+    const request = backfillWithDefaults(input);
     const refused = this.refsRefused(request, 'createBackfill', MAX_EXPANSION);
     return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_backfill', request });
   }

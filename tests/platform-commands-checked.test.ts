@@ -4,6 +4,7 @@
  */
 import test from 'ava';
 import type { CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from '../lib/orchestrator/command.js';
+import { backfillView, backfillWant } from '../lib/server/backfill-queries.js';
 import { makeWorkspace, openPlatform, waitForWant } from './helpers/jobs-fixture.js';
 
 const graph = { jobs: [{ label: 'a', outputs: ['a/(?<n>\\w+)'], exec: ['true'] }] };
@@ -27,8 +28,8 @@ test('bad wants, backfills and taints through the embedding API are 400s with wh
     ['a fractional priority', () => platform.createWant(want({ priority: 1.5 })), /priority must be a whole number/],
     ['a backfill policy cast', () => platform.createBackfill(backfill({ policy: 'nope' as 'all' })), /policy must be one of missing, failed, all/],
     ['a negative cap', () => platform.createBackfill(backfill({ max_concurrent_job_runs: -3 })), /max_concurrent_job_runs/],
-    ['a comment left out (JavaScript)', () => platform.createWant({ partitions: ['a/x'] } as CreateWantRequest), /^comment must be a string, got nothing: the field is missing\.$/],
-    ['downstream left out (JavaScript)', () => platform.createTaint({ partitions: ['a/x'], reason: '' } as CreateTaintRequest), /downstream must be true or false, got nothing: the field is missing/],
+    ['a comment of null (JavaScript)', () => platform.createWant({ partitions: ['a/x'], comment: null } as unknown as CreateWantRequest), /^comment must be a string, got null/],
+    ['downstream a string (JavaScript)', () => platform.createTaint({ partitions: ['a/x'], downstream: 'yes' } as unknown as CreateTaintRequest), /downstream must be true or false, got a string/],
     ['no request at all (JavaScript)', () => platform.createWant(undefined as unknown as CreateWantRequest), /^createWant takes a request object \(\{partitions: \[\.\.\.\], \.\.\.\}\), got nothing/],
     ['a null backfill (JavaScript)', () => platform.createBackfill(null as unknown as CreateBackfillRequest), /^createBackfill takes a request object .*, got null/],
     ['no taint request (JavaScript): the step must not fail', () => platform.createTaint(undefined as unknown as CreateTaintRequest), /^createTaint takes a request object .*, got nothing/],
@@ -48,6 +49,23 @@ test('bad wants, backfills and taints through the embedding API are 400s with wh
   await waitForWant(platform, good.want_id, ['successful']);
 });
 
+test('a want, backfill or taint of partitions alone takes the JSON API\'s defaults for the rest', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, graph);
+  const w = await platform.createWant({ partitions: ['a/x'], comment: undefined });
+  if (!w.ok) return t.fail(w.error);
+  await waitForWant(platform, w.want_id, ['successful']);
+  const want = platform.state().wants.get(w.want_id)!;
+  t.like(want, { comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild: 'missing', priority: 0 });
+  const bf = await platform.createBackfill({ partitions: ['a/1', 'a/2'] });
+  if (!bf.ok) return t.fail(bf.error);
+  const view = backfillView(platform.state(), backfillWant(platform.state(), bf.backfill!.backfill_id)!);
+  t.like(view, { policy: 'missing', pattern: '', max_concurrent_job_runs: 0 });
+  const taint = await platform.createTaint({ partitions: ['a/x'] });
+  if (!taint.ok) return t.fail(taint.error);
+  t.like(platform.state().taints.get(taint.taint!.taint_id), { reason: '', downstream: false });
+});
+
 test("a want id that is no string (JavaScript) is a 400 to cancelWant: it neither names another want nor fails the step", async (t) => {
   const dir = makeWorkspace(t);
   const errors: string[] = [];
@@ -61,6 +79,14 @@ test("a want id that is no string (JavaScript) is a 400 to cancelWant: it neithe
     if (!r.ok) {
       t.is(r.status, 400, String(id));
       t.regex(r.error, /^want_id must be a want's id, a string like 'w-12', got /, String(id));
+    }
+  }
+  for (const name of [undefined, 5]) {
+    const r = await platform.pauseSchedule(name as unknown as string);
+    t.false(r.ok, String(name));
+    if (!r.ok) {
+      t.is(r.status, 400, String(name));
+      t.regex(r.error, /^A schedule's name must be a string like 'nightly', got /, String(name));
     }
   }
   t.deepEqual(errors, [], 'no step failed');

@@ -8,7 +8,7 @@ import type { ScheduleDefinition } from '../graph/schedule-definition.js';
 import { firstTickAfter, tickRefs } from '../graph/schedule-time.js';
 import { CRON_STEPS_PER_SCAN, catchUp, ticksBetween, type CronBudget } from '../graph/schedule-catchup.js';
 import type { CommandDecision } from './command.js';
-import { textProblem } from './request-checks.js';
+import { textProblem, typeName } from './request-checks.js';
 import type { StepDraft } from './step-draft.js';
 import { createRootWant } from './want-creation.js';
 
@@ -133,7 +133,8 @@ export function resumeSchedule(d: StepDraft, name: string): CommandDecision {
   return { ok: true, status: 200, want_id: '', schedule: { name, changed: true, skipped: skipped?.count ?? 0, skipped_at_least: skipped?.count_at_least ?? false } };
 }
 
-/** A pause or resume of a schedule platform.json does not have. */
-function unknownSchedule(name: string): CommandDecision {
+/** A pause or resume of a schedule platform.json does not have (or of a name that is no string: JavaScript). */
+function unknownSchedule(name: unknown): CommandDecision {
+  if (typeof name !== 'string') return { ok: false, status: 400, error: `A schedule's name must be a string like 'nightly', got ${typeName(name)}.` };
   return { ok: false, status: 404, error: `No schedule named '${name}' in platform.json. List them: platform schedules (GET /api/schedules).` };
 }
