@@ -1,9 +1,15 @@
 /**
- * A table as the CLI prints it, laid out here rather than by cli-table3: fitted to the terminal's width (a long
- * cell wraps, onto as many lines as it needs, rather than the terminal folding every row of the table), and in
- * time linear in its text (cli-table3 took 0.5 s for a cell of 20 lines and 34 s for one of 100, re-measuring its
- * text a character at a time). Pure: cells in, text out; the width and the border's colour are given.
+ * A table as the CLI prints it: its layout is decided here, and cli-table3 draws it. Decided here: the column
+ * widths that fit the terminal's width (the widest column gives way, a status or a time stays whole), where a long
+ * cell wraps, and when a table that cannot fit is shown a row a block. cli-table3 draws the borders, the padding and
+ * the colour of each line, given cells of one line each: a cell of several lines is handed over as that many rows
+ * (the other columns empty on the rows after the first), which a `compact` table (no rule between rows) draws the
+ * same. Not as one cell of several lines: cli-table3 0.6.5's Cell#draw truncates the whole of a cell's content for a
+ * debug message on every line it draws, and that truncation removes a character at a time re-measuring the text
+ * (cli-table3 issue #68; PR #362 is still open), so a cell of n lines took time growing with n³ (0.5 s for 20 lines,
+ * 34 s for 100). A cell of one line takes its fast path: a table is drawn in time linear in its text.
  */
+import Table from 'cli-table3';
 
 // Colour codes (SGR) take no room on the screen.
 const SGR = /\x1b\[[0-9;]*m/g;
@@ -27,8 +33,18 @@ export interface TableOptions {
   headRows: number;
   /** Columns the table may take; none: each column as wide as its widest line. */
   width?: number;
-  /** Colours a piece of border. */
-  border: (s: string) => string;
+}
+
+/**
+ * What cli-table3 is given to draw one table: every cell of `rows` one line (a cell of several lines is several
+ * rows), so none takes cli-table3's slow path. A heading's cell may be of several lines when the width made its words
+ * wrap: a heading is a few words, and a row of its own above the rule.
+ */
+export interface TableLayout {
+  head: string[] | undefined;
+  rows: string[][];
+  /** Each column's width with its padding, as cli-table3 takes it; none at the natural width (cli-table3 measures). */
+  colWidths: number[] | undefined;
 }
 
 /**
@@ -88,10 +104,13 @@ export function wrapLine(text: string, width: number): string[] {
   return lines;
 }
 
-/** The table: borders of box-drawing characters, a space of padding each side of a cell, no rules between rows. */
-export function layoutTable(rows: ReadonlyArray<readonly string[]>, options: TableOptions): string {
+/**
+ * The layout of a table (`rows`, the first `headRows` of them its heading): one table, or, when it cannot fit the
+ * width even with its columns squeezed to their words, one table a row (its headings as keys). Pure.
+ */
+export function layoutTable(rows: ReadonlyArray<readonly string[]>, options: TableOptions): TableLayout[] {
   const columns = Math.max(0, ...rows.map((r) => r.length));
-  if (columns === 0) return '';
+  if (columns === 0) return [];
   const cells = rows.map((r) => Array.from({ length: columns }, (_, c) => (r[c] ?? '').split('\n')));
   const natural = Array.from({ length: columns }, () => 0);
   // What a column may not go below: `keep` its heading's words and coloured lines, `words` its cells' words too.
@@ -113,33 +132,44 @@ export function layoutTable(rows: ReadonlyArray<readonly string[]>, options: Tab
   // row already (a record's keys and values) only what must stay whole is kept.
   const widths = fitColumns(natural, words, options.width);
   if (widths === undefined && options.headRows === 1 && rows.length > 1) return recordBlocks(rows, options);
-  return drawn(cells, widths ?? fitColumns(natural, keep, options.width) ?? natural, options);
+  const fitted = widths ?? fitColumns(natural, keep, options.width) ?? natural;
+  const wrapped = cells.map((row) => row.map((lines, c) => lines.flatMap((l) => wrapLine(l, fitted[c]!))));
+  const head = options.headRows === 1 ? wrapped[0]!.map((lines) => lines.join('\n')) : undefined;
+  const body: string[][] = [];
+  for (const row of wrapped.slice(options.headRows)) {
+    const height = Math.max(...row.map((lines) => lines.length));
+    for (let k = 0; k < height; k++) body.push(row.map((lines) => lines[k] ?? ''));
+  }
+  // cli-table3 measures the natural widths itself, as it did before the CLI fitted its tables: the same output.
+  const colWidths = fitted.every((w, c) => w === natural[c]) ? undefined : fitted.map((w) => w + 2);
+  return [{ head, rows: body, colWidths }];
 }
 
 /** Too many columns for the width: each row as a block of its own, a line a column headed by its heading. */
-function recordBlocks(rows: ReadonlyArray<readonly string[]>, options: TableOptions): string {
+function recordBlocks(rows: ReadonlyArray<readonly string[]>, options: TableOptions): TableLayout[] {
   const [head, ...body] = rows;
-  return body.map((row) => layoutTable(head!.map((h, c) => [h, row[c] ?? '']), { ...options, headRows: 0 })).join('\n');
+  return body.flatMap((row) => layoutTable(head!.map((h, c) => [h, row[c] ?? '']), { ...options, headRows: 0 }));
 }
 
-function drawn(cells: ReadonlyArray<ReadonlyArray<readonly string[]>>, widths: readonly number[], options: TableOptions): string {
-  const b = options.border;
-  const rule = (left: string, mid: string, right: string) => b(`${left}${widths.map((w) => '─'.repeat(w + 2)).join(mid)}${right}`);
-  const out = [rule('┌', '┬', '┐')];
-  cells.forEach((row, i) => {
-    const wrapped = row.map((lines, c) => lines.flatMap((l) => wrapLine(l, widths[c]!)));
-    const height = Math.max(...wrapped.map((lines) => lines.length));
-    for (let k = 0; k < height; k++) {
-      const parts = wrapped.map((lines, c) => {
-        const text = lines[k] ?? '';
-        return ` ${text}${' '.repeat(Math.max(0, widths[c]! - visibleWidth(text)))} `;
+/**
+ * The tables drawn by cli-table3: box-drawing borders (grey when `colour`), a space of padding each side of a cell,
+ * a rule under the heading and none between rows (`compact`, which is what lets a cell's lines be rows of their own).
+ * Several tables (a row a block) one after another.
+ */
+export function drawTables(layouts: readonly TableLayout[], colour: boolean): string {
+  return layouts
+    .map((layout) => {
+      const t = new Table({
+        ...(layout.head ? { head: layout.head } : {}),
+        ...(layout.colWidths ? { colWidths: layout.colWidths } : {}),
+        // The heading's colour is given in its cells (bold); cli-table3 would colour it red by default.
+        style: { head: [], border: colour ? ['grey'] : [], compact: true },
+        wordWrap: false,
       });
-      out.push(`${b('│')}${parts.join(b('│'))}${b('│')}`);
-    }
-    if (i + 1 === options.headRows && i + 1 < cells.length) out.push(rule('├', '┼', '┤'));
-  });
-  out.push(rule('└', '┴', '┘'));
-  return out.join('\n');
+      t.push(...layout.rows);
+      return t.toString();
+    })
+    .join('\n');
 }
 
 /** The width a table must fit: COLUMNS when set (as `ls` reads it), else the terminal's; none in a pipe. */
