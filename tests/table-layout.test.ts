@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import Table from 'cli-table3';
-import { drawTables, fitColumns, layoutTable, outputWidth, visibleWidth, wrapLine, type TableOptions } from '../lib/cli/table-layout.js';
+import { CHUNK_ROWS, drawTables, fitColumns, layoutTable, outputWidth, tableChunks, visibleWidth, wrapLine, type TableOptions } from '../lib/cli/table-layout.js';
 
 /** The table as the CLI prints it in a pipe: laid out, then drawn by cli-table3 without colour. */
 const draw = (rows: ReadonlyArray<readonly string[]>, options: TableOptions): string => drawTables(layoutTable(rows, options), false);
@@ -70,19 +70,26 @@ test('a cell of 10,000 columns is fitted in a few steps, not a column at a time'
   t.is(out.split('\n').length, 2 + Math.ceil(10_000 / 72));
 });
 
-/** How many cells of the layouts cli-table3 is given hold more than one line (heading cells apart). */
-const multiLineCells = (rows: ReadonlyArray<readonly string[]>, options: TableOptions): number =>
-  layoutTable(rows, options).reduce((n, layout) => n + layout.rows.flat().filter((cell) => cell.includes('\n')).length, 0);
+/** How many cells of the tables cli-table3 is given hold more than one line (heading cells apart), and the most rows of one. */
+function givenToCliTable3(rows: ReadonlyArray<readonly string[]>, options: TableOptions): { multiLine: number; mostRows: number } {
+  const chunks = layoutTable(rows, options).flatMap(tableChunks);
+  return {
+    multiLine: chunks.reduce((n, chunk) => n + chunk.rows.flat().filter((cell) => cell.includes('\n')).length, 0),
+    mostRows: Math.max(...chunks.map((chunk) => chunk.rows.length)),
+  };
+}
 
-test('cli-table3 is never given a cell of several lines: a 200-line cell, 2,000 rows, a wrapped ref are rows of one-line cells', (t) => {
+test('cli-table3 is given no cell of several lines nor more than CHUNK_ROWS rows: a 200-line cell and 2,000 rows draw in linear time', (t) => {
   // cli-table3 0.6.5 truncates a whole cell for a debug message on every line it draws, a character at a time when
-  // the cell has several lines (issue #68): a cell of 100 lines took 34 s. One-line cells take its fast path.
+  // the cell has several lines (PR #362): a cell of 100 lines took 34 s. One-line cells take its fast path. Its
+  // layout is quadratic in the rows (issue #68): a long table is given to it CHUNK_ROWS rows at a time.
   const tall = Array.from({ length: 200 }, (_, i) => `in/date=2026-01-${i} (MATERIALIZE)`).join('\n');
   const detail: string[][] = [['inputs', tall], ['status', 'successful']];
   const list = [HEAD, ...Array.from({ length: 2000 }, (_, i) => [`w-${i}`, 'successful', `raw/x/date=${i}\nraw/y/date=${i}`])];
-  const counts = [multiLineCells(detail, { headRows: 0 }), multiLineCells(detail, { headRows: 0, width: 30 }), multiLineCells(list, { headRows: 1 }), multiLineCells(list, { headRows: 1, width: 24 })];
+  const given = [givenToCliTable3(detail, { headRows: 0 }), givenToCliTable3(detail, { headRows: 0, width: 30 }), givenToCliTable3(list, { headRows: 1 }), givenToCliTable3(list, { headRows: 1, width: 24 })];
   // Drawing them otherwise would take minutes (the test would time out rather than fail on the count).
-  if (!t.deepEqual(counts, [0, 0, 0, 0])) return;
+  if (!t.deepEqual(given.map((g) => g.multiLine), [0, 0, 0, 0])) return;
+  if (!t.true(given.every((g) => g.mostRows <= CHUNK_ROWS), JSON.stringify(given))) return;
   // Drawn, each line of the cell is a line of the table, in order, and the table is what cli-table3 draws of it whole.
   t.is(draw(list, { headRows: 1 }).split('\n').length, 4 + 2 * 2000);
   const out = draw(detail, { headRows: 0 });
@@ -96,6 +103,23 @@ test('cli-table3 is never given a cell of several lines: a 200-line cell, 2,000 
   const [narrow] = layoutTable([['Partitions consumed', 'Job runs'], ['raw/a', '1']], { headRows: 1, width: 23 });
   t.deepEqual(narrow?.head, ['Partitions\nconsumed', 'Job\nruns']);
   t.is(narrow?.rows.flat().filter((cell) => cell.includes('\n')).length, 0);
+});
+
+test('a table of more than CHUNK_ROWS rows, drawn a chunk at a time, is the table cli-table3 draws whole', (t) => {
+  const rows = [HEAD, ...Array.from({ length: 2 * CHUNK_ROWS + 50 }, (_, i) => [`w-${i}`, i % 2 ? 'successful' : 'failed', `raw/x/date=${i}`])];
+  const whole = (body: string[][], colWidths?: number[]) => {
+    const table = new Table({ head: HEAD, ...(colWidths ? { colWidths } : {}), style: { head: [], border: [], compact: true }, wordWrap: false });
+    table.push(...body);
+    return table.toString();
+  };
+  t.is(layoutTable(rows, { headRows: 1 }).flatMap(tableChunks).length, 3);
+  t.is(draw(rows, { headRows: 1 }), whole(rows.slice(1)));
+  // Fitted (refs wrapped onto rows of their own), every chunk has the widths of the whole table.
+  const [fitted] = layoutTable(rows, { headRows: 1, width: 38 });
+  t.false(fitted?.natural);
+  t.true((fitted?.rows.length ?? 0) > rows.length);
+  t.is(draw(rows, { headRows: 1, width: 38 }), whole(fitted?.rows ?? [], fitted?.colWidths));
+  t.true(draw(rows, { headRows: 1, width: 38 }).split('\n').every((l) => visibleWidth(l) <= 38));
 });
 
 test('the width is COLUMNS when set to a number, else the terminal\'s, else none', (t) => {

@@ -43,8 +43,10 @@ export interface TableOptions {
 export interface TableLayout {
   head: string[] | undefined;
   rows: string[][];
-  /** Each column's width with its padding, as cli-table3 takes it; none at the natural width (cli-table3 measures). */
-  colWidths: number[] | undefined;
+  /** Each column's width with its padding, as cli-table3 takes it. */
+  colWidths: number[];
+  /** Each column as wide as its widest line: what cli-table3 measures itself when not given `colWidths`. */
+  natural: boolean;
 }
 
 /**
@@ -140,9 +142,7 @@ export function layoutTable(rows: ReadonlyArray<readonly string[]>, options: Tab
     const height = Math.max(...row.map((lines) => lines.length));
     for (let k = 0; k < height; k++) body.push(row.map((lines) => lines[k] ?? ''));
   }
-  // cli-table3 measures the natural widths itself, as it did before the CLI fitted its tables: the same output.
-  const colWidths = fitted.every((w, c) => w === natural[c]) ? undefined : fitted.map((w) => w + 2);
-  return [{ head, rows: body, colWidths }];
+  return [{ head, rows: body, colWidths: fitted.map((w) => w + 2), natural: fitted.every((w, c) => w === natural[c]) }];
 }
 
 /** Too many columns for the width: each row as a block of its own, a line a column headed by its heading. */
@@ -152,24 +152,54 @@ function recordBlocks(rows: ReadonlyArray<readonly string[]>, options: TableOpti
 }
 
 /**
+ * Most rows cli-table3 is given at once. Its layout (`fillInTable`) looks for each cell's place through every row
+ * above it, time growing with the square of the rows (cli-table3 issue #68, "tb.toString() performance": 1.8 s for
+ * 10,000 rows of 3 columns here); a longer table is drawn as tables of this many rows, the same widths, joined.
+ */
+export const CHUNK_ROWS = 100;
+
+/**
+ * A table as the tables of at most CHUNK_ROWS rows cli-table3 is given (the heading with the first), each with the
+ * widths of the whole. Pure.
+ */
+export function tableChunks(layout: TableLayout): TableLayout[] {
+  if (layout.rows.length <= CHUNK_ROWS) return [layout];
+  const chunks: TableLayout[] = [];
+  for (let at = 0; at < layout.rows.length; at += CHUNK_ROWS) {
+    chunks.push({ head: at === 0 ? layout.head : undefined, rows: layout.rows.slice(at, at + CHUNK_ROWS), colWidths: layout.colWidths, natural: false });
+  }
+  return chunks;
+}
+
+/**
  * The tables drawn by cli-table3: box-drawing borders (grey when `colour`), a space of padding each side of a cell,
  * a rule under the heading and none between rows (`compact`, which is what lets a cell's lines be rows of their own).
  * Several tables (a row a block) one after another.
  */
 export function drawTables(layouts: readonly TableLayout[], colour: boolean): string {
-  return layouts
-    .map((layout) => {
-      const t = new Table({
-        ...(layout.head ? { head: layout.head } : {}),
-        ...(layout.colWidths ? { colWidths: layout.colWidths } : {}),
-        // The heading's colour is given in its cells (bold); cli-table3 would colour it red by default.
-        style: { head: [], border: colour ? ['grey'] : [], compact: true },
-        wordWrap: false,
-      });
-      t.push(...layout.rows);
-      return t.toString();
-    })
-    .join('\n');
+  return layouts.map((layout) => {
+    const chunks = tableChunks(layout);
+    // A chunk's rows run on into the next's: the bottom border of each but the last, and the top border of each but
+    // the first, are left out (they are its first and last lines: every row is a line, the heading in the first).
+    return chunks.map((chunk, i) => {
+      const lines = drawn(chunk, colour).split('\n');
+      return lines.slice(i === 0 ? 0 : 1, i === chunks.length - 1 ? lines.length : -1).join('\n');
+    }).join('\n');
+  }).join('\n');
+}
+
+function drawn(layout: TableLayout, colour: boolean): string {
+  const t = new Table({
+    ...(layout.head ? { head: layout.head } : {}),
+    // At its natural width cli-table3 measures the columns itself, as it did before the CLI fitted its tables (and
+    // with string-width, which knows a wide character takes two columns).
+    ...(layout.natural ? {} : { colWidths: layout.colWidths }),
+    // The heading's colour is given in its cells (bold); cli-table3 would colour it red by default.
+    style: { head: [], border: colour ? ['grey'] : [], compact: true },
+    wordWrap: false,
+  });
+  t.push(...layout.rows);
+  return t.toString();
 }
 
 /** The width a table must fit: COLUMNS when set (as `ls` reads it), else the terminal's; none in a pipe. */
