@@ -6,8 +6,9 @@
  * (the other columns empty on the rows after the first), which a `compact` table (no rule between rows) draws the
  * same. Not as one cell of several lines: cli-table3 0.6.5's Cell#draw truncates the whole of a cell's content for a
  * debug message on every line it draws, and that truncation removes a character at a time re-measuring the text
- * (cli-table3 issue #68; PR #362 is still open), so a cell of n lines took time growing with n³ (0.5 s for 20 lines,
- * 34 s for 100). A cell of one line takes its fast path: a table is drawn in time linear in its text.
+ * (PR #362, "avoid eager cell preview truncation", still open), so a cell took time growing faster than the square of
+ * its lines (0.5 s for 20 lines, 16-34 s for 100). A cell of one line takes its fast path; with the rows given a
+ * chunk at a time (CHUNK_ROWS), a table is drawn in time linear in its text.
  */
 import Table from 'cli-table3';
 
