@@ -62,6 +62,19 @@ test('a coloured cell is never cut; a table that cannot fit its columns is shown
   t.regex(out, /│ Created +│ 2026-01-01 00:00:00 +│/);
 });
 
+test('a wide character takes two columns, as cli-table3 measures it: a CJK comment wraps, and is never cut with …', (t) => {
+  t.is(visibleWidth('日本語のコメント'), 16);
+  t.is(visibleWidth('raw/a'), 5);
+  const comment = 'データ遅延のため再実行 raw/sales/date=2026-01-01';
+  const out = draw([['Want', 'Comment'], ['w-1', comment]], { headRows: 1, width: 24 });
+  const lines = out.split('\n');
+  t.true(lines.every((l) => visibleWidth(l) === visibleWidth(lines[0]!)), out);
+  t.true(visibleWidth(lines[0]!) <= 24, out);
+  t.false(out.includes('…'), out);
+  t.is(out.replace(/[│┌┐└┘├┤┬┴┼─\s]/g, '').replace('Want', '').replace('Comment', '').replace('w-1', ''), comment.replace(/ /g, ''));
+  t.deepEqual(wrapLine('日本語日本語', 5), ['日本', '語日', '本語']);
+});
+
 test('a cell of 10,000 columns is fitted in a few steps, not a column at a time', (t) => {
   const widths = fitColumns([10_000, 5], [0, 0], 80);
   t.deepEqual(widths, [68, 5]);

@@ -11,14 +11,19 @@
  * chunk at a time (CHUNK_ROWS), a table is drawn in time linear in its text.
  */
 import Table from 'cli-table3';
+import stringWidth from 'string-width';
 
-// Colour codes (SGR) take no room on the screen.
-const SGR = /\x1b\[[0-9;]*m/g;
 const HAS_SGR = /\x1b\[[0-9;]*m/;
+// Printable ASCII: a character a column, measured by its length.
+const PLAIN = /^[\x20-\x7e]*$/;
 
-/** How many columns `text` takes on a terminal (a code point a column: the CLI prints no wide characters). */
+/**
+ * How many columns `text` takes on a terminal, as cli-table3 measures it (string-width, which it uses: colour codes
+ * none, a CJK character or an emoji two). The same measure, or a width we decide would be narrower than cli-table3's
+ * for a line, and it would cut the line with '…'.
+ */
 export function visibleWidth(text: string): number {
-  return [...text.replace(SGR, '')].length;
+  return PLAIN.test(text) ? text.length : stringWidth(text);
 }
 
 /** The narrowest a column is squeezed to; a table that cannot fit with its columns so narrow is shown a row a block. */
@@ -78,10 +83,21 @@ export function fitColumns(natural: readonly number[], least: readonly number[],
   return widths;
 }
 
-/** Where a word too long for its line is best broken: after a '/', ',', '=', '&' or '-' in its second half, else at the width. */
+/**
+ * Where a word too wide for its line is best broken (an index into it): after a '/', ',', '=', '&' or '-' in the
+ * second half of what fits, else where it stops fitting; at least one character.
+ */
 function breakAt(word: string, width: number): number {
-  for (let i = width; i > width / 2; i--) if ('/,=&-'.includes(word[i - 1]!)) return i;
-  return width;
+  let fit = 0;
+  let used = 0;
+  for (const ch of word) {
+    used += visibleWidth(ch);
+    if (used > width) break;
+    fit += ch.length;
+  }
+  if (fit === 0) return word.codePointAt(0)! > 0xffff ? 2 : 1;
+  for (let i = fit; i > fit / 2; i--) if ('/,=&-'.includes(word[i - 1]!)) return i;
+  return fit;
 }
 
 /** A line of text wrapped to `width`: at spaces where it can, inside a word (a ref) where it must. */
@@ -89,19 +105,24 @@ export function wrapLine(text: string, width: number): string[] {
   if (visibleWidth(text) <= width || HAS_SGR.test(text) || width < 1) return [text];
   const lines: string[] = [];
   let current = '';
+  let currentWidth = 0;
   for (const word of text.split(/ +/)) {
     let rest = word;
-    if (current !== '' && current.length + 1 + rest.length <= width) {
+    let restWidth = visibleWidth(rest);
+    if (current !== '' && currentWidth + 1 + restWidth <= width) {
       current += ` ${rest}`;
+      currentWidth += 1 + restWidth;
       continue;
     }
     if (current !== '') lines.push(current);
-    while (rest.length > width) {
+    while (restWidth > width) {
       const at = breakAt(rest, width);
       lines.push(rest.slice(0, at));
       rest = rest.slice(at);
+      restWidth = visibleWidth(rest);
     }
     current = rest;
+    currentWidth = restWidth;
   }
   if (current !== '') lines.push(current);
   return lines;
