@@ -175,8 +175,8 @@ function recordBlocks(rows: ReadonlyArray<readonly string[]>, options: TableOpti
 
 /**
  * Most rows cli-table3 is given at once. Its layout (`fillInTable`) looks for each cell's place through every row
- * above it, time growing with the square of the rows (cli-table3 issue #68, "tb.toString() performance": 1.8 s for
- * 10,000 rows of 3 columns here); a longer table is drawn as tables of this many rows, the same widths, joined.
+ * above it, time growing with the square of the rows (cli-table3 issue #68, "tb.toString() performance": 1.9 s for
+ * 8,000 rows of 3 columns here); a longer table is drawn as tables of this many rows, the same widths, joined.
  */
 export const CHUNK_ROWS = 100;
 
