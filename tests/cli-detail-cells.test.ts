@@ -1,7 +1,8 @@
 /**
- * A detail table's cells are cut to CELL_LINES: a record of a thousand lines is a wall (and cli-table3, which laid
- * the tables out until session 28, took time growing steeply with them: a run's thousand inputs never printed), and a
- * list's "+N more" counts the whole, not the page.
+ * A detail table's cells are cut to CELL_LINES: a record of a thousand lines is a wall to scroll through (--json has
+ * it all), and a list's "+N more" counts the whole, not the page. (Before session 28 the cut also kept cli-table3 out
+ * of its slow path for cells of many lines, which took a run's thousand inputs beyond printing; cli-table3 is now
+ * given a cell's lines as rows of their own, tests/table-layout.test.ts.)
  */
 import test from 'ava';
 import type { JobRunView } from '../lib/api/views.js';

@@ -9,7 +9,7 @@ import { PlatformClient } from '../client/platform-client.js';
 import { connectServer } from '../client/server-connection.js';
 import { serverLogPath } from '../client/start-daemon.js';
 import { globalOptions, type GlobalOptions } from './global-options.js';
-import { layoutTable, outputWidth } from './table-layout.js';
+import { drawTables, layoutTable, outputWidth } from './table-layout.js';
 
 export const isTty = (stream: NodeJS.WriteStream = process.stdout): boolean => Boolean(stream.isTTY);
 
@@ -46,16 +46,19 @@ export function line(text = ''): void {
   process.stdout.write(`${text}\n`);
 }
 
-/** A table with a header row, fitted to the terminal (table-layout.ts); header colour and borders only on a TTY. */
+/**
+ * A table with a header row, fitted to the terminal (laid out by table-layout.ts, drawn by cli-table3); header
+ * colour and borders only on a TTY.
+ */
 export function table(head: string[], rows: Array<Array<string | number | null | undefined>>): string {
   const tty = colors.level > 0;
   const cells = rows.map((row) => row.map((c) => (c === null || c === undefined ? '' : String(c))));
-  return layoutTable([head.map((h) => (tty ? colors.bold(h) : h)), ...cells], { headRows: 1, width: outputWidth(), border: (s) => colors.gray(s) });
+  return drawTables(layoutTable([head.map((h) => (tty ? colors.bold(h) : h)), ...cells], { headRows: 1, width: outputWidth() }), tty);
 }
 
 /**
- * Most lines a cell of a detail table shows: past them a record is a wall to scroll through (--json has it all;
- * cli-table3, which laid tables out before, also took seconds for a cell of 100 lines).
+ * Most lines a cell of a detail table shows: past them a record is a wall to scroll through (--json has it all).
+ * Not for speed: a cell's lines reach cli-table3 as rows of one line each (table-layout.ts), drawn in linear time.
  */
 export const CELL_LINES = 20;
 /** What a cell built by hand is cut to, whatever built it. */
@@ -78,7 +81,7 @@ export function detailTable(rows: Array<[string, string | number | null | undefi
     if (lines.length > CELL_LINES_MAX) text = cellLines(lines, lines.length, ' lines (--json has them all)');
     cells.push([tty ? colors.bold(k) : k, text]);
   }
-  return layoutTable(cells, { headRows: 0, width: outputWidth(), border: (s) => colors.gray(s) });
+  return drawTables(layoutTable(cells, { headRows: 0, width: outputWidth() }), tty);
 }
 
 const GOOD = new Set(['successful', 'succeeded', 'live']);

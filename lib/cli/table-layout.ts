@@ -1,17 +1,29 @@
 /**
- * A table as the CLI prints it, laid out here rather than by cli-table3: fitted to the terminal's width (a long
- * cell wraps, onto as many lines as it needs, rather than the terminal folding every row of the table), and in
- * time linear in its text (cli-table3 took 0.5 s for a cell of 20 lines and 34 s for one of 100, re-measuring its
- * text a character at a time). Pure: cells in, text out; the width and the border's colour are given.
+ * A table as the CLI prints it: its layout is decided here, and cli-table3 draws it. Decided here: the column
+ * widths that fit the terminal's width (the widest column gives way, a status or a time stays whole), where a long
+ * cell wraps, and when a table that cannot fit is shown a row a block. cli-table3 draws the borders, the padding and
+ * the colour of each line, given cells of one line each: a cell of several lines is handed over as that many rows
+ * (the other columns empty on the rows after the first), which a `compact` table (no rule between rows) draws the
+ * same. Not as one cell of several lines: cli-table3 0.6.5's Cell#draw truncates the whole of a cell's content for a
+ * debug message on every line it draws, and that truncation removes a character at a time re-measuring the text
+ * (PR #362, "avoid eager cell preview truncation", still open), so a cell took time growing faster than the square of
+ * its lines (0.5 s for 20 lines, 16-34 s for 100). A cell of one line takes its fast path; with the rows given a
+ * chunk at a time (CHUNK_ROWS), a table is drawn in time linear in its text.
  */
+import Table from 'cli-table3';
+import stringWidth from 'string-width';
 
-// Colour codes (SGR) take no room on the screen.
-const SGR = /\x1b\[[0-9;]*m/g;
 const HAS_SGR = /\x1b\[[0-9;]*m/;
+// Printable ASCII: a character a column, measured by its length.
+const PLAIN = /^[\x20-\x7e]*$/;
 
-/** How many columns `text` takes on a terminal (a code point a column: the CLI prints no wide characters). */
+/**
+ * How many columns `text` takes on a terminal, as cli-table3 measures it (string-width, which it uses: colour codes
+ * none, a CJK character or an emoji two). The same measure, or a width we decide would be narrower than cli-table3's
+ * for a line, and it would cut the line with '…'.
+ */
 export function visibleWidth(text: string): number {
-  return [...text.replace(SGR, '')].length;
+  return PLAIN.test(text) ? text.length : stringWidth(text);
 }
 
 /** The narrowest a column is squeezed to; a table that cannot fit with its columns so narrow is shown a row a block. */
@@ -27,8 +39,20 @@ export interface TableOptions {
   headRows: number;
   /** Columns the table may take; none: each column as wide as its widest line. */
   width?: number;
-  /** Colours a piece of border. */
-  border: (s: string) => string;
+}
+
+/**
+ * What cli-table3 is given to draw one table: every cell of `rows` one line (a cell of several lines is several
+ * rows), so none takes cli-table3's slow path. A heading's cell may be of several lines when the width made its words
+ * wrap: a heading is a few words, and a row of its own above the rule.
+ */
+export interface TableLayout {
+  head: string[] | undefined;
+  rows: string[][];
+  /** Each column's width with its padding, as cli-table3 takes it. */
+  colWidths: number[];
+  /** Each column as wide as its widest line: what cli-table3 measures itself when not given `colWidths`. */
+  natural: boolean;
 }
 
 /**
@@ -59,10 +83,21 @@ export function fitColumns(natural: readonly number[], least: readonly number[],
   return widths;
 }
 
-/** Where a word too long for its line is best broken: after a '/', ',', '=', '&' or '-' in its second half, else at the width. */
+/**
+ * Where a word too wide for its line is best broken (an index into it): after a '/', ',', '=', '&' or '-' in the
+ * second half of what fits, else where it stops fitting; at least one character.
+ */
 function breakAt(word: string, width: number): number {
-  for (let i = width; i > width / 2; i--) if ('/,=&-'.includes(word[i - 1]!)) return i;
-  return width;
+  let fit = 0;
+  let used = 0;
+  for (const ch of word) {
+    used += visibleWidth(ch);
+    if (used > width) break;
+    fit += ch.length;
+  }
+  if (fit === 0) return word.codePointAt(0)! > 0xffff ? 2 : 1;
+  for (let i = fit; i > fit / 2; i--) if ('/,=&-'.includes(word[i - 1]!)) return i;
+  return fit;
 }
 
 /** A line of text wrapped to `width`: at spaces where it can, inside a word (a ref) where it must. */
@@ -70,28 +105,36 @@ export function wrapLine(text: string, width: number): string[] {
   if (visibleWidth(text) <= width || HAS_SGR.test(text) || width < 1) return [text];
   const lines: string[] = [];
   let current = '';
+  let currentWidth = 0;
   for (const word of text.split(/ +/)) {
     let rest = word;
-    if (current !== '' && current.length + 1 + rest.length <= width) {
+    let restWidth = visibleWidth(rest);
+    if (current !== '' && currentWidth + 1 + restWidth <= width) {
       current += ` ${rest}`;
+      currentWidth += 1 + restWidth;
       continue;
     }
     if (current !== '') lines.push(current);
-    while (rest.length > width) {
+    while (restWidth > width) {
       const at = breakAt(rest, width);
       lines.push(rest.slice(0, at));
       rest = rest.slice(at);
+      restWidth = visibleWidth(rest);
     }
     current = rest;
+    currentWidth = restWidth;
   }
   if (current !== '') lines.push(current);
   return lines;
 }
 
-/** The table: borders of box-drawing characters, a space of padding each side of a cell, no rules between rows. */
-export function layoutTable(rows: ReadonlyArray<readonly string[]>, options: TableOptions): string {
+/**
+ * The layout of a table (`rows`, the first `headRows` of them its heading): one table, or, when it cannot fit the
+ * width even with its columns squeezed to their words, one table a row (its headings as keys). Pure.
+ */
+export function layoutTable(rows: ReadonlyArray<readonly string[]>, options: TableOptions): TableLayout[] {
   const columns = Math.max(0, ...rows.map((r) => r.length));
-  if (columns === 0) return '';
+  if (columns === 0) return [];
   const cells = rows.map((r) => Array.from({ length: columns }, (_, c) => (r[c] ?? '').split('\n')));
   const natural = Array.from({ length: columns }, () => 0);
   // What a column may not go below: `keep` its heading's words and coloured lines, `words` its cells' words too.
@@ -113,33 +156,72 @@ export function layoutTable(rows: ReadonlyArray<readonly string[]>, options: Tab
   // row already (a record's keys and values) only what must stay whole is kept.
   const widths = fitColumns(natural, words, options.width);
   if (widths === undefined && options.headRows === 1 && rows.length > 1) return recordBlocks(rows, options);
-  return drawn(cells, widths ?? fitColumns(natural, keep, options.width) ?? natural, options);
+  const fitted = widths ?? fitColumns(natural, keep, options.width) ?? natural;
+  const wrapped = cells.map((row) => row.map((lines, c) => lines.flatMap((l) => wrapLine(l, fitted[c]!))));
+  const head = options.headRows === 1 ? wrapped[0]!.map((lines) => lines.join('\n')) : undefined;
+  const body: string[][] = [];
+  for (const row of wrapped.slice(options.headRows)) {
+    const height = Math.max(...row.map((lines) => lines.length));
+    for (let k = 0; k < height; k++) body.push(row.map((lines) => lines[k] ?? ''));
+  }
+  return [{ head, rows: body, colWidths: fitted.map((w) => w + 2), natural: fitted.every((w, c) => w === natural[c]) }];
 }
 
 /** Too many columns for the width: each row as a block of its own, a line a column headed by its heading. */
-function recordBlocks(rows: ReadonlyArray<readonly string[]>, options: TableOptions): string {
+function recordBlocks(rows: ReadonlyArray<readonly string[]>, options: TableOptions): TableLayout[] {
   const [head, ...body] = rows;
-  return body.map((row) => layoutTable(head!.map((h, c) => [h, row[c] ?? '']), { ...options, headRows: 0 })).join('\n');
+  return body.flatMap((row) => layoutTable(head!.map((h, c) => [h, row[c] ?? '']), { ...options, headRows: 0 }));
 }
 
-function drawn(cells: ReadonlyArray<ReadonlyArray<readonly string[]>>, widths: readonly number[], options: TableOptions): string {
-  const b = options.border;
-  const rule = (left: string, mid: string, right: string) => b(`${left}${widths.map((w) => '─'.repeat(w + 2)).join(mid)}${right}`);
-  const out = [rule('┌', '┬', '┐')];
-  cells.forEach((row, i) => {
-    const wrapped = row.map((lines, c) => lines.flatMap((l) => wrapLine(l, widths[c]!)));
-    const height = Math.max(...wrapped.map((lines) => lines.length));
-    for (let k = 0; k < height; k++) {
-      const parts = wrapped.map((lines, c) => {
-        const text = lines[k] ?? '';
-        return ` ${text}${' '.repeat(Math.max(0, widths[c]! - visibleWidth(text)))} `;
-      });
-      out.push(`${b('│')}${parts.join(b('│'))}${b('│')}`);
-    }
-    if (i + 1 === options.headRows && i + 1 < cells.length) out.push(rule('├', '┼', '┤'));
+/**
+ * Most rows cli-table3 is given at once. Its layout (`fillInTable`) looks for each cell's place through every row
+ * above it, time growing with the square of the rows (cli-table3 issue #68, "tb.toString() performance": 1.9 s for
+ * 8,000 rows of 3 columns here); a longer table is drawn as tables of this many rows, the same widths, joined.
+ */
+export const CHUNK_ROWS = 100;
+
+/**
+ * A table as the tables of at most CHUNK_ROWS rows cli-table3 is given (the heading with the first), each with the
+ * widths of the whole. Pure.
+ */
+export function tableChunks(layout: TableLayout): TableLayout[] {
+  if (layout.rows.length <= CHUNK_ROWS) return [layout];
+  const chunks: TableLayout[] = [];
+  for (let at = 0; at < layout.rows.length; at += CHUNK_ROWS) {
+    chunks.push({ head: at === 0 ? layout.head : undefined, rows: layout.rows.slice(at, at + CHUNK_ROWS), colWidths: layout.colWidths, natural: false });
+  }
+  return chunks;
+}
+
+/**
+ * The tables drawn by cli-table3: box-drawing borders (grey when `colour`), a space of padding each side of a cell,
+ * a rule under the heading and none between rows (`compact`, which is what lets a cell's lines be rows of their own).
+ * Several tables (a row a block) one after another.
+ */
+export function drawTables(layouts: readonly TableLayout[], colour: boolean): string {
+  return layouts.map((layout) => {
+    const chunks = tableChunks(layout);
+    // A chunk's rows run on into the next's: the bottom border of each but the last, and the top border of each but
+    // the first, are left out (they are its first and last lines: every row is a line, the heading in the first).
+    return chunks.map((chunk, i) => {
+      const lines = drawn(chunk, colour).split('\n');
+      return lines.slice(i === 0 ? 0 : 1, i === chunks.length - 1 ? lines.length : -1).join('\n');
+    }).join('\n');
+  }).join('\n');
+}
+
+function drawn(layout: TableLayout, colour: boolean): string {
+  const t = new Table({
+    ...(layout.head ? { head: layout.head } : {}),
+    // At its natural width cli-table3 measures the columns itself, as it did before the CLI fitted its tables (and
+    // with string-width, which knows a wide character takes two columns).
+    ...(layout.natural ? {} : { colWidths: layout.colWidths }),
+    // The heading's colour is given in its cells (bold); cli-table3 would colour it red by default.
+    style: { head: [], border: colour ? ['grey'] : [], compact: true },
+    wordWrap: false,
   });
-  out.push(rule('└', '┴', '┘'));
-  return out.join('\n');
+  t.push(...layout.rows);
+  return t.toString();
 }
 
 /** The width a table must fit: COLUMNS when set (as `ls` reads it), else the terminal's; none in a pipe. */
