@@ -9,7 +9,9 @@ import { TestScheduler } from 'rxjs/testing';
 import { dueTimes } from '../lib/orchestrator/due-times.js';
 import { retryingStep } from '../lib/orchestrator/retrying-step.js';
 import { stepInBatches } from '../lib/orchestrator/step-in-batches.js';
-import { collectBatch, retryBatch } from '../lib/orchestrator/orchestrator-input.js';
+import { collectBatch, retryBatch, type OrchestratorInput } from '../lib/orchestrator/orchestrator-input.js';
+import { NEWS_WAIT_MIN_HELD, NEWS_WAIT_MS, newsWaitMs } from '../lib/orchestrator/news-wait.js';
+import type { PendingCommand } from '../lib/orchestrator/command-queue.js';
 import { SWEEP_SLICE, TICK_SWEEP_SLICE, startPass, sweepSlice } from '../lib/orchestrator/active-sweep.js';
 import { WakeList } from '../lib/orchestrator/wake-list.js';
 import { initialState, type WantStatus } from '../lib/state/build-state.js';
@@ -48,6 +50,41 @@ test('stepInBatches: a burst is one batch; inputs during a step wait and form th
       [14, 'e'],
     ]);
   });
+});
+
+test('stepInBatches: inputs that may wait (delayFor) wait for more; one that may not starts the step at once', (t) => {
+  const ts = scheduler(t);
+  ts.run(({ hot, cold, expectObservable }) => {
+    const starts: Array<[number, string]> = [];
+    // Lower-case inputs may wait 5 ms for company; an upper-case one (a command, say) may not.
+    const delayFor = (waiting: readonly string[]) => (waiting.every((x) => x === x.toLowerCase()) ? 5 : 0);
+    const out$ = hot('a-b 10ms c-D--|').pipe(
+      stepInBatches(
+        (batch: string[]) => {
+          starts.push([ts.now(), batch.join('')]);
+          return cold('(x|)', { x: batch.join('') });
+        },
+        ts,
+        { delayFor },
+      ),
+    );
+    expectObservable(out$).toBe('5ms x 9ms y 2ms |', { x: 'ab', y: 'cD' });
+    ts.flush();
+    // a waits 5 ms and takes b with it; c waits, and D (at 15) cuts the wait short.
+    t.deepEqual(starts, [
+      [5, 'ab'],
+      [15, 'cD'],
+    ]);
+  });
+});
+
+test('a step of run news alone waits for more while the launcher holds enough runs; anything else starts it at once', (t) => {
+  const started: OrchestratorInput = { kind: 'started', job_run_id: 'r-1', pid: 1, worker: 'local' };
+  const ended: OrchestratorInput = { kind: 'outcome', outcome: { job_run_id: 'r-1', status: 'succeeded' } };
+  t.is(newsWaitMs([started, ended], NEWS_WAIT_MIN_HELD), NEWS_WAIT_MS);
+  t.is(newsWaitMs([started, ended], NEWS_WAIT_MIN_HELD - 1), 0, 'too few held: a slot could fall idle');
+  t.is(newsWaitMs([started, { kind: 'tick' }], 64), 0, 'a tick (or a write, a deadline) does not wait');
+  t.is(newsWaitMs([{ kind: 'command', pending: {} as PendingCommand }], 64), 0);
 });
 
 test('stepInBatches: the batch is cut when the step starts, not when it is asked for', (t) => {

@@ -77,6 +77,8 @@ export interface Executor {
    */
   recall?(job_run_id: string): void;
   readonly recalled$?: Observable<string>;
+  /** Runs handed over and held that have not started yet (`holdBeyond`); absent: none are held. */
+  waitingToStart?(): number;
   /** Runs started or followed whose outcome has not come yet. */
   runningCount(): number;
   /** As last seen; executors on this machine need not say (they are healthy while the daemon is). */

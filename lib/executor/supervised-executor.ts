@@ -311,6 +311,12 @@ export class SupervisedExecutor implements Executor {
     return adopted;
   }
 
+  waitingToStart(): number {
+    let n = 0;
+    for (const run of this.runs.values()) if (run.held && run.pid === 0) n++;
+    return n;
+  }
+
   runningCount(): number {
     return this.runs.size;
   }

@@ -43,6 +43,7 @@ import { ResolutionCache } from './resolution-cache.js';
 import { retryingStep } from './retrying-step.js';
 import { UNCAPPED_WINDOW } from '../state/want-window.js';
 import { stepInBatches } from './step-in-batches.js';
+import { newsWaitMs } from './news-wait.js';
 import type { TaskSource } from './task-source.js';
 import { nextTurnScheduler } from '../system/next-turn-scheduler.js';
 
@@ -161,7 +162,12 @@ export class Orchestrator {
       const unrecorded: OrchestratorInput[] = [];
       const rests: StepBatch[] = [];
       input$
-        .pipe(stepInBatches((inputs) => this.step(inputs), this.stepScheduler, { leftover: (inputs) => unrecorded.push(...inputs) }))
+        .pipe(
+          stepInBatches((inputs) => this.step(inputs), this.stepScheduler, {
+            leftover: (inputs) => unrecorded.push(...inputs),
+            delayFor: (inputs) => newsWaitMs(inputs, executor.waitingToStart?.() ?? 0),
+          }),
+        )
         .subscribe({
           next: (rest) => rests.push(rest),
           complete: () => resolve(mergeRests([collectBatch(unrecorded), ...rests])),

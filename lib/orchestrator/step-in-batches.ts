@@ -14,6 +14,11 @@ import { Observable, type OperatorFunction, type SchedulerLike, type Subscriptio
 export interface StepInBatchesOptions<T> {
   /** When the source completes with inputs no step took: they are handed here (none starts after completion). */
   leftover?: (inputs: T[]) => void;
+  /**
+   * How long the step for these waiting inputs may wait for more to come (ms; 0: the next turn). Asked again as each
+   * input comes: one that may not wait starts the step at once.
+   */
+  delayFor?: (waiting: readonly T[]) => number;
 }
 
 export function stepInBatches<T, R>(
@@ -28,6 +33,8 @@ export function stepInBatches<T, R>(
       let phase: 'idle' | 'scheduled' | 'stepping' = 'idle';
       let sourceDone = false;
       let pendingStart: Subscription | undefined;
+      /** The start scheduled waits for more inputs (`delayFor`). */
+      let delayed = false;
       let current: Subscription | undefined;
 
       const finish = () => {
@@ -55,13 +62,19 @@ export function stepInBatches<T, R>(
 
       const schedule = () => {
         phase = 'scheduled';
-        pendingStart = scheduler.schedule(startStep);
+        const delay = options.delayFor?.(waiting) ?? 0;
+        delayed = delay > 0;
+        pendingStart = scheduler.schedule(startStep, delay);
       };
 
       const inputs = source.subscribe({
         next: (value) => {
           waiting.push(value);
           if (phase === 'idle') schedule();
+          else if (phase === 'scheduled' && delayed && !(options.delayFor!(waiting) > 0)) {
+            pendingStart!.unsubscribe();
+            schedule();
+          }
         },
         error: (err: unknown) => subscriber.error(err),
         complete: () => {

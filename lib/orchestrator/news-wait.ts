@@ -1,0 +1,20 @@
+/**
+ * A step is the loop's unit of fixed cost (a plan, an append and its sync, a state emitted): a DAG of short runs made
+ * one step for every news or two of a run's start and end (~0.8 a job). While the launcher holds enough runs to start
+ * the next ones by itself (executor-port.ts `holdBeyond`), nothing waits on a step of run news but the log: such a
+ * step waits NEWS_WAIT_MS for the news that follow. Anything else in the batch (a write, a tick, a due retry) starts
+ * it at once, so no request waits for it.
+ */
+import type { OrchestratorInput } from './orchestrator-input.js';
+
+/** How long a step of run news alone waits for more. */
+export const NEWS_WAIT_MS = 2;
+/** The runs the launcher must hold unstarted for a step to wait: fewer, and a slot could fall idle meanwhile. */
+export const NEWS_WAIT_MIN_HELD = 8;
+
+/** How long the step for `inputs` may wait (ms), the executor holding `heldUnstarted` runs it has yet to start. */
+export function newsWaitMs(inputs: readonly OrchestratorInput[], heldUnstarted: number): number {
+  if (heldUnstarted < NEWS_WAIT_MIN_HELD) return 0;
+  for (const input of inputs) if (input.kind !== 'started' && input.kind !== 'outcome') return 0;
+  return NEWS_WAIT_MS;
+}
