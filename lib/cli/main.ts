@@ -28,13 +28,13 @@ import { registerWorker } from './commands/worker-command.js';
 import { registerDoctor } from './commands/doctor-command.js';
 import { registerGc } from './commands/gc-command.js';
 
-/** `jsonErrors`: a usage error is one JSON line on stderr (`{"error", "exit_code": 2}`), without the help after it. */
 /**
  * What follows a usage error: where the usage is, not all of it (the whole help of `platform` is 60 lines, under
  * which the error scrolled away).
  */
 const USAGE_HINT = "(usage: 'platform --help', or 'platform <command> --help')";
 
+/** `jsonErrors`: a usage error is one JSON line on stderr (`{"error", "exit_code": 2}`), without the hint after it. */
 export function buildProgram(options: { jsonErrors?: boolean } = {}): Command {
   const program = new Command('platform');
   // Before the subcommands are made: they take the program's output settings with them.
