@@ -1,9 +1,9 @@
 /**
- * A step is the loop's unit of fixed cost (a plan, an append and its sync, a state emitted): a DAG of short runs made
- * a step of every few runs' starts and ends (236 for 2,000 jobs; 0.8 a job on a loaded machine). While the launcher holds enough runs to start
- * the next ones by itself (executor-port.ts `holdBeyond`), nothing waits on a step of run news but the log: such a
- * step waits NEWS_WAIT_MS for the news that follow. Anything else in the batch (a write, a tick, a due retry) starts
- * it at once, so no request waits for it.
+ * A step is the loop's unit of fixed cost (a plan, an append and its sync, a state emitted): a DAG of short runs
+ * made a step of every few runs' starts and ends (236 for 2,000 jobs; 0.8 a job on a loaded machine). While the
+ * launcher holds enough runs to start the next ones by itself (executor-port.ts `holdBeyond`), nothing waits on a
+ * step of run news but the log: such a step waits NEWS_WAIT_MS for the news that follow. Anything else in the batch
+ * (a write, a tick, a due retry) starts it at once, so no request waits for it.
  */
 import type { OrchestratorInput } from './orchestrator-input.js';
 
