@@ -159,7 +159,8 @@ async function intake(root: string, wants: number, clients: number, building = f
     const s = (performance.now() - t0) / 1000;
     return { wants, clients, perSecond: wants / s, client: 'node http', breakdown: breakdown(before, await readDaemon(url, child.pid!), wants) };
   } finally {
-    await kill(child, 'SIGTERM');
+    // The busy run (`sleep 600`) would outlive the daemon by design: stopped with its runs canceled (`stop --cancel-runs`).
+    await kill(child, 'SIGUSR2');
   }
 }
 
