@@ -65,8 +65,11 @@ test('partition detail, lineage and list items show builds, lineage and stalenes
   const missingError = ((await missing.json()) as { error: string }).error;
   t.regex(missingError, /raw\/404/);
   t.notRegex(missingError, /%2F/, 'a ref that came encoded gets no hint to encode it (the CLI shows this message)');
-  const unencoded = ((await (await f.api('/api/partitions/raw')).json()) as { error: string }).error;
-  t.regex(unencoded, /encode it as one path segment: '\/' as %2F/, 'one without a slash may be a ref that was not encoded');
+  const noSlash = ((await (await f.api('/api/partitions/raw')).json()) as { error: string }).error;
+  t.notRegex(noSlash, /%2F/, 'a ref without a slash is a ref: no hint to encode one (the CLI shows this message)');
+  const unencoded = await f.api('/api/partitions/raw/1');
+  t.is(unencoded.status, 404);
+  t.regex(((await unencoded.json()) as { error: string }).error, /encode its '\/' as %2F \(\/api\/partitions\/raw%2F1\)/, 'a ref sent unencoded is told how to send it');
   t.is((await f.api(`/api/partitions/${enc('raw/404')}/lineage`)).status, 404);
   const badLimit = await f.api(`/api/partitions/${enc('raw/1')}?builds_limit=0`);
   t.is(badLimit.status, 400);

@@ -54,7 +54,10 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   app.use(openApiRoutes());
   app.use(dashboardRoutes());
   app.use((req, _res) => {
-    throw new HttpError(404, `No route ${req.method} ${req.path}. See README.md for the API.`);
+    // A partition's ref holds '/': sent unencoded it is several path segments, and matches no partition route.
+    const ref = /^\/api\/partitions\/(.+\/.+?)(\/lineage)?$/.exec(req.path)?.[1];
+    const hint = ref === undefined ? '' : ` A partition ref is one path segment: encode its '/' as %2F (/api/partitions/${encodeURIComponent(ref)}).`;
+    throw new HttpError(404, `No route ${req.method} ${req.path}.${hint} See README.md for the API.`);
   });
   app.use(errorHandler(logError));
   return app;

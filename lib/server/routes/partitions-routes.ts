@@ -53,7 +53,7 @@ export function partitionsRoutes({ platform }: ServerContext): Router {
 }
 
 function unknownRef(ref: string): string {
-  // A ref with a '/' came encoded; one without may be the first segment of a ref that was not.
-  const hint = ref.includes('/') ? '' : " If the ref has a '/', encode it as one path segment: '/' as %2F.";
-  return `No partition '${ref}' has been seen: nothing has built it, nor begun to (a want canceled before its run leaves none).${hint}`;
+  // No hint to encode a '/' here: a ref that was not encoded is more than one segment, and reaches no partition route
+  // (app.ts's last 404 says how to encode it).
+  return `No partition '${ref}' has been seen: nothing has built it, nor begun to (a want canceled before its run leaves none).`;
 }
