@@ -814,4 +814,11 @@ test('no server at the URL: a clear message, exit 1, no stack trace', slot(async
   const noDir = await cli(undefined, '-C', missing, 'want', 'list');
   t.is(noDir.code, 1);
   t.is(noDir.stderr, `platform: No directory ${missing}: check the path given to -C (--workspace).\n`);
+  // A file is no workspace: it was taken as its directory, whose workspace (here the test's own) answered instead.
+  const file = join(tmpdir(), `platform-file-${process.pid}`);
+  writeFileSync(file, '');
+  const aFile = await cli(undefined, '-C', file, 'want', 'list');
+  rmSync(file, { force: true });
+  t.is(aFile.code, 1);
+  t.is(aFile.stderr, `platform: Not a directory: ${file}: check the path given to -C (--workspace).\n`);
 }));

@@ -12,8 +12,11 @@ export class NoWorkspaceError extends Error {
 }
 
 export class NoDirectoryError extends Error {
-  constructor(readonly dir: string) {
-    super(`No directory ${dir}: check the path given to -C (--workspace).`);
+  constructor(
+    readonly dir: string,
+    what = 'No directory',
+  ) {
+    super(`${what} ${dir}: check the path given to -C (--workspace).`);
     this.name = 'NoDirectoryError';
   }
 }
@@ -21,6 +24,8 @@ export class NoDirectoryError extends Error {
 export function findWorkspaceRoot(from: string): string {
   let dir = resolve(from);
   if (!existsSync(dir)) throw new NoDirectoryError(dir);
+  // A file is no workspace, nor a place to look up from (its directory's workspace would be taken silently).
+  if (!statSync(dir).isDirectory()) throw new NoDirectoryError(dir, 'Not a directory:');
   for (;;) {
     const marker = join(dir, MARKER);
     if (existsSync(marker) && statSync(marker).isDirectory()) return dir;
