@@ -93,6 +93,8 @@ test.serial('CLI: backfill follows to the end with exit 1 when partitions failed
   t.regex(r.stdout, /bf-\d+ failed \[#+-*\] 100% 4\/4 partitions/);
   t.regex(r.stdout, /3 live, 1 failed, 0 skipped of 4/);
   t.regex(r.stderr, /1 of its 4 partitions failed/);
+  // Its range's failures, not the workspace's.
+  t.regex(r.stderr, /List them: platform partitions list --status failed --prefix bad\/;/);
   const id = /^backfill (bf-\d+)/m.exec(r.stdout)![1]!;
   const got = JSON.parse((await cli('--json', 'backfills', 'get', id)).stdout);
   t.like(got, { backfill_id: id, status: 'failed', priority: 3, max_concurrent_job_runs: 1, counts: { live: 3, failed: 1 } });

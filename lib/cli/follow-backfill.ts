@@ -114,6 +114,16 @@ export async function followBackfill(
     b.status === 'canceled'
       ? `backfill ${id} was canceled${b.cancel_reason ? ` (${b.cancel_reason})` : ''}.`
       : `backfill ${id} ended ${b.status}: ${b.counts.failed} of its ${b.partitions} partitions failed. ` +
-        `List them: platform partitions list --status failed; why one failed: platform partitions get <ref>.`;
+        `List them: platform partitions list --status failed${rangePrefix(b.pattern)}; why one failed: platform partitions get <ref>.`;
   return { kind: 'unsuccessful', message: why };
+}
+
+/**
+ * ` --prefix '<text before the pattern's first brace>'`: the failures of the backfill's range, not the workspace's
+ * (a listed backfill, or a pattern that starts with a brace, has none).
+ */
+function rangePrefix(pattern: string): string {
+  const brace = pattern.indexOf('{');
+  const prefix = brace < 0 ? pattern : pattern.slice(0, brace);
+  return prefix === '' ? '' : ` --prefix ${shellWords([prefix])}`;
 }
