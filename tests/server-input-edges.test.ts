@@ -104,6 +104,25 @@ test('a JSON body giving a key twice in an object is a 400 naming the key and wh
   t.is(ok.status, 201, ok.body);
 });
 
+test('a UTF-16 body (charset=utf-16, big-endian without a byte order mark) is checked for keys given twice as body-parser decodes it: no key slips, no 500', async (t) => {
+  // body-parser decodes charset=utf-16 with iconv-lite, which tells big-endian from its bytes; TextDecoder('utf-16')
+  // is always little-endian, so the check read other text than was parsed: a duplicate slipped, and a string holding
+  // U+2200 and U+3A00 (a quote and a colon when byte-swapped) made the scan parse a bad literal: a 500.
+  const f = await startServer(t, { graph: { jobs: [{ label: 'any', outputs: ['any/.+'], exec: ['true'] }] } });
+  await waitForWant(f, await createWant(f, ['any/base']), ['successful']);
+  const before = (await f.getJson('/api/events?limit=1')).latest_id as number;
+  const utf16be = (text: string) => Buffer.from(text, 'utf16le').swap16();
+  const post = (body: string) =>
+    rawRequest(`${f.url}/api/taints`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-16' }, body: utf16be(body) });
+  const twice = await post('{"partitions": ["any/base"], "reason": "a", "reason": "b"}');
+  t.is(twice.status, 400, twice.body);
+  t.regex(JSON.parse(twice.body).error, /"reason" twice/);
+  const odd = await post('{"partitions": ["any/base"], "reason": "\u7b00\u2200\u0100\u2200\u3a00\u3a00\u3a00\u3a00\u3a00"}');
+  t.not(odd.status, 500, odd.body);
+  t.is(odd.status, 201, odd.body);
+  t.true((await f.getJson('/api/events?limit=1')).latest_id as number > before);
+});
+
 test("a run's environment is cut in its views as its lists are: env_total counts it, truncated says so", async (t) => {
   const wide = 5_000;
   const program = `const refs = process.argv.slice(1); const env = {}; for (let i = 0; i < ${wide}; i++) env['V' + i] = 'x';` +

@@ -144,3 +144,15 @@ test('the width is COLUMNS when set to a number, else the terminal\'s, else none
   t.is(outputWidth(tty, { COLUMNS: '' }), 120);
   t.is(outputWidth(tty, { COLUMNS: 'wide' }), 120);
 });
+
+test('a table of 200,000 rows, or a line of 200,000 words, is laid out: no argument list as long as the table', (t) => {
+  // layoutTable took Math.max(...rows) and Math.max(...words of a line): past ~125,000 arguments V8 throws
+  // "Maximum call stack size exceeded" (`platform graph` of 100,000 refs whose jobs each need an upstream run: 200,000 tasks).
+  const rows = Array.from({ length: 200_000 }, (_, i) => [`r-${i}`, 'live']);
+  const [layout] = layoutTable([['Run', 'Status'], ...rows], { headRows: 1, width: 80 });
+  t.is(layout!.rows.length, 200_000);
+  const words = Array.from({ length: 200_000 }, () => 'ab').join(' ');
+  const [wide] = layoutTable([['Key', 'Value'], ['args', words]], { headRows: 1, width: 80 });
+  t.true(wide!.rows.length > 1);
+  t.true(wide!.rows.every((r) => visibleWidth(r[1]!) <= 80));
+});

@@ -133,7 +133,9 @@ export function wrapLine(text: string, width: number): string[] {
  * width even with its columns squeezed to their words, one table a row (its headings as keys). Pure.
  */
 export function layoutTable(rows: ReadonlyArray<readonly string[]>, options: TableOptions): TableLayout[] {
-  const columns = Math.max(0, ...rows.map((r) => r.length));
+  // Loops, not a spread into Math.max: past ~125,000 arguments it overflows the stack (200,000 tasks of `platform graph`).
+  let columns = 0;
+  for (const r of rows) columns = Math.max(columns, r.length);
   if (columns === 0) return [];
   const cells = rows.map((r) => Array.from({ length: columns }, (_, c) => (r[c] ?? '').split('\n')));
   const natural = Array.from({ length: columns }, () => 0);
@@ -146,7 +148,7 @@ export function layoutTable(rows: ReadonlyArray<readonly string[]>, options: Tab
         const w = visibleWidth(l);
         natural[c] = Math.max(natural[c]!, w);
         // A heading wraps at its spaces only: "Job runs" may take two lines, "Partitions" not two halves.
-        const word = HAS_SGR.test(l) ? w : Math.max(...l.split(' ').map(visibleWidth));
+        const word = HAS_SGR.test(l) ? w : longest(l.split(' '));
         if (HAS_SGR.test(l) || i < options.headRows) keep[c] = Math.max(keep[c]!, word);
         words[c] = Math.max(words[c]!, keep[c]!, Math.min(word, WHOLE_WORD));
       }
@@ -161,10 +163,18 @@ export function layoutTable(rows: ReadonlyArray<readonly string[]>, options: Tab
   const head = options.headRows === 1 ? wrapped[0]!.map((lines) => lines.join('\n')) : undefined;
   const body: string[][] = [];
   for (const row of wrapped.slice(options.headRows)) {
-    const height = Math.max(...row.map((lines) => lines.length));
+    let height = 0;
+    for (const lines of row) height = Math.max(height, lines.length);
     for (let k = 0; k < height; k++) body.push(row.map((lines) => lines[k] ?? ''));
   }
   return [{ head, rows: body, colWidths: fitted.map((w) => w + 2), natural: fitted.every((w, c) => w === natural[c]) }];
+}
+
+/** The width of the widest of `words` (0 for none). */
+function longest(words: readonly string[]): number {
+  let w = 0;
+  for (const word of words) w = Math.max(w, visibleWidth(word));
+  return w;
 }
 
 /** Too many columns for the width: each row as a block of its own, a line a column headed by its heading. */

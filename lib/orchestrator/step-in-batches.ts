@@ -15,8 +15,10 @@ export interface StepInBatchesOptions<T> {
   /** When the source completes with inputs no step took: they are handed here (none starts after completion). */
   leftover?: (inputs: T[]) => void;
   /**
-   * How long the step for these waiting inputs may wait for more to come (ms; 0: the next turn). Asked again as each
-   * input comes: one that may not wait starts the step at once.
+   * How long the step for these waiting inputs may wait for more to come (ms; 0: the next turn). Asked of the waiting
+   * inputs when the step is scheduled, then of each input that comes while it waits, alone: one that may not wait
+   * starts the step at once. So inputs may wait only if each may (not asked of the whole list again at every input:
+   * a burst of n inputs would cost n^2/2).
    */
   delayFor?: (waiting: readonly T[]) => number;
 }
@@ -71,7 +73,7 @@ export function stepInBatches<T, R>(
         next: (value) => {
           waiting.push(value);
           if (phase === 'idle') schedule();
-          else if (phase === 'scheduled' && delayed && !(options.delayFor!(waiting) > 0)) {
+          else if (phase === 'scheduled' && delayed && !(options.delayFor!([value]) > 0)) {
             pendingStart!.unsubscribe();
             schedule();
           }

@@ -79,7 +79,14 @@ function scan(text: string): DuplicateKey | undefined {
       while (isSpace(text.charCodeAt(next))) next++;
       const top = stack[stack.length - 1];
       if (text.charCodeAt(next) === 0x3a /* : */ && top?.keys !== undefined) {
-        const key = JSON.parse(text.slice(i, end + 1)) as unknown;
+        // A text JSON.parse took holds only well-formed literals; should `text` differ from what was parsed, the
+        // check gives up (the body is unchecked) rather than throw a 500 for a body that is valid JSON.
+        let key: unknown;
+        try {
+          key = JSON.parse(text.slice(i, end + 1));
+        } catch {
+          return undefined;
+        }
         if (typeof key !== 'string') return undefined;
         if (top.keys.has(key)) return { key, at: pathOf(stack) };
         top.keys.add(key);

@@ -12,6 +12,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
+import iconv from 'iconv-lite';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { OPERATIONS, type Operation } from './api-operations.js';
 import { HttpError } from './http-error.js';
@@ -53,12 +54,10 @@ function keepWellFormed(req: IncomingMessage, _res: unknown, buf: Buffer, encodi
     rawBodies.set(req, buf);
     return;
   }
-  // body-parser takes any utf-* charset; one TextDecoder does not know is parsed unchecked.
-  try {
-    rawBodies.set(req, new TextDecoder(encoding).decode(buf));
-  } catch {
-    // left unchecked
-  }
+  // body-parser takes any utf-* charset and decodes it with iconv-lite: the same decoder, so the text checked is the
+  // text parsed (TextDecoder('utf-16') is always little-endian where iconv-lite tells big-endian from the bytes).
+  // body-parser checked the charset exists before calling verify.
+  rawBodies.set(req, iconv.decode(buf, encoding));
 }
 
 function refuseDuplicateKeys(req: Request, _res: Response, next: NextFunction): void {
