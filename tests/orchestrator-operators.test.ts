@@ -86,7 +86,7 @@ test('stepInBatches: 50,000 inputs that come while a step waits are taken in lin
   let asked = 0;
   const delayFor = (waiting: readonly OrchestratorInput[]) => {
     asked += waiting.length;
-    return newsWaitMs(waiting, NEWS_WAIT_MIN_HELD);
+    return newsWaitMs(waiting, () => NEWS_WAIT_MIN_HELD);
   };
   const sub = source.pipe(stepInBatches((batch: OrchestratorInput[]) => timer(0).pipe(map(() => batch.length)), nextTurn, { delayFor })).subscribe();
   t.teardown(() => sub.unsubscribe());
@@ -99,10 +99,12 @@ test('stepInBatches: 50,000 inputs that come while a step waits are taken in lin
 test('a step of run news alone waits for more while the launcher holds enough runs; anything else starts it at once', (t) => {
   const started: OrchestratorInput = { kind: 'started', job_run_id: 'r-1', pid: 1, worker: 'local' };
   const ended: OrchestratorInput = { kind: 'outcome', outcome: { job_run_id: 'r-1', status: 'succeeded' } };
-  t.is(newsWaitMs([started, ended], NEWS_WAIT_MIN_HELD), NEWS_WAIT_MS);
-  t.is(newsWaitMs([started, ended], NEWS_WAIT_MIN_HELD - 1), 0, 'too few held: a slot could fall idle');
-  t.is(newsWaitMs([started, { kind: 'tick' }], 64), 0, 'a tick (or a write, a deadline) does not wait');
-  t.is(newsWaitMs([{ kind: 'command', pending: {} as PendingCommand }], 64), 0);
+  t.is(newsWaitMs([started, ended], () => NEWS_WAIT_MIN_HELD), NEWS_WAIT_MS);
+  t.is(newsWaitMs([started, ended], () => NEWS_WAIT_MIN_HELD - 1), 0, 'too few held: a slot could fall idle');
+  t.is(newsWaitMs([started, { kind: 'tick' }], () => 64), 0, 'a tick (or a write, a deadline) does not wait');
+  const counted: number[] = [];
+  t.is(newsWaitMs([{ kind: 'command', pending: {} as PendingCommand }], () => counted.push(64)), 0);
+  t.deepEqual(counted, [], 'the executor is not asked to count its runs for a step that may not wait anyway');
 });
 
 test('stepInBatches: the batch is cut when the step starts, not when it is asked for', (t) => {

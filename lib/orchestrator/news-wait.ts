@@ -12,9 +12,11 @@ export const NEWS_WAIT_MS = 2;
 /** The runs the launcher must hold unstarted for a step to wait: fewer, and a slot could fall idle meanwhile. */
 export const NEWS_WAIT_MIN_HELD = 8;
 
-/** How long the step for `inputs` may wait (ms), the executor holding `heldUnstarted` runs it has yet to start. */
-export function newsWaitMs(inputs: readonly OrchestratorInput[], heldUnstarted: number): number {
-  if (heldUnstarted < NEWS_WAIT_MIN_HELD) return 0;
+/**
+ * How long the step for `inputs` may wait (ms), the executor holding `heldUnstarted()` runs it has yet to start (asked
+ * only of news: the executor counts its runs to say).
+ */
+export function newsWaitMs(inputs: readonly OrchestratorInput[], heldUnstarted: () => number): number {
   for (const input of inputs) if (input.kind !== 'started' && input.kind !== 'outcome') return 0;
-  return NEWS_WAIT_MS;
+  return heldUnstarted() >= NEWS_WAIT_MIN_HELD ? NEWS_WAIT_MS : 0;
 }

@@ -165,7 +165,7 @@ export class Orchestrator {
         .pipe(
           stepInBatches((inputs) => this.step(inputs), this.stepScheduler, {
             leftover: (inputs) => unrecorded.push(...inputs),
-            delayFor: (inputs) => newsWaitMs(inputs, executor.waitingToStart?.() ?? 0),
+            delayFor: (inputs) => newsWaitMs(inputs, () => executor.waitingToStart?.() ?? 0),
           }),
         )
         .subscribe({

@@ -320,6 +320,9 @@ export class RedisExecutor implements Executor {
     if (!run || run.settling) return;
     void (async () => {
       await run.handedOver;
+      // The hand-over may have failed meanwhile (an earlier workspace's job still running under its id): nothing of
+      // this run is in the queue to cancel, and that job is not this run's.
+      if (run.settling) return;
       // Still waiting in the queue: taken out, and it never runs. Taken by a worker: that worker aborts it.
       const job = await this.queue.getJob(run.jobId);
       const state = await job?.getState();
