@@ -16,6 +16,24 @@ const CHAIN = {
 
 const enc = encodeURIComponent;
 
+test('a ref wanted but not begun: its 404 names the wants that want it and where to see what they wait on', async (t) => {
+  const graph = {
+    jobs: [
+      { label: 'slow', outputs: ['slow/(?<n>\\d+)'], exec: ['sleep', '30'] },
+      { label: 'after', outputs: ['after/(?<n>\\d+)'], inputs: [{ partition_ref: 'slow/${n}', dep_type: 'MATERIALIZE' }], exec: ['true'] },
+    ],
+  };
+  const f = await startServer(t, { graph });
+  const unwanted = ((await (await f.api(`/api/partitions/${encodeURIComponent('after/2')}`)).json()) as { error: string }).error;
+  t.notRegex(unwanted, /wanted by/, 'no want, no word of one');
+  const id = await createWant(f, ['after/1']);
+  await waitForWant(f, id, ['upstream_building']);
+  const res = await f.api(`/api/partitions/${encodeURIComponent('after/1')}`);
+  t.is(res.status, 404);
+  const error = ((await res.json()) as { error: string }).error;
+  t.regex(error, new RegExp(`It is wanted by ${id}, whose run for it has not begun: see what it waits on with GET /api/wants/${id}/tree \\(platform want tree ${id}\\)`));
+});
+
 test('partition detail, lineage and list items show builds, lineage and staleness; unknown refs are 404', async (t) => {
   const f = await startServer(t, { graph: CHAIN });
   await waitForWant(f, await createWant(f, ['report/1']), ['successful']);

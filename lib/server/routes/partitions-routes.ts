@@ -11,6 +11,7 @@ import { toPageQuery } from '../request-parsing.js';
 import { DEFAULT_PAGE } from '../../api/schemas/pages.js';
 import { validateBody, validateQuery } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
+import { activeWantsOn, type BuildState } from '../../state/build-state.js';
 
 export function partitionsRoutes({ platform }: ServerContext): Router {
   const router = Router();
@@ -39,21 +40,31 @@ export function partitionsRoutes({ platform }: ServerContext): Router {
       builds_limit: q.builds_limit ?? 20,
       downstream_limit: q.downstream_limit ?? DEFAULT_PAGE,
     });
-    if (!detail) throw new HttpError(404, unknownRef(req.params.ref));
+    if (!detail) throw new HttpError(404, unknownRef(platform.state(), req.params.ref));
     res.json(detail satisfies PartitionDetailView);
   });
 
   router.get('/api/partitions/:ref/lineage', (req, res) => {
     const { direction = 'upstream', depth = 3 } = validateQuery(LineageQuerySchema, req.query);
     const tree = lineage(platform.state(), req.params.ref, direction, depth);
-    if (!tree) throw new HttpError(404, unknownRef(req.params.ref));
+    if (!tree) throw new HttpError(404, unknownRef(platform.state(), req.params.ref));
     res.json({ direction, depth, max_nodes: LINEAGE_MAX_NODES, root: tree } satisfies LineageReply);
   });
   return router;
 }
 
-function unknownRef(ref: string): string {
+/** Wants named in a 404 of a ref they want, before "and N more". */
+const WANTING_SHOWN = 3;
+
+function unknownRef(state: BuildState, ref: string): string {
   // No hint to encode a '/' here: a ref that was not encoded is more than one segment, and reaches no partition route
   // (app.ts's last 404 says how to encode it).
-  return `No partition '${ref}' has been seen: nothing has built it, nor begun to (a want canceled before its run leaves none).`;
+  const unseen = `No partition '${ref}' has been seen: nothing has built it, nor begun to (a want canceled before its run leaves none).`;
+  // Wanted and not begun: its run waits (on inputs being built, a cap, a config); the want says on what.
+  const wanting: string[] = [];
+  for (const id of activeWantsOn(state, ref)) if (wanting.push(id) > WANTING_SHOWN) break;
+  if (wanting.length === 0) return unseen;
+  const more = wanting.length > WANTING_SHOWN ? ' and more' : '';
+  const named = wanting.slice(0, WANTING_SHOWN).join(', ');
+  return `${unseen} It is wanted by ${named}${more}, whose run for it has not begun: see what it waits on with GET /api/wants/${wanting[0]}/tree (platform want tree ${wanting[0]}).`;
 }
