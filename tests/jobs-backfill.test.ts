@@ -121,7 +121,10 @@ test('a backfill over an input that failed before it (policy missing) fails what
   const first = await platform.createWant({ partitions: ['raw/1', 'raw/2'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
   if (!first.ok) throw new Error(first.error);
   await waitForWant(platform, first.want_id, ['failed'], 20_000);
-  await platform.createTaint({ partitions: ['raw/2'], reason: 'late rows', downstream: false });
+  // The want fails with raw/1's run; raw/2's may end a step later, and a taint of what is not built yet is refused.
+  await waitFor(platform, (s) => s.partitions.get('raw/2')?.status === 'live', 'raw/2 built');
+  const tainted = await platform.createTaint({ partitions: ['raw/2'], reason: 'late rows', downstream: false });
+  t.true(tainted.ok, tainted.ok ? '' : tainted.error);
   const bf = await create(platform, backfill(range('report', 3)));
   let s = await waitForWant(platform, bf.want_id, ['failed', 'successful', 'upstream_failed'], 20_000);
   t.is(s.wants.get(bf.want_id)!.status, 'failed');
