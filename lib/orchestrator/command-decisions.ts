@@ -2,18 +2,16 @@
  * Each command of a step decided and answered: a want, a backfill, a taint, a want's cancel, a schedule's pause or
  * resume. A refused command records nothing; the reply says why.
  */
-import type { RebuildPolicy } from '../events/build-event.js';
+import { BACKFILL_REBUILD } from '../api/backfill-policy.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { currentConsumers } from '../state/staleness.js';
 import { cancelWant } from './cancel-want.js';
-import type { BackfillPolicy, Command, CommandDecision, CreateBackfillRequest, CreateTaintRequest } from './command.js';
+import type { Command, CommandDecision, CreateBackfillRequest, CreateTaintRequest } from './command.js';
 import { backfillRequestProblem, taintRequestProblem, textProblem, typeName, wantRequestProblem } from './request-checks.js';
 import { pauseSchedule, resumeSchedule } from './schedule-ticks.js';
 import type { StepDraft } from './step-draft.js';
 import { createRootWant } from './want-creation.js';
 
-/** A backfill's policy as the rebuild policy of its want. */
-const BACKFILL_REBUILD: Record<BackfillPolicy, RebuildPolicy> = { missing: 'absent', failed: 'missing', all: 'all' };
 
 export function decideCommand(d: StepDraft, c: Command): CommandDecision {
   if (c.kind === 'create_want') {

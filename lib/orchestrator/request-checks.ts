@@ -38,9 +38,14 @@ export function partitionsProblem(partitions: unknown, max: number): string | un
   return undefined;
 }
 
+/** Whether `r` is a request object at all (not null, an array or a plain value). */
+export function isRequestObject(r: unknown): r is Record<string, unknown> {
+  return typeof r === 'object' && r !== null && !Array.isArray(r);
+}
+
 /** A request that is no object at all (an embedder's JavaScript calling `createWant()`): nothing else can be read of it. */
 export function requestObjectProblem(r: unknown, what: string): string | undefined {
-  return typeof r === 'object' && r !== null && !Array.isArray(r) ? undefined : `${what} takes a request object ({partitions: [...], ...}), got ${typeName(r)}.`;
+  return isRequestObject(r) ? undefined : `${what} takes a request object ({partitions: [...], ...}), got ${typeName(r)}.`;
 }
 
 export function wantRequestProblem(r: CreateWantRequest): string | undefined {

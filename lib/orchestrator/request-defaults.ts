@@ -4,6 +4,7 @@
  * Anything given is passed on as given, for the planner's checks to refuse.
  */
 import type { CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from './command.js';
+import { isRequestObject } from './request-checks.js';
 
 type WithDefaults<R, Required extends keyof R> = Pick<R, Required> & Partial<Omit<R, Required>>;
 
@@ -14,8 +15,6 @@ export type BackfillInput = WithDefaults<CreateBackfillRequest, 'partitions'>;
 /** `createTaint`'s request: only `partitions` is needed (no reason, not downstream). */
 export type TaintInput = WithDefaults<CreateTaintRequest, 'partitions'>;
 
-const isObject = (r: unknown): r is Record<string, unknown> => typeof r === 'object' && r !== null && !Array.isArray(r);
-
 /** `r` with each field of `defaults` it leaves out (or gives as undefined) filled; null is given, and refused later. */
 function filled<R>(r: object, defaults: Partial<R>): R {
   const out: Record<string, unknown> = { ...r };
@@ -24,14 +23,14 @@ function filled<R>(r: object, defaults: Partial<R>): R {
 }
 
 export function wantWithDefaults(r: WantInput): CreateWantRequest {
-  return isObject(r) ? filled<CreateWantRequest>(r, { comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 }) : (r as CreateWantRequest);
+  return isRequestObject(r) ? filled<CreateWantRequest>(r, { comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 }) : (r as CreateWantRequest);
 }
 
 export function backfillWithDefaults(r: BackfillInput): CreateBackfillRequest {
   const defaults: Partial<CreateBackfillRequest> = { pattern: '', policy: 'missing', priority: 0, max_concurrent_job_runs: 0, comment: '' };
-  return isObject(r) ? filled<CreateBackfillRequest>(r, defaults) : (r as CreateBackfillRequest);
+  return isRequestObject(r) ? filled<CreateBackfillRequest>(r, defaults) : (r as CreateBackfillRequest);
 }
 
 export function taintWithDefaults(r: TaintInput): CreateTaintRequest {
-  return isObject(r) ? filled<CreateTaintRequest>(r, { reason: '', downstream: false }) : (r as CreateTaintRequest);
+  return isRequestObject(r) ? filled<CreateTaintRequest>(r, { reason: '', downstream: false }) : (r as CreateTaintRequest);
 }

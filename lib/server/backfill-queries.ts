@@ -2,13 +2,11 @@
  * Reads of backfills. A backfill's counts are its want's, kept by the fold as partitions move, so a view costs
  * the runs running now (at most the graph's concurrency), never its range.
  */
-import type { BackfillPolicy, BackfillView } from '../api/backfills.js';
+import type { BackfillView } from '../api/backfills.js';
+import { BACKFILL_POLICY_OF } from '../api/backfill-policy.js';
 import type { Page } from '../api/page.js';
-import type { RebuildPolicy } from '../events/build-event.js';
 import { TERMINAL_WANT_STATUSES, wantsOfRun, type BuildState, type WantRecord } from '../state/build-state.js';
 import type { PageQuery } from './queries.js';
-
-const POLICY_OF: Record<RebuildPolicy, BackfillPolicy> = { absent: 'missing', missing: 'failed', all: 'all', stale: 'failed' };
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -32,7 +30,7 @@ export function backfillView(state: BuildState, want: WantRecord): BackfillView 
     status: want.status,
     pattern: want.pattern,
     partitions: total,
-    policy: POLICY_OF[want.rebuild],
+    policy: BACKFILL_POLICY_OF[want.rebuild],
     priority: want.priority,
     max_concurrent_job_runs: want.max_concurrent_job_runs,
     comment: want.comment,

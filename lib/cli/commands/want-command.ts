@@ -1,4 +1,5 @@
 /** `platform want create|list|get|tree|wait|cancel`. */
+import { BACKFILL_POLICY_OF } from '../../api/backfill-policy.js';
 import type { Command } from 'commander';
 import { TERMINAL_WANT_STATUSES, WANT_STATUSES } from '../../state/build-state.js';
 import { fromEvent } from 'rxjs';
@@ -29,12 +30,6 @@ import {
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-/**
- * A backfill's policy as its want's rebuild policy reads (command-decisions.ts maps the other way): `want get` of a
- * backfill's want said "rebuild absent" where `backfills get` said "policy missing", two names for one choice.
- */
-const BACKFILL_POLICY_OF: Partial<Record<string, string>> = { absent: 'missing', missing: 'failed', all: 'all' };
-
 export function wantDetail(w: WantView): string {
   const partitions = cellLines(w.partitions.slice(0, CELL_LINES).map((ref) => `${ref}  ${statusColor(w.partition_status[ref] ?? 'absent')}`), w.partitions_total);
   const rows: Array<[string, string | number | null]> = [
@@ -49,7 +44,8 @@ export function wantDetail(w: WantView): string {
   if (w.data_timestamp) rows.push(['data timestamp', when(w.data_timestamp)]);
   if (w.ttl_seconds) rows.push(['ttl', `${w.ttl_seconds}s${w.expires_at ? ` (expires ${when(w.expires_at)})` : ''}`]);
   if (w.sla_seconds) rows.push(['sla', `${w.sla_seconds}s (due ${when(w.sla_deadline)})${w.sla_missed ? ` ${colors.red('missed')}` : ''}`]);
-  // A backfill's want: its rebuild is its backfill's policy under another name, said beside it (as the dashboard does).
+  // A backfill's want: its rebuild is its backfill's policy under another name, said beside it (as the dashboard does:
+  // `want get` said "rebuild absent" where `backfills get` said "policy missing").
   const policy = w.backfill_id ? BACKFILL_POLICY_OF[w.rebuild] : undefined;
   if (w.rebuild !== 'missing' || policy) rows.push(['rebuild', policy ? `${w.rebuild} (the backfill's policy ${policy})` : w.rebuild]);
   if (w.priority !== 0) rows.push(['priority', w.priority]);

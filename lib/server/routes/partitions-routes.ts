@@ -53,7 +53,7 @@ export function partitionsRoutes({ platform }: ServerContext): Router {
   return router;
 }
 
-/** Wants named in a 404 of a ref they want, before "and N more". */
+/** Wants named in a 404 of a ref they want, before "and more". */
 const WANTING_SHOWN = 3;
 
 function unknownRef(state: BuildState, ref: string): string {

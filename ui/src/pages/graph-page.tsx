@@ -63,7 +63,9 @@ async function analyze(text: string, signal: AbortSignal): Promise<GraphRead | u
         if (!input.partitionRef) continue;
         refsSeen.add(input.partitionRef);
         edges.push([input.partitionRef, out]);
-        consumers.set(input.partitionRef, [...(consumers.get(input.partitionRef) ?? []), out]);
+        const list = consumers.get(input.partitionRef);
+        if (list) list.push(out);
+        else consumers.set(input.partitionRef, [out]);
       }
     }
   }

@@ -1,5 +1,6 @@
 /** One want: its partitions, the tree of wants derived from it, its job runs; live, with a cancel button. */
 import type { JobRunView, WantView } from '../../../lib/api/views.js';
+import { BACKFILL_POLICY_OF } from '../../../lib/api/backfill-policy.js';
 import { WANT_TREE_DEFAULT, type WantTreeNode, type WantTreeReply } from '../../../lib/api/want-tree.js';
 import { ApiError, get, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
@@ -8,12 +9,6 @@ import { ErrorNote, Status, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
 import { useRef, useState } from 'preact/hooks';
 import { RetriedAs, RunDuration } from './job-runs-page.js';
-
-/**
- * A backfill's policy as its want's rebuild policy reads (command-decisions.ts maps the other way): the want page of a
- * backfill said "Rebuild absent" where its backfill's page said "Policy missing", two names for one choice.
- */
-const BACKFILL_POLICY_OF: Partial<Record<string, string>> = { absent: 'missing', missing: 'failed', all: 'all' };
 
 const MAX_TREE = WANT_TREE_DEFAULT;
 const MAX_RUNS = 100;
