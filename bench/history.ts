@@ -4,7 +4,8 @@
  *   slow upstream load): intake per slice of wants, read latency on the waiting daemon, restart after kill -9;
  * - a long history: a log of 1,000,000 events (250,000 wants, each queued, started and built: the events a daemon
  *   writes for them, appended straight to the event log), then the daemon on it: first start (a full replay),
- *   `GET /api/wants/:id` and a page of 100, restart after kill -9 (from the background snapshot), resident memory;
+ *   `GET /api/wants/:id` and a page of 100, restart after kill -9 (from the background snapshot, and at the worst moment:
+ *   a snapshot's worth of events less one after it), resident memory;
  *   then `retention.events_keep` (a tenth of the events) applied by `POST /api/gc`: how long it takes, the event
  *   log's size on disk before and after, and a restart after kill -9 from the compaction base alone.
  */
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import type { EventPayload } from '../lib/events/build-event.js';
 import { EventLog } from '../lib/events/event-log.js';
 import { readSnapshotHeader } from '../lib/state/snapshot-file.js';
+import { SNAPSHOT_EVERY_EVENTS } from '../lib/state/state-store.js';
 import { kill, serve } from './serve-process.js';
 import { get, postWant } from './http-client.js';
 import { haveWrk, wrkLatency, wrkPostWants, type WrkLatency } from './wrk.js';
@@ -48,6 +50,11 @@ export interface HistoryFigures {
   /** The same three by wrk (one connection, a C client: no node client's cost or collections in them), where installed. */
   wrk: { get: WrkLatency; page: WrkLatency; health: WrkLatency } | undefined;
   restartMs: number;
+  /**
+   * Restart after kill -9 at the worst moment: the snapshot as above, then one event short of the next background
+   * snapshot's worth (`SNAPSHOT_EVERY_EVENTS`) appended after it, all replayed by the start.
+   */
+  worstRestart: { tailEvents: number; ms: number };
   rssMiB: number;
   /** The longest the event loop was held while the first start wrote its snapshot in the background. */
   snapshotLoopMaxMs: number;
@@ -217,15 +224,7 @@ export async function historyBench(root: string, wants: number): Promise<History
   mkdirSync(dir, { recursive: true });
   const jobs = [{ label: 'hist', outputs: ['hist/(?<n>\\d+)'], exec: ['true'] }];
   writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs }));
-  const log = await EventLog.open(join(dir, '.platform', 'bel'));
-  const t = Date.now() - wants;
-  for (let i = 1; i <= wants; i += 500) {
-    const batch: EventPayload[] = [];
-    for (let k = i; k < Math.min(wants + 1, i + 500); k++) batch.push(...wantEvents(k));
-    await log.append(batch, t + i, { sync: false });
-  }
-  const events = log.latestId();
-  await log.close();
+  const events = await appendWants(dir, 1, wants);
   let { url, child, startedMs: firstStartMs } = await serve(dir);
   try {
     // The first start found no snapshot: it replayed everything and now writes one in the background. How long
@@ -264,6 +263,15 @@ export async function historyBench(root: string, wants: number): Promise<History
       : undefined;
     const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
+    // The worst moment for a kill -9: as many events after the snapshot as can come before the next one is due
+    // (the daemon starts one at SNAPSHOT_EVERY_EVENTS), appended while no daemon runs, each replayed by the start.
+    await kill(child, 'SIGKILL');
+    const tailWants = Math.floor((SNAPSHOT_EVERY_EVENTS - 1) / 4);
+    const tailEvents = (await appendWants(dir, wants + 1, wants + tailWants)) - events;
+    const worst = await serve(dir);
+    ({ url, child } = worst);
+    const worstRestart = { tailEvents, ms: worst.startedMs };
+
     // Retention: a tenth of the events kept, applied at once by gc (the daemon would within the hour).
     await kill(child, 'SIGTERM');
     const keep = Math.floor(events / 10);
@@ -282,9 +290,25 @@ export async function historyBench(root: string, wants: number): Promise<History
     const compacted = await serve(dir);
     ({ url, child } = compacted);
     const compaction = { keep, gcMs, belMiBBefore, belMiBAfter, baseMiB, restartMs: compacted.startedMs };
-    return { events, wants, firstStartMs, firstGets, get, page, health, wrk, restartMs: again.startedMs, rssMiB, snapshotLoopMaxMs, compaction };
+    return { events, wants, firstStartMs, firstGets, get, page, health, wrk, restartMs: again.startedMs, worstRestart, rssMiB, snapshotLoopMaxMs, compaction };
   } finally {
     await kill(child, 'SIGTERM').catch(() => undefined);
+  }
+}
+
+/** Appends the events of wants `from..to` (`wantEvents`) straight to the workspace's log; resolves with its last id. */
+async function appendWants(dir: string, from: number, to: number): Promise<number> {
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  const t = Date.now() - to;
+  try {
+    for (let i = from; i <= to; i += 500) {
+      const batch: EventPayload[] = [];
+      for (let k = i; k < Math.min(to + 1, i + 500); k++) batch.push(...wantEvents(k));
+      await log.append(batch, t + i, { sync: false });
+    }
+    return log.latestId();
+  } finally {
+    await log.close();
   }
 }
 

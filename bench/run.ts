@@ -247,6 +247,7 @@ async function main(): Promise<void> {
     console.log(`  first start (no snapshot: the whole log replayed): ${h.firstStartMs.toFixed(0)} ms`);
     console.log(`  the snapshot written in the background after it held the event loop at most ${h.snapshotLoopMaxMs.toFixed(0)} ms (the daemon's loop-delay monitor)`);
     console.log(`  restart after kill -9 (from the background snapshot) until /health answers: ${h.restartMs.toFixed(0)} ms`);
+    console.log(`  restart after kill -9 at the worst moment (${h.worstRestart.tailEvents} events after the snapshot, all replayed): ${h.worstRestart.ms.toFixed(0)} ms`);
     console.log(`  the first 200 GET /api/wants/:id after it: p50 ${h.firstGets.p50.toFixed(2)} ms, p99 ${h.firstGets.p99.toFixed(2)} ms`);
     console.log(`  then GET /api/wants/:id p50 ${h.get.p50.toFixed(2)} ms, p99 ${h.get.p99.toFixed(2)} ms; a page of 100: p50 ${h.page.p50.toFixed(2)} ms, p99 ${h.page.p99.toFixed(2)} ms`);
     console.log(`  GET /health on the same daemon (the floor of a request here): p50 ${h.health.p50.toFixed(2)} ms, p99 ${h.health.p99.toFixed(2)} ms`);
