@@ -186,6 +186,9 @@ function assertMatches(
   assert.deepEqual([...m.entries()], entries, 'entries()');
   assert.deepEqual([...m.keys()], keys, 'keys()');
   assert.deepEqual([...m.values()], entries.map(([, v]) => v), 'values()');
+  const each: number[] = [];
+  m.forEachValue((v) => each.push(v));
+  assert.deepEqual(each, entries.map(([, v]) => v), 'forEachValue()');
 
   for (const k of [...keys, ...probes]) {
     assert.equal(m.get(k), ref.map.get(k), `get(${k})`);
@@ -397,6 +400,9 @@ test('a map of encoded values decodes only what is read: a change on it decodes 
   t.deepEqual(plain, [1_234, 2_500, n + 1]);
   t.true(kept.every((e) => e.length === 2 || (e[3] === 'encoding' && e[2].length === 1 && e[2][0] === e[0] % 251)));
   t.deepEqual([...changed.values()].slice(0, 3), [0, 1, 2]);
+  const each: number[] = [];
+  changed.forEachValue((v) => each.push(v));
+  t.deepEqual(each, [...changed.values()], 'forEachValue reads runs, nodes and encoded values as values() does');
   t.true(checkInvariants(changed, compareNumbers) <= 1.45 * Math.log2(n + 2));
 });
 
