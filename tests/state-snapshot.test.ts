@@ -15,6 +15,7 @@ import { SNAPSHOT_AFTER_REPLAY_EVENTS, SNAPSHOT_EVERY_EVENTS, StateStore, logPro
 import { IMAGE_FORMAT, decodeSnapshotFile, encodeSnapshotFile, readSnapshot, stateCodeFingerprint, writeSnapshot, type SnapshotHeader } from '../lib/state/snapshot-file.js';
 import { arbEventList } from './helpers/arbitrary-events.js';
 import { makeWorkspace } from './helpers/server-fixture.js';
+import { poll } from './helpers/jobs-fixture.js';
 import { canon } from './helpers/state-canon.js';
 import { ImageCarry } from '../lib/state/image-carry.js';
 import { BUSY_FRAME_MS, QUIET_AFTER_MS, QUIET_FRAME_MS, frameBudgetMs } from '../lib/state/frame-budget.js';
@@ -157,6 +158,35 @@ test('a store takes snapshots in the background every N events; a reopen replays
   const reopened = await StateStore.open(log, path);
   t.teardown(() => reopened.close());
   t.is(reopened.current().last_event_id, 25);
+});
+
+// Serial: the property tests of this file would hold the loop past the pause it waits for.
+test.serial('a pause of the log takes a snapshot of what came since the last, if enough came; appends that keep coming do not', async (t) => {
+  const { dir, log } = await logWith(t, 0);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'snapshot.bin');
+  const store = await StateStore.open(log, path, { snapshotEveryEvents: 1_000, snapshotWhenQuiet: { ms: 400, events: 20 } });
+  t.teardown(() => store.close());
+  const cancel = (i: number) => [{ type: 'want_canceled' as const, want_canceled: { want_id: `none-${i}`, reason: 'x' } }];
+  const lastSnapshot = () => (existsSync(path) ? decodeSnapshotFile(readFileSync(path)).header.last_event_id : 0);
+  // Appends 50 ms apart never leave the log quiet for 400 ms: no snapshot while they come, though 30 came.
+  for (let i = 1; i <= 30; i++) {
+    await log.append(cancel(i), 1_767_000_000_000 + i);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.is(store.snapshotsWritten, 0, 'none while the appends kept coming');
+  t.true(await poll(() => lastSnapshot() === 30, 5_000), `a snapshot at the pause, at ${lastSnapshot()}`);
+  await store.idle();
+  // Fewer than 20 more, then a pause: left to the usual schedule.
+  for (let i = 31; i <= 40; i++) await log.append(cancel(i), 1_767_000_000_000 + i);
+  await new Promise((r) => setTimeout(r, 1_000));
+  await store.idle();
+  t.is(lastSnapshot(), 30, 'ten events and a pause: no snapshot');
+  t.is(store.snapshotsWritten, 1);
+  const reopened = await StateStore.open(log, path);
+  t.teardown(() => reopened.close());
+  t.is(reopened.start.at_event, 30);
+  t.is(reopened.start.events_replayed, 10);
 });
 
 test('a start that replayed many events writes a snapshot at once; one that replayed a few does not', async (t) => {

@@ -3,7 +3,7 @@
  * `shareReplay(1)` so no read ever rebuilds it. `current()` is the latest value for synchronous readers. Besides
  * events, two edits change it: a compaction's prune, and after each snapshot the equal state the image holds.
  */
-import { BehaviorSubject, type Observable, Subject, type Subscription, filter, map, merge, scan, shareReplay, startWith } from 'rxjs';
+import { BehaviorSubject, type Observable, Subject, type Subscription, debounceTime, filter, map, merge, scan, shareReplay, startWith } from 'rxjs';
 import { rm } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { BuildEvent, EventPayload } from '../events/build-event.js';
@@ -65,6 +65,21 @@ export const SNAPSHOT_EVERY_EVENTS = 100_000;
  */
 export const SNAPSHOT_AFTER_REPLAY_EVENTS = 10_000;
 
+/**
+ * Once the log took no append for this long, a snapshot is taken if SNAPSHOT_WHEN_QUIET_EVENTS or more events came
+ * since the last one: a crash after a burst then replays nothing of it. Under a steady load the log is never quiet and
+ * SNAPSHOT_EVERY_EVENTS alone applies (a restart at the worst moment replays up to that many: docs/decisions.md).
+ */
+export const SNAPSHOT_WHEN_QUIET_MS = 2_000;
+export const SNAPSHOT_WHEN_QUIET_EVENTS = SNAPSHOT_AFTER_REPLAY_EVENTS;
+
+/** When the background takes a snapshot: every so many events, and after a pause of the log with fewer. */
+export interface SnapshotCadence {
+  readonly everyEvents: number;
+  readonly quietMs: number;
+  readonly quietEvents: number;
+}
+
 export type { StoreStart } from './store-start.js';
 
 export class StateStore {
@@ -94,7 +109,7 @@ export class StateStore {
     replayed: BuildState,
     private snapshotEventId: number,
     private readonly logProbe: LogProbe,
-    autoSnapshot: { path: string; everyEvents: number } | undefined,
+    autoSnapshot: ({ path: string } & SnapshotCadence) | undefined,
     onSnapshotError: (err: unknown) => void,
   ) {
     this.latest = new BehaviorSubject(replayed);
@@ -110,10 +125,21 @@ export class StateStore {
     // Held for the store's life, so the fold runs as events arrive, not on each reader's subscription.
     this.subscription = this.state$.subscribe(this.latest);
     if (autoSnapshot) {
-      const { path, everyEvents } = autoSnapshot;
-      this.background = this.state$
-        .pipe(filter((s) => this.writing === undefined && s.last_event_id - this.snapshotEventId >= everyEvents))
-        .subscribe(() => void this.saveSnapshot(path, everyEvents).catch(onSnapshotError));
+      const { path, everyEvents, quietMs, quietEvents } = autoSnapshot;
+      const since = (s: BuildState) => s.last_event_id - this.snapshotEventId;
+      const due$ = this.state$.pipe(
+        filter((s) => since(s) >= everyEvents),
+        map(() => everyEvents),
+      );
+      // A pause is heard from the writes (a batch each), not from the state's every event.
+      const quiet$ = log.writes$.pipe(
+        debounceTime(quietMs),
+        map(() => Math.min(quietEvents, everyEvents)),
+        filter((least) => since(this.current()) >= least),
+      );
+      this.background = merge(due$, quiet$)
+        .pipe(filter(() => this.writing === undefined))
+        .subscribe((least) => void this.saveSnapshot(path, least).catch(onSnapshotError));
     }
   }
 
@@ -160,6 +186,8 @@ export class StateStore {
     snapshotPath?: string,
     options: {
       snapshotEveryEvents?: number;
+      /** After a pause of the log this long (default SNAPSHOT_WHEN_QUIET_MS), a snapshot of this many events or more (SNAPSHOT_WHEN_QUIET_EVENTS). */
+      snapshotWhenQuiet?: { ms: number; events: number };
       onSnapshotError?: (err: unknown) => void;
       compactionBasePath?: string;
       /** After each batch of the log replayed at open: a replay of a long log takes a while, and is shown. */
@@ -182,7 +210,8 @@ export class StateStore {
     }
     start ??= initialState();
     const every = options.snapshotEveryEvents ?? 0;
-    const auto = snapshotPath && every > 0 ? { path: snapshotPath, everyEvents: every } : undefined;
+    const quiet = options.snapshotWhenQuiet ?? { ms: SNAPSHOT_WHEN_QUIET_MS, events: SNAPSHOT_WHEN_QUIET_EVENTS };
+    const auto = snapshotPath && every > 0 ? { path: snapshotPath, everyEvents: every, quietMs: quiet.ms, quietEvents: quiet.events } : undefined;
     const onError = options.onSnapshotError ?? (() => undefined);
     // The snapshot after a long replay keeps its records' bytes while the fold is still live: room for them is set
     // aside before the fold grows (byte-arena.ts).
