@@ -189,6 +189,26 @@ test.serial('a pause of the log takes a snapshot of what came since the last, if
   t.is(reopened.start.events_replayed, 10);
 });
 
+// Serial, as the one above. The pause comes while another snapshot is being written (here the one after a start that
+// replayed 20,000 events): the pause is not heard twice, so it must not be dropped for that write, only wait for it.
+test.serial('a pause of the log while a snapshot is being written takes its snapshot once that write is done', async (t) => {
+  const { dir, log } = await logWith(t, 20_000);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'snapshot.bin');
+  const store = await StateStore.open(log, path, { snapshotEveryEvents: 1_000_000, snapshotWhenQuiet: { ms: 5, events: 20 } });
+  t.teardown(() => store.close());
+  t.true(store.writingSnapshot, 'the snapshot after the replay is under way');
+  const cancels = Array.from({ length: 30 }, (_, i) => ({ type: 'want_canceled' as const, want_canceled: { want_id: `none-${i}`, reason: 'x' } }));
+  await log.append(cancels, 1_767_000_000_001);
+  // The pause (5 ms) is over while the write of 20,000 wants still runs.
+  await new Promise((r) => setTimeout(r, 20));
+  t.true(store.writingSnapshot, 'the pause came during that write (else this test shows nothing)');
+  const lastSnapshot = () => (existsSync(path) ? decodeSnapshotFile(readFileSync(path)).header.last_event_id : 0);
+  t.true(await poll(() => lastSnapshot() === 20_030, 10_000, 50), `a snapshot of the 30 events after the pause, at ${lastSnapshot()}`);
+  await store.idle();
+  t.is(store.snapshotsWritten, 2);
+});
+
 test('a start that replayed many events writes a snapshot at once; one that replayed a few does not', async (t) => {
   const { dir, log } = await logWith(t, 0);
   t.teardown(() => log.close());

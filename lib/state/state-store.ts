@@ -95,6 +95,8 @@ export class StateStore {
   private writing: Promise<boolean> | undefined;
   /** How many edits other than events (prunes) changed the state. */
   private edited = 0;
+  /** close() was called: a snapshot a pause asked for and still waiting its turn is not written. */
+  private closed = false;
   private imagedTaken = 0;
   /** When the log last took an append: a background snapshot's frames are sized by it (frame-budget.ts). */
   private lastAppend = -Infinity;
@@ -127,19 +129,18 @@ export class StateStore {
     if (autoSnapshot) {
       const { path, everyEvents, quietMs, quietEvents } = autoSnapshot;
       const since = (s: BuildState) => s.last_event_id - this.snapshotEventId;
-      const due$ = this.state$.pipe(
-        filter((s) => since(s) >= everyEvents),
-        map(() => everyEvents),
-      );
-      // A pause is heard from the writes (a batch each), not from the state's every event.
+      // Passed over while a write is under way: the next event asks again.
+      const due$ = this.state$.pipe(filter((s) => this.writing === undefined && since(s) >= everyEvents));
+      this.background = due$.subscribe(() => void this.saveSnapshot(path, everyEvents).catch(onSnapshotError));
+      // A pause is heard from the writes (a batch each), not from the state's every event. It is heard once, so a
+      // write under way when it comes (the every-N one a burst started, the one after a long replay) is waited for,
+      // not a reason to drop it: saveSnapshot waits its turn and counts the events since the snapshot just written.
+      const least = Math.min(quietEvents, everyEvents);
       const quiet$ = log.writes$.pipe(
         debounceTime(quietMs),
-        map(() => Math.min(quietEvents, everyEvents)),
-        filter((least) => since(this.current()) >= least),
+        filter(() => since(this.current()) >= least),
       );
-      this.background = merge(due$, quiet$)
-        .pipe(filter(() => this.writing === undefined))
-        .subscribe((least) => void this.saveSnapshot(path, least).catch(onSnapshotError));
+      this.background.add(quiet$.subscribe(() => void this.snapshotAfterPause(path, least).catch(onSnapshotError)));
     }
   }
 
@@ -278,6 +279,12 @@ export class StateStore {
       });
     });
     return written;
+  }
+
+  /** The snapshot a pause of the log asks for, after the write under way if any, unless the store was closed meanwhile. */
+  private async snapshotAfterPause(path: string, least: number): Promise<boolean> {
+    await this.idle();
+    return this.closed ? false : this.saveSnapshot(path, least);
   }
 
   /**
@@ -422,6 +429,7 @@ export class StateStore {
   }
 
   close(): void {
+    this.closed = true;
     this.background?.unsubscribe();
     this.appends.unsubscribe();
     this.subscription.unsubscribe();
