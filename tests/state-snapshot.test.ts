@@ -209,6 +209,24 @@ test.serial('a pause of the log while a snapshot is being written takes its snap
   t.is(store.snapshotsWritten, 2);
 });
 
+test('a log closed under an open store is no pause: no snapshot is written after it', async (t) => {
+  const { dir, log } = await logWith(t, 0);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'snapshot.bin');
+  const errors: unknown[] = [];
+  const store = await StateStore.open(log, path, { snapshotEveryEvents: 1_000_000, snapshotWhenQuiet: { ms: 60_000, events: 20 }, onSnapshotError: (err) => errors.push(err) });
+  t.teardown(() => store.close());
+  const cancels = Array.from({ length: 30 }, (_, i) => ({ type: 'want_canceled' as const, want_canceled: { want_id: `none-${i}`, reason: 'x' } }));
+  await log.append(cancels, 1_767_000_000_001);
+  // The log goes first (a caller that closes it before the store): debounceTime would flush the pending pause now.
+  await log.close();
+  await new Promise((r) => setTimeout(r, 300));
+  await store.idle();
+  t.is(store.snapshotsWritten, 0);
+  t.false(existsSync(path), 'no snapshot written after the log was closed');
+  t.deepEqual(errors, []);
+});
+
 test('a start that replayed many events writes a snapshot at once; one that replayed a few does not', async (t) => {
   const { dir, log } = await logWith(t, 0);
   t.teardown(() => log.close());
