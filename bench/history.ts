@@ -9,7 +9,7 @@
  *   then `retention.events_keep` (a tenth of the events) applied by `POST /api/gc`: how long it takes, the event
  *   log's size on disk before and after, and a restart after kill -9 from the compaction base alone.
  */
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EventPayload } from '../lib/events/build-event.js';
 import { EventLog } from '../lib/events/event-log.js';
@@ -233,14 +233,7 @@ export async function historyBench(root: string, wants: number): Promise<History
     // scrape, while the server started, is not in the figure).
     await loopHeldMaxMs(url);
     const snapshot = join(dir, '.platform', 'snapshot.bin');
-    for (let i = 0; ; i++) {
-      // A daemon that writes none would make the restart below a replay, not what it is said to measure.
-      if (i === 6000) throw new Error(`platform serve wrote no snapshot of the ${events} events in 5 minutes`);
-      // The header alone: reading the whole file (130 MB here) every 50 ms took a core from the daemon it times.
-      const header = await readSnapshotHeader(snapshot);
-      if (header && header.last_event_id >= events) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await snapshotReaches(snapshot, events);
     const snapshotLoopMaxMs = await loopHeldMaxMs(url);
     await kill(child, 'SIGKILL');
     const again = await serve(dir);
@@ -265,15 +258,18 @@ export async function historyBench(root: string, wants: number): Promise<History
 
     // The worst moment for a kill -9: as many events after the snapshot as can come before the next one is due
     // (the daemon starts one at SNAPSHOT_EVERY_EVENTS), appended while no daemon runs, each replayed by the start.
+    // On a copy of the workspace, so the figures after it are of the million events alone.
     await kill(child, 'SIGKILL');
+    const worstDir = join(root, 'history-worst');
+    cpSync(dir, worstDir, { recursive: true });
     const tailWants = Math.floor((SNAPSHOT_EVERY_EVENTS - 1) / 4);
-    const tailEvents = (await appendWants(dir, wants + 1, wants + tailWants)) - events;
-    const worst = await serve(dir);
-    ({ url, child } = worst);
+    const tailEvents = (await appendWants(worstDir, wants + 1, wants + tailWants)) - events;
+    const worst = await serve(worstDir);
+    await kill(worst.child, 'SIGKILL');
+    rmSync(worstDir, { recursive: true, force: true });
     const worstRestart = { tailEvents, ms: worst.startedMs };
 
     // Retention: a tenth of the events kept, applied at once by gc (the daemon would within the hour).
-    await kill(child, 'SIGTERM');
     const keep = Math.floor(events / 10);
     writeFileSync(join(dir, 'platform.json'), JSON.stringify({ retention: { events_keep: keep }, jobs }));
     const bel = join(dir, '.platform', 'bel');
@@ -296,15 +292,31 @@ export async function historyBench(root: string, wants: number): Promise<History
   }
 }
 
-/** Appends the events of wants `from..to` (`wantEvents`) straight to the workspace's log; resolves with its last id. */
+/** Resolves once the daemon wrote a snapshot holding event `id`; a daemon that writes none in 5 minutes fails the bench. */
+async function snapshotReaches(path: string, id: number): Promise<void> {
+  for (let i = 0; ; i++) {
+    // Else the restart timed next would be a replay, not what it is said to measure.
+    if (i === 6000) throw new Error(`platform serve wrote no snapshot of the ${id} events in 5 minutes`);
+    // The header alone: reading the whole file (130 MB here) every 50 ms took a core from the daemon it times.
+    const header = await readSnapshotHeader(path);
+    if (header && header.last_event_id >= id) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Appends the events of wants `from..to` (`wantEvents`) straight to the workspace's log, a millisecond a batch ending
+ * about now and never before the log's last event; resolves with its last id.
+ */
 async function appendWants(dir: string, from: number, to: number): Promise<number> {
   const log = await EventLog.open(join(dir, '.platform', 'bel'));
-  const t = Date.now() - to;
   try {
+    const last = log.latestId() > 0 ? ((await log.get(log.latestId()))?.timestamp ?? 0) : 0;
+    const t = Math.max(Date.now() - (to - from), last + 1);
     for (let i = from; i <= to; i += 500) {
       const batch: EventPayload[] = [];
       for (let k = i; k < Math.min(to + 1, i + 500); k++) batch.push(...wantEvents(k));
-      await log.append(batch, t + i, { sync: false });
+      await log.append(batch, t + (i - from), { sync: false });
     }
     return log.latestId();
   } finally {

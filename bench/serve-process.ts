@@ -29,6 +29,8 @@ export async function serve(dir: string): Promise<{ url: string; child: ChildPro
 }
 
 export async function kill(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  // One that already exited would never say so again (a bench's clean-up after its own kill -9).
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((r) => child.once('exit', r));
   child.kill(signal);
   await exited;
