@@ -127,7 +127,8 @@ export function pageFooter(page: { data: unknown[]; total: number; offset: numbe
 
 /** An error in how the command was called: printed by commander, exit code 2. */
 export function usageError(cmd: Command, message: string): never {
-  cmd.error(message, { exitCode: 2, code: 'platform.usage' });
+  // Prefixed as commander's own usage errors are ("error: option ..."); --json takes the prefix off again.
+  cmd.error(`error: ${message}`, { exitCode: 2, code: 'platform.usage' });
 }
 
 /**
