@@ -61,7 +61,8 @@ export interface PlatformOptions {
   start?: boolean;
   /**
    * Where job runs run. `'supervised'` (what the daemon uses): each under a supervisor process, outliving the
-   * platform (the next open re-attaches to them), at the cost of a `/bin/sh` per run. Default `'in-process'`:
+   * platform (the next open re-attaches to them): the native launcher (a `/bin/sh` per run where no C compiler
+   * built it). Default `'in-process'`:
    * children of this process, canceled when it closes.
    */
   executor?: 'supervised' | 'in-process' | ((workspaceRoot: string) => Executor);

@@ -524,6 +524,46 @@ test('the starter graph builds through the auto-started server, which only its o
   t.is(st.counts.running_job_runs, 0);
 }));
 
+test('--server-url naming the workspace daemon sends its token; elsewhere the 401 says --server-url sent none and what to do', slot(async (t) => {
+  const root = await workspace(t);
+  const r = await run(root, ['start', '--json']);
+  t.is(r.code, 0, r.stderr);
+  const { port } = JSON.parse(r.stdout) as { port: number };
+  // In the workspace (or with -C), its own daemon's URL is talked to as the discovered daemon is: with its token.
+  for (const url of [`http://127.0.0.1:${port}`, `http://localhost:${port}/`]) {
+    const inside = await run(root, ['--server-url', url, 'want', 'list', '--json']);
+    t.is(inside.code, 0, inside.stderr);
+    t.is((JSON.parse(inside.stdout) as { total: number }).total, 0);
+  }
+  const outside = tempDir(t);
+  const withC = await run(outside, ['-C', root, '--server-url', `http://127.0.0.1:${port}`, 'want', 'list', '--json']);
+  t.is(withC.code, 0, withC.stderr);
+  const status = await run(root, ['--server-url', `http://127.0.0.1:${port}`, 'status', '--json']);
+  t.is(status.code, 0, status.stderr);
+  t.is((JSON.parse(status.stdout) as { port: number }).port, port);
+  // Outside any workspace there is no token to send: the refusal says so, and how to get in, not that the CLI sent it.
+  const bare = await run(outside, ['--server-url', `http://127.0.0.1:${port}`, 'want', 'list']);
+  t.is(bare.code, 1);
+  t.regex(bare.stderr, /requires its token, and --server-url sent none: .*-C <workspace>/);
+  t.notRegex(bare.stderr, /The platform CLI sends it for you/);
+  const json = await run(outside, ['--server-url', `http://127.0.0.1:${port}`, '--json', 'want', 'list']);
+  t.is(json.code, 1);
+  const body = JSON.parse(json.stderr.trim().split('\n').at(-1) ?? '') as { status: number; error: string };
+  t.is(body.status, 401);
+  t.regex(body.error, /--server-url sent none/);
+  // status and stop said "No server answers at <url>" (and stop exited 0, "nothing to stop") of a server that answers.
+  for (const args of [['status'], ['stop']]) {
+    const r = await run(outside, ['--server-url', `http://127.0.0.1:${port}`, ...args]);
+    t.is(r.code, 1, `${args[0]}: ${r.stdout}${r.stderr}`);
+    t.regex(r.stderr, /requires its token, and --server-url sent none/);
+    t.notRegex(r.stdout, /No server answers/);
+  }
+  t.true(isPidAlive(serverJson(root)?.pid ?? 0), 'not stopped without its token');
+  const stop = await run(outside, ['-C', root, '--server-url', `http://127.0.0.1:${port}`, 'stop']);
+  t.is(stop.code, 0, stop.stderr);
+  t.regex(stop.stdout, /Stopped server/);
+}));
+
 test('serve removes server.json on SIGTERM and exits 0', slot(async (t) => {
   const root = await workspace(t);
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '-C', root], { cwd: root, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -192,5 +192,12 @@ test.serial('taint and want create take brace patterns as build does: a week of 
   t.deepEqual(JSON.parse(wanted.stdout).want.partitions, ['raw/date=2026-06-08', 'raw/date=2026-06-09', 'ref/date=2026-06-08']);
   const bad = await cli('taint', 'raw/date={2026-06-01..2026-06-07');
   t.is(bad.code, 2, 'a malformed pattern is a usage error, as build says it');
-  t.regex(bad.stderr, /is never closed/);
+  // Every usage error starts as commander's own do ("error: option ..."), so it reads as one kind of mistake.
+  t.regex(bad.stderr, /^error: Partition pattern .* is never closed/);
+  const none = await cli('want', 'create');
+  t.is(none.code, 2);
+  t.regex(none.stderr, /^error: a want needs at least one --partition/);
+  const json = await cli('--json', 'taint', 'raw/date={2026-06-01..2026-06-07');
+  t.is(json.code, 2);
+  t.regex((JSON.parse(json.stderr) as { error: string }).error, /^Partition pattern /, 'under --json the error is the message alone');
 });

@@ -7,6 +7,7 @@ import { CommanderError, type Command } from 'commander';
 import { formatDuration } from '../duration.js';
 import { PlatformClient } from '../client/platform-client.js';
 import { connectServer } from '../client/server-connection.js';
+import { noTokenMessage } from '../client/server-url-daemon.js';
 import { serverLogPath } from '../client/start-daemon.js';
 import { globalOptions, type GlobalOptions } from './global-options.js';
 import { drawTables, layoutTable, outputWidth } from './table-layout.js';
@@ -35,7 +36,8 @@ export async function connect(cmd: Command): Promise<CommandContext> {
   // A discovered daemon that stops answering is named in the error, with its log.
   const daemon = conn.info && conn.root ? { pid: conn.info.pid, logPath: serverLogPath(conn.root) } : undefined;
   const token = conn.info?.token;
-  return { client: new PlatformClient(conn.url, { ...(daemon ? { daemon } : {}), ...(token ? { token } : {}) }), options };
+  const hint = options.serverUrl && !token ? { unauthorizedMessage: noTokenMessage(conn.url) } : {};
+  return { client: new PlatformClient(conn.url, { ...(daemon ? { daemon } : {}), ...(token ? { token } : {}), ...hint }), options };
 }
 
 export function printJson(value: unknown): void {
@@ -125,7 +127,8 @@ export function pageFooter(page: { data: unknown[]; total: number; offset: numbe
 
 /** An error in how the command was called: printed by commander, exit code 2. */
 export function usageError(cmd: Command, message: string): never {
-  cmd.error(message, { exitCode: 2, code: 'platform.usage' });
+  // Prefixed as commander's own usage errors are ("error: option ..."); --json takes the prefix off again.
+  cmd.error(`error: ${message}`, { exitCode: 2, code: 'platform.usage' });
 }
 
 /**

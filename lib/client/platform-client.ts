@@ -70,6 +70,8 @@ export interface PlatformClientOptions {
   daemon?: DaemonRef;
   /** The daemon's token (from server.json): sent as `Authorization: Bearer` with every request. */
   token?: string;
+  /** A 401's message in place of the server's: why no token was sent, and how to send it (the CLI's, for `--server-url`). */
+  unauthorizedMessage?: string;
 }
 
 export interface DaemonRef {
@@ -333,7 +335,7 @@ export class PlatformClient {
           : typeof e.error === 'string'
             ? e.error
             : `${method} failed: HTTP ${res.status}${code ? ` (${code})` : ''}`;
-      throw new ClientError(res.status, message, parsed, undefined, code);
+      throw this.hinted(new ClientError(res.status, message, parsed, undefined, code));
     }
     if (parsed === undefined) throw new ClientError(res.status, `${method}: the server's answer is not JSON: ${text.slice(0, 200)}`);
     return parsed as T;
@@ -353,18 +355,24 @@ export class PlatformClient {
       throw networkError(this.baseUrl, err, this.options.daemon);
     }
     if (res.ok) return res;
-    const error = await responseError(res);
+    const error = this.hinted(await responseError(res));
     if (res.status === 503 && (method === 'POST' || method === 'DELETE')) {
       throw new RetryableError(error, retryAfterMs(res.headers.get('Retry-After')));
     }
     throw error;
   }
 
+  private hinted(err: ClientError): ClientError {
+    const message = this.options.unauthorizedMessage;
+    if (err.status !== 401 || !message) return err;
+    return new ClientError(err.status, message, err.body, err.wantId, err.code);
+  }
+
   private sse(path: string, lastEventId?: number | string): Observable<SseMessage> {
     return sseStream(`${this.baseUrl}${path}`, {
       fetch: this.doFetch,
       ...(lastEventId !== undefined ? { lastEventId } : {}),
-      responseError,
+      responseError: async (res) => this.hinted(await responseError(res)),
       requestError: (err) => networkError(this.baseUrl, err, this.options.daemon),
     });
   }

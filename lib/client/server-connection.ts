@@ -15,6 +15,7 @@ import { DaemonStartError, serverLogPath, startDaemon, startTimeoutMs, waitForSt
 import { liveStartingInfo, startingWords, type StartingInfo } from './server-starting.js';
 import { probeServer, terminateServer, type Probe, type ServerStatus, type StaleProbe } from './server-probe.js';
 import { findWorkspaceRoot } from './workspace.js';
+import { workspaceDaemonAt } from './server-url-daemon.js';
 
 export { DaemonStartError } from './start-daemon.js';
 
@@ -77,7 +78,12 @@ export function describeProbe(probe: Probe): string {
 }
 
 export async function connectServer(opts: ConnectOptions): Promise<ServerConnection> {
-  if (opts.serverUrl) return { url: opts.serverUrl.replace(/\/+$/, ''), started: false };
+  if (opts.serverUrl) {
+    // Never started from here; but the workspace's own daemon at that URL is talked to as discovered: with its token.
+    const url = opts.serverUrl.replace(/\/+$/, '');
+    const own = workspaceDaemonAt(url, opts.workspace);
+    return own ? { url, root: own.root, info: own.info, started: false } : { url, started: false };
+  }
   const root = workspaceRootFor(opts.workspace);
   let probe = await probeServer(root);
   if (probe.state === 'unresponsive') probe = await waitWhileUnresponsive(root, probe, opts);

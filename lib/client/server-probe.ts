@@ -69,11 +69,15 @@ async function get(url: string, timeoutMs: number, token?: string): Promise<Http
 /** The server answered `/api/status`, but not with a platform server's status (an older version, or not ours). */
 class NotAStatusError extends Error {}
 
+/** The server answered `/api/status` with a 401: it requires a token the request did not carry (or not its own). */
+export class TokenRefusedError extends NotAStatusError {}
+
 /** `GET /api/status` of the server at `url`; throws when it does not answer or is not a platform server. */
 export async function fetchStatus(url: string, timeoutMs = PROBE_TIMEOUT_MS, token?: string): Promise<ServerStatus> {
   const res = await get(`${url}/api/status`, timeoutMs, token);
   if (!res.ok) {
     await res.body?.cancel();
+    if (res.status === 401) throw new TokenRefusedError(`the server at ${url} requires its token`);
     throw new NotAStatusError(`GET ${url}/api/status answered ${res.status}`);
   }
   const body = (await res.json().catch(() => ({}))) as Partial<ServerStatus>;

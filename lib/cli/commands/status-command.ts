@@ -6,7 +6,8 @@
  */
 import type { Command } from 'commander';
 import { describeProbe, workspaceRootFor } from '../../client/server-connection.js';
-import { fetchStatus, probeServer, type ServerStatus } from '../../client/server-probe.js';
+import { fetchStatus, probeServer, TokenRefusedError, type ServerStatus } from '../../client/server-probe.js';
+import { noTokenMessage, workspaceDaemonAt } from '../../client/server-url-daemon.js';
 import { serverLogPath } from '../../client/start-daemon.js';
 import { liveStartingInfo, startingWords } from '../../client/server-starting.js';
 import { stateStartWords } from '../../api/state-start.js';
@@ -71,9 +72,13 @@ export function registerStatus(program: Command): void {
       if (g.serverUrl) {
         const url = g.serverUrl.replace(/\/+$/, '');
         try {
-          const st = await fetchStatus(url);
+          const st = await fetchStatus(url, undefined, workspaceDaemonAt(url, g.workspace)?.info.token);
           print(formatStatus(url, st), { running: true, url, ...st });
         } catch (err) {
+          if (err instanceof TokenRefusedError) {
+            // It answers: not "no server" (exit 3), but one this command may not read, an error.
+            throw new Error(noTokenMessage(url));
+          }
           print(`No server answers at ${url}: ${errorMessage(err)}`, { running: false, url, reason: errorMessage(err) });
           process.exitCode = EXIT_NOT_RUNNING;
         }

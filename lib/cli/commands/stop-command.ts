@@ -9,7 +9,8 @@ import type { Command } from 'commander';
 import { describeProbe, removeStaleServerInfo, workspaceRootFor } from '../../client/server-connection.js';
 import { removeServerInfo } from '../../client/server-info.js';
 import { serverLogPath } from '../../client/start-daemon.js';
-import { fetchStatus, probeServer, terminateServer } from '../../client/server-probe.js';
+import { fetchStatus, probeServer, terminateServer, TokenRefusedError } from '../../client/server-probe.js';
+import { noTokenMessage, workspaceDaemonAt } from '../../client/server-url-daemon.js';
 import { errorMessage } from '../../errors.js';
 import { globalOptions } from '../global-options.js';
 import { duration, parsedOption } from '../option-parsers.js';
@@ -35,12 +36,16 @@ export function registerStop(program: Command): void {
       if (g.serverUrl) {
         const url = g.serverUrl.replace(/\/+$/, '');
         try {
-          const status = await fetchStatus(url);
+          const status = await fetchStatus(url, undefined, workspaceDaemonAt(url, g.workspace)?.info.token);
           pid = status.pid;
           root = status.workspace_root;
           running = status.counts.running_job_runs;
           kind = status.executor?.kind;
         } catch (err) {
+          if (err instanceof TokenRefusedError) {
+            // It runs, and is not stopped without its token: an error, not "nothing to stop".
+            throw new Error(`${noTokenMessage(url)} It was not stopped.`);
+          }
           say(`No server answers at ${url}; nothing to stop.`, { stopped: false, url, reason: errorMessage(err) });
           return;
         }

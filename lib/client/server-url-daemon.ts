@@ -1,0 +1,48 @@
+/**
+ * `--server-url` naming the workspace's own daemon: the URL a user copied from `platform status` or server.log. A
+ * daemon the CLI started requires its token, which the CLI reads from server.json; without this, the same command
+ * that works without `--server-url` got a 401 telling the user that the CLI sends the token for them.
+ *
+ * The token goes only where the workspace's daemon is: a loopback name at server.json's port, whose pid is alive and
+ * is that workspace's `platform serve` (its command line), the trust discovery has before its probe sends the token.
+ */
+import { readServerInfo, type ServerInfo } from './server-info.js';
+import { isWorkspaceServe, sameDir } from './server-probe.js';
+import { isPidAlive } from '../system/pid-liveness.js';
+import { findWorkspaceRoot } from './workspace.js';
+import { resolve } from 'node:path';
+
+const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * What a 401 says when `--server-url` found no token to send, in place of the server's words (which tell the user
+ * that the CLI sends the token for them: not so here).
+ */
+export function noTokenMessage(url: string): string {
+  return `The server at ${url} requires its token, and --server-url sent none: run the command in the daemon's workspace, or add -C <workspace>, and the CLI sends the token of its .platform/server.json (other clients send \`Authorization: Bearer <token>\` with that token).`;
+}
+
+/** The workspace (cwd, or -C) whose running daemon answers at `url`, with its server.json; undefined for any other URL. */
+export function workspaceDaemonAt(url: string, workspace: string | undefined): { root: string; info: ServerInfo } | undefined {
+  let root: string;
+  try {
+    root = findWorkspaceRoot(workspace ? resolve(workspace) : process.cwd());
+  } catch {
+    return undefined; // no workspace here: nothing to send, which is no error with --server-url
+  }
+  const info = readServerInfo(root);
+  if (!info || !sameDir(info.workspace_root, root) || !pointsAt(url, info.port)) return undefined;
+  if (!isPidAlive(info.pid) || !isWorkspaceServe(info.pid, root)) return undefined;
+  return { root, info };
+}
+
+function pointsAt(url: string, port: number): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.protocol !== 'http:' || !LOOPBACK_NAMES.has(u.hostname.toLowerCase())) return false;
+  return Number(u.port === '' ? 80 : u.port) === port;
+}
