@@ -287,6 +287,27 @@ test('garbage bodies, paths and query strings never get a 500, and the daemon st
   t.is((await f.getJson(`/api/wants/${id}`)).want_id, id);
 });
 
+test('a method the API does not serve on a path it has is a 405 with Allow; a path it does not have stays a 404', async (t) => {
+  const f = await startServer(t);
+  const cases: Array<[string, string, string]> = [
+    ['PUT', '/api/wants/w-1', 'GET, HEAD, DELETE'],
+    ['PATCH', '/api/wants', 'GET, HEAD, POST'],
+    ['DELETE', '/api/partitions/lookup', 'GET, HEAD, POST'],
+    ['POST', '/api/status', 'GET, HEAD'],
+    ['PUT', '/api/job_runs/r-1/logs/stdout/', 'GET, HEAD'],
+  ];
+  for (const [method, path, allow] of cases) {
+    const res = await f.api(path, { method, headers: JSON_HEADERS, body: method === 'DELETE' ? undefined : '{}' });
+    const body = await errorOf(t, res, 405);
+    t.is(res.headers.get('allow'), allow, `${method} ${path}`);
+    t.regex(body.error, new RegExp(`^${method} is not served on ${path.replace(/[/]/g, '\\/')}: it takes ${allow}`));
+  }
+  const missing = await f.api('/api/nothing-here', { method: 'PUT', headers: JSON_HEADERS, body: '{}' });
+  t.regex((await errorOf(t, missing, 404)).error, /^No route PUT \/api\/nothing-here/);
+  // Nothing was done by any of them.
+  t.is(await wantsTotal(f), 0);
+});
+
 test('GET /api/wants/:id of an unknown want is a 404 naming the want_id', async (t) => {
   const f = await startServer(t);
   const err = await errorOf(t, await f.api('/api/wants/w-404'), 404);

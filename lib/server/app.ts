@@ -8,6 +8,7 @@ import express, { type Express } from 'express';
 import { jsonBody } from './json-body.js';
 import { errorHandler } from './error-handler.js';
 import { HttpError } from './http-error.js';
+import { allowedMethods } from './allowed-methods.js';
 import { loopbackGuard } from './loopback-guard.js';
 import { eventsRoutes } from './routes/events-routes.js';
 import { jobRunsRoutes } from './routes/job-runs-routes.js';
@@ -54,6 +55,12 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   app.use(openApiRoutes());
   app.use(dashboardRoutes());
   app.use((req, _res) => {
+    const allow = allowedMethods(req.path);
+    if (allow.length > 0 && !allow.includes(req.method)) {
+      throw new HttpError(405, `${req.method} is not served on ${req.path}: it takes ${allow.join(', ')}. See README.md for the API.`, undefined, {
+        Allow: allow.join(', '),
+      });
+    }
     // A partition's ref holds '/': sent unencoded it is several path segments, and matches no partition route.
     const ref = /^\/api\/partitions\/(.+\/.+?)(\/lineage)?$/.exec(req.path)?.[1];
     const hint = ref === undefined ? '' : ` A partition ref is one path segment: encode its '/' as %2F (/api/partitions/${encodeURIComponent(ref)}).`;

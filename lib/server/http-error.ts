@@ -3,7 +3,7 @@ import type { ErrorBody } from '../api/error-body.js';
 
 export class HttpError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 503 | 500,
+    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 503 | 500,
     message: string,
     readonly wantId?: string,
     readonly headers: Record<string, string> = {},
