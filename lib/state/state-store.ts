@@ -97,6 +97,8 @@ export class StateStore {
   private edited = 0;
   /** close() was called: a snapshot a pause asked for and still waiting its turn is not written. */
   private closed = false;
+  /** The log was closed (its writes$ completed): nothing after it is a pause. */
+  private logEnded = false;
   private imagedTaken = 0;
   /** When the log last took an append: a background snapshot's frames are sized by it (frame-budget.ts). */
   private lastAppend = -Infinity;
@@ -121,7 +123,8 @@ export class StateStore {
       startWith(replayed),
       shareReplay(1),
     );
-    this.appends = log.writes$.subscribe(() => (this.lastAppend = performance.now()));
+    // Subscribed before the pause's debounce below, so the log's end is noted before the debounce hears it.
+    this.appends = log.writes$.subscribe({ next: () => (this.lastAppend = performance.now()), complete: () => (this.logEnded = true) });
     // The state ends with the log, as it did when it was the fold of the log alone.
     log.appended$.subscribe({ complete: () => this.edits.complete() });
     // Held for the store's life, so the fold runs as events arrive, not on each reader's subscription.
@@ -136,9 +139,10 @@ export class StateStore {
       // write under way when it comes (the every-N one a burst started, the one after a long replay) is waited for,
       // not a reason to drop it: saveSnapshot waits its turn and counts the events since the snapshot just written.
       const least = Math.min(quietEvents, everyEvents);
+      // debounceTime hands on what it holds when the log completes: that is the log's close, not a pause.
       const quiet$ = log.writes$.pipe(
         debounceTime(quietMs),
-        filter(() => since(this.current()) >= least),
+        filter(() => !this.logEnded && since(this.current()) >= least),
       );
       this.background.add(quiet$.subscribe(() => void this.snapshotAfterPause(path, least).catch(onSnapshotError)));
     }
