@@ -11,6 +11,7 @@ import test, { type ExecutionContext } from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectServer } from '../lib/client/server-connection.js';
@@ -562,6 +563,37 @@ test('--server-url naming the workspace daemon sends its token; elsewhere the 40
   const stop = await run(outside, ['-C', root, '--server-url', `http://127.0.0.1:${port}`, 'stop']);
   t.is(stop.code, 0, stop.stderr);
   t.regex(stop.stdout, /Stopped server/);
+}));
+
+test('--server-url sends the token only to 127.0.0.1: localhost is talked to there, [::1] (where anyone may listen on the port) gets none', slot(async (t) => {
+  const root = await workspace(t);
+  const r = await run(root, ['start', '--json']);
+  t.is(r.code, 0, r.stderr);
+  const { port } = JSON.parse(r.stdout) as { port: number };
+  // Another local user's server on ::1 at the daemon's port number: it must never see the token.
+  const heard: Array<string | undefined> = [];
+  const impostor = createServer((req, res) => {
+    heard.push(req.headers.authorization);
+    res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"token required"}');
+  });
+  const listening = await new Promise<boolean>((resolve) => {
+    impostor.once('error', () => resolve(false));
+    impostor.listen(port, '::1', () => resolve(true));
+  });
+  if (!listening) {
+    t.log('IPv6 loopback (::1) is not available here: only the 127.0.0.1 half of this test ran');
+  } else {
+    t.teardown(() => new Promise<void>((done) => impostor.close(() => done())));
+  }
+  const viaLocalhost = await run(root, ['--server-url', `http://localhost:${port}`, 'want', 'list', '--json']);
+  t.is(viaLocalhost.code, 0, viaLocalhost.stderr);
+  if (listening) {
+    const viaV6 = await run(root, ['--server-url', `http://[::1]:${port}`, 'want', 'list']);
+    t.is(viaV6.code, 1);
+    t.regex(viaV6.stderr, /--server-url sent none/);
+    t.true(heard.length > 0, 'the [::1] server was asked');
+    t.deepEqual(heard.filter((h) => h !== undefined), [], 'and never given the token');
+  }
 }));
 
 test('serve removes server.json on SIGTERM and exits 0', slot(async (t) => {

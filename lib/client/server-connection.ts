@@ -82,7 +82,7 @@ export async function connectServer(opts: ConnectOptions): Promise<ServerConnect
     // Never started from here; but the workspace's own daemon at that URL is talked to as discovered: with its token.
     const url = opts.serverUrl.replace(/\/+$/, '');
     const own = workspaceDaemonAt(url, opts.workspace);
-    return own ? { url, root: own.root, info: own.info, started: false } : { url, started: false };
+    return own ? { url: own.url, root: own.root, info: own.info, started: false } : { url, started: false };
   }
   const root = workspaceRootFor(opts.workspace);
   let probe = await probeServer(root);

@@ -5,6 +5,8 @@
  *
  * The token goes only where the workspace's daemon is: a loopback name at server.json's port, whose pid is alive and
  * is that workspace's `platform serve` (its command line), the trust discovery has before its probe sends the token.
+ * And only to 127.0.0.1, the address the daemon binds: `localhost` may resolve to ::1 first, where any local user may
+ * listen on the same port number, so it is talked to as 127.0.0.1; `[::1]` is never the daemon.
  */
 import { readServerInfo, type ServerInfo } from './server-info.js';
 import { isWorkspaceServe, sameDir } from './server-probe.js';
@@ -12,7 +14,7 @@ import { isPidAlive } from '../system/pid-liveness.js';
 import { findWorkspaceRoot } from './workspace.js';
 import { resolve } from 'node:path';
 
-const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const DAEMON_NAMES = new Set(['127.0.0.1', 'localhost']);
 
 /**
  * What a 401 says when `--server-url` found no token to send, in place of the server's words (which tell the user
@@ -22,8 +24,11 @@ export function noTokenMessage(url: string): string {
   return `The server at ${url} requires its token, and --server-url sent none: run the command in the daemon's workspace, or add -C <workspace>, and the CLI sends the token of its .platform/server.json (other clients send \`Authorization: Bearer <token>\` with that token).`;
 }
 
-/** The workspace (cwd, or -C) whose running daemon answers at `url`, with its server.json; undefined for any other URL. */
-export function workspaceDaemonAt(url: string, workspace: string | undefined): { root: string; info: ServerInfo } | undefined {
+/**
+ * The workspace (cwd, or -C) whose running daemon answers at `url`, with its server.json and the URL to send its token
+ * to (127.0.0.1 at its port); undefined for any other URL.
+ */
+export function workspaceDaemonAt(url: string, workspace: string | undefined): { root: string; info: ServerInfo; url: string } | undefined {
   let root: string;
   try {
     root = findWorkspaceRoot(workspace ? resolve(workspace) : process.cwd());
@@ -33,7 +38,7 @@ export function workspaceDaemonAt(url: string, workspace: string | undefined): {
   const info = readServerInfo(root);
   if (!info || !sameDir(info.workspace_root, root) || !pointsAt(url, info.port)) return undefined;
   if (!isPidAlive(info.pid) || !isWorkspaceServe(info.pid, root)) return undefined;
-  return { root, info };
+  return { root, info, url: `http://127.0.0.1:${info.port}` };
 }
 
 function pointsAt(url: string, port: number): boolean {
@@ -43,6 +48,6 @@ function pointsAt(url: string, port: number): boolean {
   } catch {
     return false;
   }
-  if (u.protocol !== 'http:' || !LOOPBACK_NAMES.has(u.hostname.toLowerCase())) return false;
+  if (u.protocol !== 'http:' || !DAEMON_NAMES.has(u.hostname.toLowerCase()) || (u.pathname !== '/' && u.pathname !== '')) return false;
   return Number(u.port === '' ? 80 : u.port) === port;
 }

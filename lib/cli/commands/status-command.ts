@@ -72,7 +72,8 @@ export function registerStatus(program: Command): void {
       if (g.serverUrl) {
         const url = g.serverUrl.replace(/\/+$/, '');
         try {
-          const st = await fetchStatus(url, undefined, workspaceDaemonAt(url, g.workspace)?.info.token);
+          const own = workspaceDaemonAt(url, g.workspace);
+          const st = await fetchStatus(own?.url ?? url, undefined, own?.info.token);
           print(formatStatus(url, st), { running: true, url, ...st });
         } catch (err) {
           if (err instanceof TokenRefusedError) {

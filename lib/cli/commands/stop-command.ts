@@ -36,7 +36,8 @@ export function registerStop(program: Command): void {
       if (g.serverUrl) {
         const url = g.serverUrl.replace(/\/+$/, '');
         try {
-          const status = await fetchStatus(url, undefined, workspaceDaemonAt(url, g.workspace)?.info.token);
+          const own = workspaceDaemonAt(url, g.workspace);
+          const status = await fetchStatus(own?.url ?? url, undefined, own?.info.token);
           pid = status.pid;
           root = status.workspace_root;
           running = status.counts.running_job_runs;
