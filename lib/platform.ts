@@ -366,8 +366,9 @@ export class Platform {
   /** Whether the executor can run what it is handed, as last seen (no round trip: `/api/status` carries it). */
   executorHealth(): ExecutorHealth {
     if (this.executor.health) return this.executor.health();
-    const kind = this.executor instanceof SupervisedExecutor ? 'local' : this.executor instanceof InProcessExecutor ? 'in-process' : 'custom';
-    return { kind, where: 'this machine', reachable: true, workers: null, problem: null };
+    const supervised = this.executor instanceof SupervisedExecutor ? this.executor : undefined;
+    const kind = supervised ? 'local' : this.executor instanceof InProcessExecutor ? 'in-process' : 'custom';
+    return { kind, where: 'this machine', reachable: true, workers: null, problem: null, launcher: supervised?.launcherKind ?? null };
   }
 
   /**

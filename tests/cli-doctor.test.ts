@@ -69,6 +69,28 @@ test('a healthy workspace: every check ok, exit 0; the table says nothing is wro
   t.regex(text.stdout, /Nothing is wrong\./);
 });
 
+test("the run launcher is the running daemon's (its environment chose it), in doctor and in status, not the one doctor's own environment would pick", async (t) => {
+  const ws = await workspace(t);
+  // A daemon started with the shell launcher; doctor and status run without PLATFORM_LAUNCHER.
+  const start = spawnSync(process.execPath, [BIN, '-C', ws, 'start'], { encoding: 'utf8', env: { ...process.env, PLATFORM_LAUNCHER: 'shell', PLATFORM_IDLE_TIMEOUT: '60s' } });
+  t.is(start.status, 0, start.stderr);
+  t.teardown(() => void cli(ws, ['stop']));
+  const { report } = doctor(ws);
+  const launcher = check(report, 'run launcher');
+  t.is(launcher.status, 'warn', launcher.detail);
+  t.regex(launcher.detail, /^the running daemon's: shell: so each run costs about 1\.5 ms more/);
+  t.regex(launcher.fix ?? '', /without PLATFORM_LAUNCHER/);
+  const status = cli(ws, ['--json', 'status']);
+  t.is(status.status, 0, status.stderr);
+  t.is((JSON.parse(status.stdout) as { executor: { launcher: string | null } }).executor.launcher, 'shell');
+  t.regex(cli(ws, ['status']).stdout, /executor +local \(this machine, shell launcher \(each run ~1\.5 ms slower/);
+  // Started again as a user's would be (no PLATFORM_LAUNCHER): native, where npm run build compiled it.
+  t.is(cli(ws, ['stop']).status, 0);
+  t.is(cli(ws, ['start']).status, 0);
+  t.is((JSON.parse(cli(ws, ['--json', 'status']).stdout) as { executor: { launcher: string | null } }).executor.launcher, 'native');
+  t.regex(check(doctor(ws).report, 'run launcher').detail, /^the running daemon's: native \(/);
+});
+
 test('a snapshot the embedded API wrote is one the CLI reads: its bundle vouches for the same state code', async (t) => {
   const ws = await workspace(t);
   const log = await EventLog.open(join(ws, '.platform', 'bel'));

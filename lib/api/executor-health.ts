@@ -13,4 +13,12 @@ export interface ExecutorHealth {
   workers: number | null;
   /** What stops runs from running, with what to do; null when nothing does. */
   problem: string | null;
+  /**
+   * How runs on this machine are started (run-launcher.ts): 'native' (the compiled launcher), 'shell' (a `/bin/sh` a
+   * run: no C compiler built the native one, or PLATFORM_LAUNCHER=shell), 'direct' (children of the daemon, where
+   * neither can run); null when runs do not start as processes of this machine's daemon (Redis workers, in-process).
+   */
+  launcher: RunLauncherKind | null;
 }
+
+export type RunLauncherKind = 'native' | 'shell' | 'direct';

@@ -21,6 +21,7 @@ import { fromSnapshot } from '../state/snapshot.js';
 import { readCompactionBase, readSnapshot, readSnapshotOrWhy, stateCodeFingerprint } from '../state/snapshot-file.js';
 import { logProbe } from '../state/state-store.js';
 import { launcherMode, nativeLauncherPath } from '../executor/run-launcher.js';
+import type { RunLauncherKind } from '../api/executor-health.js';
 import { CACHE_AFTER_MS, compileCacheStatus } from './compile-cache.js';
 import { DAEMON_BUNDLE } from './entry.js';
 import type { BuildState } from '../state/build-state.js';
@@ -49,7 +50,7 @@ export async function runChecks(root: string): Promise<Finding[]> {
   findings.push(await graph(root, probe.state === 'running' || probe.state === 'unresponsive'));
   findings.push(...(await daemon(root, probe)));
   findings.push(disk(dir));
-  findings.push(runLauncher());
+  findings.push(runLauncher(probe.state === 'running' ? probe.status.executor?.launcher : undefined));
   findings.push(compileCache());
   if (probe.state === 'running' || probe.state === 'unresponsive') {
     findings.push(ok('event log', 'held by the running daemon, which read it whole at its start (stop it to check it again here)'));
@@ -61,14 +62,28 @@ export async function runChecks(root: string): Promise<Finding[]> {
   return findings;
 }
 
-/** Which launcher starts local runs, as a daemon started from this CLI would choose it. */
-function runLauncher(): Finding {
-  const mode = launcherMode();
-  if (mode === 'native') return ok('run launcher', `native (${nativeLauncherPath()}): a fork and two execs a run`);
+/**
+ * Which launcher starts local runs: the running daemon's, as its `/api/status` says (its environment chose it, not
+ * this command's), else as a daemon started from this CLI would choose it.
+ */
+function runLauncher(running: RunLauncherKind | null | undefined): Finding {
+  // A daemon whose runs go to workers (or run in-process) starts none on this machine (null); an older one says nothing (undefined).
+  if (running === null) return ok('run launcher', 'none: the running daemon starts no runs of its own on this machine');
+  const mode = running ?? launcherMode();
+  const whose = running ? "the running daemon's: " : '';
+  if (mode === 'native') return ok('run launcher', `${whose}native (${nativeLauncherPath()}): a fork and two execs a run`);
+  const slower = 'so each run costs about 1.5 ms more to start';
+  if (running) {
+    return warn(
+      'run launcher',
+      `${whose}${mode}: ${slower} (its environment's PLATFORM_LAUNCHER chose it, or ${nativeLauncherPath()} was not built when it started)`,
+      'run npm run build where the native launcher was not built (a C compiler: apt-get install gcc libc6-dev), then platform stop and start the daemon without PLATFORM_LAUNCHER',
+    );
+  }
   if (process.env.PLATFORM_LAUNCHER === mode) return ok('run launcher', `${mode}, chosen by PLATFORM_LAUNCHER`);
   return warn(
     'run launcher',
-    `${mode}: ${nativeLauncherPath()} was not built (no C compiler when platform was built), so each run costs about 1.5 ms more to start`,
+    `${mode}: ${nativeLauncherPath()} was not built (no C compiler when platform was built), ${slower}`,
     'install a C compiler (Debian: apt-get install gcc libc6-dev) and run npm run build',
   );
 }

@@ -21,6 +21,7 @@ import { Observable, Subject, type Subscription, interval } from 'rxjs';
 import { STDERR_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
 import { LOCAL_WORKER, type AdoptedStart, type Executor, type Placement, type Reattached } from './executor-port.js';
 import { RunLauncher, type LauncherNews, type RunSpec } from './run-launcher.js';
+import type { RunLauncherKind } from '../api/executor-health.js';
 import { outcomeOfExit, type KillCause } from './exit-outcome.js';
 import { belongsToRun, findJobRunProcesses, killProcesses, launchedByLauncher, processStartMs, unreaped } from './job-process-identity.js';
 import { scanOnce, type JobRunProcesses } from './job-run-process-scan.js';
@@ -141,6 +142,11 @@ export class SupervisedExecutor implements Executor {
   readonly started$: Observable<Placement> = this.starts.asObservable();
   private readonly runs = new Map<string, Run>();
   private readonly launcher: RunLauncher;
+
+  /** How this executor starts runs (`/api/status`'s `executor.launcher`). */
+  get launcherKind(): RunLauncherKind {
+    return this.launcher.kind;
+  }
   private readonly news: Subscription;
   private poll: Subscription | undefined;
   private stopped = false;

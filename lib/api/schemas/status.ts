@@ -24,6 +24,12 @@ export const ServerStatusSchema = Type.Object(
         reachable: Type.Boolean(),
         workers: Nullable(Type.Integer({ minimum: 0, description: 'Workers taking runs from the queue; null when runs do not go to workers.' })),
         problem: Nullable(Type.String({ description: 'What stops runs from running, with what to do; null when nothing does. Checked every 5 s.' })),
+        launcher: Nullable(
+          OneOf(['native', 'shell', 'direct'] as const, {
+            description:
+              "How runs on this machine are started: 'native' (the compiled launcher), 'shell' (a /bin/sh a run: no C compiler built the native one, or PLATFORM_LAUNCHER=shell), 'direct' (children of the daemon); null when runs go to workers or run in-process.",
+          }),
+        ),
       },
       { additionalProperties: false },
     ),

@@ -52,11 +52,15 @@ function formatMs(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+const LAUNCHER_COST = 'each run ~1.5 ms slower to start: no C compiler built the native one, or PLATFORM_LAUNCHER chose it';
+
 /** Where runs go and whether they can run there; a problem in red (it is why runs wait). */
 function executorLine(e: ServerStatus['executor'] | undefined): string {
   if (!e) return 'not said (an older daemon)';
   const workers = e.workers !== null ? `, ${e.workers} worker${e.workers === 1 ? '' : 's'}` : '';
-  const head = `${e.kind} (${e.where}${workers})`;
+  // An older daemon says nothing of its launcher (undefined); the shell one costs each run more: said.
+  const launcher = e.launcher ? `, ${e.launcher} launcher${e.launcher === 'native' ? '' : ` (${LAUNCHER_COST})`}` : '';
+  const head = `${e.kind} (${e.where}${workers}${launcher})`;
   return e.problem ? `${head}\n             ${colors.red(e.problem)}` : head;
 }
 

@@ -101,7 +101,7 @@ export class RedisExecutor implements Executor {
   private readonly ready: Promise<void>;
   private wake: (() => void) | undefined;
   private closed = false;
-  private lastHealth: ExecutorHealth;
+  private lastHealth: Omit<ExecutorHealth, 'launcher'>;
   /** Errors said lately, and how many times each came again since. */
   private readonly said = new Map<string, { at: number; count: number }>();
   private healthSeenAt = 0;
@@ -165,7 +165,8 @@ export class RedisExecutor implements Executor {
   health(): ExecutorHealth {
     // As last seen; a look more than a second old is followed by a new one, for the next reader.
     if (Date.now() - this.healthSeenAt > 1000 && !this.healthLooking) void this.lookAtHealth();
-    return this.lastHealth;
+    // Runs start on the workers, not under a launcher of this daemon.
+    return { ...this.lastHealth, launcher: null };
   }
 
   /**
