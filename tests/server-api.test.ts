@@ -308,6 +308,28 @@ test('a method the API does not serve on a path it has is a 405 with Allow; a pa
   t.is(await wantsTotal(f), 0);
 });
 
+test("a 405's Allow names only methods served there: the RPC paths match by exact case (not express's case-insensitive routes), so another case is a 404 for every method", async (t) => {
+  const f = await startServer(t);
+  const exact = '/platform.v1.PlatformService/AnalyzeGraph';
+  for (const path of [exact.toLowerCase(), exact.toUpperCase(), '/platform.v1.platformservice/GetJobConfigs']) {
+    // POST there is not the RPC: nothing answers it but the fallback's 404.
+    const post = await f.api(path, { method: 'POST', headers: JSON_HEADERS, body: '{"outputRefs": ["daily/revenue/date=2026-01-05"]}' });
+    t.is(post.status, 404, `POST ${path}`);
+    await post.body?.cancel();
+    // So a GET there (not a browser's: the dashboard's page answers those) must not be told to POST (405 with Allow:
+    // POST, which the POST above refutes).
+    const get = await f.api(path, { headers: { accept: 'application/json' } });
+    t.is(get.status, 404, `GET ${path}: ${get.headers.get('allow') ?? ''}`);
+    t.is(get.headers.get('allow'), null);
+    await get.body?.cancel();
+  }
+  // The JSON API's routes are case-insensitive in express, and so is its 405.
+  const put = await f.api('/API/Wants', { method: 'PUT', headers: JSON_HEADERS, body: '{}' });
+  t.is(put.status, 405);
+  t.is(put.headers.get('allow'), 'GET, HEAD, POST');
+  await put.body?.cancel();
+});
+
 test('GET /api/wants/:id of an unknown want is a 404 naming the want_id', async (t) => {
   const f = await startServer(t);
   const err = await errorOf(t, await f.api('/api/wants/w-404'), 404);

@@ -6,11 +6,15 @@ import { OPERATIONS } from './api-operations.js';
 
 const ORDER = ['GET', 'HEAD', 'POST', 'DELETE'] as const;
 
-/** Each operation's path as express matches it: a `:param` is one segment, a trailing slash and case are let through. */
-const ROUTES = OPERATIONS.map((op) => ({
-  method: op.method.toUpperCase(),
-  pattern: new RegExp(`^${op.path.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`, 'i'),
-}));
+/**
+ * Each operation's path as it is matched: express's routes take a `:param` as one segment and let a trailing slash and
+ * case through; the RPCs (service-routes.ts) are matched by their exact path, case and all, so another spelling is no
+ * RPC for any method (a 405 there named a POST that is a 404).
+ */
+const ROUTES = OPERATIONS.map((op) => {
+  const path = op.path.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+  return { method: op.method.toUpperCase(), pattern: op.connect ? new RegExp(`^${path}$`) : new RegExp(`^${path}/?$`, 'i') };
+});
 
 /** The methods served on `path` (HEAD wherever GET is, as express answers it), in a fixed order; none: no such path. */
 export function allowedMethods(path: string): string[] {
