@@ -596,6 +596,28 @@ test('--server-url sends the token only to 127.0.0.1: localhost is talked to the
   }
 }));
 
+test("'platform start' with --server-url naming the workspace's daemon reads its status with the token, as status and stop do", slot(async (t) => {
+  const root = await workspace(t);
+  const r = await run(root, ['start', '--json']);
+  t.is(r.code, 0, r.stderr);
+  const { port, pid } = JSON.parse(r.stdout) as { port: number; pid: number };
+  for (const url of [`http://127.0.0.1:${port}`, `http://localhost:${port}`]) {
+    const again = await run(root, ['--server-url', url, 'start', '--json']);
+    t.is(again.code, 0, `${url}: ${again.stderr}`);
+    const body = JSON.parse(again.stdout) as { started: boolean; pid: number; port: number };
+    t.false(body.started);
+    t.is(body.pid, pid);
+    t.is(body.port, port);
+  }
+  const text = await run(root, ['--server-url', `http://127.0.0.1:${port}`, 'start']);
+  t.is(text.code, 0, text.stderr);
+  t.regex(text.stdout, /^Server already running \(pid \d+, port \d+\)/);
+  // Outside the workspace there is no token to send: the refusal says what to do, as the other commands' does.
+  const outside = await run(tempDir(t), ['--server-url', `http://127.0.0.1:${port}`, 'start']);
+  t.is(outside.code, 1);
+  t.regex(outside.stderr, /requires its token, and --server-url sent none: .*-C <workspace>/);
+}));
+
 test('serve removes server.json on SIGTERM and exits 0', slot(async (t) => {
   const root = await workspace(t);
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '-C', root], { cwd: root, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
