@@ -365,7 +365,11 @@ export class Platform {
 
   /** Whether the executor can run what it is handed, as last seen (no round trip: `/api/status` carries it). */
   executorHealth(): ExecutorHealth {
-    if (this.executor.health) return this.executor.health();
+    if (this.executor.health) {
+      // An executor that says nothing of a launcher (one written before it was asked) starts no runs under ours.
+      const health = this.executor.health();
+      return { ...health, launcher: health.launcher ?? null };
+    }
     const supervised = this.executor instanceof SupervisedExecutor ? this.executor : undefined;
     const kind = supervised ? 'local' : this.executor instanceof InProcessExecutor ? 'in-process' : 'custom';
     return { kind, where: 'this machine', reachable: true, workers: null, problem: null, launcher: supervised?.launcherKind ?? null };

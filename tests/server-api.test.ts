@@ -18,6 +18,8 @@ import {
 } from './helpers/server-fixture.js';
 import { isPidAlive } from '../lib/system/pid-liveness.js';
 import { EVENT_PAGE_BYTES } from '../lib/api/schemas/events.js';
+import { InProcessExecutor } from '../lib/executor/in-process-executor.js';
+import type { ExecutorHealth } from '../lib/index.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -328,6 +330,22 @@ test("a 405's Allow names only methods served there: the RPC paths match by exac
   t.is(put.status, 405);
   t.is(put.headers.get('allow'), 'GET, HEAD, POST');
   await put.body?.cancel();
+});
+
+test("a custom executor whose health() says nothing of a launcher (written before it had one) gives /api/status launcher null, as its schema requires", async (t) => {
+  // An embedder's executor, as the Executor port documented health() before session 29: no launcher field.
+  class FarmExecutor extends InProcessExecutor {
+    health(): Omit<ExecutorHealth, 'launcher'> {
+      return { kind: 'custom', where: 'the test farm', reachable: true, workers: 3, problem: null };
+    }
+  }
+  const f = await startServer(t, { platform: { executor: (root) => new FarmExecutor(root) } });
+  // The fixture checks the answer against the OpenAPI schema: `launcher` is required (null or a kind).
+  const res = await f.api('/api/status');
+  t.is(res.status, 200);
+  const body = (await res.json()) as { executor: ExecutorHealth };
+  t.is(body.executor.launcher, null);
+  t.is(body.executor.workers, 3);
 });
 
 test('GET /api/wants/:id of an unknown want is a 404 naming the want_id', async (t) => {

@@ -81,8 +81,11 @@ export interface Executor {
   waitingToStart?(): number;
   /** Runs started or followed whose outcome has not come yet. */
   runningCount(): number;
-  /** As last seen; executors on this machine need not say (they are healthy while the daemon is). */
-  health?(): ExecutorHealth;
+  /**
+   * As last seen; executors on this machine need not say (they are healthy while the daemon is). `launcher` may be
+   * left out (an executor written before it was asked): it is then null, runs not started by this daemon's launcher.
+   */
+  health?(): Omit<ExecutorHealth, 'launcher'> & { launcher?: ExecutorHealth['launcher'] };
   /**
    * Stops. With `cancelRuns` every run is canceled and their outcomes awaited; without, runs that can outlive the
    * daemon are left running for the next one to re-attach (the others are canceled).
