@@ -76,7 +76,7 @@ function runLauncher(running: RunLauncherKind | null | undefined): Finding {
   if (running) {
     return warn(
       'run launcher',
-      `${whose}${mode}: ${slower} (its environment's PLATFORM_LAUNCHER chose it, or ${nativeLauncherPath()} was not built when it started)`,
+      `${whose}${mode}: ${slower} (its environment's PLATFORM_LAUNCHER chose it, or ${nativeLauncherPath()} was not built when it started${mode === 'direct' ? ', or neither it nor /bin/sh could be run' : ''})`,
       'run npm run build where the native launcher was not built (a C compiler: apt-get install gcc libc6-dev), then platform stop and start the daemon without PLATFORM_LAUNCHER',
     );
   }
