@@ -350,6 +350,27 @@ srv.listen(0, '127.0.0.1', () => {
 process.on('SIGTERM', () => { fs.rmSync(file, { force: true }); process.exit(0); });
 `;
 
+test('stop --server-url signals only a platform serve of this machine: a server that names another pid is refused, and that pid lives', slot(async (t) => {
+  const root = await workspace(t);
+  // Any process of the user's (an editor, say) and a server that claims to be it: a tunnel to another machine's
+  // daemon names a pid of that machine, which here is someone else.
+  const bystander = spawn('sleep', ['60'], { stdio: 'ignore' });
+  t.teardown(() => void bystander.kill('SIGKILL'));
+  const liar = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ pid: bystander.pid, port: 1, started_at: new Date().toISOString(), uptime_seconds: 1, workspace_root: root, version: VERSION,
+      counts: { wants: 0, job_runs: 0, partitions: 0, running_job_runs: 0, queued_commands: 0 } }));
+  });
+  await new Promise<void>((r) => liar.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => new Promise<void>((done) => liar.close(() => done())));
+  const { port } = liar.address() as { port: number };
+  const r = await run(tempDir(t), ['--server-url', `http://127.0.0.1:${port}`, 'stop', '--timeout', '2s']);
+  t.is(r.code, 1, r.stdout);
+  t.regex(r.stderr, new RegExp(`says it is pid ${bystander.pid}, .*no such platform serve runs on this machine.*nothing was signalled`));
+  await sleep(200);
+  t.true(isPidAlive(bystander.pid!), 'the pid the server named was not signalled');
+}));
+
 test("this workspace's server of another version is stopped (SIGTERM) and replaced", slot(async (t) => {
   const root = await workspace(t);
   const script = join(root, 'fake-old-server.mjs');

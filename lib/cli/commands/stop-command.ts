@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { describeProbe, removeStaleServerInfo, workspaceRootFor } from '../../client/server-connection.js';
 import { removeServerInfo } from '../../client/server-info.js';
 import { serverLogPath } from '../../client/start-daemon.js';
-import { fetchStatus, probeServer, terminateServer, TokenRefusedError } from '../../client/server-probe.js';
+import { fetchStatus, isWorkspaceServe, probeServer, terminateServer, TokenRefusedError } from '../../client/server-probe.js';
 import { noTokenMessage, workspaceDaemonAt } from '../../client/server-url-daemon.js';
 import { errorMessage } from '../../errors.js';
 import { globalOptions } from '../global-options.js';
@@ -42,7 +42,15 @@ export function registerStop(program: Command): void {
           root = status.workspace_root;
           running = status.counts.running_job_runs;
           kind = status.executor?.kind;
+          // The pid is the server's word: signalled only if it is a platform serve of that workspace on this machine
+          // (a server elsewhere, behind a tunnel, names a pid of its own machine; anything may answer a URL).
+          if (!isWorkspaceServe(pid, root)) {
+            throw new RefusedStop(
+              `The server at ${url} says it is pid ${pid}, serving ${root}, but no such platform serve runs on this machine (it runs elsewhere, e.g. behind a tunnel, or is not platform): it was not stopped, and nothing was signalled. Stop it where it runs.`,
+            );
+          }
         } catch (err) {
+          if (err instanceof RefusedStop) throw new Error(err.message);
           if (err instanceof TokenRefusedError) {
             // It runs, and is not stopped without its token: an error, not "nothing to stop".
             throw new Error(`${noTokenMessage(url)} It was not stopped.`);
@@ -88,3 +96,6 @@ export function registerStop(program: Command): void {
       say(`Stopped server (pid ${pid})${after}`, { stopped: true, pid, workspace_root: root, job_runs_running: running ?? null, job_runs_cancel_asked: asked, job_runs_canceled_with_server: inProcess });
     });
 }
+
+/** A stop refused after the server answered (not "no server answers"). */
+class RefusedStop extends Error {}
