@@ -72,7 +72,8 @@ export const httpUrl: OptionParser<string> = (name) => (value) => {
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new OptionValueError(`${name} must be an http(s) URL such as http://127.0.0.1:8080; got '${value}'.`);
   }
-  return value;
+  // A base to put paths after, and what messages name: 'http://127.0.0.1:8080/' is that server too.
+  return value.replace(/\/+$/, '');
 };
 
 /** An ISO 8601 time, kept as the text given (the server reads it). */

@@ -9,7 +9,7 @@
  * listen on the same port number, so it is talked to as 127.0.0.1; `[::1]` is never the daemon.
  */
 import { readServerInfo, type ServerInfo } from './server-info.js';
-import { isWorkspaceServe, sameDir } from './server-probe.js';
+import { fetchStatus, isWorkspaceServe, sameDir, TokenRefusedError, type ServerStatus } from './server-probe.js';
 import { isPidAlive } from '../system/pid-liveness.js';
 import { findWorkspaceRoot } from './workspace.js';
 import { resolve } from 'node:path';
@@ -39,6 +39,25 @@ export function workspaceDaemonAt(url: string, workspace: string | undefined): {
   if (!info || !sameDir(info.workspace_root, root) || !pointsAt(url, info.port)) return undefined;
   if (!isPidAlive(info.pid) || !isWorkspaceServe(info.pid, root)) return undefined;
   return { root, info, url: `http://127.0.0.1:${info.port}` };
+}
+
+/** The server refused `--server-url`'s request for want of a token it did not send: `noTokenMessage`'s words. */
+export class NoTokenError extends Error {
+  override readonly name = 'NoTokenError';
+}
+
+/**
+ * `/api/status` of the server `url` (`--server-url`, its trailing slashes taken off by its parser) names: with the token when it is the
+ * workspace's own daemon (workspaceDaemonAt), at 127.0.0.1; a 401 is a NoTokenError saying what to do. Anything else
+ * (no answer, not a platform server) throws as fetchStatus does.
+ */
+export async function serverUrlStatus(url: string, workspace: string | undefined): Promise<ServerStatus> {
+  const own = workspaceDaemonAt(url, workspace);
+  try {
+    return await fetchStatus(own?.url ?? url, undefined, own?.info.token);
+  } catch (err) {
+    throw err instanceof TokenRefusedError ? new NoTokenError(noTokenMessage(url)) : err;
+  }
 }
 
 function pointsAt(url: string, port: number): boolean {

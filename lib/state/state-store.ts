@@ -74,7 +74,7 @@ export const SNAPSHOT_WHEN_QUIET_MS = 2_000;
 export const SNAPSHOT_WHEN_QUIET_EVENTS = SNAPSHOT_AFTER_REPLAY_EVENTS;
 
 /** When the background takes a snapshot: every so many events, and after a pause of the log with fewer. */
-export interface SnapshotCadence {
+interface SnapshotCadence {
   readonly everyEvents: number;
   readonly quietMs: number;
   readonly quietEvents: number;

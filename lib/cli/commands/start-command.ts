@@ -4,8 +4,8 @@
  */
 import type { Command } from 'commander';
 import { connectServer } from '../../client/server-connection.js';
-import { fetchStatus, TokenRefusedError } from '../../client/server-probe.js';
-import { noTokenMessage } from '../../client/server-url-daemon.js';
+import { fetchStatus } from '../../client/server-probe.js';
+import { serverUrlStatus } from '../../client/server-url-daemon.js';
 import { globalOptions } from '../global-options.js';
 import { formatStatus } from './status-command.js';
 
@@ -16,13 +16,8 @@ export function registerStart(program: Command): void {
     .action(async (_opts: unknown, cmd: Command) => {
       const g = globalOptions(cmd);
       const conn = await connectServer({ ...g, onStarted: () => {} });
-      // With --server-url naming this workspace's daemon, the token it was found with (connectServer); elsewhere a 401
-      // says that --server-url sent none, as every other command's does.
-      const status =
-        conn.status ??
-        (await fetchStatus(conn.url, undefined, conn.info?.token).catch((err: unknown) => {
-          throw err instanceof TokenRefusedError && g.serverUrl ? new Error(noTokenMessage(g.serverUrl.replace(/\/+$/, ''))) : err;
-        }));
+      // With --server-url, as status reads it (the workspace daemon's token, or a 401 that says none was sent).
+      const status = conn.status ?? (g.serverUrl ? await serverUrlStatus(g.serverUrl, g.workspace) : await fetchStatus(conn.url, undefined, conn.info?.token));
       if (g.json) {
         process.stdout.write(`${JSON.stringify({ started: conn.started, url: conn.url, ...status }, null, 2)}\n`);
         return;

@@ -6,8 +6,8 @@
  */
 import type { Command } from 'commander';
 import { describeProbe, workspaceRootFor } from '../../client/server-connection.js';
-import { fetchStatus, probeServer, TokenRefusedError, type ServerStatus } from '../../client/server-probe.js';
-import { noTokenMessage, workspaceDaemonAt } from '../../client/server-url-daemon.js';
+import { probeServer, type ServerStatus } from '../../client/server-probe.js';
+import { NoTokenError, serverUrlStatus } from '../../client/server-url-daemon.js';
 import { serverLogPath } from '../../client/start-daemon.js';
 import { liveStartingInfo, startingWords } from '../../client/server-starting.js';
 import { stateStartWords } from '../../api/state-start.js';
@@ -74,16 +74,13 @@ export function registerStatus(program: Command): void {
         process.stdout.write(g.json ? `${JSON.stringify(json, null, 2)}\n` : `${human}\n`);
       };
       if (g.serverUrl) {
-        const url = g.serverUrl.replace(/\/+$/, '');
+        const url = g.serverUrl;
         try {
-          const own = workspaceDaemonAt(url, g.workspace);
-          const st = await fetchStatus(own?.url ?? url, undefined, own?.info.token);
+          const st = await serverUrlStatus(url, g.workspace);
           print(formatStatus(url, st), { running: true, url, ...st });
         } catch (err) {
-          if (err instanceof TokenRefusedError) {
-            // It answers: not "no server" (exit 3), but one this command may not read, an error.
-            throw new Error(noTokenMessage(url));
-          }
+          // It answers: not "no server" (exit 3), but one this command may not read, an error.
+          if (err instanceof NoTokenError) throw err;
           print(`No server answers at ${url}: ${errorMessage(err)}`, { running: false, url, reason: errorMessage(err) });
           process.exitCode = EXIT_NOT_RUNNING;
         }

@@ -9,8 +9,8 @@ import type { Command } from 'commander';
 import { describeProbe, removeStaleServerInfo, workspaceRootFor } from '../../client/server-connection.js';
 import { removeServerInfo } from '../../client/server-info.js';
 import { serverLogPath } from '../../client/start-daemon.js';
-import { fetchStatus, isWorkspaceServe, probeServer, terminateServer, TokenRefusedError } from '../../client/server-probe.js';
-import { noTokenMessage, workspaceDaemonAt } from '../../client/server-url-daemon.js';
+import { isWorkspaceServe, probeServer, terminateServer, type ServerStatus } from '../../client/server-probe.js';
+import { NoTokenError, serverUrlStatus } from '../../client/server-url-daemon.js';
 import { errorMessage } from '../../errors.js';
 import { globalOptions } from '../global-options.js';
 import { duration, parsedOption } from '../option-parsers.js';
@@ -34,29 +34,26 @@ export function registerStop(program: Command): void {
       let running: number | undefined;
       let kind: string | undefined;
       if (g.serverUrl) {
-        const url = g.serverUrl.replace(/\/+$/, '');
+        const url = g.serverUrl;
+        let status: ServerStatus;
         try {
-          const own = workspaceDaemonAt(url, g.workspace);
-          const status = await fetchStatus(own?.url ?? url, undefined, own?.info.token);
-          pid = status.pid;
-          root = status.workspace_root;
-          running = status.counts.running_job_runs;
-          kind = status.executor?.kind;
-          // The pid is the server's word: signalled only if it is a platform serve of that workspace on this machine
-          // (a server elsewhere, behind a tunnel, names a pid of its own machine; anything may answer a URL).
-          if (!isWorkspaceServe(pid, root)) {
-            throw new RefusedStop(
-              `The server at ${url} says it is pid ${pid}, serving ${root}, but no such platform serve runs on this machine (it runs elsewhere, e.g. behind a tunnel, or is not platform): it was not stopped, and nothing was signalled. Stop it where it runs.`,
-            );
-          }
+          status = await serverUrlStatus(url, g.workspace);
         } catch (err) {
-          if (err instanceof RefusedStop) throw new Error(err.message);
-          if (err instanceof TokenRefusedError) {
-            // It runs, and is not stopped without its token: an error, not "nothing to stop".
-            throw new Error(`${noTokenMessage(url)} It was not stopped.`);
-          }
+          // It runs, and is not stopped without its token: an error, not "nothing to stop".
+          if (err instanceof NoTokenError) throw new Error(`${err.message} It was not stopped.`);
           say(`No server answers at ${url}; nothing to stop.`, { stopped: false, url, reason: errorMessage(err) });
           return;
+        }
+        pid = status.pid;
+        root = status.workspace_root;
+        running = status.counts.running_job_runs;
+        kind = status.executor?.kind;
+        // The pid is the server's word: signalled only if it is a platform serve of that workspace on this machine
+        // (a server elsewhere, behind a tunnel, names a pid of its own machine; anything may answer a URL).
+        if (!isWorkspaceServe(pid, root)) {
+          throw new Error(
+            `The server at ${url} says it is pid ${pid}, serving ${root}, but no such platform serve runs on this machine (it runs elsewhere, e.g. behind a tunnel, or is not platform): it was not stopped, and nothing was signalled. Stop it where it runs.`,
+          );
         }
       } else {
         root = workspaceRootFor(g.workspace);
@@ -96,6 +93,3 @@ export function registerStop(program: Command): void {
       say(`Stopped server (pid ${pid})${after}`, { stopped: true, pid, workspace_root: root, job_runs_running: running ?? null, job_runs_cancel_asked: asked, job_runs_canceled_with_server: inProcess });
     });
 }
-
-/** A stop refused after the server answered (not "no server answers"). */
-class RefusedStop extends Error {}
