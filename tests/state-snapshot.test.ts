@@ -18,7 +18,7 @@ import { makeWorkspace } from './helpers/server-fixture.js';
 import { poll } from './helpers/jobs-fixture.js';
 import { canon } from './helpers/state-canon.js';
 import { ImageCarry } from '../lib/state/image-carry.js';
-import { BUSY_FRAME_MS, QUIET_AFTER_MS, QUIET_FRAME_MS, frameBudgetMs } from '../lib/state/frame-budget.js';
+import { BUSY_FRAME_MS, BUSY_SHARE, QUIET_AFTER_MS, QUIET_FRAME_MS, frameBudgetMs, frameRestMs } from '../lib/state/frame-budget.js';
 import { PAUSE_POINT, imagePieces, stateOfImage } from '../lib/state/state-image.js';
 
 const fold = (events: readonly BuildEvent[], from: BuildState = initialState()): BuildState => events.reduce(reduce, from);
@@ -475,6 +475,33 @@ test('a snapshot asks its frame budget before each frame and ends frames by it; 
   t.is(frameBudgetMs(0), BUSY_FRAME_MS);
   t.is(frameBudgetMs(QUIET_AFTER_MS), QUIET_FRAME_MS);
   t.true(QUIET_FRAME_MS < BUSY_FRAME_MS);
+});
+
+test('while steps come, a snapshot rests after each frame for what it held the loop, leaving steps their share', async (t) => {
+  const { dir, log } = await logWith(t, 3000);
+  t.teardown(() => log.close());
+  const store = await StateStore.open(log);
+  const state = store.current();
+  store.close();
+  // Frames of nothing (one a line), each followed by a rest: asked once a frame, with what the frame held the loop.
+  const worked: number[] = [];
+  let framesAsked = 0;
+  const path = join(dir, 'rested.bin');
+  await writeSnapshot(path, 'v', state, 0, undefined, () => {
+    framesAsked++;
+    return 0;
+  }, (ms) => {
+    worked.push(ms);
+    return 1;
+  });
+  t.deepEqual(canon((await readSnapshot(path, 'v', probe))!), canon(state));
+  t.true(worked.length > 10, `rested ${worked.length} times`);
+  t.true(worked.length <= framesAsked);
+  t.true(worked.every((ms) => ms >= 0));
+  // The rule: while the log takes appends, the frames' share of the loop is BUSY_SHARE; quiet, no rest.
+  t.is(frameRestMs(0, 3), 3 * (1 / BUSY_SHARE - 1));
+  t.is(frameRestMs(QUIET_AFTER_MS, 3), 0);
+  t.true(BUSY_SHARE > 0 && BUSY_SHARE < 1);
 });
 
 test('a store started from its snapshot writes the next one copying what did not change as ranges, and it loads to the fold', async (t) => {

@@ -17,3 +17,17 @@ export const QUIET_AFTER_MS = 20;
 export function frameBudgetMs(msSinceLastAppend: number): number {
   return msSinceLastAppend < QUIET_AFTER_MS ? BUSY_FRAME_MS : QUIET_FRAME_MS;
 }
+
+/**
+ * While steps come, the share of the loop's time a background snapshot's frames may take: after a frame that held the
+ * loop w ms, it leaves it to steps and reads for w * (1 / BUSY_SHARE - 1) ms. Without a rest, a frame began again on
+ * the loop's next turn, and the snapshot held ~70-80% of the loop for its length: under goal 4's intake (100,000
+ * waiting wants, wrk), the 2-second slice holding a snapshot took 2,269-3,037 wants/s against 5,000-8,000 in the rest.
+ * With the rest, the same image takes about three times as long, and that slice 4,245-5,566 (docs/BENCHMARKS.md,
+ * session 30). With the log quiet nothing waits, and frames follow each other.
+ */
+export const BUSY_SHARE = 0.3;
+
+export function frameRestMs(msSinceLastAppend: number, workedMs: number): number {
+  return msSinceLastAppend < QUIET_AFTER_MS ? workedMs * (1 / BUSY_SHARE - 1) : 0;
+}

@@ -97,6 +97,9 @@ const LINES_PER_FRAME = 2000;
  */
 export type FrameBudget = () => number;
 const FIVE_MS: FrameBudget = () => BUSY_FRAME_MS;
+/** How long to leave the loop to others after a frame that held it `workedMs` (frame-budget.ts); none by default. */
+export type FrameRest = (workedMs: number) => number;
+const NO_REST: FrameRest = () => 0;
 
 type EndLine = ['end', number] | ['end', number, number];
 
@@ -339,23 +342,31 @@ export async function writeSnapshot(
   lastEventTimestamp: number,
   carry?: ImageCarry,
   budget: FrameBudget = FIVE_MS,
+  rest: FrameRest = NO_REST,
 ): Promise<void> {
   if (version === '') return;
   const header: SnapshotHeader = { version, format: IMAGE_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp };
-  await writeFramed(path, header, imagePieces(state, carry), true, budget);
+  await writeFramed(path, header, imagePieces(state, carry), true, budget, rest);
 }
 
 /** Writes `state` as records (snapshot.ts), the format a compaction base keeps for later versions to read. */
-export async function writeRecords(path: string, version: string, state: BuildState, lastEventTimestamp: number, budget: FrameBudget = FIVE_MS): Promise<void> {
+export async function writeRecords(
+  path: string,
+  version: string,
+  state: BuildState,
+  lastEventTimestamp: number,
+  budget: FrameBudget = FIVE_MS,
+  rest: FrameRest = NO_REST,
+): Promise<void> {
   const header: SnapshotHeader = { version, format: SNAPSHOT_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp };
-  await writeFramed(path, header, snapshotLines(state), false, budget);
+  await writeFramed(path, header, snapshotLines(state), false, budget, rest);
 }
 
 /**
  * Writes a header and lines in frames, each sized to the budget asked before it (the lines are made as they are
  * written, so their making counts too), then the end line: the count, and with `checksum` the CRC-32 of the frames.
  */
-async function writeFramed(path: string, header: SnapshotHeader, source: Iterable<unknown>, checksum: boolean, budget: FrameBudget): Promise<void> {
+async function writeFramed(path: string, header: SnapshotHeader, source: Iterable<unknown>, checksum: boolean, budget: FrameBudget, rest: FrameRest = NO_REST): Promise<void> {
   // Its own temporary file, so that a failed or abandoned write never shares one with the next.
   const tmp = `${path}.${process.pid}.${++writes}.tmp`;
   const file = await open(tmp, 'w');
@@ -376,8 +387,11 @@ async function writeFramed(path: string, header: SnapshotHeader, source: Iterabl
         if (lines.length > 0) {
           const bytes = frame(p, lines);
           if (checksum) crc = crc32(bytes, crc);
+          // What the frame held the loop for: its lines and their packing, not the write, which the loop is free during.
+          const restMs = rest(performance.now() - started);
           await file.write(bytes);
           lines = [];
+          if (restMs > 0) await new Promise((resolve) => setTimeout(resolve, restMs));
         } else {
           // In the middle of a line that takes longer than a frame: the loop goes, nothing is written.
           await new Promise((resolve) => setImmediate(resolve));

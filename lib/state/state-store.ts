@@ -14,7 +14,7 @@ import { initialState, type BuildState } from './build-state.js';
 import type { StartProgress, StoreStart } from './store-start.js';
 import { reduce } from './reduce.js';
 import { ImageCarry } from './image-carry.js';
-import { frameBudgetMs } from './frame-budget.js';
+import { frameBudgetMs, frameRestMs } from './frame-budget.js';
 import { stateOfImage } from './state-image.js';
 import { SNAPSHOT_FORMATS_READ, fromSnapshot } from './snapshot.js';
 import { headerMisfit, readCompactionBase, readSnapshotHeader, readSnapshotOrWhy, removeSnapshotLeftovers, stateCodeFingerprint, writeRecords, writeSnapshot, type LogProbe } from './snapshot-file.js';
@@ -104,6 +104,7 @@ export class StateStore {
   private lastAppend = -Infinity;
   private readonly appends: Subscription;
   private readonly frameBudget = (): number => frameBudgetMs(performance.now() - this.lastAppend);
+  private readonly frameRest = (workedMs: number): number => frameRestMs(performance.now() - this.lastAppend, workedMs);
   readonly state$: Observable<BuildState>;
 
   private constructor(
@@ -269,7 +270,7 @@ export class StateStore {
       return this.withEventsMeanwhile(async (since) => {
         const editsBefore = this.edited;
         try {
-          await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry, this.frameBudget);
+          await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry, this.frameBudget, this.frameRest);
           this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
           this.written++;
           // The last before a close: the state the image holds would not serve a single read.
@@ -331,7 +332,7 @@ export class StateStore {
       // The snapshot may hold history a prune just dropped: gone before the base, under the same lock, so no start
       // ever prefers it to the base (and no writer puts it back meanwhile).
       if (supersedes) await rm(supersedes, { force: true });
-      await writeRecords(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state), this.frameBudget);
+      await writeRecords(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state), this.frameBudget, this.frameRest);
       return state.last_event_id;
     });
   }
