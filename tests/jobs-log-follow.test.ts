@@ -18,6 +18,8 @@ const bigLine = (n: number) => String(n).padStart(100, '0');
 const graph = {
   jobs: [
     { label: 'big', outputs: ['big/(?<n>\\d+)'], exec: bash(`seq -f '%0100g' 1 ${BIG_LINES}`) },
+    // A progress bar's redraw: a bare CR inside a line, then a line ended CRLF.
+    { label: 'cr', outputs: ['cr/(?<n>\\d+)'], exec: bash("printf 'cr\\rafter-cr\\nnext\\r\\n'") },
     {
       label: 'gated',
       outputs: ['gated/(?<n>\\d+)'],
@@ -179,6 +181,8 @@ test('a bad Last-Event-ID is a 400 that says what it must be', async (t) => {
     ['12345678901234567', /Last-Event-ID must be a byte offset in the log/],
     ['9999999999999999', /Last-Event-ID must be a byte offset up to 9007199254740991/],
     [String(size + 1), new RegExp(`Last-Event-ID ${size + 1} is past the end of this log \\(${size} bytes\\)`)],
+    // Inside "line 1": the follow would start with "ne 1" sent as a line.
+    ['3', /Last-Event-ID 3 is not the end of a line of this log.*without it/],
   ] as const) {
     const res = await open(url, { 'Last-Event-ID': header });
     const body = await bodyOf(res);
@@ -190,6 +194,20 @@ test('a bad Last-Event-ID is a 400 that says what it must be', async (t) => {
   t.deepEqual(
     atEnd.messages.map((m) => m.event),
     ['end'],
+  );
+});
+
+test('a line with a bare CR in it reaches a follower whole, the CR a line break (SSE ends a data line there)', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, graph);
+  const server = await startServer(t, platform);
+  const state = await waitForWant(platform, await want(platform, ['cr/1']));
+  const id = runsFor(state, 'cr/1')[0]!.job_run_id;
+  t.is(readFileSync(platform.logPath(id, 'stdout'), 'utf8'), 'cr\rafter-cr\nnext\r\n');
+  const { messages } = await read(await open(`${server.url}/api/job_runs/${id}/logs/stdout?follow=true`));
+  t.deepEqual(
+    logs(messages).map((m) => m.data),
+    ['cr\nafter-cr', 'next'],
   );
 });
 

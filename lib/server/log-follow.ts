@@ -4,6 +4,7 @@
  * connection (EventSource sends the id back as `Last-Event-ID`) goes on from the next line: nothing twice,
  * nothing lost, and a 50 MB log is not replayed from its start on every reconnect.
  */
+import { open } from 'node:fs/promises';
 import { Observable } from 'rxjs';
 import type { LogEnd } from '../api/job-run-log.js';
 import { LogOffsetSchema } from '../api/schemas/job-runs.js';
@@ -16,8 +17,8 @@ import { validateValue } from './validate.js';
 
 /**
  * The byte offset a follow starts at: after the line `lastEventId` names (a reconnect: it wins over `tail`, which
- * the reconnect's URL still carries), else `tail` lines from the end, else 0. An id that is not an offset, or one
- * past the log's end (not one this log's follow sent), is a 400.
+ * the reconnect's URL still carries), else `tail` lines from the end, else 0. An id that is not an offset, one past
+ * the log's end or one inside a line (not one this log's follow sent) is a 400.
  */
 export async function followStart(file: string, lastEventId: string | undefined, tail: number): Promise<number> {
   if (lastEventId !== undefined) {
@@ -28,9 +29,28 @@ export async function followStart(file: string, lastEventId: string | undefined,
     if (offset > size) {
       throw new HttpError(400, `Last-Event-ID ${offset} is past the end of this log (${size} bytes): it is not the id of a line its follow sent.`);
     }
+    // Every line's id is the offset after its '\n' (or the log's end): any other offset would start the follow
+    // inside a line, sent as if it were whole.
+    if (offset > 0 && offset < size && (await byteAt(file, offset - 1)) !== 0x0a) {
+      throw new HttpError(
+        400,
+        `Last-Event-ID ${offset} is not the end of a line of this log: it is not the id of a line its follow sent. ` +
+          `Follow again without it (from the start, or the last lines with ?tail=N).`,
+      );
+    }
     return offset;
   }
   return tail > 0 ? tailStartOf(file, tail) : 0;
+}
+
+async function byteAt(file: string, at: number): Promise<number | undefined> {
+  const fh = await open(file, 'r');
+  try {
+    const { bytesRead, buffer } = await fh.read(Buffer.alloc(1), 0, 1, at);
+    return bytesRead === 1 ? buffer[0] : undefined;
+  } finally {
+    await fh.close();
+  }
 }
 
 /** `event: log` per line (`id:` the offset after it), then `event: end` with how the run ended. */

@@ -81,7 +81,10 @@ function frame(m: SseMessage): string {
   let out = '';
   if (m.event) out += `event: ${m.event}\n`;
   if (m.id !== undefined) out += `id: ${m.id}\n`;
-  for (const line of m.data.split('\n')) out += `data: ${line}\n`;
+  // Every line ending SSE knows ends a data line: a bare '\r' sent inside one (a progress bar's redraw in a log) ended
+  // the line for every parser there, and what followed it was read as a field and dropped. Sent as data lines, a
+  // reader gets it all, the '\r' as a line break.
+  for (const line of m.data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
   return `${out}\n`;
 }
 
