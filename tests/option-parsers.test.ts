@@ -28,6 +28,11 @@ test('a bad option value is a usage error (exit 2) that names the option and wha
     [['--wait', '10x'], /--wait must be a duration like 90, 90s, 5m, 3h or 1d/],
     [['--wait', '0'], /--wait must be more than zero/],
     [['--at', 'yesterday'], /--at must be an ISO 8601 time such as 2026-01-05T00:00:00Z\.$/],
+    // Date.parse rolls a day past its month's end (and 24:00) into the next: no calendar has these.
+    [['--at', '2026-02-30'], /--at names no time there is: February 2026 has 28 days, not 30 \(got '2026-02-30'\)\.$/],
+    [['--at', '2024-02-30T00:00:00Z'], /February 2024 has 29 days, not 30/],
+    [['--at', '2026-04-31'], /April 2026 has 30 days, not 31/],
+    [['--at', '2026-01-01T24:00:00Z'], /an hour is 00 to 23, not 24/],
   ];
   for (const [args, message] of cases) {
     const err = t.throws(() => program().parse(args, { from: 'user' }), { instanceOf: CommanderError }, args.join(' '));

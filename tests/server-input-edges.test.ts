@@ -148,6 +148,24 @@ test("a run's environment is cut in its views as its lists are: env_total counts
   t.true(detail.truncated);
 });
 
+test("a want's data_timestamp of a day its month has not (or hour 24) is a 400 saying so, not a time in the next month; nothing is recorded", async (t) => {
+  const f = await startServer(t);
+  for (const [value, why] of [
+    ['2026-02-30T00:00:00Z', /names no time there is: February 2026 has 28 days, not 30 \(got "2026-02-30T00:00:00Z"\)/],
+    ['2026-04-31', /April 2026 has 30 days, not 31/],
+    ['2026-01-01T24:00:00Z', /an hour is 00 to 23, not 24/],
+    ['2026-13-01', /there is no month 13/],
+  ] as const) {
+    const res = await f.postWant({ partitions: ['ok/one'], data_timestamp: value });
+    t.is(res.status, 400, value);
+    t.regex(((await res.json()) as { error: string }).error, why, value);
+  }
+  // Leap day of a leap year, and the last second of a day, are times.
+  const ok = await f.postWant({ partitions: ['ok/one'], data_timestamp: '2024-02-29T23:59:59Z' });
+  t.is(ok.status, 201);
+  t.is((await f.getJson('/api/wants?limit=1')).total as number, 1, 'only the good want was recorded');
+});
+
 test("a schedule's name refused for its first character says so (it named only the characters allowed)", async (t) => {
   const { parseGraph } = await import('../lib/index.js');
   for (const name of ['-x', '.hidden', '_a']) {

@@ -2,6 +2,7 @@
  * Option values checked where commander reads them (`Option#argParser`): a bad value is reported by commander as
  * "error: option '--ttl <seconds>' argument 'soon' is invalid. --ttl must be a whole number.", exit code 2.
  */
+import { calendarMisfit } from '../api/calendar-time.js';
 import { InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../duration.js';
 import { errorMessage } from '../errors.js';
@@ -79,6 +80,8 @@ export const httpUrl: OptionParser<string> = (name) => (value) => {
 /** An ISO 8601 time, kept as the text given (the server reads it). */
 export const isoTime: OptionParser<string> = (name) => (value) => {
   if (Number.isNaN(Date.parse(value))) throw new OptionValueError(`${name} must be an ISO 8601 time such as 2026-01-05T00:00:00Z.`);
+  const misfit = calendarMisfit(value);
+  if (misfit) throw new OptionValueError(`${name} names no time there is: ${misfit} (got '${value}').`);
   return value;
 };
 

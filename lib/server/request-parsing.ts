@@ -3,6 +3,7 @@
  * (validate.ts words the 400), and what a schema cannot say is checked here (a time that does not parse, a
  * pattern's expansion, one of pattern and partitions).
  */
+import { calendarMisfit } from '../api/calendar-time.js';
 import { CreateBackfillBodySchema } from '../api/schemas/backfills.js';
 import { CreateTaintBodySchema } from '../api/schemas/taints.js';
 import { CreateWantBodySchema, MAX_DATA_TIMESTAMP_MS } from '../api/schemas/wants.js';
@@ -94,6 +95,8 @@ function parseTimestamp(value: string | number | null | undefined): number {
   if (value === undefined || value === null || value === '') return 0;
   if (typeof value === 'number') return value;
   const ms = Date.parse(value);
+  const misfit = calendarMisfit(value);
+  if (misfit) throw new HttpError(400, `Field 'data_timestamp' names no time there is: ${misfit} (got ${JSON.stringify(value)}).`);
   if (!Number.isNaN(ms) && ms >= 0 && ms <= MAX_DATA_TIMESTAMP_MS) return ms;
   throw new HttpError(
     400,
