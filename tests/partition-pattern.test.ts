@@ -15,6 +15,14 @@ test('lists, integer ranges (padding kept), date ranges and several braces expan
   t.deepEqual(expandPatterns(['a/{1..2}', 'a/{2..3}']), ['a/1', 'a/2', 'a/3'], 'duplicates dropped, first kept');
 });
 
+test('integer ranges past 2^53 expand exactly: each ref of the range once, none outside it', (t) => {
+  t.deepEqual(expandPattern('n={9007199254740990..9007199254740995}'), [0, 1, 2, 3, 4, 5].map((i) => `n=900719925474099${i}`));
+  t.deepEqual(expandPattern('n={9999999999999999..10000000000000001}'), ['n=9999999999999999', 'n=10000000000000000', 'n=10000000000000001']);
+  t.deepEqual(expandPattern('n={000000000000000000098..000000000000000000100}'), ['n=000000000000000000098', 'n=000000000000000000099', 'n=000000000000000000100']);
+  t.is(patternSize('n={18446744073709551615..18446744073709551624}'), 10);
+  t.throws(() => expandPattern('n={0..99999999999999999999}'), { instanceOf: PatternError, message: /partitions; the limit is/ });
+});
+
 test('the count is the product of the sets, and matches the expansion (property)', (t) => {
   const set = fc.oneof(
     fc.array(fc.stringMatching(/^[a-z0-9]{1,4}$/), { minLength: 1, maxLength: 4 }).map((items) => ({ text: `{${items.join(',')}}`, n: items.length })),

@@ -37,11 +37,12 @@ function braceSet(pattern: string, body: string): Part {
   if (range && !body.includes(',')) {
     const [, from, to] = range as unknown as [string, string, string];
     if (/^\d+$/.test(from) && /^\d+$/.test(to)) {
-      const a = Number(from);
-      const b = Number(to);
+      // Exact at any size: as numbers, bounds past 2^53 rounded, and a range of them named refs outside it.
+      const a = BigInt(from);
+      const b = BigInt(to);
       if (b < a) throw new PatternError(pattern, `the range {${body}} runs backwards; write {${to}..${from}}.`);
       const width = from.length > 1 && from.startsWith('0') ? from.length : 0;
-      return { count: b - a + 1, choices: (i) => String(a + i).padStart(width, '0') };
+      return { count: Number(b - a + 1n), choices: (i) => String(a + BigInt(i)).padStart(width, '0') };
     }
     const a = parseDate(from);
     const b = parseDate(to);
