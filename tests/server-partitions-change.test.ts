@@ -89,6 +89,13 @@ test('partition detail, lineage and list items show builds, lineage and stalenes
   t.is(unencoded.status, 404);
   t.regex(((await unencoded.json()) as { error: string }).error, /encode its '\/' as %2F \(\/api\/partitions\/raw%2F1\)/, 'a ref sent unencoded is told how to send it');
   t.is((await f.api(`/api/partitions/${enc('raw/404')}/lineage`)).status, 404);
+  // The lineage of a ref sent unencoded: the hint keeps /lineage after the ref, and decodes what came encoded in it.
+  const lineage = ((await (await f.api('/api/partitions/raw/d%3D1/lineage')).json()) as { error: string }).error;
+  t.regex(lineage, /encode its '\/' as %2F \(\/api\/partitions\/raw%2Fd%3D1\/lineage\)/);
+  // Below an encoded ref, an unknown path: no hint (it would encode the ref twice, naming another).
+  const below = ((await (await f.api(`/api/partitions/${enc('raw/1')}/lineage/extra`)).json()) as { error: string }).error;
+  t.regex(below, /^No route GET /);
+  t.notRegex(below, /%252F|encode its/);
   const badLimit = await f.api(`/api/partitions/${enc('raw/1')}?builds_limit=0`);
   t.is(badLimit.status, 400);
   const badRebuild = await f.postWant({ partitions: ['raw/1'], rebuild: 'everything' });

@@ -61,11 +61,25 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
         Allow: allow.join(', '),
       });
     }
-    // A partition's ref holds '/': sent unencoded it is several path segments, and matches no partition route.
-    const ref = /^\/api\/partitions\/(.+\/.+?)(\/lineage)?$/.exec(req.path)?.[1];
-    const hint = ref === undefined ? '' : ` A partition ref is one path segment: encode its '/' as %2F (/api/partitions/${encodeURIComponent(ref)}).`;
-    throw new HttpError(404, `No route ${req.method} ${req.path}.${hint} See README.md for the API.`);
+    throw new HttpError(404, `No route ${req.method} ${req.path}.${unencodedRefHint(req.path)} See README.md for the API.`);
   });
   app.use(errorHandler(logError));
   return app;
+}
+
+/**
+ * A partition's ref holds '/': sent unencoded it is several path segments and matches no partition route, so the
+ * 404 says the path to use, its `/lineage` kept after the ref. A path whose ref came encoded already is not that
+ * (an unknown path below a partition): no hint, which would encode it twice.
+ */
+function unencodedRefHint(path: string): string {
+  const m = /^\/api\/partitions\/(.+?)(\/lineage)?$/.exec(path);
+  if (!m || !m[1]!.includes('/') || /%2f/i.test(m[1]!)) return '';
+  let ref: string;
+  try {
+    ref = decodeURIComponent(m[1]!);
+  } catch {
+    return '';
+  }
+  return ` A partition ref is one path segment: encode its '/' as %2F (/api/partitions/${encodeURIComponent(ref)}${m[2] ?? ''}).`;
 }
