@@ -148,7 +148,7 @@ test('POST /api/gc removes old logs; their GET answers 410 naming the policy; pl
   }
 });
 
-test('a directory that belongs to no run is left alone; a log file missing before expiry reads as empty, not 410', async (t) => {
+test('a directory that belongs to no run is left alone; a log file missing before expiry reads as empty, a log directory missing as gone (410)', async (t) => {
   const dir = makeWorkspace(t);
   const platform = await openPlatform(t, dir, graph(1));
   const server = await startServer(t, platform);
@@ -161,6 +161,15 @@ test('a directory that belongs to no run is left alone; a log file missing befor
   const missing = await fetch(`${server.url}/api/job_runs/${runId}/logs/stderr`);
   t.is(missing.status, 200, 'not expired: a missing log is an empty one, not a removed one');
   t.is(await missing.text(), '');
+  // Its whole log directory gone (a gc under a shorter retention than today's, or by hand): gone, not empty.
+  rmSync(logDir(dir, runId), { recursive: true });
+  for (const stream of ['stdout', 'stderr']) {
+    const gone = await fetch(`${server.url}/api/job_runs/${runId}/logs/${stream}`);
+    t.is(gone.status, 410, stream);
+    const error = ((await gone.json()) as { error: string }).error;
+    t.regex(error, new RegExp(`logs of job run ${runId} are gone: its log directory .* is not there`));
+    t.notRegex(error, /keep their logs/, 'not the retention of today, which would keep them');
+  }
 });
 
 test('platform.json: retention must be an object of known keys with a positive number of days', (t) => {

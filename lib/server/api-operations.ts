@@ -148,12 +148,12 @@ export const OPERATIONS: readonly Operation[] = [
     headers: {
       'Last-Event-ID': {
         schema: LogOffsetSchema,
-        description: 'With follow: resume after the line whose `id:` this is (what EventSource sends on reconnect); wins over `tail`. Past the end of the log: 400.',
+        description: 'With follow: resume after the line whose `id:` this is (what EventSource sends on reconnect); wins over `tail`. Past the end of the log, or not the end of a line: 400.',
       },
     },
     responses: {
       200: { description: 'The log (text), or with follow=true its Server-Sent Events.', text: ['text/plain', 'text/event-stream'] },
-      410: json('retention.job_logs_days removed it (the run itself stays).', ErrorBodySchema),
+      410: json('retention.job_logs_days removed it, or the finished run\'s log directory is gone (the run itself stays).', ErrorBodySchema),
     },
   },
 

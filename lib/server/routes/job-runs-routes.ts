@@ -1,5 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { logsExpired } from '../../executor/job-log-retention.js';
 import { pipeline } from 'node:stream/promises';
 import { Router } from 'express';
@@ -7,7 +8,7 @@ import { notFoundReason } from '../pruned-ids.js';
 import { Check } from '@sinclair/typebox/value';
 import type { Page } from '../../api/page.js';
 import type { JobRunView } from '../../api/views.js';
-import type { JobRunRecord } from '../../state/build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, type JobRunRecord } from '../../state/build-state.js';
 import { JobRunListQuerySchema, LogQuerySchema, LogStreamSchema } from '../../api/schemas/job-runs.js';
 import { listJobRuns } from '../queries.js';
 import { jobRunView } from '../views.js';
@@ -54,6 +55,17 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
       throw new HttpError(
         410,
         `The logs of job run ${run.job_run_id} were removed: finished runs keep their logs ${days} days (retention.job_logs_days in platform.json).`,
+      );
+    }
+    // A run that started has its log directory from its start (a run that printed nothing has empty logs in it), so
+    // a finished one without it lost its logs: to a gc under another retention than today's, or by hand. Read as
+    // empty, the logs of a run that printed said it printed nothing.
+    const logDir = dirname(file);
+    if (!ACTIVE_JOB_RUN_STATUSES.has(run.status) && run.started_at !== null && !existsSync(logDir)) {
+      throw new HttpError(
+        410,
+        `The logs of job run ${run.job_run_id} are gone: its log directory ${logDir} is not there (removed by platform gc under ` +
+          `an earlier retention.job_logs_days, or deleted). The run itself is kept (GET /api/job_runs/${run.job_run_id}).`,
       );
     }
     const { follow, tail = 0 } = validateQuery(LogQuerySchema, req.query);
