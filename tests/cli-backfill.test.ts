@@ -98,6 +98,13 @@ test.serial('CLI: backfill follows to the end with exit 1 when partitions failed
   const id = /^backfill (bf-\d+)/m.exec(r.stdout)![1]!;
   const got = JSON.parse((await cli('--json', 'backfills', 'get', id)).stdout);
   t.like(got, { backfill_id: id, status: 'failed', priority: 3, max_concurrent_job_runs: 1, counts: { live: 3, failed: 1 } });
+  // Waited for after it ended (a second later): the time it took, as `backfills get` shows it, not the time since it began.
+  await new Promise((r) => setTimeout(r, 1100));
+  const took = (text: string) => / · ([0-9.hms]+)/.exec(text)?.[1];
+  const shown = await cli('backfills', 'get', id);
+  const waited = await cli('backfills', 'wait', id);
+  t.truthy(took(shown.stdout), shown.stdout);
+  t.is(took(waited.stdout), took(shown.stdout), waited.stdout);
   const table = await cli('backfills', 'list');
   t.regex(table.stdout, new RegExp(`${id}\\s+│ failed\\s+│ bad/\\{1\\.\\.4\\}`));
   const again = await cli('backfill', 'bad/{1..3}', '--policy', 'failed');

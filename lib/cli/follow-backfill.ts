@@ -42,6 +42,8 @@ export async function followBackfill(
   interrupt$: Observable<unknown>,
 ): Promise<FollowResult> {
   const tty = isTty() && !options.json;
+  // An ended backfill took until its last change, not until now (`backfills wait` of one ended long ago).
+  const elapsed = (b: BackfillView): number => (TERMINAL_WANT_STATUSES.has(b.status) ? Date.parse(b.updated_at) : Date.now()) - startedAt;
   let latest = first;
   let shownPlain: BackfillView | undefined;
   let drawn = 0;
@@ -49,12 +51,12 @@ export async function followBackfill(
     if (options.json) return;
     if (!tty) {
       if (plainMilestone(shownPlain, latest)) {
-        line(renderBackfill(latest, Date.now() - startedAt).join(''));
+        line(renderBackfill(latest, elapsed(latest)).join(''));
         shownPlain = latest;
       }
       return;
     }
-    const lines = renderBackfill(latest, Date.now() - startedAt, paint);
+    const lines = renderBackfill(latest, elapsed(latest), paint);
     if (drawn > 0) process.stdout.write(`\r${drawn > 1 ? `\x1b[${drawn - 1}A` : ''}\x1b[J`);
     process.stdout.write(lines.join('\n'));
     drawn = lines.length;
@@ -97,7 +99,7 @@ export async function followBackfill(
   if (options.json) printJson(b);
   else {
     // A pipe was given the line of the status it ended with when it moved there: not again.
-    if (tty ? drawn === 0 : !sameProgress(shownPlain, b)) line(renderBackfill(b, Date.now() - startedAt).join(''));
+    if (tty ? drawn === 0 : !sameProgress(shownPlain, b)) line(renderBackfill(b, elapsed(b)).join(''));
     const c = b.counts;
     line(`backfill ${colors.bold(id)} ${statusColor(b.status)}: ${c.live} live, ${c.failed} failed, ${c.skipped} skipped of ${b.partitions}.`);
     // Only policy 'missing' skips (as 'absent' rebuilds): without a word, "skipped" read as done.
