@@ -101,6 +101,20 @@ test('taint --downstream names every ref it tainted; taints list and get show it
   t.regex((await cli('taints', 'get', id)).stdout, /0 of 3/);
 });
 
+test("want wait of a want 'absent' that left a tainted partition as it was says so and how to rebuild it, not that all was live", async (t) => {
+  t.is((await cli('build', 'raw/31', 'raw/32')).code, 0);
+  t.is((await cli('taint', 'raw/31')).code, 0);
+  const made = await cli('--json', 'want', 'create', '-p', 'raw/31', '-p', 'raw/32', '--rebuild', 'absent');
+  t.is(made.code, 0, made.stderr);
+  const id = (JSON.parse(made.stdout) as { want_id: string }).want_id;
+  const waited = await cli('want', 'wait', id);
+  t.is(waited.code, 0, waited.stderr);
+  t.regex(waited.stdout, new RegExp(`want ${id} successful in .* \\(nothing to build\\)\\.`));
+  t.notRegex(waited.stdout, /every partition was already live/);
+  t.regex(waited.stdout, /1 partition was left as it was: raw\/31 \(tainted\)\. Rebuild 'absent' builds only what was never built nor attempted; rebuild it: platform build raw\/31$/m);
+  t.deepEqual(runs(31), ['raw 31'], 'nothing rebuilt');
+});
+
 test('build expands brace patterns into one want; a malformed pattern is a usage error naming what to fix', async (t) => {
   const r = await cli('--json', 'build', '--detach', 'raw/{10..12}', 'raw/{12,13}');
   t.is(r.code, 0, r.stderr);

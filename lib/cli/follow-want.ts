@@ -16,7 +16,7 @@ import { HeldRunEvents } from './held-run-events.js';
 import { MANY_RUNS, PlainView, SilentView, TtyView, type ProgressView } from './progress-view.js';
 import { ServerWentAwayError } from './server-went-away-error.js';
 import { stillStale, stillStaleLines } from './still-stale.js';
-import { colors, duration, endedHow, isTty, line, listShort, printJson, runWithJob, statusColor, table, type CommandContext } from './output.js';
+import { colors, duration, endedHow, isTty, line, listShort, printJson, runWithJob, shellWords, statusColor, table, type CommandContext } from './output.js';
 
 /** A safety net besides the events: how often the root want's status is read anyway. */
 const POLL_MS = 5_000;
@@ -345,13 +345,35 @@ export async function followWant(
       line(`${runs.length} job runs: ${succeeded} succeeded, ${bad.length} failed${bad.length > 50 ? ' (the first 50 shown)' : ''}, ${runs.length - succeeded - bad.length} other.`);
     } else if (runs.length > 0) line(summaryTable(runs));
     if (want.status === 'successful') {
-      const what = runs.length === 0 ? 'nothing to build, every partition was already live' : `${runs.length} job run${runs.length === 1 ? '' : 's'}`;
+      const left = leftAsTheyWere(want);
+      const what =
+        runs.length > 0 ? `${runs.length} job run${runs.length === 1 ? '' : 's'}` : left.length > 0 ? 'nothing to build' : 'nothing to build, every partition was already live';
       line(`${colors.green('✓')} want ${colors.bold(rootId)} ${statusColor('successful')} in ${took} (${what}).`);
+      if (left.length > 0) line(colors.yellow(leftLine(left)));
       for (const l of staleAfter ? stillStaleLines(staleAfter) : []) line(colors.yellow(l));
     }
   }
   if (want.status === 'successful') return { kind: 'successful' };
   return { kind: 'unsuccessful', message: failureMessage(want, failed, took, await lastStderrLines(client, failed)) };
+}
+
+/**
+ * The partitions a successful want left failed or tainted: its rebuild 'absent' builds only what was never built nor
+ * attempted (one that failed after the want was made would have failed it). Of those its view lists.
+ */
+function leftAsTheyWere(want: WantView): Array<[string, string]> {
+  return Object.entries(want.partition_status).filter(([, status]) => status === 'failed' || status === 'tainted');
+}
+
+function leftLine(left: ReadonlyArray<[string, string]>): string {
+  const shown = left.slice(0, 5).map(([ref, status]) => `${ref} (${status})`);
+  const more = left.length > shown.length ? ` and ${left.length - shown.length} more` : '';
+  const one = left.length === 1;
+  return (
+    `${left.length} partition${one ? ' was' : 's were'} left as ${one ? 'it was' : 'they were'}: ${shown.join(', ')}${more}. ` +
+    `Rebuild 'absent' builds only what was never built nor attempted; rebuild ${one ? 'it' : 'them'}: ` +
+    `platform build ${shellWords(left.slice(0, 5).map(([ref]) => ref))}${more ? ' ...' : ''}`
+  );
 }
 
 function parseEvent(data: string): EventView | undefined {
