@@ -81,3 +81,42 @@ test('a backfill pattern that is malformed or too large is a usage error, as for
   const eventsAfter = ((await (await fetch(`${f.url}/api/events?limit=1`)).json()) as { latest_id: number }).latest_id;
   t.is(eventsAfter, eventsBefore, 'no want or backfill was made');
 });
+
+test('an argument given empty (an unset shell variable) is a usage error naming it, on every command taking one; the API does not take the bare path as its list', async (t) => {
+  const f = await startServer(t);
+  const cases: string[][] = [
+    ['want', 'get', ''],
+    ['want', 'wait', ''],
+    ['want', 'cancel', ''],
+    ['want', 'tree', ''],
+    ['backfills', 'get', ''],
+    ['backfills', 'wait', ''],
+    ['backfills', 'cancel', ''],
+    ['taints', 'get', ''],
+    ['job-runs', 'get', ''],
+    ['logs', ''],
+    ['partitions', 'get', ''],
+    ['lineage', ''],
+    ['schedules', ''],
+    ['build', 'ok/one', ''],
+  ];
+  for (const args of cases) {
+    const plain = await cli(t, f.url, f.dir, ...args);
+    t.is(plain.code, 2, `${args.join(' ')}: ${plain.stderr}`);
+    t.regex(plain.stderr, /^error: the argument <[a-z_.]+> is empty \(an unset shell variable\?\): give one/m, args.join(' '));
+    t.notRegex(plain.stderr, /Cannot read properties|TypeError/);
+    t.is(plain.stdout, '', `${args.join(' ')}: nothing printed as if it were an answer`);
+    const json = await cli(t, f.url, f.dir, '--json', ...args);
+    t.is(json.code, 2, args.join(' '));
+    t.is(json.stdout, '');
+  }
+  const ids = await cli(t, f.url, f.dir, 'backfills', 'get', '');
+  t.regex(ids.stderr, /<backfill_id> is empty .*give one \(e\.g\. bf-1\)\./);
+  // The API: a path ending in '/' where an id goes is no route, for reads and writes alike.
+  for (const [method, path] of [['GET', '/api/wants/'], ['DELETE', '/api/wants/'], ['GET', '/api/backfills/'], ['GET', '/api/partitions/'], ['GET', '/api/job_runs/']] as const) {
+    const res = await f.api(path, { method });
+    t.is(res.status, 404, `${method} ${path}`);
+    t.regex(((await res.json()) as { error: string }).error, /ends in '\/', where an id or a name goes/);
+  }
+  t.is((await f.api('/api/wants')).status, 200, 'the list itself');
+});

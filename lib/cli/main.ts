@@ -72,8 +72,26 @@ export function buildProgram(options: { jsonErrors?: boolean } = {}): Command {
   registerWorker(program);
   registerDoctor(program);
   registerGc(program);
+  program.hook('preAction', (_root, action) => refuseEmptyArguments(action));
   // Every command's usage errors (an unknown option or command, an extra argument) exit 2, as --json says they do.
   return usageExitCode(program);
+}
+
+/**
+ * An argument given as '' names nothing: most often a shell variable left unset (`platform want get "$W"`). Sent on,
+ * an id made the path of a list (`/api/wants/`), and the command printed other wants and exited 0.
+ */
+function refuseEmptyArguments(cmd: Command): void {
+  cmd.registeredArguments.forEach((arg, i) => {
+    const value: unknown = cmd.processedArgs[i];
+    if (value === '' || (Array.isArray(value) && value.includes(''))) {
+      const example = arg.description.startsWith('e.g.') ? ` (${arg.description})` : '';
+      cmd.error(`error: the argument <${arg.name()}> is empty (an unset shell variable?): give one${example}.`, {
+        exitCode: 2,
+        code: 'platform.emptyArgument',
+      });
+    }
+  });
 }
 
 export async function main(argv: string[]): Promise<void> {
