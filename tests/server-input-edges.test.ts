@@ -203,3 +203,22 @@ test('a field holding arrays nested 100,000 deep is a 400 that says so, not a 50
   }
   t.deepEqual(f.errorLines, [], 'no server fault logged');
 });
+
+test('a query parameter a path does not read is a 400 naming it and what the path takes, not a filter dropped unseen (the fast path of GET /api/wants too)', async (t) => {
+  const f = await startServer(t);
+  for (const [path, name, takes] of [
+    ['/api/job_runs?want=w-1', 'want', /this path takes .*want_id/],
+    ['/api/partitions?state=failed', 'state', /this path takes .*status/],
+    ['/api/wants?state=failed', 'state', /this path takes .*status/],
+    ['/api/taints?status=x', 'status', /this path takes offset, limit/],
+    ['/api/backfills?status=failed', 'status', /this path takes offset, limit/],
+    ['/api/events?after=60', 'after', /this path takes offset, limit/],
+  ] as const) {
+    const res = await f.api(path);
+    t.is(res.status, 400, path);
+    const error = ((await res.json()) as { error: string }).error;
+    t.regex(error, new RegExp(`^Unknown query parameter '${name}'; `), path);
+    t.regex(error, takes, path);
+  }
+  t.is((await f.api('/api/job_runs?want_id=')).status, 200, 'an empty value is no filter, as before');
+});

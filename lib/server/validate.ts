@@ -67,6 +67,16 @@ type Query = Record<string, unknown>;
  */
 export function validateQuery<T extends TSchema>(schema: T, query: Query): Static<T> {
   const properties = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
+  // A name the path does not read was dropped unseen: a misspelt filter (`want=` for `want_id=`) answered everything.
+  for (const name of Object.keys(query)) {
+    if (!Object.hasOwn(properties, name)) {
+      const takes = Object.keys(properties);
+      throw new HttpError(
+        400,
+        `Unknown query parameter '${name}'; ${takes.length > 0 ? `this path takes ${takes.join(', ')}` : 'this path takes none'}. See README.md for the API.`,
+      );
+    }
+  }
   const value: Record<string, unknown> = {};
   for (const [name, property] of Object.entries(properties)) {
     const raw = query[name];
