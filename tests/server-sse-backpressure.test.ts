@@ -2,6 +2,7 @@
 import test from 'ava';
 import { connect } from 'node:net';
 import type { EventPayload } from '../lib/events/build-event.js';
+import { MAX_UNREAD_BYTES } from '../lib/server/sse.js';
 import { sleep, startServer } from './helpers/server-fixture.js';
 
 const EVENTS = 60_000;
@@ -65,4 +66,49 @@ test("a live burst larger than a socket may hold (one step's events) does not en
   const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
   t.is(ids.length, burst + 1, `the stream had ${ids.length} events`);
   t.true(ids.every((id, i) => id === i + 1), 'every event once, in order');
+});
+
+test('clients that stopped reading hold at most MAX_UNREAD_BYTES each in the server through a burst (platform_sse_unread_bytes says how much), and lose nothing when they read again', async (t) => {
+  const f = await startServer(t);
+  const port = new URL(f.url).port;
+  const clients = 8;
+  const sockets = await Promise.all(
+    Array.from({ length: clients }, async () => {
+      const socket = connect(Number(port), '127.0.0.1');
+      t.teardown(() => socket.destroy());
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      socket.pause();
+      socket.write(`GET /api/events/stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+      return socket;
+    }),
+  );
+  await sleep(300);
+  // 3,000 events of 4 KB: 12 MB for each client, none of which reads.
+  const burst = 3000;
+  const payload = (i: number): EventPayload => ({ type: 'want_canceled', want_canceled: { want_id: `w-${i}`, reason: 'x'.repeat(4096) } });
+  await f.platform.log.append(Array.from({ length: burst }, (_, k) => payload(k)), Date.now());
+  // Until every stream is held at its cap (12 MB is more than the kernel's buffers take for a client that reads nothing).
+  let metrics = '';
+  let unread = 0;
+  for (let i = 0; i < 100 && unread < clients * MAX_UNREAD_BYTES; i++) {
+    await sleep(50);
+    metrics = await (await f.api('/metrics')).text();
+    unread = Number(/^platform_sse_unread_bytes (\d+)$/m.exec(metrics)?.[1]);
+  }
+  t.is(/^platform_sse_clients (\d+)$/m.exec(metrics)?.[1], String(clients));
+  // Each stream stops writing once past the cap: at most the cap and the frame that crossed it.
+  t.true(unread > 0 && unread <= clients * (MAX_UNREAD_BYTES + 8192), `${unread} bytes held for ${clients} clients`);
+  const texts = sockets.map((socket) => {
+    const got = { text: '' };
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (got.text += chunk));
+    socket.resume();
+    return got;
+  });
+  for (let i = 0; i < 300 && !texts.every((x) => x.text.includes(`id: ${burst}\n`)); i++) await sleep(50);
+  for (const { text } of texts) {
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    t.is(ids.length, burst);
+    t.true(ids.every((id, i) => id === i + 1), 'every event once, in order');
+  }
 });

@@ -103,6 +103,7 @@ export function platformMetrics(platform: Platform, sse: SseClients, shutdown$: 
   gauge('platform_command_queue_depth', 'Write commands waiting for the orchestrator.', () => platform.queue.size);
   gauge('platform_command_queue_capacity', 'Capacity of the command queue.', () => platform.queue.capacity);
   gauge('platform_sse_clients', 'Event and log streams (SSE) open now.', () => sse.count);
+  gauge('platform_sse_unread_bytes', 'Bytes written to the open event and log streams (SSE) that their clients have not read yet.', () => sse.unreadBytes);
   gauge('platform_snapshot_writing', 'A snapshot of the state is being written now (1) or not (0).', () => (platform.store.writingSnapshot ? 1 : 0));
   gauge('platform_snapshots_written', 'Snapshots of the state written since this server started.', () => platform.store.snapshotsWritten);
   // How this server's state was read at start: from the snapshot (the usual), the compaction base, or the whole log.

@@ -12,8 +12,12 @@ export interface SseMessage {
 }
 
 const HEARTBEAT_MS = 15_000;
-/** What a stream may have waiting in the socket for a client that does not read. */
-export const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
+/**
+ * What a stream may have waiting in the socket for a client that does not read. Per client: at 8 MiB, 50 streams whose
+ * clients had stopped reading held ~650 MB through one 40,000-partition backfill (QA, session 30). Past it, a stream
+ * of the event log goes on from the log once the client reads (`resume`), so a smaller cap loses nothing.
+ */
+export const MAX_UNREAD_BYTES = 1024 * 1024;
 
 /**
  * `resume`, for a stream of numbered messages that can be read again from a point (the event log): a burst larger
@@ -77,7 +81,18 @@ export function sendSse(
   req.on('close', () => subscription.unsubscribe());
 }
 
+/** Frames of messages sent to many streams (a live event's), made once. */
+const frames = new WeakMap<SseMessage, string>();
+
 function frame(m: SseMessage): string {
+  const made = frames.get(m);
+  if (made !== undefined) return made;
+  const text = frameText(m);
+  frames.set(m, text);
+  return text;
+}
+
+function frameText(m: SseMessage): string {
   let out = '';
   if (m.event) out += `event: ${m.event}\n`;
   if (m.id !== undefined) out += `id: ${m.id}\n`;

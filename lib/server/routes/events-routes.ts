@@ -8,11 +8,26 @@ import { EventsCompactedError } from '../../events/events-compacted-error.js';
 import { EVENT_PAGE_BYTES, EventIdSchema, EventListQuerySchema, EventStreamQuerySchema, LastEventIdSchema, MAX_EVENTS_PER_READ } from '../../api/schemas/events.js';
 import { validateQuery, validateValue } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
-import { sendSse, writable } from '../sse.js';
+import { sendSse, writable, type SseMessage } from '../sse.js';
+import type { BuildEvent } from '../../events/build-event.js';
 
 
 /** Events decoded a slice at a time for a page, so the byte budget stops the reading too. */
 const EVENT_READ_SLICE = 256;
+
+/**
+ * An event's message, made once for every stream it goes to: a live event is the same object for each of them, and
+ * fifty clients made fifty views and JSON texts of every event of a step (a backfill took twice as long).
+ */
+const messages = new WeakMap<BuildEvent, SseMessage>();
+function sseOfEvent(e: BuildEvent): SseMessage {
+  let m = messages.get(e);
+  if (!m) {
+    m = { event: e.type, id: e.event_id, data: JSON.stringify(eventView(e)) };
+    messages.set(e, m);
+  }
+  return m;
+}
 
 export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Router {
   const router = Router();
@@ -69,8 +84,7 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
       const given = header !== undefined ? `Last-Event-ID ${header}` : `after=${after}`;
       throw new HttpError(400, `${given} is past the latest event of this log (${latest}): it is no id this server sent. Resume with an id of at most ${latest}, or with none for new events only.`);
     }
-    const since = (id: number) =>
-      platform.eventsSince(id, writable(res)).pipe(map((e) => ({ event: e.type, id: e.event_id, data: JSON.stringify(eventView(e)) })));
+    const since = (id: number) => platform.eventsSince(id, writable(res)).pipe(map(sseOfEvent));
     sendSse(req, res, since(after), shutdown$, sse, since);
   });
 
