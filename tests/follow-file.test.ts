@@ -167,3 +167,22 @@ test('followFileLines: each line with the byte offset after it; from `start`; a 
     { line: lineOf(199), end: 200 * 1024 },
   ]);
 });
+
+test('followFileLines with maxLineBytes: a longer line comes cut where a character ends, marked with its size, its offset the whole line\'s; shorter lines whole; a last line without its newline too', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'out.log');
+  // A 200 KiB line of 'é' (2 bytes each) across chunks, a short one, a line of exactly the limit, and a cut last line.
+  const long = 'é'.repeat(100 * 1024);
+  const atLimit = 'a'.repeat(1000);
+  writeFileSync(file, `${long}\nshort\n${atLimit}\n${'b'.repeat(5000)}`);
+  const lines = await firstValueFrom(followFileLines(file, of(true), { maxLineBytes: 1001 }).pipe(toArray()));
+  const longBytes = Buffer.byteLength(long);
+  // 1001 bytes would split an 'é': cut at 1000 (500 characters).
+  t.is(lines[0]!.line, `${'é'.repeat(500)} … [line cut: ${longBytes} bytes, followed to 1000; the log read whole has all of it]`);
+  t.is(lines[0]!.end, longBytes + 1);
+  t.deepEqual(lines[1], { line: 'short', end: longBytes + 7 });
+  t.is(lines[2]!.line, atLimit);
+  t.is(lines[3]!.line, `${'b'.repeat(1001)} … [line cut: 5000 bytes, followed to 1001; the log read whole has all of it]`);
+  t.is(lines[3]!.end, longBytes + 7 + 1001 + 5000);
+  t.is(lines.length, 4);
+});

@@ -9,6 +9,7 @@ import { request, type IncomingMessage } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SseParser, type SseMessage } from '../lib/client/sse-client.js';
+import { FOLLOWED_LINE_BYTES } from '../lib/server/log-follow.js';
 import { bash, makeWorkspace, openPlatform, poll, runsFor, startServer, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
 
 const BIG_LINES = 200_000;
@@ -20,6 +21,8 @@ const graph = {
     { label: 'big', outputs: ['big/(?<n>\\d+)'], exec: bash(`seq -f '%0100g' 1 ${BIG_LINES}`) },
     // A progress bar's redraw: a bare CR inside a line, then a line ended CRLF.
     { label: 'cr', outputs: ['cr/(?<n>\\d+)'], exec: bash("printf 'cr\\rafter-cr\\nnext\\r\\n'") },
+    // One line of 3 MiB (more than a stream may hold unread), then a short one.
+    { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: bash("head -c 3145728 /dev/zero | tr '\\0' y; echo; echo after") },
     {
       label: 'gated',
       outputs: ['gated/(?<n>\\d+)'],
@@ -209,6 +212,24 @@ test('a line with a bare CR in it reaches a follower whole, the CR a line break 
     logs(messages).map((m) => m.data),
     ['cr\nafter-cr', 'next'],
   );
+});
+
+test('a line longer than FOLLOWED_LINE_BYTES is followed cut and marked, the follow goes on to the end; the log read whole has it all', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, graph);
+  const server = await startServer(t, platform);
+  const state = await waitForWant(platform, await want(platform, ['wide/1']));
+  const id = runsFor(state, 'wide/1')[0]!.job_run_id;
+  const { messages, endedByServer } = await read(await open(`${server.url}/api/job_runs/${id}/logs/stdout?follow=true`));
+  t.true(endedByServer);
+  const lines = logs(messages);
+  t.is(lines.length, 2);
+  t.is(lines[0]!.data, `${'y'.repeat(FOLLOWED_LINE_BYTES)} … [line cut: 3145728 bytes, followed to ${FOLLOWED_LINE_BYTES}; the log read whole has all of it]`);
+  t.is(lines[0]!.id, String(3145728 + 1));
+  t.is(lines[1]!.data, 'after');
+  t.is(messages.at(-1)!.event, 'end');
+  const whole = await (await fetch(`${server.url}/api/job_runs/${id}/logs/stdout`)).text();
+  t.is(whole.length, 3145728 + 1 + 6);
 });
 
 function readFileSyncOr(path: string): string {

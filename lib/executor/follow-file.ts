@@ -23,6 +23,11 @@ export interface FollowOptions {
   ready?: () => Promise<void>;
   /** The polling fallback's period. */
   pollMs?: number;
+  /**
+   * A line longer is sent cut to about this many bytes, marked, and only this much of it is held: a reader of a
+   * long line costs this, not the line (a 60 MiB line held whole cost ~230 MB a follower). Default: no limit.
+   */
+  maxLineBytes?: number;
 }
 
 /** `followFileLines`, the lines alone. */
@@ -43,22 +48,38 @@ export function followFile(path: string, done$: Observable<unknown>, pollMs = 10
  * each line's `end` is a byte offset a follow can be resumed from.
  */
 export function followFileLines(path: string, done$: Observable<unknown>, options: FollowOptions = {}): Observable<FileLine> {
-  const { start = 0, ready = async () => {}, pollMs = 100 } = options;
+  const { start = 0, ready = async () => {}, pollMs = 100, maxLineBytes = Number.POSITIVE_INFINITY } = options;
   return new Observable<FileLine>((subscriber) => {
     let closed = false;
     let offset = start;
-    /** The bytes of the line not yet ended, as read (a chunk each). */
+    /** The bytes of the line not yet ended, as read (a chunk each), up to maxLineBytes; `dropped` counts the rest. */
     let partial: Buffer[] = [];
+    let kept = 0;
+    let dropped = 0;
     let reading = false;
     let again = false;
     let doneSeen = false;
     let watcher: FSWatcher | undefined;
     const buf = Buffer.allocUnsafe(CHUNK_BYTES);
 
+    /** Holds `bytes` as part of the line being read, as far as maxLineBytes goes; `copy`: they are the read buffer's. */
+    const keep = (bytes: Buffer, copy: boolean): void => {
+      const room = Math.max(0, maxLineBytes - kept);
+      const taken = bytes.length <= room ? bytes : bytes.subarray(0, room);
+      if (taken.length > 0) partial.push(copy ? Buffer.from(taken) : taken);
+      kept += taken.length;
+      dropped += bytes.length - taken.length;
+    };
+
     const emit = (bytes: Buffer, end: number): void => {
-      const line = (partial.length > 0 ? Buffer.concat([...partial, bytes]) : bytes).toString('utf8');
+      // Decoded before the read buffer is read into again: the last piece needs no copy.
+      keep(bytes, false);
+      const whole = partial.length === 1 ? partial[0]! : Buffer.concat(partial);
+      const line = dropped > 0 ? cutLine(whole, kept + dropped) : stripCr(whole.toString('utf8'));
       partial = [];
-      subscriber.next({ line: stripCr(line), end });
+      kept = 0;
+      dropped = 0;
+      subscriber.next({ line, end });
     };
 
     /** Emits the lines `chunk` ends; it was read at `at`. Keeps a copy of what follows the last newline. */
@@ -71,7 +92,7 @@ export function followFileLines(path: string, done$: Observable<unknown>, option
         from = nl + 1;
         if (closed) return;
       }
-      if (from < chunk.length) partial.push(Buffer.from(chunk.subarray(from)));
+      if (from < chunk.length) keep(chunk.subarray(from), true);
     };
 
     const readToEnd = async (): Promise<void> => {
@@ -87,6 +108,8 @@ export function followFileLines(path: string, done$: Observable<unknown>, option
         if (size < offset) {
           offset = 0;
           partial = [];
+          kept = 0;
+          dropped = 0;
         }
         while (!closed) {
           await ready();
@@ -116,7 +139,7 @@ export function followFileLines(path: string, done$: Observable<unknown>, option
     };
 
     const finish = (): void => {
-      if (partial.length > 0) emit(Buffer.alloc(0), offset);
+      if (partial.length > 0 || dropped > 0) emit(Buffer.alloc(0), offset);
       if (closed) return;
       subscriber.complete();
     };
@@ -169,6 +192,18 @@ export function followFileLines(path: string, done$: Observable<unknown>, option
       doneSub.unsubscribe();
     };
   });
+}
+
+/** The start of a line held to `bytes.length` of its `total` bytes, cut where a character ends, and marked so. */
+function cutLine(bytes: Buffer, total: number): string {
+  let n = bytes.length;
+  // A character whose bytes the cut split is left out whole (a lead byte 11xxxxxx, then 10xxxxxx after it).
+  let lead = n - 1;
+  while (lead > 0 && n - lead < 4 && (bytes[lead]! & 0xc0) === 0x80) lead--;
+  const b = bytes[lead]!;
+  const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+  if (lead + length > n) n = lead;
+  return `${bytes.subarray(0, n).toString('utf8')} … [line cut: ${total} bytes, followed to ${n}; the log read whole has all of it]`;
 }
 
 function stripCr(line: string): string {

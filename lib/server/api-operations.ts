@@ -142,7 +142,7 @@ export const OPERATIONS: readonly Operation[] = [
     method: 'get',
     path: '/api/job_runs/:id/logs/:stream',
     summary:
-      "A job run's stdout or stderr: the log so far, its tail, or followed as SSE (`log` per line, its `id:` the byte offset after it, then `end` with a LogEnd); a follow starts `tail` lines from the end, or resumes after Last-Event-ID.",
+      "A job run's stdout or stderr: the log so far, its tail, or followed as SSE (`log` per line, its `id:` the byte offset after it, a line over 256 KiB cut and marked, then `end` with a LogEnd); a follow starts `tail` lines from the end, or resumes after Last-Event-ID.",
     pathParams: { stream: LogStreamSchema },
     query: LogQuerySchema,
     headers: {

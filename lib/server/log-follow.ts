@@ -16,6 +16,13 @@ import type { SseMessage } from './sse.js';
 import { validateValue } from './validate.js';
 
 /**
+ * A followed line longer is sent cut to this many bytes and marked (follow-file.ts): a follower costs this at most,
+ * not the line, and a line stays well under sse.ts's MAX_UNREAD_BYTES (past which a log follow is ended). The log
+ * read whole (`GET .../logs/:stream`) has every line as it is.
+ */
+export const FOLLOWED_LINE_BYTES = 256 * 1024;
+
+/**
  * The byte offset a follow starts at: after the line `lastEventId` names (a reconnect: it wins over `tail`, which
  * the reconnect's URL still carries), else `tail` lines from the end, else 0. An id that is not an offset, one past
  * the log's end or one inside a line (not one this log's follow sent) is a 400.

@@ -17,7 +17,7 @@ import { toPageQuery } from '../request-parsing.js';
 import { validateQuery } from '../validate.js';
 import type { ServerContext } from '../server-context.js';
 import { sendSse, writable } from '../sse.js';
-import { followStart, logMessages } from '../log-follow.js';
+import { FOLLOWED_LINE_BYTES, followStart, logMessages } from '../log-follow.js';
 import { tailStart } from '../../executor/log-tail.js';
 
 export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Router {
@@ -73,7 +73,7 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
       const start = await followStart(file, req.get('Last-Event-ID'), tail);
       // Paced by the socket: the next chunk of the file is read once what was sent has drained, so a slow reader
       // of a long log holds a chunk in memory, not the log, and never meets sse.ts's cap on unread bytes.
-      const lines$ = platform.logFileLines$(run.job_run_id, stream, { start, ready: writable(res) });
+      const lines$ = platform.logFileLines$(run.job_run_id, stream, { start, ready: writable(res), maxLineBytes: FOLLOWED_LINE_BYTES });
       sendSse(req, res, logMessages(lines$, platform.jobRunEnded$(run.job_run_id)), shutdown$, sse);
       return;
     }
