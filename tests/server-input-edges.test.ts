@@ -222,3 +222,22 @@ test('a query parameter a path does not read is a 400 naming it and what the pat
   }
   t.is((await f.api('/api/job_runs?want_id=')).status, 200, 'an empty value is no filter, as before');
 });
+
+test("a write from a page at [::1] on the daemon's port is refused (the daemon listens on 127.0.0.1 alone), and an empty form or text/plain write is a 415, not a write without a body", async (t) => {
+  const f = await startServer(t);
+  const port = new URL(f.url).port;
+  for (const origin of [`http://[::1]:${port}`, 'http://evil.example']) {
+    const res = await f.api('/api/gc', { method: 'POST', headers: { origin } });
+    t.is(res.status, 403, origin);
+    t.regex(((await res.json()) as { error: string }).error, /A write from the origin .* is refused: only the daemon's own pages may write/);
+  }
+  for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`]) t.is((await f.api('/api/gc', { method: 'POST', headers: { origin } })).status, 200, origin);
+  // What an auto-submitted empty <form method=POST> sends, with no CORS preflight.
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+    const res = await f.api('/api/gc', { method: 'POST', headers: { 'content-type': type }, body: '' });
+    t.is(res.status, 415, type);
+    t.regex(((await res.json()) as { error: string }).error, /Nothing was done\.$/);
+  }
+  t.is((await f.api('/api/gc', { method: 'POST' })).status, 200, 'no body, no type: as before');
+  t.is((await f.api('/api/gc', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '' })).status, 200, 'JSON named, no body: as before');
+});

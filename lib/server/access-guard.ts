@@ -47,7 +47,8 @@ export function originGuard(allowedExtra: readonly string[]) {
     const origin = req.get('Origin');
     if (origin === undefined || SAFE_METHODS.has(req.method)) return next();
     const port = req.socket.localPort;
-    const own = [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`];
+    // Not [::1]: the daemon listens on 127.0.0.1 alone, and what serves pages at [::1] on its port is someone else.
+    const own = [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
     if (own.includes(origin) || allowedExtra.includes(origin)) return next();
     throw new HttpError(403, `A write from the origin ${JSON.stringify(origin)} is refused: only the daemon's own pages may write.`);
   };

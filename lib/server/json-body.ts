@@ -6,7 +6,8 @@
  * asked (`POST /api/gc` with the form `dry_run=true` ran a real pass).
  *
  * A write with no body (no Content-Length and no Transfer-Encoding, Content-Length 0, or a chunked body that turns
- * out empty) goes through whatever its Content-Type says. Paths the operation table does not list go through too, to
+ * out empty) goes through when it names no Content-Type (or JSON's); one that names another is refused as a body of
+ * that type would be (a page's empty form). Paths the operation table does not list go through too, to
  * their 404. The Connect RPCs are mounted before this and read their own bodies (application/proto included); the
  * fast path for `POST /api/wants` (fast-create-want.ts) takes only UTF-8 JSON and leaves anything else to express.
  */
@@ -82,9 +83,12 @@ function refuseOtherBodies(req: Request, _res: Response, next: NextFunction): vo
   if (!WRITES.has(req.method) || req.is('application/json')) return next();
   const op = operationOf(req.method, req.path);
   if (op === undefined) return next();
+  // A type named and not JSON is refused, body or none: an empty form or text/plain POST is what a page's <form> sends
+  // without asking first, and the origin check should not be all that stands between it and a write.
+  if (req.headers['content-type'] !== undefined) return next(refusal(req, op));
   const length = req.headers['content-length'];
   if (length !== undefined) {
-    // A malformed length is node's to refuse; 0 is no body, whatever its type.
+    // A malformed length is node's to refuse; 0 is no body.
     return Number(length) > 0 ? next(refusal(req, op)) : next();
   }
   if (req.headers['transfer-encoding'] === undefined) return next();
