@@ -18,7 +18,8 @@ import { InProcessExecutor } from './executor/in-process-executor.js';
 import { SupervisedExecutor } from './executor/supervised-executor.js';
 import type { Executor, ExecutorHealth } from './executor/executor-port.js';
 import type { GraphDefinition } from './graph/graph-definition.js';
-import type { GraphError } from './graph/graph-error.js';
+import { GraphError } from './graph/graph-error.js';
+import { GRAPH_FILE } from './graph/graph-file.js';
 import type { JobResolver } from './graph/job-resolver.js';
 import { WorkspaceGraph } from './graph/workspace-graph.js';
 import { unproducedProblem } from './graph/unproduced-refs.js';
@@ -130,6 +131,14 @@ export class Platform {
       throw heldByAnother(err) ? err : unreadable(err);
     }
     try {
+      // A workspace with a history had a graph: started on none, every active want would fail for want of a job.
+      if (graph.fileMissing && log.latestId() > 0) {
+        throw new GraphError(
+          'invalid_graph',
+          `${join(workspaceRoot, GRAPH_FILE)} is missing, and this workspace's event log holds ${log.latestId()} events of the jobs it defined: ` +
+            `started on no jobs, its active wants would fail. Put platform.json back (from version control, or a backup); a graph with no jobs is {"jobs": []}.`,
+        );
+      }
       const logError = options.logError ?? ((m: string) => process.stderr.write(`${m}\n`));
       const store = await StateStore.open(log, snapshotPath(workspaceRoot), {
         snapshotEveryEvents: options.snapshotEveryEvents ?? SNAPSHOT_EVERY_EVENTS,

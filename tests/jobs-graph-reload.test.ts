@@ -1,6 +1,6 @@
 /** An edited platform.json takes effect in the running daemon; a broken edit is reported and changes nothing. */
 import test from 'ava';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkspaceGraph } from '../lib/graph/workspace-graph.js';
 import { Platform } from '../lib/platform.js';
@@ -105,4 +105,34 @@ test('the PlatformService RPCs answer from platform.json as it is now; a broken 
   t.is(broken.status, 400);
   t.is(broken.body.code, 'failed_precondition');
   t.regex(broken.body.message ?? '', /platform\.json.*not valid JSON.*last valid graph; fix the file and retry/);
+});
+
+test('platform.json gone for a while is refused as a broken edit: work under way goes on with the last valid graph and ends; a start without it on a log with history is refused, saying what to do', async (t) => {
+  const dir = makeWorkspace(t);
+  const graphFile = join(dir, 'platform.json');
+  // A run that waits until the test lets it end, so the file is gone while its want is active.
+  const gated = { label: 'gated', outputs: ['gated/(?<n>\\d+)'], exec: bash('for i in $(seq 200); do [ -f go ] && break; sleep 0.05; done; touch gated-$1.done'), args: ['${n}'] };
+  const text = JSON.stringify({ jobs: [gated] });
+  writeFileSync(graphFile, text);
+  const logged: string[] = [];
+  const platform = await Platform.open(dir, { tickMs: 100, logError: (m) => logged.push(m) });
+  const w = await platform.createWant({ partitions: ['gated/1'] });
+  const wantId = w.want_id!;
+  rmSync(graphFile);
+  t.truthy(await platform.refreshGraph(), 'the file on disk has a problem');
+  t.is(platform.resolver.jobFor('gated/2').label, 'gated', 'the last valid graph goes on');
+  t.regex(logged.join('\n'), /platform\.json was edited but not taken into use, the last valid graph goes on: .*platform\.json is missing\. Put it back; a graph with no jobs is \{"jobs": \[\]\}/);
+  await new Promise((r) => setTimeout(r, 400)); // steps and ticks while it is gone
+  writeFileSync(join(dir, 'go'), '');
+  const state = await waitForWant(platform, wantId, ['successful', 'failed']);
+  t.is(state.wants.get(wantId)!.status, 'successful');
+  await platform.close();
+
+  // Started without it, on a log with history: refused, not started on no jobs.
+  const err = await t.throwsAsync(Platform.open(dir, { start: false }));
+  t.regex(err!.message, /platform\.json is missing, and this workspace's event log holds \d+ events .*Put platform\.json back/);
+  writeFileSync(graphFile, text);
+  const again = await Platform.open(dir, { start: false });
+  t.is(again.resolver.jobFor('gated/3').label, 'gated');
+  await again.close();
 });

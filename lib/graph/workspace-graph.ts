@@ -108,9 +108,22 @@ export class WorkspaceGraph {
     return next;
   }
 
+  /** platform.json was not there when the graph in use was read (a fresh workspace: no jobs). */
+  get fileMissing(): boolean {
+    return !this.fixed && this.stamp === ABSENT;
+  }
+
   private async reload(): Promise<GraphError | undefined> {
     const stamp = await fileStamp(this.root);
     if (stamp === this.stamp) return this.problem;
+    // Gone after it was read (a checkout, a deploy that replaces it, an editor's delete and write): taken as a graph of
+    // no jobs, it failed every active want for good. It is refused as a broken edit is, until it is back.
+    if (stamp === ABSENT) {
+      const file = join(this.root, GRAPH_FILE);
+      this.problem = new GraphError('invalid_graph', `${file} is missing. Put it back; a graph with no jobs is {"jobs": []}.`);
+      this.refused.next(this.problem);
+      return this.problem;
+    }
     try {
       this.resolver = new JobResolver(await loadGraph(this.root), this.root);
       this.problem = undefined;
@@ -131,5 +144,7 @@ export class WorkspaceGraph {
  */
 async function fileStamp(root: string): Promise<string> {
   const s = statSync(join(root, GRAPH_FILE), { throwIfNoEntry: false });
-  return s ? `${s.size}:${s.mtimeMs}:${s.ino}` : 'absent';
+  return s ? `${s.size}:${s.mtimeMs}:${s.ino}` : ABSENT;
 }
+
+const ABSENT = 'absent';
