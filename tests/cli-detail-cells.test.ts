@@ -8,7 +8,7 @@ import test from 'ava';
 import type { JobRunView } from '../lib/api/views.js';
 import { jobRunDetail } from '../lib/cli/commands/job-runs-command.js';
 import { partitionDetail } from '../lib/cli/commands/partitions-command.js';
-import { CELL_LINES, detailTable, listShort } from '../lib/cli/output.js';
+import { CELL_LINES, detailTable, listShort, printable } from '../lib/cli/output.js';
 
 test("a run's thousand inputs print as their first CELL_LINES and how many more of all of them", (t) => {
   const inputs = Array.from({ length: 1000 }, (_, i) => ({ dep_type: 'MATERIALIZE' as const, partition_ref: `in/${i} with space` }));
@@ -39,4 +39,11 @@ test("partitions get of a partition whose tainted build's rebuild failed says it
   };
   t.regex(partitionDetail(detail), /its build b-3 is tainted and not yet replaced/);
   t.notRegex(partitionDetail({ ...detail, build_tainted: false }), /is tainted/);
+});
+
+test("printable: a job's terminal sequences are dropped from a quote of its stderr, other control characters shown as their pictures", (t) => {
+  t.is(printable('\u001b[31merror:\u001b[0m disk full'), 'error: disk full');
+  t.is(printable('x\u001b]0;pwned\u0007y\u001b[2Jz'), 'xyz', 'a title and a clear screen dropped');
+  t.is(printable('a\tb\u007fc\u009bd\u0000'), 'a\u2409b\u2421c\ufffdd\u2400');
+  t.is(printable('plain, émoji 🚀'), 'plain, émoji 🚀');
 });

@@ -241,3 +241,25 @@ test("a write from a page at [::1] on the daemon's port is refused (the daemon l
   t.is((await f.api('/api/gc', { method: 'POST' })).status, 200, 'no body, no type: as before');
   t.is((await f.api('/api/gc', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '' })).status, 200, 'JSON named, no body: as before');
 });
+
+test('a comment or reason holding a control character (an escape, a tab, a line break) is a 400 naming it: they are shown in other people\'s terminals; nothing is recorded', async (t) => {
+  const f = await startServer(t);
+  const id = await createWant(f, ['ok/one']);
+  await waitForWant(f, id);
+  const before = f.platform.log.latestId();
+  for (const [path, method, body, why] of [
+    ['/api/wants', 'POST', { partitions: ['ok/two'], comment: 'red \u001b[31m' }, /comment holds a control character \(U\+001B, at position 5\)/],
+    ['/api/wants', 'POST', { partitions: ['ok/two'], comment: 'a\tb' }, /U\+0009/],
+    ['/api/wants', 'POST', { partitions: ['ok/two'], comment: 'line1\nline2' }, /U\+000A/],
+    ['/api/wants', 'POST', { partitions: ['ok/two'], comment: 'c1 \u009b2J' }, /U\+009B/],
+    ['/api/backfills', 'POST', { pattern: 'ok/{1..2}', comment: '\u0007' }, /comment holds a control character/],
+    ['/api/taints', 'POST', { partitions: ['ok/one'], reason: '\u001b]0;title\u0007' }, /reason holds a control character/],
+  ] as const) {
+    const res = await f.api(path, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    t.is(res.status, 400, JSON.stringify(body));
+    t.regex(((await res.json()) as { error: string }).error, why);
+  }
+  t.is(f.platform.log.latestId(), before, 'nothing recorded');
+  const ok = await f.postWant({ partitions: ['ok/two'], comment: 'plain text, émoji 🚀 and all' });
+  t.is(ok.status, 201);
+});

@@ -16,7 +16,7 @@ import { HeldRunEvents } from './held-run-events.js';
 import { MANY_RUNS, PlainView, SilentView, TtyView, type ProgressView } from './progress-view.js';
 import { ServerWentAwayError } from './server-went-away-error.js';
 import { stillStale, stillStaleLines } from './still-stale.js';
-import { colors, duration, endedHow, isTty, line, listShort, printJson, runWithJob, shellWords, statusColor, table, type CommandContext } from './output.js';
+import { colors, duration, endedHow, isTty, line, listShort, printable, printJson, runWithJob, shellWords, statusColor, table, type CommandContext } from './output.js';
 
 /** A safety net besides the events: how often the root want's status is read anyway. */
 const POLL_MS = 5_000;
@@ -128,7 +128,7 @@ const QUOTE_MAX = 200;
  */
 async function lastStderrLine(client: PlatformClient, runId: string): Promise<string | undefined> {
   const text = await client.logText(runId, 'stderr', 5).catch(() => '');
-  const last = text.split('\n').map((l) => l.trim()).filter((l) => l !== '').pop();
+  const last = text.split('\n').map((l) => printable(l).trim()).filter((l) => l !== '').pop();
   return last === undefined ? undefined : last.length > QUOTE_MAX ? `${last.slice(0, QUOTE_MAX)}…` : last;
 }
 

@@ -169,3 +169,17 @@ export function runWithJob(r: { job_run_id: string; job_label: string }): string
 export function shellWords(args: readonly string[] | undefined): string {
   return (args ?? []).map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
+
+/**
+ * Text from a job (its stderr) quoted in a message, made safe to print: its terminal sequences (colour, a title, a
+ * clear screen) dropped, any other control character shown as its picture (ESC as ␛). `platform logs` prints the log
+ * as it is; a message quoting it must not drive the terminal.
+ */
+export function printable(text: string): string {
+  return text
+    .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, '')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
+      const code = c.charCodeAt(0);
+      return code < 0x20 ? String.fromCharCode(0x2400 + code) : code === 0x7f ? '\u2421' : '\ufffd';
+    });
+}
