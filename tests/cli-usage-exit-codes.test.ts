@@ -78,6 +78,15 @@ test('a backfill pattern that is malformed or too large is a usage error, as for
       t.regex(r.stderr, message, `${command} ${pattern}`);
     }
   }
+  // Over a want's 10,000 (a backfill's range is not): said of the pattern, with what takes more.
+  for (const args of [['build', 'ok/{1..10001}'], ['want', 'create', '-p', 'ok/{1..10001}']]) {
+    const r = await cli(t, f.url, f.dir, ...args);
+    t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    t.regex(r.stderr, /'ok\/\{1\.\.10001\}' expands to 10,001 partitions; a want takes at most 10,000: split them, or use 'platform backfill <pattern>'/);
+  }
+  const taint = await cli(t, f.url, f.dir, 'taint', 'ok/{1..10001}');
+  t.is(taint.code, 2);
+  t.regex(taint.stderr, /expands to 10,001 partitions; a taint takes at most 10,000: split them\./);
   const eventsAfter = ((await (await fetch(`${f.url}/api/events?limit=1`)).json()) as { latest_id: number }).latest_id;
   t.is(eventsAfter, eventsBefore, 'no want or backfill was made');
 });

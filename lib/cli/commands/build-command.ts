@@ -21,7 +21,7 @@ interface BuildOptions {
 }
 
 async function runBuild(patterns: string[], opts: BuildOptions, cmd: Command): Promise<void> {
-  const refs = refsOf(patterns, cmd);
+  const refs = refsOf(patterns, cmd, 'a want');
   const ctx = await connect(cmd);
   const { client, options } = ctx;
   const startedAt = Date.now();

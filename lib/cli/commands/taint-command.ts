@@ -31,7 +31,7 @@ export function registerTaint(program: Command): void {
     .option('--downstream', 'also taint every partition whose current build consumed a tainted one, transitively')
     .option('--reason <text>', 'why (shown with the taint)')
     .action(async (refs: string[], opts: { downstream?: boolean; reason?: string }, cmd: Command) => {
-      const partitions = refsOf(refs, cmd);
+      const partitions = refsOf(refs, cmd, 'a taint');
       const { client, options } = await connect(cmd);
       const reply = await client.createTaint({ partitions, downstream: opts.downstream === true, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) });
       if (options.json) return printJson(reply);

@@ -126,7 +126,7 @@ export function registerWant(program: Command): void {
         if (!opts.partition || opts.partition.length === 0) {
           usageError(cmd, "a want needs at least one --partition <ref> (e.g. --partition 'daily/revenue/date=2026-01-05').");
         }
-        const body: CreateWantBody = { partitions: refsOf(opts.partition, cmd) };
+        const body: CreateWantBody = { partitions: refsOf(opts.partition, cmd, 'a want') };
         if (opts.comment !== undefined) body.comment = opts.comment;
         if (opts.ttl !== undefined) body.ttl_seconds = opts.ttl;
         if (opts.sla !== undefined) body.sla_seconds = opts.sla;
