@@ -206,6 +206,7 @@ export function errorStatuses(op: Operation): Record<number, string> {
   if (op.path.includes(':') || (op.path.startsWith('/api/partitions/') && op.method === 'get')) out[404] = 'No such resource.';
   if (op.path === '/api/job_runs') out[404] = 'No want with the `want_id` asked for (its id is in the body).';
   if (op.method !== 'get') {
+    if (!op.connect) out[400] = 'Bad input: a parameter or body that does not fit its schema, a body that does not decompress as its Content-Encoding says, or a malformed request.';
     out[413] = 'The body is over 1 MiB.';
     out[415] = 'The body is not in a supported encoding or media type.';
     out[503] = 'The command queue is full, or writing the log failed: retry after Retry-After.';
