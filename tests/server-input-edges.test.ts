@@ -174,6 +174,40 @@ test("a schedule's name refused for its first character says so (it named only t
   }
 });
 
+test('a ref holding a C1 control (U+0080-U+009F: NEL, CSI) is refused as C0 controls and DEL are, everywhere a ref comes in, and shown escaped', async (t) => {
+  const f = await startServer(t);
+  const before = f.platform.state().last_event_id;
+  const json = (path: string, body: unknown) => f.api(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const RANGES = 'U+0000-U+001F, U+007F-U+009F';
+  for (const [name, c] of [['NEL', '\u0085'], ['CSI', '\u009b'], ['U+0080', '\u0080'], ['U+009F', '\u009f']] as const) {
+    const ref = `ok/a${c}31m`;
+    for (const [path, body] of [
+      ['/api/wants', { partitions: [ref] }],
+      ['/api/taints', { partitions: [ref], reason: 'x' }],
+      ['/api/backfills', { partitions: [ref] }],
+      ['/api/backfills', { pattern: `ok/{b,a${c}31m}` }],
+      ['/api/partitions/lookup', { refs: [ref] }],
+    ] as const) {
+      const res = await json(path, body);
+      const { error } = (await res.json()) as { error: string };
+      t.is(res.status, 400, `${name} in ${path} ${JSON.stringify(body)}: ${error}`);
+      t.true(error.includes(RANGES), `${name} in ${path}: names the characters refused: ${error}`);
+      t.false(/[\u0080-\u009f]/.test(error), `${name} in ${path}: the message holds no raw control: ${JSON.stringify(error)}`);
+    }
+    // The embedding API and the Connect service check refs where every write passes.
+    t.like(await f.platform.createWant({ partitions: [ref], data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 }), { ok: false, status: 400 });
+    const rpc = await f.api('/platform.v1.PlatformService/GetJobConfigs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ outputRefs: [ref] }) });
+    const rpcError = (await rpc.json()) as { code: string; message: string };
+    t.is(rpcError.code, 'invalid_argument', `${name} in GetJobConfigs`);
+    t.true(rpcError.message.includes(RANGES), rpcError.message);
+  }
+  t.is(f.platform.state().last_event_id, before, 'nothing was recorded');
+  // A job label is an id the same way: a C1 control in it is refused when the graph is read.
+  const { parseGraph } = await import('../lib/index.js');
+  const err = t.throws(() => parseGraph({ jobs: [{ label: 'ok\u0085', outputs: ['ok/.+'], exec: ['true'] }] }, 'platform.json'));
+  t.regex(err!.message, /control characters/);
+});
+
 test('a path segment whose percent-encoding is not UTF-8 is a 400 that names it and says how to encode', async (t) => {
   const f = await startServer(t);
   for (const path of ['/api/wants/%FF', '/api/job_runs/r-%C3', '/api/partitions/caf%E9']) {
