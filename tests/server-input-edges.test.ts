@@ -9,6 +9,7 @@
  *   was as large as all of them.
  */
 import test from 'ava';
+import { connect } from 'node:net';
 import { SseReader, createWant, rawRequest, startServer, waitForWant } from './helpers/server-fixture.js';
 
 test('an event stream resumed after an id past the latest is a 400 naming the latest, not a silent wait', async (t) => {
@@ -206,6 +207,33 @@ test('a ref holding a C1 control (U+0080-U+009F: NEL, CSI) is refused as C0 cont
   const { parseGraph } = await import('../lib/index.js');
   const err = t.throws(() => parseGraph({ jobs: [{ label: 'ok\u0085', outputs: ['ok/.+'], exec: ['true'] }] }, 'platform.json'));
   t.regex(err!.message, /control characters/);
+});
+
+test('a URL (or headers) over what node reads is a 431 with a JSON error saying so and how long an id or ref may be; other malformed requests answer as before', async (t) => {
+  const f = await startServer(t);
+  for (const [path, headers] of [
+    [`/api/wants/${'a'.repeat(20_000)}`, {}],
+    [`/api/partitions/${'p'.repeat(17_000)}`, {}],
+    ['/api/wants', { 'x-filler': 'h'.repeat(20_000) }],
+  ] as const) {
+    const res = await rawRequest(`${f.url}${path}`, { headers });
+    const what = `${path.slice(0, 24)}... ${Object.keys(headers).join(',')}`;
+    t.is(res.status, 431, what);
+    t.regex(String(res.headers['content-type']), /^application\/json/, what);
+    t.is(res.headers.connection, 'close', what);
+    const { error } = JSON.parse(res.body) as { error: string };
+    t.regex(error, /^The request's headers \(its URL included\) are too large: over 16 KiB, the most the server reads\. /, what);
+    t.true(error.includes('ids and refs are at most 1024 characters'), error);
+  }
+  // Another request the parser refuses (a bad request line) is still node's bare 400, and the server answers on.
+  const garbage = await new Promise<string>((resolve, reject) => {
+    const socket = connect(f.server.port, '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+    let got = '';
+    socket.setEncoding('utf8').on('data', (d: string) => (got += d)).on('close', () => resolve(got)).on('error', reject);
+  });
+  t.regex(garbage, /^HTTP\/1\.1 400 Bad Request\r\n/);
+  t.is((await f.api('/health')).status, 200);
+  t.deepEqual(f.errorLines, [], 'nothing logged as a fault');
 });
 
 test('a path segment whose percent-encoding is not UTF-8 is a 400 that names it and says how to encode', async (t) => {
