@@ -124,6 +124,25 @@ test.serial('CLI: backfill follows to the end with exit 1 when partitions failed
   t.regex(bad.stderr, /--policy must be one of missing, failed, all/);
 });
 
+test.serial('CLI: a backfill of one partition says "1 partition" in list, get, wait and its own line, not "1 partitions"', async (t) => {
+  const created = await api('POST', '/api/backfills', { partitions: ['day/date=2031-01-01'] });
+  t.is(created.status, 201, JSON.stringify(created.json));
+  const id: string = created.json.backfill_id;
+  await until(() => api('GET', `/api/backfills/${id}`), (b) => b.json.status === 'successful', 'the one-partition backfill to end');
+  const listed = await cli('backfills', 'list');
+  t.is(listed.code, 0, listed.stderr);
+  t.regex(listed.stdout, new RegExp(`${id}\\s+│ successful\\s+│ 1 partition\\s+│`));
+  const got = await cli('backfills', 'get', id);
+  t.regex(got.stdout, /│ range\s+│ 1 listed partition\s+│/);
+  t.regex(got.stdout, /100% 1\/1 partition · /);
+  const waited = await cli('backfills', 'wait', id);
+  t.regex(waited.stdout, /100% 1\/1 partition · /);
+  const one = await cli('backfill', 'day/date=2031-01-02');
+  t.is(one.code, 0, one.stderr);
+  t.regex(one.stdout, /^backfill bf-\d+ \(want w-\d+\) of 1 partition: day\/date=2031-01-02$/m);
+  for (const out of [listed.stdout, got.stdout, waited.stdout, one.stdout]) t.notRegex(out, /\b1 (listed )?partitions\b|\/1 partitions/);
+});
+
 test.serial('CLI: backfill --detach prints the id; backfills cancel stops its running job; wait reports the cancel', async (t) => {
   const r = await cli('backfill', 'slow/{1..5}', '--detach', '--max-concurrent', '1');
   t.is(r.code, 0, r.stderr);

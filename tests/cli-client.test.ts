@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { connectServer, NoServerError } from '../lib/client/server-connection.js';
 import { SseParser, sseStream } from '../lib/client/sse-client.js';
 import { closedPort, serveStub } from './helpers/http-stub.js';
+import { cliAgainst } from './helpers/cli-against.js';
 
 test('SseParser: fields, comments, multi-line data, ids that persist, any line ending, any chunking', (t) => {
   const text =
@@ -138,9 +139,42 @@ test("HTTP errors carry the status and the server's message; Connect errors thei
   t.is(rpc.message, 'No job produces ref "x".');
   const odd = await t.throwsAsync(client.listJobRuns(), { instanceOf: ClientError });
   t.is(odd.status, 502);
-  t.regex(odd.message, /HTTP 502.*bad gateway/);
+  t.is(odd.message, `The server at ${url} is not a platform daemon (GET /api/job_runs answered 502 text/html); check --server-url.`);
   const sse = await t.throwsAsync(lastValueFrom(client.followLog('r-1')), { instanceOf: ClientError });
   t.is(sse.status, 502);
+});
+
+test('a URL where some other server answers (a page of HTML, not JSON) is named in one line as not a daemon, not printed whole', async (t) => {
+  const page = `<!DOCTYPE HTML>\n<html lang="en">\n<head><title>Error response</title></head>\n<body><h1>Error response</h1>${'<p>filler</p>\n'.repeat(50)}</body></html>\n`;
+  const url = await serveStub(t, (req, res) => {
+    // A 200 page of HTML for one path: an SPA's dev server answers every path so.
+    res.writeHead(req.url?.startsWith('/api/backfills') ? 200 : 404, { 'Content-Type': 'text/html;charset=utf-8' });
+    res.end(page);
+  });
+  const client = new PlatformClient(url);
+  const expected = (what: string) => `The server at ${url} is not a platform daemon (${what}); check --server-url.`;
+  const list = await t.throwsAsync(client.listWants({ limit: 5 }), { instanceOf: ClientError });
+  t.is(list.message, expected('GET /api/wants answered 404 text/html'));
+  t.is(list.status, 404);
+  t.is((await t.throwsAsync(client.listBackfills(), { instanceOf: ClientError })).message, expected('GET /api/backfills answered 200 text/html'));
+  t.is((await t.throwsAsync(client.createWant({ partitions: ['a'] }), { instanceOf: ClientError })).message, expected('POST /api/wants answered 404 text/html'));
+  t.is((await t.throwsAsync(client.analyzeGraph(['a']), { instanceOf: ClientError })).message, expected('POST /platform.v1.PlatformService/AnalyzeGraph answered 404 text/html'));
+  t.is((await t.throwsAsync(lastValueFrom(client.eventStream({ after: 0 })), { instanceOf: ClientError })).message, expected('GET /api/events/stream answered 404 text/html'));
+  // A discovered daemon's port taken by another program: said so, with the daemon's log.
+  const found = new PlatformClient(url, { daemon: { pid: 4242, logPath: '/ws/.platform/server.log' } });
+  t.is(
+    (await t.throwsAsync(found.listWants(), { instanceOf: ClientError })).message,
+    `The server at ${url} is not a platform daemon (GET /api/wants answered 404 text/html); the workspace server (pid 4242) found in ` +
+      '.platform/server.json may have shut down and another program taken its port; see /ws/.platform/server.log.',
+  );
+  // The CLI says the one line, as text and in --json.
+  const cli = cliAgainst(() => url);
+  const plain = await cli('want', 'list');
+  t.is(plain.code, 1);
+  t.is(plain.stderr, `platform: ${expected('GET /api/wants answered 404 text/html')}\n`);
+  const json = await cli('--json', 'want', 'list');
+  t.is(json.code, 1);
+  t.like(JSON.parse(json.stdout || json.stderr), { error: expected('GET /api/wants answered 404 text/html'), exit_code: 1, status: 404 });
 });
 
 test('a refused connection is a NoServerError naming the URL, for requests and streams alike', async (t) => {

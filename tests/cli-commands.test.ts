@@ -519,6 +519,37 @@ test('build says so and exits 75 (try again), not 1 (failed), when the server sh
   noStack(t, r);
 }));
 
+test('events --follow says so and exits 75 (try again) when the server shuts down under it, naming the last event it printed and how to resume', slot(async (t) => {
+  const env = await startServer(t);
+  t.is((await api(env, 'POST', '/api/wants', { partitions: ['slow/e'] })).status, 201);
+  await waitFor('the run to start', async () => (await api(env, 'GET', '/api/job_runs/r-1')).body.status === 'running');
+  const latest = (await api(env, 'GET', '/api/events?limit=1')).body.latest_id as number;
+  const f = start(env.url, ['events', '--follow']);
+  await waitFor('the backlog', () => f.out().includes(`#${latest} `));
+  await env.server.close();
+  const r = await f.done;
+  t.is(r.code, 75, r.stderr);
+  const printed = [...r.stdout.matchAll(/^#(\d+) /gm)].map((m) => Number(m[1])).at(-1);
+  t.is(printed, latest, 'the last event printed is the latest there was');
+  t.regex(r.stderr, new RegExp(`^platform: the server ended the event stream after event ${latest}, the last printed \\(it shut down\\?\\)`));
+  t.regex(r.stderr, new RegExp(`'platform events --follow --offset ${latest}' resumes after it`));
+  noStack(t, r);
+  // Nothing printed yet (following from the latest), under --json: the id it followed after, and the same exit code.
+  const again = await startServer(t);
+  t.is((await api(again, 'POST', '/api/wants', { partitions: ['raw/orders/date=2026-02-01'] })).status, 201);
+  await waitFor('the want to succeed', async () => (await wantStatus(again, 'w-1')) === 'successful');
+  const last = (await api(again, 'GET', '/api/events?limit=1')).body.latest_id as number;
+  const j = start(again.url, ['--json', 'events', '--follow', '--offset', String(last)]);
+  await waitFor('the stream to open', async () => /^platform_sse_clients 1$/m.test(await (await fetch(`${again.url}/metrics`)).text()));
+  await again.server.close();
+  const jr = await j.done;
+  t.is(jr.code, 75, jr.stderr);
+  t.is(jr.stdout, '');
+  const error = JSON.parse(jr.stderr.trim().split('\n').at(-1)!) as { error: string; exit_code: number };
+  t.is(error.exit_code, 75);
+  t.regex(error.error, new RegExp(`^the server ended the event stream before any event after ${last} came \\(it shut down\\?\\)[^]*'platform events --follow --offset ${last}' resumes`));
+}));
+
 test('logs -f says so and exits 75 (try again) when the server shuts down under it, naming how to read the log', slot(async (t) => {
   const env = await startServer(t);
   await api(env, 'POST', '/api/wants', { partitions: ['gated/c'] });

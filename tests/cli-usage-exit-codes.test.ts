@@ -34,6 +34,17 @@ test('usage errors exit 2 on every command, and the --json error line says the s
   }
 });
 
+test('a --server-url with a path (the API\'s /api) is a usage error naming it, not a request to /api/api/... or a 401 about the token', async (t) => {
+  const f = await startServer(t);
+  const r = await cli(t, `${f.url}/api`, f.dir, 'want', 'list');
+  t.is(r.code, 2, r.stderr);
+  t.regex(r.stderr, new RegExp(`--server-url must be the daemon's base URL, such as http://127\\.0\\.0\\.1:8080 \\(no path\\); got '${f.url.replace(/[.]/g, '\\.')}/api'\\.`));
+  t.notRegex(r.stderr, /No route|token/);
+  const json = await cli(t, `${f.url}/api`, f.dir, '--json', 'want', 'list');
+  t.is(json.code, 2);
+  t.like(JSON.parse(json.stderr.trim().split('\n').at(-1)!), { exit_code: 2 });
+});
+
 test('an unknown command says so, what it may have meant and where the usage is, not the whole help', async (t) => {
   const f = await startServer(t);
   const r = await cli(t, f.url, f.dir, 'wnat', 'list');

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { Command, CommanderError } from 'commander';
-import { duration, isoTime, parsedOption, wholeNumber } from '../lib/cli/option-parsers.js';
+import { duration, httpUrl, isoTime, parsedOption, wholeNumber } from '../lib/cli/option-parsers.js';
 
 function program(): Command {
   return new Command('p')
@@ -39,5 +39,29 @@ test('a bad option value is a usage error (exit 2) that names the option and wha
     t.is(err.exitCode, 2, args.join(' '));
     t.is(err.code, 'commander.invalidArgument');
     t.regex(err.message, message);
+  }
+});
+
+test("--server-url takes the daemon's base URL only: a path (the API's /api), a query or a fragment is a usage error saying so", (t) => {
+  const parse = (value: string) =>
+    new Command('p').exitOverride().configureOutput({ writeErr: () => {} }).addOption(parsedOption('--server-url <url>', 'a server', httpUrl)).parse(['--server-url', value], { from: 'user' }).opts();
+  for (const [value, kept] of [
+    ['http://127.0.0.1:8080', 'http://127.0.0.1:8080'],
+    ['http://127.0.0.1:8080/', 'http://127.0.0.1:8080'],
+    ['https://localhost:8443//', 'https://localhost:8443'],
+  ] as const) {
+    t.deepEqual(parse(value), { serverUrl: kept }, value);
+  }
+  for (const [value, what] of [
+    ['http://127.0.0.1:8080/api', 'no path'],
+    ['http://127.0.0.1:8080/api/', 'no path'],
+    ['http://127.0.0.1:8080/dashboard/wants', 'no path'],
+    ['http://127.0.0.1:8080/?token=x', 'no query or fragment'],
+    ['http://127.0.0.1:8080?', 'no query or fragment'],
+    ['http://127.0.0.1:8080/#wants', 'no query or fragment'],
+  ] as const) {
+    const err = t.throws(() => parse(value), { instanceOf: CommanderError }, value);
+    t.is(err.exitCode, 2, value);
+    t.true(err.message.endsWith(`--server-url must be the daemon's base URL, such as http://127.0.0.1:8080 (${what}); got '${value}'.`), err.message);
   }
 });

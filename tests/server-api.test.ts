@@ -309,6 +309,23 @@ test('a method the API does not serve on a path it has is a 405 with Allow; a pa
   }
   const missing = await f.api('/api/nothing-here', { method: 'PUT', headers: JSON_HEADERS, body: '{}' });
   t.regex((await errorOf(t, missing, 404)).error, /^No route PUT \/api\/nothing-here/);
+  // OPTIONS too: an /api path the API does not have is a 404, not "Allow: GET, HEAD" (the dashboard's catch-all GET),
+  // a browser's preflight from the dashboard's origin included; a path it has still lists what it takes.
+  for (const [path, headers] of [
+    ['/api/nonexistent', {}],
+    ['/API/Nonexistent/', {}],
+    ['/api', {}],
+    ['/api/partitions/raw/1', {}],
+    ['/api/nonexistent', { origin: 'http://localhost:3000', 'access-control-request-method': 'POST' }],
+  ] as const) {
+    const res = await f.api(path, { method: 'OPTIONS', headers });
+    t.is(res.headers.get('allow'), null, `OPTIONS ${path} ${JSON.stringify(headers)}`);
+    t.regex((await errorOf(t, res, 404)).error, /^No route OPTIONS \/api/i, `OPTIONS ${path} ${JSON.stringify(headers)}`);
+  }
+  const options = await f.api('/api/wants', { method: 'OPTIONS' });
+  t.is(options.status, 200);
+  t.is(options.headers.get('allow'), 'GET, HEAD, POST');
+  await options.body?.cancel();
   // Nothing was done by any of them.
   t.is(await wantsTotal(f), 0);
 });

@@ -9,6 +9,7 @@
  *   was as large as all of them.
  */
 import test from 'ava';
+import { connect } from 'node:net';
 import { SseReader, createWant, rawRequest, startServer, waitForWant } from './helpers/server-fixture.js';
 
 test('an event stream resumed after an id past the latest is a 400 naming the latest, not a silent wait', async (t) => {
@@ -172,6 +173,67 @@ test("a schedule's name refused for its first character says so (it named only t
     const err = t.throws(() => parseGraph({ jobs: [{ label: 'ok', outputs: ['ok/.+'], exec: ['true'] }], schedules: [{ name, cron: '0 3 * * *', partitions: ['ok/${date}'] }] }, 'platform.json'));
     t.regex(err!.message, /starts with a letter or digit/, name);
   }
+});
+
+test('a ref holding a C1 control (U+0080-U+009F: NEL, CSI) is refused as C0 controls and DEL are, everywhere a ref comes in, and shown escaped', async (t) => {
+  const f = await startServer(t);
+  const before = f.platform.state().last_event_id;
+  const json = (path: string, body: unknown) => f.api(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const RANGES = 'U+0000-U+001F, U+007F-U+009F';
+  for (const [name, c] of [['NEL', '\u0085'], ['CSI', '\u009b'], ['U+0080', '\u0080'], ['U+009F', '\u009f']] as const) {
+    const ref = `ok/a${c}31m`;
+    for (const [path, body] of [
+      ['/api/wants', { partitions: [ref] }],
+      ['/api/taints', { partitions: [ref], reason: 'x' }],
+      ['/api/backfills', { partitions: [ref] }],
+      ['/api/backfills', { pattern: `ok/{b,a${c}31m}` }],
+      ['/api/partitions/lookup', { refs: [ref] }],
+    ] as const) {
+      const res = await json(path, body);
+      const { error } = (await res.json()) as { error: string };
+      t.is(res.status, 400, `${name} in ${path} ${JSON.stringify(body)}: ${error}`);
+      t.true(error.includes(RANGES), `${name} in ${path}: names the characters refused: ${error}`);
+      t.false(/[\u0080-\u009f]/.test(error), `${name} in ${path}: the message holds no raw control: ${JSON.stringify(error)}`);
+    }
+    // The embedding API and the Connect service check refs where every write passes.
+    t.like(await f.platform.createWant({ partitions: [ref], data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 }), { ok: false, status: 400 });
+    const rpc = await f.api('/platform.v1.PlatformService/GetJobConfigs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ outputRefs: [ref] }) });
+    const rpcError = (await rpc.json()) as { code: string; message: string };
+    t.is(rpcError.code, 'invalid_argument', `${name} in GetJobConfigs`);
+    t.true(rpcError.message.includes(RANGES), rpcError.message);
+  }
+  t.is(f.platform.state().last_event_id, before, 'nothing was recorded');
+  // A job label is an id the same way: a C1 control in it is refused when the graph is read.
+  const { parseGraph } = await import('../lib/index.js');
+  const err = t.throws(() => parseGraph({ jobs: [{ label: 'ok\u0085', outputs: ['ok/.+'], exec: ['true'] }] }, 'platform.json'));
+  t.regex(err!.message, /control characters/);
+});
+
+test('a URL (or headers) over what node reads is a 431 with a JSON error saying so and how long an id or ref may be; other malformed requests answer as before', async (t) => {
+  const f = await startServer(t);
+  for (const [path, headers] of [
+    [`/api/wants/${'a'.repeat(20_000)}`, {}],
+    [`/api/partitions/${'p'.repeat(17_000)}`, {}],
+    ['/api/wants', { 'x-filler': 'h'.repeat(20_000) }],
+  ] as const) {
+    const res = await rawRequest(`${f.url}${path}`, { headers });
+    const what = `${path.slice(0, 24)}... ${Object.keys(headers).join(',')}`;
+    t.is(res.status, 431, what);
+    t.regex(String(res.headers['content-type']), /^application\/json/, what);
+    t.is(res.headers.connection, 'close', what);
+    const { error } = JSON.parse(res.body) as { error: string };
+    t.regex(error, /^The request's headers \(its URL included\) are too large: over 16 KiB, the most the server reads\. /, what);
+    t.true(error.includes('ids and refs are at most 1024 characters'), error);
+  }
+  // Another request the parser refuses (a bad request line) is still node's bare 400, and the server answers on.
+  const garbage = await new Promise<string>((resolve, reject) => {
+    const socket = connect(f.server.port, '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+    let got = '';
+    socket.setEncoding('utf8').on('data', (d: string) => (got += d)).on('close', () => resolve(got)).on('error', reject);
+  });
+  t.regex(garbage, /^HTTP\/1\.1 400 Bad Request\r\n/);
+  t.is((await f.api('/health')).status, 200);
+  t.deepEqual(f.errorLines, [], 'nothing logged as a fault');
 });
 
 test('a path segment whose percent-encoding is not UTF-8 is a 400 that names it and says how to encode', async (t) => {

@@ -6,6 +6,7 @@
  * added later is in this table too. A real daemon on 127.0.0.1:0; every answer is held to the OpenAPI document.
  */
 import test from 'ava';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { OPERATIONS } from '../lib/server/api-operations.js';
 import { PLATFORM_SERVICE } from '../lib/proto/schema.js';
@@ -157,6 +158,26 @@ test('JSON bodies are read as before, charsets included; the RPCs and unknown pa
   const text = await send(f, 'post', rpc, { 'content-type': 'text/plain' }, '{"outputRefs": ["ok/a"]}');
   t.is(text.status, 415);
   t.is((JSON.parse(text.body) as { code: string }).code, 'unimplemented', 'the Connect error shape, not ours');
+});
+
+test('a body that does not decompress as its Content-Encoding says is a 400 naming the encoding and what to send; nothing is created', async (t) => {
+  const f = await startServer(t, { graph: GRAPH });
+  const before = await latestEventId(f);
+  const plain = '{"partitions": ["ok/enc"]}';
+  const truncatedGzip = gzipSync(plain).subarray(0, 12);
+  const cases: Array<[encoding: string, body: string | Buffer]> = [['deflate', plain], ['gzip', plain], ['br', plain], ['gzip', truncatedGzip]];
+  for (const [encoding, body] of cases) {
+    const res = await rawRequest(`${f.url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body });
+    const what = `Content-Encoding: ${encoding}, ${Buffer.isBuffer(body) ? 'a cut gzip stream' : 'a plain body'}`;
+    t.is(res.status, 400, `${what}: ${res.body}`);
+    const { error } = JSON.parse(res.body) as { error: string };
+    t.regex(error, new RegExp(`^The request body is not ${encoding}-compressed as its Content-Encoding: ${encoding} says \\(.+\\): `), what);
+    t.regex(error, new RegExp(`send it compressed with ${encoding}, or uncompressed without a Content-Encoding header\\. Nothing was done\\.$`), what);
+  }
+  t.is(await latestEventId(f), before, 'nothing was recorded');
+  // One that does decompress is read as before.
+  const ok = await rawRequest(`${f.url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'deflate' }, body: deflateSync(plain) });
+  t.is(ok.status, 201, ok.body);
 });
 
 test('the example body of every operation in the table is JSON that fits its schema (the refusals and the document show it)', (t) => {

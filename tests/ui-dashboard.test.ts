@@ -544,6 +544,15 @@ uiTest('the schedules page shows what the API says of each schedule: its zone, s
   t.true((await page.locator('[data-fact="created"]').innerText()).startsWith(b.created_at));
   t.true((await page.locator('[data-fact="updated"]').innerText()).startsWith(b.updated_at));
   t.is(await page.locator('[data-fact="cancel_reason"]').count(), 0, 'no cancel reason for one that was not canceled');
+  t.is(await page.locator('[data-fact="range"]').innerText(), 'raw/{300..309} (10)');
+  // One of a single listed ref: '1 listed partition', here and in the list, not '1 partitions'.
+  const single = await api<{ backfill_id: string }>('POST', '/api/backfills', { partitions: ['raw/310'] });
+  await page.goto(`${base()}/backfills/${single.backfill_id}`);
+  await page.locator('h1 .status-successful').waitFor({ timeout: 20_000 });
+  t.is(await page.locator('[data-fact="range"]').innerText(), '1 listed partition');
+  await page.goto(`${base()}/backfills`);
+  const singleRow = page.getByRole('row').filter({ has: page.getByRole('link', { name: single.backfill_id, exact: true }) });
+  t.is(await singleRow.getByRole('cell').nth(2).innerText(), '1 partition');
   // Its want's page names the backfill's policy beside the rebuild it maps to ('missing' is rebuild 'absent').
   await page.goto(`${base()}/wants/${b.want_id}`);
   t.is(await page.locator('[data-fact="rebuild"]').innerText(), "absent (the backfill's policy missing)");

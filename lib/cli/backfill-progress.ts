@@ -17,6 +17,11 @@ export interface BackfillPaint {
 
 const plain: BackfillPaint = { good: (s) => s, bad: (s) => s, busy: (s) => s, dim: (s) => s };
 
+/** `1 partition`, `2 partitions`: a backfill of one listed ref is not '1 partitions'. */
+export function partitionCount(n: number, kind = ''): string {
+  return `${n} ${kind ? `${kind} ` : ''}partition${n === 1 ? '' : 's'}`;
+}
+
 export function settledCount(b: BackfillView): number {
   return b.counts.live + b.counts.failed + b.counts.skipped;
 }
@@ -28,7 +33,7 @@ export function renderBackfill(b: BackfillView, elapsedMs: number, paint: Backfi
   const pct = b.partitions === 0 ? 100 : Math.floor((done / b.partitions) * 100);
   const head =
     `${b.backfill_id} ${b.status} [${paint.good('#'.repeat(filled))}${paint.dim('-'.repeat(BAR_WIDTH - filled))}] ` +
-    `${pct}% ${done}/${b.partitions} partitions · ${elapsed(elapsedMs)}`;
+    `${pct}% ${done}/${partitionCount(b.partitions)} · ${elapsed(elapsedMs)}`;
   const c = b.counts;
   const parts = [
     `live ${c.live}`,

@@ -9,7 +9,7 @@ import { EMPTY, type Observable, ReplaySubject, catchError, connectable, defer, 
 import { NoServerError } from '../client/server-connection.js';
 import type { BackfillView } from '../client/platform-client.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
-import { plainMilestone, renderBackfill, type BackfillPaint } from './backfill-progress.js';
+import { partitionCount, plainMilestone, renderBackfill, type BackfillPaint } from './backfill-progress.js';
 import { followEnding, type Ending } from './follow-ending.js';
 import { colors, isTty, line, printJson, shellWords, statusColor, type CommandContext } from './output.js';
 import type { FollowResult } from './follow-want.js';
@@ -115,7 +115,7 @@ export async function followBackfill(
   const why =
     b.status === 'canceled'
       ? `backfill ${id} was canceled${b.cancel_reason ? ` (${b.cancel_reason})` : ''}.`
-      : `backfill ${id} ended ${b.status}: ${b.counts.failed} of its ${b.partitions} partitions failed. ` +
+      : `backfill ${id} ended ${b.status}: ${b.counts.failed} of its ${partitionCount(b.partitions)} failed. ` +
         `List them: platform partitions list --status failed${rangePrefix(b.pattern)}; why one failed: platform partitions get <ref>.`;
   return { kind: 'unsuccessful', message: why };
 }

@@ -47,7 +47,7 @@ export function buildProgram(options: { jsonErrors?: boolean } = {}): Command {
   program
     .description('A data build orchestrator: want partitions, get them built, watch it happen.')
     .version(VERSION)
-    .addOption(parsedOption('--server-url <url>', 'talk to this server instead of the workspace daemon', httpUrl))
+    .addOption(parsedOption('--server-url <url>', 'talk to this server instead of the workspace daemon (its base URL, such as http://127.0.0.1:8080)', httpUrl))
     .option('-C, --workspace <dir>', 'the workspace directory (default: nearest with .platform/)')
     .option('--json', 'machine-readable JSON output')
     .showHelpAfterError(!options.jsonErrors && USAGE_HINT)

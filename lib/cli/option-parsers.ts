@@ -62,7 +62,7 @@ export const seconds: OptionParser<number> = (name) => (value) => {
   return ms / 1000;
 };
 
-/** An http(s) URL, as given. */
+/** An http(s) server's base URL (no path, query or fragment), as given but for trailing slashes. */
 export const httpUrl: OptionParser<string> = (name) => (value) => {
   let url: URL | undefined;
   try {
@@ -73,6 +73,10 @@ export const httpUrl: OptionParser<string> = (name) => (value) => {
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new OptionValueError(`${name} must be an http(s) URL such as http://127.0.0.1:8080; got '${value}'.`);
   }
+  // The client puts the API's paths after it: with '/api' every request went to /api/api/..., and a daemon's token
+  // is sent only to a URL that is that daemon's (server-url-daemon.ts), so it said the token was missing instead.
+  if (!/^\/*$/.test(url.pathname)) throw new OptionValueError(`${name} must be the daemon's base URL, such as http://127.0.0.1:8080 (no path); got '${value}'.`);
+  if (/[?#]/.test(value)) throw new OptionValueError(`${name} must be the daemon's base URL, such as http://127.0.0.1:8080 (no query or fragment); got '${value}'.`);
   // A base to put paths after, and what messages name: 'http://127.0.0.1:8080/' is that server too.
   return value.replace(/\/+$/, '');
 };

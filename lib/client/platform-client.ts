@@ -277,7 +277,17 @@ export class PlatformClient {
 
   private async getJson<T>(path: string): Promise<T> {
     const res = await this.send('GET', path);
-    return (await this.read(() => res.json())) as T;
+    return this.json<T>(res, 'GET', path);
+  }
+
+  /** An answer's JSON; one that is not (a page of HTML) came from some other server than a daemon. */
+  private async json<T>(res: HttpResponse, method: string, path: string): Promise<T> {
+    const text = await this.read(() => res.text());
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw notADaemon(res, { baseUrl: this.baseUrl, method, path, daemon: this.options.daemon });
+    }
   }
 
   /** Reads an answer's body: a server that goes quiet in the middle of it is named as one that never answered. */
@@ -294,7 +304,7 @@ export class PlatformClient {
     for (let attempt = 1; ; attempt++) {
       try {
         const res = await this.send(method, path, body);
-        return (await this.read(() => res.json())) as T;
+        return await this.json<T>(res, method, path);
       } catch (err) {
         if (!(err instanceof RetryableError) || attempt >= this.retry.maxAttempts) {
           throw err instanceof RetryableError ? err.error : err;
@@ -308,10 +318,10 @@ export class PlatformClient {
   }
 
   private async connect<T>(method: string, body: unknown): Promise<T> {
-    const url = `${this.baseUrl}/platform.v1.PlatformService/${method}`;
+    const path = `/platform.v1.PlatformService/${method}`;
     let res: HttpResponse;
     try {
-      res = await this.doFetch(url, {
+      res = await this.doFetch(`${this.baseUrl}${path}`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'Connect-Protocol-Version': '1', Accept: 'application/json' },
         body: JSON.stringify(body),
@@ -335,9 +345,10 @@ export class PlatformClient {
           : typeof e.error === 'string'
             ? e.error
             : `${method} failed: HTTP ${res.status}${code ? ` (${code})` : ''}`;
+      if (parsed === undefined && text.trim() !== '') throw notADaemon(res, { baseUrl: this.baseUrl, method: 'POST', path, daemon: this.options.daemon });
       throw this.hinted(new ClientError(res.status, message, parsed, undefined, code));
     }
-    if (parsed === undefined) throw new ClientError(res.status, `${method}: the server's answer is not JSON: ${text.slice(0, 200)}`);
+    if (parsed === undefined) throw notADaemon(res, { baseUrl: this.baseUrl, method: 'POST', path, daemon: this.options.daemon });
     return parsed as T;
   }
 
@@ -355,7 +366,7 @@ export class PlatformClient {
       throw networkError(this.baseUrl, err, this.options.daemon);
     }
     if (res.ok) return res;
-    const error = this.hinted(await responseError(res));
+    const error = this.hinted(await responseError(res, { baseUrl: this.baseUrl, method, path, daemon: this.options.daemon }));
     if (res.status === 503 && (method === 'POST' || method === 'DELETE')) {
       throw new RetryableError(error, retryAfterMs(res.headers.get('Retry-After')));
     }
@@ -372,7 +383,7 @@ export class PlatformClient {
     return sseStream(`${this.baseUrl}${path}`, {
       fetch: this.doFetch,
       ...(lastEventId !== undefined ? { lastEventId } : {}),
-      responseError: async (res) => this.hinted(await responseError(res)),
+      responseError: async (res) => this.hinted(await responseError(res, { baseUrl: this.baseUrl, method: 'GET', path, daemon: this.options.daemon })),
       requestError: (err) => networkError(this.baseUrl, err, this.options.daemon),
     });
   }
@@ -387,8 +398,20 @@ class RetryableError extends Error {
   }
 }
 
-/** The server's `{"error"}` (or Connect `{message}`) as a ClientError. */
-export async function responseError(res: HttpResponse): Promise<ClientError> {
+/** The request an answer came to, to name it when the answer is not a daemon's. */
+export interface AnsweredRequest {
+  baseUrl: string;
+  method: string;
+  /** Its path, a query string and all. */
+  path: string;
+  daemon?: DaemonRef | undefined;
+}
+
+/**
+ * The server's `{"error"}` (or Connect `{message}`) as a ClientError. An error that is no JSON at all (a page of HTML)
+ * is some other server's, when `request` says which request it answered: a message of one line saying so, not its page.
+ */
+export async function responseError(res: HttpResponse, request?: AnsweredRequest): Promise<ClientError> {
   const text = await res.text().catch(() => '');
   let body: unknown;
   try {
@@ -396,6 +419,7 @@ export async function responseError(res: HttpResponse): Promise<ClientError> {
   } catch {
     body = undefined;
   }
+  if (body === undefined && text.trim() !== '' && request) return notADaemon(res, request);
   const b = (typeof body === 'object' && body !== null ? body : {}) as UncheckedErrorBody;
   const message =
     typeof b.error === 'string'
@@ -410,6 +434,19 @@ export async function responseError(res: HttpResponse): Promise<ClientError> {
     typeof b.want_id === 'string' ? b.want_id : undefined,
     typeof b.code === 'string' ? b.code : undefined,
   );
+}
+
+/**
+ * An answer with a body that is not JSON: every answer of a daemon's API is, so the URL is some other server's
+ * (another program on the port, a web server, a proxy's error page). Named in one line, not printed whole.
+ */
+function notADaemon(res: HttpResponse, { baseUrl, method, path, daemon }: AnsweredRequest): ClientError {
+  const type = res.headers.get('content-type')?.split(';')[0]?.trim() || 'no Content-Type';
+  const answered = `${method} ${path.split('?')[0]} answered ${res.status} ${type}`;
+  const hint = daemon
+    ? `the workspace server (pid ${daemon.pid}) found in .platform/server.json may have shut down and another program taken its port; see ${daemon.logPath}.`
+    : 'check --server-url.';
+  return new ClientError(res.status, `The server at ${baseUrl} is not a platform daemon (${answered}); ${hint}`);
 }
 
 /**

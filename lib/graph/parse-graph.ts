@@ -6,6 +6,7 @@ import { templateVariables } from './template.js';
 import { parseSchedules } from './parse-schedules.js';
 import { checkScheduleRefs } from './schedule-refs.js';
 import { errorMessage } from '../errors.js';
+import { CONTROL_CHARACTER, CONTROL_RANGES, quoted } from '../control-characters.js';
 
 // `executor` is read by `platform serve` (where runs run), not by the graph.
 const TOP_LEVEL_KEYS = ['max_concurrent_job_runs', 'jobs', 'schedules', 'executor', 'retention'] as const;
@@ -76,8 +77,8 @@ export function parseGraph(json: unknown, source = 'the job graph'): GraphDefini
       fail(`${at}.label`, label === undefined ? 'missing: every job needs a "label".' : `must be a non-empty string, not ${show(label)}.`);
     }
     const name = label as string;
-    if (name.trim() !== name || /[\u0000-\u001f\u007f]/.test(name)) {
-      fail(`${at}.label`, `${JSON.stringify(name)} has leading/trailing whitespace or control characters; use a plain name.`);
+    if (name.trim() !== name || CONTROL_CHARACTER.test(name)) {
+      fail(`${at}.label`, `${quoted(name)} has leading/trailing whitespace or control characters (${CONTROL_RANGES}); use a plain name.`);
     }
     const jobAt = `${at} (job "${name}")`;
     const failJob = (field: string, message: string): never => fail(field ? `${at}.${field} (job "${name}")` : jobAt, message, [name]);

@@ -5,6 +5,7 @@
  * known before anything is expanded, so an expansion that would be too large is refused without being built.
  */
 import { groupDigits } from '../group-digits.js';
+import { quoted } from '../control-characters.js';
 
 /** Most refs one pattern may expand to. */
 export const MAX_EXPANSION = 100_000;
@@ -14,7 +15,7 @@ export class PatternError extends Error {
     readonly pattern: string,
     message: string,
   ) {
-    super(`Partition pattern ${JSON.stringify(pattern)}: ${message}`);
+    super(`Partition pattern ${quoted(pattern)}: ${message}`);
     this.name = 'PatternError';
   }
 }

@@ -8,6 +8,7 @@ import { REBUILD_POLICIES } from '../events/build-event.js';
 import { ILL_FORMED_TEXT, isWellFormed } from '../api/well-formed.js';
 import { MAX_EXPANSION } from '../graph/partition-pattern.js';
 import { MAX_REF_LENGTH } from '../api/schemas/common.js';
+import { CONTROL_CHARACTER, CONTROL_RANGES, quoted } from '../control-characters.js';
 import { MAX_BACKFILL_CAP } from '../api/schemas/backfills.js';
 import { MAX_COMMENT_LENGTH, MAX_DATA_TIMESTAMP_MS, MAX_PARTITIONS_PER_WANT, MAX_PRIORITY, MAX_WANT_SECONDS } from '../api/schemas/wants.js';
 import { BACKFILL_POLICIES, type CreateBackfillRequest, type CreateTaintRequest, type CreateWantRequest } from './command.js';
@@ -20,8 +21,7 @@ export function refProblem(ref: unknown, where: string): string | undefined {
   if (typeof ref !== 'string') return `${where} must be a string, got ${typeName(ref)}.`;
   if (ref.trim() === '') return `${where} is empty; a partition ref looks like 'daily/revenue/date=2026-01-05'.`;
   if (ref.length > MAX_REF_LENGTH) return `${where} is ${ref.length} characters long; the limit is ${MAX_REF_LENGTH}.`;
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(ref)) return `${where} (${JSON.stringify(ref)}) contains a control character.`;
+  if (CONTROL_CHARACTER.test(ref)) return `${where} (${quoted(ref)}) contains a control character; a partition ref holds none (${CONTROL_RANGES}).`;
   if (!isWellFormed(ref)) return `${where} ${ILL_FORMED_TEXT}.`;
   return undefined;
 }

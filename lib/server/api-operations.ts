@@ -31,6 +31,8 @@ import { WantPageSchema } from '../api/schemas/wants.js';
 import { PLATFORM_SERVICE } from '../proto/schema.js';
 import { RPC_GRAPH_BUDGET } from '../api/platform-service.js';
 import { groupDigits } from '../group-digits.js';
+import { maxHeaderSize } from 'node:http';
+import { MAX_REF_LENGTH } from '../api/schemas/common.js';
 
 
 export type Method = 'get' | 'post' | 'delete';
@@ -196,16 +198,19 @@ export const OPERATIONS: readonly Operation[] = [
 
 /** The errors an operation may answer besides its own, all `{"error", "want_id"?}` (or Connect errors for the RPCs). */
 export function errorStatuses(op: Operation): Record<number, string> {
-  if (op.path === '/health') return { 403: 'The Host is not a loopback name.' };
+  const tooLarge = `The request's headers, its URL included, are over ${Math.floor(maxHeaderSize / 1024)} KiB (an id or ref is at most ${MAX_REF_LENGTH} characters).`;
+  if (op.path === '/health') return { 403: 'The Host is not a loopback name.', 431: tooLarge };
   const out: Record<number, string> = {
     400: 'Bad input: a parameter or body that does not fit its schema, or a malformed request.',
     401: 'The daemon requires its token (Authorization: Bearer, or the dashboard cookie).',
     403: 'The Host is not a loopback name, or a write came from a foreign Origin.',
+    431: tooLarge,
     500: 'An internal fault (logged by the server).',
   };
   if (op.path.includes(':') || (op.path.startsWith('/api/partitions/') && op.method === 'get')) out[404] = 'No such resource.';
   if (op.path === '/api/job_runs') out[404] = 'No want with the `want_id` asked for (its id is in the body).';
   if (op.method !== 'get') {
+    if (!op.connect) out[400] = 'Bad input: a parameter or body that does not fit its schema, a body that does not decompress as its Content-Encoding says, or a malformed request.';
     out[413] = 'The body is over 1 MiB.';
     out[415] = 'The body is not in a supported encoding or media type.';
     out[503] = 'The command queue is full, or writing the log failed: retry after Retry-After.';

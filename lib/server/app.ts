@@ -39,6 +39,13 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   app.use(loopbackGuard);
   if (ctx.access.token) app.use(tokenGuard(ctx.access.token));
   app.use(originGuard([DASHBOARD_ORIGIN]));
+  // express answers an OPTIONS itself with the methods of the routes whose paths match, and the dashboard's catch-all
+  // GET matches every path: an /api path the API does not have said "Allow: GET, HEAD" where a GET is a 404. Before
+  // cors, which answers every preflight from the dashboard's origin itself, whatever the path.
+  app.use((req, _res, next) => {
+    if (req.method === 'OPTIONS' && /^\/api(\/|$)/i.test(req.path) && allowedMethods(req.path).length === 0) throw noRoute(req.method, req.path);
+    next();
+  });
   // Only the dashboard's origin gets CORS headers; any other origin gets none, so browsers refuse it.
   app.use(cors({ origin: (origin, cb) => cb(null, origin === DASHBOARD_ORIGIN), methods: ['GET', 'POST', 'DELETE'] }));
   app.get('/health', (_req, res) => {
@@ -75,10 +82,14 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
         Allow: allow.join(', '),
       });
     }
-    throw new HttpError(404, `No route ${req.method} ${req.path}.${unencodedRefHint(req.path)} See README.md for the API.`);
+    throw noRoute(req.method, req.path);
   });
   app.use(errorHandler(logError));
   return app;
+}
+
+function noRoute(method: string, path: string): HttpError {
+  return new HttpError(404, `No route ${method} ${path}.${unencodedRefHint(path)} See README.md for the API.`);
 }
 
 /**

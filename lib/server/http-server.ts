@@ -13,6 +13,7 @@ import type { Platform } from '../platform.js';
 import type { StoreStart } from '../state/state-store.js';
 import { stateStartWords } from '../api/state-start.js';
 import { createApp } from './app.js';
+import { answerClientError } from './client-error.js';
 import { withFastCreateWant } from './fast-create-want.js';
 import { withFastReads } from './fast-reads.js';
 import { idleTimeout } from './idle-timeout.js';
@@ -64,6 +65,7 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
     access: { ...(options.token ? { token: options.token } : {}), codes: new LoginCodes() },
   };
   const server: Server = createServer(withFastReads(ctx, withFastCreateWant(ctx, logError, createApp(ctx, logError))));
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.listen(options.port, '127.0.0.1', () => resolve());
     server.once('error', (err: NodeJS.ErrnoException) => {

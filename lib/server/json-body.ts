@@ -39,7 +39,25 @@ function operationOf(method: string, path: string): Operation | undefined {
  * one that gives a key twice in an object (duplicate-keys.ts).
  */
 export function jsonBody(): RequestHandler[] {
-  return [refuseOtherBodies, express.json({ limit: MAX_BODY_BYTES, strict: false, verify: keepWellFormed }), refuseDuplicateKeys];
+  const parse = express.json({ limit: MAX_BODY_BYTES, strict: false, verify: keepWellFormed });
+  const parseJson: RequestHandler = (req, res, next) => parse(req, res, (err?: unknown) => next(err === undefined ? undefined : undecodable(req, err)));
+  return [refuseOtherBodies, parseJson, refuseDuplicateKeys];
+}
+
+/**
+ * body-parser passes on the decompressor's own error ('incorrect header check', 'Decompression failed') as a 400
+ * without a `type`; every error of its own, and raw-body's, has one. So such an error of a compressed body is that
+ * the body was not compressed as its Content-Encoding says.
+ */
+function undecodable(req: IncomingMessage, err: unknown): unknown {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding === 'identity' || typeof err !== 'object' || err === null || 'type' in err) return err;
+  const why = err instanceof Error ? ` (${err.message})` : '';
+  return new HttpError(
+    400,
+    `The request body is not ${encoding}-compressed as its Content-Encoding: ${encoding} says${why}: ` +
+      `send it compressed with ${encoding}, or uncompressed without a Content-Encoding header. Nothing was done.`,
+  );
 }
 
 /** The raw body of each JSON body parsed (its text, when not UTF-8), until its keys are checked. */

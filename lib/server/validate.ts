@@ -8,6 +8,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { HttpError } from './http-error.js';
+import { escapeControls } from '../control-characters.js';
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
@@ -88,7 +89,7 @@ export function validateQuery<T extends TSchema>(schema: T, query: Query): Stati
   if (check.Check(value)) return value as Static<T>;
   const error = first(check.Errors(value));
   const name = lastKey(error.path);
-  throw new HttpError(400, `Query parameter '${name}' must be ${expects(error.schema)}, got ${JSON.stringify(query[name])}.`);
+  throw new HttpError(400, `Query parameter '${name}' must be ${expects(error.schema)}, got ${escapeControls(JSON.stringify(query[name]))}.`);
 }
 
 /** One value (a path segment, a header) against its schema, or a 400 that calls it `what`. */
@@ -165,7 +166,7 @@ function shown(value: unknown): string {
   if (typeof value === 'number' && !Number.isFinite(value)) return `${value} (a number past 1.8e308 in size)`;
   let text: string;
   try {
-    text = value === undefined ? 'nothing' : JSON.stringify(value);
+    text = value === undefined ? 'nothing' : escapeControls(JSON.stringify(value));
   } catch {
     // A body of arrays nested a hundred thousand deep parses, but JSON.stringify overflows the stack on it.
     return `${typeName(value)} nested too deeply to show`;

@@ -12,7 +12,7 @@ import { TERMINAL_WANT_STATUSES } from '../../state/build-state.js';
 import { EXIT_INTERRUPTED } from '../settle-follow.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import { integer, oneOf, parsedOption, wholeNumber } from '../option-parsers.js';
-import { renderBackfill } from '../backfill-progress.js';
+import { partitionCount, renderBackfill } from '../backfill-progress.js';
 import { connect, detailTable, line, printJson, statusColor, table, usageError, usageExitCode, when, type CommandContext } from '../output.js';
 import { checkPattern, PatternError } from '../../graph/partition-pattern.js';
 import type { FollowResult } from '../follow-want.js';
@@ -32,7 +32,7 @@ function backfillDetail(b: BackfillView): string {
     ['backfill', b.backfill_id],
     ['want', b.want_id],
     ['status', statusColor(b.status)],
-    ['range', b.pattern || `${b.partitions} listed partitions`],
+    ['range', b.pattern || partitionCount(b.partitions, 'listed')],
     ['policy', b.policy],
     ['priority', b.priority],
     ['cap', b.max_concurrent_job_runs > 0 ? `${b.max_concurrent_job_runs} job runs at once` : 'none of its own'],
@@ -86,11 +86,11 @@ export function registerBackfill(program: Command): void {
         if (options.json) return printJson(reply);
         line(reply.backfill_id);
         if (process.stderr.isTTY) {
-          process.stderr.write(`backfill ${reply.backfill_id} (want ${reply.want_id}) of ${reply.partitions} partitions; follow it with 'platform backfills wait ${reply.backfill_id}'\n`);
+          process.stderr.write(`backfill ${reply.backfill_id} (want ${reply.want_id}) of ${partitionCount(reply.partitions)}; follow it with 'platform backfills wait ${reply.backfill_id}'\n`);
         }
         return;
       }
-      if (!options.json) line(`backfill ${reply.backfill_id} (want ${reply.want_id}) of ${reply.partitions} partitions: ${pattern}`);
+      if (!options.json) line(`backfill ${reply.backfill_id} (want ${reply.want_id}) of ${partitionCount(reply.partitions)}: ${pattern}`);
       await waitFor(ctx, await client.getBackfill(reply.backfill_id), after, startedAt);
     });
   usageExitCode(backfill);
@@ -107,7 +107,7 @@ export function registerBackfill(program: Command): void {
         items.map((b) => [
           b.backfill_id,
           statusColor(b.status),
-          b.pattern || `${b.partitions} partitions`,
+          b.pattern || partitionCount(b.partitions),
           b.policy,
           `${Math.floor(b.progress * 100)}% of ${b.partitions}`,
           b.counts.failed,
@@ -145,7 +145,7 @@ export function registerBackfill(program: Command): void {
       const { client, options } = await connect(cmd);
       const b = await client.cancelBackfill(id);
       if (options.json) return printJson(b);
-      line(`backfill ${b.backfill_id} is ${b.status} (${b.counts.live} of ${b.partitions} partitions live).`);
+      line(`backfill ${b.backfill_id} is ${b.status} (${b.counts.live} of ${partitionCount(b.partitions)} live).`);
     });
   usageExitCode(backfills);
 }

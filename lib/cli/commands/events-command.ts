@@ -1,10 +1,12 @@
 /** `platform events [--follow]`: the build event log. */
 import type { Command } from 'commander';
-import { lastValueFrom, tap } from 'rxjs';
+import { EMPTY, catchError, lastValueFrom, tap, throwError } from 'rxjs';
+import { NoServerError } from '../../client/server-connection.js';
 import type { EventView } from '../../client/platform-client.js';
 import { MAX_EVENTS_PER_READ } from '../../api/page.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { colors, connect, line, listShort, printJson, table, usageExitCode, when } from '../output.js';
+import { ServerWentAwayError } from '../server-went-away-error.js';
 
 /** What an event says, in one short phrase. */
 export function eventSummary(e: EventView): string {
@@ -124,18 +126,26 @@ export function registerEvents(program: Command): void {
       }
       const after = offset ?? Math.max(first_id - 1, latest_id - (limit ?? FOLLOW_BACKLOG));
       if (process.stderr.isTTY) process.stderr.write(colors.dim(`following events after id ${after}; Ctrl-C to stop\n`));
+      let printed: number | undefined;
       // One line per event: JSON lines with --json, since a stream has no single document to pretty-print.
       await lastValueFrom(
         client.eventStream({ after }).pipe(
           tap((m) => {
             if (m.event === 'error') throw new Error(`the server failed to stream events: ${m.data}`);
-            if (options.json) return line(m.data);
-            line(eventLine(JSON.parse(m.data) as EventView));
+            const event = JSON.parse(m.data) as EventView;
+            line(options.json ? m.data : eventLine(event));
+            printed = event.event_id;
           }),
+          // A connection dropped mid-stream is the server gone as much as a stream it ended.
+          catchError((err: unknown) => (err instanceof NoServerError ? EMPTY : throwError(() => err))),
         ),
         { defaultValue: undefined },
       );
-      throw new Error('the server ended the event stream (it shut down?).');
+      const resumeAfter = printed ?? after;
+      throw new ServerWentAwayError(
+        `the server ended the event stream ${printed !== undefined ? `after event ${printed}, the last printed` : `before any event after ${after} came`} (it shut down?). ` +
+          `The log keeps every event: 'platform events --follow --offset ${resumeAfter}' resumes after it once a server runs again.`,
+      );
     });
   usageExitCode(events);
 }

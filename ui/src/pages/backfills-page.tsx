@@ -40,7 +40,7 @@ export function BackfillsPage() {
             <span role="cell" class="c-status">
               <Status status={b.status} />
             </span>
-            <span role="cell" class="c-wide">{b.pattern || `${b.partitions} partitions`}</span>
+            <span role="cell" class="c-wide">{b.pattern || `${b.partitions} partition${b.partitions === 1 ? '' : 's'}`}</span>
             <span role="cell" class="c-wide">
               <Progress value={b.progress} label={`${b.backfill_id} progress`} />
             </span>
@@ -68,8 +68,9 @@ export function BackfillPage({ id }: { id: string }) {
         <div class="card">
           <Progress value={b.progress} label="Progress" />
           <dl class="facts">
-            <dt>Range</dt>
-            <dd>{b.pattern || `${b.partitions} listed partitions`} ({b.partitions})</dd>
+            <Fact name="range" label="Range">
+              {b.pattern ? `${b.pattern} (${b.partitions})` : `${b.partitions} listed partition${b.partitions === 1 ? '' : 's'}`}
+            </Fact>
             {b.comment ? (
               <Fact name="comment" label="Comment">
                 {b.comment}
