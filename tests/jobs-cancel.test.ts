@@ -141,3 +141,25 @@ test('canceling a want cancels its derived wants, but not an input run a direct 
   t.true(await poll(() => !isPidAlive(jobPid), 1000));
   await waitForWant(platform, direct, ['canceled'], 3000);
 });
+
+test("canceling a derived want while the want it serves still needs it is a 409 naming that want's cancel, and kills nothing", async (t) => {
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => [...pidsIn(dir, 'job-4.pid'), ...pidsIn(dir, 'child-4.pid')]);
+  const platform = await openPlatform(t, dir, holdGraph());
+  const top = await want(platform, ['after/4']);
+  const { run, jobPid } = await runningPids(t, dir, platform, 4);
+  const derivedId = platform.state().wants.get(top)!.child_want_ids[0]!;
+  const refused = await platform.cancelWant(derivedId);
+  if (refused.ok) return t.fail('the cancel of a derived want was taken');
+  t.is(refused.status, 409);
+  t.is(refused.want_id, derivedId);
+  t.regex(refused.error, new RegExp(`Want '${derivedId}' was derived for the inputs of '${top}', which still needs them: .* platform want cancel ${top} \\(DELETE /api/wants/${top}\\)\\.$`));
+  const state = platform.state();
+  t.is(state.wants.get(derivedId)!.status, 'building');
+  t.is(state.job_runs.get(run.job_run_id)!.status, 'running');
+  t.true(isPidAlive(jobPid));
+  // The root's cancel stops it all.
+  t.true((await platform.cancelWant(top)).ok);
+  t.is(platform.state().wants.get(derivedId)!.status, 'canceled');
+  t.true(await poll(() => !isPidAlive(jobPid), 3000));
+});

@@ -48,6 +48,20 @@ export function decideCommand(d: StepDraft, c: Command): CommandDecision {
   }
   const problem = textProblem(c.reason, 'reason');
   if (problem) return { ok: false, status: 400, error: problem, want_id: want.want_id };
+  // A derived want is its parent's ask for an input: canceled while the parent still wants it, the parent asks again at
+  // once, and the run canceled with it starts over from nothing. The cancel that stops the work is its root's.
+  const parent = want.parent_want_id ? d.state.wants.get(want.parent_want_id) : undefined;
+  if (parent && !TERMINAL_WANT_STATUSES.has(parent.status)) {
+    const root = d.state.wants.get(want.root_want_id) ?? parent;
+    return {
+      ok: false,
+      status: 409,
+      error:
+        `Want '${want.want_id}' was derived for the inputs of '${parent.want_id}', which still needs them: canceled, it would be asked for again at once ` +
+        `and its run started over. Cancel ${root.backfill_id ? `the backfill it serves instead: platform backfills cancel ${root.backfill_id} (DELETE /api/backfills/${root.backfill_id})` : `the want it serves instead: platform want cancel ${root.want_id} (DELETE /api/wants/${root.want_id})`}.`,
+      want_id: want.want_id,
+    };
+  }
   cancelWant(d, want, c.reason);
   return { ok: true, status: 200, want_id: want.want_id };
 }

@@ -216,7 +216,7 @@ export function errorStatuses(op: Operation): Record<number, string> {
     out[503] = 'The command queue is full, or writing the log failed: retry after Retry-After.';
     out[507] = 'The disk holding the log is full: nothing was recorded.';
   }
-  if (op.method === 'delete') out[409] = 'It ended otherwise already (a second cancel of a canceled one is a no-op, 200).';
+  if (op.method === 'delete') out[409] = 'It ended otherwise already (a second cancel of a canceled one is a no-op, 200); or, for a want, it was derived for a parent that still needs it (cancel the want or backfill the 409 names).';
   if (op.path === '/api/wants' && op.method === 'post') out[409] = 'A conflict with the state.';
   if (op.path === '/login') {
     delete out[400];
