@@ -136,3 +136,21 @@ test('platform.json gone for a while is refused as a broken edit: work under way
   t.is(again.resolver.jobFor('gated/3').label, 'gated');
   await again.close();
 });
+
+test('a taint of a partition no job in platform.json produces any more is a 400 saying so: nothing could rebuild it', async (t) => {
+  const dir = makeWorkspace(t);
+  const graphFile = join(dir, 'platform.json');
+  writeFileSync(graphFile, JSON.stringify({ jobs: [job('alpha'), job('beta')] }));
+  const platform = await Platform.open(dir, { tickMs: 60_000 });
+  t.teardown(() => platform.close());
+  const w = await platform.createWant({ partitions: ['alpha/1', 'beta/1'] });
+  await waitForWant(platform, w.want_id!, ['successful']);
+  writeFileSync(graphFile, JSON.stringify({ jobs: [job('beta')] }));
+  await platform.refreshGraph();
+  const refused = await platform.createTaint({ partitions: ['alpha/1', 'beta/1'] });
+  if (refused.ok) return t.fail('the taint was taken');
+  t.is(refused.status, 400);
+  t.is(refused.error, "Cannot taint 'alpha/1': no job in platform.json produces it any more, so nothing could rebuild it. Put back the job that made it first.");
+  t.is(platform.state().partitions.get('alpha/1')!.status, 'live', 'nothing tainted');
+  t.true((await platform.createTaint({ partitions: ['beta/1'] })).ok, 'one a job still produces');
+});

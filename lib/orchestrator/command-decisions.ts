@@ -98,6 +98,19 @@ function createTaint(d: StepDraft, r: CreateTaintRequest): CommandDecision {
       error: `Cannot taint ${never.map((ref) => `'${ref}'`).join(', ')}: never built, so there is nothing to rebuild (want it instead).`,
     };
   }
+  // Tainted, it could never be made good again (no job rebuilds it), and what consumed it would stay stale for good.
+  const producerOf = d.input.policy.producerOf;
+  const orphans = producerOf ? r.partitions.filter((ref) => producerOf(ref) === undefined) : [];
+  if (orphans.length > 0) {
+    const shown = orphans.slice(0, 5).map((ref) => `'${ref}'`).join(', ');
+    return {
+      ok: false,
+      status: 400,
+      error:
+        `Cannot taint ${shown}${orphans.length > 5 ? ` and ${orphans.length - 5} more` : ''}: no job in platform.json produces ${orphans.length === 1 ? 'it' : 'them'} ` +
+        `any more, so nothing could rebuild ${orphans.length === 1 ? 'it' : 'them'}. Put back the job that made ${orphans.length === 1 ? 'it' : 'them'} first.`,
+    };
+  }
   const refs = [...new Set(r.partitions)];
   if (r.downstream) {
     const seen = new Set(refs);

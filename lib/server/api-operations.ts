@@ -113,7 +113,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'get', path: '/api/partitions/:ref/lineage', summary: 'Its lineage tree, upstream or downstream.', pathParams: { ref: PartitionRefParam }, query: LineageQuerySchema, responses: { 200: json('At most 500 nodes.', LineageReplySchema) } },
 
   { method: 'get', path: '/api/taints', summary: 'Taints (the first 20 refs of each).', query: PageQuerySchema, responses: { 200: json('A page of taints.', TaintPageSchema) } },
-  { method: 'post', path: '/api/taints', summary: 'Marks built partitions for rebuild.', body: { schema: CreateTaintBodySchema, required: true, example: '{"partitions": ["raw/orders/date=2026-01-05"], "reason": "late rows", "downstream": true}' }, responses: { 201: json('The taint and every ref it tainted.', TaintReplySchema) } },
+  { method: 'post', path: '/api/taints', summary: 'Marks built partitions for rebuild.', body: { schema: CreateTaintBodySchema, required: true, example: '{"partitions": ["raw/orders/date=2026-01-05"], "reason": "late rows", "downstream": true}' }, responses: { 201: json('The taint, the first 1,000 refs it tainted and how many in all (GET /api/taints/:id pages them).', TaintReplySchema) } },
   { method: 'get', path: '/api/taints/:id', summary: 'A taint, with a page of its partitions.', query: TaintDetailQuerySchema, responses: { 200: json('The taint.', TaintViewSchema) } },
 
   { method: 'get', path: '/api/backfills', summary: 'Backfills.', query: PageQuerySchema, responses: { 200: json('A page of backfills.', BackfillPageSchema) } },
