@@ -64,7 +64,8 @@ test('the first scan records the schedule counting from now and makes no want; t
 });
 
 test('at its tick a schedule makes one want: refs and data_timestamp from tick + offset, its source, priority, ttl, sla', (t) => {
-  const s = schedule({ offset: '-1d', priority: 7, ttl_seconds: 600, sla_seconds: 7200, partitions: ['daily/revenue/date=${date}'] });
+  // ttl and sla count from the data timestamp, a day back: more than a day, or the want is over when made.
+  const s = schedule({ offset: '-1d', priority: 7, ttl_seconds: 90_000, sla_seconds: 93_600, partitions: ['daily/revenue/date=${date}'] });
   const recorded = step(initialState(), at('2026-01-05T10:00:00Z'), [s]).state;
   const tick = at('2026-01-06T03:00:00Z');
   const plan = step(recorded, tick + 15, [s]);
@@ -76,8 +77,8 @@ test('at its tick a schedule makes one want: refs and data_timestamp from tick +
     source: 'schedule:revenue',
     schedule_tick: tick,
     priority: 7,
-    ttl_seconds: 600,
-    sla_seconds: 7200,
+    ttl_seconds: 90_000,
+    sla_seconds: 93_600,
     parent_want_id: '',
   });
   t.like(plan.state.schedules.get('revenue'), { tick, want_id: wants[0]!.want_id });
