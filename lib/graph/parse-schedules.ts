@@ -74,16 +74,14 @@ export function parseSchedules(raw: unknown, fail: Fail): ScheduleDefinition[] {
         `must be a whole number from 0 to ${MAX_CATCHUP} (how many of the latest missed ticks are made up for at start; 0: none, only ticks that fall due while the daemon runs are made), got ${JSON.stringify(catchup)}.`,
       );
     }
-    // ttl and sla count from the data timestamp, the tick moved by the offset: one at or before the tick's own time
-    // back is over when the tick's want is made (a ttl: every want canceled at birth, and the schedule does nothing).
-    for (const key of ['ttl_seconds', 'sla_seconds'] as const) {
-      const v = seconds(key);
-      if (v > 0 && offset_ms < 0 && v * 1000 <= -offset_ms) {
-        fail(
-          `${where}.${key}`,
-          `is ${v} s, no more than the offset ${JSON.stringify(offset)} takes back: it counts from the tick moved by the offset, so every tick's want would be ${key === 'ttl_seconds' ? 'expired' : 'past its sla'} when made. Give more than ${-offset_ms / 1000} s, or 0 for none.`,
-        );
-      }
+    // The ttl counts from the data timestamp, the tick moved by the offset: one no longer than the offset takes back is
+    // over when the tick's want is made, and every want is canceled at birth (the schedule does nothing, and looks well).
+    const ttl = seconds('ttl_seconds');
+    if (ttl > 0 && offset_ms < 0 && ttl * 1000 <= -offset_ms) {
+      fail(
+        `${where}.ttl_seconds`,
+        `is ${ttl} s, no more than the offset ${JSON.stringify(offset)} takes back: it counts from the tick moved by the offset, so every tick's want would be expired when made. Give more than ${-offset_ms / 1000} s, or 0 for none.`,
+      );
     }
     return {
       name: name as string,
