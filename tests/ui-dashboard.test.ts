@@ -478,13 +478,17 @@ uiTest('the schedules page past its last schedule (a stale link) says so and lin
   noScriptErrors(t, page);
 });
 
-uiTest('after the daemon restarts the page reconnects, with a banner while it is away, and shows what happened since', async (t) => {
+uiTest('after the daemon restarts the page reconnects, with a banner while it is away (saying where to get a new link once it has been away long), and shows what happened since', async (t) => {
   const page = await newPage(t);
   await page.goto(`${base()}/wants`);
   await page.locator('.vrow [data-want]').first().waitFor();
   await server!.close();
   server = undefined;
   await page.locator('[data-connection="lost"]').waitFor({ timeout: 15_000 });
+  // Gone for long (a daemon the CLI starts again listens on another port), the banner says where to get a new link.
+  const gone = page.locator('[data-connection="gone"]');
+  await gone.waitFor({ timeout: 25_000 });
+  t.regex((await gone.textContent()) ?? '', /has not answered at this address for a while; still trying\. .*run platform ui for a link to it/);
   await startDaemon();
   await page.locator('[data-connection]').waitFor({ state: 'detached', timeout: 20_000 });
   const { want_id } = await api<{ want_id: string }>('POST', '/api/wants', { partitions: ['raw/99'] });

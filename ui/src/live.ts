@@ -7,7 +7,14 @@
 import type { EventView } from '../../lib/api/views.js';
 import { EVENT_TYPES } from '../../lib/events/build-event.js';
 
-export type Connection = 'connecting' | 'live' | 'lost';
+export type Connection = 'connecting' | 'live' | 'lost' | 'gone';
+
+/**
+ * Lost this long, the page says the daemon may be at another address: one started again by the CLI listens on a new
+ * port, and this page would try the old one for ever while saying it reconnects.
+ */
+const GONE_AFTER_MS = 15_000;
+let lostSince = 0;
 
 type BatchListener = (events: readonly EventView[]) => void;
 type ConnectionListener = (c: Connection) => void;
@@ -50,8 +57,14 @@ function receive(m: MessageEvent<string>): void {
 
 function open(): void {
   source = new EventSource(lastId ? `/api/events/stream?after=${lastId}` : '/api/events/stream');
-  source.onopen = () => setConnection('live');
-  source.onerror = () => setConnection('lost');
+  source.onopen = () => {
+    lostSince = 0;
+    setConnection('live');
+  };
+  source.onerror = () => {
+    lostSince ||= Date.now();
+    setConnection(Date.now() - lostSince >= GONE_AFTER_MS ? 'gone' : 'lost');
+  };
   // Each event is sent under its type's name.
   for (const type of EVENT_TYPES) source.addEventListener(type, receive);
 }
@@ -61,6 +74,7 @@ export function startLive(): void {
   open();
   // A stream the browser gave up on (it does after some errors) is opened again, resuming from the last id seen.
   setInterval(() => {
+    if (lostSince && Date.now() - lostSince >= GONE_AFTER_MS) setConnection('gone');
     if (source?.readyState !== EventSource.CLOSED) return;
     if (!lastId) return open();
     // Resuming from below a compaction (retention.events_keep) is refused with 410: go on from now instead of

@@ -32,7 +32,11 @@ function Banner() {
   if (c === 'live') return null;
   return (
     <div class={`banner banner-${c}`} role="status" data-connection={c}>
-      {c === 'lost' ? 'Connection to the daemon lost: reconnecting… (pages show what they last read)' : 'Connecting to the daemon…'}
+      {c === 'lost'
+        ? 'Connection to the daemon lost: reconnecting… (pages show what they last read)'
+        : c === 'gone'
+          ? 'The daemon has not answered at this address for a while; still trying. A daemon the CLI started again listens on a new port: run platform ui for a link to it. (Pages show what they last read.)'
+          : 'Connecting to the daemon…'}
     </div>
   );
 }
