@@ -39,6 +39,11 @@ test("partitions get of a partition whose tainted build's rebuild failed says it
   };
   t.regex(partitionDetail(detail), /its build b-3 is tainted and not yet replaced/);
   t.notRegex(partitionDetail({ ...detail, build_tainted: false }), /is tainted/);
+  t.regex(partitionDetail(detail), /nothing consumed this build/);
+  // Never live: no build, so no word of what consumed it.
+  const never = partitionDetail({ ...detail, build_tainted: false, current_build: null, builds_total: 0 });
+  t.regex(never, /no build to consume/);
+  t.notRegex(never, /consumed this build/);
 });
 
 test("printable: a job's terminal sequences are dropped from a quote of its stderr, other control characters shown as their pictures", (t) => {

@@ -95,7 +95,7 @@ function createTaint(d: StepDraft, r: CreateTaintRequest): CommandDecision {
     return {
       ok: false,
       status: 400,
-      error: `Cannot taint ${never.map((ref) => `'${ref}'`).join(', ')}: never built, so there is nothing to rebuild (want it instead).`,
+      error: `Cannot taint ${never.map((ref) => `'${ref}'${d.state.partitions.get(ref)?.status === 'building' ? ' (being built for the first time)' : ''}`).join(', ')}: never built, so there is nothing to rebuild yet (want it instead).`,
     };
   }
   // Tainted, it could never be made good again (no job rebuilds it), and what consumed it would stay stale for good.

@@ -25,7 +25,7 @@ export function partitionDetail(p: PartitionDetailView): string {
     rows.push(['current build', 'none (never live)']);
   }
   const more = p.downstream_total > p.downstream.length ? `\n… ${p.downstream_total - p.downstream.length} more` : '';
-  rows.push(['downstream', p.downstream.length > 0 ? `${p.downstream.join('\n')}${more}` : '(nothing consumed this build)']);
+  rows.push(['downstream', p.downstream.length > 0 ? `${p.downstream.join('\n')}${more}` : b ? '(nothing consumed this build)' : '(no build to consume)']);
   rows.push(['updated', when(p.updated_at)]);
   const history =
     p.builds.length > 0
