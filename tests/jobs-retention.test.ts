@@ -140,6 +140,9 @@ test('POST /api/gc removes old logs; their GET answers 410 naming the policy; pl
   const human = await cli('gc');
   t.is(human.code, 0, human.stderr);
   t.regex(human.stdout, /0 runs/);
+  // Its cutoff as every table writes a time, not raw ISO.
+  t.regex(human.stdout, /runs ended before\s+│ \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\s/);
+  t.notRegex(human.stdout, /\d{2}:\d{2}:\d{2}\.\d{3}Z/);
 
   for (const bad of ['{"dry_run": "yes"}', '{"force": true}', '[]']) {
     const r = await fetch(`${server.url}/api/gc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bad });

@@ -334,3 +334,12 @@ test('a comment or reason holding a control character (an escape, a tab, a line 
   const ok = await f.postWant({ partitions: ['ok/two'], comment: 'plain text, émoji 🚀 and all' });
   t.is(ok.status, 201);
 });
+
+test("a backfill whose pattern is empty is a 400 that says the field is empty, not that 'the pattern's ref 1' is", async (t) => {
+  const f = await startServer(t);
+  for (const pattern of ['', '   ']) {
+    const res = await f.api('/api/backfills', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pattern }) });
+    t.is(res.status, 400);
+    t.regex(((await res.json()) as { error: string }).error, /^Field 'pattern' is empty: give a brace pattern, like /);
+  }
+});

@@ -70,6 +70,7 @@ export function parseCreateBackfill(body: unknown): CreateBackfillRequest {
   let pattern = '';
   if (b.pattern !== undefined) {
     pattern = b.pattern;
+    if (pattern.trim() === '') throw new HttpError(400, `Field 'pattern' is empty: give a brace pattern, like ${example}.`);
     try {
       partitions = expandPattern(pattern, MAX_EXPANSION);
     } catch (err) {

@@ -4,7 +4,7 @@
  * does it every hour by itself.
  */
 import type { Command } from 'commander';
-import { connect, detailTable, line, printJson } from '../output.js';
+import { connect, detailTable, line, printJson, when } from '../output.js';
 
 export function registerGc(program: Command): void {
   program
@@ -24,7 +24,7 @@ export function registerGc(program: Command): void {
       const rows: Array<[string, string]> = [];
       if (report.cutoff === null) rows.push(['job logs', 'all kept (no retention.job_logs_days)']);
       else {
-        rows.push(['runs ended before', report.cutoff], [`logs ${verb}`, `${report.removed_runs} runs, ${(report.removed_bytes / 1024 / 1024).toFixed(1)} MiB`]);
+        rows.push(['runs ended before', when(report.cutoff)], [`logs ${verb}`, `${report.removed_runs} runs, ${(report.removed_bytes / 1024 / 1024).toFixed(1)} MiB`]);
         if (report.removed_runs > 0) {
           const more = report.removed_runs - report.job_run_ids.length;
           rows.push(['runs', report.job_run_ids.join(', ') + (more > 0 ? ` … ${more} more` : '')]);

@@ -61,7 +61,7 @@ function detail(s: ScheduleView): string {
     ['priority', s.priority],
     ['ttl seconds', s.ttl_seconds || 'none'],
     ['sla seconds', s.sla_seconds || 'none'],
-    ['catchup', s.catchup === 0 ? '0 (no missed tick is made, only those that fall due while the daemon runs)' : `${s.catchup} (most missed ticks made at start)`],
+    ['catchup', s.catchup === 0 ? '0 (no missed tick is made, only those that fall due while the daemon runs)' : `${s.catchup} (at most ${s.catchup === 1 ? 'one missed tick' : `${s.catchup} missed ticks`} made at start, the latest)`],
     ['ticks since', s.since ? when(s.since) : 'the daemon has not run with it yet'],
     ['last tick', s.last_tick ? `${when(s.last_tick)} (want ${s.last_want_id ?? ''})` : 'none yet'],
     ['its status', s.last_want_status === null ? '' : statusColor(s.last_want_status)],
