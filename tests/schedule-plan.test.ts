@@ -409,8 +409,9 @@ test('a pause, the skips and the latest ticks\' statuses survive a snapshot; an 
   t.like(restored.schedules.get('revenue'), { paused: true, skipped: 1, recent: [{ want_id: 'w-1', status: 'idle' }] });
   t.deepEqual(step(restored, at('2026-01-05T23:00:00Z'), [s]).events, [], 'still paused after the restore');
   const edited = step(restored, at('2026-01-05T23:00:00Z'), [schedule({ cron: '*/5 * * * *' })]);
-  t.deepEqual(edited.events.map((e) => e.type), ['schedules_changed']);
-  t.like(edited.state.schedules.get('revenue'), { cron: '*/5 * * * *', paused: true });
+  // The old cron's ticks due while it was paused (22:46 to 23:00) are the pause's, counted at the edit.
+  t.deepEqual(edited.events.map((e) => e.type), ['schedule_ticks_skipped', 'schedules_changed']);
+  t.like(edited.state.schedules.get('revenue'), { cron: '*/5 * * * *', paused: true, skipped: 1 + 15 });
 });
 
 test('a compaction base of format 7 (schedule records without the new fields) loads them running, nothing skipped', (t) => {
@@ -582,4 +583,28 @@ test('catchup 0: a schedule served only since it was added back counts the ticks
   t.like(skipsOf(back.events)[0], { count: 2, first_tick: at('2026-01-05T15:00:00Z'), latest_tick: at('2026-01-05T16:00:00Z') });
   // Without it, the daemon's start would have counted them as due while up.
   t.is(wantsOf(plan(state, at('2026-01-05T16:30:00Z')).events).length, 2);
+});
+
+test("a cron edited while ticks of the old one were due is decided under the old one first: made up to catchup after downtime, skipped as paused while paused; none dropped unrecorded", (t) => {
+  const daily = schedule({ catchup: 1 });
+  const hourly = schedule({ cron: '30 * * * *' });
+  let state = step(initialState(), at('2026-01-05T10:00:00Z'), [daily]).state;
+  // Down from then; back on 01-08 at 10:45 with the cron edited: the old cron's 01-06, 01-07 and 01-08 03:00 were due.
+  const back = step(state, at('2026-01-08T10:45:00Z'), [hourly]);
+  t.deepEqual(back.events.map((e) => e.type), ['schedule_ticks_skipped', 'want_created', 'schedules_changed']);
+  t.deepEqual(wantsOf(back.events).map((w) => w.schedule_tick), [at('2026-01-08T03:00:00Z')], 'the latest, as catchup 1 makes');
+  t.like(back.state.schedules.get('revenue'), { cron: '30 * * * *', skipped: 2, skipped_tick: at('2026-01-07T03:00:00Z'), since: at('2026-01-08T10:45:00Z') });
+  t.deepEqual(wantsOf(step(back.state, at('2026-01-08T11:30:00Z'), [hourly]).events).map((w) => w.schedule_tick), [at('2026-01-08T11:30:00Z')], 'then the new cron');
+
+  // Paused, the old cron's tick that fell due while it was: skipped as paused at the edit; the resume counts the new cron's after it.
+  state = step(initialState(), at('2026-01-05T10:00:00Z'), [daily]).state;
+  state = planStep({ state, now: at('2026-01-05T11:00:00Z'), commands: [{ kind: 'pause_schedule', name: 'revenue', reason: '', requested_at: at('2026-01-05T11:00:00Z') }], started: [], outcomes: [], launched: new Set(), tasks: new Map(), policy: { max_concurrent_job_runs: 1, jobs: new Map(), schedules: [daily] } }).state;
+  const edited = step(state, at('2026-01-06T10:45:00Z'), [hourly]);
+  const skips = edited.events.flatMap((e) => (e.type === 'schedule_ticks_skipped' ? [e.schedule_ticks_skipped] : []));
+  t.like(skips[0], { name: 'revenue', count: 1, reason: 'paused', latest_tick: at('2026-01-06T03:00:00Z') });
+  t.deepEqual(wantsOf(edited.events), []);
+  const resumed = planStep({ state: edited.state, now: at('2026-01-06T12:00:00Z'), commands: [{ kind: 'resume_schedule', name: 'revenue' }], started: [], outcomes: [], launched: new Set(), tasks: new Map(), policy: { max_concurrent_job_runs: 1, jobs: new Map(), schedules: [hourly] } });
+  const atResume = resumed.events.flatMap((e) => (e.type === 'schedule_ticks_skipped' ? [e.schedule_ticks_skipped] : []));
+  t.like(atResume[0], { count: 1, reason: 'paused', first_tick: at('2026-01-06T11:30:00Z') }, "the new cron's 11:30, after the edit");
+  t.is(resumed.state.schedules.get('revenue')!.skipped, 2);
 });

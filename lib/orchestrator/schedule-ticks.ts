@@ -53,12 +53,42 @@ function recordScheduleStarts(d: StepDraft, schedules: readonly ScheduleDefiniti
   const changed = schedules.flatMap((s) => {
     const known = d.state.schedules.get(s.name);
     if (known && known.cron === s.cron && known.timezone === s.timezone) return [];
+    if (known && known.cron !== '') settleEditedCron(d, s, known);
     // A record with no cron but a tick: only wants of it on record (a log from before schedules were recorded), so
     // it counts from its last tick. One made by a pause or a skip alone (no tick) counts from now, as a new one.
     const since = known && known.cron === '' && known.tick > 0 ? known.tick : d.input.now;
     return [{ name: s.name, cron: s.cron, timezone: s.timezone, since }];
   });
   if (changed.length > 0) d.emit({ type: 'schedules_changed', schedules_changed: { schedules: changed } });
+}
+
+/**
+ * The ticks the cron on record had due when an edit of it is seen (the daemon was down, or the schedule paused): they
+ * are decided under the cron they fell due under, before the edit counts from now. Paused, they are the pause's
+ * (skipped, as its resume would have counted them); else made up to `catchup` and the rest skipped, as a start after
+ * downtime would have. Counting from the edit alone dropped them, recorded nowhere.
+ */
+function settleEditedCron(d: StepDraft, s: ScheduleDefinition, known: ScheduleRecord): void {
+  const old: ScheduleDefinition = { ...s, cron: known.cron, timezone: known.timezone };
+  const after = scheduleAfter(known);
+  // A cron on record that this program cannot read (a log written by another version) has no ticks to settle: a step
+  // must not fail on it, every turn.
+  if (firstTickOrNone(old, after) === undefined) return;
+  if (known.paused) {
+    const skipped = ticksBetween(old, after, d.input.now);
+    if (skipped) d.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name: s.name, ...skipped, reason: 'paused' } });
+    return;
+  }
+  // Unbudgeted, as a pause's: one schedule's gap, at most catchup + MAX_COUNTED_TICKS cron steps.
+  makeDueTicks(d, old, after, d.input.now, { left: Infinity });
+}
+
+function firstTickOrNone(s: ScheduleDefinition, after: number): number | undefined {
+  try {
+    return firstTickAfter(s, after);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
