@@ -2,6 +2,7 @@
  * What the CLI commands share: the client for the chosen server, JSON and table output, colour only on a TTY,
  * and usage errors (exit 2) through commander.
  */
+import { CONTROL_CHARACTER } from '../control-characters.js';
 import { Chalk, supportsColor, type ChalkInstance } from 'chalk';
 import { CommanderError, type Command } from 'commander';
 import { formatDuration } from '../duration.js';
@@ -178,7 +179,7 @@ export function shellWords(args: readonly string[] | undefined): string {
 export function printable(text: string): string {
   return text
     .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, '')
-    .replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
+    .replace(new RegExp(CONTROL_CHARACTER.source, 'g'), (c) => {
       const code = c.charCodeAt(0);
       return code < 0x20 ? String.fromCharCode(0x2400 + code) : code === 0x7f ? '\u2421' : '\ufffd';
     });

@@ -86,16 +86,13 @@ function wholeProblem(v: unknown, name: string, min: number, max: number): strin
   return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `${name} must be a whole number from ${min} to ${max}, got ${describe(v)}.`;
 }
 
-/** C0 controls, DEL and C1 controls. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-
 export function textProblem(v: unknown, name: string): string | undefined {
   if (typeof v !== 'string') return `${name} must be a string, got ${typeName(v)}.`;
   if (!isWellFormed(v)) return `${name} ${ILL_FORMED_TEXT}.`;
   if (v.length > MAX_COMMENT_LENGTH) return `${name} is ${v.length} characters long; the limit is ${MAX_COMMENT_LENGTH}.`;
   // Shown in other people's terminals (tables, `platform events`): an escape there sets their title or clears their
   // screen, a tab or a line break breaks the table. Refused as in refs.
-  const control = CONTROL.exec(v);
+  const control = CONTROL_CHARACTER.exec(v);
   if (control) {
     const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
     return `${name} holds a control character (U+${code}, at position ${control.index + 1}); write it without line breaks, tabs or escapes.`;
