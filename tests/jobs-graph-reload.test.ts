@@ -1,6 +1,6 @@
 /** An edited platform.json takes effect in the running daemon; a broken edit is reported and changes nothing. */
 import test from 'ava';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkspaceGraph } from '../lib/graph/workspace-graph.js';
 import { Platform } from '../lib/platform.js';
@@ -118,17 +118,24 @@ test('platform.json gone for a while is refused as a broken edit: work under way
   const platform = await Platform.open(dir, { tickMs: 100, logError: (m) => logged.push(m) });
   const w = await platform.createWant({ partitions: ['gated/1'] });
   const wantId = w.want_id!;
-  rmSync(graphFile);
+  // Moved away and back as it was (a stash and its pop): the same size, time and inode.
+  const away = join(dir, 'platform.json.away');
+  renameSync(graphFile, away);
   t.truthy(await platform.refreshGraph(), 'the file on disk has a problem');
+  await platform.refreshGraph();
+  t.is(logged.filter((m) => /is missing/.test(m)).length, 1, 'said once, not at every look');
   t.is(platform.resolver.jobFor('gated/2').label, 'gated', 'the last valid graph goes on');
   t.regex(logged.join('\n'), /platform\.json was edited but not taken into use, the last valid graph goes on: .*platform\.json is missing\. Put it back; a graph with no jobs is \{"jobs": \[\]\}/);
   await new Promise((r) => setTimeout(r, 400)); // steps and ticks while it is gone
+  renameSync(away, graphFile);
+  t.is(await platform.refreshGraph(), undefined, 'put back as it was, it is read again');
   writeFileSync(join(dir, 'go'), '');
   const state = await waitForWant(platform, wantId, ['successful', 'failed']);
   t.is(state.wants.get(wantId)!.status, 'successful');
   await platform.close();
 
   // Started without it, on a log with history: refused, not started on no jobs.
+  rmSync(graphFile);
   const err = await t.throwsAsync(Platform.open(dir, { start: false }));
   t.regex(err!.message, /platform\.json is missing, and this workspace's event log holds \d+ events .*Put platform\.json back/);
   writeFileSync(graphFile, text);
@@ -150,7 +157,7 @@ test('a taint of a partition no job in platform.json produces any more is a 400 
   const refused = await platform.createTaint({ partitions: ['alpha/1', 'beta/1'] });
   if (refused.ok) return t.fail('the taint was taken');
   t.is(refused.status, 400);
-  t.is(refused.error, "Cannot taint 'alpha/1': no job in platform.json produces it any more, so nothing could rebuild it. Put back the job that made it first.");
+  t.regex(refused.error, /^Cannot taint 'alpha\/1': no one job in platform\.json produces it any more \(none, or two\), so nothing could rebuild it\. Put back the job that made it first/);
   t.is(platform.state().partitions.get('alpha/1')!.status, 'live', 'nothing tainted');
   t.true((await platform.createTaint({ partitions: ['beta/1'] })).ok, 'one a job still produces');
 });

@@ -21,6 +21,8 @@ const graph = {
     { label: 'big', outputs: ['big/(?<n>\\d+)'], exec: bash(`seq -f '%0100g' 1 ${BIG_LINES}`) },
     // A progress bar's redraw: a bare CR inside a line, then a line ended CRLF.
     { label: 'cr', outputs: ['cr/(?<n>\\d+)'], exec: bash("printf 'cr\\rafter-cr\\nnext\\r\\n'") },
+    // 200,000 empty lines: a 64 KiB read of them is ~2 MiB of frames, past what a stream may hold unread.
+    { label: 'blank', outputs: ['blank/(?<n>\\d+)'], exec: bash('yes "" | head -n 200000') },
     // One line of 3 MiB (more than a stream may hold unread), then a short one.
     { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: bash("head -c 3145728 /dev/zero | tr '\\0' y; echo; echo after") },
     {
@@ -230,6 +232,20 @@ test('a line longer than FOLLOWED_LINE_BYTES is followed cut and marked, the fol
   t.is(messages.at(-1)!.event, 'end');
   const whole = await (await fetch(`${server.url}/api/job_runs/${id}/logs/stdout`)).text();
   t.is(whole.length, 3145728 + 1 + 6);
+});
+
+test('a log of short lines whose frames pass what a stream may hold unread is followed to its end: every line once, then end', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, graph);
+  const server = await startServer(t, platform);
+  const state = await waitForWant(platform, await want(platform, ['blank/1']));
+  const id = runsFor(state, 'blank/1')[0]!.job_run_id;
+  const { messages, endedByServer } = await read(await open(`${server.url}/api/job_runs/${id}/logs/stdout?follow=true`));
+  t.true(endedByServer);
+  const lines = logs(messages);
+  t.is(lines.length, 200_000);
+  t.true(lines.every((m, i) => m.data === '' && m.id === String(i + 1)), 'each once, in order, its offset its id');
+  t.is(messages.at(-1)!.event, 'end');
 });
 
 function readFileSyncOr(path: string): string {

@@ -608,3 +608,23 @@ test("a cron edited while ticks of the old one were due is decided under the old
   t.like(atResume[0], { count: 1, reason: 'paused', first_tick: at('2026-01-06T11:30:00Z') }, "the new cron's 11:30, after the edit");
   t.is(resumed.state.schedules.get('revenue')!.skipped, 2);
 });
+
+test('catchup 0: a cron edited while its old ticks were due makes none of them (they were missed), and counts them skipped', (t) => {
+  const daily = schedule({ catchup: 0 });
+  const hourly = schedule({ cron: '30 * * * *', catchup: 0 });
+  const state = step(initialState(), at('2026-01-05T10:00:00Z'), [daily]).state;
+  // Seen a week later with another cron, on a daemon up all along (upSince: its start, before any of those ticks).
+  const plan = planStep({
+    state,
+    now: at('2026-01-12T10:45:00Z'),
+    upSince: at('2026-01-05T09:00:00Z'),
+    commands: [],
+    started: [],
+    outcomes: [],
+    launched: new Set(),
+    tasks: new Map(),
+    policy: { max_concurrent_job_runs: 1, jobs: new Map(), schedules: [hourly] },
+  });
+  t.deepEqual(wantsOf(plan.events), [], 'none of the old cron\'s seven ticks made');
+  t.like(plan.state.schedules.get('revenue'), { skipped: 7, skipped_tick: at('2026-01-12T03:00:00Z') });
+});

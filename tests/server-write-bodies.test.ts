@@ -106,6 +106,9 @@ test('writes without a body go on as before: none at all, Content-Length 0 or an
     { name: 'no body', headers: {} },
     { name: 'Content-Length 0, application/json', headers: { 'content-type': 'application/json', 'content-length': '0' }, body: '' },
     { name: 'an empty chunked body, no type', headers: { 'transfer-encoding': 'chunked' } },
+    // A DELETE so sent has neither a length nor chunks (curl -X DELETE -H 'Content-Type: application/json'): no body,
+    // JSON named. `req.is` says nothing of such a request; it was taken for another type and refused.
+    { name: 'no body, JSON named', headers: { 'content-type': 'application/json' } },
   ];
   // What a page's <form> sends with no fields, and needs no CORS preflight for: refused before anything is done.
   const typed: Array<{ name: string; headers: Record<string, string>; body?: string }> = [

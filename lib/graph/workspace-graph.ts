@@ -122,6 +122,8 @@ export class WorkspaceGraph {
       const file = join(this.root, GRAPH_FILE);
       this.problem = new GraphError('invalid_graph', `${file} is missing. Put it back; a graph with no jobs is {"jobs": []}.`);
       this.refused.next(this.problem);
+      // Noted as read: said once, not at every step, and the file put back as it was (same stamp) is read again.
+      this.stamp = stamp;
       return this.problem;
     }
     try {

@@ -107,8 +107,8 @@ function createTaint(d: StepDraft, r: CreateTaintRequest): CommandDecision {
       ok: false,
       status: 400,
       error:
-        `Cannot taint ${shown}${orphans.length > 5 ? ` and ${orphans.length - 5} more` : ''}: no job in platform.json produces ${orphans.length === 1 ? 'it' : 'them'} ` +
-        `any more, so nothing could rebuild ${orphans.length === 1 ? 'it' : 'them'}. Put back the job that made ${orphans.length === 1 ? 'it' : 'them'} first.`,
+        `Cannot taint ${shown}${orphans.length > 5 ? ` and ${orphans.length - 5} more` : ''}: no one job in platform.json produces ${orphans.length === 1 ? 'it' : 'them'} ` +
+        `any more (none, or two), so nothing could rebuild ${orphans.length === 1 ? 'it' : 'them'}. Put back the job that made ${orphans.length === 1 ? 'it' : 'them'} first.`,
     };
   }
   const refs = [...new Set(r.partitions)];

@@ -79,8 +79,10 @@ function settleEditedCron(d: StepDraft, s: ScheduleDefinition, known: ScheduleRe
     if (skipped) d.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name: s.name, ...skipped, reason: 'paused' } });
     return;
   }
-  // Unbudgeted, as a pause's: one schedule's gap, at most catchup + MAX_COUNTED_TICKS cron steps.
-  makeDueTicks(d, old, after, d.input.now, { left: Infinity });
+  // Unbudgeted, as a pause's: one schedule's gap, at most catchup + MAX_COUNTED_TICKS cron steps. Not served since
+  // any time the step knows of (the old cron left platform.json): its due ticks are missed ones, so `catchup: 0`
+  // makes none of them, where "served since the daemon started" made every tick of a schedule's absence.
+  makeDueTicks(d, old, after, d.input.now, { left: Infinity }, d.input.now);
 }
 
 function firstTickOrNone(s: ScheduleDefinition, after: number): number | undefined {
@@ -95,8 +97,8 @@ function firstTickOrNone(s: ScheduleDefinition, after: number): number | undefin
  * The ticks of `s` after `after` that fell due by `upTo`: the latest `catchup` made into wants, the older ones
  * recorded as skipped (reason `catchup`: missed while no daemon ran, or beyond what catchup makes up for).
  */
-function makeDueTicks(d: StepDraft, s: ScheduleDefinition, after: number, upTo: number, budget: CronBudget): void {
-  const served = d.input.schedulesUpSince?.get(`${s.name}\0${s.cron}\0${s.timezone}`);
+function makeDueTicks(d: StepDraft, s: ScheduleDefinition, after: number, upTo: number, budget: CronBudget, servedSince?: number): void {
+  const served = servedSince ?? d.input.schedulesUpSince?.get(`${s.name}\0${s.cron}\0${s.timezone}`);
   const upSince = Math.max(d.input.upSince ?? d.input.now, served ?? Number.NEGATIVE_INFINITY);
   const { make, skipped } = catchUp(s, after, upTo, upSince, budget);
   if (skipped) d.emit({ type: 'schedule_ticks_skipped', schedule_ticks_skipped: { name: s.name, ...skipped, reason: 'catchup' } });

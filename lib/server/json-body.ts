@@ -97,13 +97,21 @@ export function checkUtf8(buf: Buffer): void {
   );
 }
 
+/** The media type of a Content-Type header is JSON's (`application/json`, any case, any parameters). */
+function namesJson(contentType: string): boolean {
+  return contentType.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+}
+
 function refuseOtherBodies(req: Request, _res: Response, next: NextFunction): void {
   if (!WRITES.has(req.method) || req.is('application/json')) return next();
   const op = operationOf(req.method, req.path);
   if (op === undefined) return next();
   // A type named and not JSON is refused, body or none: an empty form or text/plain POST is what a page's <form> sends
-  // without asking first, and the origin check should not be all that stands between it and a write.
-  if (req.headers['content-type'] !== undefined) return next(refusal(req, op));
+  // without asking first, and the origin check should not be all that stands between it and a write. (`req.is` says
+  // nothing of a request without a body, so JSON named on one, `curl -X DELETE -H 'Content-Type: application/json'`,
+  // is told apart here by the header itself.)
+  const named = req.headers['content-type'];
+  if (named !== undefined && !namesJson(named)) return next(refusal(req, op));
   const length = req.headers['content-length'];
   if (length !== undefined) {
     // A malformed length is node's to refuse; 0 is no body.

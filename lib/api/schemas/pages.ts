@@ -12,7 +12,7 @@ export const PAGE_QUERY = {
   order: Type.Optional(OneOf(['asc', 'desc'] as const, { description: '`desc` lists newest first.' })),
 };
 
-/** A list's query: the page fields and `extra` ones; unknown parameters are ignored, as they always were. */
+/** A list's query: the page fields and `extra` ones; any other parameter is a 400 naming it (validate.ts). */
 export function ListQuery<P extends TProperties>(extra: P): TObject<typeof PAGE_QUERY & P> {
   return Type.Object({ ...PAGE_QUERY, ...extra });
 }

@@ -73,8 +73,14 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
       const start = await followStart(file, req.get('Last-Event-ID'), tail);
       // Paced by the socket: the next chunk of the file is read once what was sent has drained, so a slow reader
       // of a long log holds a chunk in memory, not the log, and never meets sse.ts's cap on unread bytes.
-      const lines$ = platform.logFileLines$(run.job_run_id, stream, { start, ready: writable(res), maxLineBytes: FOLLOWED_LINE_BYTES });
-      sendSse(req, res, logMessages(lines$, platform.jobRunEnded$(run.job_run_id)), shutdown$, sse);
+      const from = (offset: number) =>
+        logMessages(
+          platform.logFileLines$(run.job_run_id, stream, { start: offset, ready: writable(res), maxLineBytes: FOLLOWED_LINE_BYTES }),
+          platform.jobRunEnded$(run.job_run_id),
+        );
+      // A chunk of short lines framed can pass what a stream may hold unread (64 KiB of empty lines is ~2 MiB of
+      // frames): cut there, the follow goes on from the last line written, as an event stream does from its last id.
+      sendSse(req, res, from(start), shutdown$, sse, from);
       return;
     }
     let handle: FileHandle;
