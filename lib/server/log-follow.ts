@@ -17,8 +17,8 @@ import { validateValue } from './validate.js';
 
 /**
  * A followed line longer is sent cut to this many bytes and marked (follow-file.ts): a follower costs this at most,
- * not the line, and a line stays well under sse.ts's MAX_UNREAD_BYTES (past which a log follow is ended). The log
- * read whole (`GET .../logs/:stream`) has every line as it is.
+ * not the line, and one line is well under sse.ts's MAX_UNREAD_BYTES (past which the follow goes on from its last
+ * line written, once the client read). The log read whole (`GET .../logs/:stream`) has every line as it is.
  */
 export const FOLLOWED_LINE_BYTES = 256 * 1024;
 
