@@ -15,7 +15,8 @@ const HEARTBEAT_MS = 15_000;
 /**
  * What a stream may have waiting in the socket for a client that does not read. Per client: at 8 MiB, 50 streams whose
  * clients had stopped reading held ~650 MB through one 40,000-partition backfill (QA, session 30). Past it, a stream
- * of the event log goes on from the log once the client reads (`resume`), so a smaller cap loses nothing.
+ * goes on from its last id once the client reads (`resume`: the event log's from the log, a log follow's from the
+ * file), so a smaller cap loses nothing.
  */
 export const MAX_UNREAD_BYTES = 1024 * 1024;
 
