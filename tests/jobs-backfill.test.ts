@@ -11,6 +11,8 @@ import type { Platform } from '../lib/platform.js';
 import { wantsOfRun } from '../lib/state/build-state.js';
 import { backfillView, backfillWant } from '../lib/server/backfill-queries.js';
 import { bash, makeWorkspace, openPlatform, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const graph = (maxConcurrent: number) => ({
   max_concurrent_job_runs: maxConcurrent,
@@ -207,4 +209,29 @@ test('a backfill stopped by a restart goes on from where it was, and only its op
   t.is(backfillView(s, backfillWant(s, bf.backfill_id)!).counts.live, 30);
   t.is(s.wants.get(bf.want_id)!.released, 30);
   t.is(await maxRunningOf(second, bf.want_id), 1, 'its cap held across the restart');
+});
+
+test('a backfill whose partitions wait for their inputs to be built counts them waiting, not pending; a windowed one counts what is not let in yet as pending', async (t) => {
+  const dir = makeWorkspace(t);
+  const gatedGraph = {
+    max_concurrent_job_runs: 2,
+    jobs: [
+      // The inputs wait until the test lets them end.
+      { label: 'raw', outputs: ['raw/(?<n>\\d+)'], args: ['${n}'], exec: bash('for i in $(seq 400); do [ -e go ] && break; sleep 0.05; done') },
+      { label: 'report', outputs: ['report/(?<n>\\d+)'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: bash('true') },
+    ],
+  };
+  const platform = await openPlatform(t, dir, gatedGraph);
+  const small = await create(platform, backfill(range('report', 3)));
+  await waitFor(platform, (s) => [...s.job_runs_by_status.running.values()].length === 2, 'two inputs running');
+  const view = backfillView(platform.state(), backfillWant(platform.state(), small.backfill_id)!);
+  t.like(view.counts, { live: 0, building: 0, waiting: 3, pending: 0 });
+  // Windowed: a cap of 1, a window of 2; of 10 partitions 2 are let in (waiting on their inputs), 8 not yet.
+  const large = await create(platform, backfill(range('report', 10, 100), { max_concurrent_job_runs: 1 }));
+  const wide = backfillView(platform.state(), backfillWant(platform.state(), large.backfill_id)!);
+  t.like(wide.counts, { live: 0, building: 0, waiting: 2, pending: 8 });
+  writeFileSync(join(dir, 'go'), '');
+  await waitForWant(platform, small.want_id);
+  const done = backfillView(platform.state(), backfillWant(platform.state(), small.backfill_id)!);
+  t.like(done.counts, { live: 3, waiting: 0, pending: 0 });
 });

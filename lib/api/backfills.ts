@@ -32,9 +32,9 @@ export interface BackfillCounts {
   skipped: number;
   /** A run is building them (queued, running, or waiting out a retry). */
   building: number;
-  /** Waiting for their inputs. */
+  /** Let into scheduling, no run of their own yet: waiting for their inputs to be built (or for the backfill's cap). */
   waiting: number;
-  /** Not yet started. */
+  /** Not let into scheduling yet (a large backfill is scheduled a window at a time); for an ended backfill, never built for it. */
   pending: number;
 }
 

@@ -7,6 +7,7 @@ import { BACKFILL_POLICY_OF } from '../api/backfill-policy.js';
 import type { Page } from '../api/page.js';
 import { TERMINAL_WANT_STATUSES, wantsOfRun, type BuildState, type WantRecord } from '../state/build-state.js';
 import type { PageQuery } from './queries.js';
+import { openCount } from '../state/want-window.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -16,9 +17,14 @@ export function backfillView(state: BuildState, want: WantRecord): BackfillView 
   // canceled backfill read "building 2" with nothing running). Nothing builds or waits for an ended backfill.
   const ended = TERMINAL_WANT_STATUSES.has(want.status);
   const active = ended ? 0 : c.active;
-  const waiting = ended ? 0 : c.waiting;
   const total = want.partitions.length;
   const settled = c.live + c.failed + c.skipped;
+  // Waiting: let into scheduling, not settled, no run of its own yet: its inputs are being built (or its run waits for
+  // the backfill's cap). The fold's own `waiting` counts only a partition whose run went away (a dep_missed), so the
+  // usual case read as pending, "not yet started", while its inputs were built. Let in: a small backfill's every
+  // partition, a windowed one's open ones (two ranks of the index, O(log n)). Pending: those not let in yet.
+  const letIn = want.window > 0 ? openCount(state, want.want_id) : total - settled;
+  const waiting = ended ? 0 : Math.max(c.waiting, letIn - active);
   let running = 0;
   for (const [, id] of state.job_runs_by_status.running) {
     const run = state.job_runs.get(id);
