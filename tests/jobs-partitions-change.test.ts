@@ -192,6 +192,43 @@ test('while an input is being rebuilt what consumed it is stale, and it is told 
   t.regex(detail(platform, 'clean/5').stale_reasons[0]!, /^input raw\/5 was rebuilt since b-/);
 });
 
+test('a canceled rebuild of a live partition leaves it live on its build, its consumer fresh, and a plain build of it builds nothing; a tainted one stays tainted', async (t) => {
+  const dir = makeWorkspace(t);
+  const graph = chain();
+  graph.jobs[0]!.exec = bash('while [ ! -e go ]; do sleep 0.01; done; echo "raw $1" >> runs.txt');
+  writeFileSync(join(dir, 'go'), '');
+  const platform = await openPlatform(t, dir, graph);
+  await build(platform, ['clean/6', 'clean/7']);
+  const { rmSync } = await import('node:fs');
+  rmSync(join(dir, 'go'));
+  const before = platform.state().partitions.get('raw/6')!.build_id;
+  const r = await platform.createWant({ partitions: ['raw/6'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild: 'all' });
+  if (!r.ok) return t.fail(r.error);
+  await waitFor(platform, (s) => s.partitions.get('raw/6')?.status === 'building', 'raw/6 is being rebuilt');
+  t.deepEqual(detail(platform, 'clean/6').stale_reasons, ['input raw/6 is being rebuilt']);
+  t.true((await platform.cancelWant(r.want_id)).ok);
+  const raw = platform.state().partitions.get('raw/6')!;
+  t.is(raw.status, 'live', 'its build is as it was: the cancel changed no data');
+  t.is(raw.build_id, before);
+  t.deepEqual(detail(platform, 'clean/6').stale_reasons, [], 'its consumer is told it is not being rebuilt');
+  writeFileSync(join(dir, 'go'), '');
+  const runsBefore = lines(dir, 'runs.txt').length;
+  await build(platform, ['raw/6']);
+  t.is(lines(dir, 'runs.txt').length, runsBefore, 'nothing rebuilt: it was live');
+
+  // Tainted, then its rebuild canceled: tainted still, its consumer stale for it.
+  rmSync(join(dir, 'go'));
+  const taint = await platform.createTaint({ partitions: ['raw/7'], reason: 'bad load', downstream: false });
+  if (!taint.ok) return t.fail(taint.error);
+  const again = await platform.createWant({ partitions: ['raw/7'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild: 'missing' });
+  if (!again.ok) return t.fail(again.error);
+  await waitFor(platform, (s) => s.partitions.get('raw/7')?.status === 'building', 'raw/7 is being rebuilt');
+  t.true((await platform.cancelWant(again.want_id)).ok);
+  t.is(platform.state().partitions.get('raw/7')!.status, 'tainted');
+  t.deepEqual(detail(platform, 'clean/7').stale_reasons, ['input raw/7 is tainted']);
+  writeFileSync(join(dir, 'go'), '');
+});
+
 test('a want for a tainted partition joins the rebuild already in flight', async (t) => {
   const dir = makeWorkspace(t);
   const platform = await openPlatform(t, dir, {

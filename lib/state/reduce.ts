@@ -208,7 +208,9 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     }
     case 'job_run_canceled': {
       const e = event.job_run_canceled;
-      return endRun(s, e.job_run_id, 'canceled', { reason: e.reason }, 'canceled', event.event_id, at);
+      // A canceled rebuild leaves the partition as its build is (live, or tainted): the data did not change, and
+      // `canceled` took it out of what is live and had the next build rebuild it. One never built is canceled.
+      return endRun(s, e.job_run_id, 'canceled', { reason: e.reason }, asItsBuildOr('canceled'), event.event_id, at);
     }
     case 'job_run_dep_missed': {
       const e = event.job_run_dep_missed;
@@ -438,12 +440,20 @@ function updateRun(state: BuildState, id: string, fn: (r: JobRunRecord) => JobRu
   return run ? putJobRun(state, fn(run)) : state;
 }
 
+/** A partition's status by its current build (live, or tainted), else `otherwise`. */
+function asItsBuildOr(otherwise: PartitionStatus): (p: PartitionRecord | undefined) => PartitionStatus {
+  return (p) => (p?.build_id ? (p.build_tainted ? 'tainted' : 'live') : otherwise);
+}
+
+/** A status for every partition moved, or one by what each partition is. */
+type PartitionStatusOf = PartitionStatus | ((p: PartitionRecord | undefined) => PartitionStatus);
+
 function endRun(
   state: BuildState,
   id: string,
   status: JobRunStatus,
   detail: Partial<JobRunRecord>,
-  partitionStatus: PartitionStatus,
+  partitionStatus: PartitionStatusOf,
   eventId: number,
   at: number,
   endedAt = 0,
@@ -468,15 +478,18 @@ function setPartitions(
   before: BuildState,
   state: BuildState,
   refs: readonly string[],
-  status: PartitionStatus,
+  statusOf: PartitionStatusOf,
   runId: string,
   eventId: number,
   at: number,
   pending: PendingWants = new Map(),
 ): BuildState {
   let next = state;
+  const statuses: PartitionStatus[] = [];
   for (const ref of refs) {
     const old = next.partitions.get(ref);
+    const status = typeof statusOf === 'function' ? statusOf(old) : statusOf;
+    statuses.push(status);
     next = putPartition(next, {
       ref,
       status,
@@ -495,8 +508,9 @@ function setPartitions(
   // What consumers are told of an input changed: it is tainted, or it is being built again, or no longer is. Not
   // when it goes live: its new build comes in the same event (`built`), which tells them; told here, they would see
   // the old build live for a moment, fresh, and a want rebuilding what is stale would end on it.
+  // A rebuild canceled (a status by the partition's build) goes back live on its old build, which no `built` tells of.
   const told = (s: PartitionStatus | undefined) => (s === 'tainted' || s === 'building' ? s : '');
-  const changed = status === 'live' ? [] : refs.filter((ref) => told(before.partitions.get(ref)?.status) !== told(status));
+  const changed = statusOf === 'live' ? [] : refs.filter((ref, i) => told(before.partitions.get(ref)?.status) !== told(statuses[i]));
   return tellConsumers(next, changed, eventId, at);
 }
 
