@@ -4,7 +4,7 @@
  * drains, where it used to queue the log and cut the stream at its cap on unread bytes); `tail` starts a follow
  * near the end; each line's `id:` (a byte offset) sent back as Last-Event-ID resumes after that line; a bad one is a 400.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { request, type IncomingMessage } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -202,14 +202,20 @@ test('a bad Last-Event-ID is a 400 that says what it must be', async (t) => {
   );
 });
 
-test('a line with a bare CR in it reaches a follower whole, the CR a line break (SSE ends a data line there)', async (t) => {
+/** Builds `ref` on a fresh daemon and follows its run's stdout to the end: the run's id, the server, the messages. */
+async function followedRun(t: ExecutionContext, ref: string) {
   const dir = makeWorkspace(t);
   const platform = await openPlatform(t, dir, graph);
   const server = await startServer(t, platform);
-  const state = await waitForWant(platform, await want(platform, ['cr/1']));
-  const id = runsFor(state, 'cr/1')[0]!.job_run_id;
+  const state = await waitForWant(platform, await want(platform, [ref]));
+  const id = runsFor(state, ref)[0]!.job_run_id;
+  const followed = await read(await open(`${server.url}/api/job_runs/${id}/logs/stdout?follow=true`));
+  return { id, platform, server, ...followed };
+}
+
+test('a line with a bare CR in it reaches a follower whole, the CR a line break (SSE ends a data line there)', async (t) => {
+  const { id, platform, messages } = await followedRun(t, 'cr/1');
   t.is(readFileSync(platform.logPath(id, 'stdout'), 'utf8'), 'cr\rafter-cr\nnext\r\n');
-  const { messages } = await read(await open(`${server.url}/api/job_runs/${id}/logs/stdout?follow=true`));
   t.deepEqual(
     logs(messages).map((m) => m.data),
     ['cr\nafter-cr', 'next'],
@@ -217,12 +223,7 @@ test('a line with a bare CR in it reaches a follower whole, the CR a line break 
 });
 
 test('a line longer than FOLLOWED_LINE_BYTES is followed cut and marked, the follow goes on to the end; the log read whole has it all', async (t) => {
-  const dir = makeWorkspace(t);
-  const platform = await openPlatform(t, dir, graph);
-  const server = await startServer(t, platform);
-  const state = await waitForWant(platform, await want(platform, ['wide/1']));
-  const id = runsFor(state, 'wide/1')[0]!.job_run_id;
-  const { messages, endedByServer } = await read(await open(`${server.url}/api/job_runs/${id}/logs/stdout?follow=true`));
+  const { id, server, messages, endedByServer } = await followedRun(t, 'wide/1');
   t.true(endedByServer);
   const lines = logs(messages);
   t.is(lines.length, 2);
@@ -235,12 +236,7 @@ test('a line longer than FOLLOWED_LINE_BYTES is followed cut and marked, the fol
 });
 
 test('a log of short lines whose frames pass what a stream may hold unread is followed to its end: every line once, then end', async (t) => {
-  const dir = makeWorkspace(t);
-  const platform = await openPlatform(t, dir, graph);
-  const server = await startServer(t, platform);
-  const state = await waitForWant(platform, await want(platform, ['blank/1']));
-  const id = runsFor(state, 'blank/1')[0]!.job_run_id;
-  const { messages, endedByServer } = await read(await open(`${server.url}/api/job_runs/${id}/logs/stdout?follow=true`));
+  const { messages, endedByServer } = await followedRun(t, 'blank/1');
   t.true(endedByServer);
   const lines = logs(messages);
   t.is(lines.length, 200_000);
