@@ -22,9 +22,9 @@ export function frameBudgetMs(msSinceLastAppend: number): number {
  * While steps come, the share of the loop's time a background snapshot's frames may take: after a frame that held the
  * loop w ms, it leaves it to steps and reads for w * (1 / BUSY_SHARE - 1) ms. Without a rest, a frame began again on
  * the loop's next turn, and the snapshot held ~70-80% of the loop for its length: under goal 4's intake (100,000
- * waiting wants, wrk), the 2-second slice holding a snapshot took 2,269-3,037 wants/s against 5,000-8,000 in the rest.
- * With the rest, the same image takes about three times as long, and that slice 4,245-5,566 (docs/BENCHMARKS.md,
- * session 30). With the log quiet nothing waits, and frames follow each other.
+ * waiting wants, wrk), the 2-second slice holding a snapshot took 1,980-2,789 wants/s against 5,000-8,000 in the rest.
+ * With the rest, the same image takes about three times as long, and that slice 3,663-4,404 (20%: 3,005-3,641; 50%:
+ * 2,448-2,893; docs/BENCHMARKS.md, session 30). With the log quiet nothing waits, and frames follow each other.
  */
 export const BUSY_SHARE = 0.3;
 
