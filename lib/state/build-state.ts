@@ -11,7 +11,10 @@ export type WantStatus =
   | 'upstream_failed'
   | 'canceled';
 
-/** `canceled`: the build of the partition was canceled (no active want needed it). `tainted`: marked for rebuild. */
+/**
+ * `canceled`: its first build was canceled (no active want needed it); a canceled rebuild leaves a partition as its
+ * build is (reduce.ts `asItsBuildOr`). `tainted`: marked for rebuild.
+ */
 export type PartitionStatus = 'building' | 'live' | 'failed' | 'canceled' | 'tainted';
 
 export type JobRunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'dep_missed' | 'canceled';
