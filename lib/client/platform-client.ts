@@ -280,13 +280,18 @@ export class PlatformClient {
     return this.json<T>(res, 'GET', path);
   }
 
+  /** The request an answer came to, to name it in the error of an answer no daemon gives. */
+  private answered(method: string, path: string): AnsweredRequest {
+    return { baseUrl: this.baseUrl, method, path, daemon: this.options.daemon };
+  }
+
   /** An answer's JSON; one that is not (a page of HTML) came from some other server than a daemon. */
   private async json<T>(res: HttpResponse, method: string, path: string): Promise<T> {
     const text = await this.read(() => res.text());
     try {
       return JSON.parse(text) as T;
     } catch {
-      throw notADaemon(res, { baseUrl: this.baseUrl, method, path, daemon: this.options.daemon });
+      throw notADaemon(res, this.answered(method, path));
     }
   }
 
@@ -345,10 +350,10 @@ export class PlatformClient {
           : typeof e.error === 'string'
             ? e.error
             : `${method} failed: HTTP ${res.status}${code ? ` (${code})` : ''}`;
-      if (parsed === undefined && text.trim() !== '') throw notADaemon(res, { baseUrl: this.baseUrl, method: 'POST', path, daemon: this.options.daemon });
+      if (parsed === undefined && text.trim() !== '') throw notADaemon(res, this.answered('POST', path));
       throw this.hinted(new ClientError(res.status, message, parsed, undefined, code));
     }
-    if (parsed === undefined) throw notADaemon(res, { baseUrl: this.baseUrl, method: 'POST', path, daemon: this.options.daemon });
+    if (parsed === undefined) throw notADaemon(res, this.answered('POST', path));
     return parsed as T;
   }
 
@@ -366,7 +371,7 @@ export class PlatformClient {
       throw networkError(this.baseUrl, err, this.options.daemon);
     }
     if (res.ok) return res;
-    const error = this.hinted(await responseError(res, { baseUrl: this.baseUrl, method, path, daemon: this.options.daemon }));
+    const error = this.hinted(await responseError(res, this.answered(method, path)));
     if (res.status === 503 && (method === 'POST' || method === 'DELETE')) {
       throw new RetryableError(error, retryAfterMs(res.headers.get('Retry-After')));
     }
@@ -383,7 +388,7 @@ export class PlatformClient {
     return sseStream(`${this.baseUrl}${path}`, {
       fetch: this.doFetch,
       ...(lastEventId !== undefined ? { lastEventId } : {}),
-      responseError: async (res) => this.hinted(await responseError(res, { baseUrl: this.baseUrl, method: 'GET', path, daemon: this.options.daemon })),
+      responseError: async (res) => this.hinted(await responseError(res, this.answered('GET', path))),
       requestError: (err) => networkError(this.baseUrl, err, this.options.daemon),
     });
   }

@@ -8,8 +8,7 @@ import express, { type Express } from 'express';
 import { jsonBody } from './json-body.js';
 import { errorHandler } from './error-handler.js';
 import { HttpError } from './http-error.js';
-import { allowedMethods } from './allowed-methods.js';
-import { OPERATIONS } from './api-operations.js';
+import { allowedMethods, idLeftEmpty } from './allowed-methods.js';
 import { loopbackGuard } from './loopback-guard.js';
 import { eventsRoutes } from './routes/events-routes.js';
 import { jobRunsRoutes } from './routes/job-runs-routes.js';
@@ -26,10 +25,6 @@ import { dashboardRoutes } from './dashboard.js';
 
 export const DASHBOARD_ORIGIN = 'http://localhost:3000';
 
-/** `/api/wants/`, ...: a collection's path with the '/' an id follows, and no id. */
-const ID_LEFT_EMPTY: ReadonlySet<string> = new Set(
-  OPERATIONS.filter((op) => /\/:[A-Za-z_]+$/.test(op.path)).map((op) => op.path.replace(/:[A-Za-z_]+$/, '')),
-);
 export { MAX_BODY_BYTES } from './json-body.js';
 
 export function createApp(ctx: ServerContext, logError: (m: string) => void): Express {
@@ -54,7 +49,7 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   // Express takes '/api/wants/' for '/api/wants': a client whose id came out empty (an unset variable in
   // `curl .../api/wants/$W`) would be answered every want, or have its DELETE refused as a method of the list.
   app.use((req, _res, next) => {
-    if (ID_LEFT_EMPTY.has(req.path)) {
+    if (idLeftEmpty(req.path)) {
       throw new HttpError(404, `No route ${req.method} ${req.path}: the path ends in '/', where an id or a name goes (left empty?). See README.md for the API.`);
     }
     next();

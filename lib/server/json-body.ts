@@ -15,24 +15,14 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import iconv from 'iconv-lite';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { OPERATIONS, type Operation } from './api-operations.js';
+import type { Operation } from './api-operations.js';
+import { jsonOperationAt } from './allowed-methods.js';
 import { HttpError } from './http-error.js';
 import { duplicateKey, duplicateKeyMessage } from './duplicate-keys.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-/** The write operations of the JSON API, by method, as express matches their paths (any case, a trailing `/`). */
-const writeOperations = OPERATIONS.filter((op) => op.method !== 'get' && !op.connect).map((op) => ({
-  op,
-  method: op.method.toUpperCase(),
-  re: new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&').replace(/:[A-Za-z_][A-Za-z0-9_]*/g, '[^/]+')}/?$`, 'i'),
-}));
-
-function operationOf(method: string, path: string): Operation | undefined {
-  return writeOperations.find((w) => w.method === method && w.re.test(path))?.op;
-}
 
 /**
  * Refuses a write's body that is not JSON, then parses the JSON ones into `req.body` (express.json), then refuses
@@ -104,7 +94,7 @@ function namesJson(contentType: string): boolean {
 
 function refuseOtherBodies(req: Request, _res: Response, next: NextFunction): void {
   if (!WRITES.has(req.method) || req.is('application/json')) return next();
-  const op = operationOf(req.method, req.path);
+  const op = jsonOperationAt(req.method, req.path);
   if (op === undefined) return next();
   // A type named and not JSON is refused, body or none: an empty form or text/plain POST is what a page's <form> sends
   // without asking first, and the origin check should not be all that stands between it and a write. (`req.is` says
