@@ -12,7 +12,7 @@ import { initialState, type BuildState } from '../lib/state/build-state.js';
 import { reduce } from '../lib/state/reduce.js';
 import { fromSnapshot, toSnapshot, type Snapshot } from '../lib/state/snapshot.js';
 import { SNAPSHOT_AFTER_REPLAY_EVENTS, SNAPSHOT_EVERY_EVENTS, StateStore, logProbe } from '../lib/state/state-store.js';
-import { IMAGE_FORMAT, decodeSnapshotFile, encodeSnapshotFile, readSnapshot, stateCodeFingerprint, writeSnapshot, type SnapshotHeader } from '../lib/state/snapshot-file.js';
+import { IMAGE_FORMAT, decodeSnapshotFile, deltaPathOf, encodeSnapshotFile, readSnapshot, stateCodeFingerprint, writeSnapshot, type SnapshotHeader } from '../lib/state/snapshot-file.js';
 import { arbEventList } from './helpers/arbitrary-events.js';
 import { makeWorkspace } from './helpers/server-fixture.js';
 import { poll } from './helpers/jobs-fixture.js';
@@ -22,6 +22,9 @@ import { BUSY_FRAME_MS, BUSY_SHARE, QUIET_AFTER_MS, QUIET_FRAME_MS, frameBudgetM
 import { PAUSE_POINT, imagePieces, stateOfImage } from '../lib/state/state-image.js';
 
 const fold = (events: readonly BuildEvent[], from: BuildState = initialState()): BuildState => events.reduce(reduce, from);
+/** The last event the snapshot at `path` holds, with its delta (snapshot-delta.bin) if one is beside it; 0 without. */
+const savedAt = (path: string): number =>
+  Math.max(...[path, deltaPathOf(path)].map((p) => (existsSync(p) ? decodeSnapshotFile(readFileSync(p)).header.last_event_id : 0)));
 const throughJson = (s: Snapshot): Snapshot => JSON.parse(JSON.stringify(s)) as Snapshot;
 /** A log any snapshot at timestamp 0 fits. */
 const probe = { latestId: () => Number.MAX_SAFE_INTEGER, firstId: () => 1, timestampOf: async () => 0 };
@@ -203,10 +206,11 @@ test.serial('a pause of the log while a snapshot is being written takes its snap
   // The pause (5 ms) is over while the write of 20,000 wants still runs.
   await new Promise((r) => setTimeout(r, 20));
   t.true(store.writingSnapshot, 'the pause came during that write (else this test shows nothing)');
-  const lastSnapshot = () => (existsSync(path) ? decodeSnapshotFile(readFileSync(path)).header.last_event_id : 0);
-  t.true(await poll(() => lastSnapshot() === 20_030, 10_000, 50), `a snapshot of the 30 events after the pause, at ${lastSnapshot()}`);
+  // The second is a delta of the image the first wrote (state-delta.ts).
+  t.true(await poll(() => savedAt(path) === 20_030, 10_000, 50), `a snapshot of the 30 events after the pause, at ${savedAt(path)}`);
   await store.idle();
-  t.is(store.snapshotsWritten, 2);
+  t.is(store.snapshotsWritten, 1);
+  t.is(store.deltasWritten, 1);
 });
 
 test('a log closed under an open store is no pause: no snapshot is written after it', async (t) => {
@@ -519,7 +523,7 @@ test('a store started from its snapshot writes the next one copying what did not
   }));
   const canceled = Array.from({ length: 10 }, (_, k) => ({ type: 'want_canceled' as const, want_canceled: { want_id: `w-${1 + k * 300}`, reason: 'later' } }));
   await log.append([...made, ...canceled], 1_767_000_000_001);
-  t.true(await again.saveSnapshot(path, 1));
+  t.true(await again.saveSnapshot(path, 1, { image: true }));
   const counts = again.imageCounts;
   // The first image after a start copies the loaded stretches as ranges: most of 3,000 wants and their indexes.
   t.true(counts.ranged > 6000, `${JSON.stringify(counts)}`);
@@ -575,9 +579,14 @@ test('background snapshots are written one at a time under a burst of events, wi
   await store.saveSnapshot(path, 1);
   store.close();
   t.deepEqual(errors, [], 'no write failed');
-  // One at a time, each starting once 100 events came since the last: a write per 100 events at most (a writer per
-  // event, as when nothing held them back, is hundreds).
-  t.true(store.snapshotsWritten >= 2 && store.snapshotsWritten <= 3200 / 100 + 1, `${store.snapshotsWritten} snapshots written`);
+  // One at a time, each starting once 25 events (a delta's share of 100) came since the last: a write per 25 events at
+  // most (a writer per event, as when nothing held them back, is hundreds).
+  const writes = store.snapshotsWritten + store.deltasWritten;
+  t.true(store.snapshotsWritten >= 1 && writes >= 2 && writes <= 3200 / 25 + 1, `${store.snapshotsWritten} images and ${store.deltasWritten} deltas written`);
   t.deepEqual(readdirSync(join(dir, '.platform')).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
-  t.is(decodeSnapshotFile(readFileSync(path)).header.last_event_id, 3200);
+  t.is(savedAt(path), 3200);
+  const reread = await StateStore.open(log, path);
+  t.is(reread.start.events_replayed, 0);
+  t.deepEqual(canon(reread.current()), canon(store.current()));
+  reread.close();
 });

@@ -5,7 +5,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ServerStatus, StateStart } from '../lib/api/server-status.js';
@@ -92,7 +92,7 @@ test('status says where the state came from: the log when fresh, the snapshot af
   // Started after the clean stop: the snapshot holds every event, none is replayed.
   const second = await serveSubprocess(t, dir);
   const clean = await startSaid(t, dir, second.url);
-  t.deepEqual({ ...clean.start, duration_ms: 0 }, { source: 'snapshot', at_event: beforeStop, events_replayed: 0, duration_ms: 0, snapshot_unused: null });
+  t.deepEqual({ ...clean.start, duration_ms: 0 }, { source: 'snapshot', at_event: beforeStop, events_replayed: 0, duration_ms: 0, snapshot_unused: null, snapshot_delta: null });
   t.regex(clean.line, new RegExp(`^from the snapshot at event ${beforeStop.toLocaleString('en-US')}, then 0 events of the log replayed, in `));
 
   // Events past the snapshot, then kill -9: the next start reads the same snapshot and replays exactly those.
@@ -104,7 +104,7 @@ test('status says where the state came from: the log when fresh, the snapshot af
   const crashed = await startSaid(t, dir, third.url);
   t.deepEqual(
     { ...crashed.start, duration_ms: 0 },
-    { source: 'snapshot', at_event: beforeStop, events_replayed: beforeKill - beforeStop, duration_ms: 0, snapshot_unused: null },
+    { source: 'snapshot', at_event: beforeStop, events_replayed: beforeKill - beforeStop, duration_ms: 0, snapshot_unused: null, snapshot_delta: null },
   );
   t.regex(crashed.line, new RegExp(`^from the snapshot at event ${beforeStop.toLocaleString('en-US')}, then ${beforeKill - beforeStop} events of the log replayed, in `));
   // /metrics says the same.
@@ -130,4 +130,45 @@ test('status says where the state came from: the log when fresh, the snapshot af
   const replayed = await startSaid(t, dir, fifth.url);
   t.like(replayed.start, { source: 'log', at_event: 0, events_replayed: beforeLast, snapshot_unused: 'missing' });
   await fifth.kill9();
+});
+
+test('status says when the state came from the snapshot and its delta, and why a delta was not used', async (t) => {
+  t.timeout(120_000);
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(GRAPH));
+  const delta = join(dir, '.platform', 'snapshot-delta.bin');
+  const rounds = Math.ceil(SNAPSHOT_MIN_NEW_EVENTS / (2 * SCHEDULES.length));
+
+  // The first clean stop writes an image; the next, started from it, writes only what changed since: a delta.
+  const first = await serveSubprocess(t, dir);
+  await toggle(first.url, rounds);
+  const imageAt = await latestId(first.url);
+  t.is((await cli(t, dir, 'stop')).code, 0);
+  t.false(existsSync(delta), 'no delta without an image to be of');
+  const second = await serveSubprocess(t, dir);
+  await toggle(second.url, rounds);
+  const deltaAt = await latestId(second.url);
+  t.is((await cli(t, dir, 'stop')).code, 0);
+  t.true(existsSync(delta), 'the second clean stop wrote a delta');
+
+  const third = await serveSubprocess(t, dir);
+  const both = await startSaid(t, dir, third.url);
+  t.deepEqual(
+    { ...both.start, duration_ms: 0 },
+    { source: 'snapshot', at_event: deltaAt, events_replayed: 0, duration_ms: 0, snapshot_unused: null, snapshot_delta: { image_at_event: imageAt, at_event: deltaAt, unused: null } },
+  );
+  const n = (id: number) => id.toLocaleString('en-US');
+  t.regex(both.line, new RegExp(`^from the snapshot \\(at event ${n(imageAt)}\\) and its delta at event ${n(deltaAt)}, then 0 events of the log replayed, in `));
+  await third.kill9();
+
+  // The delta changed in place: not trusted; the image and the events after it are read instead.
+  const bytes = readFileSync(delta);
+  bytes[bytes.length - 40] ^= 0xff;
+  writeFileSync(delta, bytes);
+  const fourth = await serveSubprocess(t, dir);
+  const damaged = await startSaid(t, dir, fourth.url);
+  t.like(damaged.start, { source: 'snapshot', at_event: imageAt, events_replayed: deltaAt - imageAt, snapshot_unused: null });
+  t.deepEqual(damaged.start.snapshot_delta, { image_at_event: imageAt, at_event: null, unused: 'damaged' });
+  t.regex(damaged.line, new RegExp(`^from the snapshot \\(its delta not used: damaged\\) at event ${n(imageAt)}, then ${n(deltaAt - imageAt)} events of the log replayed`));
+  await fourth.kill9();
 });

@@ -12,6 +12,15 @@ export function stateStartWords(start: StateStart): string {
   // A daemon of before the field says no reason.
   const why = start.snapshot_unused ?? undefined;
   const unused = why === undefined ? 'no snapshot used' : `no snapshot used: ${why === 'missing' ? 'there is none' : why}`;
-  if (start.source === 'snapshot') return `from ${from} at event ${groupDigits(start.at_event)}, then ${replayed}`;
+  if (start.source === 'snapshot') return `from ${from}${deltaWords(start)} at event ${groupDigits(start.at_event)}, then ${replayed}`;
   return from ? `from ${from} at event ${groupDigits(start.at_event)}, then ${replayed} (${unused})` : `${replayed} (${unused})`;
+}
+
+/** ` and its delta` (the state at the delta's event), or ` (its delta not used: damaged)`; nothing without one. */
+function deltaWords(start: StateStart): string {
+  // A daemon of before the field has none.
+  const delta = start.snapshot_delta ?? null;
+  if (delta === null) return '';
+  if (delta.at_event !== null) return ` (at event ${groupDigits(delta.image_at_event)}) and its delta`;
+  return ` (its delta not used: ${delta.unused ?? 'no reason given'})`;
 }

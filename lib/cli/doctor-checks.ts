@@ -18,7 +18,7 @@ import { isPidAlive } from '../system/pid-liveness.js';
 import { initialState } from '../state/build-state.js';
 import { reduce } from '../state/reduce.js';
 import { fromSnapshot } from '../state/snapshot.js';
-import { readCompactionBase, readSnapshot, readSnapshotOrWhy, stateCodeFingerprint } from '../state/snapshot-file.js';
+import { deltaPathOf, readCompactionBase, readSnapshot, readSnapshotOrWhy, stateCodeFingerprint } from '../state/snapshot-file.js';
 import { logProbe } from '../state/state-store.js';
 import { launcherMode, nativeLauncherPath } from '../executor/run-launcher.js';
 import type { RunLauncherKind } from '../api/executor-health.js';
@@ -277,11 +277,13 @@ async function eventLog(dir: string): Promise<Finding[]> {
 async function snapshot(dir: string, log: EventLog, full: BuildState): Promise<Finding> {
   const path = join(dir, 'snapshot.bin');
   if (!existsSync(path)) return ok('snapshot', 'none (the next start replays the whole log, then writes one)');
-  const { state: loaded, why } = await readSnapshotOrWhy(path, stateCodeFingerprint(), logProbe(log));
+  const { state: loaded, why, image, delta } = await readSnapshotOrWhy(path, stateCodeFingerprint(), logProbe(log));
   if (!loaded) return warn('snapshot', `${path} cannot be used: ${why}`, 'nothing: the next start replays the log and writes a new one');
+  // A delta that cannot be used costs a start more replay, nothing else: said, not warned of.
+  const withDelta = !delta ? '' : delta.unused === undefined ? ` (the image at event ${image.last_event_id} and its delta)` : ` (its delta ${deltaPathOf(path)} not used: ${delta.unused})`;
   let state = loaded;
   for await (const batch of log.replay(loaded.last_event_id + 1)) for (const e of batch) state = reduce(state, e);
   const same = state.wants.size === full.wants.size && state.job_runs.size === full.job_runs.size && state.partitions.size === full.partitions.size && state.builds.size === full.builds.size;
   if (!same) return error('snapshot', `${path} and the log disagree`, `remove ${path}: the next start replays the log`);
-  return ok('snapshot', `at event ${loaded.last_event_id}; with the events after it, the same state as the whole log`);
+  return ok('snapshot', `at event ${loaded.last_event_id}${withDelta}; with the events after it, the same state as the whole log`);
 }

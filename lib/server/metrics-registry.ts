@@ -105,7 +105,8 @@ export function platformMetrics(platform: Platform, sse: SseClients, shutdown$: 
   gauge('platform_sse_clients', 'Event and log streams (SSE) open now.', () => sse.count);
   gauge('platform_sse_unread_bytes', 'Bytes written to the open event and log streams (SSE) that their clients have not read yet.', () => sse.unreadBytes);
   gauge('platform_snapshot_writing', 'A snapshot of the state is being written now (1) or not (0).', () => (platform.store.writingSnapshot ? 1 : 0));
-  gauge('platform_snapshots_written', 'Snapshots of the state written since this server started.', () => platform.store.snapshotsWritten);
+  gauge('platform_snapshots_written', 'Snapshots of the state (whole images) written since this server started.', () => platform.store.snapshotsWritten);
+  gauge('platform_snapshot_deltas_written', 'Deltas of the state since its last image written since this server started.', () => platform.store.deltasWritten);
   // How this server's state was read at start: from the snapshot (the usual), the compaction base, or the whole log.
   const opened = platform.store.start;
   const source = new Gauge({

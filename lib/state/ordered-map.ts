@@ -393,6 +393,56 @@ const keptOf = <K, V>(key: K, value: Kept<V> | undefined, values: Values<V> | un
       ? [key, undefined, value.values.encodedAt(value.i), value.values.encoding]
       : [key, read(value, values, i)];
 
+/** How an entry of a map differs from its base (`OrderedMap.changesSince`): set to a value, or gone. */
+export type MapChange<K, V> = readonly [key: K, value: V] | readonly [key: K];
+
+/**
+ * The changes that make a map from the sorted arrays it was made of (`base`), found by walking only what was
+ * opened since: a run still over the base's arrays is a stretch of them unchanged, a node whose value is still
+ * encoded in the base's values is that entry unchanged; any other entry is looked up in the base (forward from the
+ * last one found, as both go in key order) and is a change unless a plain value is the very one there. Base entries
+ * no stretch or entry came to are gone. Costs the nodes opened and the changes, not the map's size.
+ */
+function* changes<K, V>(root: Tree<K, V>, baseKeys: readonly K[], baseValues: Values<V>, compare: Compare<K>): Generator<MapChange<K, V>, void, undefined> {
+  let next = 0;
+  const n = baseKeys.length;
+  const plainBase = !(baseValues instanceof LazyValues);
+  function* gone(upTo: number): Generator<MapChange<K, V>, void, undefined> {
+    for (; next < upTo; next++) yield [baseKeys[next]!];
+  }
+  function* entry(key: K, value: Kept<V>): Generator<MapChange<K, V>, void, undefined> {
+    const j = lowerBound(baseKeys, next, n, key, compare);
+    yield* gone(j);
+    const inBase = j < n && compare(baseKeys[j]!, key) === 0;
+    if (inBase) next = j + 1;
+    if (inBase && plainBase && (baseValues as readonly V[])[j] === value) return;
+    if (inBase && value instanceof Encoded && value.values === baseValues && value.i === j) return;
+    yield [key, decoded(value)];
+  }
+  const stack: Array<Node<K, V>> = [];
+  let t: Tree<K, V> = root;
+  for (;;) {
+    while (t !== null && !(t instanceof Run)) {
+      stack.push(t);
+      t = t.left;
+    }
+    if (t instanceof Run) {
+      if (t.keys === baseKeys && t.values === baseValues) {
+        yield* gone(t.lo);
+        next = t.hi;
+      } else {
+        for (let i = t.lo; i < t.hi; i++) yield* entry(t.keys[i]!, keptAt(t.values, i));
+      }
+      t = null;
+    }
+    const top = stack.pop();
+    if (top === undefined) break;
+    yield* entry(top.key, top.value);
+    t = top.right;
+  }
+  yield* gone(n);
+}
+
 export class OrderedMap<K, V> {
   private constructor(
     private readonly root: Tree<K, V>,
@@ -613,6 +663,21 @@ export class OrderedMap<K, V> {
    */
   keptParts(whole: (slice: RunSlice<K, V>) => boolean): IterableIterator<KeptPart<K, V>> {
     return walkParts(ascendingFromIndex(this.root, 0), whole);
+  }
+
+  /**
+   * The arrays of a map that is still one run over them, as `fromSortedArrays` made it (an image's map as loaded):
+   * what `changesSince` compares a later version with. Undefined once a change opened it.
+   */
+  baseArrays(): { keys: readonly K[]; values: Values<V> } | undefined {
+    const t = this.root;
+    if (t === null) return { keys: [], values: [] };
+    return t instanceof Run && t.lo === 0 && t.hi === t.keys.length ? { keys: t.keys, values: t.values } : undefined;
+  }
+
+  /** The changes that make this map from `base` (`baseArrays` of an earlier version), in key order (`changes`). */
+  changesSince(base: { keys: readonly K[]; values: Values<V> }): IterableIterator<MapChange<K, V>> {
+    return changes(this.root, base.keys, base.values, this.compare);
   }
 
   [Symbol.iterator](): IterableIterator<[K, V]> {

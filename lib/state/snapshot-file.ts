@@ -13,7 +13,7 @@
  * or ahead of the log is ignored (a full replay follows), never trusted. A compaction base is the truth: any later
  * version of platform that knows its record format reads it.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -25,6 +25,7 @@ import { SNAPSHOT_FORMAT, SNAPSHOT_FORMATS_READ, addLine, snapshotFromLines, sna
 import type { ImageCarry, LoadedImage } from './image-carry.js';
 import { BUSY_FRAME_MS } from './frame-budget.js';
 import { PAUSE_POINT, imagePieces, stateFromImage, type ImagePiece } from './state-image.js';
+import { applyDelta, deltaPieces, type DeltaBase } from './state-delta.js';
 
 /**
  * The format of snapshot.bin: frames of a state image (state-image.ts), the end line carrying a CRC-32 of the frames
@@ -32,6 +33,14 @@ import { PAUSE_POINT, imagePieces, stateFromImage, type ImagePiece } from './sta
  * keeps the records format (`SNAPSHOT_FORMAT`), which later versions must read.
  */
 export const IMAGE_FORMAT = 9;
+
+/** The format of snapshot-delta.bin: frames of a delta's lines (state-delta.ts), ended as an image's are. */
+export const DELTA_FORMAT = 1;
+
+/** Where the delta of the snapshot at `snapshotPath` is kept: `snapshot-delta.bin` beside `snapshot.bin`. */
+export function deltaPathOf(snapshotPath: string): string {
+  return join(dirname(snapshotPath), `${basename(snapshotPath, '.bin')}-delta.bin`);
+}
 
 /** A snapshot file that ends before it should: it was cut short, as a disk that filled or a copy cut off leaves it. */
 class CutShortError extends Error {}
@@ -69,6 +78,10 @@ export interface SnapshotHeader {
   last_event_id: number;
   /** The timestamp of the event at `last_event_id`: a snapshot of another log of the same length fails it. */
   last_event_timestamp: number;
+  /** An image's own id, random: a delta names the image it was written against (`base_image_id`). */
+  image_id?: string;
+  /** A delta's: the image it applies to. */
+  base_image_id?: string;
 }
 
 /** The log as far as a snapshot needs to know it: its newest id, and the timestamp of any event. */
@@ -112,7 +125,7 @@ const packer = (): Packr => new Packr({ useRecords: true, structuredClone: false
  */
 const imagePacker = (): Packr => new Packr({ useRecords: true, structuredClone: false, mapsAsObjects: true, bundleStrings: true });
 
-const framePacker = (format: number): Packr => (format === IMAGE_FORMAT ? imagePacker() : packer());
+const framePacker = (format: number): Packr => (format === IMAGE_FORMAT || format === DELTA_FORMAT ? imagePacker() : packer());
 
 /** A snapshot file's parts: the header and the lines in order, the end line included (as written, for tests). */
 export interface SnapshotFileParts {
@@ -204,8 +217,17 @@ export async function readSnapshotHeader(path: string): Promise<SnapshotHeader |
   }
 }
 
-/** A snapshot read: its state, or why it cannot be used (`missing`: none was written). */
-export type SnapshotRead = { state: BuildState; why?: undefined } | { state?: undefined; why: string };
+/**
+ * A snapshot read: its state (the image's with its delta's changes set on it, if a delta fits it), or why it cannot be
+ * used (`missing`: none was written). `image` is the state the image alone held, `imageId` its id; `delta` says what
+ * became of a delta beside it (undefined: there was none).
+ */
+export type SnapshotRead =
+  | { state: BuildState; why?: undefined; image: BuildState; imageId: string; delta?: DeltaRead }
+  | { state?: undefined; why: string; image?: undefined; imageId?: undefined; delta?: undefined };
+
+/** What a start made of the delta beside the image: the event it holds the state at, or why it was not used. */
+export type DeltaRead = { at_event: number; unused?: undefined } | { at_event?: undefined; unused: string };
 
 /**
  * The state in the snapshot at `path`, if one written by this state code fits the log; otherwise why not. A `carry`
@@ -215,7 +237,63 @@ export type SnapshotRead = { state: BuildState; why?: undefined } | { state?: un
 export async function readSnapshotOrWhy(path: string, version: string, log: LogProbe, carry?: ImageCarry): Promise<SnapshotRead> {
   if (version === '') return { why: 'run from sources, nothing vouches for a snapshot' };
   const read = await readImageFile(path, version, log, carry);
-  return read.state ? { state: read.state } : { why: read.why };
+  if (!read.state) return { why: read.why };
+  const image = read.state;
+  const imageId = read.header.image_id ?? '';
+  const delta = await readDeltaFile(deltaPathOf(path), version, log, image, imageId);
+  if (delta.why === 'missing') return { state: image, image, imageId };
+  if (!delta.state) return { state: image, image, imageId, delta: { unused: delta.why } };
+  return { state: delta.state, image, imageId, delta: { at_event: delta.state.last_event_id } };
+}
+
+/** The image with the delta at `path` set on it, if the delta was written against that very image; else why not. */
+async function readDeltaFile(path: string, version: string, log: LogProbe, image: BuildState, imageId: string): Promise<{ state?: BuildState; why: string }> {
+  let state: BuildState;
+  let header: SnapshotHeader;
+  try {
+    const data = await readFile(path);
+    header = parseHeader(data).header;
+    if (header.version !== version) return { why: 'written by another version of platform' };
+    if (imageId === '' || header.base_image_id !== imageId) return { why: 'of another snapshot' };
+    const misfit = headerMisfit(header, log, [DELTA_FORMAT]);
+    if (misfit) return { why: misfit };
+    const read = checkedPieces(data);
+    if (!read.pieces) return { why: read.why };
+    state = applyDelta(image, read.pieces);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { why: 'missing' };
+    if (err instanceof CutShortError) return { why: 'cut short' };
+    return { why: `unreadable: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  if (state.last_event_id !== header.last_event_id) return { why: 'damaged' };
+  const id = header.last_event_id;
+  if ((await log.timestampOf(id).catch(() => undefined)) !== header.last_event_timestamp) return { why: `not of this log (its event ${id} differs)` };
+  return { state, why: '' };
+}
+
+/**
+ * The header and lines of an image or a delta file, each frame checked against the end line's count and CRC-32; or
+ * why they cannot be trusted. Throws CutShortError on a file that ends inside a frame.
+ */
+function checkedPieces(data: Buffer): { header: SnapshotHeader; pieces: unknown[]; why: string } | { header?: undefined; pieces?: undefined; why: string } {
+  const parsed = parseHeader(data);
+  const frames = framesOf(data, parsed.eol + 1);
+  const last = frames.pop();
+  const p = framePacker(parsed.header.format);
+  const end = last ? (p.unpack(last.bytes) as unknown) : undefined;
+  const endLine = Array.isArray(end) ? (end[0] as unknown) : undefined;
+  const start = parsed.eol + 1;
+  const body = data.subarray(start, last ? last.at : start);
+  if (!Array.isArray(endLine) || endLine[0] !== 'end') return { why: 'cut short' };
+  const pieces: unknown[] = [];
+  for (const f of frames) {
+    const lines = p.unpack(f.bytes) as unknown;
+    if (!Array.isArray(lines)) return { why: 'damaged' };
+    for (const line of lines) pieces.push(line);
+  }
+  // The count and the checksum: a file cut short, padded or changed in place is not this snapshot.
+  if (endLine[1] !== pieces.length || endLine[2] !== crc32(body)) return { why: 'damaged' };
+  return { header: parsed.header, pieces, why: '' };
 }
 
 /** The state in the snapshot at `path`, or undefined (`readSnapshotOrWhy` says why). */
@@ -223,34 +301,24 @@ export async function readSnapshot(path: string, version: string, log: LogProbe,
   return (await readSnapshotOrWhy(path, version, log, carry)).state;
 }
 
-async function readImageFile(path: string, version: string, log: LogProbe, carry?: ImageCarry): Promise<{ state?: BuildState; why: string }> {
+async function readImageFile(
+  path: string,
+  version: string,
+  log: LogProbe,
+  carry?: ImageCarry,
+): Promise<{ state: BuildState; header: SnapshotHeader; why: string } | { state?: undefined; header?: undefined; why: string }> {
   const loaded: { image?: LoadedImage } = {};
   let state: BuildState;
   let header: SnapshotHeader;
   try {
     const data = await readFile(path);
-    const parsed = parseHeader(data);
-    header = parsed.header;
+    header = parseHeader(data).header;
     if (header.version !== version) return { why: 'written by another version of platform' };
     const misfit = headerMisfit(header, log, [IMAGE_FORMAT]);
     if (misfit) return { why: misfit };
-    const frames = framesOf(data, parsed.eol + 1);
-    const last = frames.pop();
-    const p = imagePacker();
-    const end = last ? (p.unpack(last.bytes) as unknown) : undefined;
-    const endLine = Array.isArray(end) ? (end[0] as unknown) : undefined;
-    const start = parsed.eol + 1;
-    const body = data.subarray(start, last ? last.at : start);
-    if (!Array.isArray(endLine) || endLine[0] !== 'end') return { why: 'cut short' };
-    const pieces: unknown[] = [];
-    for (const f of frames) {
-      const lines = p.unpack(f.bytes) as unknown;
-      if (!Array.isArray(lines)) return { why: 'damaged' };
-      for (const line of lines) pieces.push(line);
-    }
-    // The count and the checksum: a file cut short, padded or changed in place is not this snapshot.
-    if (endLine[1] !== pieces.length || endLine[2] !== crc32(body)) return { why: 'damaged' };
-    state = stateFromImage(pieces, carry ? loaded : undefined);
+    const read = checkedPieces(data);
+    if (!read.pieces) return { why: read.why };
+    state = stateFromImage(read.pieces, carry ? loaded : undefined);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { why: 'missing' };
     // A file that ends inside a frame, or before its header's end (a disk that filled, a copy cut off): cut short.
@@ -261,7 +329,7 @@ async function readImageFile(path: string, version: string, log: LogProbe, carry
   const id = header.last_event_id;
   if (id > 0 && (await log.timestampOf(id).catch(() => undefined)) !== header.last_event_timestamp) return { why: `not of this log (its event ${id} differs)` };
   if (carry && loaded.image) carry.takeLoaded(loaded.image);
-  return { state, why: '' };
+  return { state, header, why: '' };
 }
 
 /** The frames after the header: where each starts and its MessagePack bytes; throws when one is cut short. */
@@ -343,10 +411,36 @@ export async function writeSnapshot(
   carry?: ImageCarry,
   budget: FrameBudget = FIVE_MS,
   rest: FrameRest = NO_REST,
+): Promise<string> {
+  if (version === '') return '';
+  const image_id = randomBytes(8).toString('hex');
+  const header: SnapshotHeader = { version, format: IMAGE_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp, image_id };
+  await writeFramed(path, header, imagePieces(state, carry), true, budget, rest);
+  return image_id;
+}
+
+/**
+ * Writes what changed in `state` since the image `base` was made of, as the delta beside that image (`deltaPathOf`),
+ * a frame at a time: its cost is the changes, not the state (state-delta.ts).
+ */
+export async function writeDelta(
+  snapshotPath: string,
+  version: string,
+  state: BuildState,
+  lastEventTimestamp: number,
+  base: DeltaBase,
+  budget: FrameBudget = FIVE_MS,
+  rest: FrameRest = NO_REST,
 ): Promise<void> {
   if (version === '') return;
-  const header: SnapshotHeader = { version, format: IMAGE_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp };
-  await writeFramed(path, header, imagePieces(state, carry), true, budget, rest);
+  const header: SnapshotHeader = {
+    version,
+    format: DELTA_FORMAT,
+    last_event_id: state.last_event_id,
+    last_event_timestamp: lastEventTimestamp,
+    base_image_id: base.image_id,
+  };
+  await writeFramed(deltaPathOf(snapshotPath), header, deltaPieces(state, base), true, budget, rest);
 }
 
 /** Writes `state` as records (snapshot.ts), the format a compaction base keeps for later versions to read. */

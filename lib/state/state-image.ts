@@ -39,7 +39,7 @@ const MAX_SHARED_STRUCTURES = 32;
 /** How a map's values are kept in the image: as they are, or encoded one by one and decoded when read. */
 type ValueKind = 'plain' | 'records' | 'sets';
 
-interface MapSpec {
+export interface MapSpec {
   readonly compare: Compare<unknown>;
   readonly kind: ValueKind;
 }
@@ -85,7 +85,7 @@ const STATUS_INDEXES: Readonly<Record<StatusIndexField, { statuses: readonly str
   partitions_by_status: { statuses: PARTITION_STATUSES, spec: plain() },
 };
 
-interface Scalars {
+export interface Scalars {
   last_event_id: number;
   wants_sla_missed: number;
   created: CreatedCounts;
@@ -101,13 +101,13 @@ export type ImagePiece =
   | ['structures', unknown[]]
   | ['scalars', Scalars];
 
-type AnyMap = OrderedMap<unknown, unknown>;
+export type AnyMap = OrderedMap<unknown, unknown>;
 
 /** A packer of values whose record shapes are `structures` (filled as it packs; saved with the image). */
 const packer = (structures: unknown[]): Packr =>
   new Packr({ structures: structures as object[], maxSharedStructures: MAX_SHARED_STRUCTURES, useRecords: true, structuredClone: false, mapsAsObjects: true });
 
-const encodeSet = (set: unknown): unknown[] => {
+export const encodeSet = (set: unknown): unknown[] => {
   const flat: unknown[] = [];
   for (const [seq, id] of set as OrderedMap<number, string>) flat.push(seq, id);
   return flat;
@@ -160,7 +160,7 @@ export const PAUSE_POINT: unique symbol = Symbol('pause point');
  * input are one entry of `active_wants_by_ref` and one of `run_wants`, and packing it whole held the loop ~60 ms
  * (a slice of 1,024 takes ~2.5 ms here).
  */
-const SET_SLICE = 1024;
+export const SET_SLICE = 1024;
 
 /**
  * Work between two points where the writer may pause, in set members packed (SET_SLICE): an entry written one by one
@@ -201,7 +201,7 @@ function* packSet(p: Packr, set: OrderedMap<number, string>): Generator<typeof P
   return Buffer.concat(parts);
 }
 
-const decodeSet = (flat: unknown): OrderedMap<number, string> => {
+export const decodeSet = (flat: unknown): OrderedMap<number, string> => {
   const items = flat as unknown[];
   const seqs: number[] = [];
   const ids: string[] = [];
@@ -213,7 +213,7 @@ const decodeSet = (flat: unknown): OrderedMap<number, string> => {
 };
 
 /** Every map of the state by its name in the image (a status index's maps are `<field>.<status>`). */
-function* namedMaps(state: BuildState): Generator<[string, AnyMap, MapSpec]> {
+export function* namedMaps(state: BuildState): Generator<[string, AnyMap, MapSpec]> {
   for (const [field, spec] of Object.entries(MAPS) as Array<[MapField, MapSpec]>) yield [field, state[field] as AnyMap, spec];
   for (const [field, { statuses, spec }] of Object.entries(STATUS_INDEXES) as Array<[StatusIndexField, (typeof STATUS_INDEXES)[StatusIndexField]]>) {
     const index = state[field] as Readonly<Record<string, AnyMap>>;
@@ -329,7 +329,7 @@ export function* imagePieces(state: BuildState, carry = new ImageCarry()): Gener
 }
 
 /** A state's fields from `base`, every map of BuildState (the status indexes' too) made by `load` from its image name. */
-function withMaps(base: Record<string, unknown>, load: (name: string, spec: MapSpec) => AnyMap): BuildState {
+export function withMaps(base: Record<string, unknown>, load: (name: string, spec: MapSpec) => AnyMap): BuildState {
   const state: Record<string, unknown> = { ...base };
   for (const [field, spec] of Object.entries(MAPS)) state[field] = load(field, spec);
   for (const [field, { statuses, spec }] of Object.entries(STATUS_INDEXES)) {

@@ -17,7 +17,20 @@ import { ImageCarry } from './image-carry.js';
 import { frameBudgetMs, frameRestMs } from './frame-budget.js';
 import { stateOfImage } from './state-image.js';
 import { SNAPSHOT_FORMATS_READ, fromSnapshot } from './snapshot.js';
-import { headerMisfit, readCompactionBase, readSnapshotHeader, readSnapshotOrWhy, removeSnapshotLeftovers, stateCodeFingerprint, writeRecords, writeSnapshot, type LogProbe } from './snapshot-file.js';
+import {
+  deltaPathOf,
+  headerMisfit,
+  readCompactionBase,
+  readSnapshotHeader,
+  readSnapshotOrWhy,
+  removeSnapshotLeftovers,
+  stateCodeFingerprint,
+  writeDelta,
+  writeRecords,
+  writeSnapshot,
+  type LogProbe,
+} from './snapshot-file.js';
+import { deltaBaseOf, type DeltaBase } from './state-delta.js';
 
 /** An event's own payload object (the planner's and the log's event share it). */
 const payloadOf = (e: EventPayload | BuildEvent): unknown => (e as unknown as Record<string, unknown>)[e.type];
@@ -59,6 +72,13 @@ export const SNAPSHOT_MIN_NEW_EVENTS = 1000;
 export const SNAPSHOT_EVERY_EVENTS = 100_000;
 
 /**
+ * Between two images, a delta of what changed since the last image (state-delta.ts) is written every this share of
+ * the image's interval: a restart after a crash replays at most a quarter as many events, and a delta costs the
+ * changes, not the state.
+ */
+export const DELTAS_AN_IMAGE = 4;
+
+/**
  * A start that replayed this many events or more writes a snapshot right away, in the background: otherwise every
  * restart after a crash would replay them again until SNAPSHOT_EVERY_EVENTS more came (a first start after an
  * upgrade of 60,000 events: ~1.5 s each time).
@@ -83,7 +103,7 @@ interface SnapshotCadence {
 export type { StoreStart } from './store-start.js';
 
 export class StateStore {
-  private opened: StoreStart = { source: 'log', at_event: 0, events_replayed: 0, duration_ms: 0, snapshot_unused: 'missing' };
+  private opened: StoreStart = { source: 'log', at_event: 0, events_replayed: 0, duration_ms: 0, snapshot_unused: 'missing', snapshot_delta: null };
   private readonly latest: BehaviorSubject<BuildState>;
   private readonly subscription: Subscription;
   private readonly background: Subscription | undefined;
@@ -100,6 +120,11 @@ export class StateStore {
   /** The log was closed (its writes$ completed): nothing after it is a pause. */
   private logEnded = false;
   private imagedTaken = 0;
+  /** The image on disk that deltas are written against, as its state was when the store took it (none: the next snapshot is an image). */
+  private deltaBase: DeltaBase | undefined;
+  private deltas = 0;
+  /** Events between two images (a delta is due every DELTAS_AN_IMAGE-th of it). */
+  private readonly imageEvery: number;
   /** When the log last took an append: a background snapshot's frames are sized by it (frame-budget.ts). */
   private lastAppend = -Infinity;
   private readonly appends: Subscription;
@@ -116,7 +141,10 @@ export class StateStore {
     private readonly logProbe: LogProbe,
     autoSnapshot: ({ path: string } & SnapshotCadence) | undefined,
     onSnapshotError: (err: unknown) => void,
+    deltaBase: DeltaBase | undefined,
   ) {
+    this.deltaBase = deltaBase;
+    this.imageEvery = autoSnapshot?.everyEvents ?? SNAPSHOT_EVERY_EVENTS;
     this.latest = new BehaviorSubject(replayed);
     const folds$ = log.appended$.pipe(map((event) => (state: BuildState) => this.fold(state, event)));
     this.state$ = merge(folds$, this.edits).pipe(
@@ -131,15 +159,15 @@ export class StateStore {
     // Held for the store's life, so the fold runs as events arrive, not on each reader's subscription.
     this.subscription = this.state$.subscribe(this.latest);
     if (autoSnapshot) {
-      const { path, everyEvents, quietMs, quietEvents } = autoSnapshot;
+      const { path, quietMs, quietEvents } = autoSnapshot;
       const since = (s: BuildState) => s.last_event_id - this.snapshotEventId;
       // Passed over while a write is under way: the next event asks again.
-      const due$ = this.state$.pipe(filter((s) => this.writing === undefined && since(s) >= everyEvents));
-      this.background = due$.subscribe(() => void this.saveSnapshot(path, everyEvents).catch(onSnapshotError));
+      const due$ = this.state$.pipe(filter((s) => this.writing === undefined && since(s) >= this.dueEvery()));
+      this.background = due$.subscribe(() => void this.saveSnapshot(path, this.dueEvery()).catch(onSnapshotError));
       // A pause is heard from the writes (a batch each), not from the state's every event. It is heard once, so a
       // write under way when it comes (the every-N one a burst started, the one after a long replay) is waited for,
       // not a reason to drop it: saveSnapshot waits its turn and counts the events since the snapshot just written.
-      const least = Math.min(quietEvents, everyEvents);
+      const least = Math.min(quietEvents, this.dueEvery());
       // debounceTime hands on what it holds when the log completes: that is the log's close, not a pause.
       const quiet$ = log.writes$.pipe(
         debounceTime(quietMs),
@@ -202,6 +230,7 @@ export class StateStore {
   ): Promise<StateStore> {
     const began = performance.now();
     if (snapshotPath) await removeSnapshotLeftovers(snapshotPath);
+    if (snapshotPath) await removeSnapshotLeftovers(deltaPathOf(snapshotPath));
     if (options.compactionBasePath) await removeSnapshotLeftovers(options.compactionBasePath);
     // A snapshot that does not hold together is only a lost shortcut (undefined): the log is replayed.
     // The carry takes on the image it starts from: the first snapshot after a start copies what did not change.
@@ -238,13 +267,16 @@ export class StateStore {
           }
         }),
     );
-    const store = new StateStore(log, carry, replayed, start.last_event_id, logProbe(log), auto, onError);
+    const deltaBase = read.image && read.imageId ? deltaBaseOf(read.image, read.imageId) : undefined;
+    const store = new StateStore(log, carry, replayed, start.last_event_id, logProbe(log), auto, onError, deltaBase);
+    const delta = read.delta;
     store.opened = {
       source,
       at_event: start.last_event_id,
       events_replayed: replayed.last_event_id - start.last_event_id,
       duration_ms: Math.round(performance.now() - began),
       snapshot_unused,
+      snapshot_delta: read.image && delta ? { image_at_event: read.image.last_event_id, at_event: delta.at_event ?? null, unused: delta.unused ?? null } : null,
     };
     if (auto && replayed.last_event_id - start.last_event_id >= SNAPSHOT_AFTER_REPLAY_EVENTS) {
       void store.saveSnapshot(auto.path).catch(onError);
@@ -263,19 +295,32 @@ export class StateStore {
    * time: a call while one is under way waits for it first, then decides on the state of that moment. `last`: the
    * store is closed right after, so the state the image holds does not take the fold's place.
    */
-  async saveSnapshot(snapshotPath: string, minNewEvents = SNAPSHOT_MIN_NEW_EVENTS, options: { last?: boolean } = {}): Promise<boolean> {
+  async saveSnapshot(snapshotPath: string, minNewEvents = SNAPSHOT_MIN_NEW_EVENTS, options: { last?: boolean; image?: boolean } = {}): Promise<boolean> {
     const written = await this.writeExclusive(async (state) => {
       if (state.last_event_id - this.snapshotEventId < minNewEvents) return false;
+      const base = this.deltaBase;
+      if (base && !options.image && state.last_event_id - base.last_event_id < this.imageEvery) {
+        await writeDelta(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), base, this.frameBudget, this.frameRest);
+        this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
+        this.deltas++;
+        return true;
+      }
       // The events folded while the image is written are folded again onto the state it holds.
       return this.withEventsMeanwhile(async (since) => {
         const editsBefore = this.edited;
         try {
-          await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry, this.frameBudget, this.frameRest);
+          const imageId = await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry, this.frameBudget, this.frameRest);
+          // The delta beside the image before is of no use with this one (it names the other).
+          this.deltaBase = undefined;
+          await rm(deltaPathOf(snapshotPath), { force: true });
           this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
           this.written++;
           // The last before a close: the state the image holds would not serve a single read.
           const imaged = options.last ? undefined : stateOfImage(state, this.carry);
+          const nextBase = imaged && deltaBaseOf(imaged, imageId);
           if (!imaged || !(await this.takeImaged(imaged, since, editsBefore))) this.carry.forget();
+          // Deltas are written against the image only when the store holds its maps: else a delta would be the state.
+          else this.deltaBase = nextBase;
           return true;
         } catch (err) {
           this.carry.forget();
@@ -332,6 +377,8 @@ export class StateStore {
       // The snapshot may hold history a prune just dropped: gone before the base, under the same lock, so no start
       // ever prefers it to the base (and no writer puts it back meanwhile).
       if (supersedes) await rm(supersedes, { force: true });
+      if (supersedes) await rm(deltaPathOf(supersedes), { force: true });
+      if (supersedes) this.deltaBase = undefined;
       await writeRecords(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state), this.frameBudget, this.frameRest);
       return state.last_event_id;
     });
@@ -414,9 +461,19 @@ export class StateStore {
     return this.opened;
   }
 
-  /** How many snapshots this store wrote. */
+  /** How many snapshots (images) this store wrote. */
   get snapshotsWritten(): number {
     return this.written;
+  }
+
+  /** How many deltas of the image this store wrote. */
+  get deltasWritten(): number {
+    return this.deltas;
+  }
+
+  /** Events after the last snapshot at which the next is due in the background: a delta's share, or an image's. */
+  private dueEvery(): number {
+    return this.deltaBase ? Math.max(1, Math.ceil(this.imageEvery / DELTAS_AN_IMAGE)) : this.imageEvery;
   }
 
   /** A snapshot is being written now (in the background, or by a close or a gc). */

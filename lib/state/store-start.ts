@@ -27,4 +27,9 @@ export interface StoreStart {
    * log (...)`, `unreadable: ...`.
    */
   snapshot_unused: string | null;
+  /**
+   * The delta beside the snapshot (state-delta.ts), when there was one and the snapshot was used: the snapshot's own
+   * event, the event the delta holds the state at (null: not used), and why it was not used (null: it was).
+   */
+  snapshot_delta: { image_at_event: number; at_event: number | null; unused: string | null } | null;
 }

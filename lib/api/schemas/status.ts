@@ -48,6 +48,25 @@ export const ServerStatusSchema = Type.Object(
               "Why the snapshot was not used (null when it was): 'missing' (there is none: none was written yet, a clean stop writing one past 1,000 new events, or it was removed), 'written by another version of platform' (after an upgrade), 'cut short', 'damaged', 'not of this log (...)', 'unreadable: ...'.",
           }),
         ),
+        snapshot_delta: Nullable(
+          Type.Object(
+            {
+              image_at_event: Type.Integer({ minimum: 0, description: 'The event the snapshot (the image) itself holds the state at.' }),
+              at_event: Nullable(Type.Integer({ minimum: 0, description: 'The event the delta holds the state at (at_event above), or null when it was not used.' })),
+              unused: Nullable(
+                Type.String({
+                  description:
+                    "Why the delta was not used (null when it was): 'of another snapshot' (left from before the last image), 'written by another version of platform', 'cut short', 'damaged', 'not of this log (...)', 'unreadable: ...'.",
+                }),
+              ),
+            },
+            {
+              additionalProperties: false,
+              description:
+                'The delta beside the snapshot (snapshot-delta.bin: what changed since it, written every quarter of its interval, so a restart after a crash replays fewer events), when there was one and the snapshot was used; null otherwise.',
+            },
+          ),
+        ),
       },
       { additionalProperties: false, description: 'Where the state came from at start (also in server.log and /metrics).' },
     ),

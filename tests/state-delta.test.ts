@@ -1,0 +1,156 @@
+/**
+ * Deltas (state-delta.ts): what changed since an image, written beside it, loads with the image to the fold of the
+ * same events; costs the changes, not the state; and is used only with the very image it was written against.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import type { BuildEvent, EventPayload } from '../lib/events/build-event.js';
+import { EventLog } from '../lib/events/event-log.js';
+import { StateStore } from '../lib/state/state-store.js';
+import { initialState, type BuildState } from '../lib/state/build-state.js';
+import { reduce } from '../lib/state/reduce.js';
+import { decodeSnapshotFile, deltaPathOf, readSnapshotOrWhy, writeDelta, writeSnapshot, type SnapshotRead } from '../lib/state/snapshot-file.js';
+import { deltaBaseOf, deltaPieces, type DeltaBase } from '../lib/state/state-delta.js';
+import { arbEventList } from './helpers/arbitrary-events.js';
+import { makeWorkspace } from './helpers/server-fixture.js';
+import { canon } from './helpers/state-canon.js';
+
+const fold = (events: readonly BuildEvent[], from: BuildState = initialState()): BuildState => events.reduce(reduce, from);
+/** A log any snapshot at timestamp 0 fits. */
+const probe = { latestId: () => Number.MAX_SAFE_INTEGER, firstId: () => 1, timestampOf: async () => 0 };
+
+function baseOf(read: SnapshotRead): DeltaBase {
+  if (!read.image) throw new Error(`no image read: ${read.why}`);
+  const base = deltaBaseOf(read.image, read.imageId);
+  if (!base) throw new Error('the image as loaded is not one run a map');
+  return base;
+}
+
+async function pathIn(t: ExecutionContext, name: string): Promise<string> {
+  return join(await makeWorkspace(t), name);
+}
+
+/** Events that make wants w-1..w-n, each of one partition. */
+function wantsCreated(from: number, n: number): BuildEvent[] {
+  return Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    return {
+      event_id: i,
+      timestamp: 0,
+      type: 'want_created' as const,
+      want_created: {
+        want_id: `w-${i}`, partitions: [`p/${i}`], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user' as const,
+        parent_want_id: '', root_want_id: `w-${i}`, rebuild: 'missing' as const, priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '',
+        schedule_tick: 0,
+      },
+    } as BuildEvent;
+  });
+}
+
+test('property: an image, then deltas of the states folded on from it, each load to the fold of their events', async (t) => {
+  const path = await pathIn(t, 'snapshot.bin');
+  await fc.assert(
+    fc.asyncProperty(arbEventList({ pooled: true, maxLength: 80 }), fc.array(fc.nat(), { minLength: 1, maxLength: 3 }), async (events, cuts) => {
+      const at = [...new Set(cuts.map((c) => c % (events.length + 1)))].sort((a, b) => a - b);
+      await writeSnapshot(path, 'v', fold(events.slice(0, at[0])), 0);
+      const read = await readSnapshotOrWhy(path, 'v', probe);
+      const base = baseOf(read);
+      let state = read.image!;
+      let done = at[0]!;
+      for (const k of [...at.slice(1), events.length]) {
+        state = fold(events.slice(done, k), state);
+        done = k;
+        if (state.last_event_id === base.last_event_id) continue;
+        // Each delta is of everything since the image, written over the last.
+        await writeDelta(path, 'v', state, 0, base);
+        const loaded = await readSnapshotOrWhy(path, 'v', probe);
+        t.is(loaded.delta?.at_event, state.last_event_id, loaded.delta?.unused);
+        t.deepEqual(canon(loaded.state!), canon(fold(events.slice(0, k))));
+        // A start goes on from it: folded on, it stays the fold.
+        t.deepEqual(canon(fold(events.slice(k), loaded.state!)), canon(fold(events)));
+      }
+    }),
+    { numRuns: 60 },
+  );
+});
+
+test('a delta holds what changed since the image, not the state', async (t) => {
+  const path = await pathIn(t, 'snapshot.bin');
+  await writeSnapshot(path, 'v', fold(wantsCreated(1, 3000)), 0);
+  const read = await readSnapshotOrWhy(path, 'v', probe);
+  const state = fold(wantsCreated(3001, 2), read.image!);
+  const lines = [...deltaPieces(state, baseOf(read))].filter((l) => Array.isArray(l) && (l[0] === 'put' || l[0] === 'gone'));
+  const entries = lines.reduce((n, l) => n + (l as [string, unknown[]])[1].length, 0);
+  // Two new wants: their records, orders and indexes (a few entries each), out of some 3,000 x 8 in the state.
+  t.true(entries > 0 && entries <= 20, `${entries} entries in the delta`);
+  await writeDelta(path, 'v', state, 0, baseOf(read));
+  const loaded = await readSnapshotOrWhy(path, 'v', probe);
+  t.is(loaded.state!.wants.size, 3002);
+  t.deepEqual(canon(loaded.state!), canon(fold(wantsCreated(1, 3002))));
+});
+
+test('a delta is used only with the image it was written against, whole and of this log', async (t) => {
+  const path = await pathIn(t, 'snapshot.bin');
+  await writeSnapshot(path, 'v', fold(wantsCreated(1, 50)), 0);
+  const read = await readSnapshotOrWhy(path, 'v', probe);
+  await writeDelta(path, 'v', fold(wantsCreated(51, 5), read.image!), 0, baseOf(read));
+  t.is((await readSnapshotOrWhy(path, 'v', probe)).delta?.at_event, 55);
+
+  // Another log with the same ids: its event 55 has another timestamp.
+  const other = { ...probe, timestampOf: async (id: number) => (id === 55 ? 7 : 0) };
+  const notThis = await readSnapshotOrWhy(path, 'v', other);
+  t.is(notThis.delta?.unused, 'not of this log (its event 55 differs)');
+  t.is(notThis.state!.last_event_id, 50, 'the image alone is used');
+
+  // A byte changed inside the delta: damaged, never trusted.
+  const delta = deltaPathOf(path);
+  const bytes = readFileSync(delta);
+  const flipped = Buffer.from(bytes);
+  flipped[flipped.length - 40] ^= 0xff;
+  writeFileSync(delta, flipped);
+  t.is((await readSnapshotOrWhy(path, 'v', probe)).delta?.unused, 'damaged');
+  writeFileSync(delta, bytes.subarray(0, bytes.length - 10));
+  t.is((await readSnapshotOrWhy(path, 'v', probe)).delta?.unused, 'cut short');
+  writeFileSync(delta, bytes);
+  t.is((await readSnapshotOrWhy(path, 'v', probe)).delta?.at_event, 55);
+
+  // A new image of the same events (a rewrite): the delta was of the one before.
+  await writeSnapshot(path, 'v', fold(wantsCreated(1, 50)), 0);
+  const after = await readSnapshotOrWhy(path, 'v', probe);
+  t.is(after.delta?.unused, 'of another snapshot');
+  t.is(after.state!.last_event_id, 50);
+  t.is(decodeSnapshotFile(readFileSync(delta)).header.base_image_id, baseOf(read).image_id);
+});
+
+test('a store writes deltas between its images, against the image it holds; a start from any of them is the fold of the log', async (t) => {
+  const dir = await makeWorkspace(t);
+  const log = await EventLog.open(join(dir, 'bel'));
+  t.teardown(() => log.close());
+  const path = join(dir, 'snapshot.bin');
+  const errors: unknown[] = [];
+  // An image every 40 events, a delta every 10 between.
+  const store = await StateStore.open(log, path, { snapshotEveryEvents: 40, onSnapshotError: (err) => errors.push(err) });
+  t.teardown(() => store.close());
+  const seen = new Set<string>();
+  for (let round = 0; round < 14; round++) {
+    const made = wantsCreated(round * 12 + 1, 12).map((e) => {
+      const { event_id: _id, timestamp: _at, ...payload } = e;
+      return payload as EventPayload;
+    });
+    // Some of the wants made before are canceled: entries change and leave the status indexes.
+    const canceled = round === 0 ? [] : [{ type: 'want_canceled' as const, want_canceled: { want_id: `w-${round * 12 - 5}`, reason: 'x' } }];
+    for (const e of [...made, ...canceled]) await log.append([e], 1_767_000_000_000 + round);
+    await store.idle();
+    const reopened = await StateStore.open(log, path);
+    const start = reopened.start;
+    seen.add(start.snapshot_delta?.at_event ? 'delta' : start.source);
+    t.is(start.snapshot_delta?.unused ?? null, null);
+    t.deepEqual(canon(reopened.current()), canon(store.current()), `round ${round}: ${JSON.stringify(start)}`);
+    reopened.close();
+  }
+  t.deepEqual(errors, []);
+  t.true(store.snapshotsWritten >= 3 && store.deltasWritten >= 6, `${store.snapshotsWritten} images, ${store.deltasWritten} deltas`);
+  t.true(seen.has('delta') && seen.has('snapshot'), [...seen].join(', '));
+});
