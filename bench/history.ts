@@ -13,8 +13,8 @@ import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFi
 import { join } from 'node:path';
 import type { EventPayload } from '../lib/events/build-event.js';
 import { EventLog } from '../lib/events/event-log.js';
-import { readSnapshotHeader } from '../lib/state/snapshot-file.js';
-import { SNAPSHOT_EVERY_EVENTS } from '../lib/state/state-store.js';
+import { deltaPathOf, readSnapshotHeader } from '../lib/state/snapshot-file.js';
+import { DELTAS_AN_IMAGE, SNAPSHOT_EVERY_EVENTS } from '../lib/state/state-store.js';
 import { kill, serve } from './serve-process.js';
 import { get, postWant } from './http-client.js';
 import { haveWrk, wrkLatency, wrkPostWants, type WrkLatency } from './wrk.js';
@@ -51,10 +51,12 @@ export interface HistoryFigures {
   wrk: { get: WrkLatency; page: WrkLatency; health: WrkLatency } | undefined;
   restartMs: number;
   /**
-   * Restart after kill -9 at the worst moment: the snapshot as above, then one event short of the next background
-   * snapshot's worth (`SNAPSHOT_EVERY_EVENTS`) appended after it, all replayed by the start.
+   * Restart after kill -9 at the worst moment: just before the next image is due. The image as above; then the
+   * deltas' share of an image's interval but one (`deltaEvents`, three quarters) written as a delta by a daemon
+   * (`deltaMs` after it answered, `deltaMiB` on disk); then one event short of the next delta (`tailEvents`, a quarter)
+   * appended after it. The start loads the image, sets the delta on it and replays the tail.
    */
-  worstRestart: { tailEvents: number; ms: number };
+  worstRestart: { deltaEvents: number; deltaMs: number; deltaMiB: number; tailEvents: number; ms: number };
   rssMiB: number;
   /** The longest the event loop was held while the first start wrote its snapshot in the background. */
   snapshotLoopMaxMs: number;
@@ -256,18 +258,32 @@ export async function historyBench(root: string, wants: number): Promise<History
       : undefined;
     const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
-    // The worst moment for a kill -9: as many events after the snapshot as can come before the next one is due
-    // (the daemon starts one at SNAPSHOT_EVERY_EVENTS), appended while no daemon runs, each replayed by the start.
-    // On a copy of the workspace, so the figures after it are of the million events alone.
+    // The worst moment for a kill -9: the next image is due at SNAPSHOT_EVERY_EVENTS after the last, and a delta of
+    // what changed since is written every DELTAS_AN_IMAGE-th of that (state-store.ts). So the state at worst is the
+    // image, a delta of three quarters of an interval, and a quarter less one event after it. The delta is written by
+    // a daemon that replays those three quarters (appended while none ran: a start that replays that many writes
+    // one at once); the quarter is appended while none runs, each event replayed by the timed start. On a copy of the
+    // workspace, so the figures after it are of the million events alone.
     await kill(child, 'SIGKILL');
     const worstDir = join(root, 'history-worst');
     cpSync(dir, worstDir, { recursive: true });
-    const tailWants = Math.floor((SNAPSHOT_EVERY_EVENTS - 1) / 4);
-    const tailEvents = (await appendWants(worstDir, wants + 1, wants + tailWants)) - events;
+    const quarter = Math.floor(SNAPSHOT_EVERY_EVENTS / DELTAS_AN_IMAGE / 4);
+    const deltaAt = await appendWants(worstDir, wants + 1, wants + (DELTAS_AN_IMAGE - 1) * quarter);
+    const writer = await serve(worstDir);
+    const answered = performance.now();
+    const delta = deltaPathOf(join(worstDir, '.platform', 'snapshot.bin'));
+    await snapshotReaches(delta, deltaAt);
+    const deltaMs = performance.now() - answered;
+    await kill(writer.child, 'SIGKILL');
+    const deltaMiB = statSync(delta).size / 1024 / 1024;
+    const tailEvents = (await appendWants(worstDir, wants + (DELTAS_AN_IMAGE - 1) * quarter + 1, wants + DELTAS_AN_IMAGE * quarter - 1)) - deltaAt;
     const worst = await serve(worstDir);
+    const worstStart = (await (await fetch(`${worst.url}/api/status`)).json()) as { start: { snapshot_delta: { at_event: number | null } | null } };
     await kill(worst.child, 'SIGKILL');
     rmSync(worstDir, { recursive: true, force: true });
-    const worstRestart = { tailEvents, ms: worst.startedMs };
+    // Else the figure would be of a replay from the image, not of what it is said to be.
+    if (worstStart.start.snapshot_delta?.at_event !== deltaAt) throw new Error(`the worst-moment start did not use the delta at ${deltaAt}: ${JSON.stringify(worstStart.start)}`);
+    const worstRestart = { deltaEvents: deltaAt - events, deltaMs, deltaMiB, tailEvents, ms: worst.startedMs };
 
     // Retention: a tenth of the events kept, applied at once by gc (the daemon would within the hour).
     const keep = Math.floor(events / 10);
@@ -308,7 +324,7 @@ async function snapshotReaches(path: string, id: number): Promise<void> {
  * Appends the events of wants `from..to` (`wantEvents`) straight to the workspace's log, a millisecond a batch ending
  * about now and never before the log's last event; resolves with its last id.
  */
-async function appendWants(dir: string, from: number, to: number): Promise<number> {
+export async function appendWants(dir: string, from: number, to: number): Promise<number> {
   const log = await EventLog.open(join(dir, '.platform', 'bel'));
   try {
     const last = log.latestId() > 0 ? ((await log.get(log.latestId()))?.timestamp ?? 0) : 0;

@@ -570,3 +570,76 @@ test('updateMany equals update key by key: small batches and batches larger than
   t.notThrows(() => check(compareNumbers, fc.integer({ min: -500, max: 500 })));
   t.true(merged > 20, `the merge path was taken (${merged} times)`);
 });
+
+test('property: withChanges equals the same changes set one by one, stays balanced, and keeps the map it was made from', (t) => {
+  fc.assert(
+    fc.property(
+      fc.uniqueArray(fc.integer({ min: 0, max: 400 }), { maxLength: 200 }),
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 400 }), fc.boolean()), { maxLength: 40 }),
+      fc.array(fc.tuple(fc.integer({ min: -50, max: 450 }), fc.option(fc.integer(), { nil: undefined })), { maxLength: 150 }),
+      (initial, ops, batch) => {
+        const sorted = [...initial].sort(compareNumbers);
+        // A run, then opened here and there by single changes: the shapes a delta is set on.
+        let m = OrderedMap.fromSorted(compareNumbers, sorted.map((k) => [k, k] as const));
+        for (const [k, remove] of ops) m = remove ? m.delete(k) : m.set(k, -k);
+        const before = [...m.entries()];
+        const changes = [...new Map(batch.map(([k, v]) => [k, v])).entries()]
+          .sort((a, b) => a[0] - b[0])
+          .map(([k, v]) => (v === undefined ? ([k] as const) : ([k, v] as const)));
+        let oneByOne = m;
+        for (const c of changes) oneByOne = c.length === 1 ? oneByOne.delete(c[0]) : oneByOne.set(c[0], c[1]);
+        const bulk = m.withChanges(changes);
+        assert.deepEqual([...bulk.entries()], [...oneByOne.entries()]);
+        checkInvariants(bulk, compareNumbers);
+        assert.deepEqual([...m.entries()], before);
+      },
+    ),
+    { numRuns: 300 },
+  );
+  t.throws(() => OrderedMap.empty<number, number>(compareNumbers).withChanges([[2, 1], [1, 1]]), { message: /not strictly ascending/ });
+});
+
+test('withChanges of many new keys after a large run makes few nodes: the run is kept, the new keys become one run', (t) => {
+  const n = 100_000;
+  const keys = Array.from({ length: n }, (_, i) => i * 2);
+  const m = OrderedMap.fromSortedArrays(compareNumbers, keys, keys);
+  const changes = Array.from({ length: 20_000 }, (_, i) => [n * 2 + i, i] as const);
+  const bulk = m.withChanges(changes);
+  t.is(bulk.size, n + 20_000);
+  t.is(bulk.get(n * 2 + 19_999), 19_999);
+  t.is(bulk.get(10), 10);
+  t.true(checkInvariants(bulk, compareNumbers) <= 1.45 * Math.log2(bulk.size + 2));
+  // Fewer than a hundred nodes made: the spine joined, not 20,000 paths.
+  let nodes = 0;
+  const count = (x: unknown): void => {
+    if (x === null || typeof x !== 'object' || 'keys' in (x as object)) return;
+    nodes++;
+    count((x as { left: unknown }).left);
+    count((x as { right: unknown }).right);
+  };
+  count((bulk as unknown as { root: unknown }).root);
+  t.true(nodes < 100, `${nodes} nodes`);
+});
+
+test('property: changesSince a map\'s base arrays gives what turns the base into the map, in key order', (t) => {
+  fc.assert(
+    fc.property(
+      fc.uniqueArray(fc.integer({ min: 0, max: 300 }), { maxLength: 150 }),
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 300 }), fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined })), { maxLength: 60 }),
+      (initial, ops) => {
+        const sorted = [...initial].sort(compareNumbers);
+        const base = OrderedMap.fromSortedArrays(compareNumbers, sorted, sorted.map((k) => `v${k}`));
+        const arrays = base.baseArrays()!;
+        let m = base;
+        // Values from a few: a set back to the base's own value is no change.
+        for (const [k, v] of ops) m = v === undefined ? m.delete(k) : m.set(k, v === 0 ? `v${k}` : `x${v}`);
+        const changes = [...m.changesSince(arrays)];
+        assert.deepEqual(changes.map((c) => c[0]), [...changes.map((c) => c[0])].sort(compareNumbers));
+        assert.deepEqual([...base.withChanges(changes).entries()], [...m.entries()]);
+        for (const c of changes) if (c.length === 2) assert.notEqual(base.get(c[0]), c[1]);
+      },
+    ),
+    { numRuns: 300 },
+  );
+  t.pass();
+});

@@ -33,7 +33,7 @@ async function pathIn(t: ExecutionContext, name: string): Promise<string> {
 }
 
 /** Events that make wants w-1..w-n, each of one partition. */
-function wantsCreated(from: number, n: number): BuildEvent[] {
+function wantsCreated(from: number, n: number, ref: (i: number) => string = (i) => `p/${i}`): BuildEvent[] {
   return Array.from({ length: n }, (_, k) => {
     const i = from + k;
     return {
@@ -41,7 +41,7 @@ function wantsCreated(from: number, n: number): BuildEvent[] {
       timestamp: 0,
       type: 'want_created' as const,
       want_created: {
-        want_id: `w-${i}`, partitions: [`p/${i}`], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user' as const,
+        want_id: `w-${i}`, partitions: [ref(i)], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: 'user' as const,
         parent_want_id: '', root_want_id: `w-${i}`, rebuild: 'missing' as const, priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '',
         schedule_tick: 0,
       },
@@ -153,4 +153,49 @@ test('a store writes deltas between its images, against the image it holds; a st
   t.deepEqual(errors, []);
   t.true(store.snapshotsWritten >= 3 && store.deltasWritten >= 6, `${store.snapshotsWritten} images, ${store.deltasWritten} deltas`);
   t.true(seen.has('delta') && seen.has('snapshot'), [...seen].join(', '));
+});
+
+test('a set of more members than a line holds (wants waiting on one partition) goes a slice a line, in its place among the others', async (t) => {
+  const path = await pathIn(t, 'snapshot.bin');
+  // Wants on 'p/m' (the many) and on partitions before and after it in key order: the set is not the map's only change.
+  const ref = (i: number) => (i % 10 === 0 ? `p/a${i}` : i % 10 === 1 ? `p/z${i}` : 'p/m');
+  await writeSnapshot(path, 'v', fold(wantsCreated(1, 1500, ref)), 0);
+  const read = await readSnapshotOrWhy(path, 'v', probe);
+  const state = fold(wantsCreated(1501, 1500, ref), read.image!);
+  const pieces = [...deltaPieces(state, baseOf(read))];
+  t.true(pieces.filter((l) => Array.isArray(l) && l[0] === 'members').length >= 2, 'the set went in slices');
+  await writeDelta(path, 'v', state, 0, baseOf(read));
+  const loaded = await readSnapshotOrWhy(path, 'v', probe);
+  t.is(loaded.delta?.at_event, 3000, loaded.delta?.unused);
+  t.deepEqual(canon(loaded.state!), canon(fold(wantsCreated(1, 3000, ref))));
+  t.is(loaded.state!.active_wants_by_ref.get('p/m')!.size, 2400);
+});
+
+test('a pause of the log takes a delta, or an image once half an image\'s interval came since the last', async (t) => {
+  const dir = await makeWorkspace(t);
+  const log = await EventLog.open(join(dir, 'bel'));
+  t.teardown(() => log.close());
+  const path = join(dir, 'snapshot.bin');
+  const store = await StateStore.open(log, path, { snapshotEveryEvents: 40, snapshotWhenQuiet: { ms: 100, events: 5 } });
+  t.teardown(() => store.close());
+  let made = 0;
+  const pauseAfter = async (n: number) => {
+    await log.append(
+      wantsCreated(made + 1, n).map(({ event_id: _id, timestamp: _at, ...payload }) => payload as EventPayload),
+      1_767_000_000_000,
+    );
+    made += n;
+    // The pause, and the write it asks for.
+    await new Promise((r) => setTimeout(r, 300));
+    await store.idle();
+    return { images: store.snapshotsWritten, deltas: store.deltasWritten };
+  };
+  t.deepEqual(await pauseAfter(8), { images: 1, deltas: 0 }, 'no image yet: an image');
+  t.deepEqual(await pauseAfter(8), { images: 1, deltas: 1 }, '8 since the image: a delta');
+  t.deepEqual(await pauseAfter(8), { images: 1, deltas: 2 }, '16 since the image: a delta');
+  t.deepEqual(await pauseAfter(8), { images: 2, deltas: 2 }, '24 since the image, past half of 40: an image');
+  const reopened = await StateStore.open(log, path);
+  t.is(reopened.start.events_replayed, 0);
+  t.is(reopened.start.snapshot_delta, null, 'the delta of the image before was removed with it');
+  reopened.close();
 });

@@ -197,6 +197,64 @@ function removeMin<K, V>(t: Node<K, V> | Run<K, V>): Tree<K, V> {
   return balance(t.key, t.value, removeMin(t.left), t.right);
 }
 
+/**
+ * `left`, then `key` with `value`, then `right`, balanced, whatever the heights of the two (every key of `left` below
+ * `key`, every key of `right` above): the AVL join, which descends the taller side's spine to the height of the other
+ * and rebalances on the way up (each step's heights differ by at most 2, as `balance` needs).
+ */
+function join<K, V>(left: Tree<K, V>, key: K, value: Kept<V>, right: Tree<K, V>): Node<K, V> {
+  const hl = heightOf(left);
+  const hr = heightOf(right);
+  if (hl > hr + 1) {
+    const l = asNode(left!);
+    return balance(l.key, l.value, l.left, join(l.right, key, value, right));
+  }
+  if (hr > hl + 1) {
+    const r = asNode(right!);
+    return balance(r.key, r.value, join(left, key, value, r.left), r.right);
+  }
+  return node(key, value, left, right);
+}
+
+/** `left` then `right`, balanced (every key of `left` below every key of `right`). */
+function concat<K, V>(left: Tree<K, V>, right: Tree<K, V>): Tree<K, V> {
+  if (left === null) return right;
+  if (right === null) return left;
+  const [key, value] = first(right);
+  return join(left, key, value, removeMin(right));
+}
+
+/** An entry gone in a batch of changes (`withChanges`). */
+const GONE: unique symbol = Symbol('gone');
+
+/**
+ * `t` with the sorted changes `keys[a..b)` set (or, where the value is GONE, removed): the subtrees no change reaches
+ * are kept as they are, runs included, and new keys where the tree has none become one run over them. Makes the nodes
+ * on the changes' paths once each, O(m log(n/m + 1)), where m changes set one by one make m paths of log n.
+ */
+function applySorted<K, V>(t: Tree<K, V>, keys: readonly K[], values: ReadonlyArray<V | typeof GONE>, a: number, b: number, compare: Compare<K>): Tree<K, V> {
+  if (a >= b) return t;
+  if (t === null) {
+    const newKeys: K[] = [];
+    const newValues: V[] = [];
+    for (let i = a; i < b; i++) {
+      const v = values[i]!;
+      if (v === GONE) continue;
+      newKeys.push(keys[i]!);
+      newValues.push(v);
+    }
+    return runOf(newKeys, newValues, 0, newKeys.length);
+  }
+  const n = asNode(t);
+  const s = lowerBound(keys, a, b, n.key, compare);
+  const hit = s < b && compare(keys[s]!, n.key) === 0;
+  const left = applySorted(n.left, keys, values, a, s, compare);
+  const right = applySorted(n.right, keys, values, hit ? s + 1 : s, b, compare);
+  if (!hit && left === n.left && right === n.right) return t;
+  const v = hit ? values[s]! : n.value;
+  return v === GONE ? concat(left, right) : join(left, n.key, v, right);
+}
+
 /** Non-negative integer count; NaN and negatives become 0. */
 const toCount = (n: number): number => (n > 0 ? Math.floor(n) : 0);
 
@@ -574,6 +632,23 @@ export class OrderedMap<K, V> {
     }
     for (; i < batch.length; i++) put(batch[i]!, fn(batch[i]!, undefined));
     return new OrderedMap(runOf(outKeys, outValues, 0, outKeys.length), this.compare);
+  }
+
+  /**
+   * The map with a batch of changes in strictly ascending key order (`MapChange`s: a key set to a value, or a key
+   * alone, removed): the nodes on their paths are made once (`applySorted`), so a delta of 200,000 changes loads in a
+   * fraction of 200,000 `set`s. Throws if the keys are not strictly ascending.
+   */
+  withChanges(changes: ReadonlyArray<MapChange<K, V>>): OrderedMap<K, V> {
+    const keys = new Array<K>(changes.length);
+    const values = new Array<V | typeof GONE>(changes.length);
+    for (let i = 0; i < changes.length; i++) {
+      const change = changes[i]!;
+      keys[i] = change[0];
+      values[i] = change.length === 1 ? GONE : change[1];
+      if (i > 0 && this.compare(keys[i - 1]!, keys[i]!) >= 0) throw new Error(`withChanges: keys are not strictly ascending at index ${i}`);
+    }
+    return this.withRoot(applySorted(this.root, keys, values, 0, changes.length, this.compare));
   }
 
   /** Entry at 0-based rank `index` in key order, or undefined when out of range. */

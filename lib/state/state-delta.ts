@@ -12,7 +12,7 @@
  * Each delta is of everything since the image, not since the last delta: one file, replaced, never a chain.
  */
 import type { BuildState } from './build-state.js';
-import { compareNumbers, type Values } from './ordered-map.js';
+import { compareNumbers, type MapChange, type Values } from './ordered-map.js';
 import { PAUSE_POINT, SET_SLICE, decodeSet, encodeSet, namedMaps, withMaps, type AnyMap, type MapSpec, type Scalars } from './state-image.js';
 
 /** One line of a delta: the scalars, a map begins, entries set in it, keys gone from it, a large set's members. */
@@ -72,7 +72,11 @@ export function* deltaPieces(state: BuildState, base: DeltaBase): Generator<Delt
       }
       const [key, value] = change;
       if (spec.kind === 'sets' && (value as AnyMap).size > SET_SLICE) {
-        // One set can hold every active want (100,000 waiting on one input): its members go a slice a line.
+        // One set can hold every active want (100,000 waiting on one input): its members go a slice a line, after
+        // the entries before it (a map's entries come in key order).
+        if (keys.length > 0) yield ['put', keys, values];
+        keys = [];
+        values = [];
         const flat = encodeSet(value);
         for (let at = 0; at < flat.length; at += 2 * SET_SLICE) {
           yield ['members', key, flat.slice(at, at + 2 * SET_SLICE), at + 2 * SET_SLICE >= flat.length];
@@ -112,9 +116,9 @@ function valueFor(spec: MapSpec, value: unknown, name: string): unknown {
  * then replays the log from the image.
  */
 export function applyDelta(image: BuildState, pieces: Iterable<unknown>): BuildState {
-  const maps = new Map<string, { map: AnyMap; spec: MapSpec }>();
-  for (const [name, map, spec] of namedMaps(image)) maps.set(name, { map, spec });
-  let current: { map: AnyMap; spec: MapSpec } | undefined;
+  const maps = new Map<string, { map: AnyMap; spec: MapSpec; puts: Array<MapChange<unknown, unknown>>; gone: Array<MapChange<unknown, unknown>> }>();
+  for (const [name, map, spec] of namedMaps(image)) maps.set(name, { map, spec, puts: [], gone: [] });
+  let current: { map: AnyMap; spec: MapSpec; puts: Array<MapChange<unknown, unknown>>; gone: Array<MapChange<unknown, unknown>> } | undefined;
   let name = '';
   let scalars: Scalars | undefined;
   let members: { key: unknown; flat: unknown[] } | undefined;
@@ -129,21 +133,25 @@ export function applyDelta(image: BuildState, pieces: Iterable<unknown>): BuildS
       if (!current) throw new Error(`a delta of a map this state does not have: ${a}`);
     } else if (!current) throw new Error(`a delta line of kind '${String(kind)}' outside a map`);
     else if (kind === 'put' && Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
-      for (let i = 0; i < a.length; i++) current.map = current.map.set(keyFor(current.spec, a[i], name), valueFor(current.spec, b[i], name));
+      for (let i = 0; i < a.length; i++) current.puts.push([keyFor(current.spec, a[i], name), valueFor(current.spec, b[i], name)]);
     } else if (kind === 'gone' && Array.isArray(a)) {
-      for (const key of a) current.map = current.map.delete(keyFor(current.spec, key, name));
+      for (const key of a) current.gone.push([keyFor(current.spec, key, name)]);
     } else if (kind === 'members' && current.spec.kind === 'sets' && Array.isArray(b) && typeof c === 'boolean') {
       if (members && members.key !== a) throw new Error(`the members of a set in ${name} are cut off`);
       members ??= { key: keyFor(current.spec, a, name), flat: [] };
       for (const x of b) members.flat.push(x);
       if (c) {
-        current.map = current.map.set(members.key, decodeSet(members.flat));
+        current.puts.push([members.key, decodeSet(members.flat)]);
         members = undefined;
       }
     } else throw new Error(`a delta line of unknown kind '${String(kind)}'`);
   }
   if (members) throw new Error(`the members of a set in ${name} are cut off`);
   if (!scalars || typeof scalars.last_event_id !== 'number' || !(scalars.last_event_id > image.last_event_id)) throw new Error('a delta without its scalars');
-  return withMaps({ ...image, ...scalars }, (mapName) => maps.get(mapName)!.map);
+  // Each map's changes at once, in key order (withChanges throws on any other): the nodes on their paths made once.
+  return withMaps({ ...image, ...scalars }, (mapName) => {
+    const m = maps.get(mapName)!;
+    return m.map.withChanges(m.puts).withChanges(m.gone);
+  });
 }
 

@@ -292,14 +292,20 @@ export class StateStore {
 
   /**
    * Writes the current state as the snapshot, if enough events came since the one it started from. One write at a
-   * time: a call while one is under way waits for it first, then decides on the state of that moment. `last`: the
-   * store is closed right after, so the state the image holds does not take the fold's place.
+   * time: a call while one is under way waits for it first, then decides on the state of that moment. It is a delta
+   * of the image the store holds (state-delta.ts) until an image is due: SNAPSHOT_EVERY_EVENTS since it (half as many
+   * when `quiet`, a pause of the log), or `image`. `last`: the store is closed right after, so the state the image
+   * holds does not take the fold's place.
    */
-  async saveSnapshot(snapshotPath: string, minNewEvents = SNAPSHOT_MIN_NEW_EVENTS, options: { last?: boolean; image?: boolean } = {}): Promise<boolean> {
+  async saveSnapshot(snapshotPath: string, minNewEvents = SNAPSHOT_MIN_NEW_EVENTS, options: { last?: boolean; image?: boolean; quiet?: boolean } = {}): Promise<boolean> {
     const written = await this.writeExclusive(async (state) => {
       if (state.last_event_id - this.snapshotEventId < minNewEvents) return false;
       const base = this.deltaBase;
-      if (base && !options.image && state.last_event_id - base.last_event_id < this.imageEvery) {
+      const sinceImage = base ? state.last_event_id - base.last_event_id : Infinity;
+      // A pause of the log costs an image nothing that steps would feel: one past half the interval is taken then,
+      // so the delta a start loads (its records decoded, where an image's stay encoded) stays small.
+      const imageDue = sinceImage >= (options.quiet ? this.imageEvery / 2 : this.imageEvery);
+      if (base && !options.image && !imageDue) {
         await writeDelta(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), base, this.frameBudget, this.frameRest);
         this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
         this.deltas++;
@@ -334,7 +340,7 @@ export class StateStore {
   /** The snapshot a pause of the log asks for, after the write under way if any, unless the store was closed meanwhile. */
   private async snapshotAfterPause(path: string, least: number): Promise<boolean> {
     await this.idle();
-    return this.closed ? false : this.saveSnapshot(path, least);
+    return this.closed ? false : this.saveSnapshot(path, least, { quiet: true });
   }
 
   /**
