@@ -167,13 +167,13 @@ export class StateStore {
       // A pause is heard from the writes (a batch each), not from the state's every event. It is heard once, so a
       // write under way when it comes (the every-N one a burst started, the one after a long replay) is waited for,
       // not a reason to drop it: saveSnapshot waits its turn and counts the events since the snapshot just written.
-      const least = Math.min(quietEvents, this.dueEvery());
+      const least = (): number => Math.min(quietEvents, this.dueEvery());
       // debounceTime hands on what it holds when the log completes: that is the log's close, not a pause.
       const quiet$ = log.writes$.pipe(
         debounceTime(quietMs),
-        filter(() => !this.logEnded && since(this.current()) >= least),
+        filter(() => !this.logEnded && since(this.current()) >= least()),
       );
-      this.background.add(quiet$.subscribe(() => void this.snapshotAfterPause(path, least).catch(onSnapshotError)));
+      this.background.add(quiet$.subscribe(() => void this.snapshotAfterPause(path, least()).catch(onSnapshotError)));
     }
   }
 
