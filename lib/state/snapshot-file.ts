@@ -248,27 +248,43 @@ export async function readSnapshotOrWhy(path: string, version: string, log: LogP
 
 /** The image with the delta at `path` set on it, if the delta was written against that very image; else why not. */
 async function readDeltaFile(path: string, version: string, log: LogProbe, image: BuildState, imageId: string): Promise<{ state?: BuildState; why: string }> {
+  const ofThisImage = (header: SnapshotHeader): string =>
+    imageId === '' || header.base_image_id !== imageId ? 'of another snapshot' : headerMisfit(header, log, [DELTA_FORMAT]);
+  return readStateFile(path, version, log, ofThisImage, (pieces) => applyDelta(image, pieces));
+}
+
+/**
+ * The state a file of this program version at `path` holds, made by `make` of its checked lines, if `misfit` finds
+ * nothing wrong with its header ('') and the state ends at the header's event, of this log; else why not.
+ */
+async function readStateFile(
+  path: string,
+  version: string,
+  log: LogProbe,
+  misfit: (header: SnapshotHeader) => string,
+  make: (pieces: unknown[]) => BuildState,
+): Promise<{ state: BuildState; header: SnapshotHeader; why: string } | { state?: undefined; header?: undefined; why: string }> {
   let state: BuildState;
   let header: SnapshotHeader;
   try {
     const data = await readFile(path);
     header = parseHeader(data).header;
     if (header.version !== version) return { why: 'written by another version of platform' };
-    if (imageId === '' || header.base_image_id !== imageId) return { why: 'of another snapshot' };
-    const misfit = headerMisfit(header, log, [DELTA_FORMAT]);
-    if (misfit) return { why: misfit };
+    const why = misfit(header);
+    if (why) return { why };
     const read = checkedPieces(data);
     if (!read.pieces) return { why: read.why };
-    state = applyDelta(image, read.pieces);
+    state = make(read.pieces);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { why: 'missing' };
+    // A file that ends inside a frame, or before its header's end (a disk that filled, a copy cut off): cut short.
     if (err instanceof CutShortError) return { why: 'cut short' };
     return { why: `unreadable: ${err instanceof Error ? err.message : String(err)}` };
   }
   if (state.last_event_id !== header.last_event_id) return { why: 'damaged' };
   const id = header.last_event_id;
-  if ((await log.timestampOf(id).catch(() => undefined)) !== header.last_event_timestamp) return { why: `not of this log (its event ${id} differs)` };
-  return { state, why: '' };
+  if (id > 0 && (await log.timestampOf(id).catch(() => undefined)) !== header.last_event_timestamp) return { why: `not of this log (its event ${id} differs)` };
+  return { state, header, why: '' };
 }
 
 /**
@@ -308,28 +324,9 @@ async function readImageFile(
   carry?: ImageCarry,
 ): Promise<{ state: BuildState; header: SnapshotHeader; why: string } | { state?: undefined; header?: undefined; why: string }> {
   const loaded: { image?: LoadedImage } = {};
-  let state: BuildState;
-  let header: SnapshotHeader;
-  try {
-    const data = await readFile(path);
-    header = parseHeader(data).header;
-    if (header.version !== version) return { why: 'written by another version of platform' };
-    const misfit = headerMisfit(header, log, [IMAGE_FORMAT]);
-    if (misfit) return { why: misfit };
-    const read = checkedPieces(data);
-    if (!read.pieces) return { why: read.why };
-    state = stateFromImage(read.pieces, carry ? loaded : undefined);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { why: 'missing' };
-    // A file that ends inside a frame, or before its header's end (a disk that filled, a copy cut off): cut short.
-    if (err instanceof CutShortError) return { why: 'cut short' };
-    return { why: `unreadable: ${err instanceof Error ? err.message : String(err)}` };
-  }
-  if (state.last_event_id !== header.last_event_id) return { why: 'damaged' };
-  const id = header.last_event_id;
-  if (id > 0 && (await log.timestampOf(id).catch(() => undefined)) !== header.last_event_timestamp) return { why: `not of this log (its event ${id} differs)` };
-  if (carry && loaded.image) carry.takeLoaded(loaded.image);
-  return { state, header, why: '' };
+  const read = await readStateFile(path, version, log, (header) => headerMisfit(header, log, [IMAGE_FORMAT]), (pieces) => stateFromImage(pieces, carry ? loaded : undefined));
+  if (read.state && carry && loaded.image) carry.takeLoaded(loaded.image);
+  return read;
 }
 
 /** The frames after the header: where each starts and its MessagePack bytes; throws when one is cut short. */
