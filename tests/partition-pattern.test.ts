@@ -78,3 +78,18 @@ test('malformed patterns and expansions over the limit are refused with a messag
     ),
   );
 });
+
+test('a backslash makes a brace, a comma or a backslash itself; a text with no brace is a plain ref as written', (t) => {
+  t.deepEqual(expandPattern('tmpl/\\{name\\}'), ['tmpl/{name}'], 'a ref with literal braces');
+  t.deepEqual(expandPattern('tmpl/\\{x\\}/{1..2}'), ['tmpl/{x}/1', 'tmpl/{x}/2']);
+  t.deepEqual(expandPattern('pair/{a\\,b,c}'), ['pair/a,b', 'pair/c'], 'a comma inside an item');
+  t.deepEqual(expandPattern('set/{\\{a\\},b}'), ['set/{a}', 'set/b'], 'braces inside an item');
+  t.deepEqual(expandPattern('dir\\\\/{1..2}'), ['dir\\/1', 'dir\\/2'], 'a backslash itself');
+  t.deepEqual(expandPattern('odd/\\x/{a,b}'), ['odd/\\x/a', 'odd/\\x/b'], 'before anything else a backslash is itself');
+  t.deepEqual(expandPattern('win\\\\path,x'), ['win\\\\path,x'], 'no brace: as written');
+  t.is(patternSize('pair/{a\\,b,c}/{1..3}'), 6);
+  // A brace holding an escape is a list (here of one item), never a range.
+  t.deepEqual(expandPattern('v/{1..3\\,}'), ['v/1..3,']);
+  const lone = t.throws(() => expandPattern('a/\\{1..2}'), { instanceOf: PatternError });
+  t.regex(lone!.message, /closes no '\{' \(a literal brace is written \\}\)/);
+});

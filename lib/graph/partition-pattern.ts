@@ -1,8 +1,10 @@
 /**
  * Brace patterns for partition refs, shared by the CLI and the API: `{a,b,c}` (a list), `{1..24}` and `{01..24}`
  * (an integer range, zero padding kept), `{2026-01-01..2026-03-31}` (a date range, days), several braces in one
- * ref (their cartesian product, leftmost slowest). Pure: a pattern in, refs (or a clear error) out. The count is
- * known before anything is expanded, so an expansion that would be too large is refused without being built.
+ * ref (their cartesian product, leftmost slowest). A backslash makes a brace, a comma or a backslash itself
+ * (`a\\{b\\}` is the ref `a{b}`, `{x\\,y,z}` the refs `x,y` and `z`); before anything else it is itself, and a text
+ * with no brace is a plain ref as written. Pure: a pattern in, refs (or a clear error) out. The count is known
+ * before anything is expanded, so an expansion that would be too large is refused without being built.
  */
 import { groupDigits } from '../group-digits.js';
 import { quoted } from '../control-characters.js';
@@ -33,9 +35,13 @@ function parseDate(text: string): number | undefined {
   return new Date(ms).toISOString().slice(0, 10) === text ? ms : undefined;
 }
 
-function braceSet(pattern: string, body: string): Part {
+/**
+ * A brace's set: `body` as written (for ranges and messages) and `items`, its list split at the commas not escaped,
+ * each unescaped. A range is one item of no escape.
+ */
+function braceSet(pattern: string, body: string, items: readonly string[], escaped: boolean): Part {
   const range = /^(.+)\.\.(.+)$/.exec(body);
-  if (range && !body.includes(',')) {
+  if (range && items.length === 1 && !escaped) {
     const [, from, to] = range as unknown as [string, string, string];
     if (/^\d+$/.test(from) && /^\d+$/.test(to)) {
       // Exact at any size: as numbers, bounds past 2^53 rounded, and a range of them named refs outside it.
@@ -56,31 +62,59 @@ function braceSet(pattern: string, body: string): Part {
       `{${body}} is neither an integer range like {1..24} or {01..24} nor a date range like {2026-01-01..2026-03-31} (real dates, YYYY-MM-DD).`,
     );
   }
-  const items = body.split(',');
   if (items.some((item) => item === '')) throw new PatternError(pattern, `the list {${body}} has an empty item.`);
   return { count: items.length, choices: (i) => items[i]! };
 }
 
+/** What a backslash escapes in a pattern: a brace, a comma, or a backslash; before anything else it is itself. */
+const ESCAPABLE = '{},\\';
+
 function parse(pattern: string): Part[] {
+  // A ref with no brace is no pattern: its backslashes are its own.
+  if (!isPattern(pattern)) return [{ literal: pattern }];
   const parts: Part[] = [];
-  let i = 0;
-  while (i < pattern.length) {
-    const open = pattern.indexOf('{', i);
-    const close = pattern.indexOf('}', i);
-    if (close !== -1 && (open === -1 || close < open)) throw new PatternError(pattern, `a '}' at position ${close + 1} closes no '{'.`);
-    if (open === -1) {
-      parts.push({ literal: pattern.slice(i) });
-      break;
+  let literal = '';
+  for (let i = 0; i < pattern.length; ) {
+    const c = pattern[i]!;
+    if (c === '\\' && i + 1 < pattern.length && ESCAPABLE.includes(pattern[i + 1]!)) {
+      literal += pattern[i + 1];
+      i += 2;
+      continue;
     }
-    if (open > i) parts.push({ literal: pattern.slice(i, open) });
-    const end = pattern.indexOf('}', open);
-    if (end === -1) throw new PatternError(pattern, `the '{' at position ${open + 1} is never closed.`);
-    const body = pattern.slice(open + 1, end);
-    if (body.includes('{')) throw new PatternError(pattern, `braces cannot nest (at position ${open + 1}).`);
+    if (c === '}') throw new PatternError(pattern, `a '}' at position ${i + 1} closes no '{' (a literal brace is written \\}).`);
+    if (c !== '{') {
+      literal += c;
+      i++;
+      continue;
+    }
+    if (literal !== '') parts.push({ literal });
+    literal = '';
+    const open = i;
+    const items: string[] = [''];
+    let escaped = false;
+    for (i = open + 1; ; ) {
+      if (i >= pattern.length) throw new PatternError(pattern, `the '{' at position ${open + 1} is never closed (a literal brace is written \\{).`);
+      const d = pattern[i]!;
+      if (d === '\\' && i + 1 < pattern.length && ESCAPABLE.includes(pattern[i + 1]!)) {
+        items[items.length - 1] += pattern[i + 1];
+        escaped = true;
+        i += 2;
+      } else if (d === '{') {
+        throw new PatternError(pattern, `braces cannot nest (at position ${open + 1}).`);
+      } else if (d === '}') {
+        break;
+      } else {
+        if (d === ',') items.push('');
+        else items[items.length - 1] += d;
+        i++;
+      }
+    }
+    const body = pattern.slice(open + 1, i);
     if (body === '') throw new PatternError(pattern, `empty braces {} at position ${open + 1}.`);
-    parts.push(braceSet(pattern, body));
-    i = end + 1;
+    parts.push(braceSet(pattern, body, items, escaped));
+    i++;
   }
+  if (literal !== '' || parts.length === 0) parts.push({ literal });
   return parts;
 }
 
