@@ -156,3 +156,21 @@ test('a table of 200,000 rows, or a line of 200,000 words, is laid out: no argum
   t.true(wide!.rows.length > 1);
   t.true(wide!.rows.every((r) => visibleWidth(r[1]!) <= 80));
 });
+
+test('a word is broken between graphemes: an emoji joined with ZWJ, a flag or a letter with its accent stays whole', (t) => {
+  const family = '\u{1F468}\u200D\u{1F469}\u200D\u{1F467}';
+  const flag = '\u{1F1EB}\u{1F1F7}';
+  const accented = 'e\u0301';
+  for (const unit of [family, flag, accented]) {
+    const word = `ref/${unit.repeat(12)}`;
+    for (let width = 3; width <= 9; width++) {
+      const lines = wrapLine(word, width);
+      t.is(lines.join(''), word, 'no character lost');
+      for (const line of lines) {
+        // Every line is whole graphemes of the word: none starts inside a cluster (a ZWJ, a second flag letter, an accent).
+        const segments = [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(line)].map((s) => s.segment);
+        t.true(segments.every((g) => g === unit || g.length === 1), `${JSON.stringify(line)} at width ${width}`);
+      }
+    }
+  }
+});

@@ -83,20 +83,27 @@ export function fitColumns(natural: readonly number[], least: readonly number[],
   return widths;
 }
 
+/** Graphemes, not code points: an emoji joined with ZWJ, a flag or a letter with its accents is never cut apart. */
+const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
 /**
- * Where a word too wide for its line is best broken (an index into it): after a '/', ',', '=', '&' or '-' in the
- * second half of what fits, else where it stops fitting; at least one character.
+ * Where a word too wide for its line is best broken (an index into it, between graphemes): after a '/', ',', '=', '&'
+ * or '-' in the second half of what fits, else where it stops fitting; at least one grapheme.
  */
 function breakAt(word: string, width: number): number {
   let fit = 0;
   let used = 0;
-  for (const ch of word) {
-    used += visibleWidth(ch);
-    if (used > width) break;
-    fit += ch.length;
+  const ends = new Set<number>();
+  for (const { segment } of GRAPHEMES.segment(word)) {
+    used += visibleWidth(segment);
+    if (used > width) {
+      if (fit === 0) return segment.length;
+      break;
+    }
+    fit += segment.length;
+    ends.add(fit);
   }
-  if (fit === 0) return word.codePointAt(0)! > 0xffff ? 2 : 1;
-  for (let i = fit; i > fit / 2; i--) if ('/,=&-'.includes(word[i - 1]!)) return i;
+  for (let i = fit; i > fit / 2; i--) if (ends.has(i) && '/,=&-'.includes(word[i - 1]!)) return i;
   return fit;
 }
 
