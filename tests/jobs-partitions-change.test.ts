@@ -4,9 +4,11 @@
  * `version` edit, history across a restart and a snapshot, and the sla miss recorded once.
  */
 import test, { type ExecutionContext } from 'ava';
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RebuildPolicy } from '../lib/events/build-event.js';
+import type { EventPayload, RebuildPolicy } from '../lib/events/build-event.js';
+import { EventLog } from '../lib/events/event-log.js';
 import { Platform } from '../lib/platform.js';
 import { fromSnapshot, toSnapshot } from '../lib/state/snapshot.js';
 import { lineage, partitionDetail } from '../lib/server/lineage-queries.js';
@@ -343,6 +345,86 @@ test('a job split in two, one part as it was and the other edited: all it built 
   t.true(detail(again, 'raw/2').stale, 'the same after a restart');
   await build(again, ['clean/2'], 'stale');
   t.false(detail(again, 'clean/2').stale);
+});
+
+/** The chain with an env on raw, its keys in the order given: what a platform.json's author may write in any order. */
+const withEnv = (env: Array<[string, string]>) => {
+  const g = chain('1');
+  return { ...g, jobs: [{ ...g.jobs[0]!, env: Object.fromEntries(env) }, ...g.jobs.slice(1)] };
+};
+
+/** Edits platform.json under a platform reading it, and lets it see the edit (a housekeeping step). */
+async function editGraph(platform: Platform, dir: string, graph: object): Promise<void> {
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
+  await platform.refreshGraph();
+  platform.orchestrator.scanAll();
+  // A step that changes nothing emits nothing to wait for: a while for one that would.
+  await new Promise((r) => setTimeout(r, 300));
+}
+
+test("a job's env keys reordered leave what it built live; an env value changed makes it stale", async (t) => {
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(withEnv([['ZONE', 'eu'], ['MODE', 'full']])));
+  const platform = await openFromFile(t, dir);
+  await build(platform, ['clean/3']);
+  await editGraph(platform, dir, withEnv([['MODE', 'full'], ['ZONE', 'eu']]));
+  t.deepEqual(detail(platform, 'raw/3').stale_reasons, [], 'the same env, its keys in another order');
+  t.deepEqual(detail(platform, 'clean/3').stale_reasons, []);
+  await editGraph(platform, dir, withEnv([['MODE', 'full'], ['ZONE', 'us']]));
+  await waitFor(platform, (s) => (s.partitions.get('raw/3')?.stale_reasons.length ?? 0) > 0, 'raw/3 to turn stale');
+  t.regex(detail(platform, 'raw/3').stale_reasons[0]!, /^job raw changed since this build \(fingerprint \w+ -> \w+\)$/);
+  t.deepEqual(detail(platform, 'clean/3').stale_reasons, ['input raw/3 is stale']);
+});
+
+test('a build recorded under the fingerprint of before session 31 (env hashed in file order) stays live, then and after a reorder and a restart', async (t) => {
+  // The fingerprint as the code before session 31 computed it: the env object hashed in the file's order.
+  const graph = withEnv([['ZONE', 'eu'], ['MODE', 'full']]);
+  const raw = chain('1').jobs[0]!;
+  const legacy = createHash('sha256')
+    .update(JSON.stringify([raw.exec, raw.args, { ZONE: 'eu', MODE: 'full' }, [], null, raw.version]))
+    .digest('hex')
+    .slice(0, 16);
+  // A log of then: built by a platform of now in another workspace, its runs' fingerprints put back to that one.
+  const then = makeWorkspace(t);
+  writeFileSync(join(then, 'platform.json'), JSON.stringify(graph));
+  const first = await openFromFile(t, then);
+  await build(first, ['clean/1']);
+  t.not(first.state().job_runs.get(first.state().partitions.get('raw/1')!.job_run_id)!.job_fingerprint, legacy, 'the fingerprint moved');
+  await first.close();
+  const events = await (async () => {
+    const log = await EventLog.open(join(then, '.platform', 'bel'));
+    try {
+      return await log.list(0, log.latestId());
+    } finally {
+      await log.close();
+    }
+  })();
+  const dir = makeWorkspace(t);
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  for (const { event_id: _id, timestamp, ...payload } of events) {
+    if (payload.type === 'job_run_queued' && payload.job_run_queued.job_label === 'raw') payload.job_run_queued.job_fingerprint = legacy;
+    await log.append([payload as EventPayload], timestamp);
+  }
+  await log.close();
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
+  const platform = await openFromFile(t, dir);
+  t.is(platform.state().job_fingerprints.get('raw'), legacy, 'the log holds the legacy fingerprint');
+  await editGraph(platform, dir, graph);
+  t.deepEqual(detail(platform, 'raw/1').stale_reasons, [], 'the upgrade made nothing stale');
+  t.deepEqual(detail(platform, 'clean/1').stale_reasons, []);
+  // A build of now (the canonical fingerprint) and the build of then, side by side, through a reorder and a restart.
+  await build(platform, ['clean/2']);
+  await editGraph(platform, dir, withEnv([['MODE', 'full'], ['ZONE', 'eu']]));
+  for (const ref of ['raw/1', 'raw/2', 'clean/1', 'clean/2']) t.deepEqual(detail(platform, ref).stale_reasons, [], ref);
+  await platform.close();
+  const again = await openFromFile(t, dir);
+  again.orchestrator.scanAll();
+  await new Promise((r) => setTimeout(r, 300));
+  for (const ref of ['raw/1', 'raw/2']) t.deepEqual(detail(again, ref).stale_reasons, [], `${ref} after a restart`);
+  // A change of value still makes both stale.
+  await editGraph(again, dir, withEnv([['MODE', 'delta'], ['ZONE', 'eu']]));
+  await waitFor(again, (s) => ['raw/1', 'raw/2'].every((ref) => (s.partitions.get(ref)?.stale_reasons.length ?? 0) > 0), 'raw/1 and raw/2 to turn stale');
+  t.pass();
 });
 
 test('a want not successful by its sla deadline gets want_sla_missed once, counted from its data timestamp', async (t) => {
