@@ -13,7 +13,8 @@ import { Platform } from '../lib/platform.js';
 import { fromSnapshot, toSnapshot } from '../lib/state/snapshot.js';
 import { lineage, partitionDetail } from '../lib/server/lineage-queries.js';
 import { LATER, planAt } from './helpers/plan-at.js';
-import { bash, lines, makeWorkspace, openPlatform, runsFor, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { bash, lines, makeWorkspace, openPlatform, runsFor, startServer, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { cliAgainst } from './helpers/cli-against.js';
 
 /** raw/<n> -> clean/<n> -> report/<n>; each run appends "<job> <n>" to runs.txt. */
 const chain = (version = '1') => ({
@@ -156,7 +157,7 @@ test('a taint of a partition being rebuilt names it and marks its build: when th
   t.is(taint.taint!.partitions_total, 2);
   t.is(platform.state().partitions.get('raw/4')!.status, 'building', 'its run goes on');
   await waitForWant(platform, rebuild.want_id, ['failed']);
-  t.is(platform.state().partitions.get('raw/4')!.status, 'failed');
+  t.is(platform.state().partitions.get('raw/4')!.status, 'tainted', 'the failed rebuild left it on its build, tainted');
   t.deepEqual(detail(platform, 'clean/4').stale_reasons, ['input raw/4 is tainted'], 'the failed rebuild left the tainted build in place');
 });
 
@@ -229,6 +230,59 @@ test('a canceled rebuild of a live partition leaves it live on its build, its co
   t.is(platform.state().partitions.get('raw/7')!.status, 'tainted');
   t.deepEqual(detail(platform, 'clean/7').stale_reasons, ['input raw/7 is tainted']);
   writeFileSync(join(dir, 'go'), '');
+});
+
+test('a failed rebuild of a live partition leaves it live on its build and its consumer fresh, the want that forced it failed; the API and CLI say so; a tainted one stays tainted', async (t) => {
+  const dir = makeWorkspace(t);
+  const graph = chain();
+  graph.jobs[0]!.exec = bash('if [ -e fail-raw ]; then echo "no rows for $1" >&2; exit 3; fi; echo "raw $1" >> runs.txt');
+  const platform = await openPlatform(t, dir, graph);
+  await build(platform, ['clean/6', 'clean/7']);
+  const before = platform.state().partitions.get('raw/6')!.build_id;
+  writeFileSync(join(dir, 'fail-raw'), '');
+  const r = await platform.createWant({ partitions: ['raw/6'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild: 'all' });
+  if (!r.ok) return t.fail(r.error);
+  const s = await waitForWant(platform, r.want_id);
+  t.is(s.wants.get(r.want_id)!.status, 'failed', 'the want reports its rebuild failed');
+  const raw = s.partitions.get('raw/6')!;
+  t.is(raw.status, 'live', 'its build is as it was: the failure changed no data');
+  t.is(raw.build_id, before);
+  t.is(s.job_runs.get(raw.job_run_id)!.status, 'failed', 'its latest run is the one that failed');
+  t.deepEqual(detail(platform, 'clean/6').stale_reasons, [], 'its consumer is told it is not being rebuilt');
+
+  // What consumers read: the partition's view over HTTP, and `platform partitions get`.
+  const server = await startServer(t, platform);
+  const view = (await (await fetch(`${server.url}/api/partitions/${encodeURIComponent('raw/6')}`)).json()) as { status: string; current_build: { build_id: string } | null; job_run_id: string };
+  t.is(view.status, 'live');
+  t.is(view.current_build?.build_id, before);
+  t.is(view.job_run_id, raw.job_run_id);
+  const cli = await cliAgainst(() => server.url)('partitions', 'get', 'raw/6');
+  t.is(cli.code, 0, cli.stderr);
+  t.regex(cli.stdout, new RegExp(`Its last run ${raw.job_run_id} \\(raw\\) failed: exited with code 3\\. Its build ${before} is kept \\(live\\)\\.`));
+
+  // A plain build of it builds nothing (it is live); `all` made again rebuilds it once it can.
+  const runsBefore = lines(dir, 'runs.txt').length;
+  await build(platform, ['raw/6']);
+  t.is(lines(dir, 'runs.txt').length, runsBefore, 'nothing rebuilt: it was live');
+
+  // Tainted, then its rebuild failed: tainted still, its consumer stale for it, the want failed.
+  const taint = await platform.createTaint({ partitions: ['raw/7'], reason: 'bad load', downstream: false });
+  if (!taint.ok) return t.fail(taint.error);
+  const again = await platform.createWant({ partitions: ['raw/7'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild: 'missing' });
+  if (!again.ok) return t.fail(again.error);
+  const s2 = await waitForWant(platform, again.want_id);
+  t.is(s2.wants.get(again.want_id)!.status, 'failed');
+  t.is(s2.partitions.get('raw/7')!.status, 'tainted');
+  t.deepEqual(detail(platform, 'clean/7').stale_reasons, ['input raw/7 is tainted']);
+  // Tainted again after its failed rebuild, a want asks for it anew, and it is rebuilt once it can be.
+  const { rmSync } = await import('node:fs');
+  rmSync(join(dir, 'fail-raw'));
+  await build(platform, ['raw/7']);
+  t.is(platform.state().partitions.get('raw/7')!.status, 'live');
+  t.not(platform.state().partitions.get('raw/7')!.build_id, s2.partitions.get('raw/7')!.build_id);
+  // The same after a restart (the fold of the log) and through a snapshot.
+  const viaSnapshot = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(platform.state()))));
+  t.deepEqual(viaSnapshot.partitions.get('raw/6'), platform.state().partitions.get('raw/6'));
 });
 
 test('a want for a tainted partition joins the rebuild already in flight', async (t) => {
