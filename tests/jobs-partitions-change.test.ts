@@ -4,14 +4,17 @@
  * `version` edit, history across a restart and a snapshot, and the sla miss recorded once.
  */
 import test, { type ExecutionContext } from 'ava';
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RebuildPolicy } from '../lib/events/build-event.js';
+import type { EventPayload, RebuildPolicy } from '../lib/events/build-event.js';
+import { EventLog } from '../lib/events/event-log.js';
 import { Platform } from '../lib/platform.js';
 import { fromSnapshot, toSnapshot } from '../lib/state/snapshot.js';
 import { lineage, partitionDetail } from '../lib/server/lineage-queries.js';
 import { LATER, planAt } from './helpers/plan-at.js';
-import { bash, lines, makeWorkspace, openPlatform, runsFor, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { bash, lines, makeWorkspace, openPlatform, runsFor, startServer, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { cliAgainst } from './helpers/cli-against.js';
 
 /** raw/<n> -> clean/<n> -> report/<n>; each run appends "<job> <n>" to runs.txt. */
 const chain = (version = '1') => ({
@@ -154,7 +157,7 @@ test('a taint of a partition being rebuilt names it and marks its build: when th
   t.is(taint.taint!.partitions_total, 2);
   t.is(platform.state().partitions.get('raw/4')!.status, 'building', 'its run goes on');
   await waitForWant(platform, rebuild.want_id, ['failed']);
-  t.is(platform.state().partitions.get('raw/4')!.status, 'failed');
+  t.is(platform.state().partitions.get('raw/4')!.status, 'tainted', 'the failed rebuild left it on its build, tainted');
   t.deepEqual(detail(platform, 'clean/4').stale_reasons, ['input raw/4 is tainted'], 'the failed rebuild left the tainted build in place');
 });
 
@@ -227,6 +230,59 @@ test('a canceled rebuild of a live partition leaves it live on its build, its co
   t.is(platform.state().partitions.get('raw/7')!.status, 'tainted');
   t.deepEqual(detail(platform, 'clean/7').stale_reasons, ['input raw/7 is tainted']);
   writeFileSync(join(dir, 'go'), '');
+});
+
+test('a failed rebuild of a live partition leaves it live on its build and its consumer fresh, the want that forced it failed; the API and CLI say so; a tainted one stays tainted', async (t) => {
+  const dir = makeWorkspace(t);
+  const graph = chain();
+  graph.jobs[0]!.exec = bash('if [ -e fail-raw ]; then echo "no rows for $1" >&2; exit 3; fi; echo "raw $1" >> runs.txt');
+  const platform = await openPlatform(t, dir, graph);
+  await build(platform, ['clean/6', 'clean/7']);
+  const before = platform.state().partitions.get('raw/6')!.build_id;
+  writeFileSync(join(dir, 'fail-raw'), '');
+  const r = await platform.createWant({ partitions: ['raw/6'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild: 'all' });
+  if (!r.ok) return t.fail(r.error);
+  const s = await waitForWant(platform, r.want_id);
+  t.is(s.wants.get(r.want_id)!.status, 'failed', 'the want reports its rebuild failed');
+  const raw = s.partitions.get('raw/6')!;
+  t.is(raw.status, 'live', 'its build is as it was: the failure changed no data');
+  t.is(raw.build_id, before);
+  t.is(s.job_runs.get(raw.job_run_id)!.status, 'failed', 'its latest run is the one that failed');
+  t.deepEqual(detail(platform, 'clean/6').stale_reasons, [], 'its consumer is told it is not being rebuilt');
+
+  // What consumers read: the partition's view over HTTP, and `platform partitions get`.
+  const server = await startServer(t, platform);
+  const view = (await (await fetch(`${server.url}/api/partitions/${encodeURIComponent('raw/6')}`)).json()) as { status: string; current_build: { build_id: string } | null; job_run_id: string };
+  t.is(view.status, 'live');
+  t.is(view.current_build?.build_id, before);
+  t.is(view.job_run_id, raw.job_run_id);
+  const cli = await cliAgainst(() => server.url)('partitions', 'get', 'raw/6');
+  t.is(cli.code, 0, cli.stderr);
+  t.regex(cli.stdout, new RegExp(`Its last run ${raw.job_run_id} \\(raw\\) failed: exited with code 3\\. Its build ${before} is kept \\(live\\)\\.`));
+
+  // A plain build of it builds nothing (it is live); `all` made again rebuilds it once it can.
+  const runsBefore = lines(dir, 'runs.txt').length;
+  await build(platform, ['raw/6']);
+  t.is(lines(dir, 'runs.txt').length, runsBefore, 'nothing rebuilt: it was live');
+
+  // Tainted, then its rebuild failed: tainted still, its consumer stale for it, the want failed.
+  const taint = await platform.createTaint({ partitions: ['raw/7'], reason: 'bad load', downstream: false });
+  if (!taint.ok) return t.fail(taint.error);
+  const again = await platform.createWant({ partitions: ['raw/7'], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild: 'missing' });
+  if (!again.ok) return t.fail(again.error);
+  const s2 = await waitForWant(platform, again.want_id);
+  t.is(s2.wants.get(again.want_id)!.status, 'failed');
+  t.is(s2.partitions.get('raw/7')!.status, 'tainted');
+  t.deepEqual(detail(platform, 'clean/7').stale_reasons, ['input raw/7 is tainted']);
+  // Tainted again after its failed rebuild, a want asks for it anew, and it is rebuilt once it can be.
+  const { rmSync } = await import('node:fs');
+  rmSync(join(dir, 'fail-raw'));
+  await build(platform, ['raw/7']);
+  t.is(platform.state().partitions.get('raw/7')!.status, 'live');
+  t.not(platform.state().partitions.get('raw/7')!.build_id, s2.partitions.get('raw/7')!.build_id);
+  // The same after a restart (the fold of the log) and through a snapshot.
+  const viaSnapshot = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(platform.state()))));
+  t.deepEqual(viaSnapshot.partitions.get('raw/6'), platform.state().partitions.get('raw/6'));
 });
 
 test('a want for a tainted partition joins the rebuild already in flight', async (t) => {
@@ -343,6 +399,86 @@ test('a job split in two, one part as it was and the other edited: all it built 
   t.true(detail(again, 'raw/2').stale, 'the same after a restart');
   await build(again, ['clean/2'], 'stale');
   t.false(detail(again, 'clean/2').stale);
+});
+
+/** The chain with an env on raw, its keys in the order given: what a platform.json's author may write in any order. */
+const withEnv = (env: Array<[string, string]>) => {
+  const g = chain('1');
+  return { ...g, jobs: [{ ...g.jobs[0]!, env: Object.fromEntries(env) }, ...g.jobs.slice(1)] };
+};
+
+/** Edits platform.json under a platform reading it, and lets it see the edit (a housekeeping step). */
+async function editGraph(platform: Platform, dir: string, graph: object): Promise<void> {
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
+  await platform.refreshGraph();
+  platform.orchestrator.scanAll();
+  // A step that changes nothing emits nothing to wait for: a while for one that would.
+  await new Promise((r) => setTimeout(r, 300));
+}
+
+test("a job's env keys reordered leave what it built live; an env value changed makes it stale", async (t) => {
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(withEnv([['ZONE', 'eu'], ['MODE', 'full']])));
+  const platform = await openFromFile(t, dir);
+  await build(platform, ['clean/3']);
+  await editGraph(platform, dir, withEnv([['MODE', 'full'], ['ZONE', 'eu']]));
+  t.deepEqual(detail(platform, 'raw/3').stale_reasons, [], 'the same env, its keys in another order');
+  t.deepEqual(detail(platform, 'clean/3').stale_reasons, []);
+  await editGraph(platform, dir, withEnv([['MODE', 'full'], ['ZONE', 'us']]));
+  await waitFor(platform, (s) => (s.partitions.get('raw/3')?.stale_reasons.length ?? 0) > 0, 'raw/3 to turn stale');
+  t.regex(detail(platform, 'raw/3').stale_reasons[0]!, /^job raw changed since this build \(fingerprint \w+ -> \w+\)$/);
+  t.deepEqual(detail(platform, 'clean/3').stale_reasons, ['input raw/3 is stale']);
+});
+
+test('a build recorded under the fingerprint of before session 31 (env hashed in file order) stays live, then and after a reorder and a restart', async (t) => {
+  // The fingerprint as the code before session 31 computed it: the env object hashed in the file's order.
+  const graph = withEnv([['ZONE', 'eu'], ['MODE', 'full']]);
+  const raw = chain('1').jobs[0]!;
+  const legacy = createHash('sha256')
+    .update(JSON.stringify([raw.exec, raw.args, { ZONE: 'eu', MODE: 'full' }, [], null, raw.version]))
+    .digest('hex')
+    .slice(0, 16);
+  // A log of then: built by a platform of now in another workspace, its runs' fingerprints put back to that one.
+  const then = makeWorkspace(t);
+  writeFileSync(join(then, 'platform.json'), JSON.stringify(graph));
+  const first = await openFromFile(t, then);
+  await build(first, ['clean/1']);
+  t.not(first.state().job_runs.get(first.state().partitions.get('raw/1')!.job_run_id)!.job_fingerprint, legacy, 'the fingerprint moved');
+  await first.close();
+  const events = await (async () => {
+    const log = await EventLog.open(join(then, '.platform', 'bel'));
+    try {
+      return await log.list(0, log.latestId());
+    } finally {
+      await log.close();
+    }
+  })();
+  const dir = makeWorkspace(t);
+  const log = await EventLog.open(join(dir, '.platform', 'bel'));
+  for (const { event_id: _id, timestamp, ...payload } of events) {
+    if (payload.type === 'job_run_queued' && payload.job_run_queued.job_label === 'raw') payload.job_run_queued.job_fingerprint = legacy;
+    await log.append([payload as EventPayload], timestamp);
+  }
+  await log.close();
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
+  const platform = await openFromFile(t, dir);
+  t.is(platform.state().job_fingerprints.get('raw'), legacy, 'the log holds the legacy fingerprint');
+  await editGraph(platform, dir, graph);
+  t.deepEqual(detail(platform, 'raw/1').stale_reasons, [], 'the upgrade made nothing stale');
+  t.deepEqual(detail(platform, 'clean/1').stale_reasons, []);
+  // A build of now (the canonical fingerprint) and the build of then, side by side, through a reorder and a restart.
+  await build(platform, ['clean/2']);
+  await editGraph(platform, dir, withEnv([['MODE', 'full'], ['ZONE', 'eu']]));
+  for (const ref of ['raw/1', 'raw/2', 'clean/1', 'clean/2']) t.deepEqual(detail(platform, ref).stale_reasons, [], ref);
+  await platform.close();
+  const again = await openFromFile(t, dir);
+  again.orchestrator.scanAll();
+  await new Promise((r) => setTimeout(r, 300));
+  for (const ref of ['raw/1', 'raw/2']) t.deepEqual(detail(again, ref).stale_reasons, [], `${ref} after a restart`);
+  // A change of value still makes both stale.
+  await editGraph(again, dir, withEnv([['MODE', 'delta'], ['ZONE', 'eu']]));
+  await waitFor(again, (s) => ['raw/1', 'raw/2'].every((ref) => (s.partitions.get(ref)?.stale_reasons.length ?? 0) > 0), 'raw/1 and raw/2 to turn stale');
+  t.pass();
 });
 
 test('a want not successful by its sla deadline gets want_sla_missed once, counted from its data timestamp', async (t) => {

@@ -926,6 +926,32 @@ test('CORS: http://localhost:3000 gets Access-Control-Allow-Origin for GET, POST
   }
 });
 
+test('CORS with a token: a preflight from http://localhost:3000 is answered without it (a preflight carries none); the request it clears still needs it', async (t) => {
+  const f = await startServer(t, { server: { token: 'secret-token-7' } });
+  const good = 'http://localhost:3000';
+  for (const [path, method] of [['/api/wants', 'POST'], ['/api/wants/w-1', 'DELETE'], ['/api/status', 'GET'], ['/platform.v1.PlatformService/AnalyzeGraph', 'POST']] as const) {
+    const pre = await rawRequest(`${f.url}${path}`, {
+      method: 'OPTIONS',
+      headers: { origin: good, 'access-control-request-method': method, 'access-control-request-headers': 'content-type, authorization' },
+    });
+    t.is(pre.status, 204, `preflight ${method} ${path}: ${pre.body}`);
+    t.is(pre.headers['access-control-allow-origin'], good, path);
+    t.true(String(pre.headers['access-control-allow-methods']).split(',').includes(method), path);
+    t.is(pre.body, '', 'a preflight answers nothing of the API');
+  }
+  // The request itself, from the same origin: the token still decides.
+  const bare = await rawRequest(`${f.url}/api/wants`, { headers: { origin: good } });
+  t.is(bare.status, 401);
+  t.regex((JSON.parse(bare.body) as { error: string }).error, /requires its token/);
+  t.is((await rawRequest(`${f.url}/api/wants`, { headers: { origin: good, authorization: 'Bearer secret-token-7' } })).status, 200);
+  // An OPTIONS that is no preflight, or a preflight from another origin, is no exception: 401 without the token.
+  t.is((await rawRequest(`${f.url}/api/wants`, { method: 'OPTIONS' })).status, 401);
+  t.is((await rawRequest(`${f.url}/api/wants`, { method: 'OPTIONS', headers: { origin: good } })).status, 401, 'an Origin alone is no preflight');
+  const evil = await rawRequest(`${f.url}/api/wants`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
+  t.is(evil.status, 401);
+  t.is(evil.headers['access-control-allow-origin'], undefined);
+});
+
 test('a request whose Host is not a loopback name is refused with 403 (DNS rebinding)', async (t) => {
   const f = await startServer(t);
   for (const host of ['evil.example', `evil.example:${f.server.port}`, 'localhost.evil.example', '127.0.0.1.nip.io', '10.0.0.1']) {

@@ -542,6 +542,7 @@ uiTest('the schedules page shows what the API says of each schedule: its zone, s
   await page.goto(`${base()}/backfills/${created.backfill_id}`);
   await page.locator('h1 .status-successful').waitFor({ timeout: 20_000 });
   t.is(await page.locator('[data-count="live"]').innerText(), '10');
+  t.is(await page.locator('[data-count="canceled"]').innerText(), '0', 'every count the API has is shown, canceled too');
   t.is(await page.getByRole('progressbar', { name: 'Progress' }).getAttribute('aria-valuenow'), '100');
   const b = await api<BackfillView>('GET', `/api/backfills/${created.backfill_id}`);
   t.is(await page.locator('[data-fact="comment"]').innerText(), b.comment);

@@ -34,8 +34,10 @@ export interface BackfillCounts {
   building: number;
   /** Let into scheduling, no run of their own yet: waiting for their inputs to be built (or for the backfill's cap). */
   waiting: number;
-  /** Not let into scheduling yet (a large backfill is scheduled a window at a time); for an ended backfill, never built for it. */
+  /** Not let into scheduling yet (a large backfill is scheduled a window at a time). */
   pending: number;
+  /** Not settled when the backfill was canceled (begun or not): nothing builds them for it any more. 0 unless canceled. */
+  canceled: number;
 }
 
 export interface BackfillView {

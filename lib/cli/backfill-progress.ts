@@ -42,6 +42,8 @@ export function renderBackfill(b: BackfillView, elapsedMs: number, paint: Backfi
     c.building > 0 ? paint.busy(`building ${c.building}`) : 'building 0',
     `waiting ${c.waiting}`,
     `pending ${c.pending}`,
+    // Only a canceled backfill has any: a "canceled 0" on every other line says nothing.
+    ...(c.canceled > 0 ? [paint.bad(`canceled ${c.canceled}`)] : []),
     `${b.running_job_runs} running${b.max_concurrent_job_runs > 0 ? ` (cap ${b.max_concurrent_job_runs})` : ''}`,
   ];
   return [head, `  ${parts.join(' · ')}`];

@@ -31,7 +31,7 @@ function sameProgress(shown: BackfillView | undefined, now: BackfillView): boole
   if (!shown || shown.status !== now.status || shown.running_job_runs !== now.running_job_runs) return false;
   const a = shown.counts;
   const b = now.counts;
-  return a.live === b.live && a.failed === b.failed && a.skipped === b.skipped && a.building === b.building && a.waiting === b.waiting && a.pending === b.pending;
+  return a.live === b.live && a.failed === b.failed && a.skipped === b.skipped && a.building === b.building && a.waiting === b.waiting && a.pending === b.pending && a.canceled === b.canceled;
 }
 
 export async function followBackfill(
@@ -114,7 +114,7 @@ export async function followBackfill(
   if (b.status === 'successful') return { kind: 'successful' };
   const why =
     b.status === 'canceled'
-      ? `backfill ${id} was canceled${b.cancel_reason ? ` (${b.cancel_reason})` : ''}.`
+      ? `backfill ${id} was canceled${b.cancel_reason ? ` (${b.cancel_reason})` : ''}: ${b.counts.canceled} of its ${partitionCount(b.partitions)} not built for it.`
       : `backfill ${id} ended ${b.status}: ${b.counts.failed} of its ${partitionCount(b.partitions)} failed. ` +
         `List them: platform partitions list --status failed${rangePrefix(b.pattern)}; why one failed: platform partitions get <ref>.`;
   return { kind: 'unsuccessful', message: why };

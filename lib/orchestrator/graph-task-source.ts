@@ -2,7 +2,7 @@
 import type { Observable } from 'rxjs';
 import { errorMessage } from '../errors.js';
 import { GraphError } from '../graph/graph-error.js';
-import { jobFingerprint } from '../graph/job-fingerprint.js';
+import { jobFingerprint, legacyJobFingerprint } from '../graph/job-fingerprint.js';
 import type { JobResolver } from '../graph/job-resolver.js';
 import type { WorkspaceGraph } from '../graph/workspace-graph.js';
 import type { JobPolicy, SchedulingPolicy, TaskResolution } from './step-input.js';
@@ -75,10 +75,11 @@ export class GraphTaskSource implements TaskSource {
 function viewOf(resolver: JobResolver) {
   const graph = resolver.graph;
   const jobs = new Map<string, JobPolicy>(
-    graph.jobs.map((j) => [
-      j.label,
-      { retries: j.retries, max_concurrency: j.max_concurrency, fingerprint: jobFingerprint(j), ...(j.batch ? { batch: j.batch } : {}) },
-    ]),
+    graph.jobs.map((j): [string, JobPolicy] => {
+      const legacy = legacyJobFingerprint(j);
+      const policy: JobPolicy = { retries: j.retries, max_concurrency: j.max_concurrency, fingerprint: jobFingerprint(j), ...(j.batch ? { batch: j.batch } : {}) };
+      return [j.label, legacy === undefined ? policy : { ...policy, legacy_fingerprint: legacy }];
+    }),
   );
   return {
     resolver,

@@ -21,6 +21,8 @@ export interface JobPolicy {
   batch?: BatchPolicy;
   /** Of the job definition (exec, templates, version): recorded with each build; a change makes them stale. */
   fingerprint: string;
+  /** Its fingerprint as hashed before session 31, where that differs: builds of then carry it (job-fingerprint.ts). */
+  legacy_fingerprint?: string;
 }
 
 export interface SchedulingPolicy {

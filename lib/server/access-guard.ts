@@ -28,10 +28,17 @@ export function tokenMatcher(token: string): (authorization: string | undefined,
   };
 }
 
-export function tokenGuard(token: string) {
+/**
+ * `corsOrigins`: the origins CORS answers. A browser sends their preflights (an OPTIONS with `Origin` and
+ * `Access-Control-Request-Method`) without credentials, whatever the request after it carries, so a preflight held
+ * to the token is a 401 that stops the request it asks for. CORS answers it (app.ts) with headers alone, no route
+ * reached; the request it clears is held to the token as any is.
+ */
+export function tokenGuard(token: string, corsOrigins: readonly string[] = []) {
   const carriesToken = tokenMatcher(token);
   return (req: Request, _res: Response, next: NextFunction): void => {
     if (req.path === '/health' || req.path === '/login') return next();
+    if (isPreflight(req) && corsOrigins.includes(req.get('Origin')!)) return next();
     if (carriesToken(req.get('Authorization'), req.get('Cookie'))) return next();
     throw new HttpError(
       401,
@@ -52,6 +59,10 @@ export function originGuard(allowedExtra: readonly string[]) {
     if (own.includes(origin) || allowedExtra.includes(origin)) return next();
     throw new HttpError(403, `A write from the origin ${JSON.stringify(origin)} is refused: only the daemon's own pages may write.`);
   };
+}
+
+function isPreflight(req: Request): boolean {
+  return req.method === 'OPTIONS' && req.get('Origin') !== undefined && req.get('Access-Control-Request-Method') !== undefined;
 }
 
 function cookie(header: string | undefined, name: string): string | undefined {

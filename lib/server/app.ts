@@ -32,7 +32,7 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(loopbackGuard);
-  if (ctx.access.token) app.use(tokenGuard(ctx.access.token));
+  if (ctx.access.token) app.use(tokenGuard(ctx.access.token, [DASHBOARD_ORIGIN]));
   app.use(originGuard([DASHBOARD_ORIGIN]));
   // express answers an OPTIONS itself with the methods of the routes whose paths match, and the dashboard's catch-all
   // GET matches every path: an /api path the API does not have said "Allow: GET, HEAD" where a GET is a 404. Before

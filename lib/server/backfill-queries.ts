@@ -25,6 +25,8 @@ export function backfillView(state: BuildState, want: WantRecord): BackfillView 
   // partition, a windowed one's open ones (two ranks of the index, O(log n)). Pending: those not let in yet.
   const letIn = want.window > 0 ? openCount(state, want.want_id) : total - settled;
   const waiting = ended ? 0 : Math.max(c.waiting, letIn - active);
+  // A canceled backfill's unsettled partitions are its cancel's, not pending: none will be built for it.
+  const canceled = want.status === 'canceled' ? Math.max(0, total - settled) : 0;
   let running = 0;
   for (const [, id] of state.job_runs_by_status.running) {
     const run = state.job_runs.get(id);
@@ -46,7 +48,8 @@ export function backfillView(state: BuildState, want: WantRecord): BackfillView 
       skipped: c.skipped,
       building: active,
       waiting,
-      pending: Math.max(0, total - settled - active - waiting),
+      pending: Math.max(0, total - settled - active - waiting - canceled),
+      canceled,
     },
     progress: total === 0 ? 1 : Math.round((settled / total) * 10_000) / 10_000,
     running_job_runs: running,

@@ -98,6 +98,12 @@ export interface PartitionRecord {
    * it, so what consumed it stays stale. (Absent, read as false, in compaction bases written before it.)
    */
   readonly build_tainted: boolean;
+  /**
+   * Event id of its latest run's failure for good, which left it as its build is (live, or tainted): the wants made
+   * before it that needed that rebuild fail with it (want-status.ts). 0 once anything newer moved it (a run, a taint,
+   * a build); absent, read as 0, in compaction bases written before session 31.
+   */
+  readonly rebuild_failed_event_id: number;
 }
 
 /**
@@ -321,7 +327,7 @@ export function withPartition(r: PartitionRecord, change: Partial<PartitionRecor
   return Object.assign({
     ref: r.ref, status: r.status, job_run_id: r.job_run_id, changed_event_id: r.changed_event_id,
     created_at: r.created_at, updated_at: r.updated_at, build_id: r.build_id, built_event_id: r.built_event_id,
-    stale_reasons: r.stale_reasons, build_tainted: r.build_tainted,
+    stale_reasons: r.stale_reasons, build_tainted: r.build_tainted, rebuild_failed_event_id: r.rebuild_failed_event_id ?? 0,
   }, change);
 }
 

@@ -202,8 +202,10 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     case 'job_run_failed': {
       const e = event.job_run_failed;
       const detail = { exit_code: e.exit_code, signal: e.signal, reason: e.reason, retry_at: e.retry_at };
-      // A failure that will be retried keeps its partitions building.
-      const partition: PartitionStatus = e.retry_at > 0 ? 'building' : 'failed';
+      // A failure that will be retried keeps its partitions building. A failed rebuild leaves each output as its build
+      // is (live, or tainted), as a cancel does: its data did not change, and consumers read its current build. The
+      // wants that needed the rebuild still fail (want-status.ts `partitionCategory`: its latest run failed).
+      const partition: PartitionStatusOf = e.retry_at > 0 ? 'building' : asItsBuildOr('failed');
       return endRun(s, e.job_run_id, 'failed', detail, partition, event.event_id, at, e.ended_at);
     }
     case 'job_run_canceled': {
@@ -345,8 +347,9 @@ function built(prior: BuildState, e: Lineage, eventId: number, at: number): Buil
     built_event_id: 0,
     stale_reasons: [],
     build_tainted: false,
+    rebuild_failed_event_id: 0,
   };
-  next = putPartition(next, withPartition(base, { build_id: e.build_id, built_event_id: eventId, stale_reasons: [], build_tainted: false }));
+  next = putPartition(next, withPartition(base, { build_id: e.build_id, built_event_id: eventId, stale_reasons: [], build_tainted: false, rebuild_failed_event_id: 0 }));
   next = recountWants(before, next, [ref], eventId, at);
   // Whoever consumed the old build now has an input rebuilt since.
   const downstream = replaced ? currentConsumers(s, replaced) : [];
@@ -376,7 +379,8 @@ function taint(s: BuildState, refs: readonly string[], eventId: number, at: numb
       marked.push(ref);
       continue;
     }
-    next = putPartition(next, withPartition(p, { status: 'tainted', changed_event_id: eventId, updated_at: at, build_tainted: p.build_id !== '' }));
+    // A rebuild that failed before the taint is no longer why it is not live: the wants on it ask again.
+    next = putPartition(next, withPartition(p, { status: 'tainted', changed_event_id: eventId, updated_at: at, build_tainted: p.build_id !== '', rebuild_failed_event_id: 0 }));
     moved.push(ref);
   }
   next = recountWants(s, next, moved, eventId, at);
@@ -486,6 +490,7 @@ function setPartitions(
 ): BuildState {
   let next = state;
   const statuses: PartitionStatus[] = [];
+  const failed = state.job_runs.get(runId)?.status === 'failed';
   for (const ref of refs) {
     const old = next.partitions.get(ref);
     const status = typeof statusOf === 'function' ? statusOf(old) : statusOf;
@@ -502,6 +507,8 @@ function setPartitions(
       stale_reasons: old?.stale_reasons ?? [],
       // Live is a new build (its own mark false) or the old one by a run that recorded none: no taint to carry.
       build_tainted: status !== 'live' && old?.build_tainted === true,
+      // Its run failed for good and it kept its build (a failure to be retried leaves it building).
+      rebuild_failed_event_id: failed && (status === 'live' || status === 'tainted') ? eventId : 0,
     });
   }
   next = recountWants(before, next, refs, eventId, at, pending);

@@ -10,6 +10,7 @@
  */
 import { withPartition, type BuildState, type PartitionRecord } from './build-state.js';
 import { buildIsTainted, buildLineage, consumerKey } from './build-state.js';
+import { canonicalFingerprint, fingerprintAccepted } from './accepted-fingerprints.js';
 
 /** The reasons for `ref`, given whether each input is stale (the recorded flag, or a from-scratch answer). */
 export function staleReasons(state: BuildState, ref: string, inputIsStale: (ref: string) => boolean): string[] {
@@ -32,8 +33,8 @@ export function staleReasons(state: BuildState, ref: string, inputIsStale: (ref:
     else if (inputIsStale(input.partition_ref)) reasons.push(`input ${input.partition_ref} is stale`);
   }
   const current = state.job_fingerprints.get(build.job_label);
-  if (build.job_fingerprint && current && current !== build.job_fingerprint) {
-    reasons.push(`job ${build.job_label} changed since this build (fingerprint ${build.job_fingerprint} -> ${current})`);
+  if (build.job_fingerprint && current && !fingerprintAccepted(current, build.job_fingerprint)) {
+    reasons.push(`job ${build.job_label} changed since this build (fingerprint ${build.job_fingerprint} -> ${canonicalFingerprint(current)})`);
   }
   return reasons;
 }

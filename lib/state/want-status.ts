@@ -45,17 +45,27 @@ function jobChanged(p: PartitionRecord): boolean {
   return p.stale_reasons.length > 0 && p.stale_reasons[p.stale_reasons.length - 1]!.startsWith('job ');
 }
 
+/**
+ * A partition with a build whose rebuild failed for good since the want was made: it stays as its build is (live, or
+ * tainted), and a want that needed the rebuild fails with it rather than asking again for ever.
+ */
+function rebuildFailedSince(p: PartitionRecord, want: WantBasis): boolean {
+  return (p.rebuild_failed_event_id ?? 0) > want.created_event_id;
+}
+
 export function partitionCategory(state: BuildState, p: PartitionRecord | undefined, want: WantBasis): PartitionCategory {
   if (!p) return 'none';
   switch (p.status) {
     case 'live':
-      return mustRebuild(state, want, p) ? 'none' : 'live';
+      if (!mustRebuild(state, want, p)) return 'live';
+      return rebuildFailedSince(p, want) ? 'failed' : 'none';
     // A partition that failed before this want existed is the reason to rebuild it, not this want's failure.
     case 'failed':
       if (p.changed_event_id > want.created_event_id) return 'failed';
       return want.rebuild === 'absent' ? 'skipped' : 'none';
     case 'tainted':
-      return want.rebuild === 'absent' ? 'skipped' : 'none';
+      if (want.rebuild === 'absent') return 'skipped';
+      return rebuildFailedSince(p, want) ? 'failed' : 'none';
     case 'building': {
       const run = state.job_runs.get(p.job_run_id);
       // A failed run waiting out its retry backoff is still this partition's build, not an upstream wait.

@@ -49,7 +49,7 @@ export const BackfillViewSchema = Type.Object(
     max_concurrent_job_runs: Count,
     comment: Type.String(),
     counts: Type.Object(
-      { live: Count, failed: Count, skipped: Count, building: Count, waiting: Count, pending: Count },
+      { live: Count, failed: Count, skipped: Count, building: Count, waiting: Count, pending: Count, canceled: Count },
       { additionalProperties: false },
     ),
     progress: Type.Number({ minimum: 0, maximum: 1 }),

@@ -62,11 +62,14 @@ export function registerPartitions(program: Command): void {
       const p = await client.getPartition(ref, opts.builds !== undefined ? { builds_limit: opts.builds } : {});
       if (options.json) return printJson(p);
       line(partitionDetail(p));
-      // Why it is not live is its last run's: the place a failed build's message sends the user to.
-      if ((p.status === 'failed' || p.status === 'canceled') && p.job_run_id) {
+      // Why it is not live is its last run's: the place a failed build's message sends the user to. A rebuild that
+      // failed or was canceled left it on its build (live, or tainted): said too, with what is kept.
+      const kept = p.current_build && p.job_run_id !== p.current_build.job_run_id && (p.status === 'live' || p.status === 'tainted');
+      if (((p.status === 'failed' || p.status === 'canceled') && p.job_run_id) || kept) {
         const run = await client.getJobRun(p.job_run_id).catch(() => undefined);
         const why = run ? endedHow(run) : '';
-        if (run) line(`Its last run ${runWithJob(run)} ${run.status}${why ? `: ${why}` : ''}. More: platform job-runs get ${run.job_run_id}.`);
+        const still = kept ? ` Its build ${p.current_build!.build_id} is kept (${p.status}).` : '';
+        if (run && !(kept && run.status === 'succeeded')) line(`Its last run ${runWithJob(run)} ${run.status}${why ? `: ${why}` : ''}.${still} More: platform job-runs get ${run.job_run_id}.`);
       }
     });
   partitions

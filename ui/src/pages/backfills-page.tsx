@@ -86,7 +86,7 @@ export function BackfillPage({ id }: { id: string }) {
             <dd>{b.priority}</dd>
             <dt>Cap</dt>
             <dd>{b.max_concurrent_job_runs > 0 ? `${b.max_concurrent_job_runs} runs at once` : 'none of its own'}</dd>
-            {(['live', 'failed', 'skipped', 'building', 'waiting', 'pending'] as const).map((k) => (
+            {(['live', 'failed', 'skipped', 'building', 'waiting', 'pending', 'canceled'] as const).map((k) => (
               <>
                 <dt>{k}</dt>
                 <dd data-count={k}>{b.counts[k]}</dd>

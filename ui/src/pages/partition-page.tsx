@@ -70,6 +70,9 @@ const LATEST_RUN: Record<string, string> = {
   failed: 'It failed in its latest run',
   canceled: 'Its latest run was canceled',
   building: 'It is being built by',
+  // A rebuild failed or canceled: it stays on its build.
+  live: 'Its build is kept; its latest run did not replace it',
+  tainted: 'Its build is kept; its latest run did not replace it',
 };
 
 export function PartitionPage({ refName }: { refName: string }) {
