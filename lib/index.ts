@@ -26,6 +26,8 @@ export { backfillView, backfillWant, listBackfills } from './server/backfill-que
 export type { BackfillView, BackfillCounts, CreateBackfillBody, CreateBackfillReply } from './api/backfills.js';
 export { QueueFullError, QueueClosedError } from './orchestrator/command-queue.js';
 export { reduce } from './state/reduce.js';
+/** A want's `job_run_ids` and `child_want_ids` are append-lists (append-list.ts): read them through these. */
+export { lastItems, listArray, listItems, listLength, type AppendList } from './state/append-list.js';
 export {
   activeWantsOn,
   initialState,

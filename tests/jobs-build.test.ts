@@ -3,6 +3,7 @@
  * config-program job, joins (a ref wanted twice is built once), QUERY inputs, concurrency limits, and the
  * 400 for a ref no job produces.
  */
+import { listArray } from '../lib/state/append-list.js';
 import test from 'ava';
 import { LATER, planAt } from './helpers/plan-at.js';
 import { readFileSync } from 'node:fs';
@@ -105,7 +106,7 @@ test('a three-level graph is built in dependency order; derived wants carry pare
   const rawWants = derived.filter((w) => w.partitions.some((p) => p.startsWith('raw/')));
   t.deepEqual(rawWants.flatMap((w) => w.partitions).sort(), ['raw/11', 'raw/12', 'raw/13']);
   for (const w of rawWants) t.is(w.parent_want_id, dailyWant.want_id);
-  t.deepEqual(state.wants.get(root)!.child_want_ids, [dailyWant.want_id]);
+  t.deepEqual(listArray(state.wants.get(root)!.child_want_ids), [dailyWant.want_id]);
 });
 
 test('a config-program job builds: one config call, its args/env/inputs reach the job', async (t) => {
@@ -200,8 +201,8 @@ test('the same ref wanted twice at once is built once; both wants join the run',
   t.is(state.wants.get(b)!.status, 'successful');
   const built = runsFor(state, 'once/1');
   t.is(built.length, 1, JSON.stringify(built));
-  t.deepEqual(state.wants.get(a)!.job_run_ids, [built[0]!.job_run_id]);
-  t.deepEqual(state.wants.get(b)!.job_run_ids, [built[0]!.job_run_id]);
+  t.deepEqual(listArray(state.wants.get(a)!.job_run_ids), [built[0]!.job_run_id]);
+  t.deepEqual(listArray(state.wants.get(b)!.job_run_ids), [built[0]!.job_run_id]);
   t.is(lines(dir, 'invocations.txt').length, 1);
 });
 
@@ -217,7 +218,7 @@ test('a want for a ref being built joins the run; a want for a live ref is succe
   const runId = runsFor(running, 'once/2')[0]!.job_run_id;
   const second = await want(platform, ['once/2']);
   const joined = platform.state().wants.get(second)!;
-  t.deepEqual(joined.job_run_ids, [runId]);
+  t.deepEqual(listArray(joined.job_run_ids), [runId]);
   t.is(joined.status, 'building');
 
   await waitForWant(platform, first);
@@ -230,7 +231,7 @@ test('a want for a ref being built joins the run; a want for a live ref is succe
   const third = await want(platform, ['once/2']);
   const after = platform.state();
   t.is(after.wants.get(third)!.status, 'successful');
-  t.deepEqual(after.wants.get(third)!.job_run_ids, []);
+  t.deepEqual(listArray(after.wants.get(third)!.job_run_ids), []);
   // Nothing is due for it at any later moment: a full scan (what a tick does) an hour on schedules nothing.
   const later = await planAt(platform, LATER());
   t.deepEqual(later.events, []);
@@ -258,7 +259,7 @@ test('QUERY inputs are recorded but neither built nor waited for', async (t) => 
   t.deepEqual(runs(state, 'uses')[0]!.config.inputs, [{ dep_type: 'QUERY', partition_ref: 'lookup/3' }]);
   t.is(runs(state, 'lookup').length, 0);
   t.is(state.partitions.get('lookup/3'), undefined);
-  t.deepEqual(state.wants.get(w)!.child_want_ids, [], 'no derived want for a QUERY input');
+  t.deepEqual(listArray(state.wants.get(w)!.child_want_ids), [], 'no derived want for a QUERY input');
   t.is(state.wants.size, 1);
   t.deepEqual(lines(dir, 'lookup-ran.txt'), []);
   t.deepEqual(lines(dir, 'uses-ran.txt'), ['used']);

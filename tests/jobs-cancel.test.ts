@@ -2,6 +2,7 @@
  * Cancel with real processes: the whole process group dies within a second (the job and a grandchild it put in
  * the background), the run and the want are recorded canceled, and a run another active want still needs lives on.
  */
+import { listArray } from '../lib/state/append-list.js';
 import test, { type ExecutionContext } from 'ava';
 import { LATER, planAt } from './helpers/plan-at.js';
 import { join } from 'node:path';
@@ -99,7 +100,7 @@ test('canceling a want does not cancel a run that another active want still need
   const a = await want(platform, ['hold/2']);
   const { run, jobPid, childPid } = await runningPids(t, dir, platform, 2);
   const b = await want(platform, ['hold/2']);
-  t.deepEqual(platform.state().wants.get(b)!.job_run_ids, [run.job_run_id]);
+  t.deepEqual(listArray(platform.state().wants.get(b)!.job_run_ids), [run.job_run_id]);
 
   // The planner's decision for the cancel: no kill (a kill is recorded as the run's cancel in the same step).
   t.deepEqual((await planAt(platform, Date.now(), [{ kind: 'cancel_want', want_id: a, reason: 'test' }])).kill, []);
@@ -125,7 +126,7 @@ test('canceling a want cancels its derived wants, but not an input run a direct 
   const top = await want(platform, ['after/3']);
   const { run, jobPid } = await runningPids(t, dir, platform, 3);
   const direct = await want(platform, ['hold/3']);
-  const derivedId = platform.state().wants.get(top)!.child_want_ids[0]!;
+  const derivedId = listArray(platform.state().wants.get(top)!.child_want_ids)[0]!;
   t.truthy(derivedId);
 
   t.deepEqual((await planAt(platform, Date.now(), [{ kind: 'cancel_want', want_id: top, reason: 'test' }])).kill, []);
@@ -148,7 +149,7 @@ test("canceling a derived want while the want it serves still needs it is a 409 
   const platform = await openPlatform(t, dir, holdGraph());
   const top = await want(platform, ['after/4']);
   const { run, jobPid } = await runningPids(t, dir, platform, 4);
-  const derivedId = platform.state().wants.get(top)!.child_want_ids[0]!;
+  const derivedId = listArray(platform.state().wants.get(top)!.child_want_ids)[0]!;
   const refused = await platform.cancelWant(derivedId);
   if (refused.ok) return t.fail('the cancel of a derived want was taken');
   t.is(refused.status, 409);

@@ -2,6 +2,7 @@
  * Edge cases of scheduling found in review: abandoned builds settle, joiners are on record, lineage is kept
  * when an input is built for someone else, and a slow config program holds up no one else.
  */
+import { emptyList, listArray, listItems, listLength } from '../lib/state/append-list.js';
 import test from 'ava';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,7 +47,7 @@ test('a want that joins a running build is among the run’s want_ids', async (t
   const second = await want(platform, ['gate/1']);
   const run = [...platform.state().job_runs.values()][0]!;
   t.deepEqual([...wantsOfRun(platform.state(), run.job_run_id)].sort(), [first, second].sort());
-  t.deepEqual(platform.state().wants.get(second)?.job_run_ids, [run.job_run_id]);
+  t.deepEqual(listArray(platform.state().wants.get(second)?.job_run_ids ?? emptyList()), [run.job_run_id]);
   writeFileSync(join(dir, 'release'), '');
   await waitForWant(platform, second, ['successful']);
   t.is(platform.state().job_runs.size, 1, 'built once');
@@ -68,8 +69,8 @@ test('an input being built for another want still gets a derived want of this on
   const other = await want(platform, ['raw/1']);
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'raw to run for the other want');
   const mine = await want(platform, ['top/1']);
-  const s = await waitFor(platform, (st) => (st.wants.get(mine)?.child_want_ids.length ?? 0) > 0, 'a derived want');
-  const child = s.wants.get(s.wants.get(mine)!.child_want_ids[0]!)!;
+  const s = await waitFor(platform, (st) => listLength(st.wants.get(mine)?.child_want_ids ?? emptyList()) > 0, 'a derived want');
+  const child = s.wants.get(listArray(s.wants.get(mine)!.child_want_ids)[0]!)!;
   t.deepEqual(child.partitions, ['raw/1']);
   t.is(child.root_want_id, mine);
   t.is(s.wants.get(mine)?.status, 'upstream_building');
@@ -124,7 +125,7 @@ test('a want not satisfied within its ttl is canceled with its derived wants, an
   const root = s.wants.get(r.want_id)!;
   t.regex(root.cancel_reason, /ttl of 1 s expired/);
   t.true(root.updated_at - root.created_at >= 1000, 'not before its time');
-  for (const child of root.child_want_ids) t.is(s.wants.get(child)?.status, 'canceled');
+  for (const child of listItems(root.child_want_ids)) t.is(s.wants.get(child)?.status, 'canceled');
   const run = await waitFor(platform, (st) => st.job_runs_by_status.canceled.size === 1, 'the run to be canceled');
   t.is(run.job_runs_by_status.running.size, 0);
 });

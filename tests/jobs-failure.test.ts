@@ -2,6 +2,7 @@
  * How job runs fail, with real processes: retries with backoff, a failure then success, a timeout, missing deps
  * that get built before a rerun, and a config program that fails.
  */
+import { listArray } from '../lib/state/append-list.js';
 import test from 'ava';
 import { jobRunView } from '../lib/server/views.js';
 import { runOutcome } from '../lib/cli/commands/job-runs-command.js';
@@ -108,7 +109,7 @@ test('a job that fails once then succeeds ends successful with two runs', async 
   );
   t.is(state.partitions.get('flaky/1')?.status, 'live');
   t.is(lines(dir, 'flaky-calls.txt').length, 2);
-  t.deepEqual(state.wants.get(w)!.job_run_ids, runsFor(state, 'flaky/1').map((r) => r.job_run_id));
+  t.deepEqual(listArray(state.wants.get(w)!.job_run_ids), runsFor(state, 'flaky/1').map((r) => r.job_run_id));
   const [first, second] = runsFor(state, 'flaky/1');
   t.is(jobRunView(state, first!).retried_by, second!.job_run_id);
   t.regex(runOutcome(jobRunView(state, first!)), /^exited with code 1; retried as r-\d+$/, 'not "retry was due"');

@@ -3,6 +3,7 @@
  * too wide for the launcher's records (handed to it as a `--supervise` record since), a launcher that dies, a stop while a run ends, cancels beside kills, recalls, lowered
  * limits. Serial: one test's busy loop or SIGSTOP must not be another's.
  */
+import { listArray } from '../lib/state/append-list.js';
 import test from 'ava';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -95,7 +96,7 @@ test.serial('canceling a want whose run runs and whose next run is held: the hel
     await waitFor(platform, (s) => s.job_runs_by_status.running.size === 0 && s.job_runs_by_status.queued.size === 0, 'both canceled');
     await sleep(300);
     const st = platform.state();
-    const second = st.wants.get(w.want_id)!.job_run_ids[1]!;
+    const second = listArray(st.wants.get(w.want_id)!.job_run_ids)[1]!;
     const forked = existsSync(join(dir, '.platform', 'logs', second, 'status.json'));
     t.log(`try ${i}: ${second} forked=${forked} marks=${starts(dir, `p_${10 * i + 2}`).length} ${st.job_runs.get(second)?.status} ${st.job_runs.get(second)?.reason}`);
     if (forked || starts(dir, `p_${10 * i + 2}`).length > 0) ran++;

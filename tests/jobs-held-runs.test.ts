@@ -5,6 +5,7 @@
  * earlier platform left going), the order of priorities (a more urgent want passes what is held), a cancel of a held
  * run, and a stop: what was held is started by the next platform, not by the launcher on its own.
  */
+import { emptyList, listArray, listItems, listLength } from '../lib/state/append-list.js';
 import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -118,7 +119,7 @@ test('a held run canceled before it started never runs, and is recorded canceled
   await waitForWant(platform, a.want_id, ['successful'], 10_000);
   await sleep(300);
   const s = platform.state();
-  const run = s.job_runs.get(s.wants.get(b.want_id)!.job_run_ids[0]!)!;
+  const run = s.job_runs.get(listArray(s.wants.get(b.want_id)!.job_run_ids)[0]!)!;
   t.is(run.status, 'canceled');
   t.false(spans(dir).has('p_2'), 'p/2 never ran');
 });
@@ -169,15 +170,15 @@ test('a want canceled while its runs go and others are held: no held run starts 
   for (let round = 0; round < 4; round++) {
     const refs = Array.from({ length: 30 }, (_, i) => `a/${round * 100 + i}`);
     const w = (await platform.createWant(request(refs))) as { ok: true; want_id: string };
-    await waitFor(platform, (s) => [...s.job_runs.values()].filter((r) => r.status === 'succeeded' && s.wants.get(w.want_id)?.job_run_ids.includes(r.job_run_id)).length >= 4, 'a few runs to end');
+    await waitFor(platform, (s) => [...s.job_runs.values()].filter((r) => r.status === 'succeeded' && listArray(s.wants.get(w.want_id)?.job_run_ids ?? emptyList()).includes(r.job_run_id)).length >= 4, 'a few runs to end');
     await platform.cancelWant(w.want_id, 'enough');
     await waitForWant(platform, w.want_id, ['canceled'], 10_000);
     await waitFor(platform, (s) => s.job_runs_by_status.running.size === 0 && s.queued_by_priority.size === 0, 'every run to settle');
     await sleep(300);
     const s = platform.state();
     const ran = spans(dir);
-    t.true(s.wants.get(w.want_id)!.job_run_ids.length > 0);
-    for (const id of s.wants.get(w.want_id)!.job_run_ids) {
+    t.true(listLength(s.wants.get(w.want_id)!.job_run_ids) > 0);
+    for (const id of listItems(s.wants.get(w.want_id)!.job_run_ids)) {
       const run = s.job_runs.get(id)!;
       const ref = run.config.outputs[0]!.replace('/', '_');
       const file = (name: string) => (existsSync(join(dir, '.platform', 'logs', id, name)) ? readFileSync(join(dir, '.platform', 'logs', id, name), 'utf8').trim() : `no ${name}`);

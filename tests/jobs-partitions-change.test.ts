@@ -3,6 +3,7 @@
  * `all` rebuild policies, taints with and without downstream, a want joining a rebuild in flight, a job's
  * `version` edit, history across a restart and a snapshot, and the sla miss recorded once.
  */
+import { listArray, listItems } from '../lib/state/append-list.js';
 import test, { type ExecutionContext } from 'ava';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -87,7 +88,7 @@ test('every build gets an id with the builds it consumed; a rebuild makes the tw
   for (const ref of ['raw/1', 'clean/1', 'report/1']) t.false(detail(platform, ref).stale, `${ref} up to date`);
   t.deepEqual(detail(platform, 'report/1').current_build!.inputs, [{ partition_ref: 'clean/1', build_id: detail(platform, 'clean/1').current_build!.build_id }]);
   const s = platform.state();
-  const rebuilt = [top, ...s.wants.get(top)!.child_want_ids].flatMap((id) => s.wants.get(id)!.rebuilt);
+  const rebuilt = [top, ...listItems(s.wants.get(top)!.child_want_ids)].flatMap((id) => s.wants.get(id)!.rebuilt);
   t.deepEqual(rebuilt.sort(), ['clean/1', 'report/1']);
 
   // Lineage: upstream of report is clean then raw; downstream of raw is clean then report.
@@ -301,7 +302,7 @@ test('a want for a tainted partition joins the rebuild already in flight', async
   const rebuild = runsFor(s, 'gate/1').find((r) => r.status === 'running')!;
   const b = await platform.createWant({ partitions: ['gate/1'], comment: 'b', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
   if (!b.ok) return t.fail(b.error);
-  t.deepEqual(platform.state().wants.get(b.want_id)!.job_run_ids, [rebuild.job_run_id], 'b joined the run in flight');
+  t.deepEqual(listArray(platform.state().wants.get(b.want_id)!.job_run_ids), [rebuild.job_run_id], 'b joined the run in flight');
   writeFileSync(join(dir, 'release'), '');
   await waitForWant(platform, b.want_id, ['successful']);
   t.deepEqual(lines(dir, 'gate.txt'), ['run', 'run'], 'built once more, not twice');

@@ -3,6 +3,7 @@
  * waits for capacity gets its run started next (the event order proves it), its derived wants carry its priority,
  * and the launch order survives a restart.
  */
+import { listArray } from '../lib/state/append-list.js';
 import test from 'ava';
 import { bash, makeWorkspace, openPlatform, waitFor, waitForWant } from './helpers/jobs-fixture.js';
 
@@ -28,7 +29,7 @@ test('a higher-priority want made while 20 runs wait starts before all of them; 
   const afterUrgent = platform.log.latestId();
   await waitForWant(platform, urgent.want_id, ['successful'], 20_000);
   const s = platform.state();
-  const derived = s.wants.get(urgent.want_id)!.child_want_ids.map((id) => s.wants.get(id)!);
+  const derived = listArray(s.wants.get(urgent.want_id)!.child_want_ids).map((id) => s.wants.get(id)!);
   t.deepEqual(derived.map((w) => w.priority), [10], 'the derived want for raw/1 has its root priority');
 
   // From the urgent want on, the runs that started: raw/1 and report/1 come before any bulk run still waiting.
@@ -37,6 +38,6 @@ test('a higher-priority want made while 20 runs wait starts before all of them; 
   const firstBulk = started.findIndex((ref) => ref.startsWith('bulk/'));
   t.true(started.indexOf('raw/1') >= 0 && started.indexOf('report/1') >= 0);
   t.true(firstBulk === -1 || (started.indexOf('raw/1') < firstBulk && started.indexOf('report/1') < firstBulk), `order: ${started.join(', ')}`);
-  t.is(s.job_runs.get(s.wants.get(urgent.want_id)!.job_run_ids[0]!)!.priority, 10);
+  t.is(s.job_runs.get(listArray(s.wants.get(urgent.want_id)!.job_run_ids)[0]!)!.priority, 10);
   await waitForWant(platform, bulk.want_id, ['successful'], 30_000);
 });

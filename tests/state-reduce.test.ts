@@ -2,6 +2,7 @@
  * The build state fold: property tests over random (pooled, so mutually referring) event lists, replay from a
  * real LevelDB log, index consistency, and hand-written status transitions.
  */
+import { listArray, listItems } from '../lib/state/append-list.js';
 import test from 'ava';
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
@@ -81,7 +82,7 @@ function indexViolations(s: BuildState): string[] {
   // run_wants: exactly the wants that list each run among their job_run_ids.
   let listed = 0;
   for (const [id, w] of s.wants) {
-    for (const runId of w.job_run_ids) {
+    for (const runId of listItems(w.job_run_ids)) {
       listed++;
       check(s.run_wants.get(runId)?.get(w.seq) === id, `run_wants[${runId}] lacks ${id}`);
     }
@@ -466,7 +467,7 @@ test('want -> job queued -> started -> succeeded: the want ends successful, the 
 
   s = apply(s, queued('r1', ['p1'], ['w1']), queued('r2', ['p2'], ['w1']));
   t.is(wantStatus(s, 'w1'), 'building');
-  t.deepEqual(s.wants.get('w1')!.job_run_ids, ['r1', 'r2']);
+  t.deepEqual(listArray(s.wants.get('w1')!.job_run_ids), ['r1', 'r2']);
   t.is(s.job_runs.get('r1')!.status, 'queued');
   t.is(s.partitions.get('p1')!.status, 'building');
   t.is(s.partitions.get('p1')!.job_run_id, 'r1');
@@ -520,7 +521,7 @@ test('a failure with retry_at keeps the partition building; the retry succeeds',
   s = apply(s, queued('r2', ['p1'], ['w1'], 2));
   t.is(wantStatus(s, 'w1'), 'building');
   t.is(s.partitions.get('p1')!.job_run_id, 'r2');
-  t.deepEqual(s.wants.get('w1')!.job_run_ids, ['r1', 'r2']);
+  t.deepEqual(listArray(s.wants.get('w1')!.job_run_ids), ['r1', 'r2']);
   t.is(s.job_runs.get('r2')!.attempt, 2);
 
   s = apply(s, started('r2', 11), succeeded('r2'));
@@ -537,8 +538,8 @@ test('a final failure fails the want and makes every want above it upstream_fail
     wantCreated('mid', ['m1'], { source: 'derived', parent_want_id: 'root', root_want_id: 'root', rebuild: 'missing', priority: 0 }),
     wantCreated('leaf', ['p1'], { source: 'derived', parent_want_id: 'mid', root_want_id: 'root', rebuild: 'missing', priority: 0 }),
   );
-  t.deepEqual(s.wants.get('root')!.child_want_ids, ['mid']);
-  t.deepEqual(s.wants.get('mid')!.child_want_ids, ['leaf']);
+  t.deepEqual(listArray(s.wants.get('root')!.child_want_ids), ['mid']);
+  t.deepEqual(listArray(s.wants.get('mid')!.child_want_ids), ['leaf']);
   t.is(wantStatus(s, 'root'), 'upstream_building', 'waiting on a derived want');
   t.is(wantStatus(s, 'mid'), 'upstream_building');
   t.is(wantStatus(s, 'leaf'), 'idle');
@@ -574,7 +575,7 @@ test('cancel: the want is canceled, its run canceled, its partition canceled; re
     wantCreated('w3', ['p3']),
     queued('r3', ['p3'], ['w3']),
   );
-  t.deepEqual(s.wants.get('w2')!.job_run_ids, ['r1'], 'a want for a partition being built joins its run');
+  t.deepEqual(listArray(s.wants.get('w2')!.job_run_ids), ['r1'], 'a want for a partition being built joins its run');
   t.is(wantStatus(s, 'w2'), 'building');
   t.deepEqual([...activeWantsOn(s, 'p1')], ['w1', 'w2']);
 

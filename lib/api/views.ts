@@ -35,6 +35,8 @@ export interface WantView {
   sla_missed: boolean;
   /** Partitions that had a build and were built again for it or its derived wants (at most 1000). */
   rebuilt: string[];
+  /** How many builds replaced one for it and its derived wants, all of them (a partition rebuilt twice counts twice). */
+  rebuilt_total: number;
   /** Higher first when runs wait for capacity; derived wants carry their root's. */
   priority: number;
   /** The backfill this want is (see /api/backfills/:id), or null. */

@@ -1,4 +1,5 @@
 /** A want's cancel, asked for (a command) or by its ttl: it takes its derived wants and the runs only they needed. */
+import { listItems } from '../state/append-list.js';
 import type { WantRecord } from '../state/build-state.js';
 import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import type { StepDraft } from './step-draft.js';
@@ -11,8 +12,8 @@ export function cancelWant(d: StepDraft, want: WantRecord, reason: string): void
     const w = d.state.wants.get(stack.pop()!);
     if (!w || TERMINAL_WANT_STATUSES.has(w.status)) continue;
     d.emit({ type: 'want_canceled', want_canceled: { want_id: w.want_id, reason } });
-    for (const id of w.job_run_ids) runs.add(id);
-    stack.push(...w.child_want_ids);
+    for (const id of listItems(w.job_run_ids)) runs.add(id);
+    for (const id of listItems(w.child_want_ids)) stack.push(id);
   }
   for (const id of runs) {
     const run = d.state.job_runs.get(id);

@@ -3,6 +3,7 @@
  * derived for its missing inputs, a run queued (or gathered for a batch), the retry of its failed run when due, or a
  * run failed at once when it cannot be built. Also a want's ttl and its window's release.
  */
+import { listItems } from '../state/append-list.js';
 import type { BuildState, PartitionRecord, WantRecord } from '../state/build-state.js';
 import { ACTIVE_JOB_RUN_STATUSES, ACTIVE_WANT_STATUSES, TERMINAL_WANT_STATUSES, wantClockStart } from '../state/build-state.js';
 import { mustRebuild, partitionCategory } from '../state/want-status.js';
@@ -140,7 +141,7 @@ function release(d: StepDraft, wantId: string): void {
 /** Refs the want already asks for, itself or through its active derived wants. */
 function childRefs(d: StepDraft, want: WantRecord): Set<string> {
   const refs = new Set<string>(want.partitions);
-  for (const id of want.child_want_ids) {
+  for (const id of listItems(want.child_want_ids)) {
     const child = d.state.wants.get(id);
     if (child && !TERMINAL_WANT_STATUSES.has(child.status)) for (const ref of child.partitions) refs.add(ref);
   }

@@ -1,4 +1,5 @@
 /** Pages of build state as views. Each costs O(log n + page) through the state's indexes, never a scan of history. */
+import { listArray } from '../state/append-list.js';
 import type { Page } from '../api/page.js';
 import type { PartitionLookupReply } from '../api/partition-lookup.js';
 import type { JobRunView, PartitionView, WantView } from '../api/views.js';
@@ -42,7 +43,8 @@ export function listJobRuns(state: BuildState, q: PageQuery & { status?: JobRunS
   };
   if (q.want) {
     const status = q.status;
-    const ids = status ? q.want.job_run_ids.filter((id) => state.job_runs.get(id)?.status === status) : q.want.job_run_ids;
+    const all = listArray(q.want.job_run_ids);
+    const ids = status ? all.filter((id) => state.job_runs.get(id)?.status === status) : all;
     const [lo, hi] = pageBounds(0, ids.length, q);
     const page = ids.slice(lo, hi);
     if (q.reverse) page.reverse();

@@ -1,4 +1,5 @@
 /** The API's views (api/views.ts) rendered from state records. */
+import { lastItems, listLength } from '../state/append-list.js';
 import type { EventView, JobRunView, PartitionView, WantView } from '../api/views.js';
 import type { BuildEvent } from '../events/build-event.js';
 import type { BuildState, JobRunRecord, PartitionRecord, PartitionStatus, WantRecord } from '../state/build-state.js';
@@ -39,16 +40,16 @@ const isoOrNull = (ms: number | null): string | null => (ms === null ? null : is
 const REBUILT_SHOWN = 1000;
 
 function rebuiltFor(state: BuildState, w: WantRecord, shown: number): string[] {
-  // Most wants rebuilt nothing and have no derived wants: no set, no lookup.
-  if (w.rebuilt.length === 0 && w.child_want_ids.length === 0) return [];
+  // Most wants rebuilt nothing: no set, no lookup (its total counts its derived wants' rebuilds too).
+  if (w.rebuilt_total === 0) return [];
   const out = new Set<string>(w.rebuilt.length > shown ? w.rebuilt.slice(0, shown) : w.rebuilt);
-  const stack = w.child_want_ids.slice(-REBUILT_SHOWN);
+  const stack = lastItems(w.child_want_ids, REBUILT_SHOWN);
   let visited = 1;
   while (stack.length > 0 && out.size < shown && visited++ < REBUILT_SHOWN) {
     const want = state.wants.get(stack.pop()!);
-    if (!want) continue;
+    if (!want || want.rebuilt_total === 0) continue;
     for (const ref of want.rebuilt) out.add(ref);
-    for (const child of want.child_want_ids) stack.push(child);
+    for (const child of lastItems(want.child_want_ids, REBUILT_SHOWN)) stack.push(child);
   }
   return [...out].slice(0, shown);
 }
@@ -82,15 +83,16 @@ export function wantView(state: BuildState, w: WantRecord, shown = WANT_LIST_SHO
     source: w.source,
     parent_want_id: w.parent_want_id || null,
     root_want_id: w.root_want_id,
-    child_want_ids: w.child_want_ids.slice(-shown),
-    child_wants_total: w.child_want_ids.length,
-    job_run_ids: w.job_run_ids.slice(-shown),
-    job_runs_total: w.job_run_ids.length,
+    child_want_ids: lastItems(w.child_want_ids, shown),
+    child_wants_total: listLength(w.child_want_ids),
+    job_run_ids: lastItems(w.job_run_ids, shown),
+    job_runs_total: listLength(w.job_run_ids),
     partition_status,
     cancel_reason: w.cancel_reason || null,
     rebuild: w.rebuild,
     sla_missed: w.sla_missed,
     rebuilt: rebuiltFor(state, w, Math.min(shown, REBUILT_SHOWN)),
+    rebuilt_total: w.rebuilt_total,
     priority: w.priority,
     backfill_id: w.backfill_id || null,
     max_concurrent_job_runs: w.max_concurrent_job_runs,

@@ -2,6 +2,7 @@
  * A want's tree of derived wants, breadth first, at most `limit` of them: the cost is the wants listed (each
  * record holds its children's ids), never the tree's size or the history's.
  */
+import { listItems, listLength } from '../state/append-list.js';
 import { WANT_TREE_PARTITIONS_SHOWN, type WantTreeNode, type WantTreeReply } from '../api/want-tree.js';
 import type { BuildState, WantRecord } from '../state/build-state.js';
 
@@ -14,8 +15,8 @@ function node(w: WantRecord, parent: string | null, depth: number): WantTreeNode
     source: w.source,
     partitions: w.partitions.slice(0, WANT_TREE_PARTITIONS_SHOWN),
     partitions_total: w.partitions.length,
-    job_runs_total: w.job_run_ids.length,
-    children_total: w.child_want_ids.length,
+    job_runs_total: listLength(w.job_run_ids),
+    children_total: listLength(w.child_want_ids),
   };
 }
 
@@ -28,7 +29,7 @@ export function wantTree(state: BuildState, wantId: string, limit: number): Want
   let truncated = false;
   for (let i = 0; i < records.length && !truncated; i++) {
     const parent = records[i]!;
-    for (const childId of parent.child_want_ids) {
+    for (const childId of listItems(parent.child_want_ids)) {
       const child = state.wants.get(childId);
       if (!child) continue;
       if (nodes.length >= limit) {

@@ -1,3 +1,4 @@
+import type { AppendList } from './append-list.js';
 import type { BuildInput, JobConfig, OutputInputs, RebuildPolicy, WantSource } from '../events/build-event.js';
 import { OrderedMap, compareNumbers, compareStrings, type Compare } from './ordered-map.js';
 import type { PartitionCounts } from './want-status.js';
@@ -31,6 +32,8 @@ export const TERMINAL_WANT_STATUSES: ReadonlySet<WantStatus> = new Set([
   'successful', 'failed', 'upstream_failed', 'canceled',
 ]);
 export const ACTIVE_JOB_RUN_STATUSES: ReadonlySet<JobRunStatus> = new Set(['queued', 'running']);
+/** Most refs a want's `rebuilt` keeps (what its view shows); `rebuilt_total` counts them all. */
+export const REBUILT_KEPT = 1000;
 export const ACTIVE_WANT_STATUSES: readonly WantStatus[] = WANT_STATUSES.filter((s) => !TERMINAL_WANT_STATUSES.has(s));
 
 export interface WantRecord {
@@ -50,16 +53,20 @@ export interface WantRecord {
   readonly status: WantStatus;
   readonly created_at: number;
   readonly updated_at: number;
-  readonly child_want_ids: readonly string[];
-  readonly job_run_ids: readonly string[];
+  /** Its derived wants, oldest first (append-list.ts: an append copies no list). */
+  readonly child_want_ids: AppendList<string>;
+  /** The runs that served it, oldest first. */
+  readonly job_run_ids: AppendList<string>;
   readonly cancel_reason: string;
   /** Its partitions by where they stand (see want-status.ts); kept by reduce as partitions move. */
   readonly counts: PartitionCounts;
   readonly rebuild: RebuildPolicy;
   /** Its sla deadline passed before it was successful (recorded once, by `want_sla_missed`). */
   readonly sla_missed: boolean;
-  /** Partitions that had a build and were built again by runs serving this want. */
+  /** Partitions that had a build and were built again by runs serving this want: the first REBUILT_KEPT. */
   readonly rebuilt: readonly string[];
+  /** How many builds replaced one for it and its derived wants (a partition rebuilt twice counts twice). */
+  readonly rebuilt_total: number;
   readonly priority: number;
   /** The backfill this want is ('' for any other): it goes on past failed partitions (want-status.ts). */
   readonly backfill_id: string;
@@ -307,7 +314,7 @@ export function withWant(r: WantRecord, change: Partial<WantRecord>): WantRecord
     source: r.source, parent_want_id: r.parent_want_id, root_want_id: r.root_want_id, status: r.status,
     created_at: r.created_at, updated_at: r.updated_at, child_want_ids: r.child_want_ids, job_run_ids: r.job_run_ids,
     cancel_reason: r.cancel_reason, counts: r.counts, rebuild: r.rebuild, sla_missed: r.sla_missed,
-    rebuilt: r.rebuilt, priority: r.priority, backfill_id: r.backfill_id,
+    rebuilt: r.rebuilt, rebuilt_total: r.rebuilt_total, priority: r.priority, backfill_id: r.backfill_id,
     max_concurrent_job_runs: r.max_concurrent_job_runs, pattern: r.pattern, window: r.window, released: r.released,
     schedule_tick: r.schedule_tick,
   }, change);

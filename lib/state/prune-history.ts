@@ -11,6 +11,7 @@
  * A generator: it yields every few thousand records, so the store can run it between turns of the event loop
  * instead of holding it for the whole state (a second at 50,000 wants).
  */
+import { listItems } from './append-list.js';
 import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES, outputInputBuilds, type BuildState } from './build-state.js';
 import { snapshotOf, stateFromSnapshot } from './snapshot.js';
 
@@ -46,7 +47,7 @@ export function* pruneSteps(state: BuildState, cutoff: number, countOnly = false
   const runs = new Map(snap.job_runs.map((r) => [r.job_run_id, r] as const));
   const builds = new Map(snap.builds.map((b) => [b.build_id, b] as const));
   const keepRuns = new Set<string>();
-  for (const w of wants) for (const id of w.job_run_ids) keepRuns.add(id);
+  for (const w of wants) for (const id of listItems(w.job_run_ids)) keepRuns.add(id);
   for (const r of snap.job_runs) {
     if (ACTIVE_JOB_RUN_STATUSES.has(r.status) || (r.ended_at ?? r.queued_at) >= cutoff) keepRuns.add(r.job_run_id);
     if (tick()) yield;

@@ -4,8 +4,9 @@
  */
 import type { BuildEvent, BuildInput } from '../events/build-event.js';
 import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionRecord, PartitionStatus, TaintRecord, WantRecord } from './build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, withJobRun, withPartition, withState, withWant, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, refTaintKey, buildIsTainted, slaDeadline, slaKey } from './build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, REBUILT_KEPT, withJobRun, withPartition, withState, withWant, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, refTaintKey, buildIsTainted, slaDeadline, slaKey } from './build-state.js';
 import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
+import { appended, emptyList, listItems, listOf } from './append-list.js';
 import { runEndedAt } from './run-ended-at.js';
 import { runStartedAt } from './run-started-at.js';
 import { recordPaused, recordResumed, recordScheduleTick, recordSchedulesChanged, recordTicksSkipped, scheduleOf } from './schedule-fold.js';
@@ -37,13 +38,14 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         status: 'idle',
         created_at: at,
         updated_at: at,
-        child_want_ids: [],
-        job_run_ids: joinedRuns(s, e.partitions),
+        child_want_ids: emptyList(),
+        job_run_ids: listOf(joinedRuns(s, e.partitions)),
         cancel_reason: '',
         counts: NO_COUNTS,
         rebuild: e.rebuild || 'missing',
         sla_missed: false,
         rebuilt: [],
+        rebuilt_total: 0,
         priority: e.priority,
         backfill_id: e.backfill_id,
         max_concurrent_job_runs: e.max_concurrent_job_runs,
@@ -72,7 +74,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         next = withState(next, { sla_pending: next.sla_pending.set(slaKey(slaDeadline(want), want.want_id), true) });
       }
       // The runs it joins serve it too, and start as soon as the most urgent of their wants needs.
-      for (const runId of want.job_run_ids) {
+      for (const runId of listItems(want.job_run_ids)) {
         const run = next.job_runs.get(runId);
         if (!run) continue;
         next = addRunWant(next, runId, want);
@@ -80,7 +82,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       }
       const parent = next.wants.get(e.parent_want_id);
       if (parent) {
-        next = putWant(next, withWant(parent, { child_want_ids: [...parent.child_want_ids, want.want_id] }));
+        next = putWant(next, withWant(parent, { child_want_ids: appended(parent.child_want_ids, want.want_id) }));
         next = refreshWant(next, parent.want_id, event.event_id, at);
       }
       return next;
@@ -140,7 +142,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         const w = next.wants.get(id);
         // The run is new, so it is on no want's list yet.
         if (!w) continue;
-        pending.set(id, withWant(w, { job_run_ids: [...w.job_run_ids, run.job_run_id] }));
+        pending.set(id, withWant(w, { job_run_ids: appended(w.job_run_ids, run.job_run_id) }));
         next = addRunWant(next, run.job_run_id, w);
       }
       next = recordRetry(next, e.retry_of, run.job_run_id);
@@ -355,11 +357,18 @@ function built(prior: BuildState, e: Lineage, eventId: number, at: number): Buil
   const downstream = replaced ? currentConsumers(s, replaced) : [];
   // Its own reasons too: a build made by a run queued with a job definition since edited is stale at once.
   next = refreshStale(next, [ref, ...downstream], putCounted(eventId, at));
-  // A rebuild on behalf of a want: its detail lists it.
+  // A rebuild on behalf of a want: its detail lists it (the first REBUILT_KEPT), and it and the wants it was derived
+  // from count it once each.
   if (replaced) {
+    const counted = new Set<string>();
     for (const id of wantsOfRun(next, e.job_run_id)) {
       const w = next.wants.get(id);
-      if (w && !w.rebuilt.includes(ref)) next = putWant(next, withWant(w, { rebuilt: [...w.rebuilt, ref] }));
+      if (!w) continue;
+      if (w.rebuilt.length < REBUILT_KEPT && !w.rebuilt.includes(ref)) next = putWant(next, withWant(w, { rebuilt: [...w.rebuilt, ref] }));
+      for (let a = next.wants.get(id); a && !counted.has(a.want_id); a = next.wants.get(a.parent_want_id)) {
+        counted.add(a.want_id);
+        next = putWant(next, withWant(a, { rebuilt_total: a.rebuilt_total + 1 }));
+      }
     }
   }
   return next;

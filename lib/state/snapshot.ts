@@ -3,6 +3,7 @@
  * from them in O(n), so a snapshot cannot disagree with its own indexes. Loading a snapshot and folding the
  * events after it gives the state a full replay would: the tests hold it to that.
  */
+import { listArray, listItems, listOf, type AppendList } from './append-list.js';
 import {
   JOB_RUN_STATUSES,
   PARTITION_STATUSES,
@@ -21,8 +22,10 @@ import {
   outputInputBuilds,
   queueKey,
   refTaintKey,
+  REBUILT_KEPT,
   withJobRun,
   withStillTainted,
+  withWant,
   slaDeadline,
   slaKey,
   type PartitionRecord,
@@ -123,7 +126,7 @@ export function* snapshotOf(state: BuildState): Generator<void, Snapshot, void> 
 
 /** One line of a snapshot file: a record and which section it belongs to. */
 export type SnapshotLine =
-  | ['want', WantRecord]
+  | ['want', WantRecord | WantInFile]
   | ['partition', PartitionRecord]
   | ['job_run', JobRunRecord]
   | ['build', BuildRecord]
@@ -139,7 +142,7 @@ export type SnapshotLine =
  * a time from this (immutable) state while steps go on with newer ones.
  */
 export function* snapshotLines(state: BuildState): Generator<SnapshotLine> {
-  for (const w of state.wants.values()) yield ['want', w];
+  for (const w of state.wants.values()) yield ['want', wantToFile(w)];
   for (const p of state.partitions.values()) yield ['partition', p];
   for (const r of state.job_runs.values()) yield ['job_run', r];
   for (const b of state.builds.values()) yield ['build', b];
@@ -174,7 +177,7 @@ export function snapshotFromLines(lastEventId: number, lines: Iterable<SnapshotL
 export function addLine(snap: Snapshot, line: SnapshotLine): void {
   switch (line[0]) {
     case 'want':
-      snap.wants.push(line[1]);
+      snap.wants.push(wantFromFile(line[1]));
       return;
     case 'partition':
       snap.partitions.push(line[1]);
@@ -207,6 +210,33 @@ export function addLine(snap: Snapshot, line: SnapshotLine): void {
     default:
       throw new Error(`a snapshot line of unknown kind '${String((line as unknown[])[0])}'`);
   }
+}
+
+/**
+ * A want as a file holds it: its runs and derived wants as lists (the fold keeps them as append-lists, which any later
+ * version need not know), and `rebuilt_total` absent in a file written before it was kept.
+ */
+type WantInFile = Omit<WantRecord, 'job_run_ids' | 'child_want_ids' | 'rebuilt_total'> & {
+  job_run_ids: readonly string[];
+  child_want_ids: readonly string[];
+  rebuilt_total?: number;
+};
+
+function wantToFile(w: WantRecord): WantInFile {
+  return { ...w, job_run_ids: listArray(w.job_run_ids), child_want_ids: listArray(w.child_want_ids) };
+}
+
+/** A want as the fold keeps it, from a file's (or a record already so: a snapshot held in memory). */
+function wantFromFile(w: WantRecord | WantInFile): WantRecord {
+  const asList = (items: AppendList<string> | readonly string[]): AppendList<string> => (Array.isArray(items) ? listOf(items as readonly string[]) : (items as AppendList<string>));
+  // Before rebuilt_total, `rebuilt` listed every partition rebuilt: its length was the count, and it is kept to the first REBUILT_KEPT.
+  const rebuilt = w.rebuilt.length > REBUILT_KEPT ? w.rebuilt.slice(0, REBUILT_KEPT) : w.rebuilt;
+  return withWant(w as WantRecord, {
+    job_run_ids: asList(w.job_run_ids),
+    child_want_ids: asList(w.child_want_ids),
+    rebuilt,
+    rebuilt_total: w.rebuilt_total ?? w.rebuilt.length,
+  });
 }
 
 /**
@@ -318,7 +348,7 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
     else m.set(key, [[w.seq, w.want_id]]);
   };
   for (const w of wantsBySeq) {
-    for (const id of w.job_run_ids) push(runWants, id, w);
+    for (const id of listItems(w.job_run_ids)) push(runWants, id, w);
     if (TERMINAL_WANT_STATUSES.has(w.status)) continue;
     for (const ref of w.partitions) push(activeByRef, ref, w);
   }

@@ -3,6 +3,7 @@
  * per-want counts kept up to date by `reduce` as each partition moves, so deriving a status costs O(children),
  * not O(partitions): a want of ten thousand partitions is not re-read ten thousand times while it builds.
  */
+import { listItems, listSome } from './append-list.js';
 import type { BuildState, PartitionRecord, WantRecord, WantStatus } from './build-state.js';
 import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES } from './build-state.js';
 
@@ -104,7 +105,7 @@ export function deriveWantStatus(state: BuildState, want: WantRecord): WantStatu
     // input fails the partitions that needed it (plan-step.ts), so its derived wants' failures need no look here.
     if (done + counts.failed === want.partitions.length) return counts.failed > 0 ? 'failed' : 'successful';
     if (counts.active > 0) return 'building';
-    if (counts.waiting > 0 || want.child_want_ids.some((id) => !TERMINAL_WANT_STATUSES.has(state.wants.get(id)?.status ?? 'canceled'))) {
+    if (counts.waiting > 0 || listSome(want.child_want_ids, (id) => !TERMINAL_WANT_STATUSES.has(state.wants.get(id)?.status ?? 'canceled'))) {
       return 'upstream_building';
     }
     return 'idle';
@@ -112,7 +113,7 @@ export function deriveWantStatus(state: BuildState, want: WantRecord): WantStatu
   if (counts.failed > 0) return 'failed';
   if (done === want.partitions.length) return 'successful';
   let childActive = false;
-  for (const childId of want.child_want_ids) {
+  for (const childId of listItems(want.child_want_ids)) {
     const child = state.wants.get(childId);
     if (!child) continue;
     if (child.status === 'failed' || child.status === 'upstream_failed') return 'upstream_failed';

@@ -3,6 +3,7 @@
  * waits on `state$` with a timeout (never fixed sleeps), an HTTP server on a free port, and teardown that kills
  * whatever a test started.
  */
+import { listArray, listLength } from '../../lib/state/append-list.js';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -142,7 +143,7 @@ export function describeState(s: BuildState): string {
   const lines: string[] = [];
   for (const w of wants(s)) {
     lines.push(
-      `  want ${w.want_id} ${w.status} [${w.partitions.join(', ')}] parent=${w.parent_want_id || '-'} runs=${w.job_run_ids.slice(0, 10).join(',')}${w.job_run_ids.length > 10 ? `,... (${w.job_run_ids.length})` : ''}`,
+      `  want ${w.want_id} ${w.status} [${w.partitions.join(', ')}] parent=${w.parent_want_id || '-'} runs=${listArray(w.job_run_ids).slice(0, 10).join(',')}${listLength(w.job_run_ids) > 10 ? `,... (${listLength(w.job_run_ids)})` : ''}`,
     );
   }
   const all = runs(s);

@@ -76,6 +76,7 @@ export const WantViewSchema = Type.Object(
     rebuild: RebuildPolicySchema,
     sla_missed: Type.Boolean(),
     rebuilt: Type.Array(Type.String(), { description: 'Partitions it or its derived wants built again: the first 1000 (in a list, 20).' }),
+    rebuilt_total: Type.Integer({ minimum: 0, description: 'How many builds replaced one for it and its derived wants, all of them (a partition rebuilt twice counts twice).' }),
     priority: Type.Integer(),
     backfill_id: Nullable(Type.String()),
     max_concurrent_job_runs: Type.Integer({ minimum: 0 }),

@@ -237,7 +237,7 @@ export function WantPage({ id }: { id: string }) {
               ) : null}
               {w.rebuilt.length > 0 ? (
                 <Fact name="rebuilt" label="Rebuilt">
-                  <PartitionLinks refs={w.rebuilt} max={REBUILT_SHOWN} />
+                  <PartitionLinks refs={w.rebuilt} total={Math.max(w.rebuilt_total ?? 0, w.rebuilt.length)} max={REBUILT_SHOWN} />
                 </Fact>
               ) : null}
               {w.cancel_reason ? (
