@@ -15,6 +15,8 @@ import { STATUS_FILE, STATUS_LINK, STDIN_FILE } from './run-files.js';
 import { SupervisedExecutor } from './supervised-executor.js';
 
 export class InProcessExecutor implements Executor {
+  /** Each run's log directory is made as it starts (Executor.keepsRunLogs). */
+  readonly keepsRunLogs = true;
   private readonly children = new ProcessExecutor();
   /** For runs left under a supervisor: made at the first, so a workspace with none starts no poll. */
   private supervised: SupervisedExecutor | undefined;
