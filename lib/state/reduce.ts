@@ -7,6 +7,7 @@ import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionReco
 import { ACTIVE_JOB_RUN_STATUSES, withJobRun, withPartition, withState, withWant, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, refTaintKey, buildIsTainted, slaDeadline, slaKey } from './build-state.js';
 import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
 import { runEndedAt } from './run-ended-at.js';
+import { exitCodeOf } from './run-exit-code.js';
 import { runStartedAt } from './run-started-at.js';
 import { recordPaused, recordResumed, recordScheduleTick, recordSchedulesChanged, recordTicksSkipped, scheduleOf } from './schedule-fold.js';
 import { currentConsumers, refreshStale } from './staleness.js';
@@ -201,7 +202,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     }
     case 'job_run_failed': {
       const e = event.job_run_failed;
-      const detail = { exit_code: e.exit_code, signal: e.signal, reason: e.reason, retry_at: e.retry_at };
+      const detail = { exit_code: exitCodeOf(e.exit_code), signal: e.signal, reason: e.reason, retry_at: e.retry_at };
       // A failure that will be retried keeps its partitions building.
       const partition: PartitionStatus = e.retry_at > 0 ? 'building' : 'failed';
       return endRun(s, e.job_run_id, 'failed', detail, partition, event.event_id, at, e.ended_at);
