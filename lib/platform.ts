@@ -286,6 +286,14 @@ export class Platform {
     return this.store.current();
   }
 
+  /**
+   * Whether the executor makes each run's log directory as the run starts (Executor.keepsRunLogs): only then is a
+   * finished run's missing directory logs that were removed, rather than logs its executor never wrote there.
+   */
+  executorKeepsRunLogs(): boolean {
+    return this.executor.keepsRunLogs === true;
+  }
+
   /** Where a job run's stdout or stderr log is (it may not exist yet). */
   logPath(job_run_id: string, stream: 'stdout' | 'stderr'): string {
     return join(runLogDir(this.workspaceRoot, job_run_id), stream === 'stdout' ? STDOUT_LOG : STDERR_LOG);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, of, Subject, take, tap, toArray } from 'rxjs';
 import { followFile, followFileLines, type FileLine } from '../lib/executor/follow-file.js';
+import { FOLLOWED_LINE_BYTES } from '../lib/server/log-follow.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -185,4 +186,31 @@ test('followFileLines with maxLineBytes: a longer line comes cut where a charact
   t.is(lines[3]!.line, `${'b'.repeat(1001)} … [line cut: 5000 bytes, followed to 1001; the log read whole has all of it]`);
   t.is(lines[3]!.end, longBytes + 7 + 1001 + 5000);
   t.is(lines.length, 4);
+});
+
+test('followFileLines at FOLLOWED_LINE_BYTES: a line of the limit or less is whole with LF or CRLF (its CR is its ending, not content); one byte more is cut', async (t) => {
+  const dir = tempDir(t);
+  const max = FOLLOWED_LINE_BYTES;
+  const cut = (n: number): string => `${'x'.repeat(max)} … [line cut: ${n} bytes, followed to ${max}; the log read whole has all of it]`;
+  const cases: Array<{ bytes: number; ending: string; line: string }> = [];
+  for (const ending of ['\n', '\r\n']) {
+    cases.push({ bytes: max - 1, ending, line: 'x'.repeat(max - 1) });
+    cases.push({ bytes: max, ending, line: 'x'.repeat(max) });
+    cases.push({ bytes: max + 1, ending, line: cut(max + 1) });
+  }
+  // Each alone in its file (the limit is a whole number of the reader's chunks: the CR of a line of the limit is the
+  // first byte of a chunk), then all in one, and once each as a last line with no newline after it.
+  for (const c of cases) {
+    const file = join(dir, `line-${c.bytes}-${c.ending.length}.log`);
+    writeFileSync(file, `${'x'.repeat(c.bytes)}${c.ending}after\n`);
+    const lines = await firstValueFrom(followFileLines(file, of(true), { maxLineBytes: max }).pipe(toArray()));
+    t.deepEqual(lines, [{ line: c.line, end: c.bytes + c.ending.length }, { line: 'after', end: c.bytes + c.ending.length + 6 }], `${c.bytes} bytes, ${JSON.stringify(c.ending)}`);
+  }
+  const all = join(dir, 'all.log');
+  writeFileSync(all, cases.map((c) => `${'x'.repeat(c.bytes)}${c.ending}`).join(''));
+  const lines = await firstValueFrom(followFileLines(all, of(true), { maxLineBytes: max }).pipe(toArray()));
+  t.deepEqual(lines.map((l) => l.line), cases.map((c) => c.line), 'all in one file');
+  const unended = join(dir, 'unended.log');
+  writeFileSync(unended, `${'x'.repeat(max)}\r`);
+  t.deepEqual(await firstValueFrom(followFileLines(unended, of(true), { maxLineBytes: max }).pipe(toArray())), [{ line: 'x'.repeat(max), end: max + 1 }], 'a last line of the limit and its CR');
 });

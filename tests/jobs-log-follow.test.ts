@@ -99,7 +99,7 @@ test('a 20 MB log reaches a reader that reads nothing until the run ended: every
   });
   t.is(wrong, 0, 'lines out of place, repeated or mangled');
   t.is(badIds, 0, 'ids that are not the byte offset after their line');
-  t.deepEqual(messages.at(-1), { event: 'end', id: String(file.length), data: '{"status":"succeeded","exit_code":0}' });
+  t.deepEqual(messages.at(-1), { event: 'end', id: String(file.length), data: '{"status":"succeeded","exit_code":0,"signal":null}' });
   t.true(endedByServer);
 });
 

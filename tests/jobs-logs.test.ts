@@ -140,14 +140,14 @@ test('?follow=true streams a running job live and ends with its status and exit 
   t.true(logs[1]!.at >= logs[0]!.at);
   const last = out.frames[out.frames.length - 1]!;
   t.is(last.event, 'end');
-  t.deepEqual(JSON.parse(last.data), { status: 'succeeded', exit_code: 0 });
-  t.is(last.data, '{"status":"succeeded","exit_code":0}');
+  t.deepEqual(JSON.parse(last.data), { status: 'succeeded', exit_code: 0, signal: null });
+  t.is(last.data, '{"status":"succeeded","exit_code":0,"signal":null}');
 
   t.deepEqual(
     err.frames.filter((f) => f.event === 'log').map((f) => f.data),
     ['err first', 'err second'],
   );
-  t.deepEqual(JSON.parse(err.frames[err.frames.length - 1]!.data), { status: 'succeeded', exit_code: 0 });
+  t.deepEqual(JSON.parse(err.frames[err.frames.length - 1]!.data), { status: 'succeeded', exit_code: 0, signal: null });
   t.true(out.closedByServer, NOT_CLOSED);
   t.true(err.closedByServer, NOT_CLOSED);
   await waitForWant(platform, w);
@@ -165,7 +165,7 @@ test('?follow=true on a run that already ended replays the log and ends at once'
     out.frames.map((f) => [f.event, f.data]),
     [
       ['log', 'failing'],
-      ['end', '{"status":"failed","exit_code":5}'],
+      ['end', '{"status":"failed","exit_code":5,"signal":null}'],
     ],
   );
   t.true(out.closedByServer, NOT_CLOSED);

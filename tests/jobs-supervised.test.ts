@@ -130,7 +130,7 @@ test('a job killed by a signal, a program that is not there and a job reading it
   const dir = makeWorkspace(t);
   const platform = await open(t, dir);
   const s1 = await waitForWant(platform, await want(platform, ['killed/1']), ['failed'], 20_000);
-  t.like(runsFor(s1, 'killed/1')[0], { status: 'failed', exit_code: -1, signal: 'SIGKILL', reason: 'killed by SIGKILL' });
+  t.like(runsFor(s1, 'killed/1')[0], { status: 'failed', exit_code: null, signal: 'SIGKILL', reason: 'killed by SIGKILL' });
   const s2 = await waitForWant(platform, await want(platform, ['nowhere/1']), ['failed'], 20_000);
   t.is(runsFor(s2, 'nowhere/1')[0]!.reason, "could not start 'definitely-not-a-program-xyz': not found; check exec in platform.json");
   const s3 = await waitForWant(platform, await want(platform, ['config/1']), ['successful'], 20_000);
@@ -178,7 +178,7 @@ for (const mode of ['native', 'shell'] as const) {
     const s = await waitForWant(second, w, ['failed'], 20_000);
     const ended = runsFor(s, 'overdue/1');
     t.is(ended.length, 1, 'one run, followed to its end');
-    t.like(ended[0], { job_run_id: run.job_run_id, status: 'failed', exit_code: -1, signal: 'SIGTERM', reason: 'timed out after 1 s' }, 'recorded as a timeout of a live platform is');
+    t.like(ended[0], { job_run_id: run.job_run_id, status: 'failed', exit_code: null, signal: 'SIGTERM', reason: 'timed out after 1 s' }, 'recorded as a timeout of a live platform is');
     t.is(ended[0]!.ended_at, Math.floor(statSync(statusFile).mtimeMs), 'it ended when its launcher wrote its status');
     t.true(ended[0]!.ended_at! < reopenedAt, 'before the next platform opened');
     t.true(ended[0]!.ended_at! - ended[0]!.started_at! < 10_000, 'at its deadline, not at its job\'s own end');
@@ -220,7 +220,7 @@ for (const mode of ['native', 'shell'] as const) {
     const s = await waitForWant(platform, await want(platform, ['stubborn/1']), ['failed'], 20_000);
     const runsOf = runsFor(s, 'stubborn/1');
     t.is(runsOf.length, 1);
-    t.like(runsOf[0], { status: 'failed', exit_code: -1, signal: 'SIGKILL', reason: 'timed out after 1 s' });
+    t.like(runsOf[0], { status: 'failed', exit_code: null, signal: 'SIGKILL', reason: 'timed out after 1 s' });
     const pids = pidsIn(dir, 'stubborn.pid');
     t.is(pids.length, 2);
     t.true(pids.every((pid) => !isPidAlive(pid)), 'the job and its child were gone when the run was recorded');

@@ -6,48 +6,14 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { firstValueFrom } from 'rxjs';
 import { SupervisedExecutor } from '../lib/executor/supervised-executor.js';
 import { sleep, startServer } from './helpers/server-fixture.js';
+import { fill, mountTmpfs, whyNoTmpfs } from './helpers/tmpfs.js';
 
-function mountTmpfs(sizeMiB: number, inodes?: number): { dir: string; unmount: () => void } | string {
-  const dir = mkdtempSync(join(tmpdir(), 'platform-full-'));
-  const options = `size=${sizeMiB}m${inodes === undefined ? '' : `,nr_inodes=${inodes}`}`;
-  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir], { encoding: 'utf8' });
-  if (r.status !== 0) {
-    rmSync(dir, { recursive: true, force: true });
-    return (r.stderr || r.error?.message || `mount exited ${r.status}`).trim();
-  }
-  return {
-    dir,
-    unmount: () => {
-      spawnSync('umount', ['-l', dir]);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Writes filler files (of `bytes` each: 0 takes inodes alone) until the disk says ENOSPC; returns their paths. */
-function fill(dir: string, bytes = 64 * 1024): string[] {
-  const files: string[] = [];
-  for (let i = 0; ; i++) {
-    const file = join(dir, `filler-${bytes}-${i}`);
-    try {
-      writeFileSync(file, Buffer.alloc(bytes, 1));
-      files.push(file);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOSPC') return files;
-      throw err;
-    }
-  }
-}
-
-const probe = mountTmpfs(1);
-const why = typeof probe === 'string' ? probe : undefined;
-if (typeof probe !== 'string') probe.unmount();
+const why = whyNoTmpfs();
 
 if (why !== undefined) {
   test.skip(`a full disk answers 507 and loses nothing (skipped: cannot mount a tmpfs here: ${why})`, () => {});

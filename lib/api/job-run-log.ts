@@ -12,5 +12,8 @@ export const MAX_TAIL_LINES = 10_000;
 /** The end of a followed log: how the job run ended. */
 export interface LogEnd {
   status: JobRunStatus | 'unknown';
+  /** null when the job gave none: killed by a signal (then `signal`), or never started. */
   exit_code: number | null;
+  /** The signal that killed it, e.g. 'SIGKILL'; null when it exited, or had not started. */
+  signal: string | null;
 }

@@ -7,6 +7,7 @@
 import type { EventView, JobRunView, WantView } from '../client/platform-client.js';
 import type { JobRunStatus } from '../state/build-state.js';
 import { runEndedAt } from '../state/run-ended-at.js';
+import { exitCodeOf } from '../state/run-exit-code.js';
 import { runStartedAt } from '../state/run-started-at.js';
 import { waitingInQueue } from '../api/run-placement.js';
 import { formatDuration } from '../duration.js';
@@ -168,7 +169,7 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
       const e = event.job_run_failed;
       return move(model, e.job_run_id, 'failed', at, (r) => {
         r.ended_at = runEndedAt(e.ended_at, r.started_at ?? r.queued_at, at);
-        r.exit_code = e.exit_code;
+        r.exit_code = exitCodeOf(e.exit_code);
         r.signal = e.signal;
         r.reason = e.reason;
         r.retrying = e.retry_at > 0;

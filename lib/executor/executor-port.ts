@@ -37,6 +37,13 @@ export interface Executor {
   /** Hot: exactly one outcome per run started or followed. */
   readonly outcomes$: Observable<JobOutcome>;
   /**
+   * True when every run it starts has its log directory (`JobLaunch.log_dir`) from its start: then a finished run
+   * without one lost its logs (removed by retention or by hand), and reading them is a 410. Absent (an executor that
+   * writes its logs elsewhere, or none, or one written before this was asked): a run's logs are what is in its
+   * directory, empty when there is none.
+   */
+  readonly keepsRunLogs?: boolean;
+  /**
    * Hot, for executors that hand runs to a queue (whose `start` names the queue, not the worker): which worker took
    * a run, and the job's pid there.
    */

@@ -56,6 +56,8 @@ export function followFileLines(path: string, done$: Observable<unknown>, option
     let partial: Buffer[] = [];
     let kept = 0;
     let dropped = 0;
+    /** The line's last byte so far, held or dropped: a '\r' there ends the line with its '\n', and is no content. */
+    let lastByte = -1;
     let reading = false;
     let again = false;
     let doneSeen = false;
@@ -69,16 +71,20 @@ export function followFileLines(path: string, done$: Observable<unknown>, option
       if (taken.length > 0) partial.push(copy ? Buffer.from(taken) : taken);
       kept += taken.length;
       dropped += bytes.length - taken.length;
+      if (bytes.length > 0) lastByte = bytes[bytes.length - 1]!;
     };
 
     const emit = (bytes: Buffer, end: number): void => {
       // Decoded before the read buffer is read into again: the last piece needs no copy.
       keep(bytes, false);
       const whole = partial.length === 1 ? partial[0]! : Buffer.concat(partial);
-      const line = dropped > 0 ? cutLine(whole, kept + dropped) : stripCr(whole.toString('utf8'));
+      // A CRLF line's CR is its ending, as stripCr has it: a line of maxLineBytes whose CR alone was dropped is whole.
+      const cr = lastByte === 0x0d ? 1 : 0;
+      const line = dropped > cr ? cutLine(whole, kept + dropped - cr) : stripCr(whole.toString('utf8'));
       partial = [];
       kept = 0;
       dropped = 0;
+      lastByte = -1;
       subscriber.next({ line, end });
     };
 
@@ -110,6 +116,7 @@ export function followFileLines(path: string, done$: Observable<unknown>, option
           partial = [];
           kept = 0;
           dropped = 0;
+          lastByte = -1;
         }
         while (!closed) {
           await ready();

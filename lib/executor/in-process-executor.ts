@@ -4,17 +4,19 @@
  * SupervisedExecutor, as the next daemon would. Opening a workspace in-process used to take such a run for lost and
  * kill it, a job that was still doing its work.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { Subject, merge, type Observable } from 'rxjs';
 import type { Executor, Reattached } from './executor-port.js';
 import type { JobLaunch, JobOutcome } from './job-launch.js';
 import { ProcessExecutor } from './process-executor.js';
 import { launchedByLauncher, unreaped } from './job-process-identity.js';
-import { STATUS_FILE, STDIN_FILE } from './run-files.js';
+import { STATUS_FILE, STATUS_LINK, STDIN_FILE } from './run-files.js';
 import { SupervisedExecutor } from './supervised-executor.js';
 
 export class InProcessExecutor implements Executor {
+  /** Each run's log directory is made as it starts (Executor.keepsRunLogs). */
+  readonly keepsRunLogs = true;
   private readonly children = new ProcessExecutor();
   /** For runs left under a supervisor: made at the first, so a workspace with none starts no poll. */
   private supervised: SupervisedExecutor | undefined;
@@ -60,5 +62,7 @@ export class InProcessExecutor implements Executor {
  * is the native launcher's, which gives the job its config on a memfd and writes the status only at its end.
  */
 function underSupervisor(dir: string, pid: number): boolean {
-  return existsSync(join(dir, STDIN_FILE)) || existsSync(join(dir, STATUS_FILE)) || launchedByLauncher(pid) || unreaped(pid);
+  // lstat for the link: its target is the status's text, not a path (existsSync would follow it and find nothing).
+  const linked = lstatSync(join(dir, STATUS_LINK), { throwIfNoEntry: false }) !== undefined;
+  return existsSync(join(dir, STDIN_FILE)) || existsSync(join(dir, STATUS_FILE)) || linked || launchedByLauncher(pid) || unreaped(pid);
 }

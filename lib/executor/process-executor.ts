@@ -54,6 +54,8 @@ interface Run {
 }
 
 export class ProcessExecutor implements Executor {
+  /** Each run's log directory is made as it starts (Executor.keepsRunLogs). */
+  readonly keepsRunLogs = true;
   private readonly subject = new Subject<JobOutcome>();
   /** Hot: exactly one outcome per started run. Subscribe before start() to be sure to see it. */
   readonly outcomes$: Observable<JobOutcome> = this.subject.asObservable();

@@ -4,7 +4,8 @@
  * group is signalled), `exec.fields` (the job's environment and argv, for a run too wide for a launch record: 0600,
  * removed by its supervisor once read), `timed-out` (the pid of a run the native launcher timed out, for a
  * `--supervise` that outlives it) and `status.json` (`{"exit_code": n, "pid": p}`, written by its supervisor once the
- * job ended, with `"timed_out": true` when the supervisor killed it at its timeout). A daemon reads them to re-attach.
+ * job ended, with `"timed_out": true` when the supervisor killed it at its timeout; `status.link` in its place on a
+ * disk that had no block for it). A daemon reads them to re-attach.
  *
  * A run id keeps its directory across attempts (a run a crashed daemon had queued, and not started, is started again
  * under the same id; one it started without recording it is adopted: Executor.adoptStarted), and
@@ -12,13 +13,18 @@
  * the earlier attempt's status and cancel files, and a status names the pid it is about (the one the log records:
  * the job under the native launcher, the supervisor otherwise): a reader that knows the run's pid ignores another's.
  */
-import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { STDOUT_LOG, runLogDir, type JobOutcome } from './job-launch.js';
 
 export const CANCEL_FILE = 'cancel.json';
 export const STDIN_FILE = 'stdin.json';
 export const STATUS_FILE = 'status.json';
+/**
+ * The status as a symlink's target, written by the native launcher when status.json could not be (a disk with inodes
+ * and no blocks: a short symlink lives in its inode). Read when there is no status.json.
+ */
+export const STATUS_LINK = 'status.link';
 export const EXEC_FILE = 'exec.fields';
 export const TIMED_OUT_FILE = 'timed-out';
 
@@ -57,12 +63,28 @@ function readJson<T>(path: string): { value: T; mtimeMs: number } | undefined {
   }
 }
 
+/** The status.link's target as JSON and the link's own time (launcher.c write_status), or undefined. */
+function readStatusLink<T>(dir: string): { value: T; mtimeMs: number } | undefined {
+  try {
+    const path = join(dir, STATUS_LINK);
+    const text = readlinkSync(path);
+    return { value: JSON.parse(text) as T, mtimeMs: lstatSync(path).mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
+/** status.json, or the status.link written in its place when the disk had no room for it. */
+function readStatus<T>(dir: string): { value: T; mtimeMs: number } | undefined {
+  return readJson<T>(join(dir, STATUS_FILE)) ?? readStatusLink<T>(dir);
+}
+
 /**
  * Undefined while the job runs (or when its supervisor died before writing: a half-written file reads as none), and
  * when the status is another attempt's: `pid` is the run's (0 when not known yet, which takes any).
  */
 export function readExitStatus(dir: string, pid: number): ExitStatus | undefined {
-  const read = readJson<{ exit_code?: unknown; status?: unknown; pid?: unknown; timed_out?: unknown } | null>(join(dir, STATUS_FILE));
+  const read = readStatus<{ exit_code?: unknown; status?: unknown; pid?: unknown; timed_out?: unknown } | null>(dir);
   if (!read) return undefined;
   const raw = read.value;
   const ended_at = Math.floor(read.mtimeMs);
@@ -99,7 +121,7 @@ export function startFromFiles(dir: string): number {
 
 /** The pid a whole status names (the run's, as the log would record it), or undefined. */
 export function statusPid(dir: string): number | undefined {
-  const pid = readJson<{ pid?: unknown } | null>(join(dir, STATUS_FILE))?.value?.pid;
+  const pid = readStatus<{ pid?: unknown } | null>(dir)?.value?.pid;
   return typeof pid === 'number' && pid > 0 ? pid : undefined;
 }
 /** Below this many runs, each is looked for by name; above, the logs directory is listed once. */
@@ -139,6 +161,7 @@ export const readCancelReason = (dir: string): string | undefined => readJson<{ 
 export function writeRunFiles(dir: string, stdin: string): void {
   if (!makeRunDir(dir)) {
     rmSync(join(dir, STATUS_FILE), { force: true });
+    rmSync(join(dir, STATUS_LINK), { force: true });
     rmSync(join(dir, CANCEL_FILE), { force: true });
     rmSync(join(dir, TIMED_OUT_FILE), { force: true });
   }

@@ -134,6 +134,8 @@ interface Run {
 }
 
 export class SupervisedExecutor implements Executor {
+  /** Each run's log directory is made as it starts (Executor.keepsRunLogs). */
+  readonly keepsRunLogs = true;
   private readonly subject = new Subject<JobOutcome>();
   private readonly starts = new Subject<Placement>();
   private readonly recalls = new Subject<string>();

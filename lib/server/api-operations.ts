@@ -155,7 +155,7 @@ export const OPERATIONS: readonly Operation[] = [
     },
     responses: {
       200: { description: 'The log (text), or with follow=true its Server-Sent Events.', text: ['text/plain', 'text/event-stream'] },
-      410: json('retention.job_logs_days removed it, or the finished run\'s log directory is gone (the run itself stays).', ErrorBodySchema),
+      410: json('retention.job_logs_days removed it, or the finished run\'s log directory is gone (the run itself stays). Only under an executor that makes each run\'s log directory as it starts (the built-in ones): under an embedder\'s that does not say so (Executor.keepsRunLogs), a missing directory reads as empty logs.', ErrorBodySchema),
     },
   },
 

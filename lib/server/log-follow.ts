@@ -11,6 +11,7 @@ import { LogOffsetSchema } from '../api/schemas/job-runs.js';
 import type { FileLine } from '../executor/follow-file.js';
 import { sizeOf, tailStartOf } from '../executor/log-tail.js';
 import type { JobRunRecord } from '../state/build-state.js';
+import { exitCodeOf } from '../state/run-exit-code.js';
 import { HttpError } from './http-error.js';
 import type { SseMessage } from './sse.js';
 import { validateValue } from './validate.js';
@@ -69,7 +70,7 @@ export function logMessages(lines$: Observable<FileLine>, ended$: Observable<Job
       next: ({ line, end }) => subscriber.next({ event: 'log', id: end, data: line }),
       error: (err: unknown) => subscriber.error(err),
       complete: () => {
-        const end: LogEnd = last ? { status: last.status, exit_code: last.exit_code } : { status: 'unknown', exit_code: null };
+        const end: LogEnd = last ? { status: last.status, exit_code: exitCodeOf(last.exit_code), signal: last.signal || null } : { status: 'unknown', exit_code: null, signal: null };
         subscriber.next({ event: 'end', data: JSON.stringify(end) });
         subscriber.complete();
       },

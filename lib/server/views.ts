@@ -4,6 +4,7 @@ import type { EventView, JobRunView, PartitionView, WantView } from '../api/view
 import type { BuildEvent } from '../events/build-event.js';
 import type { BuildState, JobRunRecord, PartitionRecord, PartitionStatus, WantRecord } from '../state/build-state.js';
 import { slaDeadline, wantClockStart } from '../state/build-state.js';
+import { exitCodeOf } from '../state/run-exit-code.js';
 
 /**
  * A time as ISO 8601. Requests are bounded now, but a log written before the bounds may hold a ttl or timestamp
@@ -187,7 +188,7 @@ export function jobRunView(state: Pick<BuildState, 'run_wants' | 'partitions' | 
     timeout_seconds: r.timeout_seconds,
     pid: r.pid || null,
     worker: r.worker || null,
-    exit_code: r.exit_code,
+    exit_code: exitCodeOf(r.exit_code),
     signal: r.signal || null,
     reason: r.reason || null,
     missing: cut(r.missing, shown),

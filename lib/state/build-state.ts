@@ -196,6 +196,7 @@ export interface JobRunRecord {
   readonly pid: number;
   /** Where it ran: 'local', or a worker's name; '' until it started. */
   readonly worker: string;
+  /** null until it ended, and when the job gave none: killed by a signal (`signal`) or never started (run-exit-code.ts). */
   readonly exit_code: number | null;
   readonly signal: string;
   readonly reason: string;

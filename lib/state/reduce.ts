@@ -8,6 +8,7 @@ import { ACTIVE_JOB_RUN_STATUSES, REBUILT_KEPT, withJobRun, withPartition, withS
 import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
 import { appended, emptyList, listItems, listOf } from './append-list.js';
 import { runEndedAt } from './run-ended-at.js';
+import { exitCodeOf } from './run-exit-code.js';
 import { runStartedAt } from './run-started-at.js';
 import { recordPaused, recordResumed, recordScheduleTick, recordSchedulesChanged, recordTicksSkipped, scheduleOf } from './schedule-fold.js';
 import { currentConsumers, refreshStale } from './staleness.js';
@@ -203,7 +204,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     }
     case 'job_run_failed': {
       const e = event.job_run_failed;
-      const detail = { exit_code: e.exit_code, signal: e.signal, reason: e.reason, retry_at: e.retry_at };
+      const detail = { exit_code: exitCodeOf(e.exit_code), signal: e.signal, reason: e.reason, retry_at: e.retry_at };
       // A failure that will be retried keeps its partitions building. A failed rebuild leaves each output as its build
       // is (live, or tainted), as a cancel does: its data did not change, and consumers read its current build. The
       // wants that needed the rebuild still fail (want-status.ts `partitionCategory`: its latest run failed).

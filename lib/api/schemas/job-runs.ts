@@ -23,6 +23,8 @@ export const JobConfigSchema = Type.Object(
 );
 
 const Ids = Type.Array(Type.String());
+const EXIT_CODE = "The job's exit code; null while it runs, and when it gave none: killed by a signal (`signal` names it), or never started (`reason` says why).";
+const SIGNAL = "The signal that killed the job, e.g. 'SIGKILL' (a cancel or timeout's kill, the OOM killer, a person's kill -9); null when it exited.";
 
 export const JobRunViewSchema = Type.Object(
   {
@@ -42,8 +44,8 @@ export const JobRunViewSchema = Type.Object(
     timeout_seconds: Type.Number({ minimum: 0 }),
     pid: Nullable(Type.Integer()),
     worker: Nullable(Type.String()),
-    exit_code: Nullable(Type.Integer()),
-    signal: Nullable(Type.String()),
+    exit_code: Nullable(Type.Integer({ description: EXIT_CODE })),
+    signal: Nullable(Type.String({ description: SIGNAL })),
     reason: Nullable(Type.String()),
     missing: Type.Array(Type.String(), { description: 'The inputs it reported missing: the first 1,000 (in a list, 20).' }),
     retry_at: Nullable(IsoTime),
@@ -90,7 +92,7 @@ export const LogOffsetSchema = Type.String({ pattern: '^\\d+$', maxLength: 16, '
 
 /** The data of a followed log's `end` message. */
 export const LogEndSchema = Type.Object(
-  { status: Type.Union([JobRunStatusSchema, Type.Literal('unknown')]), exit_code: Nullable(Type.Integer()) },
+  { status: Type.Union([JobRunStatusSchema, Type.Literal('unknown')]), exit_code: Nullable(Type.Integer({ description: EXIT_CODE })), signal: Nullable(Type.String({ description: SIGNAL })) },
   { $id: 'LogEnd', additionalProperties: false },
 );
 true satisfies SameType<Static<typeof LogEndSchema>, LogEnd>;

@@ -35,7 +35,7 @@ export function eventSummary(e: EventView): string {
     }
     case 'job_run_failed': {
       const f = e.job_run_failed;
-      const how = f.signal ? `signal ${f.signal}` : `exit ${f.exit_code}`;
+      const how = f.signal ? `signal ${f.signal}` : f.exit_code >= 0 ? `exit ${f.exit_code}` : 'no exit code';
       return `${f.job_run_id} ${how}${f.reason ? `: ${f.reason}` : ''}${f.retry_at > 0 ? ' (will retry)' : ''}${endedBefore(f.ended_at)}`;
     }
     case 'job_run_canceled':

@@ -37,7 +37,8 @@ export function registerLogs(program: Command): void {
         process.stdout.write(`${JSON.stringify({ end })}\n`);
         return;
       }
-      const exit = end.exit_code !== null && end.status !== 'succeeded' ? ` (exit ${end.exit_code})` : '';
+      // `signal` is new in LogEnd: an older daemon's end has none, and its -1 is no exit code either.
+      const exit = end.signal ? ` (killed by ${end.signal})` : end.exit_code !== null && end.exit_code >= 0 && end.status !== 'succeeded' ? ` (exit ${end.exit_code})` : '';
       process.stderr.write(errColors.dim(`job run ${id} ${statusColor(end.status, errColors)}${exit}\n`));
     });
   usageExitCode(logs);

@@ -108,16 +108,38 @@ static int exit_status(int status) {
 /*
  * The run's status, for a next daemon to read: written by whoever saw the job end. `pid` is the one the daemon
  * recorded for the run, so that an attempt started later in the same directory does not take this status for its own.
+ *
+ * Written to status.json.tmp and renamed: a write that fails (a disk with inodes but no blocks left) must not leave a
+ * status.json that is empty or cut, which a daemon reads as no status and records the run lost. When the write fails,
+ * the same text goes into status.link as a symlink's target instead: a short symlink is kept in its inode (ext4, and
+ * tmpfs under 128 bytes), so it needs no block, and a next daemon reads the run's end from it (run-files.ts). With
+ * neither (no inode either) the run's stderr.log says why, in what room its last block has.
  */
 static void write_status(const char *dir, int code, pid_t pid, int timed_out) {
-  char path[4096];
+  char path[4096], tmp[4096];
   if ((size_t)snprintf(path, sizeof path, "%s/status.json", dir) >= sizeof path) return;
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return;
+  if ((size_t)snprintf(tmp, sizeof tmp, "%s/status.json.tmp", dir) >= sizeof tmp) return;
   char line[96];
   int n = snprintf(line, sizeof line, "{\"exit_code\":%d,\"pid\":%ld%s}\n", code, (long)pid, timed_out ? ",\"timed_out\":true" : "");
-  write_all(fd, line, (size_t)n);
-  close(fd);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int e = fd < 0 ? errno : 0;
+  if (fd >= 0) {
+    if (write_all(fd, line, (size_t)n) != 0) e = errno;
+    if (close(fd) != 0 && e == 0) e = errno;
+    if (e == 0 && rename(tmp, path) != 0) e = errno;
+    if (e != 0) unlink(tmp);
+  }
+  if (e == 0) return;
+  char link_path[4096];
+  if ((size_t)snprintf(link_path, sizeof link_path, "%s/status.link", dir) >= sizeof link_path) return;
+  line[n - 1] = '\0'; /* no newline in a link's target */
+  unlink(link_path);
+  if (symlink(line, link_path) == 0) return;
+  if ((size_t)snprintf(path, sizeof path, "%s/stderr.log", dir) >= sizeof path) return;
+  int err = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (err < 0) return;
+  dprintf(err, "platform: the job ended (exit %d) but its status.json could not be written: %s\n", code, strerror(e));
+  close(err);
 }
 
 /* Milliseconds of CLOCK_MONOTONIC: a timeout is a span from the start, which a change of the wall clock must not move. */
@@ -560,14 +582,14 @@ static int make_dirs(char *path) {
  */
 static int make_run_dir(char *dir, const char *config) {
   char path[4096];
-  /* Room for the longest of its files' names (status.json), which the job's child opens without a check of its own. */
-  if (strlen(dir) + sizeof "/status.json" > sizeof path) return ENAMETOOLONG;
+  /* Room for the longest of its files' names (status.json.tmp), which the job's child opens without a check of its own. */
+  if (strlen(dir) + sizeof "/status.json.tmp" > sizeof path) return ENAMETOOLONG;
   if (mkdir(dir, 0755) == 0) return 0;
   if (errno != EEXIST) return make_dirs(dir) != 0 ? errno : 0;
   /* A directory that was there may hold an earlier attempt's files, which would read as this one's end (run-files.ts
    * does the same). */
-  static const char *const stale[] = {"status.json", "cancel.json"};
-  for (size_t i = 0; i < 2; i++) {
+  static const char *const stale[] = {"status.json", "status.link", "cancel.json"};
+  for (size_t i = 0; i < 3; i++) {
     if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, stale[i]) >= sizeof path) return ENAMETOOLONG;
     if (unlink(path) != 0 && errno != ENOENT) return errno;
   }

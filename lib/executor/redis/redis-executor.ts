@@ -86,6 +86,8 @@ const ERROR_REPEAT_MS = 60_000;
 const LOG_DRAIN_MS = 5000;
 
 export class RedisExecutor implements Executor {
+  /** Each run's log directory is made as it starts (Executor.keepsRunLogs). */
+  readonly keepsRunLogs = true;
   private readonly outcomes = new Subject<JobOutcome>();
   private readonly placements = new Subject<Placement>();
   readonly outcomes$: Observable<JobOutcome> = this.outcomes.asObservable();

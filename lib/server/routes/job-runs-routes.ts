@@ -51,7 +51,10 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
     const run = runOr404(req.params.id);
     const file = platform.logPath(run.job_run_id, stream);
     const days = platform.jobLogsDays();
-    if (logsExpired(run, days, Date.now()) && !existsSync(file)) {
+    // Gone means there were logs: an executor that does not make each run's directory (an embedder's, which may keep
+    // its logs elsewhere or none) leaves nothing to remove, and its runs' logs read as what is there, empty if nothing.
+    const kept = platform.executorKeepsRunLogs();
+    if (kept && logsExpired(run, days, Date.now()) && !existsSync(file)) {
       throw new HttpError(
         410,
         `The logs of job run ${run.job_run_id} were removed: finished runs keep their logs ${days} days (retention.job_logs_days in platform.json).`,
@@ -61,7 +64,7 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
     // a finished one without it lost its logs: to a gc under another retention than today's, or by hand. Read as
     // empty, the logs of a run that printed said it printed nothing.
     const logDir = dirname(file);
-    if (!ACTIVE_JOB_RUN_STATUSES.has(run.status) && run.started_at !== null && !existsSync(logDir)) {
+    if (kept && !ACTIVE_JOB_RUN_STATUSES.has(run.status) && run.started_at !== null && !existsSync(logDir)) {
       throw new HttpError(
         410,
         `The logs of job run ${run.job_run_id} are gone: its log directory ${logDir} is not there (removed by platform gc under ` +

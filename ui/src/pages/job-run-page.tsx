@@ -75,13 +75,14 @@ function LiveLog({ id, stream }: { id: string; stream: 'stdout' | 'stderr' }) {
   );
 }
 
-/** The log stream's `end` event (`{"status", "exit_code"}`) in words: how the run ended, and that the stream is empty when it is. */
+/** The log stream's `end` event (`{"status", "exit_code", "signal"}`) in words: how the run ended, and that the stream is empty when it is. */
 export function endNote(data: string, stream: string, empty: boolean): string {
   let how = 'ended';
   try {
-    const end = JSON.parse(data) as { status?: unknown; exit_code?: unknown };
+    const end = JSON.parse(data) as { status?: unknown; exit_code?: unknown; signal?: unknown };
     if (typeof end.status === 'string') how = end.status;
-    if (typeof end.exit_code === 'number') how += ` (exit ${end.exit_code})`;
+    if (typeof end.signal === 'string' && end.signal !== '') how += ` (killed by ${end.signal})`;
+    else if (typeof end.exit_code === 'number' && end.exit_code >= 0) how += ` (exit ${end.exit_code})`;
   } catch {
     // An end the page cannot read still ends the log.
   }
