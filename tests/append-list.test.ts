@@ -1,7 +1,7 @@
 /** Append-lists (a want's runs and derived wants): the items in order, an append that copies no list, the last n. */
 import test from 'ava';
 import fc from 'fast-check';
-import { appended, emptyList, lastItems, listArray, listLength, listOf, listSome } from '../lib/state/append-list.js';
+import { appended, emptyList, lastItems, listArray, listLength, listOf, listSlice, listSome } from '../lib/state/append-list.js';
 
 test('property: appends and listOf keep the items in order; lastItems gives the last n; every version stays as it was', (t) => {
   fc.assert(
@@ -18,6 +18,7 @@ test('property: appends and listOf keep the items in order; lastItems gives the 
       t.deepEqual(lastItems(list, n), items.slice(Math.max(0, items.length - n)));
       t.deepEqual(lastItems(listOf(items), n), items.slice(Math.max(0, items.length - n)));
       t.is(listSome(list, (x) => x === items[items.length - 1]), items.length > 0);
+      t.deepEqual(listSlice(list, n % 300, n), items.slice(n % 300, n));
       for (const [length, version] of versions) t.deepEqual(listArray(version), items.slice(0, length));
     }),
     { numRuns: 200 },

@@ -1,5 +1,5 @@
 /** Pages of build state as views. Each costs O(log n + page) through the state's indexes, never a scan of history. */
-import { listArray } from '../state/append-list.js';
+import { listArray, listLength, listSlice } from '../state/append-list.js';
 import type { Page } from '../api/page.js';
 import type { PartitionLookupReply } from '../api/partition-lookup.js';
 import type { JobRunView, PartitionView, WantView } from '../api/views.js';
@@ -43,13 +43,14 @@ export function listJobRuns(state: BuildState, q: PageQuery & { status?: JobRunS
   };
   if (q.want) {
     const status = q.status;
-    const all = listArray(q.want.job_run_ids);
-    const ids = status ? all.filter((id) => state.job_runs.get(id)?.status === status) : all;
-    const [lo, hi] = pageBounds(0, ids.length, q);
-    const page = ids.slice(lo, hi);
+    // Without a status a page is a slice of the want's list (its cost, not the list's); with one, each run is looked at.
+    const ids = status ? listArray(q.want.job_run_ids).filter((id) => state.job_runs.get(id)?.status === status) : undefined;
+    const total = ids ? ids.length : listLength(q.want.job_run_ids);
+    const [lo, hi] = pageBounds(0, total, q);
+    const page = ids ? ids.slice(lo, hi) : listSlice(q.want.job_run_ids, lo, hi);
     if (q.reverse) page.reverse();
     const data = page.map(view).filter((r): r is JobRunView => r !== undefined);
-    return { data, total: ids.length, offset: q.offset, limit: q.limit };
+    return { data, total, offset: q.offset, limit: q.limit };
   }
   const index = q.status ? state.job_runs_by_status[q.status] : state.job_run_order;
   return pageOf(index, q, ([, id]) => view(id));

@@ -64,6 +64,17 @@ export function lastItems<T>(list: AppendList<T>, n: number): T[] {
   return out;
 }
 
+/** Items `lo..hi-1`, in order: costs the slice, not the list. */
+export function listSlice<T>(list: AppendList<T>, lo: number, hi: number): T[] {
+  const length = listLength(list);
+  const from = Math.max(0, Math.min(lo, length));
+  const to = Math.max(from, Math.min(hi, length));
+  const out: T[] = [];
+  const inChunks = list.chunks.length * CHUNK;
+  for (let i = from; i < to; i++) out.push(i < inChunks ? list.chunks[(i / CHUNK) | 0]![i % CHUNK]! : list.tail[i - inChunks]!);
+  return out;
+}
+
 /** Whether any item passes `test`, oldest first, stopping at the first. */
 export function listSome<T>(list: AppendList<T>, test: (item: T) => boolean): boolean {
   for (const item of listItems(list)) if (test(item)) return true;
