@@ -27,7 +27,7 @@ export type { BackfillView, BackfillCounts, CreateBackfillBody, CreateBackfillRe
 export { QueueFullError, QueueClosedError } from './orchestrator/command-queue.js';
 export { reduce } from './state/reduce.js';
 /** A want's `job_run_ids` and `child_want_ids` are append-lists (append-list.ts): read them through these. */
-export { lastItems, listArray, listItems, listLength, type AppendList } from './state/append-list.js';
+export { lastItems, listArray, listItems, listLength, listSlice, listSome, type AppendList } from './state/append-list.js';
 export {
   activeWantsOn,
   initialState,

@@ -21,8 +21,15 @@ const title = 'a run that ends on a disk with no block left for its status.json 
 if (why !== undefined) {
   test.skip(`${title} (skipped: cannot mount a tmpfs here: ${why})`, () => {});
 } else {
-  test(title, async (t) => {
-    if (launcherMode() !== 'native') return t.pass('the native launcher is not built here (no C compiler); the status file is its');
+  // Serial: the shell case sets PLATFORM_LAUNCHER for this process while it runs.
+  for (const mode of ['native', 'shell'] as const)
+  test.serial(`${title}: the ${mode} launcher`, async (t) => {
+    if (mode === 'shell') {
+      const before = process.env.PLATFORM_LAUNCHER;
+      process.env.PLATFORM_LAUNCHER = 'shell';
+      t.teardown(() => (before === undefined ? delete process.env.PLATFORM_LAUNCHER : (process.env.PLATFORM_LAUNCHER = before)));
+    }
+    if (launcherMode() !== mode) return t.pass(`the ${mode} launcher cannot run here (${mode === 'native' ? 'no C compiler built it' : 'no setsid or env --default-signal'})`);
     const mounted = mountTmpfs(16);
     if (typeof mounted === 'string') return t.fail(mounted);
     t.teardown(mounted.unmount);

@@ -1,7 +1,7 @@
 /** Brace patterns for partition refs: lists, integer and date ranges, products, and clear refusals. */
 import test from 'ava';
 import fc from 'fast-check';
-import { expandPattern, expandPatterns, MAX_EXPANSION, PatternError, patternSize } from '../lib/graph/partition-pattern.js';
+import { expandPattern, expandPatterns, MAX_EXPANSION, PatternError, patternPrefix, patternSize } from '../lib/graph/partition-pattern.js';
 
 test('lists, integer ranges (padding kept), date ranges and several braces expand in order', (t) => {
   t.deepEqual(expandPattern('daily/{a,b,c}'), ['daily/a', 'daily/b', 'daily/c']);
@@ -79,17 +79,26 @@ test('malformed patterns and expansions over the limit are refused with a messag
   );
 });
 
-test('a backslash makes a brace, a comma or a backslash itself; a text with no brace is a plain ref as written', (t) => {
+test('a backslash makes a brace itself, and inside braces a comma or a backslash; elsewhere it is itself', (t) => {
   t.deepEqual(expandPattern('tmpl/\\{name\\}'), ['tmpl/{name}'], 'a ref with literal braces');
   t.deepEqual(expandPattern('tmpl/\\{x\\}/{1..2}'), ['tmpl/{x}/1', 'tmpl/{x}/2']);
   t.deepEqual(expandPattern('pair/{a\\,b,c}'), ['pair/a,b', 'pair/c'], 'a comma inside an item');
   t.deepEqual(expandPattern('set/{\\{a\\},b}'), ['set/{a}', 'set/b'], 'braces inside an item');
-  t.deepEqual(expandPattern('dir\\\\/{1..2}'), ['dir\\/1', 'dir\\/2'], 'a backslash itself');
-  t.deepEqual(expandPattern('odd/\\x/{a,b}'), ['odd/\\x/a', 'odd/\\x/b'], 'before anything else a backslash is itself');
+  t.deepEqual(expandPattern('set/{a\\\\b,c}'), ['set/a\\b', 'set/c'], 'a backslash inside an item');
+  // Outside braces a backslash before anything but a brace is the ref's own: the same text names the same ref
+  // whether or not another part of the pattern has braces.
+  t.deepEqual(expandPatterns(['a\\,b/{1,2}', 'a\\,b/3']), ['a\\,b/1', 'a\\,b/2', 'a\\,b/3']);
+  t.deepEqual(expandPattern('dir\\\\/{1..2}'), ['dir\\\\/1', 'dir\\\\/2'], 'two backslashes stay two');
+  t.deepEqual(expandPattern('odd/\\x/{a,b}'), ['odd/\\x/a', 'odd/\\x/b']);
   t.deepEqual(expandPattern('win\\\\path,x'), ['win\\\\path,x'], 'no brace: as written');
   t.is(patternSize('pair/{a\\,b,c}/{1..3}'), 6);
   // A brace holding an escape is a list (here of one item), never a range.
   t.deepEqual(expandPattern('v/{1..3\\,}'), ['v/1..3,']);
   const lone = t.throws(() => expandPattern('a/\\{1..2}'), { instanceOf: PatternError });
   t.regex(lone!.message, /closes no '\{' \(a literal brace is written \\}\)/);
+  // What every ref of a range starts with, escapes undone: a --prefix that matches them.
+  t.is(patternPrefix('tmpl/\\{x\\}/{1..2}'), 'tmpl/{x}/');
+  t.is(patternPrefix('day/{1..3}'), 'day/');
+  t.is(patternPrefix('{a,b}/x'), '');
+  t.is(patternPrefix('plain/ref'), 'plain/ref');
 });

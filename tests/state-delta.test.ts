@@ -15,7 +15,7 @@ import { decodeSnapshotFile, deltaPathOf, readSnapshotOrWhy, writeDelta, writeSn
 import { deltaBaseOf, deltaPieces, type DeltaBase } from '../lib/state/state-delta.js';
 import { arbEventList } from './helpers/arbitrary-events.js';
 import { makeWorkspace } from './helpers/server-fixture.js';
-import { canon } from './helpers/state-canon.js';
+import { everyMap as canon } from './helpers/state-canon.js';
 
 const fold = (events: readonly BuildEvent[], from: BuildState = initialState()): BuildState => events.reduce(reduce, from);
 /** A log any snapshot at timestamp 0 fits. */
@@ -198,4 +198,38 @@ test('a pause of the log takes a delta, or an image once half an image\'s interv
   t.is(reopened.start.events_replayed, 0);
   t.is(reopened.start.snapshot_delta, null, 'the delta of the image before was removed with it');
   reopened.close();
+});
+
+test('a delta carries every map the events change: builds and their history, taints, sla deadlines', async (t) => {
+  const path = await pathIn(t, 'snapshot.bin');
+  let id = 0;
+  const ev = (type: string, body: unknown): BuildEvent => ({ event_id: ++id, timestamp: 1_767_000_000_000 + id, type, [type]: body }) as unknown as BuildEvent;
+  const wantOf = (wid: string, refs: string[], sla = 0) =>
+    ev('want_created', {
+      want_id: wid, partitions: refs, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: sla, source: 'user', parent_want_id: '',
+      root_want_id: wid, rebuild: 'all', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0,
+    });
+  const build = (wid: string, ref: string, tag: string, inputs: Array<{ partition_ref: string; build_id: string }> = []) => [
+    ev('job_run_queued', { job_run_id: `r-${tag}`, job_label: 'j', config: { outputs: [ref], inputs: inputs.map((i) => ({ partition_ref: i.partition_ref, dep_type: 'MATERIALIZE' })), args: [], env: {} }, want_ids: [wid], attempt: 1, exec: ['true'], timeout_seconds: 0, input_builds: inputs, job_fingerprint: 'fp-1', output_inputs: [], retry_of: '' }),
+    ev('job_run_started', { job_run_id: `r-${tag}`, pid: 1, worker: 'local', started_at: 0 }),
+    ev('job_run_succeeded', { job_run_id: `r-${tag}`, builds: [{ partition_ref: ref, build_id: `b-${tag}` }], ended_at: 0 }),
+  ];
+  const before = [wantOf('w-1', ['in/1', 'out/1'], 3600), ...build('w-1', 'in/1', 'a'), ...build('w-1', 'out/1', 'b', [{ partition_ref: 'in/1', build_id: 'b-a' }])];
+  await writeSnapshot(path, 'v', fold(before), 0);
+  const read = await readSnapshotOrWhy(path, 'v', probe);
+  // After the image: a rebuild of the input (history, consumers turn stale), a taint, a new want with an sla.
+  const after = [
+    wantOf('w-2', ['in/1']),
+    ...build('w-2', 'in/1', 'c'),
+    ev('taint_created', { taint_id: 't-1', partitions: ['out/1'], reason: 'bad', downstream: false }),
+    wantOf('w-3', ['in/2'], 60),
+  ];
+  const state = fold(after, read.image!);
+  for (const name of ['builds', 'build_history', 'taints', 'taint_order', 'sla_pending']) {
+    t.not((state as unknown as Record<string, unknown>)[name], (read.image as unknown as Record<string, unknown>)[name], `${name} changed after the image`);
+  }
+  await writeDelta(path, 'v', state, 0, baseOf(read));
+  const loaded = await readSnapshotOrWhy(path, 'v', probe);
+  t.is(loaded.delta?.at_event, state.last_event_id, loaded.delta?.unused);
+  t.deepEqual(canon(loaded.state!), canon(fold([...before, ...after])));
 });

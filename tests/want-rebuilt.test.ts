@@ -51,3 +51,21 @@ test('a want rebuilding 1,200 partitions lists the first 1,000 and counts 1,200;
   t.deepEqual(wantView(again, again.wants.get('w-3')!), wantView(s, derived));
   t.deepEqual(wantView(fromSnapshot(toSnapshot(s)), s.wants.get('w-2')!), wantView(s, s.wants.get('w-2')!));
 });
+
+test('a compaction base written before rebuilt_total gives a want its derived wants\' rebuilds, as the fold counts them', (t) => {
+  id = 0;
+  const refs = ['p/1', 'p/2'];
+  let s = fold([want('w-1', refs, 'missing'), ...built('w-1', refs, 'a')]);
+  s = fold([want('w-2', [], 'all'), want('w-3', refs, 'all', 'w-2'), ...built('w-3', refs, 'b')], s);
+  t.is(s.wants.get('w-2')!.rebuilt_total, 2);
+  // The file of before: no rebuilt_total in any want's line.
+  const lines = (JSON.parse(JSON.stringify([...snapshotLines(s)])) as SnapshotLine[]).map((l) => {
+    if (l[0] !== 'want') return l;
+    const { rebuilt_total: _gone, ...old } = l[1] as unknown as Record<string, unknown>;
+    return ['want', old] as unknown as SnapshotLine;
+  });
+  const loaded = fromSnapshot(snapshotFromLines(s.last_event_id, lines));
+  t.is(loaded.wants.get('w-3')!.rebuilt_total, 2);
+  t.is(loaded.wants.get('w-2')!.rebuilt_total, 2, 'the parent counts what was rebuilt for its derived want');
+  t.deepEqual(wantView(loaded, loaded.wants.get('w-2')!).rebuilt, ['p/1', 'p/2']);
+});

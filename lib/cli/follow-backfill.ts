@@ -4,6 +4,7 @@
  * (backfill-progress.ts), and it ends as a want's follow does (follow-ending.ts): when the backfill ends, on Ctrl-C
  * (the backfill keeps going), or when the server ends the stream.
  */
+import { patternPrefix } from '../graph/partition-pattern.js';
 import { ServerWentAwayError } from './server-went-away-error.js';
 import { EMPTY, type Observable, ReplaySubject, catchError, connectable, defer, firstValueFrom, interval, tap, throttleTime, asyncScheduler } from 'rxjs';
 import { NoServerError } from '../client/server-connection.js';
@@ -125,7 +126,12 @@ export async function followBackfill(
  * (a listed backfill, or a pattern that starts with a brace, has none).
  */
 function rangePrefix(pattern: string): string {
-  const brace = pattern.indexOf('{');
-  const prefix = brace < 0 ? pattern : pattern.slice(0, brace);
+  let prefix: string;
+  try {
+    prefix = patternPrefix(pattern);
+  } catch {
+    // A pattern the server took is well formed; an older server's, if not, gets no prefix.
+    return '';
+  }
   return prefix === '' ? '' : ` --prefix ${shellWords([prefix])}`;
 }

@@ -84,7 +84,11 @@ export function fitColumns(natural: readonly number[], least: readonly number[],
 }
 
 /** Graphemes, not code points: an emoji joined with ZWJ, a flag or a letter with its accents is never cut apart. */
-const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+const GRAPHEMES: { segment(text: string): Iterable<{ segment: string }> } =
+  typeof Intl === 'object' && typeof Intl.Segmenter === 'function'
+    ? new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+    : // A node built without Intl: code points, as before.
+      { segment: (text) => Array.from(text, (segment) => ({ segment })) };
 
 /**
  * Where a word too wide for its line is best broken (an index into it, between graphemes): after a '/', ',', '=', '&'

@@ -84,7 +84,10 @@ export const SUPERVISOR_SCRIPT = [
   'if [ -n "$platform_timed_out" ] && [ "$c" -ne 0 ]; then',
   `  printf '{"exit_code":%d,"pid":%d,"timed_out":true}\\n' "$c" "$$" >"$d/status.json.tmp" && mv -f "$d/status.json.tmp" "$d/status.json"`,
   'else',
-  `  printf '{"exit_code":%d,"pid":%d}\\n' "$c" "$$" >"$d/status.json"`,
+  // Renamed into place, or, on a disk with no block left for it, the status as status.link's target (a short
+  // symlink needs none): never an empty status.json, which a next daemon read as no status (lost). launcher.c does the same.
+  `  s=$(printf '{"exit_code":%d,"pid":%d}' "$c" "$$")`,
+  `  { printf '%s\\n' "$s" >"$d/status.json.tmp" && mv -f "$d/status.json.tmp" "$d/status.json"; } 2>/dev/null || { rm -f "$d/status.json.tmp"; ln -s "$s" "$d/status.link"; }`,
   'fi',
   'exit "$c"',
 ].join('\n');

@@ -1,9 +1,9 @@
 /**
  * Brace patterns for partition refs, shared by the CLI and the API: `{a,b,c}` (a list), `{1..24}` and `{01..24}`
  * (an integer range, zero padding kept), `{2026-01-01..2026-03-31}` (a date range, days), several braces in one
- * ref (their cartesian product, leftmost slowest). A backslash makes a brace, a comma or a backslash itself
- * (`a\\{b\\}` is the ref `a{b}`, `{x\\,y,z}` the refs `x,y` and `z`); before anything else it is itself, and a text
- * with no brace is a plain ref as written. Pure: a pattern in, refs (or a clear error) out. The count is known
+ * ref (their cartesian product, leftmost slowest). A backslash makes a brace itself (`a\\{b\\}` is the ref `a{b}`),
+ * and inside braces a comma or a backslash too (`{x\\,y,z}` is `x,y` and `z`); anywhere else it is itself, so a
+ * ref's own backslashes are as written. Pure: a pattern in, refs (or a clear error) out. The count is known
  * before anything is expanded, so an expansion that would be too large is refused without being built.
  */
 import { groupDigits } from '../group-digits.js';
@@ -66,8 +66,13 @@ function braceSet(pattern: string, body: string, items: readonly string[], escap
   return { count: items.length, choices: (i) => items[i]! };
 }
 
-/** What a backslash escapes in a pattern: a brace, a comma, or a backslash; before anything else it is itself. */
-const ESCAPABLE = '{},\\';
+/**
+ * What a backslash escapes: outside braces a brace only (there a comma or a backslash means nothing, so a ref's own
+ * backslashes stay as written, with or without a brace elsewhere in the pattern); inside them a brace, a comma or a
+ * backslash. Before anything else it is itself.
+ */
+const ESCAPED_OUTSIDE = '{}';
+const ESCAPED_INSIDE = '{},\\';
 
 function parse(pattern: string): Part[] {
   // A ref with no brace is no pattern: its backslashes are its own.
@@ -76,7 +81,7 @@ function parse(pattern: string): Part[] {
   let literal = '';
   for (let i = 0; i < pattern.length; ) {
     const c = pattern[i]!;
-    if (c === '\\' && i + 1 < pattern.length && ESCAPABLE.includes(pattern[i + 1]!)) {
+    if (c === '\\' && i + 1 < pattern.length && ESCAPED_OUTSIDE.includes(pattern[i + 1]!)) {
       literal += pattern[i + 1];
       i += 2;
       continue;
@@ -95,7 +100,7 @@ function parse(pattern: string): Part[] {
     for (i = open + 1; ; ) {
       if (i >= pattern.length) throw new PatternError(pattern, `the '{' at position ${open + 1} is never closed (a literal brace is written \\{).`);
       const d = pattern[i]!;
-      if (d === '\\' && i + 1 < pattern.length && ESCAPABLE.includes(pattern[i + 1]!)) {
+      if (d === '\\' && i + 1 < pattern.length && ESCAPED_INSIDE.includes(pattern[i + 1]!)) {
         items[items.length - 1] += pattern[i + 1];
         escaped = true;
         i += 2;
@@ -116,6 +121,15 @@ function parse(pattern: string): Part[] {
   }
   if (literal !== '' || parts.length === 0) parts.push({ literal });
   return parts;
+}
+
+/**
+ * The text every ref of the pattern starts with, up to its first brace set, escapes undone ('' when it starts with
+ * one): what a `--prefix` of its range is. Throws on a malformed pattern.
+ */
+export function patternPrefix(pattern: string): string {
+  const first = parse(pattern)[0];
+  return first !== undefined && 'literal' in first ? first.literal : '';
 }
 
 /** How many refs the pattern stands for (1 for a plain ref), without expanding it. */

@@ -31,3 +31,28 @@ export const BUSY_SHARE = 0.3;
 export function frameRestMs(msSinceLastAppend: number, workedMs: number): number {
   return msSinceLastAppend < QUIET_AFTER_MS ? workedMs * (1 / BUSY_SHARE - 1) : 0;
 }
+
+/**
+ * The rests of one writer's frames, so that its frames take BUSY_SHARE of a busy loop over the time it has been busy,
+ * not per frame: a rest (a timer) ends late on a loop full of requests, and each frame's write is awaited a turn of
+ * it, so rests of w * (1 / BUSY_SHARE - 1) each left an image 2-5% of a saturated loop: one of 700,000 events
+ * written at ~1 MB/s, a minute and more, and no delta meanwhile (docs/decisions.md, session 31). A frame rests only as
+ * far as the writer is ahead of its share since the log became busy (at most the old per-frame rest); behind it, the
+ * next frame follows on the loop's next turn. Quiet, no rest, and the count starts again.
+ */
+export class SharePacer {
+  private work = 0;
+  private since = 0;
+
+  /** How long to rest after a frame that held the loop `workedMs`, at `now`, `msSinceLastAppend` after an append. */
+  rest(workedMs: number, msSinceLastAppend: number, now: number): number {
+    if (msSinceLastAppend >= QUIET_AFTER_MS) {
+      this.work = 0;
+      return 0;
+    }
+    if (this.work === 0) this.since = now - workedMs;
+    this.work += workedMs;
+    const ahead = this.work / BUSY_SHARE - (now - this.since);
+    return Math.max(0, Math.min(ahead, frameRestMs(msSinceLastAppend, workedMs)));
+  }
+}

@@ -469,6 +469,16 @@ async function writeFramed(path: string, header: SnapshotHeader, source: Iterabl
     let crc = 0;
     let started = performance.now();
     let frameMs = budget();
+    // A frame's write goes on while the next frame is made (one at a time, in order): awaited at once, each frame
+    // waited a turn of the loop for its write, and on a loop full of requests a turn is long.
+    let writing: Promise<unknown> = Promise.resolve();
+    const write = async (bytes: Buffer): Promise<void> => {
+      await writing;
+      const next = file.write(bytes);
+      // Its failure is thrown where the next write (or the end) waits for it, never left unhandled meanwhile.
+      next.catch(() => undefined);
+      writing = next;
+    };
     for (const line of source) {
       if (line !== PAUSE_POINT) {
         lines.push(line);
@@ -480,9 +490,9 @@ async function writeFramed(path: string, header: SnapshotHeader, source: Iterabl
           if (checksum) crc = crc32(bytes, crc);
           // What the frame held the loop for: its lines and their packing, not the write, which the loop is free during.
           const restMs = rest(performance.now() - started);
-          await file.write(bytes);
+          await write(bytes);
           lines = [];
-          if (restMs > 0) await new Promise((resolve) => setTimeout(resolve, restMs));
+          await new Promise((resolve) => (restMs > 0 ? setTimeout(resolve, restMs) : setImmediate(resolve)));
         } else {
           // In the middle of a line that takes longer than a frame: the loop goes, nothing is written.
           await new Promise((resolve) => setImmediate(resolve));
@@ -494,8 +504,9 @@ async function writeFramed(path: string, header: SnapshotHeader, source: Iterabl
     if (lines.length > 0) {
       const bytes = frame(p, lines);
       if (checksum) crc = crc32(bytes, crc);
-      await file.write(bytes);
+      await write(bytes);
     }
+    await writing;
     await file.write(frame(p, [checksum ? ['end', count, crc] : ['end', count]]));
     await file.sync();
   } catch (err) {

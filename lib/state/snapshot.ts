@@ -92,6 +92,11 @@ export interface Snapshot {
    * again among the wants when the state is built (`stateFromSnapshot`). Absent otherwise.
    */
   recent_unknown?: string[];
+  /**
+   * Read from a file written before `rebuilt_total`: each want's count was taken from its own list, and the wants it
+   * was derived from are given their derived wants' counts when the state is built (`withRebuiltTotals`).
+   */
+  rebuilt_unknown?: boolean;
 }
 
 export function toSnapshot(state: BuildState): Snapshot {
@@ -177,6 +182,7 @@ export function snapshotFromLines(lastEventId: number, lines: Iterable<SnapshotL
 export function addLine(snap: Snapshot, line: SnapshotLine): void {
   switch (line[0]) {
     case 'want':
+      if ((line[1] as Partial<WantInFile>).rebuilt_total === undefined) snap.rebuilt_unknown = true;
       snap.wants.push(wantFromFile(line[1]));
       return;
     case 'partition':
@@ -237,6 +243,25 @@ function wantFromFile(w: WantRecord | WantInFile): WantRecord {
     rebuilt,
     rebuilt_total: w.rebuilt_total ?? w.rebuilt.length,
   });
+}
+
+/**
+ * The wants of a file written before `rebuilt_total`, each counting its own rebuilds (its list was then whole) and
+ * those of the wants derived from it, as the fold counts them: each want's own added to every want above it.
+ */
+function withRebuiltTotals(wants: readonly WantRecord[]): WantRecord[] {
+  const byId = new Map(wants.map((w) => [w.want_id, w] as const));
+  const added = new Map<string, number>();
+  for (const w of wants) {
+    const own = w.rebuilt_total;
+    if (own === 0) continue;
+    const seen = new Set<string>([w.want_id]);
+    for (let a = byId.get(w.parent_want_id); a && !seen.has(a.want_id); a = byId.get(a.parent_want_id)) {
+      seen.add(a.want_id);
+      added.set(a.want_id, (added.get(a.want_id) ?? 0) + own);
+    }
+  }
+  return wants.map((w) => (added.has(w.want_id) ? withWant(w, { rebuilt_total: w.rebuilt_total + added.get(w.want_id)! }) : w));
 }
 
 /**
@@ -335,6 +360,7 @@ export function runToEnd<T>(steps: Generator<void, T, void>): T {
 export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, void> {
   const runs = new Map(snap.job_runs.map((r) => [r.job_run_id, r] as const));
   const lineageOf = (b: BuildRecord) => runs.get(b.job_run_id);
+  if (snap.rebuilt_unknown) snap = { ...snap, wants: withRebuiltTotals(snap.wants), rebuilt_unknown: false };
   const wantsBySeq = bySeq(snap.wants);
   const runsBySeq = bySeq(snap.job_runs);
   yield;

@@ -14,7 +14,7 @@ import { initialState, type BuildState } from './build-state.js';
 import type { StartProgress, StoreStart } from './store-start.js';
 import { reduce } from './reduce.js';
 import { ImageCarry } from './image-carry.js';
-import { frameBudgetMs, frameRestMs } from './frame-budget.js';
+import { SharePacer, frameBudgetMs } from './frame-budget.js';
 import { stateOfImage } from './state-image.js';
 import { SNAPSHOT_FORMATS_READ, fromSnapshot } from './snapshot.js';
 import {
@@ -129,7 +129,11 @@ export class StateStore {
   private lastAppend = -Infinity;
   private readonly appends: Subscription;
   private readonly frameBudget = (): number => frameBudgetMs(performance.now() - this.lastAppend);
-  private readonly frameRest = (workedMs: number): number => frameRestMs(performance.now() - this.lastAppend, workedMs);
+  /** The rests of one write's frames (frame-budget.ts `SharePacer`): a new pacer a write. */
+  private frameRests(): (workedMs: number) => number {
+    const pacer = new SharePacer();
+    return (workedMs) => pacer.rest(workedMs, performance.now() - this.lastAppend, performance.now());
+  }
   readonly state$: Observable<BuildState>;
 
   private constructor(
@@ -306,7 +310,7 @@ export class StateStore {
       // so the delta a start loads (its records decoded, where an image's stay encoded) stays small.
       const imageDue = sinceImage >= (options.quiet ? this.imageEvery / 2 : this.imageEvery);
       if (base && !options.image && !imageDue) {
-        await writeDelta(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), base, this.frameBudget, this.frameRest);
+        await writeDelta(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), base, this.frameBudget, this.frameRests());
         this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
         this.deltas++;
         return true;
@@ -315,9 +319,12 @@ export class StateStore {
       return this.withEventsMeanwhile(async (since) => {
         const editsBefore = this.edited;
         try {
-          const imageId = await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry, this.frameBudget, this.frameRest);
-          // The delta beside the image before is of no use with this one (it names the other).
+          // Cleared first: an image may be renamed in place and its write still fail after (the directory's fsync),
+          // and deltas of the image before would then name one no longer on disk. Until the store takes this image's
+          // state, the next snapshot is an image.
           this.deltaBase = undefined;
+          const imageId = await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry, this.frameBudget, this.frameRests());
+          // The delta beside the image before is of no use with this one (it names the other).
           await rm(deltaPathOf(snapshotPath), { force: true });
           this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
           this.written++;
@@ -385,7 +392,7 @@ export class StateStore {
       if (supersedes) await rm(supersedes, { force: true });
       if (supersedes) await rm(deltaPathOf(supersedes), { force: true });
       if (supersedes) this.deltaBase = undefined;
-      await writeRecords(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state), this.frameBudget, this.frameRest);
+      await writeRecords(path, stateCodeFingerprint() || 'unversioned', state, await this.timestampOf(state), this.frameBudget, this.frameRests());
       return state.last_event_id;
     });
   }

@@ -6,6 +6,7 @@ import {
   type BuildState,
 } from '../../lib/state/build-state.js';
 import type { OrderedMap } from '../../lib/state/ordered-map.js';
+import { namedMaps } from '../../lib/state/state-image.js';
 
 export const entries = <K, V>(m: OrderedMap<K, V>): Array<[K, V]> => [...m.entries()];
 
@@ -40,3 +41,15 @@ export function canon(s: BuildState) {
   };
 }
 
+
+/**
+ * Every map of a state (state-image.ts names each, the status indexes' too) and its scalars, as plain arrays: what a
+ * loaded image or delta must equal, map for map (`canon` leaves out builds, history, taints and the like).
+ */
+export function everyMap(s: BuildState): Record<string, unknown> {
+  const out: Record<string, unknown> = { last_event_id: s.last_event_id, wants_sla_missed: s.wants_sla_missed, created: s.created };
+  for (const [name, map, spec] of namedMaps(s)) {
+    out[name] = spec.kind === 'sets' ? entries(map).map(([k, set]) => [k, entries(set as OrderedMap<unknown, unknown>)]) : entries(map);
+  }
+  return out;
+}

@@ -56,7 +56,10 @@ export function wantDetail(w: WantView): string {
   // A line each, as its partitions are: refs side by side would widen the whole table.
   // A daemon of before rebuilt_total counted nothing: the list's length then.
   const rebuiltTotal = Math.max(w.rebuilt_total ?? 0, w.rebuilt.length);
-  if (w.rebuilt.length > 0) rows.push(['rebuilt', `${w.rebuilt.slice(0, 10).join('\n')}${rebuiltTotal > 10 ? `\n… ${rebuiltTotal - 10} more` : ''}`]);
+  // The list holds each partition once; the total counts rebuilds (a partition rebuilt twice, twice).
+  const more = w.rebuilt.length > 10 ? `\n… ${w.rebuilt.length - 10} more` : '';
+  const all = rebuiltTotal > w.rebuilt.length ? `\n(${rebuiltTotal} rebuilds in all)` : '';
+  if (w.rebuilt.length > 0) rows.push(['rebuilt', `${w.rebuilt.slice(0, 10).join('\n')}${more}${all}`]);
   if (w.parent_want_id) rows.push(['parent want', w.parent_want_id]);
   if (w.root_want_id && w.root_want_id !== w.want_id) rows.push(['root want', w.root_want_id]);
   if (w.child_wants_total > 0) rows.push(['derived wants', `${listShort(w.child_want_ids, 10)}${w.child_wants_total > w.child_want_ids.length ? ` (${w.child_wants_total} in all)` : ''} (see: platform want tree ${w.want_id})`]);

@@ -237,7 +237,8 @@ export function WantPage({ id }: { id: string }) {
               ) : null}
               {w.rebuilt.length > 0 ? (
                 <Fact name="rebuilt" label="Rebuilt">
-                  <PartitionLinks refs={w.rebuilt} total={Math.max(w.rebuilt_total ?? 0, w.rebuilt.length)} max={REBUILT_SHOWN} />
+                  <PartitionLinks refs={w.rebuilt} max={REBUILT_SHOWN} />
+                  {(w.rebuilt_total ?? 0) > w.rebuilt.length ? <span class="dim"> ({w.rebuilt_total} rebuilds in all)</span> : null}
                 </Fact>
               ) : null}
               {w.cancel_reason ? (
