@@ -18,7 +18,7 @@ import { makeWorkspace } from './helpers/server-fixture.js';
 import { poll } from './helpers/jobs-fixture.js';
 import { canon } from './helpers/state-canon.js';
 import { ImageCarry } from '../lib/state/image-carry.js';
-import { BUSY_FRAME_MS, BUSY_SHARE, QUIET_AFTER_MS, QUIET_FRAME_MS, frameBudgetMs, frameRestMs } from '../lib/state/frame-budget.js';
+import { BUSY_FRAME_MS, BUSY_SHARE, QUIET_AFTER_MS, QUIET_FRAME_MS, SharePacer, frameBudgetMs, frameRestMs } from '../lib/state/frame-budget.js';
 import { PAUSE_POINT, imagePieces, stateOfImage } from '../lib/state/state-image.js';
 
 const fold = (events: readonly BuildEvent[], from: BuildState = initialState()): BuildState => events.reduce(reduce, from);
@@ -589,4 +589,30 @@ test('background snapshots are written one at a time under a burst of events, wi
   t.is(reread.start.events_replayed, 0);
   t.deepEqual(canon(reread.current()), canon(store.current()));
   reread.close();
+});
+
+test('a writer\'s rests keep its frames to BUSY_SHARE of the time since the log became busy: none while it is behind, none when quiet', (t) => {
+  const pacer = new SharePacer();
+  const full = 3 * (1 / BUSY_SHARE - 1);
+  // On time: the frame's full rest.
+  t.is(pacer.rest(3, 0, 3), full);
+  // The rest ended late (a busy loop): behind its share, the next frame follows at once.
+  t.is(pacer.rest(3, 0, 60), 0);
+  t.is(pacer.rest(3, 0, 61), 0);
+  // Caught up again (frames back to back until its share is reached): rests come back, never more than a frame's.
+  let now = 61;
+  let rested = 0;
+  for (let i = 0; i < 20; i++) {
+    now += 3;
+    const r = pacer.rest(3, 0, now);
+    t.true(r >= 0 && r <= full);
+    rested += r;
+    now += r;
+  }
+  t.true(rested > 0, 'it rests again once ahead');
+  // Over the whole busy time the frames took about their share.
+  t.true((3 * 23) / now <= BUSY_SHARE + 0.05, `${((3 * 23) / now).toFixed(2)} of the loop`);
+  // Quiet: no rest, and the count starts again.
+  t.is(pacer.rest(3, QUIET_AFTER_MS, now + 3), 0);
+  t.is(pacer.rest(3, 0, now + 1000), full);
 });
