@@ -33,7 +33,7 @@ test('any cell built by hand is cut too; a list says how many more of the whole'
 
 test("partitions get of a partition whose tainted build's rebuild failed says its build is still tainted", (t) => {
   const detail = {
-    partition_ref: 'raw/a', status: 'failed' as const, stale: false, stale_reasons: [], stale_reasons_total: 0, build_tainted: true,
+    partition_ref: 'raw/a', status: 'failed' as const, stale: false, stale_reasons: [], stale_reasons_total: 0, build_tainted: true, rebuild_failed: false,
     current_build: { build_id: 'b-3', job_run_id: 'r-1', job_label: 'raw', built_at: '2026-01-01T00:00:00.000Z', inputs: [], inputs_total: 0 },
     builds: [], builds_total: 1, downstream: [], downstream_total: 0, job_run_id: 'r-2', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
   };

@@ -253,8 +253,10 @@ test('a failed rebuild of a live partition leaves it live on its build and its c
 
   // What consumers read: the partition's view over HTTP, and `platform partitions get`.
   const server = await startServer(t, platform);
-  const view = (await (await fetch(`${server.url}/api/partitions/${encodeURIComponent('raw/6')}`)).json()) as { status: string; current_build: { build_id: string } | null; job_run_id: string };
+  const view = (await (await fetch(`${server.url}/api/partitions/${encodeURIComponent('raw/6')}`)).json()) as { status: string; current_build: { build_id: string } | null; job_run_id: string; rebuild_failed: boolean };
   t.is(view.status, 'live');
+  t.true(view.rebuild_failed, 'the view says its latest run was a rebuild that failed');
+  t.false(((await (await fetch(`${server.url}/api/partitions/${encodeURIComponent('clean/6')}`)).json()) as { rebuild_failed: boolean }).rebuild_failed);
   t.is(view.current_build?.build_id, before);
   t.is(view.job_run_id, raw.job_run_id);
   const cli = await cliAgainst(() => server.url)('partitions', 'get', 'raw/6');

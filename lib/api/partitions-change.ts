@@ -23,6 +23,11 @@ export interface PartitionDetailView {
    * failed or was canceled (its status then says so, and what consumed it is stale).
    */
   build_tainted: boolean;
+  /**
+   * Its latest run was a rebuild that failed for good: its build is kept (its status `live` or `tainted`, `job_run_id`
+   * the failed run), and the wants that needed the rebuild failed. False again once a run, a taint or a build comes.
+   */
+  rebuild_failed: boolean;
   /** The build that made it live last; null if it never was. */
   current_build: BuildView | null;
   /** Its builds, newest first: `builds_limit` of them from `builds_offset`. */

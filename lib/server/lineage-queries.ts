@@ -59,6 +59,7 @@ export function partitionDetail(state: BuildState, ref: string, q: DetailQuery):
     stale_reasons: p.stale_reasons.slice(0, BUILD_INPUTS_SHOWN),
     stale_reasons_total: p.stale_reasons.length,
     build_tainted: buildIsTainted(p),
+    rebuild_failed: (p.rebuild_failed_event_id ?? 0) > 0,
     current_build: current ? buildView(state, current) : null,
     builds,
     builds_total: total,

@@ -68,6 +68,9 @@ export const PartitionDetailSchema = Type.Object(
     stale_reasons: Type.Array(Type.String(), { description: 'The first 100; `stale_reasons_total` counts them all.' }),
     stale_reasons_total: Type.Integer({ minimum: 0 }),
     build_tainted: Type.Boolean({ description: 'Its current build was tainted and nothing has replaced it yet (also while rebuilt, and after a rebuild failed).' }),
+    rebuild_failed: Type.Boolean({
+      description: "Its latest run was a rebuild that failed for good: its build is kept (status 'live' or 'tainted', job_run_id the failed run) and the wants that needed the rebuild failed. False again once a run, a taint or a build comes.",
+    }),
     current_build: Nullable(BuildViewSchema),
     builds: Type.Array(BuildViewSchema, { description: 'Newest first.' }),
     builds_total: Type.Integer({ minimum: 0 }),

@@ -111,7 +111,7 @@ export function PartitionPage({ refName }: { refName: string }) {
           ) : null}
           {d.job_run_id && d.job_run_id !== d.current_build?.job_run_id ? (
             <p class="card reasons" role="note" data-field="latest_run">
-              {LATEST_RUN[d.status] ?? 'Its latest run'}: <Link href={`/job_runs/${encodeURIComponent(d.job_run_id)}`}>{d.job_run_id}</Link>; its
+              {d.rebuild_failed ? 'Its build is kept; its latest run, a rebuild, failed' : (LATEST_RUN[d.status] ?? 'Its latest run')}: <Link href={`/job_runs/${encodeURIComponent(d.job_run_id)}`}>{d.job_run_id}</Link>; its
               page says why, with its log.
             </p>
           ) : null}
