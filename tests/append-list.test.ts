@@ -18,6 +18,8 @@ test('property: appends and listOf keep the items in order; lastItems gives the 
       t.deepEqual(lastItems(list, n), items.slice(Math.max(0, items.length - n)));
       t.deepEqual(lastItems(listOf(items), n), items.slice(Math.max(0, items.length - n)));
       t.is(listSome(list, (x) => x === items[items.length - 1]), items.length > 0);
+      t.is(listSome(list, (x) => x === items[0]), items.length > 0);
+      t.is(listSome(list, (x) => x === 0.5), false);
       t.deepEqual(listSlice(list, n % 300, n), items.slice(n % 300, n));
       for (const [length, version] of versions) t.deepEqual(listArray(version), items.slice(0, length));
     }),

@@ -75,8 +75,12 @@ export function listSlice<T>(list: AppendList<T>, lo: number, hi: number): T[] {
   return out;
 }
 
-/** Whether any item passes `test`, oldest first, stopping at the first. */
+/** Whether any item passes `test`, newest first (the items a list's owner waits on are mostly its latest), stopping at the first. */
 export function listSome<T>(list: AppendList<T>, test: (item: T) => boolean): boolean {
-  for (const item of listItems(list)) if (test(item)) return true;
+  for (let i = list.tail.length - 1; i >= 0; i--) if (test(list.tail[i]!)) return true;
+  for (let c = list.chunks.length - 1; c >= 0; c--) {
+    const chunk = list.chunks[c]!;
+    for (let i = chunk.length - 1; i >= 0; i--) if (test(chunk[i]!)) return true;
+  }
   return false;
 }
