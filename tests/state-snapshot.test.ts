@@ -564,10 +564,12 @@ test('background snapshots are written one at a time under a burst of events, wi
   const path = join(dir, '.platform', 'snapshot.bin');
   // What a killed writer leaves, and a snapshot of an older format: removed at open.
   writeFileSync(`${path}.999.1.tmp`, 'half a snapshot');
+  writeFileSync(`${deltaPathOf(path)}.999.2.tmp`, 'half a delta');
   writeFileSync(join(dir, '.platform', 'snapshot.json'), '{}');
   const errors: unknown[] = [];
   const store = await StateStore.open(log, path, { snapshotEveryEvents: 100, onSnapshotError: (err) => errors.push(err) });
   t.false(existsSync(`${path}.999.1.tmp`));
+  t.false(existsSync(`${deltaPathOf(path)}.999.2.tmp`), 'a delta\'s too');
   t.false(existsSync(join(dir, '.platform', 'snapshot.json')));
   const wants = Array.from({ length: 3000 }, (_, i) => ({
     type: 'want_canceled' as const,

@@ -54,14 +54,7 @@ export function listArray<T>(list: AppendList<T>): T[] {
 /** The last `n` items (all when fewer), oldest first: costs `n`, not the list. */
 export function lastItems<T>(list: AppendList<T>, n: number): T[] {
   const length = listLength(list);
-  const from = length - Math.max(0, Math.min(n, length));
-  const out: T[] = [];
-  for (let c = Math.floor(from / CHUNK), i = from % CHUNK; c < list.chunks.length; c++, i = 0) {
-    const chunk = list.chunks[c]!;
-    for (; i < chunk.length; i++) out.push(chunk[i]!);
-  }
-  for (let i = Math.max(0, from - list.chunks.length * CHUNK); i < list.tail.length; i++) out.push(list.tail[i]!);
-  return out;
+  return listSlice(list, length - Math.max(0, Math.min(n, length)), length);
 }
 
 /** Items `lo..hi-1`, in order: costs the slice, not the list. */

@@ -185,7 +185,8 @@ function frame(p: Packr, lines: readonly unknown[]): Buffer {
  */
 export async function removeSnapshotLeftovers(path: string): Promise<void> {
   const dir = dirname(path);
-  const name = basename(path);
+  // The delta beside a snapshot is written the same way: its temporary files go in the same look at the directory.
+  const names = [basename(path), basename(deltaPathOf(path))];
   const old = new Set(['snapshot.json', 'snapshot.jsonl']);
   let entries: string[];
   try {
@@ -194,7 +195,8 @@ export async function removeSnapshotLeftovers(path: string): Promise<void> {
     return;
   }
   for (const entry of entries) {
-    if ((entry.startsWith(`${name}.`) && entry.endsWith('.tmp')) || old.has(entry)) await rm(join(dir, entry), { force: true });
+    const leftTmp = entry.endsWith('.tmp') && names.some((name) => entry.startsWith(`${name}.`));
+    if (leftTmp || old.has(entry)) await rm(join(dir, entry), { force: true });
   }
 }
 

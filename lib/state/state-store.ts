@@ -234,7 +234,6 @@ export class StateStore {
   ): Promise<StateStore> {
     const began = performance.now();
     if (snapshotPath) await removeSnapshotLeftovers(snapshotPath);
-    if (snapshotPath) await removeSnapshotLeftovers(deltaPathOf(snapshotPath));
     if (options.compactionBasePath) await removeSnapshotLeftovers(options.compactionBasePath);
     // A snapshot that does not hold together is only a lost shortcut (undefined): the log is replayed.
     // The carry takes on the image it starts from: the first snapshot after a start copies what did not change.
