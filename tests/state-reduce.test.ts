@@ -69,6 +69,19 @@ function indexViolations(s: BuildState): string[] {
       }
     }
   }
+  // A want's counts of its derived wants: those it lists, still active and failed, as its status used to walk them.
+  for (const [id, w] of s.wants) {
+    let active = 0;
+    let failed = 0;
+    for (const childId of listItems(w.child_want_ids)) {
+      const child = s.wants.get(childId);
+      if (child === undefined) continue;
+      if (child.status === 'failed' || child.status === 'upstream_failed') failed++;
+      else if (!TERMINAL_WANT_STATUSES.has(child.status)) active++;
+    }
+    check(w.children_active === active, `want ${id} counts ${w.children_active} derived wants active, ${active} are`);
+    check(w.children_failed === failed, `want ${id} counts ${w.children_failed} derived wants failed, ${failed} did`);
+  }
   // active_wants_by_ref: exactly the non-terminal wants asking for each ref, no empty lists, no duplicates.
   check(s.active_wants_by_ref.size === activeByRef.size, `active_wants_by_ref has ${s.active_wants_by_ref.size} refs, expected ${activeByRef.size}`);
   for (const [ref, set] of s.active_wants_by_ref) {

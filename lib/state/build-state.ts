@@ -83,6 +83,13 @@ export interface WantRecord {
   readonly released: number;
   /** The schedule tick that made it (epoch ms); 0 when no schedule did. */
   readonly schedule_tick: number;
+  /**
+   * How many of its derived wants are still active, and how many failed (failed or upstream_failed): kept by `putWant`
+   * as each derived want's status moves, so its status is derived without walking them (want-status.ts). The record in
+   * `wants` holds the true counts; a copy held aside meanwhile may not (putWant keeps the stored ones).
+   */
+  readonly children_active: number;
+  readonly children_failed: number;
 }
 
 export interface PartitionRecord {
@@ -317,7 +324,7 @@ export function withWant(r: WantRecord, change: Partial<WantRecord>): WantRecord
     cancel_reason: r.cancel_reason, counts: r.counts, rebuild: r.rebuild, sla_missed: r.sla_missed,
     rebuilt: r.rebuilt, rebuilt_total: r.rebuilt_total, priority: r.priority, backfill_id: r.backfill_id,
     max_concurrent_job_runs: r.max_concurrent_job_runs, pattern: r.pattern, window: r.window, released: r.released,
-    schedule_tick: r.schedule_tick,
+    schedule_tick: r.schedule_tick, children_active: r.children_active, children_failed: r.children_failed,
   }, change);
 }
 

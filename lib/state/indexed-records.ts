@@ -8,12 +8,17 @@ import type {
   PartitionRecord,
   WantRecord,
 } from './build-state.js';
-import { NO_WANTS, TERMINAL_WANT_STATUSES, buildIsTainted, queueKey, refTaintKey, slaDeadline, slaKey, withState, withStillTainted } from './build-state.js';
+import { NO_WANTS, TERMINAL_WANT_STATUSES, buildIsTainted, withWant, queueKey, refTaintKey, slaDeadline, slaKey, withState, withStillTainted } from './build-state.js';
 import { closeWindow } from './want-window.js';
 import { recordScheduleWantStatus, scheduleOf } from './schedule-fold.js';
 
-export function putWant(state: BuildState, want: WantRecord): BuildState {
-  const old = state.wants.get(want.want_id);
+export function putWant(state: BuildState, put: WantRecord): BuildState {
+  const old = state.wants.get(put.want_id);
+  // The stored counts of its derived wants are the true ones: a copy of the record held aside while one of them
+  // moved (reduce.ts, a refresh's pending wants) carries the counts of before.
+  const want = old !== undefined && (old.children_active !== put.children_active || old.children_failed !== put.children_failed)
+    ? withWant(put, { children_active: old.children_active, children_failed: old.children_failed })
+    : put;
   let wantsByStatus = state.wants_by_status;
   let activeByRef = state.active_wants_by_ref;
   if (!old || old.status !== want.status) {
@@ -45,7 +50,7 @@ export function putWant(state: BuildState, want: WantRecord): BuildState {
     sla_pending: slaPending,
     window_open: windowOpen,
     wants_sla_missed: state.wants_sla_missed + (want.sla_missed && !old?.sla_missed ? 1 : 0),
-    wants: state.wants.set(want.want_id, want),
+    wants: parentCounted(state.wants.set(want.want_id, want), old, want),
     want_order: old ? state.want_order : state.want_order.set(want.seq, want.want_id),
     wants_by_status: wantsByStatus,
     active_wants_by_ref: activeByRef,
@@ -53,6 +58,27 @@ export function putWant(state: BuildState, want: WantRecord): BuildState {
   // A schedule's record keeps the statuses of its latest ticks' wants: moved here, where every status change passes.
   const schedule = old && old.status !== want.status ? scheduleOf(want) : undefined;
   return schedule === undefined ? next : recordScheduleWantStatus(next, schedule, want);
+}
+
+/** Where a derived want stands for its parent's status: still active, failed (its parent's failure), or neither. */
+function childClass(want: WantRecord | undefined): 'active' | 'failed' | 'none' {
+  if (want === undefined) return 'none';
+  if (want.status === 'failed' || want.status === 'upstream_failed') return 'failed';
+  return TERMINAL_WANT_STATUSES.has(want.status) ? 'none' : 'active';
+}
+
+/** The wants with the parent of `want` counting it where it now stands (O(log wants), only when that moved). */
+function parentCounted(wants: BuildState['wants'], old: WantRecord | undefined, want: WantRecord): BuildState['wants'] {
+  if (want.parent_want_id === '') return wants;
+  const from = childClass(old);
+  const to = childClass(want);
+  if (from === to) return wants;
+  const parent = wants.get(want.parent_want_id);
+  // Only a parent there when it was made lists it (reduce.ts); one made later under that id is another want's.
+  if (parent === undefined || parent.seq > want.seq) return wants;
+  const active = parent.children_active + (to === 'active' ? 1 : 0) - (from === 'active' ? 1 : 0);
+  const failed = parent.children_failed + (to === 'failed' ? 1 : 0) - (from === 'failed' ? 1 : 0);
+  return wants.set(parent.want_id, withWant(parent, { children_active: active, children_failed: failed }));
 }
 
 export function putPartition(state: BuildState, partition: PartitionRecord): BuildState {

@@ -54,6 +54,8 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         window: 0,
         released: 0,
         schedule_tick: e.schedule_tick,
+        children_active: 0,
+        children_failed: 0,
       };
       const window = windowFor(want.partitions.length, want.max_concurrent_job_runs);
       want = withWant(want, { window, released: window > 0 ? window : want.partitions.length });

@@ -265,6 +265,28 @@ function withRebuiltTotals(wants: readonly WantRecord[]): WantRecord[] {
 }
 
 /**
+ * The wants each counting its derived wants still active and failed, as `putWant` keeps them: counted here from the
+ * statuses, whatever the file says (a file written before the counts has none). One pass, on a load that builds every
+ * index over the wants anyway.
+ */
+function withChildCounts(wants: readonly WantRecord[]): WantRecord[] {
+  const seqOf = new Map(wants.map((w) => [w.want_id, w.seq] as const));
+  const active = new Map<string, number>();
+  const failed = new Map<string, number>();
+  for (const w of wants) {
+    // Counted by a parent that was there when it was made, as the fold counts it (indexed-records.ts).
+    if (w.parent_want_id === '' || !((seqOf.get(w.parent_want_id) ?? Infinity) <= w.seq)) continue;
+    const into = w.status === 'failed' || w.status === 'upstream_failed' ? failed : TERMINAL_WANT_STATUSES.has(w.status) ? undefined : active;
+    into?.set(w.parent_want_id, (into.get(w.parent_want_id) ?? 0) + 1);
+  }
+  return wants.map((w) => {
+    const a = active.get(w.want_id) ?? 0;
+    const f = failed.get(w.want_id) ?? 0;
+    return w.children_active === a && w.children_failed === f ? w : withWant(w, { children_active: a, children_failed: f });
+  });
+}
+
+/**
  * A schedule record as a file holds it, in the shape (and field order) of this code's: one of a format before 8 has
  * none of the fields added then, which take their defaults (running, nothing skipped, no recent ticks).
  */
@@ -361,7 +383,7 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
   const runs = new Map(snap.job_runs.map((r) => [r.job_run_id, r] as const));
   const lineageOf = (b: BuildRecord) => runs.get(b.job_run_id);
   if (snap.rebuilt_unknown) snap = { ...snap, wants: withRebuiltTotals(snap.wants), rebuilt_unknown: false };
-  const wantsBySeq = bySeq(snap.wants);
+  const wantsBySeq = bySeq(withChildCounts(snap.wants));
   const runsBySeq = bySeq(snap.job_runs);
   yield;
   // A want is active from its creation until it ends, so creation order is the order the fold added it in.

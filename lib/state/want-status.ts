@@ -1,9 +1,9 @@
 /**
  * A want's status as a pure function of its partitions and derived wants. The partitions enter through
- * per-want counts kept up to date by `reduce` as each partition moves, so deriving a status costs O(children),
- * not O(partitions): a want of ten thousand partitions is not re-read ten thousand times while it builds.
+ * per-want counts kept up to date by `reduce` as each partition moves, and its derived wants through counts `putWant`
+ * keeps as each of them moves, so deriving a status costs O(1): a want of ten thousand partitions, or of ten thousand
+ * derived wants, is not re-read ten thousand times while it builds.
  */
-import { listItems, listSome } from './append-list.js';
 import type { BuildState, PartitionRecord, WantRecord, WantStatus } from './build-state.js';
 import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES } from './build-state.js';
 
@@ -99,27 +99,21 @@ export function deriveWantStatus(state: BuildState, want: WantRecord): WantStatu
   // Terminal states are final: a later rebuild or taint belongs to newer wants.
   if (TERMINAL_WANT_STATUSES.has(want.status)) return want.status;
   const { counts } = want;
+  // Its derived wants as the stored record counts them (build-state.ts): `want` may be a copy held aside.
+  const children = state.wants.get(want.want_id) ?? want;
   const done = counts.live + counts.skipped;
   if (want.backfill_id) {
     // A backfill goes on past failures: it ends once every partition is settled, failed if any failed. A failed
     // input fails the partitions that needed it (plan-step.ts), so its derived wants' failures need no look here.
     if (done + counts.failed === want.partitions.length) return counts.failed > 0 ? 'failed' : 'successful';
     if (counts.active > 0) return 'building';
-    if (counts.waiting > 0 || listSome(want.child_want_ids, (id) => !TERMINAL_WANT_STATUSES.has(state.wants.get(id)?.status ?? 'canceled'))) {
-      return 'upstream_building';
-    }
+    if (counts.waiting > 0 || children.children_active > 0) return 'upstream_building';
     return 'idle';
   }
   if (counts.failed > 0) return 'failed';
   if (done === want.partitions.length) return 'successful';
-  let childActive = false;
-  for (const childId of listItems(want.child_want_ids)) {
-    const child = state.wants.get(childId);
-    if (!child) continue;
-    if (child.status === 'failed' || child.status === 'upstream_failed') return 'upstream_failed';
-    if (!TERMINAL_WANT_STATUSES.has(child.status)) childActive = true;
-  }
+  if (children.children_failed > 0) return 'upstream_failed';
   if (counts.active > 0) return 'building';
-  if (childActive || counts.waiting > 0) return 'upstream_building';
+  if (children.children_active > 0 || counts.waiting > 0) return 'upstream_building';
   return 'idle';
 }
