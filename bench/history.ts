@@ -41,6 +41,8 @@ export interface HistoryFigures {
   events: number;
   wants: number;
   firstStartMs: number;
+  /** A start after an upgrade: the snapshot of another version, its records read (not the log replayed). */
+  upgradeStartMs: number;
   /** The first requests after the restart, before any other: what a user right after it meets. */
   firstGets: Percentiles;
   get: Percentiles;
@@ -132,6 +134,28 @@ export async function waitingBench(root: string, wants: number): Promise<Waiting
   } finally {
     // The long upstream run would outlive the daemon by design: stop it with its runs canceled (`stop --cancel-runs`).
     await kill(child, 'SIGUSR2').catch(() => undefined);
+  }
+}
+
+/**
+ * How long a daemon takes to answer on a copy of the workspace `dir` (no daemon on it) whose snapshot was written by
+ * another version of platform, as after an upgrade; throws unless its start says it read the snapshot's records.
+ */
+async function startAfterUpgrade(dir: string, copy: string): Promise<number> {
+  cpSync(dir, copy, { recursive: true });
+  const snapshot = join(copy, '.platform', 'snapshot.bin');
+  const data = readFileSync(snapshot);
+  const eol = data.indexOf(0x0a);
+  const header = JSON.parse(data.subarray(0, eol).toString('utf8')) as Record<string, unknown>;
+  writeFileSync(snapshot, Buffer.concat([Buffer.from(JSON.stringify({ ...header, version: 'before-the-upgrade' })), data.subarray(eol)]));
+  const upgraded = await serve(copy);
+  try {
+    const { start } = (await (await fetch(`${upgraded.url}/api/status`)).json()) as { start: { snapshot_other_version?: boolean; events_replayed: number } };
+    if (start.snapshot_other_version !== true) throw new Error(`the start after an upgrade did not read the snapshot's records: ${JSON.stringify(start)}`);
+    return upgraded.startedMs;
+  } finally {
+    await kill(upgraded.child, 'SIGKILL');
+    rmSync(copy, { recursive: true, force: true });
   }
 }
 
@@ -285,6 +309,10 @@ export async function historyBench(root: string, wants: number): Promise<History
     if (worstStart.start.snapshot_delta?.at_event !== deltaAt) throw new Error(`the worst-moment start did not use the delta at ${deltaAt}: ${JSON.stringify(worstStart.start)}`);
     const worstRestart = { deltaEvents: deltaAt - events, deltaMs, deltaMiB, tailEvents, ms: worst.startedMs };
 
+    // After an upgrade that changed the state code: the snapshot is of another version, its records are read and every
+    // index built again (image-records.ts). On a copy whose image's header names another version.
+    const upgradeStartMs = await startAfterUpgrade(dir, join(root, 'history-upgrade'));
+
     // Retention: a tenth of the events kept, applied at once by gc (the daemon would within the hour).
     const keep = Math.floor(events / 10);
     writeFileSync(join(dir, 'platform.json'), JSON.stringify({ retention: { events_keep: keep }, jobs }));
@@ -302,7 +330,7 @@ export async function historyBench(root: string, wants: number): Promise<History
     const compacted = await serve(dir);
     ({ url, child } = compacted);
     const compaction = { keep, gcMs, belMiBBefore, belMiBAfter, baseMiB, restartMs: compacted.startedMs };
-    return { events, wants, firstStartMs, firstGets, get, page, health, wrk, restartMs: again.startedMs, worstRestart, rssMiB, snapshotLoopMaxMs, compaction };
+    return { events, wants, firstStartMs, upgradeStartMs, firstGets, get, page, health, wrk, restartMs: again.startedMs, worstRestart, rssMiB, snapshotLoopMaxMs, compaction };
   } finally {
     await kill(child, 'SIGTERM').catch(() => undefined);
   }

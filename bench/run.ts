@@ -245,6 +245,7 @@ async function main(): Promise<void> {
     const h = history;
     console.log(`\na history of ${h.events} events (${h.wants} wants built):`);
     console.log(`  first start (no snapshot: the whole log replayed): ${h.firstStartMs.toFixed(0)} ms`);
+    console.log(`  start after an upgrade (the snapshot of another version: its records read): ${h.upgradeStartMs.toFixed(0)} ms`);
     console.log(`  the snapshot written in the background after it held the event loop at most ${h.snapshotLoopMaxMs.toFixed(0)} ms (the daemon's loop-delay monitor)`);
     console.log(`  restart after kill -9 (from the background snapshot) until /health answers: ${h.restartMs.toFixed(0)} ms`);
     const w5 = h.worstRestart;

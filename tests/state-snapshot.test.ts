@@ -12,7 +12,7 @@ import { initialState, type BuildState } from '../lib/state/build-state.js';
 import { reduce } from '../lib/state/reduce.js';
 import { fromSnapshot, toSnapshot, type Snapshot } from '../lib/state/snapshot.js';
 import { SNAPSHOT_AFTER_REPLAY_EVENTS, SNAPSHOT_EVERY_EVENTS, StateStore, logProbe } from '../lib/state/state-store.js';
-import { IMAGE_FORMAT, decodeSnapshotFile, deltaPathOf, encodeSnapshotFile, readSnapshot, stateCodeFingerprint, writeSnapshot, type SnapshotHeader } from '../lib/state/snapshot-file.js';
+import { IMAGE_FORMAT, decodeSnapshotFile, deltaPathOf, encodeSnapshotFile, readSnapshot, readSnapshotOrWhy, stateCodeFingerprint, writeSnapshot, type SnapshotHeader } from '../lib/state/snapshot-file.js';
 import { arbEventList } from './helpers/arbitrary-events.js';
 import { makeWorkspace } from './helpers/server-fixture.js';
 import { poll } from './helpers/jobs-fixture.js';
@@ -309,6 +309,10 @@ test('property: images written one after another by one carry (a store\'s snapsh
           await writeSnapshot(path, 'v', state, 0, carry);
           const expected = canon(fold(events.slice(0, k)));
           t.deepEqual(canon((await readSnapshot(path, 'v', probe))!), expected);
+          // Read by another version (an upgrade): its records, every index built again, are the same state.
+          const upgraded = await readSnapshotOrWhy(path, 'v-next', probe);
+          t.true(upgraded.otherVersion, upgraded.why);
+          t.deepEqual(canon(upgraded.state!), expected);
           // A store goes on from the state its image holds (or, after a prune came between, from its fold).
           if (take) {
             state = stateOfImage(state, carry)!;
@@ -319,6 +323,46 @@ test('property: images written one after another by one carry (a store\'s snapsh
     ),
     { numRuns: 60 },
   );
+});
+
+test('an image of another version is read as its records when it says their format, and only then; one of a records format this code does not read is not', async (t) => {
+  const { dir, log } = await logWith(t, 0);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'upgrade.bin');
+  const events = fc.sample(arbEventList({ pooled: true, minLength: 40, maxLength: 80 }), { numRuns: 1, seed: 32 })[0]!;
+  const state = fold(events);
+  await writeSnapshot(path, 'v-before', state, 0);
+  const read = await readSnapshotOrWhy(path, 'v-after', probe);
+  t.true(read.otherVersion);
+  t.deepEqual(canon(read.state!), canon(state));
+  // Folded on, it is the fold: the indexes it built are the fold's own.
+  t.deepEqual(canon(fold(events, read.state!)), canon(fold([...events, ...events])));
+  // A want whose derived wants fill chunks of its list (append-list.ts) and a tail: read whole, in order.
+  const created = (id: string, parent: string, event_id: number): BuildEvent =>
+    ({
+      type: 'want_created',
+      event_id,
+      timestamp: 1_767_000_000_000,
+      want_created: { want_id: id, partitions: [`p/${id}`], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, source: parent ? 'derived' : 'user', parent_want_id: parent, root_want_id: parent || id, rebuild: 'missing', priority: 0, backfill_id: '', max_concurrent_job_runs: 0, pattern: '', schedule_tick: 0 },
+    }) as unknown as BuildEvent;
+  const wide = fold([created('top', '', 1), ...Array.from({ length: 600 }, (_, i) => created(`d-${i}`, 'top', i + 2))]);
+  await writeSnapshot(path, 'v-before', wide, 0);
+  const wideRead = await readSnapshotOrWhy(path, 'v-after', probe);
+  t.deepEqual(canon(wideRead.state!), canon(wide));
+  t.is(wideRead.state!.wants.get('top')!.children_active, 600);
+  const rewritten = (change: (header: SnapshotHeader) => SnapshotHeader): void => {
+    const data = readFileSync(path);
+    const eol = data.indexOf(0x0a);
+    const header = change(JSON.parse(data.subarray(0, eol).toString('utf8')) as SnapshotHeader);
+    writeFileSync(path, Buffer.concat([Buffer.from(JSON.stringify(header)), data.subarray(eol)]));
+  };
+  // Written before images said their records format: the log is replayed, as before.
+  rewritten(({ records_format: _, ...header }) => header);
+  t.deepEqual(await readSnapshotOrWhy(path, 'v-after', probe), { why: 'written by another version of platform' });
+  rewritten((header) => ({ ...header, records_format: 99 }));
+  const later = await readSnapshotOrWhy(path, 'v-after', probe);
+  t.is(later.state, undefined);
+  t.regex(later.why ?? '', /^written by another version of platform \(its records of format 99, this platform reads .*9\)$/);
 });
 
 test('an image after the last packs only the records and sets that changed, and refers to the strings as the last did', async (t) => {

@@ -92,7 +92,7 @@ test('status says where the state came from: the log when fresh, the snapshot af
   // Started after the clean stop: the snapshot holds every event, none is replayed.
   const second = await serveSubprocess(t, dir);
   const clean = await startSaid(t, dir, second.url);
-  t.deepEqual({ ...clean.start, duration_ms: 0 }, { source: 'snapshot', at_event: beforeStop, events_replayed: 0, duration_ms: 0, snapshot_unused: null, snapshot_delta: null });
+  t.deepEqual({ ...clean.start, duration_ms: 0 }, { source: 'snapshot', at_event: beforeStop, events_replayed: 0, duration_ms: 0, snapshot_unused: null, snapshot_delta: null, snapshot_other_version: false });
   t.regex(clean.line, new RegExp(`^from the snapshot at event ${beforeStop.toLocaleString('en-US')}, then 0 events of the log replayed, in `));
 
   // Events past the snapshot, then kill -9: the next start reads the same snapshot and replays exactly those.
@@ -104,7 +104,7 @@ test('status says where the state came from: the log when fresh, the snapshot af
   const crashed = await startSaid(t, dir, third.url);
   t.deepEqual(
     { ...crashed.start, duration_ms: 0 },
-    { source: 'snapshot', at_event: beforeStop, events_replayed: beforeKill - beforeStop, duration_ms: 0, snapshot_unused: null, snapshot_delta: null },
+    { source: 'snapshot', at_event: beforeStop, events_replayed: beforeKill - beforeStop, duration_ms: 0, snapshot_unused: null, snapshot_delta: null, snapshot_other_version: false },
   );
   t.regex(crashed.line, new RegExp(`^from the snapshot at event ${beforeStop.toLocaleString('en-US')}, then ${beforeKill - beforeStop} events of the log replayed, in `));
   // /metrics says the same.
@@ -155,7 +155,7 @@ test('status says when the state came from the snapshot and its delta, and why a
   const both = await startSaid(t, dir, third.url);
   t.deepEqual(
     { ...both.start, duration_ms: 0 },
-    { source: 'snapshot', at_event: deltaAt, events_replayed: 0, duration_ms: 0, snapshot_unused: null, snapshot_delta: { image_at_event: imageAt, at_event: deltaAt, unused: null } },
+    { source: 'snapshot', at_event: deltaAt, events_replayed: 0, duration_ms: 0, snapshot_unused: null, snapshot_delta: { image_at_event: imageAt, at_event: deltaAt, unused: null }, snapshot_other_version: false },
   );
   const n = (id: number) => id.toLocaleString('en-US');
   t.regex(both.line, new RegExp(`^from the snapshot \\(at event ${n(imageAt)}\\) and its delta at event ${n(deltaAt)}, then 0 events of the log replayed, in `));
@@ -172,3 +172,54 @@ test('status says when the state came from the snapshot and its delta, and why a
   t.regex(damaged.line, new RegExp(`^from the snapshot \\(its delta not used: damaged\\) at event ${n(imageAt)}, then ${n(deltaAt - imageAt)} events of the log replayed`));
   await fourth.kill9();
 });
+
+test('after an upgrade (a snapshot of another version), its records are read and every index built again: status says so, the state reads the same, and an image of this version is written at once', async (t) => {
+  t.timeout(120_000);
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(GRAPH));
+  const snapshot = join(dir, '.platform', 'snapshot.bin');
+  const first = await serveSubprocess(t, dir);
+  const post = (body: unknown) => json<{ want_id: string }>(`${first.url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const wants = await Promise.all(['a', 'b', 'c'].map((n) => post({ partitions: [`ok/${n}`] })));
+  for (const w of wants) {
+    t.true(await pollUntil(async () => (await json<{ status: string }>(`${first.url}/api/wants/${w.want_id}`)).status === 'successful'), w.want_id);
+  }
+  await toggle(first.url, Math.ceil(SNAPSHOT_MIN_NEW_EVENTS / (2 * SCHEDULES.length)));
+  const reads = ['/api/wants?limit=100', '/api/partitions?limit=100', '/api/job_runs?limit=100', '/api/schedules'];
+  const before = await Promise.all(reads.map((path) => json<unknown>(`${first.url}${path}`)));
+  const beforeStop = await latestId(first.url);
+  t.is((await cli(t, dir, 'stop')).code, 0);
+
+  // As the version before an upgrade wrote it: its header names another version (the records below are untouched).
+  const data = readFileSync(snapshot);
+  const eol = data.indexOf(0x0a);
+  const header = JSON.parse(data.subarray(0, eol).toString('utf8')) as { version: string; records_format?: number };
+  t.is(typeof header.records_format, 'number', 'an image says the format of its records');
+  writeFileSync(snapshot, Buffer.concat([Buffer.from(JSON.stringify({ ...header, version: 'a-platform-before-the-upgrade' })), data.subarray(eol)]));
+
+  const second = await serveSubprocess(t, dir);
+  const upgraded = await startSaid(t, dir, second.url);
+  t.deepEqual(
+    { ...upgraded.start, duration_ms: 0 },
+    { source: 'snapshot', at_event: beforeStop, events_replayed: 0, duration_ms: 0, snapshot_unused: null, snapshot_delta: null, snapshot_other_version: true },
+  );
+  t.regex(upgraded.line, new RegExp(`^from the snapshot's records \\(written by another version of platform\\) at event ${beforeStop.toLocaleString('en-US')}, then 0 events of the log replayed, in `));
+  t.deepEqual(await Promise.all(reads.map((path) => json<unknown>(`${second.url}${path}`))), before);
+  // Its own image follows at once, so the next start (a kill -9 here) reads an image again.
+  const versionOnDisk = () => (JSON.parse(readFileSync(snapshot).subarray(0, readFileSync(snapshot).indexOf(0x0a)).toString('utf8')) as { version: string }).version;
+  t.true(await pollUntil(async () => versionOnDisk() !== 'a-platform-before-the-upgrade'), 'an image of this version was written');
+  await second.kill9();
+  const third = await serveSubprocess(t, dir);
+  const after = await startSaid(t, dir, third.url);
+  t.like(after.start, { source: 'snapshot', at_event: beforeStop, events_replayed: 0, snapshot_other_version: false });
+  await third.kill9();
+});
+
+async function pollUntil(check: () => Promise<boolean>, ms = 20_000): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}

@@ -12,6 +12,10 @@ export function stateStartWords(start: StateStart): string {
   // A daemon of before the field says no reason.
   const why = start.snapshot_unused ?? undefined;
   const unused = why === undefined ? 'no snapshot used' : `no snapshot used: ${why === 'missing' ? 'there is none' : why}`;
+  // After an upgrade: the image of the version before, its records read and its indexes built again.
+  if (start.source === 'snapshot' && start.snapshot_other_version === true) {
+    return `from the snapshot's records (written by another version of platform) at event ${groupDigits(start.at_event)}, then ${replayed}`;
+  }
   if (start.source === 'snapshot') return `from ${from}${deltaWords(start)} at event ${groupDigits(start.at_event)}, then ${replayed}`;
   return from ? `from ${from} at event ${groupDigits(start.at_event)}, then ${replayed} (${unused})` : `${replayed} (${unused})`;
 }

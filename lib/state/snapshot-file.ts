@@ -21,7 +21,8 @@ import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { BuildState } from './build-state.js';
-import { SNAPSHOT_FORMAT, SNAPSHOT_FORMATS_READ, addLine, snapshotFromLines, snapshotLines, type Snapshot, type SnapshotLine } from './snapshot.js';
+import { SNAPSHOT_FORMAT, SNAPSHOT_FORMATS_READ, addLine, fromSnapshot, snapshotFromLines, snapshotLines, type Snapshot, type SnapshotLine } from './snapshot.js';
+import { recordLinesOfImage } from './image-records.js';
 import type { ImageCarry, LoadedImage } from './image-carry.js';
 import { BUSY_FRAME_MS } from './frame-budget.js';
 import { PAUSE_POINT, imagePieces, stateFromImage, type ImagePiece } from './state-image.js';
@@ -82,6 +83,11 @@ export interface SnapshotHeader {
   image_id?: string;
   /** A delta's: the image it applies to. */
   base_image_id?: string;
+  /**
+   * An image's: the records format (snapshot.ts SNAPSHOT_FORMAT) its record maps hold, so a later version of platform
+   * reads its records when it cannot use the image itself (image-records.ts). Absent in images written before.
+   */
+  records_format?: number;
 }
 
 /** The log as far as a snapshot needs to know it: its newest id, and the timestamp of any event. */
@@ -225,8 +231,9 @@ export async function readSnapshotHeader(path: string): Promise<SnapshotHeader |
  * became of a delta beside it (undefined: there was none).
  */
 export type SnapshotRead =
-  | { state: BuildState; why?: undefined; image: BuildState; imageId: string; delta?: DeltaRead }
-  | { state?: undefined; why: string; image?: undefined; imageId?: undefined; delta?: undefined };
+  | { state: BuildState; why?: undefined; image: BuildState; imageId: string; delta?: DeltaRead; otherVersion?: undefined }
+  | { state: BuildState; why?: undefined; image?: undefined; imageId?: undefined; delta?: undefined; otherVersion: true }
+  | { state?: undefined; why: string; image?: undefined; imageId?: undefined; delta?: undefined; otherVersion?: undefined };
 
 /** What a start made of the delta beside the image: the event it holds the state at, or why it was not used. */
 export type DeltaRead = { at_event: number; unused?: undefined } | { at_event?: undefined; unused: string };
@@ -239,6 +246,11 @@ export type DeltaRead = { at_event: number; unused?: undefined } | { at_event?: 
 export async function readSnapshotOrWhy(path: string, version: string, log: LogProbe, carry?: ImageCarry): Promise<SnapshotRead> {
   if (version === '') return { why: 'run from sources, nothing vouches for a snapshot' };
   const read = await readImageFile(path, version, log, carry);
+  if (read.why === OTHER_VERSION) {
+    // After an upgrade: the image's records, its indexes built again by this code; a delta of that version is not read.
+    const records = await readImageRecords(path, log);
+    return records.snapshot ? { state: fromSnapshot(records.snapshot), otherVersion: true } : { why: `${OTHER_VERSION}${records.why ? ` (${records.why})` : ''}` };
+  }
   if (!read.state) return { why: read.why };
   const image = read.state;
   const imageId = read.header.image_id ?? '';
@@ -271,7 +283,7 @@ async function readStateFile(
   try {
     const data = await readFile(path);
     header = parseHeader(data).header;
-    if (header.version !== version) return { why: 'written by another version of platform' };
+    if (header.version !== version) return { why: OTHER_VERSION };
     const why = misfit(header);
     if (why) return { why };
     const read = checkedPieces(data);
@@ -312,6 +324,35 @@ function checkedPieces(data: Buffer): { header: SnapshotHeader; pieces: unknown[
   // The count and the checksum: a file cut short, padded or changed in place is not this snapshot.
   if (endLine[1] !== pieces.length || endLine[2] !== crc32(body)) return { why: 'damaged' };
   return { header: parsed.header, pieces, why: '' };
+}
+
+const OTHER_VERSION = 'written by another version of platform';
+
+/**
+ * The records of the image at `path` as a snapshot of the records format, whatever version of platform wrote it, if it
+ * says which records format its records are in and this code reads that format; else why not ('' for an image written
+ * before images said it: the plain reason stands).
+ */
+async function readImageRecords(path: string, log: LogProbe): Promise<{ snapshot?: Snapshot; why: string }> {
+  let header: SnapshotHeader;
+  let snapshot: Snapshot;
+  try {
+    const data = await readFile(path);
+    header = parseHeader(data).header;
+    if (header.records_format === undefined) return { why: '' };
+    if (!SNAPSHOT_FORMATS_READ.includes(header.records_format)) return { why: `its records of format ${header.records_format}, this platform reads ${SNAPSHOT_FORMATS_READ.join(' or ')}` };
+    const misfit = headerMisfit(header, log, [IMAGE_FORMAT]);
+    if (misfit) return { why: misfit };
+    const read = checkedPieces(data);
+    if (!read.pieces) return { why: read.why };
+    snapshot = snapshotFromLines(header.last_event_id, recordLinesOfImage(read.pieces));
+  } catch (err) {
+    if (err instanceof CutShortError) return { why: 'cut short' };
+    return { why: `its records unreadable: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  const id = header.last_event_id;
+  if (id > 0 && (await log.timestampOf(id).catch(() => undefined)) !== header.last_event_timestamp) return { why: `not of this log (its event ${id} differs)` };
+  return { snapshot, why: '' };
 }
 
 /** The state in the snapshot at `path`, or undefined (`readSnapshotOrWhy` says why). */
@@ -413,7 +454,7 @@ export async function writeSnapshot(
 ): Promise<string> {
   if (version === '') return '';
   const image_id = randomBytes(8).toString('hex');
-  const header: SnapshotHeader = { version, format: IMAGE_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp, image_id };
+  const header: SnapshotHeader = { version, format: IMAGE_FORMAT, last_event_id: state.last_event_id, last_event_timestamp: lastEventTimestamp, image_id, records_format: SNAPSHOT_FORMAT };
   await writeFramed(path, header, imagePieces(state, carry), true, budget, rest);
   return image_id;
 }

@@ -104,7 +104,7 @@ export type ImagePiece =
 export type AnyMap = OrderedMap<unknown, unknown>;
 
 /** A packer of values whose record shapes are `structures` (filled as it packs; saved with the image). */
-const packer = (structures: unknown[]): Packr =>
+export const packer = (structures: unknown[]): Packr =>
   new Packr({ structures: structures as object[], maxSharedStructures: MAX_SHARED_STRUCTURES, useRecords: true, structuredClone: false, mapsAsObjects: true });
 
 export const encodeSet = (set: unknown): unknown[] => {
@@ -135,7 +135,7 @@ function wordsOf(items: unknown[]): unknown[] | Uint8Array {
 }
 
 /** A line of keys or values as read: a list, or a block of words (`wordsOf`); undefined for anything else. */
-function numbersOf(line: unknown): unknown[] | undefined {
+export function numbersOf(line: unknown): unknown[] | undefined {
   if (Array.isArray(line)) return line;
   if (!(line instanceof Uint8Array) || line.length % 4 !== 0 || !LITTLE_ENDIAN) return undefined;
   const n = line.length / 4;

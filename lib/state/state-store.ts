@@ -5,7 +5,7 @@
  */
 import { BehaviorSubject, type Observable, Subject, type Subscription, debounceTime, filter, map, merge, scan, shareReplay, startWith } from 'rxjs';
 import { rm } from 'node:fs/promises';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { setImmediate as yieldToLoop, setTimeout as sleep } from 'node:timers/promises';
 import type { BuildEvent, EventPayload } from '../events/build-event.js';
 
 import { pruneSteps, type PruneCounts } from './prune-history.js';
@@ -103,7 +103,7 @@ interface SnapshotCadence {
 export type { StoreStart } from './store-start.js';
 
 export class StateStore {
-  private opened: StoreStart = { source: 'log', at_event: 0, events_replayed: 0, duration_ms: 0, snapshot_unused: 'missing', snapshot_delta: null };
+  private opened: StoreStart = { source: 'log', at_event: 0, events_replayed: 0, duration_ms: 0, snapshot_unused: 'missing', snapshot_delta: null, snapshot_other_version: false };
   private readonly latest: BehaviorSubject<BuildState>;
   private readonly subscription: Subscription;
   private readonly background: Subscription | undefined;
@@ -280,8 +280,11 @@ export class StateStore {
       duration_ms: Math.round(performance.now() - began),
       snapshot_unused,
       snapshot_delta: read.image && delta ? { image_at_event: read.image.last_event_id, at_event: delta.at_event ?? null, unused: delta.unused ?? null } : null,
+      snapshot_other_version: read.otherVersion === true,
     };
-    if (auto && replayed.last_event_id - start.last_event_id >= SNAPSHOT_AFTER_REPLAY_EVENTS) {
+    // The records of another version's image served this start; an image of this code serves the next, and deltas.
+    if (auto && read.otherVersion) void store.saveSnapshot(auto.path, 0, { image: true }).catch(onError);
+    else if (auto && replayed.last_event_id - start.last_event_id >= SNAPSHOT_AFTER_REPLAY_EVENTS) {
       void store.saveSnapshot(auto.path).catch(onError);
     }
     // Started from the snapshot on a compacted log whose base is gone or behind: the state is right, but the next
@@ -322,7 +325,9 @@ export class StateStore {
           // and deltas of the image before would then name one no longer on disk. Until the store takes this image's
           // state, the next snapshot is an image.
           this.deltaBase = undefined;
-          const imageId = await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry, this.frameBudget, this.frameRests());
+          // One share of the loop for the image and its catch-up after (`takeImaged`): both are the snapshot's work.
+          const rests = this.frameRests();
+          const imageId = await writeSnapshot(snapshotPath, stateCodeFingerprint(), state, await this.timestampOf(state), this.carry, this.frameBudget, rests);
           // The delta beside the image before is of no use with this one (it names the other).
           await rm(deltaPathOf(snapshotPath), { force: true });
           this.snapshotEventId = Math.max(this.snapshotEventId, state.last_event_id);
@@ -330,7 +335,7 @@ export class StateStore {
           // The last before a close: the state the image holds would not serve a single read.
           const imaged = options.last ? undefined : stateOfImage(state, this.carry);
           const nextBase = imaged && deltaBaseOf(imaged, imageId);
-          if (!imaged || !(await this.takeImaged(imaged, since, editsBefore))) this.carry.forget();
+          if (!imaged || !(await this.takeImaged(imaged, since, editsBefore, rests))) this.carry.forget();
           // Deltas are written against the image only when the store holds its maps: else a delta would be the state.
           else this.deltaBase = nextBase;
           return true;
@@ -356,16 +361,19 @@ export class StateStore {
    * copies every record that did not change. The events are folded a slice a turn of the loop, the last few in the
    * edit itself; a prune meanwhile (`editsBefore`) keeps the fold as it is. Resolves with whether it was taken.
    */
-  private async takeImaged(imaged: BuildState, since: readonly BuildEvent[], editsBefore: number): Promise<boolean> {
+  private async takeImaged(imaged: BuildState, since: readonly BuildEvent[], editsBefore: number, rests: (workedMs: number) => number): Promise<boolean> {
     let caught: BuildState | undefined = imaged;
     let i = 0;
     while (caught && since.length - i > CATCH_UP_TAIL) {
-      const until = performance.now() + this.frameBudget();
+      const began = performance.now();
+      const until = began + this.frameBudget();
       do {
         caught = foldFollowing(caught, since, i, i + CATCH_UP_STRIDE);
         i += CATCH_UP_STRIDE;
       } while (caught && since.length - i > CATCH_UP_TAIL && performance.now() < until);
-      await yieldToLoop();
+      // Paced as the image's frames were: back to back, the catch-up of a busy log's events held half the loop.
+      const restMs = rests(performance.now() - began);
+      await (restMs > 0 ? sleep(restMs) : yieldToLoop());
     }
     let taken = false;
     this.edits.next((current) => {

@@ -32,4 +32,9 @@ export interface StoreStart {
    * event, the event the delta holds the state at (null: not used), and why it was not used (null: it was).
    */
   snapshot_delta: { image_at_event: number; at_event: number | null; unused: string | null } | null;
+  /**
+   * The snapshot was written by another version of platform (an upgrade): its records were read and every index built
+   * again (image-records.ts), where a replay of the whole log would have been needed; no delta of it is read.
+   */
+  snapshot_other_version: boolean;
 }

@@ -45,7 +45,7 @@ export const ServerStatusSchema = Type.Object(
         snapshot_unused: Nullable(
           Type.String({
             description:
-              "Why the snapshot was not used (null when it was): 'missing' (there is none: none was written yet, a clean stop writing one past 1,000 new events, or it was removed), 'written by another version of platform' (after an upgrade), 'cut short', 'damaged', 'not of this log (...)', 'unreadable: ...'.",
+              "Why the snapshot was not used (null when it was): 'missing' (there is none: none was written yet, a clean stop writing one past 1,000 new events, or it was removed), 'written by another version of platform' (after an upgrade, when its records could not be read either: see snapshot_other_version), 'cut short', 'damaged', 'not of this log (...)', 'unreadable: ...'.",
           }),
         ),
         snapshot_delta: Nullable(
@@ -67,6 +67,10 @@ export const ServerStatusSchema = Type.Object(
             },
           ),
         ),
+        snapshot_other_version: Type.Boolean({
+          description:
+            "The snapshot was written by another version of platform (after an upgrade): its records were read and every index built again, instead of a replay of the whole log; its delta, if any, is not read. An image of this version is written at once.",
+        }),
       },
       { additionalProperties: false, description: 'Where the state came from at start (also in server.log and /metrics).' },
     ),
