@@ -32,7 +32,7 @@ interface Section {
  * The records format lines of an image's pieces (those `stateFromImage` reads), in the order `snapshotLines` writes
  * them. Throws on anything that is not a whole image (the caller then replays the log).
  */
-export function recordLinesOfImage(pieces: Iterable<unknown>): SnapshotLine[] {
+export function recordLinesOfImage(pieces: Iterable<unknown>): Iterable<SnapshotLine> {
   const sections = new Map<string, Section>();
   let current: Section | undefined;
   let scalars: { last_event_id: number; wants_sla_missed: number; created: CreatedCounts } | undefined;
@@ -68,30 +68,39 @@ export function recordLinesOfImage(pieces: Iterable<unknown>): SnapshotLine[] {
     if (!s) throw new Error(`an image without the map ${name}`);
     return s;
   };
-  const lines: SnapshotLine[] = [];
-  for (const [name, kind] of Object.entries(RECORD_MAPS)) {
-    for (const [chunk, starts] of section(name).encoded) {
-      for (let j = 0; j < starts.length; j++) {
-        const record = unpacker.unpack(chunk, { start: starts[j]!, end: j + 1 < starts.length ? starts[j + 1]! : chunk.length }) as Record<string, unknown>;
-        lines.push([kind, kind === 'want' ? wantWithLists(record) : record] as SnapshotLine);
+  const records = [...Object.entries(RECORD_MAPS)].map(([name, kind]) => [section(name), kind] as const);
+  const fingerprints = section('job_fingerprints');
+  const windowOpen = section('window_open');
+  const { created, wants_sla_missed } = scalars;
+  // Made as they are read: a million lines held at once were most of the start's collections.
+  function* lines(): Generator<SnapshotLine> {
+    for (const [{ encoded }, kind] of records) {
+      for (const [chunk, starts] of encoded) {
+        for (let j = 0; j < starts.length; j++) {
+          const record = unpacker.unpack(chunk, { start: starts[j]!, end: j + 1 < starts.length ? starts[j + 1]! : chunk.length }) as Record<string, unknown>;
+          if (kind === 'want') withLists(record);
+          yield [kind, record] as SnapshotLine;
+        }
       }
     }
+    const values = fingerprints.values.flat();
+    let i = 0;
+    for (const key of fingerprints.keys.flat()) yield ['job_fingerprint', [stringAt(key), stringAt(values[i++])]];
+    for (const key of windowOpen.keys.flat()) yield ['window_open', stringAt(key)];
+    yield ['created', created];
+    yield ['wants_sla_missed', wants_sla_missed];
   }
-  const fingerprints = section('job_fingerprints');
-  const values = fingerprints.values.flat();
-  fingerprints.keys.flat().forEach((key, i) => lines.push(['job_fingerprint', [stringAt(key), stringAt(values[i])]]));
-  for (const key of section('window_open').keys.flat()) lines.push(['window_open', stringAt(key)]);
-  lines.push(['created', scalars.created]);
-  lines.push(['wants_sla_missed', scalars.wants_sla_missed]);
-  return lines;
+  return lines();
 }
 
 /**
  * A want as the records format holds it: its runs and derived wants as lists. An image keeps them as the fold does,
  * full chunks and a tail (append-list.ts), of whatever chunk size its version used.
  */
-function wantWithLists(want: Record<string, unknown>): Record<string, unknown> {
-  return { ...want, job_run_ids: flatList(want.job_run_ids), child_want_ids: flatList(want.child_want_ids) };
+function withLists(want: Record<string, unknown>): void {
+  // In place: the record was just decoded, and is nobody else's.
+  want.job_run_ids = flatList(want.job_run_ids);
+  want.child_want_ids = flatList(want.child_want_ids);
 }
 
 function flatList(list: unknown): unknown[] {
