@@ -354,6 +354,7 @@ export class Orchestrator {
       launched: new Set([...this.handedOver, ...batch.started.map((s) => s.job_run_id)]),
       holdBeyond: this.opts.executor.holdBeyond?.(tasks.policy.max_concurrent_job_runs) ?? 0,
       tasks: resolved,
+      knownTasks: (ref) => this.resolutions.known(ref),
       policy: tasks.policy,
     });
     // A run an earlier step queued is in the log already (a queued run is always synced), so it may start while

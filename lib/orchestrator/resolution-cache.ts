@@ -51,6 +51,12 @@ export class ResolutionCache {
     return out;
   }
 
+  /** The config kept for `ref`, if one is (nothing is resolved, and a failure is not handed out). */
+  known(ref: string): TaskResolution | undefined {
+    const r = this.results.get(ref);
+    return r?.ok ? r : undefined;
+  }
+
   /** The graph changed: nothing known so far holds. */
   invalidate(): void {
     this.generation++;

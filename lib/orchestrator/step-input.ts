@@ -51,6 +51,11 @@ export interface StepInput {
   holdBeyond?: number;
   /** Configs for the refs `refsToResolve` named (and the refs of this step's new wants). */
   tasks: ReadonlyMap<string, TaskResolution>;
+  /**
+   * Configs resolved by earlier steps and still kept, read without resolving anything: what a look for a dependency
+   * cycle follows beyond this step's own refs (dependency-cycle.ts). Absent: only `tasks`.
+   */
+  knownTasks?: (ref: string) => TaskResolution | undefined;
   policy: SchedulingPolicy;
   /** The last step before shutdown: record what happened, schedule and start nothing. */
   final?: boolean;

@@ -15,6 +15,7 @@ import { queueBatches, queueReady } from './ready-batches.js';
 import { retryRun } from './run-outcomes.js';
 import type { StepDraft } from './step-draft.js';
 import { deriveWant } from './want-creation.js';
+import { askedAbove, cycleError, cycleThrough } from './dependency-cycle.js';
 
 export function scheduleWants(d: StepDraft): void {
   const { candidates, waiters } = d.input;
@@ -54,10 +55,12 @@ function scheduleRef(d: StepDraft, want: WantRecord, ref: string, missingInputs:
         const leftAsIs = inputLeftAsIs(want, m, d.state.partitions.get(m));
         if (leftAsIs) return failUnresolvable(d, ref, { job_label: last.job_label, error: leftAsIs }, want);
       }
+      const cycle = closesCycle(d, want, ref, notLive);
+      if (cycle) return failUnresolvable(d, ref, { job_label: last.job_label, error: cycleError(cycle) }, want);
       for (const m of notLive) d.waits.push([m, want.want_id, ref]);
       if (notLive.length === 0) queueRun(d, last, want, last.attempt);
       // Like any missing input: asked for by this want itself, never left to whoever else wants it now.
-      const unasked = notLive.filter((m) => !isCovered(m));
+      const unasked = notLive.filter((m) => !isCovered(m) && !askedAbove(d.state, want, m));
       if (unasked.length > 0) deriveWant(d, want, unasked, 'dep_missed');
     }
     return;
@@ -93,11 +96,17 @@ function scheduleRef(d: StepDraft, want: WantRecord, ref: string, missingInputs:
     }
     // Under 'stale' or 'all' a live input may have to be rebuilt first: the want's closure comes up to date.
     if (input?.status === 'live' && !mustRebuild(d.state, want, input)) continue;
+    const cycle = closesCycle(d, want, ref, [dep.partition_ref]);
+    if (cycle) {
+      failUnresolvable(d, ref, { job_label: task.job_label, error: cycleError(cycle) }, want);
+      return;
+    }
     ready = false;
     d.waits.push([dep.partition_ref, want.want_id, ref]);
     // Even an input another want is building gets a derived want of this one: it joins that build, and
-    // the chain from this want to the run stays traceable (and survives the other want's cancel).
-    if (!isCovered(dep.partition_ref)) missingInputs.add(dep.partition_ref);
+    // the chain from this want to the run stays traceable (and survives the other want's cancel). Not one that
+    // this want or a want above it asks for: they build it (and through a cycle, a want a step would be made).
+    if (!isCovered(dep.partition_ref) && !askedAbove(d.state, want, dep.partition_ref)) missingInputs.add(dep.partition_ref);
   }
   if (ready) queueReady(d, task, want, ref);
 }
@@ -136,6 +145,19 @@ function release(d: StepDraft, wantId: string): void {
     if (!settled(partitionCategory(d.state, d.state.partitions.get(ref), want))) open++;
   }
   if (next > want.released) d.emit({ type: 'want_released', want_released: { want_id: want.want_id, released: next } });
+}
+
+/**
+ * The dependency cycle `ref` would wait in through one of `inputs` (dependency-cycle.ts), looked for only where one
+ * can close: at an input that the want or a want above it asks for itself (else it is derived, and looked at there).
+ */
+function closesCycle(d: StepDraft, want: WantRecord, ref: string, inputs: readonly string[]): string[] | undefined {
+  for (const m of inputs) {
+    if (m !== ref && !askedAbove(d.state, want, m)) continue;
+    const cycle = cycleThrough(d.state, (x) => d.input.tasks.get(x) ?? d.input.knownTasks?.(x), ref, m);
+    if (cycle) return cycle;
+  }
+  return undefined;
 }
 
 /** Refs the want already asks for, itself or through its active derived wants. */
