@@ -383,7 +383,9 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
   const runs = new Map(snap.job_runs.map((r) => [r.job_run_id, r] as const));
   const lineageOf = (b: BuildRecord) => runs.get(b.job_run_id);
   if (snap.rebuilt_unknown) snap = { ...snap, wants: withRebuiltTotals(snap.wants), rebuilt_unknown: false };
-  const wantsBySeq = bySeq(withChildCounts(snap.wants));
+  // Every record of the state takes the counts (not only the indexes built from `wantsBySeq`).
+  snap = { ...snap, wants: withChildCounts(snap.wants) };
+  const wantsBySeq = bySeq(snap.wants);
   const runsBySeq = bySeq(snap.job_runs);
   yield;
   // A want is active from its creation until it ends, so creation order is the order the fold added it in.
