@@ -4,8 +4,12 @@ import type { WantRecord } from '../state/build-state.js';
 import { ACTIVE_JOB_RUN_STATUSES, TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import type { StepDraft } from './step-draft.js';
 
-/** Cancels the want and the wants derived from it, then every run that no active want still needs. */
-export function cancelWant(d: StepDraft, want: WantRecord, reason: string): void {
+/**
+ * Cancels the want and the wants derived from it, then every run that no active want still needs; with `keepRunning`,
+ * only those not running yet: a run under way is left to end and record what it built, as make lets its running jobs
+ * finish after an error.
+ */
+export function cancelWant(d: StepDraft, want: WantRecord, reason: string, options: { keepRunning?: boolean } = {}): void {
   const runs = new Set<string>();
   const stack = [want.want_id];
   while (stack.length > 0) {
@@ -19,7 +23,7 @@ export function cancelWant(d: StepDraft, want: WantRecord, reason: string): void
     const run = d.state.job_runs.get(id);
     if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) continue;
     const stillWanted = run.config.outputs.some((ref) => d.state.active_wants_by_ref.has(ref));
-    if (stillWanted) continue;
+    if (stillWanted || (options.keepRunning && (run.status === 'running' || d.input.launched.has(id)))) continue;
     if (run.status === 'running' || d.input.launched.has(id)) d.kill.push(id);
     d.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id: id, reason: `want ${want.want_id} canceled` } });
   }

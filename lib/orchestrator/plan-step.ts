@@ -19,6 +19,7 @@ import { StepDraft } from './step-draft.js';
 import type { StepInput } from './step-input.js';
 import type { Wake } from './wake-list.js';
 import { activeWants, needsBuild, scheduleWants } from './want-scheduling.js';
+import { cancelForFailedWants } from './failed-wants.js';
 
 export type { StepInput } from './step-input.js';
 
@@ -69,6 +70,8 @@ export function planStep(input: StepInput): StepPlan {
   // Scheduling looks at what every event before it touched (see StepPlan.touchedFrom).
   const touchedFrom = d.events.length;
   scheduleWants(d);
+  // After scheduling, which may fail runs too (an unresolvable config, a cycle).
+  cancelForFailedWants(d);
   const { launch, recall } = launches(d.state, input);
   return {
     events: d.events,
