@@ -264,6 +264,7 @@ export async function followWant(
     );
     const applyToModel = (event: EventView): boolean => {
       const wantsBefore = model.wants.size;
+      const rootActiveBefore = model.activeRoot > 0;
       const changes = applyEvent(model, event);
       view.changes(changes);
       held.offer(event, (runId) => model.runs.has(runId));
@@ -274,7 +275,10 @@ export async function followWant(
       // The want is read when it may have ended, not after every event: a read of a want of 1,000 partitions is
       // ~60 KB of JSON for the daemon to write and this process to parse, and a build of 2,000 runs took twice as
       // long for it (docs/decisions.md, session 19). The poll stays as the safety net.
-      return mayHaveEnded(model, changes) || (event.type === 'want_canceled' && model.wants.has(event.want_canceled.want_id));
+      // Nor at every run that starts: only when the root's own runs begin or all stop, where its status moves between
+      // upstream_building and building (the status line showed the first until the 5 s poll).
+      const rootMoved = rootActiveBefore !== model.activeRoot > 0;
+      return rootMoved || mayHaveEnded(model, changes) || (event.type === 'want_canceled' && model.wants.has(event.want_canceled.want_id));
     };
     const readWant = () =>
       defer(() => client.getWant(rootId)).pipe(
