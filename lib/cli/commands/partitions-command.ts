@@ -1,6 +1,8 @@
 /** `platform partitions list|get|lookup`. */
 import type { Command } from 'commander';
 import type { PartitionDetailView } from '../../api/partitions-change.js';
+import type { JobRunView } from '../../api/views.js';
+import type { PlatformClient } from '../../client/platform-client.js';
 import { PARTITION_LOOKUP_MAX } from '../../api/partition-lookup.js';
 import { refsOf } from '../pattern-args.js';
 import { groupDigits } from '../../group-digits.js';
@@ -38,6 +40,29 @@ export function partitionDetail(p: PartitionDetailView): string {
   return detailTable(rows) + history;
 }
 
+/** How many of a canceled partition's wants, and of its run's missing inputs, are named. */
+const NAMED = 3;
+
+/**
+ * Why a partition is `canceled` when its run did not say (found by QA, session 32: a run that reported an input missing
+ * which then failed read `dep_missed` and nothing more): no active want needs it, and the wants that did ended so;
+ * for a run that reported inputs missing, where those stand.
+ */
+async function whyCanceled(client: PlatformClient, run: JobRunView): Promise<string> {
+  const wants = await Promise.all(run.want_ids.slice(0, NAMED).map((id) => client.getWant(id).then((w) => `${w.want_id} ${w.status}`, () => id)));
+  const more = run.wants_total > NAMED ? ` and ${groupDigits(run.wants_total - NAMED)} more` : '';
+  let inputs = '';
+  if (run.status === 'dep_missed' && run.missing.length > 0) {
+    const found = await client.lookupPartitions(run.missing.slice(0, NAMED)).catch(() => undefined);
+    const stand = run.missing.slice(0, NAMED).map((ref) => {
+      const q = found?.data.find((x) => x.partition_ref === ref);
+      return q ? `${ref} ${q.status}${q.job_run_id ? ` (${q.job_run_id})` : ''}` : `${ref} never built`;
+    });
+    inputs = ` It reported ${run.missing.length === 1 ? 'its input' : 'inputs'} missing: ${stand.join(', ')}${run.missing.length > NAMED ? ', ...' : ''}.`;
+  }
+  return `It is canceled because no active want needs it any more: the wants it was built for ended (${wants.join(', ')}${more}).${inputs}`;
+}
+
 export function registerPartitions(program: Command): void {
   const partitions = program.command('partitions').description('the partitions the platform knows of');
   pagedListCommand(partitions, {
@@ -70,6 +95,7 @@ export function registerPartitions(program: Command): void {
         const why = run ? endedHow(run) : '';
         const still = kept ? ` Its build ${p.current_build!.build_id} is kept (${p.status}).` : '';
         if (run && !(kept && run.status === 'succeeded')) line(`Its last run ${runWithJob(run)} ${run.status}${why ? `: ${why}` : ''}.${still} More: platform job-runs get ${run.job_run_id}.`);
+        if (run && p.status === 'canceled') line(await whyCanceled(client, run));
       }
     });
   partitions
