@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import type { ScheduleChangeReply, ScheduleView } from '../../client/platform-client.js';
 import { MAX_PAGE } from '../../api/page.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
+import { textOption } from '../request-options.js';
 import { colors, connect, detailTable, line, listShort, pageFooter, printJson, shellWords, statusColor, table, usageExitCode, when } from '../output.js';
 
 const cronOf = (s: ScheduleView) => `${s.cron}${s.timezone !== 'UTC' ? ` (${s.timezone})` : ''}`;
@@ -161,7 +162,7 @@ export function registerSchedules(program: Command): void {
       .usage('[options] <name>')
       .description('pause a schedule: it makes no wants until resumed, across restarts (pausing a paused one changes nothing)')
       .argument('[name]', 'the schedule')
-      .option('--reason <text>', 'why (shown with the schedule)')
+      .addOption(textOption('--reason <text>', 'why (shown with the schedule)'))
       .action(async (name: string | undefined, opts: { reason?: string }, cmd: Command) => {
         if (name === undefined) nameMissing(cmd, 'platform schedules pause <name> [--reason <text>]');
         const { client, options } = await connect(cmd);
