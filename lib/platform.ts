@@ -20,6 +20,7 @@ import type { Executor, ExecutorHealth } from './executor/executor-port.js';
 import type { GraphDefinition } from './graph/graph-definition.js';
 import { GraphError } from './graph/graph-error.js';
 import { GRAPH_FILE } from './graph/graph-file.js';
+import { graphFileMissingWithHistory, RESTORE_GRAPH_FILE } from './graph/graph-file-missing.js';
 import type { JobResolver } from './graph/job-resolver.js';
 import { WorkspaceGraph } from './graph/workspace-graph.js';
 import { unproducedProblem } from './graph/unproduced-refs.js';
@@ -135,8 +136,7 @@ export class Platform {
       if (graph.fileMissing && log.latestId() > 0) {
         throw new GraphError(
           'invalid_graph',
-          `${join(workspaceRoot, GRAPH_FILE)} is missing, and this workspace's event log holds ${log.latestId()} events of the jobs it defined: ` +
-            `started on no jobs, its active wants would fail. Put platform.json back (from version control, or a backup); a graph with no jobs is {"jobs": []}.`,
+          `${graphFileMissingWithHistory(join(workspaceRoot, GRAPH_FILE), log.latestId())} ${RESTORE_GRAPH_FILE}`,
         );
       }
       const logError = options.logError ?? ((m: string) => process.stderr.write(`${m}\n`));

@@ -104,6 +104,7 @@ test.serial('CLI: backfill follows to the end with exit 1 when partitions failed
   const shown = await cli('backfills', 'get', id);
   const waited = await cli('backfills', 'wait', id);
   t.truthy(took(shown.stdout), shown.stdout);
+  t.regex(shown.stdout, /│ cap\s+│ 1 job run at once\s+│/, 'one run: singular');
   t.is(took(waited.stdout), took(shown.stdout), waited.stdout);
   const table = await cli('backfills', 'list');
   t.regex(table.stdout, new RegExp(`${id}\\s+│ failed\\s+│ bad/\\{1\\.\\.4\\}`));

@@ -158,3 +158,51 @@ test('doctor says where the daemon\'s compile cache is, that there is none yet, 
   t.regex(open.detail, /is writable by all/);
   t.regex(open.fix ?? '', /chmod o-w/);
 });
+
+test('platform.json missing in a workspace with a history is an error saying to put it back, as the daemon refusing to start says; without a history, write one', async (t) => {
+  const ws = await workspace(t);
+  const log = await EventLog.open(join(ws, '.platform', 'bel'));
+  const n = log.latestId();
+  await log.close();
+  t.true(n > 0);
+  rmSync(join(ws, 'platform.json'));
+  const { code, report } = doctor(ws);
+  t.is(code, 1);
+  t.false(report.ok);
+  const graph = check(report, 'platform.json');
+  t.is(graph.status, 'error');
+  t.is(
+    graph.detail,
+    `${join(ws, 'platform.json')} is missing, and this workspace's event log holds ${n} events of the jobs it defined: started on no jobs, its active wants would fail. No daemon starts until it is back.`,
+  );
+  t.is(graph.fix, 'Put platform.json back (from version control, or a backup); a graph with no jobs is {"jobs": []}.');
+  const text = cli(ws, ['doctor']);
+  t.is(text.status, 1);
+  t.notRegex(text.stdout, /Nothing is wrong|platform init/);
+  // The daemon refuses with the same words and the same advice.
+  const start = cli(ws, ['start']);
+  t.not(start.status, 0);
+  t.true(start.stderr.includes(`${graph.detail.replace(/ No daemon starts until it is back\.$/, '')} ${graph.fix}`), start.stderr);
+
+  // A workspace with no history: a starter is the advice, a warning.
+  const fresh = realpathSync(mkdtempSync(join(tmpdir(), 'platform-doctor-')));
+  t.teardown(() => rmSync(fresh, { recursive: true, force: true }));
+  mkdirSync(join(fresh, '.platform'), { mode: 0o700 });
+  const empty = check(doctor(fresh).report, 'platform.json');
+  t.is(empty.status, 'warn');
+  t.is(empty.fix, 'write one (platform init makes a starter)');
+});
+
+test("doctor's snapshot line says when one is written, by the store's thresholds: not 'the next start writes one' of a short log", async (t) => {
+  const ws = await workspace(t);
+  const { report } = doctor(ws);
+  const snapshot = check(report, 'snapshot');
+  t.is(snapshot.status, 'ok');
+  const events = /^\d+/.exec(check(report, 'event log').detail)![0];
+  t.is(
+    snapshot.detail,
+    `none: the next start replays the log's ${events} events (a start writes one only after replaying 10,000 or more); ` +
+      'a clean stop (platform stop) writes one once 1,000 or more events came since the last, a running daemon once 10,000 or more came and the log rests',
+  );
+  t.notRegex(snapshot.detail, /then writes one/);
+});

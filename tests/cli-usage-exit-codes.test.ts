@@ -140,3 +140,47 @@ test('an argument given empty (an unset shell variable) is a usage error naming 
   }
   t.is((await f.api('/api/wants')).status, 200, 'the list itself');
 });
+
+test("-C '' and --workspace '' are usage errors (an unset variable), not the current directory's workspace", async (t) => {
+  const f = await startServer(t);
+  for (const args of [['-C', ''], ['--workspace', ''], ['--workspace=']]) {
+    // No --server-url: the workspace is what the command would use; f.dir (the cwd) is one, which '' must not fall back to.
+    const p = runCli(t, [...args, 'want', 'list'], f.dir);
+    const { code } = await p.exited;
+    t.is(code, 2, `${args.join(' ')}: ${p.stderr()}`);
+    t.regex(p.stderr(), /--workspace is empty \(an unset shell variable\?\): give the workspace's directory, or leave --workspace out/);
+    t.is(p.stdout(), '');
+  }
+  const json = runCli(t, ['--json', '-C', '', 'status'], f.dir);
+  t.is((await json.exited).code, 2);
+  t.like(JSON.parse(json.stderr().trim().split('\n').at(-1)!), { exit_code: 2 });
+});
+
+test('an option bound for a bounded field of the request is a usage error naming the option, checked before any request', async (t) => {
+  const f = await startServer(t);
+  const cases: Array<[string[], RegExp]> = [
+    [['build', 'ok/a', '--priority', '99999999'], /--priority must be a whole number from -1000000 to 1000000, such as 10 or -5; got '99999999'\./],
+    [['build', 'ok/a', '--priority', '-1000001'], /--priority must be a whole number from -1000000 to 1000000/],
+    [['want', 'create', '-p', 'ok/a', '--priority', '1000001'], /--priority must be a whole number from -1000000 to 1000000/],
+    [['backfill', 'ok/{1..2}', '--priority', '99999999'], /--priority must be a whole number from -1000000 to 1000000/],
+    [['want', 'create', '-p', 'ok/a', '--ttl', '40000d'], /--ttl is at most 100 years \(3162240000 seconds, 36600d\); got '40000d' \(3456000000 seconds\)\./],
+    [['want', 'create', '-p', 'ok/a', '--sla', '40000d'], /--sla is at most 100 years/],
+    [['want', 'create', '-p', 'ok/a', '--data-timestamp', '9999-01-01T00:00:00Z'], /--data-timestamp must be a time from 1970 to before the year 9900; got '9999-01-01T00:00:00Z'\./],
+    [['want', 'create', '-p', 'ok/a', '--data-timestamp', '1969-12-31T00:00:00Z'], /--data-timestamp must be a time from 1970 to before the year 9900/],
+    [['build', 'ok/a', '--comment', 'x'.repeat(10_001)], /--comment is 10001 characters long; the limit is 10000\./],
+    [['want', 'create', '-p', 'ok/a', '--comment', 'a\tb'], /--comment holds a control character \(U\+0009, at position 2\)/],
+    [['backfill', 'ok/{1..2}', '--comment', 'a\nb'], /--comment holds a control character \(U\+000A/],
+    [['taint', 'ok/a', '--reason', 'x'.repeat(10_001)], /--reason is 10001 characters long/],
+    [['schedules', 'pause', 'nightly', '--reason', 'a\u001bb'], /--reason holds a control character \(U\+001B/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await cli(t, f.url, f.dir, ...args);
+    t.is(r.code, 2, `${args.join(' ').slice(0, 80)}: ${r.stderr}`);
+    t.regex(r.stderr, message, args.join(' ').slice(0, 80));
+    t.notRegex(r.stderr, /Field '/, 'said in the words typed, not the API field');
+  }
+  t.is(f.platform.state().wants.size, 0, 'nothing was sent: no want was made');
+  // The ends of the ranges are taken.
+  const edge = await cli(t, f.url, f.dir, '--json', 'want', 'create', '-p', 'ok/a', '--priority', '-1000000', '--ttl', '36600d', '--data-timestamp', '9899-12-31T23:59:59Z');
+  t.is(edge.code, 0, edge.stderr);
+});

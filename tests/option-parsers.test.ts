@@ -9,7 +9,7 @@ function program(): Command {
     .addOption(parsedOption('-n, --count <n>', 'a count', wholeNumber({ min: 1 })))
     .addOption(parsedOption('--port <port>', 'a port', wholeNumber({ max: 65535, note: '0 = any free port' })))
     .addOption(parsedOption('--wait <duration>', 'a duration', duration))
-    .addOption(parsedOption('--at <iso>', 'a time', isoTime));
+    .addOption(parsedOption('--at <iso>', 'a time', isoTime()));
 }
 
 test('option values arrive parsed', (t) => {
@@ -22,7 +22,7 @@ test('a bad option value is a usage error (exit 2) that names the option and wha
   const cases: Array<[string[], RegExp]> = [
     [['-n', '0'], /argument '0' is invalid\. --count must be a whole number of at least 1\.$/],
     [['--count', '1.5'], /--count must be a whole number/],
-    [['--count', '9007199254740993'], /--count must be a whole number/],
+    [['--count', '9007199254740993'], /--count is too large: at most 9007199254740991; got '9007199254740993'\.$/],
     [['--port', '65536'], /--port must be a whole number from 0 to 65535 \(0 = any free port\)\.$/],
     [['--port', '-1'], /--port must be a whole number/],
     [['--wait', '10x'], /--wait must be a duration like 90, 90s, 5m, 3h or 1d/],

@@ -102,3 +102,11 @@ test('a backslash makes a brace itself, and inside braces a comma or a backslash
   t.is(patternPrefix('{a,b}/x'), '');
   t.is(patternPrefix('plain/ref'), 'plain/ref');
 });
+
+test('a pattern in an error is shown as typed (a backslash stays one), and one holding a control character escaped', (t) => {
+  const typed = t.throws(() => expandPattern('src/{a\\}'), { instanceOf: PatternError });
+  t.is(typed!.message, "Partition pattern 'src/{a\\}': the '{' at position 5 is never closed (a literal brace is written \\{).");
+  t.notRegex(typed!.message, /\\\\/, 'not JSON-escaped: no doubled backslash');
+  const control = t.throws(() => expandPattern('a\u001b[2J/{1..'), { instanceOf: PatternError });
+  t.true(control!.message.startsWith('Partition pattern "a\\u001b[2J/{1.."'), control!.message);
+});

@@ -343,3 +343,15 @@ test("a backfill whose pattern is empty is a 400 that says the field is empty, n
     t.regex(((await res.json()) as { error: string }).error, /^Field 'pattern' is empty: give a brace pattern, like /);
   }
 });
+
+test('an offset past the largest safe integer is a 400 saying it is too large and the maximum, not that it must be a whole number', async (t) => {
+  const f = await startServer(t);
+  for (const path of ['/api/wants', '/api/job_runs', '/api/partitions', '/api/events']) {
+    const res = await f.api(`${path}?offset=99999999999999999999`);
+    t.is(res.status, 400, path);
+    t.is(((await res.json()) as { error: string }).error, "Query parameter 'offset' is too large: at most 9007199254740991, got 99999999999999999999.", path);
+  }
+  t.is((await f.api(`/api/wants?offset=${Number.MAX_SAFE_INTEGER}`)).status, 200, 'the maximum itself is taken');
+  const other = await f.api('/api/wants?offset=-1');
+  t.regex(((await other.json()) as { error: string }).error, /must be a whole number of at least 0, got "-1"/, 'not digits: as before');
+});

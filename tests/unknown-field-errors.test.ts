@@ -30,3 +30,15 @@ test('an RPC body with a misspelled field names the fields of its request', asyn
     t.is(ok.status, 200, `${method}: the field as named works`);
   }
 });
+
+test('POST /api/ui_link with a field is refused as every other body is; none, or {}, is the link', async (t) => {
+  const f = await startServer(t);
+  const r = await f.api('/api/ui_link', { ...JSON_POST, body: '{"next": "/wants"}' });
+  t.is(r.status, 400);
+  t.is(((await r.json()) as { error: string }).error, "Unknown field 'next'; POST /api/ui_link takes no fields: send {} (or no body).");
+  for (const init of [{ method: 'POST' }, { ...JSON_POST, body: '{}' }]) {
+    const ok = await f.api('/api/ui_link', init);
+    t.is(ok.status, 200);
+    t.regex(((await ok.json()) as { url: string }).url, /^http:\/\/127\.0\.0\.1:\d+\//);
+  }
+});

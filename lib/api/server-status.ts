@@ -26,6 +26,12 @@ export interface ServerStatus {
   executor: ExecutorHealth;
   /** Where this server's state came from when it started (a start that could not use its snapshot paid for a replay). */
   start: StateStart;
+  /**
+   * Why platform.json as it is on disk was refused (it does not parse, a field is wrong, it was removed), with where;
+   * null when the file is the graph in use. While it is refused the daemon goes on with the last valid graph: a
+   * schedule or job added by the refused edit does not exist for it.
+   */
+  graph_problem: string | null;
 }
 
 /**

@@ -6,7 +6,8 @@
 import { existsSync, statSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventLog } from '../events/event-log.js';
-import { loadGraph } from '../graph/load-graph.js';
+import { GRAPH_FILE, loadGraph } from '../graph/load-graph.js';
+import { graphFileMissingWithHistory, RESTORE_GRAPH_FILE } from '../graph/graph-file-missing.js';
 import { serverInfoPath } from '../client/server-info.js';
 import { fetchStatus, probeServer, type Probe } from '../client/server-probe.js';
 import { PlatformClient } from '../client/platform-client.js';
@@ -19,7 +20,8 @@ import { initialState } from '../state/build-state.js';
 import { reduce } from '../state/reduce.js';
 import { fromSnapshot } from '../state/snapshot.js';
 import { deltaPathOf, readCompactionBase, readSnapshot, readSnapshotOrWhy, stateCodeFingerprint } from '../state/snapshot-file.js';
-import { logProbe } from '../state/state-store.js';
+import { logProbe, SNAPSHOT_AFTER_REPLAY_EVENTS, SNAPSHOT_MIN_NEW_EVENTS, SNAPSHOT_WHEN_QUIET_EVENTS } from '../state/state-store.js';
+import { groupDigits } from '../group-digits.js';
 import { launcherMode, nativeLauncherPath } from '../executor/run-launcher.js';
 import type { RunLauncherKind } from '../api/executor-health.js';
 import { CACHE_AFTER_MS, compileCacheStatus } from './compile-cache.js';
@@ -47,7 +49,7 @@ export async function runChecks(root: string): Promise<Finding[]> {
   const dir = platformDir(root);
   findings.push(permissions(dir));
   const probe = await probeServer(root);
-  findings.push(await graph(root, probe.state === 'running' || probe.state === 'unresponsive'));
+  findings.push(await graph(root, probe));
   findings.push(...(await daemon(root, probe)));
   findings.push(disk(dir));
   findings.push(runLauncher(probe.state === 'running' ? probe.status.executor?.launcher : undefined));
@@ -117,9 +119,26 @@ function permissions(dir: string): Finding {
   return ok('permissions', `${dir} is ${mode.toString(8)}: only its owner gets in`);
 }
 
-async function graph(root: string, daemonRuns: boolean): Promise<Finding> {
-  const file = join(root, 'platform.json');
-  if (!existsSync(file)) return warn('platform.json', `${file} does not exist: no job can build anything`, 'write one (platform init makes a starter)');
+async function graph(root: string, probe: Probe): Promise<Finding> {
+  const daemonRuns = probe.state === 'running' || probe.state === 'unresponsive';
+  const file = join(root, GRAPH_FILE);
+  if (!existsSync(file)) {
+    // A workspace with a history: the daemon refuses to start without the file (platform.ts), and a starter written
+    // by platform init would not hold the jobs its wants were made for. Said as the daemon says it.
+    const events = await eventsInLog(root, probe);
+    if (events === undefined) {
+      return error(
+        'platform.json',
+        `${file} does not exist, and whether the event log holds a history could not be read (a daemon holds it, or it is damaged)`,
+        `if this workspace had wants, ${RESTORE_GRAPH_FILE} If it never had any, write one (platform init makes a starter).`,
+      );
+    }
+    if (events > 0) {
+      const now = daemonRuns ? 'The running daemon goes on with the graph it read last until the file is back.' : 'No daemon starts until it is back.';
+      return error('platform.json', `${graphFileMissingWithHistory(file, events)} ${now}`, RESTORE_GRAPH_FILE);
+    }
+    return warn('platform.json', `${file} does not exist: no job can build anything`, 'write one (platform init makes a starter)');
+  }
   try {
     const g = await loadGraph(root);
     return ok('platform.json', `${g.jobs.length} job${g.jobs.length === 1 ? '' : 's'}${g.schedules?.length ? `, ${g.schedules.length} schedule${g.schedules.length === 1 ? '' : 's'}` : ''}`);
@@ -127,6 +146,36 @@ async function graph(root: string, daemonRuns: boolean): Promise<Finding> {
     // A running daemon goes on with the last valid graph; none starts until the file is fixed.
     const fix = daemonRuns ? 'fix platform.json; the running daemon keeps its last valid graph until then' : 'fix platform.json; no daemon starts until then';
     return error('platform.json', errorMessage(err), fix);
+  }
+}
+
+/**
+ * How many events the workspace's log holds: asked of the running daemon (it holds the log; LevelDB allows one
+ * process), else read from the log itself. Undefined when neither can tell (a daemon that does not answer, a log
+ * that cannot be opened).
+ */
+async function eventsInLog(root: string, probe: Probe): Promise<number | undefined> {
+  if (probe.state === 'running') {
+    try {
+      const client = new PlatformClient(probe.url, probe.info.token ? { token: probe.info.token } : {});
+      return (await client.listEvents({ limit: 1 })).latest_id;
+    } catch {
+      return undefined;
+    }
+  }
+  if (probe.state === 'unresponsive') return undefined;
+  const belDir = join(platformDir(root), 'bel');
+  if (!existsSync(belDir)) return 0;
+  let log: EventLog;
+  try {
+    log = await EventLog.open(belDir);
+  } catch {
+    return undefined;
+  }
+  try {
+    return log.latestId();
+  } finally {
+    await log.close();
   }
 }
 
@@ -261,7 +310,7 @@ async function eventLog(dir: string): Promise<Finding[]> {
           : `${expected - 1} events, each decoded, ids dense from 1`,
       ),
     ];
-    findings.push(await snapshot(dir, log, state));
+    findings.push(await snapshot(dir, log, state, from - 1));
     const lost = [...state.job_runs_by_status.running].map(([, id]) => state.job_runs.get(id)!).filter((r) => r.worker === 'local' && r.pid > 0 && !isPidAlive(r.pid));
     findings.push(
       lost.length > 0
@@ -274,11 +323,18 @@ async function eventLog(dir: string): Promise<Finding[]> {
   }
 }
 
-async function snapshot(dir: string, log: EventLog, full: BuildState): Promise<Finding> {
+/** `baseId`: the last event the compaction base holds (0 when the log was never compacted): a start replays those after it. */
+async function snapshot(dir: string, log: EventLog, full: BuildState, baseId: number): Promise<Finding> {
   const path = join(dir, 'snapshot.bin');
-  if (!existsSync(path)) return ok('snapshot', 'none (the next start replays the whole log, then writes one)');
+  if (!existsSync(path)) return ok('snapshot', noSnapshotYet(full.last_event_id - baseId));
   const { state: loaded, why, image, delta } = await readSnapshotOrWhy(path, stateCodeFingerprint(), logProbe(log));
-  if (!loaded) return warn('snapshot', `${path} cannot be used: ${why}`, 'nothing: the next start replays the log and writes a new one');
+  if (!loaded) {
+    return warn(
+      'snapshot',
+      `${path} cannot be used: ${why}`,
+      `nothing: a start replays the log instead, and a new one is written as when there is none (a start past ${groupDigits(SNAPSHOT_AFTER_REPLAY_EVENTS)} events replayed, a clean stop past ${groupDigits(SNAPSHOT_MIN_NEW_EVENTS)} new)`,
+    );
+  }
   // A delta that cannot be used costs a start more replay, nothing else: said, not warned of.
   const withDelta = !delta ? '' : delta.unused === undefined ? ` (the image at event ${image.last_event_id} and its delta)` : ` (its delta ${deltaPathOf(path)} not used: ${delta.unused})`;
   let state = loaded;
@@ -286,4 +342,19 @@ async function snapshot(dir: string, log: EventLog, full: BuildState): Promise<F
   const same = state.wants.size === full.wants.size && state.job_runs.size === full.job_runs.size && state.partitions.size === full.partitions.size && state.builds.size === full.builds.size;
   if (!same) return error('snapshot', `${path} and the log disagree`, `remove ${path}: the next start replays the log`);
   return ok('snapshot', `at event ${loaded.last_event_id}${withDelta}; with the events after it, the same state as the whole log`);
+}
+
+/**
+ * When a workspace without a snapshot gets one, by the store's own thresholds (state-store.ts): a start writes one
+ * only after a replay of SNAPSHOT_AFTER_REPLAY_EVENTS or more (a shorter one is fast), a clean stop once
+ * SNAPSHOT_MIN_NEW_EVENTS or more came since the last. "The next start ... writes one" was said of any log.
+ */
+function noSnapshotYet(toReplay: number): string {
+  const replays = `none: the next start replays the log's ${groupDigits(toReplay)} event${toReplay === 1 ? '' : 's'}`;
+  if (toReplay >= SNAPSHOT_AFTER_REPLAY_EVENTS) return `${replays}, then writes one`;
+  return (
+    `${replays} (a start writes one only after replaying ${groupDigits(SNAPSHOT_AFTER_REPLAY_EVENTS)} or more); ` +
+    `a clean stop (platform stop) writes one once ${groupDigits(SNAPSHOT_MIN_NEW_EVENTS)} or more events came since the last, ` +
+    `a running daemon once ${groupDigits(SNAPSHOT_WHEN_QUIET_EVENTS)} or more came and the log rests`
+  );
 }

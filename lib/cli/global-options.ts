@@ -15,7 +15,8 @@ export function globalOptions(cmd: Command): GlobalOptions {
   const local = cmd.opts<{ json?: boolean }>();
   return {
     ...(o.serverUrl ? { serverUrl: o.serverUrl } : {}),
-    ...(o.workspace ? { workspace: o.workspace } : {}),
+    // Not a truthiness test: '' is refused where -C is parsed (option-parsers.ts), never taken for "not given".
+    ...(o.workspace !== undefined ? { workspace: o.workspace } : {}),
     json: Boolean(o.json || local.json),
   };
 }

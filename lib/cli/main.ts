@@ -3,7 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
 import { quietLimitFromEnv } from '../client/http-fetch.js';
 import { commandWord } from './entry.js';
-import { httpUrl, parsedOption } from './option-parsers.js';
+import { directory, httpUrl, parsedOption } from './option-parsers.js';
 import { globalOptions } from './global-options.js';
 import { jsonError } from './json-error.js';
 import { usageExitCode } from './output.js';
@@ -48,7 +48,7 @@ export function buildProgram(options: { jsonErrors?: boolean } = {}): Command {
     .description('A data build orchestrator: want partitions, get them built, watch it happen.')
     .version(VERSION)
     .addOption(parsedOption('--server-url <url>', 'talk to this server instead of the workspace daemon (its base URL, such as http://127.0.0.1:8080)', httpUrl))
-    .option('-C, --workspace <dir>', 'the workspace directory (default: nearest with .platform/)')
+    .addOption(parsedOption('-C, --workspace <dir>', 'the workspace directory (default: nearest with .platform/)', directory))
     .option('--json', 'machine-readable JSON output')
     .showHelpAfterError(!options.jsonErrors && USAGE_HINT)
     .exitOverride();

@@ -31,6 +31,8 @@ export function wholeNumber(range: { min?: number; max?: number; note?: string }
   const bounds = max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : min > 0 ? ` of at least ${min}` : '';
   return (name) => (value) => {
     const n = Number(value);
+    // Past a maximum the words above leave out (the largest safe integer), said as such: not "must be a whole number".
+    if (/^\d+$/.test(value) && max >= Number.MAX_SAFE_INTEGER && n > max) throw new OptionValueError(`${name} is too large: at most ${max}; got '${value}'.`);
     if (!/^\d+$/.test(value) || n < min || n > max || !Number.isSafeInteger(n)) {
       throw new OptionValueError(`${name} must be a whole number${bounds}${note ? ` (${note})` : ''}.`);
     }
@@ -38,12 +40,18 @@ export function wholeNumber(range: { min?: number; max?: number; note?: string }
   };
 }
 
-/** A whole number that may be negative (a priority). */
-export const integer: OptionParser<number> = (name) => (value) => {
-  const n = Number(value);
-  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(n)) throw new OptionValueError(`${name} must be a whole number, such as 10 or -5.`);
-  return n;
-};
+/** A whole number that may be negative (a priority), from -`max` to `max` when a bound is given. */
+export function integer(range: { max?: number } = {}): OptionParser<number> {
+  const { max } = range;
+  const bounds = max === undefined ? '' : ` from ${-max} to ${max}`;
+  return (name) => (value) => {
+    const n = Number(value);
+    if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(n) || (max !== undefined && Math.abs(n) > max)) {
+      throw new OptionValueError(`${name} must be a whole number${bounds}, such as 10 or -5; got '${value}'.`);
+    }
+    return n;
+  };
+}
 
 /** A duration (90, 90s, 5m, 3h, 1d, 250ms) in milliseconds. */
 export const duration: OptionParser<number> = (name) => (value) => {
@@ -54,12 +62,42 @@ export const duration: OptionParser<number> = (name) => (value) => {
   }
 };
 
-/** A duration in whole seconds (90, 90s, 5m, 3h, 1d; 0 for none), as the API's `*_seconds` fields take it. */
-export const seconds: OptionParser<number> = (name) => (value) => {
-  if (/^0+$/.test(value.trim())) return 0;
-  const ms = duration(name)(value);
-  if (ms % 1000 !== 0) throw new OptionValueError(`${name} counts whole seconds; got '${value}'.`);
-  return ms / 1000;
+/**
+ * A duration in whole seconds (90, 90s, 5m, 3h, 1d; 0 for none), as the API's `*_seconds` fields take it; at most
+ * `max` seconds when given (`words` says it as a person would: '100 years').
+ */
+export function seconds(range?: { max: number; words: string }): OptionParser<number> {
+  return (name) => (value) => {
+    if (/^0+$/.test(value.trim())) return 0;
+    const ms = duration(name)(value);
+    if (ms % 1000 !== 0) throw new OptionValueError(`${name} counts whole seconds; got '${value}'.`);
+    const s = ms / 1000;
+    if (range && s > range.max) {
+      throw new OptionValueError(`${name} is at most ${range.words} (${range.max} seconds, ${Math.floor(range.max / 86_400)}d); got '${value}' (${s} seconds).`);
+    }
+    return s;
+  };
+}
+
+/**
+ * Free text a request records (a comment, a reason): checked here as the server checks it (`problem`, naming the
+ * option), so a comment too long or with a line break is the command line's mistake, not a field it never typed.
+ */
+export function text(problem: (value: string, name: string) => string | undefined): OptionParser<string> {
+  return (name) => (value) => {
+    const why = problem(value, name);
+    if (why) throw new OptionValueError(why);
+    return value;
+  };
+}
+
+/**
+ * The workspace directory (-C): not empty. '' is most often a shell variable left unset, and dropped it meant the
+ * current directory's workspace, which the user did not name (as `--server-url ''` is refused).
+ */
+export const directory: OptionParser<string> = (name) => (value) => {
+  if (value === '') throw new OptionValueError(`${name} is empty (an unset shell variable?): give the workspace's directory, or leave ${name} out to use the nearest workspace.`);
+  return value;
 };
 
 /** An http(s) server's base URL (no path, query or fragment), as given but for trailing slashes. */
@@ -81,13 +119,21 @@ export const httpUrl: OptionParser<string> = (name) => (value) => {
   return value.replace(/\/+$/, '');
 };
 
-/** An ISO 8601 time, kept as the text given (the server reads it). */
-export const isoTime: OptionParser<string> = (name) => (value) => {
-  if (Number.isNaN(Date.parse(value))) throw new OptionValueError(`${name} must be an ISO 8601 time such as 2026-01-05T00:00:00Z.`);
-  const misfit = calendarMisfit(value);
-  if (misfit) throw new OptionValueError(`${name} names no time there is: ${misfit} (got '${value}').`);
-  return value;
-};
+/**
+ * An ISO 8601 time, kept as the text given (the server reads it); within `range` (epoch milliseconds, `words` saying
+ * it as the message does: 'from 1970 to before the year 9900') when given.
+ */
+export function isoTime(range?: { min: number; max: number; words: string }): OptionParser<string> {
+  return (name) => (value) => {
+    const ms = Date.parse(value);
+    const within = range ? ` ${range.words}` : '';
+    if (Number.isNaN(ms)) throw new OptionValueError(`${name} must be an ISO 8601 time such as 2026-01-05T00:00:00Z${within}.`);
+    const misfit = calendarMisfit(value);
+    if (misfit) throw new OptionValueError(`${name} names no time there is: ${misfit} (got '${value}').`);
+    if (range && (ms < range.min || ms > range.max)) throw new OptionValueError(`${name} must be a time${within}; got '${value}'.`);
+    return value;
+  };
+}
 
 /** One of a fixed set of words; `meaning` says what each is for. */
 export function oneOf<T extends string>(values: readonly T[], meaning: string): OptionParser<T> {

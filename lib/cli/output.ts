@@ -118,12 +118,15 @@ export function listShort(items: readonly string[], max = 3, total = items.lengt
   return total > shown.length ? `${shown.join(', ')} +${total - shown.length} more` : shown.join(', ');
 }
 
-/** "showing 1-100 of 250" when a page is not everything. */
+/**
+ * "showing 1-100 of 250" when a page is not everything; "no wants at offset 5000 (there are 205; ...)" for a page past
+ * the end, which a range would misstate ("showing 5000-5000 of 205").
+ */
 export function pageFooter(page: { data: unknown[]; total: number; offset: number }, noun: string): string | undefined {
   if (page.data.length === 0 && page.total === 0) return `no ${noun}`;
+  if (page.data.length === 0) return `no ${noun} at offset ${page.offset} (there ${page.total === 1 ? 'is' : 'are'} ${page.total}; use a smaller --offset)`;
   if (page.offset === 0 && page.data.length >= page.total) return undefined;
-  const from = page.data.length === 0 ? page.offset : page.offset + 1;
-  return colors.dim(`showing ${from}-${page.offset + page.data.length} of ${page.total} ${noun} (use --offset and --limit for more)`);
+  return colors.dim(`showing ${page.offset + 1}-${page.offset + page.data.length} of ${page.total} ${noun} (use --offset and --limit for more)`);
 }
 
 /** An error in how the command was called: printed by commander, exit code 2. */
@@ -149,10 +152,12 @@ export function usageExitCode(cmd: Command): Command {
 
 /**
  * How a job run ended, in a few words: the server's reason when it gave one (it already names the exit code
- * or signal), else the exit code or signal.
+ * or signal), else the exit code or signal; a run that missed its inputs (`dep_missed`), the refs it missed, as the
+ * build's table says them (`missing src/a1`).
  */
-export function endedHow(r: { status: string; exit_code: number | null; signal: string | null; reason: string | null }): string {
+export function endedHow(r: { status: string; exit_code: number | null; signal: string | null; reason: string | null; missing?: readonly string[] }): string {
   if (r.reason) return r.reason;
+  if (r.status === 'dep_missed' && r.missing && r.missing.length > 0) return `missing ${listShort(r.missing, 3)}`;
   if (r.signal) return `killed by ${r.signal}`;
   if (r.status === 'failed' && r.exit_code !== null && r.exit_code >= 0) return `exit code ${r.exit_code}`;
   return '';

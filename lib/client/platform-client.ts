@@ -10,6 +10,7 @@
  * honouring `Retry-After`; the caller only sees the eventual answer.
  */
 import type { GcReport } from '../api/gc.js';
+import type { ServerStatus } from '../api/server-status.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Observable } from 'rxjs';
 import type { CreateWantBody, CreateWantReply } from '../api/create-want.js';
@@ -114,6 +115,11 @@ export class PlatformClient {
   /** The dashboard's URL: a one-time link that signs the browser in where the daemon requires its token. */
   uiLink(): Promise<{ url: string }> {
     return this.write('POST', '/api/ui_link');
+  }
+
+  /** Who the server is and what it holds (`GET /api/status`): also whether platform.json is refused (`graph_problem`). */
+  serverStatus(): Promise<ServerStatus> {
+    return this.getJson('/api/status');
   }
 
   getWant(id: string): Promise<WantView> {

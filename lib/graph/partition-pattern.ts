@@ -7,7 +7,7 @@
  * before anything is expanded, so an expansion that would be too large is refused without being built.
  */
 import { groupDigits } from '../group-digits.js';
-import { quoted } from '../control-characters.js';
+import { CONTROL_CHARACTER, quoted } from '../control-characters.js';
 
 /** Most refs one pattern may expand to. */
 export const MAX_EXPANSION = 100_000;
@@ -17,9 +17,18 @@ export class PatternError extends Error {
     readonly pattern: string,
     message: string,
   ) {
-    super(`Partition pattern ${quoted(pattern)}: ${message}`);
+    super(`Partition pattern ${asTyped(pattern)}: ${message}`);
     this.name = 'PatternError';
   }
+}
+
+/**
+ * A pattern as the user typed it, between single quotes: as JSON, `src/{a\}` read `"src/{a\\}"`, a backslash more
+ * than was typed, in the very message about backslashes. One with a control character is shown as JSON (escaped), so
+ * a message never carries one to a terminal.
+ */
+function asTyped(pattern: string): string {
+  return CONTROL_CHARACTER.test(pattern) ? quoted(pattern) : `'${pattern}'`;
 }
 
 type Part = { literal: string } | { choices: (i: number) => string; count: number };

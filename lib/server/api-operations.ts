@@ -9,7 +9,7 @@ import { ErrorBodySchema } from '../api/schemas/errors.js';
 import { EventIdSchema, EventListQuerySchema, EventPageSchema, EventStreamQuerySchema, EventViewSchema, LastEventIdSchema } from '../api/schemas/events.js';
 import { GcBodySchema, GcReportSchema } from '../api/schemas/gc.js';
 import { JobRunListQuerySchema, JobRunPageSchema, JobRunViewSchema, LogOffsetSchema, LogQuerySchema, LogStreamSchema } from '../api/schemas/job-runs.js';
-import { LoginQuerySchema, UiLinkReplySchema } from '../api/schemas/login.js';
+import { LoginQuerySchema, UiLinkBodySchema, UiLinkReplySchema } from '../api/schemas/login.js';
 import { PageQuerySchema } from '../api/schemas/pages.js';
 import {
   LineageQuerySchema,
@@ -87,7 +87,13 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'get', path: '/login', summary: "Redeems `platform ui`'s one-time link: sets the token cookie and redirects to the dashboard.", open: true, query: LoginQuerySchema, responses: { 303: { description: 'To the dashboard, with the cookie set.', empty: true } } },
   { method: 'get', path: '/metrics', summary: 'Prometheus text exposition.', responses: { 200: text('Metrics (prom-client).') } },
   { method: 'get', path: '/api/openapi.json', summary: 'This document.', responses: { 200: json('The OpenAPI 3.1 document of the API.', Type.Object({ openapi: Type.String() })) } },
-  { method: 'post', path: '/api/ui_link', summary: "The dashboard's URL for `platform ui`.", responses: { 200: json('A one-time link (with a token) or the dashboard.', UiLinkReplySchema) } },
+  {
+    method: 'post',
+    path: '/api/ui_link',
+    summary: "The dashboard's URL for `platform ui`.",
+    body: { schema: UiLinkBodySchema, required: false, example: '{}' },
+    responses: { 200: json('A one-time link (with a token) or the dashboard.', UiLinkReplySchema) },
+  },
 
   { method: 'get', path: '/api/wants', summary: 'Wants, oldest first.', query: WantListQuerySchema, responses: { 200: json('A page of wants.', WantPageSchema) } },
   {

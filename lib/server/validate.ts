@@ -89,7 +89,14 @@ export function validateQuery<T extends TSchema>(schema: T, query: Query): Stati
   if (check.Check(value)) return value as Static<T>;
   const error = first(check.Errors(value));
   const name = lastKey(error.path);
-  throw new HttpError(400, `Query parameter '${name}' must be ${expects(error.schema)}, got ${escapeControls(JSON.stringify(query[name]))}.`);
+  const raw = query[name];
+  // Digits past a maximum the words of `expects` leave out (the largest safe integer): "must be a whole number of at
+  // least 0" read as if the digits were no number at all.
+  const max = (properties[name] as { maximum?: unknown } | undefined)?.maximum;
+  if (typeof raw === 'string' && /^\d+$/.test(raw) && typeof max === 'number' && max >= Number.MAX_SAFE_INTEGER && Number(raw) > max) {
+    throw new HttpError(400, `Query parameter '${name}' is too large: at most ${max}, got ${raw.length > 40 ? `${raw.slice(0, 37)}... (${raw.length} digits)` : raw}.`);
+  }
+  throw new HttpError(400, `Query parameter '${name}' must be ${expects(error.schema)}, got ${escapeControls(JSON.stringify(raw))}.`);
 }
 
 /** One value (a path segment, a header) against its schema, or a 400 that calls it `what`. */

@@ -6,4 +6,7 @@ export const UiLinkReplySchema = Type.Object(
   { $id: 'UiLinkReply', additionalProperties: false },
 );
 
+/** `POST /api/ui_link` takes nothing: no body, or an empty object (a field would be dropped unseen, as nowhere else). */
+export const UiLinkBodySchema = Type.Object({}, { additionalProperties: false });
+
 export const LoginQuerySchema = Type.Object({ code: Type.Optional(Type.String()) });

@@ -74,6 +74,12 @@ export const ServerStatusSchema = Type.Object(
       },
       { additionalProperties: false, description: 'Where the state came from at start (also in server.log and /metrics).' },
     ),
+    graph_problem: Nullable(
+      Type.String({
+        description:
+          "Why platform.json as it is on disk was refused (it does not parse, a field is wrong, it was removed), naming the file and the place; null when it is the graph in use. Looked at for this request. While it is refused the daemon goes on with the last valid graph (server.log says so once an edit): what the refused edit added (a job, a schedule) does not exist for it.",
+      }),
+    ),
   },
   { $id: 'ServerStatus', additionalProperties: false },
 );

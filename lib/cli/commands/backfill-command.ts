@@ -11,7 +11,8 @@ import { followBackfill } from '../follow-backfill.js';
 import { TERMINAL_WANT_STATUSES } from '../../state/build-state.js';
 import { EXIT_INTERRUPTED } from '../settle-follow.js';
 import { pagedListCommand } from '../paged-list-command.js';
-import { integer, oneOf, parsedOption, wholeNumber } from '../option-parsers.js';
+import { oneOf, parsedOption, wholeNumber } from '../option-parsers.js';
+import { priorityOption, textOption } from '../request-options.js';
 import { partitionCount, renderBackfill } from '../backfill-progress.js';
 import { connect, detailTable, line, printJson, statusColor, table, usageError, usageExitCode, when, type CommandContext } from '../output.js';
 import { checkPattern, PatternError } from '../../graph/partition-pattern.js';
@@ -35,7 +36,7 @@ function backfillDetail(b: BackfillView): string {
     ['range', b.pattern || partitionCount(b.partitions, 'listed')],
     ['policy', b.policy],
     ['priority', b.priority],
-    ['cap', b.max_concurrent_job_runs > 0 ? `${b.max_concurrent_job_runs} job runs at once` : 'none of its own'],
+    ['cap', b.max_concurrent_job_runs > 0 ? `${b.max_concurrent_job_runs} job run${b.max_concurrent_job_runs === 1 ? '' : 's'} at once` : 'none of its own'],
     // One still building has taken until now; its last change may be long past (a slow run holds it still).
     ['progress', renderBackfill(b, (TERMINAL_WANT_STATUSES.has(b.status) ? Date.parse(b.updated_at) : Date.now()) - Date.parse(b.created_at)).join('\n')],
     ['created', when(b.created_at)],
@@ -59,9 +60,9 @@ export function registerBackfill(program: Command): void {
     .description('build a range of partitions as one backfill, with its own priority and cap, and show its progress')
     .argument('<pattern>', "a brace pattern: 'daily/revenue/date={2026-01-01..2026-03-31}', 'h={00..23}', '{a,b}'")
     .addOption(parsedOption('--policy <policy>', 'missing (default): what was never built; failed: also what failed or is tainted; all: everything', policy))
-    .addOption(parsedOption('--priority <n>', 'higher runs first when runs wait for capacity (default 0)', integer))
+    .addOption(priorityOption())
     .addOption(parsedOption('--max-concurrent <n>', 'most job runs of this backfill at once (default: no cap of its own)', wholeNumber({ min: 1, max: 10_000 })))
-    .option('--comment <text>', 'why the backfill is run')
+    .addOption(textOption('--comment <text>', 'why the backfill is run'))
     .option('--detach', 'print the backfill id and return once it is accepted')
     .action(async (pattern: string, opts: BackfillOptions, cmd: Command) => {
       // Malformed or too large, it is a mistake in the command line (exit 2, as `build` says it), not the server's 400.

@@ -8,7 +8,7 @@ import { fromEvent } from 'rxjs';
 import { followWant } from '../follow-want.js';
 import { settleFollow } from '../settle-follow.js';
 import { refsOf } from '../pattern-args.js';
-import { integer, parsedOption } from '../option-parsers.js';
+import { priorityOption, textOption } from '../request-options.js';
 import { connect, errColors, line, printJson, usageExitCode } from '../output.js';
 
 interface BuildOptions {
@@ -60,8 +60,8 @@ export function registerBuild(program: Command): void {
     .command('build')
     .description('want partitions built and wait for them, showing progress (exit 0 when built)')
     .argument('<ref...>', "partition refs, or brace patterns: 'daily/revenue/date={2026-01-01..2026-01-31}', 'h={00..23}', '{a,b}'")
-    .option('--comment <text>', 'why the partitions are wanted')
-    .addOption(parsedOption('--priority <n>', 'higher runs first when runs wait for capacity (default 0)', integer))
+    .addOption(textOption('--comment <text>', 'why the partitions are wanted'))
+    .addOption(priorityOption())
     .addOption(new Option('--stale', 'also rebuild what is stale or tainted in their inputs, inputs first').conflicts('force'))
     .option('--force', 'rebuild them and everything they need, even what is up to date')
     .option('--detach', 'print the want id and return once the want is accepted')

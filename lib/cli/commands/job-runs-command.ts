@@ -22,7 +22,7 @@ import {
 } from '../output.js';
 
 /** How a run ended, in a few words, and when it is retried. */
-export function runOutcome(r: Pick<JobRunView, 'status' | 'exit_code' | 'signal' | 'reason' | 'retry_at'> & { worker?: string | null; retried_by?: string | null }): string {
+export function runOutcome(r: Pick<JobRunView, 'status' | 'exit_code' | 'signal' | 'reason' | 'retry_at'> & { worker?: string | null; retried_by?: string | null; missing?: readonly string[] }): string {
   // Running by the log, but in a queue until a worker takes it: a person must not read that as running.
   if (waitingForWorker(r)) return placementText(r.worker);
   const how = endedHow(r);

@@ -1,11 +1,11 @@
 /** `platform logs <job_run_id> [--stderr] [-f] [-n <lines>]`. */
 import type { Command } from 'commander';
 import { lastValueFrom, tap } from 'rxjs';
-import type { LogEnd, PlatformClient } from '../../client/platform-client.js';
+import type { JobRunView, LogEnd, PlatformClient } from '../../client/platform-client.js';
 import { NoServerError } from '../../client/server-connection.js';
 import { MAX_TAIL_LINES } from '../../api/job-run-log.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
-import { connect, errColors, statusColor, usageExitCode } from '../output.js';
+import { connect, endedHow, errColors, statusColor, usageExitCode } from '../output.js';
 import { ServerWentAwayError } from '../server-went-away-error.js';
 
 export function registerLogs(program: Command): void {
@@ -24,6 +24,11 @@ export function registerLogs(program: Command): void {
       if (!opts.follow) {
         const text = await client.logText(id, stream, tail);
         process.stdout.write(options.json ? `${JSON.stringify({ job_run_id: id, stream, text })}\n` : text);
+        // Nothing printed and exit 0 read as a run that printed nothing: one that never started has no log at all.
+        if (text === '' && !options.json) {
+          const run = await client.getJobRun(id);
+          if (run.started_at === null) process.stderr.write(`${notStarted(run, opts.stderr === true)}\n`);
+        }
         return;
       }
       const line = (text: string) => process.stdout.write(options.json ? `${JSON.stringify({ line: text })}\n` : `${text}\n`);
@@ -42,6 +47,15 @@ export function registerLogs(program: Command): void {
       process.stderr.write(errColors.dim(`job run ${id} ${statusColor(end.status, errColors)}${exit}\n`));
     });
   usageExitCode(logs);
+}
+
+/** Why a run has no log: it has not started (queued: it may yet), or it ended without starting (it never will). */
+function notStarted(run: JobRunView, stderr: boolean): string {
+  const how = endedHow(run);
+  if (run.status === 'queued') {
+    return `job run ${run.job_run_id} has not started yet (queued): it has no log yet; 'platform logs -f ${run.job_run_id}${stderr ? ' --stderr' : ''}' waits for it and follows it.`;
+  }
+  return `job run ${run.job_run_id} never started (${run.status}${how ? `: ${how}` : ''}): it has no log. More: platform job-runs get ${run.job_run_id}.`;
 }
 
 /**

@@ -7,6 +7,8 @@ import type { Command } from 'commander';
 import type { ScheduleChangeReply, ScheduleView } from '../../client/platform-client.js';
 import { MAX_PAGE } from '../../api/page.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
+import { textOption } from '../request-options.js';
+import { graphRefused } from '../graph-refused.js';
 import { colors, connect, detailTable, line, listShort, pageFooter, printJson, shellWords, statusColor, table, usageExitCode, when } from '../output.js';
 
 const cronOf = (s: ScheduleView) => `${s.cron}${s.timezone !== 'UTC' ? ` (${s.timezone})` : ''}`;
@@ -131,10 +133,18 @@ export function registerSchedules(program: Command): void {
       const { client, options } = await connect(cmd);
       const page = await client.listSchedules(opts);
       if (options.json) return printJson(page);
+      // The schedules are the graph in use: while platform.json is refused, those of its last valid version, not the
+      // file's. An older daemon says nothing of it (undefined).
+      const refused = (await client.serverStatus()).graph_problem;
       if (page.data.length === 0) {
-        line('no schedules: add "schedules" to platform.json, e.g. [{"name": "daily", "cron": "0 3 * * *", "partitions": ["daily/revenue/date=${date}"], "offset": "-1d"}]');
+        line(
+          refused
+            ? `no schedules in use: ${graphRefused(refused)}`
+            : 'no schedules: add "schedules" to platform.json, e.g. [{"name": "daily", "cron": "0 3 * * *", "partitions": ["daily/revenue/date=${date}"], "offset": "-1d"}]',
+        );
         return;
       }
+      if (refused) line(colors.red(`these are the schedules of the last valid graph: ${graphRefused(refused)}`));
       line(rows(page.data));
       const footer = pageFooter(page, 'schedules');
       if (footer) line(footer);
@@ -161,7 +171,7 @@ export function registerSchedules(program: Command): void {
       .usage('[options] <name>')
       .description('pause a schedule: it makes no wants until resumed, across restarts (pausing a paused one changes nothing)')
       .argument('[name]', 'the schedule')
-      .option('--reason <text>', 'why (shown with the schedule)')
+      .addOption(textOption('--reason <text>', 'why (shown with the schedule)'))
       .action(async (name: string | undefined, opts: { reason?: string }, cmd: Command) => {
         if (name === undefined) nameMissing(cmd, 'platform schedules pause <name> [--reason <text>]');
         const { client, options } = await connect(cmd);

@@ -14,6 +14,7 @@ import { stateStartWords } from '../../api/state-start.js';
 import { errorMessage } from '../../errors.js';
 import { globalOptions } from '../global-options.js';
 import { colors } from '../output.js';
+import { graphRefused } from '../graph-refused.js';
 
 export const EXIT_NOT_RUNNING = 3;
 
@@ -39,6 +40,8 @@ export function formatStatus(url: string, st: ServerStatus): string {
       `${c.queued_commands} queued commands`,
     `  executor   ${executorLine(st.executor)}`,
     `  state      ${startLine(st.start)}`,
+    // Only when refused: a valid file (null) or an older daemon (undefined) says nothing here.
+    ...(st.graph_problem ? [`  graph      ${colors.red(graphRefused(st.graph_problem))}`] : []),
   ].join('\n');
 }
 
@@ -67,7 +70,7 @@ function executorLine(e: ServerStatus['executor'] | undefined): string {
 export function registerStatus(program: Command): void {
   program
     .command('status')
-    .description("show the workspace's server: pid, port, uptime, workspace, version, counts, where runs go, where its state came from at start (never starts one; exit 3 when none runs)")
+    .description("show the workspace's server: pid, port, uptime, workspace, version, counts, where runs go, where its state came from at start, whether platform.json is refused (never starts one; exit 3 when none runs)")
     .action(async (_opts: unknown, cmd: Command) => {
       const g = globalOptions(cmd);
       const print = (human: string, json: object): void => {

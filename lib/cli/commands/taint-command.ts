@@ -4,6 +4,7 @@ import type { TaintView } from '../../api/partitions-change.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import { refsOf } from '../pattern-args.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
+import { textOption } from '../request-options.js';
 import { TAINT_PARTITIONS_DEFAULT, TAINT_PARTITIONS_MAX } from '../../api/partitions-change.js';
 import { CELL_LINES, cellLines, connect, detailTable, line, listShort, printJson, table, usageExitCode, when } from '../output.js';
 
@@ -29,7 +30,7 @@ export function registerTaint(program: Command): void {
     .description('mark built partitions for rebuild: wants for them rebuild them (--downstream: what consumed them too)')
     .argument('<ref...>', "partition refs that were built, or brace patterns as build takes them: 'raw/date={2026-01-01..2026-01-07}'")
     .option('--downstream', 'also taint every partition whose current build consumed a tainted one, transitively')
-    .option('--reason <text>', 'why (shown with the taint)')
+    .addOption(textOption('--reason <text>', 'why (shown with the taint)'))
     .action(async (refs: string[], opts: { downstream?: boolean; reason?: string }, cmd: Command) => {
       const partitions = refsOf(refs, cmd, 'a taint');
       const { client, options } = await connect(cmd);

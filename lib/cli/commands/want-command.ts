@@ -5,7 +5,8 @@ import { TERMINAL_WANT_STATUSES, WANT_STATUSES } from '../../state/build-state.j
 import { fromEvent } from 'rxjs';
 import { followWant, readWantToFollow } from '../follow-want.js';
 import { settleFollow } from '../settle-follow.js';
-import { integer, isoTime, oneOf, parsedOption, seconds, wholeNumber } from '../option-parsers.js';
+import { oneOf, parsedOption, wholeNumber } from '../option-parsers.js';
+import { dataTimestampOption, priorityOption, textOption, wantSecondsOption } from '../request-options.js';
 import { REBUILD_POLICIES, type RebuildPolicy } from '../../events/build-event.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import { refsOf } from '../pattern-args.js';
@@ -117,11 +118,11 @@ export function registerWant(program: Command): void {
     .command('create')
     .description('create a want for one or more partitions')
     .option('-p, --partition <ref>', "a partition to build (repeatable), or a brace pattern as build takes it: 'daily/date={2026-01-01..2026-01-07}'", collect)
-    .option('--comment <text>', 'why the partitions are wanted')
-    .addOption(parsedOption('--ttl <duration>', 'how long the want stays valid: seconds, or 90s, 5m, 3h, 1d', seconds))
-    .addOption(parsedOption('--sla <duration>', 'how soon the partitions are needed: seconds, or 90s, 5m, 3h, 1d', seconds))
-    .addOption(parsedOption('--data-timestamp <iso>', 'the data time the want is about (ISO 8601)', isoTime))
-    .addOption(parsedOption('--priority <n>', 'higher runs first when runs wait for capacity (default 0)', integer))
+    .addOption(textOption('--comment <text>', 'why the partitions are wanted'))
+    .addOption(wantSecondsOption('--ttl <duration>', 'how long the want stays valid: seconds, or 90s, 5m, 3h, 1d (at most 100 years)'))
+    .addOption(wantSecondsOption('--sla <duration>', 'how soon the partitions are needed: seconds, or 90s, 5m, 3h, 1d (at most 100 years)'))
+    .addOption(dataTimestampOption())
+    .addOption(priorityOption())
     .addOption(parsedOption('--rebuild <policy>', `what it rebuilds: ${REBUILD_POLICIES.join(', ')} (default missing)`, oneOf(REBUILD_POLICIES, 'what is not live; also what is stale; everything; only what was never built nor attempted')))
     .action(
       async (

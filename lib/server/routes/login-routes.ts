@@ -2,6 +2,8 @@ import { Router } from 'express';
 import { HttpError } from '../http-error.js';
 import { TOKEN_COOKIE } from '../access-guard.js';
 import type { ServerContext } from '../server-context.js';
+import { UiLinkBodySchema } from '../../api/schemas/login.js';
+import { validateOptionalBody } from '../validate.js';
 
 /**
  * `POST /api/ui_link`: the dashboard's URL for `platform ui`: with a token, a one-time link that sets the token
@@ -10,6 +12,7 @@ import type { ServerContext } from '../server-context.js';
 export function loginRoutes({ access }: ServerContext): Router {
   const router = Router();
   router.post('/api/ui_link', (req, res) => {
+    validateOptionalBody(UiLinkBodySchema, req.body, { what: 'POST /api/ui_link', example: '{} (or no body)' });
     const base = `${req.protocol}://${req.get('Host')}`;
     res.json({ url: access.token ? `${base}/login?code=${access.codes.issue()}` : `${base}/` });
   });

@@ -2,7 +2,7 @@
  * `GET /api/status`: who this server is (pid, port, workspace, version, since when) and how much it holds. Clients
  * use it to check that a server.json really describes a live daemon of their workspace and version; `platform
  * status` shows it. Every figure is an index size, so it costs nothing whatever the history; `start` (where the state
- * came from at start) was kept by the store when it opened.
+ * came from at start) was kept by the store when it opened; `graph_problem` is why platform.json is refused, if it is.
  */
 import { Router } from 'express';
 import type { ServerStatus } from '../../api/server-status.js';
@@ -12,7 +12,9 @@ import type { ServerContext } from '../server-context.js';
 /** `startedAt` defaults to the moment the router is built, i.e. when the server's app is created. */
 export function statusRoutes({ platform }: ServerContext, startedAt: Date = new Date()): Router {
   const router = Router();
-  router.get('/api/status', (req, res) => {
+  router.get('/api/status', async (req, res) => {
+    // Looked at now (a stat; a parse when the file changed): an edit made since the last step or write counts.
+    const graphProblem = await platform.refreshGraphAfterTurn();
     const s = platform.state();
     const body: ServerStatus = {
       pid: process.pid,
@@ -30,6 +32,7 @@ export function statusRoutes({ platform }: ServerContext, startedAt: Date = new 
       },
       executor: platform.executorHealth(),
       start: { ...platform.store.start },
+      graph_problem: graphProblem ? graphProblem.message : null,
     };
     res.json(body);
   });
