@@ -196,6 +196,11 @@ test('after an upgrade (a snapshot of another version), its records are read and
   const header = JSON.parse(data.subarray(0, eol).toString('utf8')) as { version: string; records_format?: number };
   t.is(typeof header.records_format, 'number', 'an image says the format of its records');
   writeFileSync(snapshot, Buffer.concat([Buffer.from(JSON.stringify({ ...header, version: 'a-platform-before-the-upgrade' })), data.subarray(eol)]));
+  // The doctor says what a start will make of it.
+  const doctor = await cli(t, dir, '--json', 'doctor');
+  const finding = (JSON.parse(doctor.stdout) as { checks: Array<{ check: string; status: string; detail: string }> }).checks.find((c) => c.check === 'snapshot');
+  t.is(finding?.status, 'ok', doctor.stdout);
+  t.regex(finding?.detail ?? '', /written by another version of platform: a start reads its records and builds every index again/);
 
   const second = await serveSubprocess(t, dir);
   const upgraded = await startSaid(t, dir, second.url);

@@ -327,7 +327,7 @@ async function eventLog(dir: string): Promise<Finding[]> {
 async function snapshot(dir: string, log: EventLog, full: BuildState, baseId: number): Promise<Finding> {
   const path = join(dir, 'snapshot.bin');
   if (!existsSync(path)) return ok('snapshot', noSnapshotYet(full.last_event_id - baseId));
-  const { state: loaded, why, image, delta } = await readSnapshotOrWhy(path, stateCodeFingerprint(), logProbe(log));
+  const { state: loaded, why, image, delta, otherVersion } = await readSnapshotOrWhy(path, stateCodeFingerprint(), logProbe(log));
   if (!loaded) {
     return warn(
       'snapshot',
@@ -336,7 +336,9 @@ async function snapshot(dir: string, log: EventLog, full: BuildState, baseId: nu
     );
   }
   // A delta that cannot be used costs a start more replay, nothing else: said, not warned of.
-  const withDelta = !delta ? '' : delta.unused === undefined ? ` (the image at event ${image.last_event_id} and its delta)` : ` (its delta ${deltaPathOf(path)} not used: ${delta.unused})`;
+  const withDelta = otherVersion
+    ? ' (written by another version of platform: a start reads its records and builds every index again, then writes its own)'
+    : !delta ? '' : delta.unused === undefined ? ` (the image at event ${image.last_event_id} and its delta)` : ` (its delta ${deltaPathOf(path)} not used: ${delta.unused})`;
   let state = loaded;
   for await (const batch of log.replay(loaded.last_event_id + 1)) for (const e of batch) state = reduce(state, e);
   const same = state.wants.size === full.wants.size && state.job_runs.size === full.job_runs.size && state.partitions.size === full.partitions.size && state.builds.size === full.builds.size;
