@@ -11,7 +11,7 @@
  * Without a Chromium on the machine the tests are skipped, saying so (`.ci/run` installs it where it can).
  */
 import test, { type ExecutionContext } from 'ava';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -920,4 +920,25 @@ uiTest('a banner says when runs wait: no worker takes from the Redis queue, then
   t.true((await runPage.locator('[data-fact="started"]').innerText()).startsWith(ran.started_at!));
   noScriptErrors(t, page);
   noScriptErrors(t, runPage);
+});
+
+uiTest('a banner says when platform.json is refused (the last valid graph in use), and goes when it is mended', async (t) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'platform-ui-graph-')));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const graphFile = join(dir, 'platform.json');
+  writeFileSync(graphFile, JSON.stringify(GRAPH));
+  const platform = await Platform.open(dir, { tickMs: 100, logError: () => {} });
+  const own = await startHttpServer(platform, { port: 0, log: () => {}, logError: () => {}, drainMs: 500 });
+  t.teardown(() => own.close());
+  const page = await newPage(t);
+  await page.goto(`${own.url}/wants`);
+  await page.locator('h1, h2').first().waitFor();
+  t.is(await page.locator('[data-graph-problem]').count(), 0, 'nothing wrong yet');
+  writeFileSync(graphFile, '{"jobs": [');
+  const banner = page.locator('[data-graph-problem]');
+  await banner.waitFor({ timeout: 15_000 });
+  t.regex((await banner.textContent()) ?? '', /^platform\.json is refused, and the last valid graph is in use: .*platform\.json/);
+  writeFileSync(graphFile, JSON.stringify(GRAPH));
+  await banner.waitFor({ state: 'detached', timeout: 15_000 });
+  noScriptErrors(t, page);
 });

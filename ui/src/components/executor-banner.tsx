@@ -1,6 +1,7 @@
 /**
- * Says, above every page, when runs cannot run where they are sent: a Redis that does not answer, no worker taking
- * from the queue. Read from `/api/status` (the daemon looks every 5 s) every 5 s; nothing shown while all is well.
+ * Says, above every page, what the daemon's status finds wrong: runs that cannot run where they are sent (a Redis that
+ * does not answer, no worker taking from the queue), and a platform.json it refuses (the last valid graph is in use,
+ * so what the edit added does not exist yet). Read from `/api/status` every 5 s; nothing shown while all is well.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { ServerStatus } from '../../../lib/api/server-status.js';
@@ -9,12 +10,12 @@ import { get } from '../api.js';
 const EVERY_MS = 5000;
 
 export function ExecutorBanner() {
-  const [executor, setExecutor] = useState<ServerStatus['executor'] | undefined>(undefined);
+  const [status, setStatus] = useState<Pick<ServerStatus, 'executor' | 'graph_problem'> | undefined>(undefined);
   useEffect(() => {
     let stopped = false;
     const look = () =>
       get<ServerStatus>('/api/status').then(
-        (s) => !stopped && setExecutor(s.executor),
+        (s) => !stopped && setStatus({ executor: s.executor, graph_problem: s.graph_problem ?? null }),
         // The connection banner says when the daemon does not answer.
         () => undefined,
       );
@@ -25,10 +26,21 @@ export function ExecutorBanner() {
       clearInterval(timer);
     };
   }, []);
-  if (!executor?.problem) return null;
+  const executor = status?.executor;
+  const graphProblem = status?.graph_problem;
+  if (!executor?.problem && !graphProblem) return null;
   return (
-    <div class={`banner ${executor.reachable ? 'banner-connecting' : 'banner-lost'}`} role="status" data-executor={executor.reachable ? 'no-workers' : 'unreachable'}>
-      Runs wait: {executor.problem}
-    </div>
+    <>
+      {executor?.problem ? (
+        <div class={`banner ${executor.reachable ? 'banner-connecting' : 'banner-lost'}`} role="status" data-executor={executor.reachable ? 'no-workers' : 'unreachable'}>
+          Runs wait: {executor.problem}
+        </div>
+      ) : null}
+      {graphProblem ? (
+        <div class="banner banner-lost" role="status" data-graph-problem>
+          platform.json is refused, and the last valid graph is in use: {graphProblem}
+        </div>
+      ) : null}
+    </>
   );
 }
