@@ -46,6 +46,19 @@ test('metrics count runs by job and outcome with their durations, steps, log wri
   t.is(sample(text, 'platform_sse_clients'), 0);
 });
 
+test('every run that ended is in the duration histogram, also one whose start and end came in one step', async (t) => {
+  // Quick runs, several at once: a start and an end often land in one step's batch, where the state moves once.
+  const f = await startServer(t);
+  const refs = Array.from({ length: 40 }, (_, i) => `ok/h${i}`);
+  await waitForWant(f, await createWant(f, refs), ['successful']);
+  const text = await waitFor('the last ends to be counted', async () => {
+    const m = await (await f.api('/metrics')).text();
+    return sample(m, 'platform_job_runs_finished_total{job="ok",outcome="succeeded"}') === refs.length ? m : undefined;
+  });
+  t.is(sample(text, 'platform_job_runs_started_total{job="ok"}'), refs.length);
+  t.is(sample(text, 'platform_job_run_duration_seconds_count{job="ok",outcome="succeeded"}'), refs.length);
+});
+
 if (promtool === '') {
   test.skip('promtool check metrics passes (skipped: promtool is not installed; apt-get install prometheus)', () => {});
 } else {
