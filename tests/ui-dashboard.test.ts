@@ -942,3 +942,46 @@ uiTest('a banner says when platform.json is refused (the last valid graph in use
   await banner.waitFor({ state: 'detached', timeout: 15_000 });
   noScriptErrors(t, page);
 });
+
+uiTest('a cancel refused from the wants list is said above the list, not hidden in the button', async (t) => {
+  const own = await ownDaemon(t, {
+    jobs: [
+      { label: 'slow', outputs: ['slow/(?<n>\\d+)'], exec: ['bash', '-c', 'sleep 60'] },
+      { label: 'top', outputs: ['top/(?<n>\\d+)'], inputs: [{ partition_ref: 'slow/${n}', dep_type: 'MATERIALIZE' }], exec: ['true'] },
+    ],
+  });
+  const ownApi = apiAt(own.url);
+  const { want_id } = await ownApi<{ want_id: string }>('POST', '/api/wants', { partitions: ['top/1'] });
+  const derived = (await until(() => ownApi<WantView>('GET', `/api/wants/${want_id}`), (w) => w.child_want_ids.length > 0, 'its derived want')).child_want_ids[0]!;
+  const page = await newPage(t);
+  await page.goto(`${own.url}/wants`);
+  await page.getByRole('button', { name: `Cancel want ${derived}` }).click();
+  const note = page.locator('[data-cancel-error] [role="alert"]');
+  await note.waitFor();
+  t.regex((await note.textContent()) ?? '', new RegExp(`^${derived} was not canceled: .*derived for the inputs of '${want_id}'`));
+  t.is((await ownApi<WantView>('GET', `/api/wants/${derived}`)).status === 'canceled', false);
+  await ownApi('DELETE', `/api/wants/${want_id}`);
+});
+
+uiTest('a daemon started again with a new token: the page says it refuses its sign-in and where to get a new link, not that it reconnects', async (t) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'platform-ui-token-')));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, '.platform'), { recursive: true });
+  const open = async (token: string, port: number) => {
+    const platform = await Platform.open(dir, { graph: parseGraph(GRAPH, 'test'), tickMs: 100, logError: () => {} });
+    return startHttpServer(platform, { port, token, log: () => {}, logError: () => {}, drainMs: 500 });
+  };
+  let own = await open('first-token-0123456789', 0);
+  t.teardown(() => own.close());
+  const page = await newPage(t);
+  await page.context().addCookies([{ name: 'platform_token', value: 'first-token-0123456789', url: own.url }]);
+  await page.goto(`${own.url}/wants`);
+  await page.locator('h1').first().waitFor();
+  await page.locator('[data-connection]').waitFor({ state: 'detached', timeout: 10_000 });
+  const port = Number(new URL(own.url).port);
+  await own.close();
+  own = await open('second-token-9876543210', port);
+  const refused = page.locator('[data-connection="refused"]');
+  await refused.waitFor({ timeout: 15_000 });
+  t.regex((await refused.textContent()) ?? '', /no longer accepts this page's sign-in .*run platform ui for a new link/);
+});

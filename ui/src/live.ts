@@ -7,7 +7,8 @@
 import type { EventView } from '../../lib/api/views.js';
 import { EVENT_TYPES } from '../../lib/events/build-event.js';
 
-export type Connection = 'connecting' | 'live' | 'lost' | 'gone';
+/** `refused`: the daemon answers, but not this page (401: it was started again with a new token). */
+export type Connection = 'connecting' | 'live' | 'lost' | 'gone' | 'refused';
 
 /**
  * Lost this long, the page says the daemon may be at another address: one started again by the CLI listens on a new
@@ -64,6 +65,13 @@ function open(): void {
   source.onerror = () => {
     lostSince ||= Date.now();
     setConnection(Date.now() - lostSince >= GONE_AFTER_MS ? 'gone' : 'lost');
+    // An EventSource hears no status: a daemon that answers every request with 401 looked lost for ever (QA, session
+    // 32). One read says which it is.
+    fetch('/api/status')
+      .then((r) => {
+        if (r.status === 401 && lostSince) setConnection('refused');
+      })
+      .catch(() => undefined);
   };
   // Each event is sent under its type's name.
   for (const type of EVENT_TYPES) source.addEventListener(type, receive);
@@ -74,7 +82,7 @@ export function startLive(): void {
   open();
   // A stream the browser gave up on (it does after some errors) is opened again, resuming from the last id seen.
   setInterval(() => {
-    if (lostSince && Date.now() - lostSince >= GONE_AFTER_MS) setConnection('gone');
+    if (lostSince && Date.now() - lostSince >= GONE_AFTER_MS && connection !== 'refused') setConnection('gone');
     if (source?.readyState !== EventSource.CLOSED) return;
     if (!lastId) return open();
     // Resuming from below a compaction (retention.events_keep) is refused with 410: go on from now instead of

@@ -36,7 +36,9 @@ function Banner() {
         ? 'Connection to the daemon lost: reconnecting… (pages show what they last read)'
         : c === 'gone'
           ? 'The daemon has not answered at this address for a while; still trying. A daemon the CLI started again listens on a new port: run platform ui for a link to it. (Pages show what they last read.)'
-          : 'Connecting to the daemon…'}
+          : c === 'refused'
+            ? "The daemon at this address no longer accepts this page's sign-in (it was started again, with a new token): run platform ui for a new link. (Pages show what they last read.)"
+            : 'Connecting to the daemon…'}
     </div>
   );
 }

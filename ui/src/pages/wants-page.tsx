@@ -76,16 +76,20 @@ function CreateWant() {
   );
 }
 
-function CancelButton({ want }: { want: WantView }) {
-  const [error, setError] = useState<string | undefined>(undefined);
+/** A row's cancel; a refusal is said above the list (`onError`), where it is read: a row has no room for it. */
+function CancelButton({ want, onError }: { want: WantView; onError: (error: string | undefined) => void }) {
   if (!ACTIVE.has(want.status)) return null;
   return (
     <button
       type="button"
       class="small"
       aria-label={`Cancel want ${want.want_id}`}
-      title={error}
-      onClick={() => send('DELETE', `/api/wants/${encodeURIComponent(want.want_id)}`).catch((err: unknown) => setError(String(err)))}
+      onClick={() =>
+        send('DELETE', `/api/wants/${encodeURIComponent(want.want_id)}`).then(
+          () => onError(undefined),
+          (err: unknown) => onError(`${want.want_id} was not canceled: ${String(err)}`),
+        )
+      }
     >
       Cancel
     </button>
@@ -95,10 +99,14 @@ function CancelButton({ want }: { want: WantView }) {
 export function WantsPage({ location }: { location: Location }) {
   const status = location.query.get('status') ?? '';
   const events = useEventCount();
+  const [cancelError, setCancelError] = useState<string | undefined>(undefined);
   return (
     <section>
       <h1>Wants</h1>
       <CreateWant />
+      <div data-cancel-error>
+        <ErrorNote error={cancelError} />
+      </div>
       <div class="filters">
         <label>
           Status{' '}
@@ -149,7 +157,7 @@ export function WantsPage({ location }: { location: Location }) {
               {short(w.comment)}
             </span>
             <span role="cell" class="c-mid">
-              <CancelButton want={w} />
+              <CancelButton want={w} onError={setCancelError} />
             </span>
           </>
         )}
