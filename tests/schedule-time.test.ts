@@ -2,7 +2,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { parseGraph } from '../lib/graph/parse-graph.js';
-import { nextTick, parseOffset, templateValues, tickRefs } from '../lib/graph/schedule-time.js';
+import { checkCron, nextTick, parseOffset, templateValues, tickRefs } from '../lib/graph/schedule-time.js';
 import { dueTicks } from '../lib/graph/schedule-catchup.js';
 
 const at = (iso: string) => Date.parse(iso);
@@ -59,6 +59,11 @@ test('bad schedules are refused at load, naming the schedule and the field', (t)
   const graph = (schedule: Record<string, unknown>) => () => parseGraph({ jobs: [], schedules: [{ name: 'daily', cron: '0 3 * * *', partitions: ['d/${date}'], ...schedule }] }, 'platform.json');
   t.throws(graph({ cron: '61 * * * *' }), { message: /schedules\[0\] \(schedule "daily"\)\.cron: "61 \* \* \* \*" is not a cron expression/ });
   t.throws(graph({ cron: '* * *' }), { message: /has 3 fields; a cron has 5/ });
+  // A step wider than its field was read as the field's first value alone (minute 0): refused, naming the field.
+  t.throws(graph({ cron: '*/61 * * * *' }), { message: /its minute field '\*\/61' steps by 61; a step there is 1 to 59/ });
+  t.throws(graph({ cron: '0 */25 * * *' }), { message: /its hour field '\*\/25' steps by 25; a step there is 1 to 23/ });
+  t.throws(graph({ cron: '*/90 0 3 * * *' }), { message: /its second field '\*\/90' steps by 90/ });
+  t.notThrows(() => checkCron('*/59 */23 1-31/2 */12 */7', 'UTC'));
   t.throws(graph({ partitions: ['d/${day}'] }), { message: /\$\{day\} is not a schedule variable; use \$\{date\}/ });
   t.throws(graph({ offset: 'soon' }), { message: /offset: "soon" is not an offset/ });
   t.throws(graph({ catchup: -1 }), { message: /catchup: must be a whole number from 0 to 1000/ });

@@ -15,7 +15,26 @@ export type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
 export function checkCron(cron: string, timezone: string): void {
   const fields = cron.trim().split(/\s+/).length;
   if (!cron.trim().startsWith('@') && fields !== 5 && fields !== 6) throw new Error(`has ${fields} fields; a cron has 5 (minute first) or 6 (second first)`);
+  if (!cron.trim().startsWith('@')) checkSteps(cron.trim().split(/\s+/));
   CronExpressionParser.parse(cron, { tz: timezone, currentDate: 0 });
+}
+
+/** Each field's name and largest value, minute first (a 6-field cron has seconds before). */
+const FIELDS: ReadonlyArray<[string, number]> = [['minute', 59], ['hour', 23], ['day of month', 31], ['month', 12], ['day of week', 7]];
+
+/**
+ * A step wider than its field (`*\/61` minutes) is read by cron-parser as the field's first value alone (minute 0,
+ * every hour): surely not what was meant, so it is refused, naming the field and its range (found by QA, session 32).
+ */
+function checkSteps(parts: readonly string[]): void {
+  const names: ReadonlyArray<[string, number]> = parts.length === 6 ? [['second', 59], ...FIELDS] : FIELDS;
+  parts.forEach((part, i) => {
+    const [name, max] = names[i]!;
+    for (const m of part.matchAll(/\/(\d+)/g)) {
+      const step = Number(m[1]);
+      if (step === 0 || step > max) throw new Error(`its ${name} field '${part}' steps by ${step}; a step there is 1 to ${max}`);
+    }
+  });
 }
 
 /** The first tick after `now`; undefined when the cron has none. */
