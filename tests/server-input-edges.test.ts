@@ -9,6 +9,7 @@
  *   was as large as all of them.
  */
 import test from 'ava';
+import { refProblem } from '../lib/orchestrator/request-checks.js';
 import { connect } from 'node:net';
 import { SseReader, createWant, rawRequest, startServer, waitForWant } from './helpers/server-fixture.js';
 
@@ -333,6 +334,28 @@ test('a comment or reason holding a control character (an escape, a tab, a line 
   t.is(f.platform.log.latestId(), before, 'nothing recorded');
   const ok = await f.postWant({ partitions: ['ok/two'], comment: 'plain text, émoji 🚀 and all' });
   t.is(ok.status, 201);
+});
+
+test('a ref holding a bidirectional control (shown in another order than it is) is a 400 naming it, escaped; nothing is recorded', async (t) => {
+  const f = await startServer(t);
+  const before = f.platform.log.latestId();
+  for (const [body, code, at] of [
+    [{ partitions: ['ok/\u202egnp.exe'] }, '202E', 4],
+    [{ partitions: ['ok/one', 'ok/a\u2066b'] }, '2066', 5],
+    [{ partitions: ['ok/\u200fx'] }, '200F', 4],
+  ] as const) {
+    const res = await f.api('/api/wants', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    t.is(res.status, 400, JSON.stringify(body));
+    const { error } = (await res.json()) as { error: string };
+    // The schema's check comes first on this path (the same words as for other controls); refProblem says the
+    // character and its place where the schema is not asked (the fast path, the embedding API).
+    t.regex(error, /bidirectional controls? /);
+    t.true(error.includes(`\\u${code.toLowerCase()}`), `${error} shows U+${code} escaped (at ${at})`);
+    t.false(/[\u202a-\u202e\u2066-\u2069\u200e\u200f]/.test(error), 'the message shows it escaped, not acting');
+  }
+  t.is(f.platform.log.latestId(), before, 'nothing recorded');
+  t.is(refProblem('ok/שלום-مرحبا', 'partitions[0]'), undefined, 'right-to-left letters are fine');
+  t.regex(refProblem('ok/\u202egnp.exe', 'partitions[0]') ?? '', /contains a bidirectional control \(U\+202E, at position 4\)/);
 });
 
 test("a backfill whose pattern is empty is a 400 that says the field is empty, not that 'the pattern's ref 1' is", async (t) => {

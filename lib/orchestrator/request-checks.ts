@@ -8,7 +8,7 @@ import { REBUILD_POLICIES } from '../events/build-event.js';
 import { ILL_FORMED_TEXT, isWellFormed } from '../api/well-formed.js';
 import { MAX_EXPANSION } from '../graph/partition-pattern.js';
 import { MAX_REF_LENGTH } from '../api/schemas/common.js';
-import { CONTROL_CHARACTER, CONTROL_RANGES, quoted } from '../control-characters.js';
+import { BIDI_CONTROL, BIDI_RANGES, CONTROL_CHARACTER, CONTROL_RANGES, quoted } from '../control-characters.js';
 import { MAX_BACKFILL_CAP } from '../api/schemas/backfills.js';
 import { MAX_COMMENT_LENGTH, MAX_DATA_TIMESTAMP_MS, MAX_PARTITIONS_PER_WANT, MAX_PRIORITY, MAX_WANT_SECONDS } from '../api/schemas/wants.js';
 import { BACKFILL_POLICIES, type CreateBackfillRequest, type CreateTaintRequest, type CreateWantRequest } from './command.js';
@@ -22,6 +22,11 @@ export function refProblem(ref: unknown, where: string): string | undefined {
   if (ref.trim() === '') return `${where} is empty; a partition ref looks like 'daily/revenue/date=2026-01-05'.`;
   if (ref.length > MAX_REF_LENGTH) return `${where} is ${ref.length} characters long; the limit is ${MAX_REF_LENGTH}.`;
   if (CONTROL_CHARACTER.test(ref)) return `${where} (${quoted(ref)}) contains a control character; a partition ref holds none (${CONTROL_RANGES}).`;
+  const bidi = BIDI_CONTROL.exec(ref);
+  if (bidi) {
+    const code = bidi[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+    return `${where} (${quoted(ref)}) contains a bidirectional control (U+${code}, at position ${bidi.index + 1}), which shows a ref in another order than it is; a partition ref holds none (${BIDI_RANGES}).`;
+  }
   if (!isWellFormed(ref)) return `${where} ${ILL_FORMED_TEXT}.`;
   return undefined;
 }

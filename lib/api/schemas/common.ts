@@ -3,7 +3,7 @@
  * and is printed into the OpenAPI document). A schema with an `$id` becomes a named component of the document.
  */
 import { Type, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
-import { CONTROL_RANGES, CONTROL_RANGES_SOURCE } from '../../control-characters.js';
+import { BIDI_RANGES, BIDI_RANGES_SOURCE, CONTROL_RANGES, CONTROL_RANGES_SOURCE } from '../../control-characters.js';
 
 /** Mutual assignability: a schema and the interface it describes may not drift apart (checked at compile time). */
 export type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -33,8 +33,8 @@ export const PartitionRef = Type.String({
   title: 'partition ref',
   minLength: 1,
   maxLength: MAX_REF_LENGTH,
-  pattern: `^(?=[\\s\\S]*\\S)[^${CONTROL_RANGES_SOURCE}]*$`,
-  'x-expects': `a partition ref: a non-empty string of at most ${MAX_REF_LENGTH} characters without control characters (${CONTROL_RANGES}), like 'daily/revenue/date=2026-01-05'`,
+  pattern: `^(?=[\\s\\S]*\\S)[^${CONTROL_RANGES_SOURCE}${BIDI_RANGES_SOURCE}]*$`,
+  'x-expects': `a partition ref: a non-empty string of at most ${MAX_REF_LENGTH} characters without control characters (${CONTROL_RANGES}) or bidirectional controls (${BIDI_RANGES}), like 'daily/revenue/date=2026-01-05'`,
 });
 
 /** A whole number in a range (the range is part of every message about it). */
