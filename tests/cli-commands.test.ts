@@ -194,7 +194,7 @@ test('want create sends every field and prints the want; --json prints the reply
   const r = await cli(
     env.url,
     'want', 'create', '--partition', RAW, '-p', 'raw/orders/date=2026-01-06',
-    '--comment', 'for the board', '--ttl', '1h', '--sla', '600', '--data-timestamp', '2026-01-05T00:00:00Z',
+    '--comment', 'for the board', '--ttl', '3650d', '--sla', '600', '--data-timestamp', '2026-01-05T00:00:00Z',
   );
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /^Created want w-1 \(\w+\)\./);
@@ -205,7 +205,7 @@ test('want create sends every field and prints the want; --json prints the reply
   const w = (await api(env, 'GET', '/api/wants/w-1')).body;
   t.deepEqual(w.partitions, [RAW, 'raw/orders/date=2026-01-06']);
   t.is(w.comment, 'for the board');
-  t.is(w.ttl_seconds, 3600);
+  t.is(w.ttl_seconds, 3650 * 86_400);
   t.is(w.sla_seconds, 600);
   t.is(w.data_timestamp, '2026-01-05T00:00:00.000Z');
 

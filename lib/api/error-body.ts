@@ -6,6 +6,8 @@ export interface ErrorBody {
   want_id?: string;
   /** On a 410 for events a compaction removed: the first event still in the log. */
   first_event_id?: number;
+  /** On a 503 while the server stops: the request was not carried out, and may be run again (against a new server). */
+  stopping?: true;
 }
 
 /** Connect error codes, as written on the wire. */

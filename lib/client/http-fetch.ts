@@ -38,6 +38,17 @@ export type HttpFetch = (url: string, init?: HttpRequestInit) => Promise<HttpRes
 const MAX_SOCKETS = 16;
 const agents: { http?: Agent; https?: Agent } = {};
 
+/**
+ * Closes the pooled connections no request uses: a client about to stop the server closes its own first, so the
+ * server does not keep them open for the request they might still carry (stopping-connections.ts).
+ */
+export function closeIdleConnections(): void {
+  agents.http?.destroy();
+  agents.https?.destroy();
+  delete agents.http;
+  delete agents.https;
+}
+
 /** How many redirects a request follows, as fetch does (a proxy in front of `--server-url` may redirect). */
 const MAX_REDIRECTS = 5;
 
@@ -93,7 +104,18 @@ async function fetchFollowing(target: URL, init: HttpRequestInit, redirects: num
     : https
       ? (agents.https ??= new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }))
       : (agents.http ??= new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }));
-  const res = await requestOnce(send, agent, target, init, streaming ? undefined : quietLimitMs);
+  let res: NodeResponse;
+  for (let tries = 0; ; tries++) {
+    try {
+      res = await requestOnce(send, agent, target, init, streaming ? undefined : quietLimitMs);
+      break;
+    } catch (err) {
+      // A kept-alive connection the server closed as the request went out on it (its keep-alive timeout, or a stop):
+      // the request was not read, so it goes again on a new connection, as node's docs advise (request.reusedSocket).
+      // A platform server never closes a connection under a request it read (stopping-connections.ts).
+      if (!(err instanceof ReusedSocketClosed) || tries >= MAX_SOCKETS) throw err instanceof ReusedSocketClosed ? err.cause : err;
+    }
+  }
   const location = res.redirect;
   if (location === undefined || redirects === 0) return res;
   await res.discard();
@@ -139,9 +161,10 @@ function requestOnce(send: typeof httpRequest, agent: Agent | false, target: URL
         else req.destroy(err);
       });
     }
-    req.once('error', (err) => {
+    req.once('error', (err: NodeJS.ErrnoException) => {
       signal?.removeEventListener('abort', abort);
-      reject(err);
+      const closed = err.code === 'ECONNRESET' || err.code === 'EPIPE';
+      reject(req.reusedSocket && !answered && closed && !signal?.aborted ? new ReusedSocketClosed(err) : err);
     });
     req.once('response', (res) => {
       answered = res;
@@ -150,6 +173,13 @@ function requestOnce(send: typeof httpRequest, agent: Agent | false, target: URL
     });
     req.end(init.body);
   });
+}
+
+/** A request whose kept-alive connection was closed before any answer came: `cause` is the socket's error. */
+class ReusedSocketClosed extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message);
+  }
 }
 
 class NodeResponse implements HttpResponse {

@@ -52,6 +52,29 @@ export class ClientError extends Error {
   }
 }
 
+/**
+ * The server answered that it is stopping (503, `stopping: true`; Connect `unavailable`): the request was not carried
+ * out, and running the command again (against the next server) is safe. Exit status 75 (EX_TEMPFAIL: try again), as a
+ * follow whose server went away.
+ */
+export class ServerStoppingError extends NoServerError {
+  readonly exitCode = 75;
+  readonly status = 503;
+
+  constructor(url: string, message: string) {
+    // A NoServerError: what follows a stream (build, logs -f, events -f) takes it as the server gone, as it is.
+    super(url, message);
+    this.name = 'ServerStoppingError';
+  }
+}
+
+/** Whether an error answer is a stopping server's: nothing of the request was carried out. */
+function isStopping(status: number, body: unknown): boolean {
+  if (status !== 503 || typeof body !== 'object' || body === null) return false;
+  const b = body as UncheckedErrorBody;
+  return b.stopping === true || b.code === 'unavailable';
+}
+
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
   maxAttempts: number;
@@ -357,6 +380,7 @@ export class PlatformClient {
             ? e.error
             : `${method} failed: HTTP ${res.status}${code ? ` (${code})` : ''}`;
       if (parsed === undefined && text.trim() !== '') throw notADaemon(res, this.answered('POST', path));
+      if (isStopping(res.status, parsed)) throw new ServerStoppingError(this.baseUrl, message);
       throw this.hinted(new ClientError(res.status, message, parsed, undefined, code));
     }
     if (parsed === undefined) throw notADaemon(res, this.answered('POST', path));
@@ -378,6 +402,7 @@ export class PlatformClient {
     }
     if (res.ok) return res;
     const error = this.hinted(await responseError(res, this.answered(method, path)));
+    if (isStopping(res.status, error.body)) throw new ServerStoppingError(this.baseUrl, error.message);
     if (res.status === 503 && (method === 'POST' || method === 'DELETE')) {
       throw new RetryableError(error, retryAfterMs(res.headers.get('Retry-After')));
     }
@@ -394,7 +419,10 @@ export class PlatformClient {
     return sseStream(`${this.baseUrl}${path}`, {
       fetch: this.doFetch,
       ...(lastEventId !== undefined ? { lastEventId } : {}),
-      responseError: async (res) => this.hinted(await responseError(res, this.answered('GET', path))),
+      responseError: async (res) => {
+        const error = this.hinted(await responseError(res, this.answered('GET', path)));
+        return isStopping(res.status, error.body) ? new ServerStoppingError(this.baseUrl, error.message) : error;
+      },
       requestError: (err) => networkError(this.baseUrl, err, this.options.daemon),
     });
   }

@@ -20,6 +20,14 @@ export interface ConfigProgramOptions extends ReadOptions {
   env?: NodeJS.ProcessEnv;
   /** Larger stdout is an error. Default 64 MiB. */
   maxStdoutBytes?: number;
+  /**
+   * Which job's output patterns match a ref: its label, or the GraphError of the lookup (`unknown_ref`: none does,
+   * `ambiguous_ref`: two do). Given, every output of a config used is checked against it: a config program may only
+   * name refs of its own job, or its run would make another job's partitions (or nobody's) live.
+   */
+  ownerOf?: (ref: string) => string | GraphError;
+  /** Aborted: the program's process group is killed at once (the daemon stops), and none is started any more. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -31,7 +39,8 @@ export interface ConfigProgramOptions extends ReadOptions {
  * several processes.
  *
  * Throws GraphError `config_failed` (naming the job and showing the program's stderr) on a spawn error, non-zero exit,
- * timeout, bad JSON, or a requested ref that no returned config lists in its outputs.
+ * timeout, bad JSON, a requested ref that no returned config lists in its outputs, or (with `ownerOf`) a config
+ * used that lists an output twice, shares one with another config, or lists one its job does not produce.
  */
 export async function runConfigProgram(
   job: JobDefinition,
@@ -82,6 +91,7 @@ async function runOnce(
     });
   };
 
+  if (run.aborted) fail('was stopped: the server is shutting down (its next start asks again)');
   if (run.spawnError) {
     fail(`could not be started (${run.spawnError.message}); check "config" in platform.json and that the program exists`);
   }
@@ -117,10 +127,32 @@ async function runOnce(
       `returned no config whose outputs include ${listRefs(missing)}; it must return a config for every ref it is given`,
     );
   }
+  // Every output of a config used becomes a partition its run makes live: each must be the job's own (by its output
+  // patterns) and listed once, in one config. The requested refs are the job's already (the resolver matched them).
+  const outputOf = new Map<string, JobConfig>();
   const checked = new Set<JobConfig>();
   for (const [ref, c] of byRef) {
     if (checked.has(c)) continue;
     checked.add(c);
+    for (const out of c.outputs) {
+      const other = outputOf.get(out);
+      if (other === c) fail(`returned a config for "${ref}" that lists the output "${out}" twice; list each output once`);
+      if (other !== undefined) fail(`returned two configs that both output "${out}"; each ref needs exactly one`);
+      outputOf.set(out, c);
+      if (options.ownerOf === undefined || wanted.has(out)) continue;
+      const owner = options.ownerOf(out);
+      if (owner === job.label) continue;
+      const whose =
+        typeof owner === 'string'
+          ? `job "${owner}" produces it`
+          : owner.code === 'unknown_ref'
+            ? 'no job produces it (no outputs regex in platform.json matches it)'
+            : `it matches the outputs of several jobs (${(owner.jobs ?? []).map((l) => `"${l}"`).join(', ')})`;
+      fail(
+        `returned a config for "${ref}" whose outputs include "${out}", which job "${job.label}" does not produce: ${whose}. ` +
+          `A config may only list refs that match the outputs of its own job (${job.outputs.map((o) => JSON.stringify(o)).join(', ')}); nothing was built`,
+      );
+    }
     const problem = execSizeProblem(c);
     if (problem) {
       fail(`returned a config for "${ref}" that no job can be started with: ${problem}. Pass large data on the job's stdin (its JobConfig) or in a file instead`);
@@ -141,6 +173,8 @@ interface Collected {
   stdoutOverflow: boolean;
   maxStdoutBytes: number;
   spawnError?: Error;
+  /** Killed (or never started) because `signal` was aborted. */
+  aborted?: boolean;
 }
 
 function collect(argv: string[], cwd: string, options: ConfigProgramOptions): Promise<Collected> {
@@ -162,16 +196,24 @@ function collect(argv: string[], cwd: string, options: ConfigProgramOptions): Pr
       maxStdoutBytes,
     };
     let settled = false;
+    let release: (() => void) | undefined;
     const finish = (): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      release?.();
       result.stdoutBytes = out.reduce((n, b) => n + b.length, 0);
       result.stderr = errTail;
       resolve(result);
     };
 
     let timer: NodeJS.Timeout | undefined;
+    const { signal } = options;
+    if (signal?.aborted) {
+      result.aborted = true;
+      finish();
+      return;
+    }
     let child: ReturnType<typeof spawn>;
     try {
       child = spawn(argv[0]!, argv.slice(1), {
@@ -195,6 +237,13 @@ function collect(argv: string[], cwd: string, options: ConfigProgramOptions): Pr
       result.timedOut = true;
       kill();
     }, timeoutMs);
+    // Detached, the program outlives the daemon unless killed here: its timer goes with the daemon's process.
+    const onAbort = (): void => {
+      result.aborted = true;
+      kill();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    release = () => signal?.removeEventListener('abort', onAbort);
 
     child.stdout!.on('data', (chunk: Buffer) => {
       outBytes += chunk.length;

@@ -48,6 +48,8 @@ export interface JobResolverOptions {
   maxConcurrentConfigPrograms?: number;
   /** Environment of config programs. Default: this process's environment. */
   env?: NodeJS.ProcessEnv;
+  /** Aborted when the platform closes: running config programs are killed, none is started. */
+  signal?: AbortSignal;
 }
 
 export const DEFAULT_RESOLVER_CACHE_SIZE = 100_000;
@@ -78,6 +80,7 @@ export class JobResolver {
   private readonly limit: <T>(fn: () => Promise<T>) => Promise<T>;
   private readonly configTimeoutMs: number;
   private readonly env: NodeJS.ProcessEnv | undefined;
+  private readonly signal: AbortSignal | undefined;
 
   constructor(graph: GraphDefinition, workspaceRoot: string, options: JobResolverOptions = {}) {
     this.graph = graph;
@@ -89,6 +92,7 @@ export class JobResolver {
     this.limit = concurrencyLimit(options.maxConcurrentConfigPrograms ?? availableParallelism());
     this.configTimeoutMs = options.configTimeoutMs ?? DEFAULT_CONFIG_TIMEOUT_MS;
     this.env = options.env;
+    this.signal = options.signal;
     for (const job of graph.jobs) {
       if (job.config !== undefined) continue;
       this.templates.set(job, {
@@ -215,6 +219,16 @@ export class JobResolver {
     return m;
   }
 
+  /** The label of the job whose outputs match `ref`, or why none is the one (for checking a config's outputs). */
+  private ownerOf(ref: string): string | GraphError {
+    try {
+      return this.matchOf(ref).job.label;
+    } catch (err) {
+      if (err instanceof GraphError) return err;
+      throw err;
+    }
+  }
+
   /** jobFor, with the ref that needs `ref` added to an unknown/ambiguous ref message. */
   private jobForNeeded(ref: string, neededBy: string | undefined): void {
     try {
@@ -253,6 +267,8 @@ export class JobResolver {
       runConfigProgram(job, refs, this.workspaceRoot, {
         timeoutMs: this.configTimeoutMs,
         ...(this.env ? { env: this.env } : {}),
+        ...(this.signal ? { signal: this.signal } : {}),
+        ownerOf: (out) => this.ownerOf(out),
       }),
     );
     const all = run.then(

@@ -28,8 +28,15 @@ export class WorkspaceGraph {
   /** Why an edit of platform.json was not taken into use, once an edit (the last valid graph goes on). */
   readonly refusals$: Observable<GraphError> = this.refused.asObservable();
 
-  /** Completes changes$ and refusals$: the platform closed, nothing will reload the graph any more. */
+  /** Kills the config programs of every resolver made here (an old graph's may still run) when the platform closes. */
+  private readonly stopPrograms = new AbortController();
+
+  /**
+   * Completes changes$ and refusals$: the platform closed, nothing will reload the graph any more. Config programs
+   * still running are killed (process groups): spawned detached, they would outlive the daemon.
+   */
   close(): void {
+    this.stopPrograms.abort();
     this.replaced.complete();
     this.refused.complete();
   }
@@ -41,7 +48,7 @@ export class WorkspaceGraph {
     /** Fixed graphs (given by an embedder or a test) are never reloaded. */
     private readonly fixed: boolean,
   ) {
-    this.resolver = new JobResolver(graph, root);
+    this.resolver = new JobResolver(graph, root, { signal: this.stopPrograms.signal });
     this.stamp = stamp;
   }
 
@@ -127,7 +134,7 @@ export class WorkspaceGraph {
       return this.problem;
     }
     try {
-      this.resolver = new JobResolver(await loadGraph(this.root), this.root);
+      this.resolver = new JobResolver(await loadGraph(this.root), this.root, { signal: this.stopPrograms.signal });
       this.problem = undefined;
       this.replaced.next(this.resolver);
     } catch (err) {

@@ -7,7 +7,7 @@ import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { currentConsumers } from '../state/staleness.js';
 import { cancelWant } from './cancel-want.js';
 import type { Command, CommandDecision, CreateBackfillRequest, CreateTaintRequest } from './command.js';
-import { backfillRequestProblem, taintRequestProblem, textProblem, typeName, wantRequestProblem } from './request-checks.js';
+import { backfillRequestProblem, expiredWantProblem, taintRequestProblem, textProblem, typeName, wantRequestProblem } from './request-checks.js';
 import { pauseSchedule, resumeSchedule } from './schedule-ticks.js';
 import type { StepDraft } from './step-draft.js';
 import { createRootWant } from './want-creation.js';
@@ -16,7 +16,7 @@ import { createRootWant } from './want-creation.js';
 export function decideCommand(d: StepDraft, c: Command): CommandDecision {
   if (c.kind === 'create_want') {
     const r = c.request;
-    const problem = wantRequestProblem(r);
+    const problem = wantRequestProblem(r) ?? expiredWantProblem(r, d.input.now);
     if (problem) return { ok: false, status: 400, error: problem };
     const want_id = createRootWant(d, {
       partitions: r.partitions,

@@ -66,6 +66,23 @@ export function wantRequestProblem(r: CreateWantRequest): string | undefined {
   );
 }
 
+/**
+ * A want whose ttl has run out before it is made: its clock starts at its data timestamp, so with one far enough in
+ * the past it would be canceled in the step that makes it (schedules refuse the same when the graph is read). `now`
+ * is the step's clock. Pure: the same request at the same time gets the same answer.
+ */
+export function expiredWantProblem(r: Pick<CreateWantRequest, 'data_timestamp' | 'ttl_seconds'>, now: number): string | undefined {
+  if (r.ttl_seconds <= 0 || r.data_timestamp <= 0) return undefined;
+  const expiry = r.data_timestamp + r.ttl_seconds * 1000;
+  if (expiry > now) return undefined;
+  return (
+    `The want would be expired when made: its ttl of ${r.ttl_seconds} s counts from its data timestamp ` +
+    `${new Date(r.data_timestamp).toISOString()}, so it expired at ${new Date(expiry).toISOString()}, before now ` +
+    `(${new Date(now).toISOString()}). Nothing was recorded. Give a later data timestamp (--data-timestamp, data_timestamp), ` +
+    'a longer ttl (--ttl, ttl_seconds), or no ttl (0).'
+  );
+}
+
 export function taintRequestProblem(r: CreateTaintRequest): string | undefined {
   return (
     requestObjectProblem(r, 'createTaint') ??

@@ -205,13 +205,15 @@ export const OPERATIONS: readonly Operation[] = [
 /** The errors an operation may answer besides its own, all `{"error", "want_id"?}` (or Connect errors for the RPCs). */
 export function errorStatuses(op: Operation): Record<number, string> {
   const tooLarge = `The request's headers, its URL included, are over ${Math.floor(maxHeaderSize / 1024)} KiB (an id or ref is at most ${MAX_REF_LENGTH} characters).`;
-  if (op.path === '/health') return { 403: 'The Host is not a loopback name.', 431: tooLarge };
+  const stopping = 'The server is stopping: the request was not carried out and nothing of it recorded (`stopping`: true; Connect `unavailable`); run it again, against a new server.';
+  if (op.path === '/health') return { 403: 'The Host is not a loopback name.', 431: tooLarge, 503: stopping };
   const out: Record<number, string> = {
     400: 'Bad input: a parameter or body that does not fit its schema, or a malformed request.',
     401: 'The daemon requires its token (Authorization: Bearer, or the dashboard cookie).',
     403: 'The Host is not a loopback name, or a write came from a foreign Origin.',
     431: tooLarge,
     500: 'An internal fault (logged by the server).',
+    503: stopping,
   };
   if (op.path.includes(':') || (op.path.startsWith('/api/partitions/') && op.method === 'get')) out[404] = 'No such resource.';
   if (op.path === '/api/job_runs') out[404] = 'No want with the `want_id` asked for (its id is in the body).';
@@ -219,7 +221,7 @@ export function errorStatuses(op: Operation): Record<number, string> {
     if (!op.connect) out[400] = 'Bad input: a parameter or body that does not fit its schema, a body that does not decompress as its Content-Encoding says, or a malformed request.';
     out[413] = 'The body is over 1 MiB.';
     out[415] = 'The body is not in a supported encoding or media type.';
-    out[503] = 'The command queue is full, or writing the log failed: retry after Retry-After.';
+    out[503] = `The command queue is full, or writing the log failed: retry after Retry-After. Or: ${stopping.replace(/^The/, 'the')}`;
     out[507] = 'The disk holding the log is full: nothing was recorded.';
   }
   if (op.method === 'delete') out[409] = 'It ended otherwise already (a second cancel of a canceled one is a no-op, 200); or, for a want, it was derived for a parent that still needs it (cancel the want or backfill the 409 names).';
@@ -230,7 +232,7 @@ export function errorStatuses(op: Operation): Record<number, string> {
   }
   if (op.connect) {
     delete out[413];
-    delete out[503];
+    out[503] = stopping;
     delete out[507];
     out[404] = 'The service has no such method (Connect `unimplemented`).';
     out[405] = 'Not POST (Connect `unimplemented`).';

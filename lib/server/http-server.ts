@@ -20,6 +20,7 @@ import { idleTimeout } from './idle-timeout.js';
 import { serverBusy$ } from './server-busy.js';
 import { scheduleLogLine } from './schedule-log.js';
 import { serverOptionsProblem } from './server-options-check.js';
+import { STOP_GRACE_MS, stoppingConnections } from './stopping-connections.js';
 
 export interface HttpServerOptions {
   port: number;
@@ -64,7 +65,9 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
     sse: new SseClients(),
     access: { ...(options.token ? { token: options.token } : {}), codes: new LoginCodes() },
   };
-  const server: Server = createServer(withFastReads(ctx, withFastCreateWant(ctx, logError, createApp(ctx, logError))));
+  const server: Server = createServer();
+  const connections = stoppingConnections(server);
+  server.on('request', connections.listener(withFastReads(ctx, withFastCreateWant(ctx, logError, createApp(ctx, logError)))));
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.listen(options.port, '127.0.0.1', () => resolve());
@@ -121,17 +124,11 @@ export async function startHttpServer(platform: Platform, options: HttpServerOpt
     closing ??= (async () => {
       idleSub?.unsubscribe();
       scheduleNews.unsubscribe();
-      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       shutdown$.next();
-      server.closeIdleConnections();
-      // A keep-alive connection whose request finishes after this point turns idle and would hold the close
-      // until its keep-alive timeout (seconds): close such connections as soon as they are idle.
-      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      // Requests under way complete; any read from now on is answered 503 (not carried out, run it again); no
+      // connection is reset under a request (stopping-connections.ts). drainMs bounds it, as before.
       const drainMs = options.drainMs ?? 30_000;
-      const timer = setTimeout(() => server.closeAllConnections(), drainMs);
-      await drained;
-      clearTimeout(timer);
-      clearInterval(sweep);
+      await connections.stop(Math.min(STOP_GRACE_MS, drainMs), drainMs);
       platformClosing = true;
       if (options.closePlatform !== false) await platform.close(cancelAsked ? { cancelRuns: true } : closeOptions);
       log('Shutdown complete');

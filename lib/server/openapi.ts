@@ -35,7 +35,7 @@ export function openApiDocument(): JsonObject {
       version: VERSION,
       description:
         'The REST API of a platform workspace daemon (README.md, "HTTP API"). Bound to 127.0.0.1; JSON bodies, snake_case ' +
-        'fields, ISO 8601 times; errors are {"error", "want_id"?, "first_event_id"?}; a method a path does not take is a 405 with Allow. A daemon started by the CLI requires its token of every ' +
+        'fields, ISO 8601 times; errors are {"error", "want_id"?, "first_event_id"?, "stopping"?}; a request read while the server stops is answered 503 with "stopping": true (not carried out: run it again); a method a path does not take is a 405 with Allow. A daemon started by the CLI requires its token of every ' +
         'request but /health (a bare `platform serve` does not).',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',

@@ -8,6 +8,9 @@ export const ErrorBodySchema = Type.Object(
     error: Type.String({ minLength: 1 }),
     want_id: Type.Optional(Type.String({ description: 'The want the error is about.' })),
     first_event_id: Type.Optional(Type.Integer({ minimum: 1, description: 'On a 410 for compacted events: the first event still in the log.' })),
+    stopping: Type.Optional(
+      Type.Literal(true, { description: 'On a 503 while the server stops: the request was not carried out; run it again (the next CLI command starts a new server).' }),
+    ),
   },
   { $id: 'ErrorBody', additionalProperties: false },
 );

@@ -12,6 +12,7 @@ import { serverLogPath } from '../../client/start-daemon.js';
 import { isWorkspaceServe, probeServer, terminateServer, type ServerStatus } from '../../client/server-probe.js';
 import { NoTokenError, serverUrlStatus } from '../../client/server-url-daemon.js';
 import { errorMessage } from '../../errors.js';
+import { closeIdleConnections } from '../../client/http-fetch.js';
 import { globalOptions } from '../global-options.js';
 import { duration, parsedOption } from '../option-parsers.js';
 
@@ -75,6 +76,8 @@ export function registerStop(program: Command): void {
         }
       }
 
+      // Our own kept-alive connections (the status we read) would hold the stop for its grace period.
+      closeIdleConnections();
       await terminateServer(pid, timeoutMs, opts.cancelRuns ? 'SIGUSR2' : 'SIGTERM');
       // The server removes its server.json on the way out; if it died before it could, tidy up for it.
       removeServerInfo(root, pid);

@@ -1,0 +1,139 @@
+/**
+ * What a daemon's stop leaves behind and what it answers while it stops, through a real `platform serve` subprocess
+ * and the real CLI: config programs it started (spawned in process groups of their own) are killed with it, and
+ * commands racing the stop complete or are refused in words, never reset.
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { groupAlive } from '../lib/system/process-group.js';
+import { killAtTeardown, lines, makeWorkspace, poll } from './helpers/jobs-fixture.js';
+import { serveSubprocess } from './helpers/serve-subprocess.js';
+import { readServerInfo } from '../lib/client/server-info.js';
+import type { CliResult } from './helpers/cli-against.js';
+
+const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
+
+/** The CLI in the workspace, as a user runs it (the daemon found through server.json). */
+function cli(dir: string, ...args: string[]): Promise<CliResult> {
+  const env = { ...process.env, NO_COLOR: '1', PLATFORM_IDLE_TIMEOUT: '1m' };
+  const child = spawn(process.execPath, [BIN, '-C', dir, ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+test('platform stop kills the config programs its daemon is running, and what they started', async (t) => {
+  const dir = makeWorkspace(t, {
+    'platform.json': JSON.stringify({ jobs: [{ label: 'x', outputs: ['x/(?<k>.+)'], config: ['sh', 'cfg.sh'], exec: ['true'] }] }),
+    // Its own pid, then a child that sleeps: both must go with the daemon.
+    'cfg.sh': 'echo $$ >> cfg.pid\nsleep 30 &\necho $! >> cfg.pid\nwait\necho \'{"configs":[]}\'\n',
+  });
+  killAtTeardown(t, () => lines(dir, 'cfg.pid').map(Number));
+  await serveSubprocess(t, dir);
+  const made = await cli(dir, 'want', 'create', '--partition', 'x/slow9', '--json');
+  t.is(made.code, 0, made.stderr);
+  t.true(await poll(() => lines(dir, 'cfg.pid').length === 2, 10_000), 'the config program started');
+  const [program, sleeper] = lines(dir, 'cfg.pid').map(Number) as [number, number];
+  t.true(groupAlive(program));
+
+  const stop = await cli(dir, 'stop');
+  t.is(stop.code, 0, stop.stderr);
+  t.true(await poll(() => !groupAlive(program), 2_000), `config program group ${program} left running after the stop`);
+  t.throws(() => process.kill(sleeper, 0), { code: 'ESRCH' }, 'its child is gone too');
+});
+
+test('commands racing platform stop complete or are refused in words, never reset: each that said it made a want made it, and no other', async (t) => {
+  const dir = makeWorkspace(t, {
+    'platform.json': JSON.stringify({ jobs: [{ label: 's', outputs: ['s/(?<k>.+)'], exec: ['true'] }] }),
+  });
+  // The commands after the stop start a new daemon: stopped at teardown, before the workspace goes.
+  t.teardown(async () => void (await cli(dir, 'stop')));
+  await serveSubprocess(t, dir);
+  const results: Array<Promise<CliResult>> = [];
+  for (let i = 0; i < 30; i++) results.push(cli(dir, 'want', 'create', '--partition', `s/race${i}`, '--json'));
+  // The stop lands as the first of them is answered: the others are then starting, probing or sending.
+  await Promise.race(results);
+  const pid = readServerInfo(dir)!.pid;
+  process.kill(pid, 'SIGTERM');
+  const done = await Promise.all(results);
+
+  const made = new Set<string>();
+  const refused = new Set<string>();
+  done.forEach((r, i) => {
+    const ref = `s/race${i}`;
+    t.notRegex(r.stderr, /connection was closed|socket hang up/, `${ref}: ${r.stderr}`);
+    if (r.code === 0) made.add(ref);
+    else {
+      // Said in words that it was not done: the server was stopping, or no server listened any more.
+      t.regex(r.stderr, /was not carried out, and nothing of it was recorded|connection refused/, `${ref}: ${r.stderr}`);
+      if (/was not carried out/.test(r.stderr)) t.is(r.code, 75, ref);
+      refused.add(ref);
+      t.log(`${ref} refused: ${r.stderr.trim()}`);
+    }
+  });
+  t.log(`${made.size} made, ${refused.size} refused`);
+
+  const list = await cli(dir, '--json', 'want', 'list', '--limit', '100');
+  t.is(list.code, 0, list.stderr);
+  const recorded = new Set((JSON.parse(list.stdout).data as Array<{ partitions: string[] }>).flatMap((w) => w.partitions));
+  t.deepEqual([...made].filter((ref) => !recorded.has(ref)), [], 'every command that succeeded made its want');
+  t.deepEqual([...refused].filter((ref) => recorded.has(ref)), [], 'no refused command made its want');
+});
+
+/** One HTTP/1.1 request written on `socket`; resolves with what came back before the socket closed. */
+function exchange(socket: Socket, request: string): Promise<{ text: string; error?: string }> {
+  return new Promise((resolve) => {
+    if (socket.destroyed || socket.readyState !== 'open') return resolve({ text: '', error: 'closed by the server before the request' });
+    let text = '';
+    let error: string | undefined;
+    socket.on('data', (c: Buffer) => (text += c.toString()));
+    socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code));
+    socket.on('close', () => resolve({ text, ...(error ? { error } : {}) }));
+    socket.write(request, () => {});
+  });
+}
+
+test('connections open before a stop have the requests sent on them afterwards answered 503 stopping, not reset', async (t) => {
+  const dir = makeWorkspace(t, { 'platform.json': JSON.stringify({ jobs: [{ label: 's', outputs: ['s/(?<k>.+)'], exec: ['true'] }] }) });
+  await serveSubprocess(t, dir);
+  const { pid, port } = readServerInfo(dir)!;
+  const open = (): Promise<Socket> =>
+    new Promise((resolve, reject) => {
+      const s = connect(port, '127.0.0.1', () => resolve(s));
+      s.once('error', reject);
+    });
+  // One connection accepted with nothing sent on it yet, one kept alive after an answer.
+  const fresh = await open();
+  const kept = await open();
+  const first = await new Promise<string>((resolve) => {
+    kept.once('data', (c: Buffer) => resolve(c.toString()));
+    kept.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  });
+  t.regex(first, /^HTTP\/1\.1 200/);
+  await new Promise((r) => setTimeout(r, 100)); // the server has both registered as idle
+
+  process.kill(pid, 'SIGTERM');
+  // The stop is under way once a new connection's request is answered 503 (or no longer accepted).
+  const stopping = async (): Promise<boolean> => {
+    const r = await exchange(await open().catch(() => undefined as never), 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n').catch(() => ({ text: '' }));
+    return !r.text.startsWith('HTTP/1.1 200');
+  };
+  while (!(await stopping())) await new Promise((r) => setTimeout(r, 20));
+  const body = JSON.stringify({ partitions: ['s/late'] });
+  const post = `POST /api/wants HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  const [a, b] = await Promise.all([exchange(fresh, post), exchange(kept, post)]);
+  for (const r of [a, b]) {
+    t.is(r.error, undefined, `reset: ${JSON.stringify(r)}`);
+    t.regex(r.text, /^HTTP\/1\.1 503/);
+    t.regex(r.text, /Connection: close/i);
+    const json = JSON.parse(r.text.slice(r.text.indexOf('\r\n\r\n') + 4)) as { error: string; stopping: boolean };
+    t.true(json.stopping);
+    t.regex(json.error, /is stopping .*: POST \/api\/wants was not carried out, and nothing of it was recorded/);
+  }
+  t.true(await poll(() => readServerInfo(dir) === undefined, 10_000), 'the daemon went on to stop');
+});
