@@ -359,8 +359,27 @@ test('a run handed to a queue that no worker took yet reads as waiting for a wor
   const changes = feed(m, [ev({ type: 'job_run_started', job_run_started: { job_run_id: 'r-1', pid: 0, worker: 'redis:platform-runs', started_at: 0 } }, T0 + 30)]);
   t.regex(plainLine(changes[0]!, T0), /r-1 daily_revenue running \(handed to queue platform-runs, waiting for a worker\)$/);
   t.regex(renderProgress(m, T0 + 5_000, 200).find((l) => l.includes('▸'))!, /daily_revenue r-1 waiting for a worker \(queue platform-runs\) 5\.0s/);
-  feed(m, [ev({ type: 'job_run_placed', job_run_placed: { job_run_id: 'r-1', pid: 4242, worker: 'w1' } }, T0 + 6_000)]);
+  feed(m, [ev({ type: 'job_run_placed', job_run_placed: { job_run_id: 'r-1', pid: 4242, worker: 'w1', started_at: 0 } }, T0 + 6_000)]);
   const taken = renderProgress(m, T0 + 7_000, 200).find((l) => l.includes('▸'))!;
   t.regex(taken, /daily_revenue r-1 1\.0s/, 'timed from when the worker took it');
   t.notRegex(taken, /waiting/);
+});
+
+test('a run a worker took while no daemon ran is timed from when the worker took it (job_run_placed started_at), as the state has it', (t) => {
+  const m = model();
+  feed(m, [wantCreated('w-3', ['daily/revenue/date=2026-01-05'], T0 + 10), queued('r-1', 'daily_revenue', ['daily/revenue/date=2026-01-05'], ['w-3'], T0 + 20)]);
+  feed(m, [ev({ type: 'job_run_started', job_run_started: { job_run_id: 'r-1', pid: 0, worker: 'redis:platform-runs', started_at: 0 } }, T0 + 30)]);
+  // Told by the next daemon at T0+20 s; the worker took it at T0+1 s.
+  feed(m, [ev({ type: 'job_run_placed', job_run_placed: { job_run_id: 'r-1', pid: 4242, worker: 'w1', started_at: T0 + 1_000 } }, T0 + 20_000)]);
+  t.is(m.runs.get('r-1')!.started_at, T0 + 1_000);
+  t.regex(renderProgress(m, T0 + 21_000, 200).find((l) => l.includes('▸'))!, /daily_revenue r-1 20\.0s/);
+});
+
+test('a run canceled while it waited in a queue for a worker never started, as the state has it', (t) => {
+  const m = model();
+  feed(m, [wantCreated('w-3', ['daily/revenue/date=2026-01-05'], T0 + 10), queued('r-1', 'daily_revenue', ['daily/revenue/date=2026-01-05'], ['w-3'], T0 + 20)]);
+  feed(m, [ev({ type: 'job_run_started', job_run_started: { job_run_id: 'r-1', pid: 0, worker: 'redis:platform-runs', started_at: 0 } }, T0 + 30)]);
+  const changes = feed(m, [ev({ type: 'job_run_canceled', job_run_canceled: { job_run_id: 'r-1', reason: 'want w-3 canceled' } }, T0 + 5_000)]);
+  t.regex(plainLine(changes[0]!, T0), /r-1 daily_revenue canceled \(want w-3 canceled\)$/);
+  t.like(m.runs.get('r-1')!, { status: 'canceled', started_at: null, ended_at: T0 + 5_000, waiting_in: undefined });
 });

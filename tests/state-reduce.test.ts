@@ -357,7 +357,7 @@ test('a run handed to a queue starts when a worker takes it (job_run_placed): it
   let s = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']));
   s = apply(s, { type: 'job_run_started', job_run_started: { job_run_id: 'r1', pid: 0, worker: 'redis:runs', started_at: 0 } });
   t.is(s.job_runs.get('r1')!.started_at, T0 + 3000, 'handed to the queue');
-  s = apply(s, { type: 'job_run_placed', job_run_placed: { job_run_id: 'r1', worker: 'gpu-1', pid: 77 } });
+  s = apply(s, { type: 'job_run_placed', job_run_placed: { job_run_id: 'r1', worker: 'gpu-1', pid: 77, started_at: 0 } });
   t.like(s.job_runs.get('r1')!, { started_at: T0 + 4000, worker: 'gpu-1', pid: 77 });
   s = apply(s, succeeded('r1'));
   const r1 = s.job_runs.get('r1')!;
@@ -399,6 +399,47 @@ test("a start event that says when the job started (a killed daemon started it, 
   t.is(startedAt(0), T0 + 3000, 'not given: the event time');
   t.is(startedAt(T0 + 100), T0 + 2000, 'not before it was queued (a clock set back)');
   t.is(startedAt(T0 + 9000), T0 + 3000, 'not after the event');
+});
+
+test('a placement that says when the worker took the run (taken while no daemon ran) starts it then, and its true end stands', (t) => {
+  const handedOver: EventPayload = { type: 'job_run_started', job_run_started: { job_run_id: 'r1', pid: 0, worker: 'redis:runs', started_at: 0 } };
+  // Events at T0+1000 (want), +2000 (queued), +3000 (handed over), +4000 (placed), +5000 (its end).
+  let s = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']), handedOver);
+  s = apply(s, { type: 'job_run_placed', job_run_placed: { job_run_id: 'r1', worker: 'w4', pid: 77, started_at: T0 + 3500 } });
+  t.like(s.job_runs.get('r1')!, { status: 'running', worker: 'w4', pid: 77, started_at: T0 + 3500 }, 'when the worker took it, not when it was told (T0+4000)');
+  s = apply(s, { type: 'job_run_succeeded', job_run_succeeded: { job_run_id: 'r1', builds: [{ partition_ref: 'p1', build_id: 'b-1' }], ended_at: T0 + 3800 } });
+  const r1 = s.job_runs.get('r1')!;
+  t.is(r1.ended_at, T0 + 3800, 'its own end, not clamped up to a late start');
+  t.is(r1.ended_at! - r1.started_at!, 300);
+  const placed = (at: number) =>
+    apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']), handedOver, {
+      type: 'job_run_placed',
+      job_run_placed: { job_run_id: 'r1', worker: 'w4', pid: 77, started_at: at },
+    }).job_runs.get('r1')!.started_at;
+  t.is(placed(0), T0 + 4000, 'not given (every older log): the event time, as before');
+  t.is(placed(T0 + 100), T0 + 2000, 'not before it was queued (a worker clock behind)');
+  t.is(placed(T0 + 9000), T0 + 4000, 'not after the event');
+});
+
+test('a run canceled while it waited in a queue for a worker never started: no start, no duration, no worker, as one canceled while queued', (t) => {
+  const handedOver: EventPayload = { type: 'job_run_started', job_run_started: { job_run_id: 'r1', pid: 0, worker: 'redis:runs', started_at: 0 } };
+  let s = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']), handedOver, runCanceled('r1'));
+  t.like(s.job_runs.get('r1')!, { status: 'canceled', started_at: null, ended_at: T0 + 4000, worker: '', pid: 0 });
+  const local = apply(initialState(), wantCreated('w1', ['p1']), queued('r1', ['p1'], ['w1']), runCanceled('r1')).job_runs.get('r1')!;
+  t.like(local, { status: 'canceled', started_at: null, worker: '', pid: 0 }, 'as a local run canceled while queued');
+  // A worker had taken it, its word told after the cancel: it did start, up to the cancel.
+  s = apply(s, { type: 'job_run_placed', job_run_placed: { job_run_id: 'r1', worker: 'w4', pid: 77, started_at: T0 + 3500 } });
+  t.like(s.job_runs.get('r1')!, { status: 'canceled', started_at: T0 + 3500, ended_at: T0 + 4000, worker: 'w4', pid: 77 });
+  // Canceled once a worker had it: its start and worker stay.
+  const taken = apply(
+    initialState(),
+    wantCreated('w1', ['p1']),
+    queued('r1', ['p1'], ['w1']),
+    handedOver,
+    { type: 'job_run_placed', job_run_placed: { job_run_id: 'r1', worker: 'w4', pid: 77, started_at: 0 } },
+    runCanceled('r1'),
+  ).job_runs.get('r1')!;
+  t.like(taken, { status: 'canceled', started_at: T0 + 4000, ended_at: T0 + 5000, worker: 'w4' });
 });
 
 test("a 'stale' or 'all' want that joined a run queued before the job was edited does not end on that run's build: it is stale at once", (t) => {

@@ -92,6 +92,7 @@ export interface JobRunView {
   /** Once its retry was queued: the later attempt's id (for a batch, the one that took its first output). */
   retried_by: string | null;
   queued_at: string;
+  /** Null if it never started (canceled while queued, or while it waited in a queue for a worker). */
   started_at: string | null;
   ended_at: string | null;
   duration_ms: number | null;

@@ -150,10 +150,12 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
       });
     }
     case 'job_run_placed': {
-      // A run handed to a queue starts when a worker takes it, as the state has it.
-      const run = model.runs.get(event.job_run_placed.job_run_id);
+      // A run handed to a queue starts when a worker takes it (when it says so: taken while no daemon ran), as the
+      // state has it.
+      const e = event.job_run_placed;
+      const run = model.runs.get(e.job_run_id);
       if (run?.status === 'running') {
-        run.started_at = at;
+        run.started_at = runStartedAt(e.started_at, run.queued_at ?? 0, at);
         run.waiting_in = undefined;
       }
       return [];
@@ -180,6 +182,9 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
       return move(model, e.job_run_id, 'canceled', at, (r) => {
         r.ended_at = at;
         r.reason = e.reason;
+        // Canceled while it waited for a worker: it never started, as the state has it.
+        if (r.waiting_in !== undefined) r.started_at = null;
+        r.waiting_in = undefined;
       });
     }
     case 'job_run_dep_missed': {

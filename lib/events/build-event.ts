@@ -107,6 +107,11 @@ export interface JobRunPlaced {
   job_run_id: string;
   worker: string;
   pid: number;
+  /**
+   * Epoch ms the worker took the run, when before the daemon heard (taken while no daemon ran: the queue's job says
+   * when); 0 (and in logs from before it was kept): the event's timestamp.
+   */
+  started_at: number;
 }
 
 export interface JobRunSucceeded {

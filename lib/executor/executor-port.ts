@@ -28,6 +28,11 @@ export interface Placement {
   job_run_id: string;
   worker: string;
   pid: number;
+  /**
+   * Epoch ms it started there, when that was before it is told (a run a worker took while no daemon ran, read back
+   * from the queue); absent or 0: as it is told.
+   */
+  started_at?: number;
 }
 
 /** The worker name of runs on this machine. */

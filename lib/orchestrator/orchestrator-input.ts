@@ -11,8 +11,8 @@ export type OrchestratorInput =
   | { kind: 'command'; pending: PendingCommand }
   /** A job run's process was spawned (at `started_at`, epoch ms, when before it is heard of: one a killed daemon started). */
   | { kind: 'started'; job_run_id: string; pid: number; worker: string; started_at?: number }
-  /** A worker took a run handed to a queue. */
-  | { kind: 'placed'; job_run_id: string; pid: number; worker: string }
+  /** A worker took a run handed to a queue (at `started_at`, epoch ms, when before it is heard of: taken while no daemon ran). */
+  | { kind: 'placed'; job_run_id: string; pid: number; worker: string; started_at?: number }
   /** A run handed over came back unstarted (`Executor.recall`): it is queued again, no longer launched. */
   | { kind: 'recalled'; job_run_id: string }
   /** A job run's process ended (or was found lost at start-up). */
@@ -35,7 +35,7 @@ export type OrchestratorInput =
 export interface StepBatch {
   commands: PendingCommand[];
   started: Array<{ job_run_id: string; pid: number; worker: string; started_at?: number }>;
-  placed: Array<{ job_run_id: string; pid: number; worker: string }>;
+  placed: Array<{ job_run_id: string; pid: number; worker: string; started_at?: number }>;
   outcomes: JobOutcome[];
   recalled: string[];
   /** Refs whose configs arrived (mapped to their active wants when the step reads the state). */
@@ -65,7 +65,7 @@ export function collectBatch(inputs: readonly OrchestratorInput[]): StepBatch {
         batch.started.push({ job_run_id: input.job_run_id, pid: input.pid, worker: input.worker, ...(input.started_at !== undefined ? { started_at: input.started_at } : {}) });
         break;
       case 'placed':
-        batch.placed.push({ job_run_id: input.job_run_id, pid: input.pid, worker: input.worker });
+        batch.placed.push({ job_run_id: input.job_run_id, pid: input.pid, worker: input.worker, ...(input.started_at !== undefined ? { started_at: input.started_at } : {}) });
         break;
       case 'outcome':
         batch.outcomes.push(input.outcome);

@@ -59,7 +59,7 @@ export function planStep(input: StepInput): StepPlan {
   const d = new StepDraft(input);
   const replies = input.commands.map((c) => decideCommand(d, c));
   for (const s of input.started) recordStarted(d, s.job_run_id, s.pid, s.worker, s.started_at);
-  for (const p of input.placed ?? []) recordPlaced(d, p.job_run_id, p.pid, p.worker);
+  for (const p of input.placed ?? []) recordPlaced(d, p.job_run_id, p.pid, p.worker, p.started_at);
   for (const o of input.outcomes) recordOutcome(d, o);
   if (input.final) return { events: d.events, state: d.state, replies, launch: [], recall: [], kill: d.kill, waits: [], deadlines: [], wakes: [], held: [], touchedFrom: 0, unresolved: [] };
   if (!input.candidates || input.housekeeping) {

@@ -26,11 +26,14 @@ export function recordStarted(d: StepDraft, job_run_id: string, pid: number, wor
   d.emit({ type: 'job_run_started', job_run_started: { job_run_id, pid, worker, started_at } });
 }
 
-export function recordPlaced(d: StepDraft, job_run_id: string, pid: number, worker: string): void {
+export function recordPlaced(d: StepDraft, job_run_id: string, pid: number, worker: string, started_at = 0): void {
   const run = d.state.job_runs.get(job_run_id);
+  // Canceled while it waited for a worker, yet one had taken it: recorded, so that a run that reads as never started
+  // never ran (as recordStarted does for a local run canceled while it was launched).
+  const takenLate = run?.status === 'canceled' && run.started_at === null;
   // Told again (a restarted daemon reads it back from the queue): nothing new to record.
-  if (run?.status !== 'running' || (run.worker === worker && run.pid === pid)) return;
-  d.emit({ type: 'job_run_placed', job_run_placed: { job_run_id, worker, pid } });
+  if (!run || (run.status !== 'running' && !takenLate) || (run.worker === worker && run.pid === pid)) return;
+  d.emit({ type: 'job_run_placed', job_run_placed: { job_run_id, worker, pid, started_at } });
 }
 
 export function recordOutcome(d: StepDraft, o: JobOutcome): void {

@@ -40,7 +40,8 @@ export interface StepInput {
   commands: readonly Command[];
   /** `started_at`: when the run began, when before it was heard of (epoch ms; absent or 0: now). */
   started: ReadonlyArray<{ job_run_id: string; pid: number; worker: string; started_at?: number }>;
-  placed?: ReadonlyArray<{ job_run_id: string; pid: number; worker: string }>;
+  /** `started_at`: when the worker took the run, when before it was heard of (epoch ms; absent or 0: now). */
+  placed?: ReadonlyArray<{ job_run_id: string; pid: number; worker: string; started_at?: number }>;
   outcomes: readonly JobOutcome[];
   /** Queued runs already handed to the executor whose start is not yet recorded. */
   launched: ReadonlySet<string>;

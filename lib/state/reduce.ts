@@ -7,6 +7,7 @@ import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionReco
 import { ACTIVE_JOB_RUN_STATUSES, REBUILT_KEPT, withJobRun, withPartition, withState, withWant, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, refTaintKey, buildIsTainted, slaDeadline, slaKey } from './build-state.js';
 import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
 import { appended, emptyList, listItems, listOf } from './append-list.js';
+import { waitingForWorker } from '../api/run-placement.js';
 import { runEndedAt } from './run-ended-at.js';
 import { exitCodeOf } from './run-exit-code.js';
 import { runStartedAt } from './run-started-at.js';
@@ -166,9 +167,18 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
     }
     case 'job_run_placed': {
       const e = event.job_run_placed;
-      if (s.job_runs.get(e.job_run_id)?.status !== 'running') return s;
-      // A run handed to a queue starts when a worker takes it: its time in the queue is no part of its duration.
-      return updateRun(s, e.job_run_id, (r) => withJobRun(r, { pid: e.pid, worker: e.worker, started_at: at }));
+      const run = s.job_runs.get(e.job_run_id);
+      // A run handed to a queue starts when a worker takes it: its time in the queue is no part of its duration. One
+      // taken while no daemon ran says when (the next daemon heard of it later); an event without it (all of older
+      // logs) is told as the worker takes it. Kept as job_run_started's is: not before it was queued (another clock).
+      const began = runStartedAt(e.started_at, run?.queued_at ?? 0, at);
+      // Canceled as it waited, but a worker had taken it (its word came after the cancel): it did start, for a moment,
+      // as a local run canceled while it was launched does (job_run_started above).
+      if (run?.status === 'canceled' && run.started_at === null) {
+        return updateRun(s, e.job_run_id, (r) => withJobRun(r, { pid: e.pid, worker: e.worker, started_at: Math.min(began, r.ended_at ?? began) }));
+      }
+      if (run?.status !== 'running') return s;
+      return updateRun(s, e.job_run_id, (r) => withJobRun(r, { pid: e.pid, worker: e.worker, started_at: began }));
     }
     case 'job_run_succeeded': {
       const e = event.job_run_succeeded;
@@ -217,7 +227,12 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const e = event.job_run_canceled;
       // A canceled rebuild leaves the partition as its build is (live, or tainted): the data did not change, and
       // `canceled` took it out of what is live and had the next build rebuild it. One never built is canceled.
-      return endRun(s, e.job_run_id, 'canceled', { reason: e.reason }, asItsBuildOr('canceled'), event.event_id, at);
+      // One canceled while it waited in a queue for a worker never started: no start (its hand-off was none) and so no
+      // duration, and no worker, as a run canceled while queued here. A worker that had taken it still says so
+      // (job_run_placed, after this).
+      const run = s.job_runs.get(e.job_run_id);
+      const unstarted: Partial<JobRunRecord> = run !== undefined && waitingForWorker(run) ? { started_at: null, worker: '' } : {};
+      return endRun(s, e.job_run_id, 'canceled', { reason: e.reason, ...unstarted }, asItsBuildOr('canceled'), event.event_id, at);
     }
     case 'job_run_dep_missed': {
       const e = event.job_run_dep_missed;

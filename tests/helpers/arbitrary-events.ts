@@ -133,7 +133,7 @@ export function arbPayloadOfType(type: EventType, options: PayloadOptions = {}):
     case 'job_run_started':
       return fc.record({ job_run_id: p.jobRunId, pid: arbUint32, worker: fc.constantFrom('', 'local', 'w1'), started_at: arbInt64 }).map((job_run_started) => ({ type, job_run_started }));
     case 'job_run_placed':
-      return fc.record({ job_run_id: p.jobRunId, worker: fc.constantFrom('w1', 'w2'), pid: arbUint32 }).map((job_run_placed) => ({ type, job_run_placed }));
+      return fc.record({ job_run_id: p.jobRunId, worker: fc.constantFrom('w1', 'w2'), pid: arbUint32, started_at: arbInt64 }).map((job_run_placed) => ({ type, job_run_placed }));
     case 'job_run_succeeded':
       return fc
         .record({ job_run_id: p.jobRunId, builds: fc.array(arbBuildInput(p), { maxLength: 2 }), ended_at: arbInt64 })

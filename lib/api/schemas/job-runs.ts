@@ -56,7 +56,8 @@ export const JobRunViewSchema = Type.Object(
     started_at: Nullable(
       Type.String({
         format: 'date-time',
-        description: 'When it started. While it waits in a queue for a worker (`worker` `redis:<queue>`), when it was handed to the queue; a worker taking it sets it again.',
+        description:
+          'When it started; null if it never did (canceled while queued, or while it waited in a queue for a worker). While it waits in a queue for a worker (`worker` `redis:<queue>`), when it was handed to the queue; a worker taking it sets it again, to when it took it (read from the queue when that was while no daemon ran).',
       }),
     ),
     ended_at: Nullable(IsoTime),

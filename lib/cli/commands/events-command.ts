@@ -28,7 +28,7 @@ export function eventSummary(e: EventView): string {
     case 'job_run_started':
       return `${e.job_run_started.job_run_id} pid ${e.job_run_started.pid}${e.job_run_started.worker && e.job_run_started.worker !== 'local' ? ` on ${e.job_run_started.worker}` : ''}${startedBefore(e.job_run_started.started_at)}`;
     case 'job_run_placed':
-      return `${e.job_run_placed.job_run_id} taken by ${e.job_run_placed.worker}, pid ${e.job_run_placed.pid}`;
+      return `${e.job_run_placed.job_run_id} taken by ${e.job_run_placed.worker}, pid ${e.job_run_placed.pid}${takenBefore(e.job_run_placed.started_at)}`;
     case 'job_run_succeeded': {
       const r = e.job_run_succeeded;
       return `${r.job_run_id}${r.builds.length > 0 ? `: ${r.builds.map((b) => `${b.partition_ref} ${b.build_id}`).join(', ')}` : ''}${endedBefore(r.ended_at)}`;
@@ -73,6 +73,8 @@ export function eventSummary(e: EventView): string {
 
 /** A run that ended while no daemon ran: its event comes later than its end. */
 const startedBefore = (startedAt: number): string => (startedAt > 0 ? ` (started ${new Date(startedAt).toISOString()}, by a daemon that did not record it)` : '');
+/** A run a worker took while no daemon ran: the next daemon read when from the queue. */
+const takenBefore = (startedAt: number): string => (startedAt > 0 ? ` (at ${new Date(startedAt).toISOString()}, while no daemon ran)` : '');
 const endedBefore = (endedAt: number): string => (endedAt > 0 ? ` (ended ${new Date(endedAt).toISOString()}, while no daemon ran)` : '');
 
 function typeColor(type: string): string {

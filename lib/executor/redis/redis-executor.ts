@@ -361,8 +361,9 @@ export class RedisExecutor implements Executor {
   /** What the queue holds of a run an earlier daemon handed to it, told while no daemon listened. */
   private async lookUp(run: RemoteRun, job: Job<JobLaunch, JobOutcome> | undefined): Promise<void> {
     const state = job ? await job.getState() : 'unknown';
-    // Taken by a worker while no daemon listened: its name and pid are in the job's progress.
-    if (job?.progress && typeof job.progress === 'object') this.placed(run.jobId, job.progress);
+    // Taken by a worker while no daemon listened: its name and pid are in the job's progress, and when it took it is
+    // the job's processedOn (the worker's clock, as finishedOn is its end): the run started then, not now.
+    if (job?.progress && typeof job.progress === 'object') this.placed(run.jobId, job.progress, job.processedOn);
     // Ended while no daemon listened: it ended when its worker finished it, not now.
     if (state === 'completed' && job?.returnvalue) return this.completed(run.jobId, job.returnvalue, job.finishedOn);
     if (state === 'failed') return this.failed(run.jobId, job?.failedReason ?? 'failed');
@@ -409,11 +410,13 @@ export class RedisExecutor implements Executor {
     return run;
   }
 
-  private placed(jobId: string, data: unknown): void {
+  /** A worker took the run: told live (a QueueEvents progress, now) or read back from the queue (`processedOn`, then). */
+  private placed(jobId: string, data: unknown, processedOn?: number): void {
     const run = this.byJobId.get(jobId);
     const report = data as Partial<PlacementReport> | undefined;
     if (!run || typeof report?.worker !== 'string' || typeof report.pid !== 'number') return;
-    this.placements.next({ job_run_id: run.launch.job_run_id, worker: report.worker, pid: report.pid });
+    const started = processedOn !== undefined && processedOn > 0 ? { started_at: processedOn } : {};
+    this.placements.next({ job_run_id: run.launch.job_run_id, worker: report.worker, pid: report.pid, ...started });
   }
 
   private async completed(jobId: string, returnvalue: unknown, finishedOn?: number): Promise<void> {
