@@ -1,26 +1,13 @@
 /**
- * Where a run is, read from its `worker`: an executor that hands runs to a queue records the queue
- * (`redis:<queue>`) when it hands one over, and the worker's name once a worker takes it (`job_run_placed`). Until
- * then the run is `running` by the log but nothing runs it yet: every surface says so rather than "running".
+ * Where a run is, as every surface says it: waiting for a worker in a queue (`redis:<queue>`), a worker's name, or
+ * `local`. What the fold itself reads of it is kept in the state stage (lib/state/run-placement.ts).
  */
-export const QUEUE_WORKER_PREFIX = 'redis:';
+import { waitingInQueue } from '../state/run-placement.js';
 
-/** The queue name, when the run waits in a queue for a worker; undefined otherwise. */
-export function waitingInQueue(worker: string | null | undefined): string | undefined {
-  return worker?.startsWith(QUEUE_WORKER_PREFIX) ? worker.slice(QUEUE_WORKER_PREFIX.length) : undefined;
-}
+export { QUEUE_WORKER_PREFIX, waitingForWorker, waitingInQueue } from '../state/run-placement.js';
 
 /** A person's words for where a run is: 'local', a worker's name, or that it waits for one. */
 export function placementText(worker: string | null | undefined): string {
   const queue = waitingInQueue(worker);
   return queue !== undefined ? `waiting for a worker (queue ${queue})` : (worker ?? '');
-}
-
-/**
- * Running by the log but still in a queue, no worker has taken it. Its `started_at` is then when it was handed to
- * the queue (`job_run_started`), not a start: the start is when a worker takes it (`job_run_placed` sets it again).
- * Surfaces show no start time and no duration for it, only that it waits.
- */
-export function waitingForWorker(r: { status: string; worker?: string | null }): boolean {
-  return r.status === 'running' && waitingInQueue(r.worker) !== undefined;
 }

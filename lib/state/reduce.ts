@@ -7,7 +7,7 @@ import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionReco
 import { ACTIVE_JOB_RUN_STATUSES, REBUILT_KEPT, withJobRun, withPartition, withState, withWant, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, refTaintKey, buildIsTainted, slaDeadline, slaKey } from './build-state.js';
 import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
 import { appended, emptyList, listItems, listOf } from './append-list.js';
-import { waitingForWorker } from '../api/run-placement.js';
+import { waitingForWorker } from './run-placement.js';
 import { runEndedAt } from './run-ended-at.js';
 import { exitCodeOf } from './run-exit-code.js';
 import { runStartedAt } from './run-started-at.js';
