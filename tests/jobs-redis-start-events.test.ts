@@ -69,17 +69,9 @@ redisTest("a run that ends while the daemon starts, before its queue events are 
   const queue = new Queue(DEFAULT_QUEUE, { connection: bullConnection(redis.url) });
   t.teardown(() => queue.close());
   const jobId = queueJobId(dir, runId);
-  t.true(await pollAsync(async () => (await queue.getJob(jobId))?.finishedOn !== undefined, 10_000), 'the worker finished the run');
+  t.true(await poll(async () => (await queue.getJob(jobId))?.finishedOn !== undefined, 10_000), 'the worker finished the run');
   relay.release();
   const s = await waitForWant(second, w, ['successful'], 15_000);
   t.deepEqual(runsFor(s, 'gate/1').map((r) => [r.job_run_id, r.status, r.worker]), [[runId, 'succeeded', 'w1']]);
 });
 
-async function pollAsync(cond: () => Promise<boolean>, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await cond()) return true;
-    await sleep(50);
-  }
-  return false;
-}

@@ -29,14 +29,6 @@ const graph = {
 
 const redisTest = redisTests();
 
-async function pollAsync(cond: () => Promise<boolean>, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await cond()) return true;
-    await sleep(50);
-  }
-  return false;
-}
 
 /** When the job of run `id` wrote its line to `file` (epoch ms). */
 function markOf(dir: string, file: string, id: string): number {
@@ -54,7 +46,7 @@ redisTest('runs a worker took and finished while no daemon ran keep their own st
   await waitFor(first, (s) => ['mark/k1', 'mark/k2', 'mark/k3'].every((ref) => runsFor(s, ref)[0]?.worker.startsWith('redis:')), 'the three runs handed to the queue', 15_000);
   // The start is recorded as the add is sent: the daemon goes once the three are in the queue.
   const queue = new Queue(DEFAULT_QUEUE, { connection: bullConnection(redis.url) });
-  t.true(await pollAsync(async () => (await queue.getWaitingCount()) === 3, 10_000), 'the three wait in the queue');
+  t.true(await poll(async () => (await queue.getWaitingCount()) === 3, 10_000), 'the three wait in the queue');
   await queue.close();
   await first.close();
 

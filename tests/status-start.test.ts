@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { ServerStatus, StateStart } from '../lib/api/server-status.js';
 import { SNAPSHOT_MIN_NEW_EVENTS } from '../lib/state/state-store.js';
 import { checkedResponse } from './helpers/contract.js';
-import { makeWorkspace } from './helpers/jobs-fixture.js';
+import { makeWorkspace, poll } from './helpers/jobs-fixture.js';
 import { serveSubprocess } from './helpers/serve-subprocess.js';
 
 const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
@@ -182,7 +182,7 @@ test('after an upgrade (a snapshot of another version), its records are read and
   const post = (body: unknown) => json<{ want_id: string }>(`${first.url}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const wants = await Promise.all(['a', 'b', 'c'].map((n) => post({ partitions: [`ok/${n}`] })));
   for (const w of wants) {
-    t.true(await pollUntil(async () => (await json<{ status: string }>(`${first.url}/api/wants/${w.want_id}`)).status === 'successful'), w.want_id);
+    t.true(await poll(async () => (await json<{ status: string }>(`${first.url}/api/wants/${w.want_id}`)).status === 'successful', 20_000), w.want_id);
   }
   await toggle(first.url, Math.ceil(SNAPSHOT_MIN_NEW_EVENTS / (2 * SCHEDULES.length)));
   const reads = ['/api/wants?limit=100', '/api/partitions?limit=100', '/api/job_runs?limit=100', '/api/schedules'];
@@ -212,19 +212,10 @@ test('after an upgrade (a snapshot of another version), its records are read and
   t.deepEqual(await Promise.all(reads.map((path) => json<unknown>(`${second.url}${path}`))), before);
   // Its own image follows at once, so the next start (a kill -9 here) reads an image again.
   const versionOnDisk = () => (JSON.parse(readFileSync(snapshot).subarray(0, readFileSync(snapshot).indexOf(0x0a)).toString('utf8')) as { version: string }).version;
-  t.true(await pollUntil(async () => versionOnDisk() !== 'a-platform-before-the-upgrade'), 'an image of this version was written');
+  t.true(await poll(() => versionOnDisk() !== 'a-platform-before-the-upgrade', 20_000), 'an image of this version was written');
   await second.kill9();
   const third = await serveSubprocess(t, dir);
   const after = await startSaid(t, dir, third.url);
   t.like(after.start, { source: 'snapshot', at_event: beforeStop, events_replayed: 0, snapshot_other_version: false });
   await third.kill9();
 });
-
-async function pollUntil(check: () => Promise<boolean>, ms = 20_000): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
-}

@@ -107,10 +107,10 @@ export function waitForWant(
 }
 
 /** Polls a plain condition (files, pids) every 20 ms; false after `ms`. */
-export async function poll(cond: () => boolean, ms: number, every = 20): Promise<boolean> {
+export async function poll(cond: () => boolean | Promise<boolean>, ms: number, every = 20): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
-    if (cond()) return true;
+    if (await cond()) return true;
     await sleep(every);
   }
   return cond();
