@@ -68,7 +68,7 @@ export function recordLinesOfImage(pieces: Iterable<unknown>): Iterable<Snapshot
     if (!s) throw new Error(`an image without the map ${name}`);
     return s;
   };
-  const records = [...Object.entries(RECORD_MAPS)].map(([name, kind]) => [section(name), kind] as const);
+  const records = Object.entries(RECORD_MAPS).map(([name, kind]) => [section(name), kind] as const);
   const fingerprints = section('job_fingerprints');
   const windowOpen = section('window_open');
   const { created, wants_sla_missed } = scalars;

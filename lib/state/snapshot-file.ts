@@ -245,12 +245,14 @@ export type DeltaRead = { at_event: number; unused?: undefined } | { at_event?: 
  */
 export async function readSnapshotOrWhy(path: string, version: string, log: LogProbe, carry?: ImageCarry): Promise<SnapshotRead> {
   if (version === '') return { why: 'run from sources, nothing vouches for a snapshot' };
-  const read = await readImageFile(path, version, log, carry);
-  if (read.why === OTHER_VERSION) {
+  // The header alone first: after an upgrade the image is read once, for its records (it was read whole twice).
+  const header = await readSnapshotHeader(path);
+  if (header !== undefined && header.version !== version) {
     // After an upgrade: the image's records, its indexes built again by this code; a delta of that version is not read.
     const records = await readImageRecords(path, log);
     return records.snapshot ? { state: fromSnapshot(records.snapshot), otherVersion: true } : { why: `${OTHER_VERSION}${records.why ? ` (${records.why})` : ''}` };
   }
+  const read = await readImageFile(path, version, log, carry);
   if (!read.state) return { why: read.why };
   const image = read.state;
   const imageId = read.header.image_id ?? '';
