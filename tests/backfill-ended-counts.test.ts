@@ -36,3 +36,19 @@ test('a canceled backfill counts nothing as building, waiting or pending; what i
   t.is((await table.exited).code, 0, table.stderr());
   t.regex(table.stdout(), /pending 0 · canceled 2 · 0 running/);
 });
+
+test('a backfill\'s updated_at moves with its progress: it is the time of the last partition that settled, not its creation', async (t) => {
+  const f = await startServer(t);
+  const created = await f.api('/api/backfills', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions: ['slow/a', 'ok/b'] }) });
+  t.is(created.status, 201);
+  const { backfill_id: id } = (await created.json()) as { backfill_id: string };
+  const view = await waitFor('ok/b built', async () => {
+    const v = await f.getJson(`/api/backfills/${id}`);
+    return v.counts.live === 1 && v.running_job_runs === 1 ? v : undefined;
+  });
+  const built = await f.getJson(`/api/partitions/${encodeURIComponent('ok/b')}`);
+  t.is(built.status, 'live');
+  t.is(view.updated_at, built.updated_at, 'the backfill was last updated when ok/b went live');
+  t.true(Date.parse(view.updated_at) > Date.parse(view.created_at), `${view.updated_at} after ${view.created_at}`);
+  t.is(backfillView(f.platform.state(), backfillWant(f.platform.state(), id)!).updated_at, view.updated_at, 'the embedding API');
+});

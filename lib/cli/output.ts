@@ -6,8 +6,8 @@ import { CONTROL_CHARACTER } from '../control-characters.js';
 import { Chalk, supportsColor, type ChalkInstance } from 'chalk';
 import { CommanderError, type Command } from 'commander';
 import { formatDuration } from '../duration.js';
-import { PlatformClient } from '../client/platform-client.js';
-import { connectServer } from '../client/server-connection.js';
+import { PlatformClient, type ServerTarget } from '../client/platform-client.js';
+import { connectServer, type ServerConnection } from '../client/server-connection.js';
 import { noTokenMessage } from '../client/server-url-daemon.js';
 import { serverLogPath } from '../client/start-daemon.js';
 import { globalOptions, type GlobalOptions } from './global-options.js';
@@ -34,11 +34,24 @@ export interface CommandContext {
 export async function connect(cmd: Command): Promise<CommandContext> {
   const options = globalOptions(cmd);
   const conn = await connectServer(options);
-  // A discovered daemon that stops answering is named in the error, with its log.
+  const first = target(conn);
+  const hint = options.serverUrl && !first.token ? { unauthorizedMessage: noTokenMessage(conn.url) } : {};
+  // A discovered daemon that stopped under a request (`platform stop`, its idle timeout, a crash) did not carry it out:
+  // it is sent to the workspace's next daemon, started as any command starts one. A --server-url is only ever that URL.
+  const resend = options.serverUrl
+    ? {}
+    : {
+        reconnect: async () => target(await connectServer(options)),
+        onResend: (r: { reason: string }) => process.stderr.write(`platform: the workspace server did not carry out the request (${r.reason}); sent it to the next one\n`),
+      };
+  return { client: new PlatformClient(conn.url, { ...first, ...hint, ...resend }), options };
+}
+
+/** Where the CLI's requests go: a discovered daemon is named in errors (with its log) and given its token. */
+function target(conn: ServerConnection): ServerTarget {
   const daemon = conn.info && conn.root ? { pid: conn.info.pid, logPath: serverLogPath(conn.root) } : undefined;
   const token = conn.info?.token;
-  const hint = options.serverUrl && !token ? { unauthorizedMessage: noTokenMessage(conn.url) } : {};
-  return { client: new PlatformClient(conn.url, { ...(daemon ? { daemon } : {}), ...(token ? { token } : {}), ...hint }), options };
+  return { url: conn.url, ...(daemon ? { daemon } : {}), ...(token ? { token } : {}) };
 }
 
 export function printJson(value: unknown): void {

@@ -7,7 +7,8 @@
  * - `NoServerError`: nothing answered at the base URL (connection refused, unknown host...).
  *
  * A write (POST/DELETE) refused with 503 because the orchestrator's queue is full is retried with backoff,
- * honouring `Retry-After`; the caller only sees the eventual answer.
+ * honouring `Retry-After`; the caller only sees the eventual answer. A request the server did not carry out because it
+ * was stopping (or whose connection was refused) is sent again to the server `reconnect` finds, when given one.
  */
 import type { GcReport } from '../api/gc.js';
 import type { ServerStatus } from '../api/server-status.js';
@@ -68,6 +69,14 @@ export class ServerStoppingError extends NoServerError {
   }
 }
 
+/** Nothing listened at the URL: the request was never sent, so sending it elsewhere is safe. */
+export class ConnectionRefusedError extends NoServerError {
+  constructor(url: string, message: string) {
+    super(url, message);
+    this.name = 'ConnectionRefusedError';
+  }
+}
+
 /** Whether an error answer is a stopping server's: nothing of the request was carried out. */
 function isStopping(status: number, body: unknown): boolean {
   if (status !== 503 || typeof body !== 'object' || body === null) return false;
@@ -96,6 +105,21 @@ export interface PlatformClientOptions {
   token?: string;
   /** A 401's message in place of the server's: why no token was sent, and how to send it (the CLI's, for `--server-url`). */
   unauthorizedMessage?: string;
+  /**
+   * The server to send a request to once this one did not carry it out (it was stopping, or refused the connection):
+   * the CLI's finds the workspace's next daemon, starting it. Not given: those errors reach the caller. Not used for
+   * streams: a follow sees its server go (and says so).
+   */
+  reconnect?: () => Promise<ServerTarget>;
+  /** Told when a request is sent again to another server, and why. */
+  onResend?: (info: { from: string; to: string; reason: string }) => void;
+}
+
+/** Where requests go: a server's base URL, its token, and the workspace daemon it is when it was discovered. */
+export interface ServerTarget {
+  url: string;
+  token?: string;
+  daemon?: DaemonRef;
 }
 
 export interface DaemonRef {
@@ -105,19 +129,28 @@ export interface DaemonRef {
 }
 
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 30, baseDelayMs: 250, maxDelayMs: 10_000 };
+/** Servers one request is sent to after the first: a daemon that stops as soon as it starts is not chased for ever. */
+const MAX_RESENDS = 3;
 
 export class PlatformClient {
-  readonly baseUrl: string;
-  private readonly doFetch: HttpFetch;
+  private base: string;
+  private doFetch: HttpFetch;
+  private daemon: DaemonRef | undefined;
   private readonly retry: RetryPolicy;
 
   constructor(
     baseUrl: string,
     private readonly options: PlatformClientOptions = {},
   ) {
-    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.base = baseUrl.replace(/\/+$/, '');
     this.doFetch = withToken(options.fetch ?? nodeHttpFetch, options.token);
+    this.daemon = options.daemon;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
+  }
+
+  /** The server's base URL (another one once a request was sent again to the next daemon). */
+  get baseUrl(): string {
+    return this.base;
   }
 
   // ---- wants
@@ -279,7 +312,7 @@ export class PlatformClient {
 
   async health(): Promise<boolean> {
     try {
-      const res = await this.send('GET', '/health');
+      const res = await this.sendOnce('GET', '/health');
       return (await this.read(() => res.text())).trim() === 'OK';
     } catch (err) {
       if (err instanceof NoServerError || err instanceof ClientError) return false;
@@ -311,7 +344,7 @@ export class PlatformClient {
 
   /** The request an answer came to, to name it in the error of an answer no daemon gives. */
   private answered(method: string, path: string): AnsweredRequest {
-    return { baseUrl: this.baseUrl, method, path, daemon: this.options.daemon };
+    return { baseUrl: this.baseUrl, method, path, daemon: this.daemon };
   }
 
   /** An answer's JSON; one that is not (a page of HTML) came from some other server than a daemon. */
@@ -329,7 +362,7 @@ export class PlatformClient {
     try {
       return await body();
     } catch (err) {
-      throw err instanceof ServerSilentError ? networkError(this.baseUrl, err, this.options.daemon) : err;
+      throw err instanceof ServerSilentError ? networkError(this.baseUrl, err, this.daemon) : err;
     }
   }
 
@@ -351,7 +384,29 @@ export class PlatformClient {
     }
   }
 
-  private async connect<T>(method: string, body: unknown): Promise<T> {
+  /** Sends again to the server `reconnect` finds what this one did not carry out (see `notCarriedOut`). */
+  private async resending<T>(request: () => Promise<T>): Promise<T> {
+    for (let resends = 0; ; resends++) {
+      try {
+        return await request();
+      } catch (err) {
+        const reconnect = this.options.reconnect;
+        if (!reconnect || resends >= MAX_RESENDS || !notCarriedOut(err)) throw err;
+        const from = this.base;
+        const next = await reconnect();
+        this.base = next.url.replace(/\/+$/, '');
+        this.doFetch = withToken(this.options.fetch ?? nodeHttpFetch, next.token);
+        this.daemon = next.daemon;
+        this.options.onResend?.({ from, to: this.base, reason: err instanceof ServerStoppingError ? 'it was stopping' : 'it refused the connection' });
+      }
+    }
+  }
+
+  private connect<T>(method: string, body: unknown): Promise<T> {
+    return this.resending(() => this.connectOnce<T>(method, body));
+  }
+
+  private async connectOnce<T>(method: string, body: unknown): Promise<T> {
     const path = `/platform.v1.PlatformService/${method}`;
     let res: HttpResponse;
     try {
@@ -361,7 +416,7 @@ export class PlatformClient {
         body: JSON.stringify(body),
       });
     } catch (err) {
-      throw networkError(this.baseUrl, err, this.options.daemon);
+      throw networkError(this.baseUrl, err, this.daemon);
     }
     const text = await this.read(() => res.text());
     let parsed: unknown;
@@ -387,8 +442,12 @@ export class PlatformClient {
     return parsed as T;
   }
 
+  private send(method: string, path: string, body?: unknown): Promise<HttpResponse> {
+    return this.resending(() => this.sendOnce(method, path, body));
+  }
+
   /** One request; a non-2xx answer becomes a ClientError (a 503 a RetryableError), no answer a NoServerError. */
-  private async send(method: string, path: string, body?: unknown): Promise<HttpResponse> {
+  private async sendOnce(method: string, path: string, body?: unknown): Promise<HttpResponse> {
     const url = `${this.baseUrl}${path}`;
     let res: HttpResponse;
     try {
@@ -398,7 +457,7 @@ export class PlatformClient {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (err) {
-      throw networkError(this.baseUrl, err, this.options.daemon);
+      throw networkError(this.baseUrl, err, this.daemon);
     }
     if (res.ok) return res;
     const error = this.hinted(await responseError(res, this.answered(method, path)));
@@ -423,9 +482,14 @@ export class PlatformClient {
         const error = this.hinted(await responseError(res, this.answered('GET', path)));
         return isStopping(res.status, error.body) ? new ServerStoppingError(this.baseUrl, error.message) : error;
       },
-      requestError: (err) => networkError(this.baseUrl, err, this.options.daemon),
+      requestError: (err) => networkError(this.baseUrl, err, this.daemon),
     });
   }
+}
+
+/** The server did not carry the request out, and said so (stopping) or never took it (refused): sending it again is safe. */
+function notCarriedOut(err: unknown): boolean {
+  return err instanceof ServerStoppingError || err instanceof ConnectionRefusedError;
 }
 
 class RetryableError extends Error {
@@ -515,7 +579,8 @@ export function networkError(baseUrl: string, err: unknown, daemon?: DaemonRef):
     ? `It is the workspace server (pid ${daemon.pid}) found in .platform/server.json: it may have shut down or crashed; ` +
       `see ${daemon.logPath}. The next command starts a new one if it is gone.`
     : `Start the daemon with 'platform serve', or check --server-url.`;
-  return new NoServerError(baseUrl, `No server at ${baseUrl}: ${detail} ${hint}`);
+  const message = `No server at ${baseUrl}: ${detail} ${hint}`;
+  return code === 'ECONNREFUSED' ? new ConnectionRefusedError(baseUrl, message) : new NoServerError(baseUrl, message);
 }
 
 function innermostMessage(err: unknown): string {

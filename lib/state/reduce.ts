@@ -572,7 +572,8 @@ function recountWants(before: BuildState, state: BuildState, refs: readonly stri
       const from = partitionCategory(before, was, want);
       const to = partitionCategory(next, now, want);
       const counts = moveCount(want.counts, from, to);
-      if (counts !== want.counts) pending.set(wantId, withWant(want, { counts }));
+      // The counts are the want's progress (a backfill's view): moving them is an update of the want.
+      if (counts !== want.counts) pending.set(wantId, withWant(want, { counts, updated_at: at }));
       // A windowed want's partition that settles leaves its window; one that unsettles (a taint) is open again.
       if (want.window > 0 && settled(from) !== settled(to)) {
         const key = openKey(wantId, ref);

@@ -1,0 +1,72 @@
+/**
+ * A request a server did not carry out (it was stopping, or refused the connection) is sent to the next server when
+ * the client was given a way to find one (the CLI's: the workspace's next daemon), and only then. Two real servers; the
+ * first is stopped under a client that has a kept-alive connection to it.
+ */
+import test from 'ava';
+import { createServer } from 'node:net';
+import { PlatformClient, ServerStoppingError, type ServerTarget } from '../lib/client/platform-client.js';
+import { startServer } from './helpers/server-fixture.js';
+
+/** A loopback port that nothing listens on (bound, then closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+test('a write the stopping server did not carry out is made on the next server, once, and the client says why', async (t) => {
+  const first = await startServer(t);
+  const next = await startServer(t);
+  const resends: Array<{ from: string; to: string; reason: string }> = [];
+  const client = new PlatformClient(first.url, {
+    reconnect: async (): Promise<ServerTarget> => ({ url: next.url }),
+    onResend: (r) => resends.push(r),
+  });
+  await client.listWants(); // a kept-alive connection to the first server
+  void first.server.close();
+  // Stopping once a fresh connection is answered 503 (or refused).
+  for (;;) {
+    const r = await fetch(`${first.url}/health`).catch(() => undefined);
+    if (r?.status !== 200) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const made = await client.createWant({ partitions: ['ok/resent'] });
+  t.is(resends.length, 1, JSON.stringify(resends));
+  t.is(resends[0]!.from, first.url);
+  t.is(resends[0]!.to, next.url);
+  t.regex(resends[0]!.reason, /it was stopping|it refused the connection/);
+  t.is(client.baseUrl, next.url, 'later requests go to the next server');
+  t.truthy(next.platform.state().wants.get(made.want_id), 'made on the next server');
+  t.is(first.platform.state().wants.get(made.want_id), undefined, 'not on the stopping one');
+  t.is((await client.getWant(made.want_id)).want_id, made.want_id);
+});
+
+test('a refused connection is sent to the next server; without a way to find one the caller gets the error', async (t) => {
+  const next = await startServer(t);
+  const dead = `http://127.0.0.1:${await closedPort()}`;
+  const resends: string[] = [];
+  const client = new PlatformClient(dead, { reconnect: async () => ({ url: next.url }), onResend: (r) => resends.push(r.reason) });
+  const made = await client.createWant({ partitions: ['ok/refused'] });
+  t.deepEqual(resends, ['it refused the connection']);
+  t.truthy(next.platform.state().wants.get(made.want_id));
+
+  const plain = new PlatformClient(dead);
+  const err = await t.throwsAsync(plain.createWant({ partitions: ['ok/refused2'] }));
+  t.regex(err!.message, /connection refused/);
+});
+
+test('a server that keeps stopping is not chased for ever: after three more the stopping error reaches the caller', async (t) => {
+  const first = await startServer(t);
+  void first.server.close();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  let reconnects = 0;
+  // Every "next" server is the same stopping one (or refuses): the client gives up after three.
+  const client = new PlatformClient(first.url, { reconnect: async () => (reconnects++, { url: first.url }) });
+  const err = await t.throwsAsync(client.createWant({ partitions: ['ok/never'] }));
+  t.is(reconnects, 3);
+  t.true(err instanceof ServerStoppingError || /connection refused/.test(err!.message), err!.message);
+  t.is(first.platform.state().wants.size, 0);
+});
