@@ -128,6 +128,9 @@ test('a want not satisfied within its ttl is canceled with its derived wants, an
   for (const child of listItems(root.child_want_ids)) t.is(s.wants.get(child)?.status, 'canceled');
   const run = await waitFor(platform, (st) => st.job_runs_by_status.canceled.size === 1, 'the run to be canceled');
   t.is(run.job_runs_by_status.running.size, 0);
+  // The run says it was the ttl, not someone's cancel.
+  const [, canceledId] = [...run.job_runs_by_status.canceled][0]!;
+  t.is(run.job_runs.get(canceledId)!.reason, `want ${r.want_id} canceled: its ttl of 1 s expired before its partitions were built`);
 });
 
 test('one ref its config program rejects fails alone; the batch is bisected, not re-run ref by ref', async (t) => {

@@ -19,12 +19,14 @@ export function cancelWant(d: StepDraft, want: WantRecord, reason: string, optio
     for (const id of listItems(w.job_run_ids)) runs.add(id);
     for (const id of listItems(w.child_want_ids)) stack.push(id);
   }
+  // The run says why, as the want does: a ttl that ran out is not someone's cancel.
+  const runReason = reason.startsWith('canceled') ? `want ${want.want_id} ${reason}` : `want ${want.want_id} canceled: ${reason}`;
   for (const id of runs) {
     const run = d.state.job_runs.get(id);
     if (!run || !ACTIVE_JOB_RUN_STATUSES.has(run.status)) continue;
     const stillWanted = run.config.outputs.some((ref) => d.state.active_wants_by_ref.has(ref));
     if (stillWanted || (options.keepRunning && (run.status === 'running' || d.input.launched.has(id)))) continue;
     if (run.status === 'running' || d.input.launched.has(id)) d.kill.push(id);
-    d.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id: id, reason: `want ${want.want_id} canceled` } });
+    d.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id: id, reason: runReason } });
   }
 }

@@ -2,7 +2,7 @@
  * Queued runs: a run of a ref's config, of a batch, or again of an earlier run; and a ref that cannot be configured,
  * recorded as a run that failed before it started.
  */
-import type { WantRecord } from '../state/build-state.js';
+import type { JobRunRecord, WantRecord } from '../state/build-state.js';
 import type { BatchTask } from './batch-runs.js';
 import type { StepDraft } from './step-draft.js';
 
@@ -14,15 +14,19 @@ const UNRESOLVED_JOB = '(unresolved)';
 
 /**
  * Queues a run of `task`: a resolved config, or an earlier run of the same outputs being run again; `retry_of`, the
- * failed run it is the next attempt of ('' for none: a first attempt, or a run again after missing inputs).
+ * failed run it is the next attempt of ('' for none: a first attempt, or a run again after missing inputs); `found`,
+ * inputs beyond its config's that an earlier attempt reported missing (foundInputs): it reads them as well.
  */
-export function queueRun(d: StepDraft, task: QueuedTask, want: WantRecord, attempt: number, retry_of = ''): string {
+export function queueRun(d: StepDraft, task: QueuedTask, want: WantRecord, attempt: number, retry_of = '', found: readonly string[] = []): string {
   const job_run_id = `r-${d.state.created.job_runs + 1}`;
   const { job_label, config, exec, timeout_seconds, job_fingerprint } = task;
-  // What it consumes: the builds of its inputs (MATERIALIZE and QUERY) live now.
-  const input_builds = config.inputs.flatMap((dep) => {
-    const p = d.state.partitions.get(dep.partition_ref);
-    return p?.status === 'live' && p.build_id ? [{ partition_ref: dep.partition_ref, build_id: p.build_id }] : [];
+  const declared = config.inputs.map((dep) => dep.partition_ref);
+  const extra = found.length === 0 ? found : [...new Set(found)].filter((ref) => !declared.includes(ref));
+  // What it consumes: the current builds of its inputs (MATERIALIZE and QUERY), whatever their status: a tainted
+  // build, or one being rebuilt, is still what the job reads, and its lineage must say so (the consumer is then stale).
+  const input_builds = (extra.length === 0 ? declared : [...declared, ...extra]).flatMap((partition_ref) => {
+    const p = d.state.partitions.get(partition_ref);
+    return p?.build_id ? [{ partition_ref, build_id: p.build_id }] : [];
   });
   d.emit({
     type: 'job_run_queued',
@@ -36,11 +40,21 @@ export function queueRun(d: StepDraft, task: QueuedTask, want: WantRecord, attem
       timeout_seconds,
       input_builds,
       job_fingerprint,
-      output_inputs: task.output_inputs ? task.output_inputs.map((o) => ({ output: o.output, inputs: [...o.inputs] })) : [],
+      output_inputs: task.output_inputs ? task.output_inputs.map((o) => ({ output: o.output, inputs: [...o.inputs, ...extra] })) : [],
       retry_of,
     },
   });
   return job_run_id;
+}
+
+/**
+ * The inputs a run read beyond its config's: those an attempt of it reported missing (a dep_missed) and those its
+ * attempt before had found so, carried from attempt to attempt, so the build that follows consumed them.
+ */
+export function foundInputs(run: JobRunRecord): readonly string[] {
+  const declared = new Set(run.config.inputs.map((dep) => dep.partition_ref));
+  const found = run.input_builds.map((b) => b.partition_ref).filter((ref) => !declared.has(ref));
+  return [...found, ...run.missing];
 }
 
 /** A ref whose config cannot be made fails as a run that never started, so the reason is on record. */

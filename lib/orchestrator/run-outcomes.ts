@@ -7,7 +7,7 @@ import type { JobOutcome } from '../executor/job-launch.js';
 import type { JobRunRecord, WantRecord } from '../state/build-state.js';
 import { ACTIVE_JOB_RUN_STATUSES } from '../state/build-state.js';
 import { halves, joinTasks } from './batch-runs.js';
-import { queueRun } from './queue-run.js';
+import { foundInputs, queueRun } from './queue-run.js';
 import type { StepDraft } from './step-draft.js';
 import type { TaskResolution } from './step-input.js';
 
@@ -102,9 +102,9 @@ export function retryRun(d: StepDraft, last: JobRunRecord, want: WantRecord): vo
   const refs = last.config.outputs;
   const tasks = refs.map((ref) => d.input.tasks.get(ref));
   if (refs.length <= 1 || tasks.some((t) => !t?.ok)) {
-    queueRun(d, last, want, last.attempt + 1, last.job_run_id);
+    queueRun(d, last, want, last.attempt + 1, last.job_run_id, foundInputs(last));
     return;
   }
   const ok = tasks as Array<Extract<TaskResolution, { ok: true }>>;
-  for (const half of halves(ok)) queueRun(d, joinTasks(half), want, last.attempt + 1, last.job_run_id);
+  for (const half of halves(ok)) queueRun(d, joinTasks(half), want, last.attempt + 1, last.job_run_id, foundInputs(last));
 }

@@ -10,7 +10,7 @@ import { mustRebuild, partitionCategory } from '../state/want-status.js';
 import { isSchedulable, openCount, schedulableRefs, settled } from '../state/want-window.js';
 import { cancelWant } from './cancel-want.js';
 import { mergeCandidates, touchedCandidates, type Candidates } from './candidates.js';
-import { failUnresolvable, queueRun } from './queue-run.js';
+import { failUnresolvable, foundInputs, queueRun } from './queue-run.js';
 import { queueBatches, queueReady } from './ready-batches.js';
 import { retryRun } from './run-outcomes.js';
 import type { StepDraft } from './step-draft.js';
@@ -58,7 +58,7 @@ function scheduleRef(d: StepDraft, want: WantRecord, ref: string, missingInputs:
       const cycle = closesCycle(d, want, ref, notLive);
       if (cycle) return failUnresolvable(d, ref, { job_label: last.job_label, error: cycleError(cycle) }, want);
       for (const m of notLive) d.waits.push([m, want.want_id, ref]);
-      if (notLive.length === 0) queueRun(d, last, want, last.attempt);
+      if (notLive.length === 0) queueRun(d, last, want, last.attempt, '', foundInputs(last));
       // Like any missing input: asked for by this want itself, never left to whoever else wants it now.
       const unasked = notLive.filter((m) => !isCovered(m) && !askedAbove(d.state, want, m));
       if (unasked.length > 0) deriveWant(d, want, unasked, 'dep_missed');
