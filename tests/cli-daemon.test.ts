@@ -9,7 +9,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -349,6 +349,51 @@ srv.listen(0, '127.0.0.1', () => {
 });
 process.on('SIGTERM', () => { fs.rmSync(file, { force: true }); process.exit(0); });
 `;
+
+test('a workspace moved while its daemon runs: the next command stops that daemon (its jobs would run under the old path) and starts one; stop stops it', slot(async (t) => {
+  if (!template) throw new Error('the workspace template was not made (see test.before)');
+  const parent = tempDir(t);
+  const [a, b, c] = ['a', 'b', 'c'].map((n) => join(parent, n)) as [string, string, string];
+  for (const dir of [a, b, c]) t.teardown(() => killServers(dir));
+  cpSync(template, a, { recursive: true });
+  const first = await run(a, PROBE);
+  t.is(first.code, 0, first.stderr);
+  const old = serverJson(a)!;
+  renameSync(a, b);
+
+  const r = await run(b, PROBE);
+  t.is(r.code, 0, r.stderr);
+  t.true(r.stderr.includes(`stopping the workspace server pid ${old.pid}: it serves this workspace under the path it had when it started, ${a} (moved since)`), r.stderr);
+  t.false(isPidAlive(old.pid), 'the daemon of the old path is stopped, not left holding the log');
+  const now = serverJson(b)!;
+  t.is(now.workspace_root, b);
+  t.not(now.pid, old.pid);
+
+  renameSync(b, c);
+  const stop = await run(c, ['stop']);
+  t.is(stop.code, 0, stop.stderr);
+  t.regex(stop.stdout, new RegExp(`Stopped server \\(pid ${now.pid}\\)`));
+  t.false(isPidAlive(now.pid));
+  t.is(serverJson(c), undefined);
+}));
+
+test('a workspace reached through a link is served under its real path: the daemon is still found once the link is gone', slot(async (t) => {
+  if (!template) throw new Error('the workspace template was not made (see test.before)');
+  const parent = tempDir(t);
+  const a = join(parent, 'a');
+  t.teardown(() => killServers(a));
+  cpSync(template, a, { recursive: true });
+  const link = join(parent, 'link');
+  symlinkSync(a, link);
+  const r = await run(parent, ['-C', link, ...PROBE]);
+  t.is(r.code, 0, r.stderr);
+  const info = serverJson(a)!;
+  t.is(info.workspace_root, a);
+  rmSync(link);
+  const s = await run(a, ['status', '--json']);
+  t.is(s.code, 0, s.stderr);
+  t.is((JSON.parse(s.stdout) as { pid: number }).pid, info.pid, 'the same daemon, found');
+}));
 
 test('stop --server-url signals only a platform serve of this machine: a server that names another pid is refused, and that pid lives', slot(async (t) => {
   const root = await workspace(t);

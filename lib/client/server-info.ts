@@ -1,5 +1,5 @@
 /** `.platform/server.json`: how a client finds the workspace's daemon. Written atomically, removed on clean exit. */
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { replaceFile } from './replace-file.js';
 import { platformDir } from './workspace.js';
@@ -12,6 +12,21 @@ export interface ServerInfo {
   version: string;
   /** What every request must carry when the daemon requires it (`Authorization: Bearer`); absent from older daemons. */
   token?: string;
+  /**
+   * Which `.platform` directory it serves (`platformDirId`): a workspace moved (or reached through a link since removed)
+   * still has it, where its path changed. Absent from older daemons.
+   */
+  platform_dir_id?: string;
+}
+
+/** The identity of a workspace's `.platform` directory (device and inode), whatever path leads to it; '' when none. */
+export function platformDirId(root: string): string {
+  try {
+    const st = statSync(platformDir(root));
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return '';
+  }
 }
 
 export function serverInfoPath(root: string): string {
@@ -35,6 +50,7 @@ export function readServerInfo(root: string): ServerInfo | undefined {
       workspace_root: v.workspace_root,
       version: String(v.version ?? ''),
       ...(typeof v.token === 'string' && v.token !== '' ? { token: v.token } : {}),
+      ...(typeof v.platform_dir_id === 'string' && v.platform_dir_id !== '' ? { platform_dir_id: v.platform_dir_id } : {}),
     };
   } catch {
     return undefined;

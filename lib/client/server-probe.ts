@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isPidAlive } from '../system/pid-liveness.js';
 import type { ServerStatus } from '../api/server-status.js';
 import { VERSION } from '../version.js';
-import { readServerInfo, serverInfoPath, type ServerInfo } from './server-info.js';
+import { platformDirId, readServerInfo, serverInfoPath, type ServerInfo } from './server-info.js';
 import { createHttpFetch, withToken, type HttpResponse } from './http-fetch.js';
 
 export type { ServerStatus } from '../api/server-status.js';
@@ -146,7 +146,16 @@ export async function probeServer(root: string): Promise<Probe> {
   // A live pid that does not answer: if it is this workspace's serve, it is ours to wait for, not to replace.
   const silent = (reason: string): Probe =>
     isWorkspaceServe(info.pid, root) ? { state: 'unresponsive', info, reason } : stale(`pid ${info.pid} gave ${reason}`);
-  if (!sameDir(info.workspace_root, root)) return stale(`it describes a server of another workspace (${info.workspace_root})`);
+  if (!sameDir(info.workspace_root, root)) {
+    // The same .platform under another path: this workspace, moved since its daemon started (or reached then through a
+    // link since removed). Alive, that daemon holds the event log, and runs its jobs under a path that is gone: it is
+    // stopped before a new one starts, never left running with its server.json removed.
+    const moved = info.platform_dir_id !== undefined && info.platform_dir_id === platformDirId(root);
+    if (!moved) return stale(`it describes a server of another workspace (${info.workspace_root})`);
+    if (!isPidAlive(info.pid)) return stale(`its pid ${info.pid} is not running`);
+    if (!isWorkspaceServe(info.pid, info.workspace_root)) return stale(`its pid ${info.pid} is not a platform server any more`);
+    return stale(`it serves this workspace under the path it had when it started, ${info.workspace_root} (moved since), where its jobs would run`, true);
+  }
   if (!isPidAlive(info.pid)) return stale(`its pid ${info.pid} is not running`);
   const url = serverUrl(info.port);
   if (!(await healthy(url))) return silent(`no answer to GET /health on port ${info.port}`);

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseDuration } from '../duration.js';
 import { isPidAlive } from '../system/pid-liveness.js';
+import { fileHolder } from '../system/file-holder.js';
 import { VERSION } from '../version.js';
 import { probeServer, type Probe } from './server-probe.js';
 import { readStartingInfo, type StartingInfo } from './server-starting.js';
@@ -95,10 +96,7 @@ export async function startDaemon(root: string, timeoutMs = startTimeoutMs(), on
     const how = exited.signal ? `was killed by ${exited.signal}` : `exited with code ${exited.code}`;
     const tail = logTail(logPath, from);
     // LevelDB's LOCK: a server of this workspace runs although no server.json names it (the file was deleted).
-    const hint = /\bLOCK\b|held by another process/.test(tail)
-      ? `\nAnother process holds this workspace's event log: probably a server whose .platform/server.json was removed. ` +
-        `Stop it (find it with: pgrep -af 'platform serve') and try again.`
-      : '';
+    const hint = /\bLOCK\b|held by another process/.test(tail) ? `\n${logHolderHint(root)}` : '';
     return new DaemonStartError(`The platform server for ${root} ${how} before it was ready. ${seeLog()}${hint}`);
   };
   return waitForStart(root, child.pid ?? 0, timeoutMs, onStarting, ended, seeLog);
@@ -188,4 +186,16 @@ function fileChanges(dir: string, name: string): { next(ms: number): Promise<voi
     },
     close: () => watcher?.close(),
   };
+}
+
+/** Who holds the workspace's event log, when a daemon could not open it: a server whose server.json went, or an app. */
+function logHolderHint(root: string): string {
+  const holder = fileHolder(join(platformDir(root), 'bel', 'LOCK'));
+  if (!holder) {
+    return `Another process holds this workspace's event log: a server whose .platform/server.json was removed, or an application that embeds platform. Stop it (a server: pgrep -af 'platform serve') and try again.`;
+  }
+  const what = /\bplatform\b.*\bserve\b/.test(holder.command)
+    ? 'a platform server no server.json names (its file was removed, or it serves the workspace under another path)'
+    : 'a program that opened it (an application that embeds platform, or a platform command)';
+  return `Another process holds this workspace's event log: pid ${holder.pid}, ${what}: ${holder.command || '(its command line cannot be read)'}. Stop it (kill ${holder.pid}) and try again.`;
 }

@@ -1,5 +1,5 @@
 /** A workspace is the nearest ancestor directory holding a `.platform/` marker. */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 export const MARKER = '.platform';
@@ -22,10 +22,13 @@ export class NoDirectoryError extends Error {
 }
 
 export function findWorkspaceRoot(from: string): string {
-  let dir = resolve(from);
-  if (!existsSync(dir)) throw new NoDirectoryError(dir);
+  const given = resolve(from);
+  if (!existsSync(given)) throw new NoDirectoryError(given);
   // A file is no workspace, nor a place to look up from (its directory's workspace would be taken silently).
-  if (!statSync(dir).isDirectory()) throw new NoDirectoryError(dir, 'Not a directory:');
+  if (!statSync(given).isDirectory()) throw new NoDirectoryError(given, 'Not a directory:');
+  // Its real path: a workspace reached through a link is the same workspace (one daemon), and its daemon's path stays
+  // true when the link goes.
+  let dir = realpathSync(given);
   for (;;) {
     const marker = join(dir, MARKER);
     if (existsSync(marker) && statSync(marker).isDirectory()) return dir;

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Executor } from '../../executor/executor-port.js';
 import type { Command } from 'commander';
-import { writeServerInfo, removeServerInfo } from '../../client/server-info.js';
+import { platformDirId, writeServerInfo, removeServerInfo } from '../../client/server-info.js';
 import { clearStartingInfo, removeStartingInfo, writeStartingInfo } from '../../client/server-starting.js';
 import { errorMessage } from '../../errors.js';
 import type { StartProgress } from '../../state/store-start.js';
@@ -150,6 +150,7 @@ export function registerServe(program: Command): void {
         workspace_root: root,
         version: VERSION,
         token,
+        platform_dir_id: platformDirId(root),
       });
       if (stopRequested) void server.close({ cancelRuns });
       else platform.start();
