@@ -398,6 +398,11 @@ export class Platform {
    * called, later calls return the same promise; a later `cancelRuns` is still taken if the close has not yet left
    * the runs to their supervisors (said on the error log when it had).
    */
+  /** Whether `close` was called: a server still running on it answers 503 from then on (not its log's errors). */
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
   close(options: { cancelRuns?: boolean } = {}): Promise<void> {
     if (this.closing && options.cancelRuns && !this.orchestrator.askToCancelRuns()) {
       this.logError('asked to cancel the running job runs too late: this shutdown had already left them running under their supervisors (the next start follows them; cancel their wants then)');

@@ -58,15 +58,33 @@ test('a refused connection is sent to the next server; without a way to find one
   t.regex(err!.message, /connection refused/);
 });
 
-test('a server that keeps stopping is not chased for ever: after three more the stopping error reaches the caller', async (t) => {
-  const first = await startServer(t);
-  void first.server.close();
+test('servers that keep stopping are not chased for ever (three resends), and the same server is not sent to again', async (t) => {
+  const a = await startServer(t);
+  const b = await startServer(t);
+  void a.server.close();
+  void b.server.close();
   await new Promise((resolve) => setTimeout(resolve, 50));
   let reconnects = 0;
-  // Every "next" server is the same stopping one (or refuses): the client gives up after three.
-  const client = new PlatformClient(first.url, { reconnect: async () => (reconnects++, { url: first.url }) });
+  // Each "next" server is the other stopping one (or its closed port): the client gives up after three.
+  const client = new PlatformClient(a.url, { reconnect: async () => ({ url: ++reconnects % 2 === 1 ? b.url : a.url }) });
   const err = await t.throwsAsync(client.createWant({ partitions: ['ok/never'] }));
   t.is(reconnects, 3);
   t.true(err instanceof ServerStoppingError || /connection refused/.test(err!.message), err!.message);
-  t.is(first.platform.state().wants.size, 0);
+  t.is(a.platform.state().wants.size + b.platform.state().wants.size, 0);
+
+  let again = 0;
+  const same = new PlatformClient(a.url, { reconnect: async () => (again++, { url: a.url }) });
+  await t.throwsAsync(same.createWant({ partitions: ['ok/never'] }));
+  t.is(again, 1, 'told the same server again, it stops there');
+});
+
+test('when no next server can be reached, the error says the request was not carried out', async (t) => {
+  const dead = `http://127.0.0.1:${await closedPort()}`;
+  const client = new PlatformClient(dead, {
+    reconnect: async () => {
+      throw new Error('platform.json is missing');
+    },
+  });
+  const err = await t.throwsAsync(client.createWant({ partitions: ['ok/x'] }));
+  t.is(err!.message, 'The request was not carried out (the server refused the connection), and no next server could be reached: platform.json is missing');
 });

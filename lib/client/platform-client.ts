@@ -393,11 +393,22 @@ export class PlatformClient {
         const reconnect = this.options.reconnect;
         if (!reconnect || resends >= MAX_RESENDS || !notCarriedOut(err)) throw err;
         const from = this.base;
-        const next = await reconnect();
-        this.base = next.url.replace(/\/+$/, '');
+        const reason = err instanceof ServerStoppingError ? 'it was stopping' : 'it refused the connection';
+        let next: ServerTarget;
+        try {
+          next = await reconnect();
+        } catch (cause) {
+          // The error of the start, said as what became of the command: it was not carried out anywhere.
+          if (cause instanceof Error) cause.message = `The request was not carried out (the server ${reason.slice(3)}), and no next server could be reached: ${cause.message}`;
+          throw cause;
+        }
+        const url = next.url.replace(/\/+$/, '');
+        // The same server again (it still says it runs): sending there would be refused the same way.
+        if (url === from && next.daemon?.pid === this.daemon?.pid) throw err;
+        this.base = url;
         this.doFetch = withToken(this.options.fetch ?? nodeHttpFetch, next.token);
         this.daemon = next.daemon;
-        this.options.onResend?.({ from, to: this.base, reason: err instanceof ServerStoppingError ? 'it was stopping' : 'it refused the connection' });
+        this.options.onResend?.({ from, to: this.base, reason });
       }
     }
   }

@@ -8,7 +8,8 @@ import express, { type Express } from 'express';
 import { jsonBody } from './json-body.js';
 import { errorHandler } from './error-handler.js';
 import { HttpError } from './http-error.js';
-import { allowedMethods, idLeftEmpty } from './allowed-methods.js';
+import { allowedMethods, idLeftEmpty, jsonOperationAt } from './allowed-methods.js';
+import { refuseUnknownQuery, type Query } from './validate.js';
 import { loopbackGuard } from './loopback-guard.js';
 import { eventsRoutes } from './routes/events-routes.js';
 import { jobRunsRoutes } from './routes/job-runs-routes.js';
@@ -52,6 +53,23 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
     if (idLeftEmpty(req.path)) {
       throw new HttpError(404, `No route ${req.method} ${req.path}: the path ends in '/', where an id or a name goes (left empty?). See README.md for the API.`);
     }
+    next();
+  });
+  // An embedder may close the platform and leave its server running: every answer after that would be the closed
+  // log's error (a 500 from gc, "could not write" from a read). What is not the server's own stop is said as it is.
+  app.use((req, _res, next) => {
+    if (ctx.platform.closed) {
+      throw new HttpError(503, `The platform this server serves was closed (platform.close()) while the server runs: it answers nothing more. Close the server too (server.close()), or open the workspace again (Platform.open) and serve that.`);
+    }
+    next();
+  });
+  // Every operation of the JSON API refuses a query parameter it does not read, writes included (before any body is
+  // read): here those that read none. Not the dashboard's pages (their state is in their query), /health or /metrics (probes and scrapers add
+  // what they add); the RPCs are left to Connect's rules, which put the message in the query of a GET.
+  app.use((req, _res, next) => {
+    const op = /^\/api\//i.test(req.path) ? jsonOperationAt(req.method === 'HEAD' ? 'GET' : req.method, req.path) : undefined;
+    // One that reads a query checks it itself (validateQuery), some with words of their own.
+    if (op && !op.query) refuseUnknownQuery(undefined, req.query as Query);
     next();
   });
   // The RPCs read their own bodies (JSON or protobuf); every other write's body is JSON or none.

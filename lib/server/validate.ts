@@ -60,24 +60,33 @@ export function validateOptionalBody<T extends TSchema>(schema: T, body: unknown
   return validateBody(schema, body === undefined ? {} : body, use);
 }
 
-type Query = Record<string, unknown>;
+export type Query = Record<string, unknown>;
 
 /**
- * The query parameters `schema` names (others are ignored), or a 400. A query string carries only text: a
- * parameter whose schema is an integer is read as one when it is all digits; an empty one counts as absent.
+ * A 400 for a query parameter `schema` (the operation's query, none when absent) does not name. A name the path does
+ * not read was dropped unseen: a misspelt filter (`want=` for `want_id=`) answered everything, and a write took
+ * `POST /api/gc?dry_run=true` for a real gc.
  */
-export function validateQuery<T extends TSchema>(schema: T, query: Query): Static<T> {
-  const properties = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
-  // A name the path does not read was dropped unseen: a misspelt filter (`want=` for `want_id=`) answered everything.
+export function refuseUnknownQuery(schema: TSchema | undefined, query: Query): void {
+  const properties = (schema as { properties?: Record<string, TSchema> } | undefined)?.properties ?? {};
   for (const name of Object.keys(query)) {
     if (!Object.hasOwn(properties, name)) {
       const takes = Object.keys(properties);
       throw new HttpError(
         400,
-        `Unknown query parameter '${name}'; ${takes.length > 0 ? `this path takes ${takes.join(', ')}` : 'this path takes none'}. See README.md for the API.`,
+        `Unknown query parameter '${name}'; ${takes.length > 0 ? `this path takes ${takes.join(', ')}` : 'this path takes none'}: nothing was done. See README.md for the API.`,
       );
     }
   }
+}
+
+/**
+ * The query parameters `schema` names, or a 400. A query string carries only text: a
+ * parameter whose schema is an integer is read as one when it is all digits; an empty one counts as absent.
+ */
+export function validateQuery<T extends TSchema>(schema: T, query: Query): Static<T> {
+  refuseUnknownQuery(schema, query);
+  const properties = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
   const value: Record<string, unknown> = {};
   for (const [name, property] of Object.entries(properties)) {
     const raw = query[name];
