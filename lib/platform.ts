@@ -58,7 +58,8 @@ export interface PlatformOptions {
   logError?: (message: string) => void;
   /**
    * Start the orchestrator at once (default true). A daemon passes false and calls `start()` once its port is
-   * bound, so a server that cannot listen never touches a job run.
+   * bound, so a server that cannot listen never touches a job run. Commands offered before `start()` wait (counted
+   * against `queueCapacity`) and are taken by the first steps after it, in the order offered.
    */
   start?: boolean;
   /**
