@@ -5,7 +5,6 @@
 import { JobLogRetention, type RetentionReport } from './executor/job-log-retention.js';
 import type { EventCompactionReport, GcReport } from './api/gc.js';
 import { compactEvents } from './state/event-compaction.js';
-import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Observable, type SchedulerLike, defer, distinctUntilChanged, filter, map, startWith, take, throwError } from 'rxjs';
 import type { BuildEvent } from './events/build-event.js';
@@ -32,6 +31,7 @@ import type { CommandResult } from './orchestrator/command.js';
 import { backfillWithDefaults, taintWithDefaults, wantWithDefaults, type BackfillInput, type TaintInput, type WantInput } from './orchestrator/request-defaults.js';
 import { CommandQueue } from './orchestrator/command-queue.js';
 import { platformOptionsProblem } from './platform-options-check.js';
+import { workspaceDirProblem } from './workspace-dir-check.js';
 import { retentionOptionsProblem, type RetentionOptions } from './retention-options-check.js';
 import { GraphTaskSource } from './orchestrator/graph-task-source.js';
 import { Orchestrator } from './orchestrator/orchestrator.js';
@@ -118,10 +118,9 @@ export class Platform {
   static async open(workspaceRoot: string, options: PlatformOptions = {}): Promise<Platform> {
     const problem = platformOptionsProblem(options);
     if (problem) throw new RangeError(problem);
-    // A mistyped path would otherwise become a new, empty workspace, silently.
-    if (!statSync(workspaceRoot, { throwIfNoEntry: false })?.isDirectory()) {
-      throw new Error(`no directory at ${workspaceRoot}: Platform.open takes the workspace's directory (one with platform.json; 'platform init' makes one)`);
-    }
+    // A mistyped path, or a directory that is no workspace, would otherwise become a new, empty workspace, silently.
+    const notWorkspace = workspaceDirProblem(workspaceRoot, options.graph !== undefined);
+    if (notWorkspace) throw new Error(notWorkspace);
     const graph = await WorkspaceGraph.open(workspaceRoot, options.graph);
     const belDir = join(workspaceRoot, '.platform', 'bel');
     // A log that cannot be read stops the start, saying which and what to run: never a silent fresh start.
