@@ -66,5 +66,6 @@ export type { ScheduleDefinition } from './graph/schedule-definition.js';
 export { firstTickAfter, nextTick, tickRefs, templateValues } from './graph/schedule-time.js';
 export { catchUp, dueTicks, ticksBetween, MAX_COUNTED_TICKS, type CatchUp, type SkippedTicks } from './graph/schedule-catchup.js';
 export type { GcReport, EventCompactionReport } from './api/gc.js';
+export type { RetentionOptions } from './retention-options-check.js';
 export type { RetentionReport } from './executor/job-log-retention.js';
 export { EventsCompactedError } from './events/events-compacted-error.js';

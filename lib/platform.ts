@@ -5,7 +5,6 @@
 import { JobLogRetention, type RetentionReport } from './executor/job-log-retention.js';
 import type { EventCompactionReport, GcReport } from './api/gc.js';
 import { compactEvents } from './state/event-compaction.js';
-import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Observable, type SchedulerLike, defer, distinctUntilChanged, filter, map, startWith, take, throwError } from 'rxjs';
 import type { BuildEvent } from './events/build-event.js';
@@ -27,10 +26,13 @@ import { unproducedProblem } from './graph/unproduced-refs.js';
 import { MAX_EXPANSION } from './graph/partition-pattern.js';
 import { MAX_PARTITIONS_PER_WANT } from './api/schemas/wants.js';
 import { partitionsProblem, requestObjectProblem } from './orchestrator/request-checks.js';
+import { requestFieldsProblem, type WriteKind } from './orchestrator/request-fields.js';
 import type { CommandResult } from './orchestrator/command.js';
 import { backfillWithDefaults, taintWithDefaults, wantWithDefaults, type BackfillInput, type TaintInput, type WantInput } from './orchestrator/request-defaults.js';
 import { CommandQueue } from './orchestrator/command-queue.js';
 import { platformOptionsProblem } from './platform-options-check.js';
+import { workspaceDirProblem } from './workspace-dir-check.js';
+import { retentionOptionsProblem, type RetentionOptions } from './retention-options-check.js';
 import { GraphTaskSource } from './orchestrator/graph-task-source.js';
 import { Orchestrator } from './orchestrator/orchestrator.js';
 import { ACTIVE_JOB_RUN_STATUSES, type BuildState, type JobRunRecord } from './state/build-state.js';
@@ -58,7 +60,8 @@ export interface PlatformOptions {
   logError?: (message: string) => void;
   /**
    * Start the orchestrator at once (default true). A daemon passes false and calls `start()` once its port is
-   * bound, so a server that cannot listen never touches a job run.
+   * bound, so a server that cannot listen never touches a job run. Commands offered before `start()` wait (counted
+   * against `queueCapacity`) and are taken by the first steps after it, in the order offered.
    */
   start?: boolean;
   /**
@@ -115,10 +118,9 @@ export class Platform {
   static async open(workspaceRoot: string, options: PlatformOptions = {}): Promise<Platform> {
     const problem = platformOptionsProblem(options);
     if (problem) throw new RangeError(problem);
-    // A mistyped path would otherwise become a new, empty workspace, silently.
-    if (!statSync(workspaceRoot, { throwIfNoEntry: false })?.isDirectory()) {
-      throw new Error(`no directory at ${workspaceRoot}: Platform.open takes the workspace's directory (one with platform.json; 'platform init' makes one)`);
-    }
+    // A mistyped path, or a directory that is no workspace, would otherwise become a new, empty workspace, silently.
+    const notWorkspace = workspaceDirProblem(workspaceRoot, options.graph !== undefined);
+    if (notWorkspace) throw new Error(notWorkspace);
     const graph = await WorkspaceGraph.open(workspaceRoot, options.graph);
     const belDir = join(workspaceRoot, '.platform', 'bel');
     // A log that cannot be read stops the start, saying which and what to run: never a silent fresh start.
@@ -176,7 +178,9 @@ export class Platform {
    * Removes the logs of finished runs older than `retention.job_logs_days` (none configured: nothing), or with
    * `dryRun` says what it would remove. The daemon does this every hour by itself.
    */
-  collectJobLogs(options: { dryRun?: boolean; now?: number } = {}): Promise<RetentionReport> {
+  collectJobLogs(options: RetentionOptions = {}): Promise<RetentionReport> {
+    const problem = retentionOptionsProblem(options, 'collectJobLogs');
+    if (problem) return Promise.reject(new RangeError(problem));
     return this.retention.pass(this.state(), this.jobLogsDays(), options.now ?? Date.now(), options.dryRun === true);
   }
 
@@ -184,7 +188,9 @@ export class Platform {
    * Keeps the newest `retention.events_keep` events of the log (none configured: all), the state of the ones before
    * living on in the compaction base; with `dryRun`, says how many it would remove.
    */
-  compactEvents(options: { dryRun?: boolean } = {}): Promise<EventCompactionReport> {
+  compactEvents(options: Pick<RetentionOptions, 'dryRun'> = {}): Promise<EventCompactionReport> {
+    const problem = retentionOptionsProblem(options, 'compactEvents');
+    if (problem) return Promise.reject(new RangeError(problem));
     return this.oneAtATime(() => this.compactNow(options));
   }
 
@@ -193,8 +199,14 @@ export class Platform {
     return compactEvents(this.log, this.store, paths, this.graph.current().graph.retention?.events_keep, options.dryRun === true);
   }
 
-  /** What `retention` lets go, job logs and old events; the daemon runs it a minute after start and then hourly. */
-  gc(options: { dryRun?: boolean; now?: number } = {}): Promise<GcReport> {
+  /**
+   * What `retention` lets go, job logs and old events; the daemon runs it a minute after start and then hourly.
+   * Options it does not take, or of the wrong type (`{dry_run: true}`, `{dryRun: 'yes'}`, null), reject with a
+   * RangeError saying which, and nothing is removed: read as no dry run, they removed what was meant to be counted.
+   */
+  gc(options: RetentionOptions = {}): Promise<GcReport> {
+    const problem = retentionOptionsProblem(options, 'gc');
+    if (problem) return Promise.reject(new RangeError(problem));
     return this.oneAtATime(async () => {
       const logs = await this.collectJobLogs(options);
       return { ...logs, events: await this.compactNow(options) };
@@ -327,9 +339,8 @@ export class Platform {
    * default 100) is full.
    */
   createWant(input: WantInput): Promise<CommandResult> {
-    const request = wantWithDefaults(input);
-    const refused = this.refsRefused(request, 'createWant', MAX_PARTITIONS_PER_WANT);
-    return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_want', request });
+    const refused = this.refused(input, 'want', MAX_PARTITIONS_PER_WANT);
+    return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_want', request: wantWithDefaults(input) });
   }
 
   cancelWant(want_id: string, reason = 'canceled by request'): Promise<CommandResult> {
@@ -338,7 +349,9 @@ export class Platform {
 
   /** Taints built partitions (and with `downstream` what consumed them); the reply's `taint` lists every ref. */
   createTaint(input: TaintInput): Promise<CommandResult> {
-    return this.queue.offer({ kind: 'create_taint', request: taintWithDefaults(input) });
+    // Whether its refs were built is the planner's question (a taint of what was never built is its 400).
+    const refused = this.refused(input, 'taint', MAX_PARTITIONS_PER_WANT, { producedOnly: false });
+    return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_taint', request: taintWithDefaults(input) });
   }
 
   /**
@@ -346,9 +359,8 @@ export class Platform {
    * id. Refused as `createWant` is.
    */
   createBackfill(input: BackfillInput): Promise<CommandResult> {
-    const request = backfillWithDefaults(input);
-    const refused = this.refsRefused(request, 'createBackfill', MAX_EXPANSION);
-    return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_backfill', request });
+    const refused = this.refused(input, 'backfill', MAX_EXPANSION);
+    return refused ? Promise.resolve(refused) : this.queue.offer({ kind: 'create_backfill', request: backfillWithDefaults(input) });
   }
 
   /**
@@ -370,13 +382,19 @@ export class Platform {
   }
 
   /**
-   * A write naming refs no job of the graph in use makes is refused now, not failed later (the graph as last read:
-   * `refreshGraph()` first to see an edit of this instant); the rest of a request is checked where every write
-   * passes (the planner). Offered at once otherwise, in call order.
+   * A write the JSON API would refuse for its shape is refused now, in its words: a field its body does not take or
+   * of the wrong type (request-fields.ts); and a want or backfill naming refs no job of the graph in use makes (the
+   * graph as last read: `refreshGraph()` first to see an edit of this instant). The rest (ranges, null for a field)
+   * is checked where every write passes (the planner). Offered at once otherwise, in call order.
    */
-  private refsRefused(request: unknown, what: string, max: number): CommandResult | undefined {
-    const partitions = (request as { partitions?: unknown } | null | undefined)?.partitions;
-    const problem = requestObjectProblem(request, what) ?? partitionsProblem(partitions, max) ?? unproducedProblem(this.resolver, partitions as string[]);
+  private refused(input: unknown, kind: WriteKind, max: number, { producedOnly = true } = {}): CommandResult | undefined {
+    const what = ({ want: 'createWant', backfill: 'createBackfill', taint: 'createTaint' } as const)[kind];
+    const partitions = (input as { partitions?: unknown } | null | undefined)?.partitions;
+    const problem =
+      requestObjectProblem(input, what) ??
+      partitionsProblem(partitions, max) ??
+      requestFieldsProblem(kind, input as object) ??
+      (producedOnly ? unproducedProblem(this.resolver, partitions as string[]) : undefined);
     return problem === undefined ? undefined : { ok: false, status: 400, error: problem };
   }
 

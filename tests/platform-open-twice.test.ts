@@ -4,7 +4,8 @@
  */
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Platform, type PlatformOptions } from '../lib/platform.js';
@@ -41,6 +42,33 @@ test('an open of a path that is no directory is refused, not made a new empty wo
   const err = await t.throwsAsync(Platform.open(missing));
   t.regex(err!.message, /no directory at .*no-such-workspace/);
   t.false(existsSync(missing), 'nothing made');
+});
+
+test('an open of a directory that is no workspace (no .platform/, no platform.json, no graph given) is refused, and makes nothing', async (t) => {
+  // makeWorkspace's own marker is removed: a directory as a mistyped or parent path would be.
+  const dir = makeWorkspace(t);
+  rmSync(join(dir, '.platform'), { recursive: true });
+  const sub = join(dir, 'src');
+  mkdirSync(sub);
+  for (const path of [dir, sub]) {
+    // One opened after all is closed again, so the failure reads as one rather than as a hang.
+    const err = await Platform.open(path).then(async (opened) => (await opened.close(), new Error(`${path} was opened`)), (e: Error) => e);
+    t.is(
+      err.message,
+      `${path} is not a platform workspace: it has neither a .platform/ directory nor platform.json, and nothing was made there. ` +
+        `Run 'platform init ${path}' to make it one, or pass PlatformOptions.graph to open it with a graph of your own ` +
+        '(opened as it is, it would become a workspace, which every platform command run below it takes for its own)',
+    );
+    t.false(existsSync(join(path, '.platform')), `nothing made in ${path}`);
+  }
+  // Its graph given, a directory becomes a workspace as asked; platform.json alone says it is meant as one.
+  const given = await Platform.open(sub, { graph: parseGraph(graph, 'test') });
+  await given.close();
+  t.true(existsSync(join(sub, '.platform')));
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph));
+  const withFile = await Platform.open(dir);
+  t.is(withFile.resolver.graph.jobs.length, 1);
+  await withFile.close();
 });
 
 test('state$ never emits the same state twice in a row; graph$ completes on close', async (t) => {

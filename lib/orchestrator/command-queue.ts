@@ -2,7 +2,7 @@
  * The bounded hand-off from HTTP handlers to the single writer. `offer` never blocks: a full queue refuses
  * at once (the handler answers 503), and a command once accepted is always answered.
  */
-import { Subject, type Observable } from 'rxjs';
+import { Subject, concat, defer, from, type Observable } from 'rxjs';
 import type { Command, CommandResult } from './command.js';
 
 export interface PendingCommand {
@@ -39,8 +39,12 @@ export class CommandQueue {
   private readonly waiting = new Set<PendingCommand>();
   private closed = false;
   private readonly offered = new Subject<PendingCommand>();
-  /** Every accepted command, as it is accepted: one of the orchestrator's inputs. */
-  readonly command$: Observable<PendingCommand> = this.offered.asObservable();
+  /**
+   * Every accepted command: one of the orchestrator's inputs. Those still waiting when it subscribes come first, in
+   * the order offered, then each as it is accepted: a platform opened with `start: false` takes commands before
+   * `start()`, and a hot subject alone dropped them unseen while they went on holding a slot, never answered.
+   */
+  readonly command$: Observable<PendingCommand> = defer(() => concat(from([...this.waiting]), this.offered));
 
   constructor(readonly capacity = 100) {}
 
