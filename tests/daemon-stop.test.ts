@@ -82,6 +82,22 @@ test('commands racing platform stop are carried out, by the stopping daemon or t
   t.is(wants.length, 30, 'and no want twice');
 });
 
+test('a build followed while platform stop stops its daemon exits 75 and starts no other daemon: the stop sticks', async (t) => {
+  const dir = makeWorkspace(t, {
+    'platform.json': JSON.stringify({ jobs: [{ label: 's', outputs: ['s/(?<k>.+)'], exec: ['sh', '-c', 'sleep 2'] }] }),
+  });
+  t.teardown(async () => void (await cli(dir, 'stop')));
+  await serveSubprocess(t, dir);
+  const build = cli(dir, 'build', 's/1');
+  t.true(await poll(async () => (await cli(dir, '--json', 'job-runs', 'list')).stdout.includes('"running"'), 10_000), 'the run started');
+  const stop = await cli(dir, 'stop');
+  t.is(stop.code, 0, stop.stderr);
+  const r = await build;
+  t.is(r.code, 75, r.stderr);
+  t.notRegex(r.stderr, /started the workspace server|sent it to the next one/, r.stderr);
+  t.is(readServerInfo(dir), undefined, 'no daemon runs after the stop');
+});
+
 /** One HTTP/1.1 request written on `socket`; resolves with what came back before the socket closed. */
 function exchange(socket: Socket, request: string): Promise<{ text: string; error?: string }> {
   return new Promise((resolve) => {

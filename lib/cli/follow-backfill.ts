@@ -36,12 +36,14 @@ function sameProgress(shown: BackfillView | undefined, now: BackfillView): boole
 }
 
 export async function followBackfill(
-  { client, options }: CommandContext,
+  { client: given, options }: CommandContext,
   first: BackfillView,
   after: number,
   startedAt: number,
   interrupt$: Observable<unknown>,
 ): Promise<FollowResult> {
+  // The server that builds it is followed: if it stops, that is what the user is told, and no other is started.
+  const client = given.pinned();
   const tty = isTty() && !options.json;
   // An ended backfill took until its last change, not until now (`backfills wait` of one ended long ago).
   const elapsed = (b: BackfillView): number => (TERMINAL_WANT_STATUSES.has(b.status) ? Date.parse(b.updated_at) : Date.now()) - startedAt;

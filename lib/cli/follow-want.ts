@@ -190,11 +190,13 @@ export type FollowResult =
  * ended the stream before the want ended.
  */
 export async function followWant(
-  { client, options }: CommandContext,
+  { client: given, options }: CommandContext,
   follow: WantToFollow,
   startedAt: number,
   interrupt$: Observable<unknown>,
 ): Promise<FollowResult> {
+  // The server that builds it is followed: if it stops, that is what the user is told, and no other is started.
+  const client = given.pinned();
   const { want: root, created, after } = follow;
   const rootId = root.want_id;
   const endedBefore = !created && TERMINAL_WANT_STATUSES.has(root.status);

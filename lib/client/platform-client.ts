@@ -136,6 +136,7 @@ export class PlatformClient {
   private base: string;
   private doFetch: HttpFetch;
   private daemon: DaemonRef | undefined;
+  private token: string | undefined;
   private readonly retry: RetryPolicy;
 
   constructor(
@@ -145,12 +146,22 @@ export class PlatformClient {
     this.base = baseUrl.replace(/\/+$/, '');
     this.doFetch = withToken(options.fetch ?? nodeHttpFetch, options.token);
     this.daemon = options.daemon;
+    this.token = options.token;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
   }
 
   /** The server's base URL (another one once a request was sent again to the next daemon). */
   get baseUrl(): string {
     return this.base;
+  }
+
+  /**
+   * A client of the server this one talks to now, which never sends a request elsewhere: for what follows that
+   * server's work (a build's progress), where its going away is the news, not a reason to start the next one.
+   */
+  pinned(): PlatformClient {
+    const { reconnect: _reconnect, onResend: _onResend, ...options } = this.options;
+    return new PlatformClient(this.base, { ...options, ...(this.token ? { token: this.token } : {}), ...(this.daemon ? { daemon: this.daemon } : {}) });
   }
 
   // ---- wants
@@ -407,6 +418,7 @@ export class PlatformClient {
         if (url === from && next.daemon?.pid === this.daemon?.pid) throw err;
         this.base = url;
         this.doFetch = withToken(this.options.fetch ?? nodeHttpFetch, next.token);
+        this.token = next.token;
         this.daemon = next.daemon;
         this.options.onResend?.({ from, to: this.base, reason });
       }
