@@ -128,6 +128,12 @@ test('a daemon that ends at once (serve --help) writes no cache', async (t) => {
   t.is(help.status, 0, help.stderr);
   t.regex(help.stdout, /--idle-timeout/);
   t.deepEqual(cacheFiles(cache), []);
+  // Loaded from a cache a serve wrote: the usage alone, no word of the cache.
+  const serve = spawnSync(process.execPath, [BIN, 'serve', '--help'], { env: { ...process.env }, encoding: 'utf8' });
+  t.notRegex(serve.stdout + serve.stderr, /Compile cache/);
+  const worker = spawnSync(process.execPath, [BIN, 'worker', '--help'], { encoding: 'utf8' });
+  t.regex(worker.stdout, /runs at once on this worker \(default: 1\)/);
+  t.notRegex(worker.stdout, /\(default 1\)/);
 });
 
 test('a cache directory that cannot be made is no error, and PLATFORM_DISABLE_COMPILE_CACHE=1 turns the cache off', async (t) => {

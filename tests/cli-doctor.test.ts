@@ -206,3 +206,23 @@ test("doctor's snapshot line says when one is written, by the store's thresholds
   );
   t.notRegex(snapshot.detail, /then writes one/);
 });
+
+test("a partition's value in exec, where it is not filled in, is a warning naming the job and saying to pass it in args", async (t) => {
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'platform-doctor-')));
+  t.teardown(() => rmSync(ws, { recursive: true, force: true }));
+  mkdirSync(join(ws, '.platform'), { mode: 0o700 });
+  const jobs = [
+    { label: 'e', outputs: ['e/(?<date>[0-9-]+)'], exec: ['sh', '-c', 'echo hi > out/${date}.txt'] },
+    // A shell variable of its own, not a group of its outputs: fine.
+    { label: 'h', outputs: ['h/(?<n>\\d+)'], exec: ['sh', '-c', 'echo ${HOME}'] },
+  ];
+  writeFileSync(join(ws, 'platform.json'), JSON.stringify({ jobs }));
+  const { report } = doctor(ws);
+  const graph = check(report, 'platform.json');
+  t.is(graph.status, 'warn', JSON.stringify(graph));
+  t.is(
+    graph.detail,
+    'job e: its exec holds ${date}, which is not filled in there (exec is not a template; a shell reads it as its own variable, empty); pass it in args (["${date}"], then "$1" in a shell) or env',
+  );
+  t.regex(graph.fix ?? '', /args or env/);
+});

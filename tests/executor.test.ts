@@ -151,6 +151,11 @@ test('MissingDepsScanner handles chunks split mid-line and ignores look-alikes',
   s.push('PLATFORM_MISSING_DEPS not json\n  PLATFORM_MISSING_DEPS {"missing": ["c", "a"]}');
   s.end();
   t.deepEqual([...s.missing], ['a', 'b', 'c']);
+  t.regex(s.report.problem ?? '', /^its PLATFORM_MISSING_DEPS line is not JSON \(Unexpected token/, 'the line it could not read is told, the first one');
+  const noList = new MissingDepsScanner();
+  noList.push('PLATFORM_MISSING_DEPS {"refs": ["a"]}\n');
+  noList.end();
+  t.is(noList.report.problem, 'its PLATFORM_MISSING_DEPS line has no "missing" list of refs');
 });
 
 test('timeout kills the process group and reports it', async (t) => {

@@ -246,6 +246,17 @@ test('a job that reports as missing an input that is live fails instead of rerun
   t.is(lines(dir, 'lost-calls.txt').length, 2);
 });
 
+for (const executor of ['in-process', 'supervised'] as const) {
+  test(`a run whose PLATFORM_MISSING_DEPS line cannot be read fails saying so, and how the line is written (${executor})`, async (t) => {
+    const dir = makeWorkspace(t);
+    const platform = await openPlatform(t, dir, { jobs: [{ label: 'm', outputs: ['m/(?<k>.+)'], exec: bash("echo 'PLATFORM_MISSING_DEPS {bad json'; exit 1") }] }, { executor });
+    const id = await want(platform, ['m/1']);
+    const s = await waitForWant(platform, id, ['failed']);
+    const run = runs(s, 'm')[0]!;
+    t.regex(run.reason, /^exited with code 1; its PLATFORM_MISSING_DEPS line is not JSON \(.+\): print PLATFORM_MISSING_DEPS \{"missing": \["<ref>", \.\.\.\]\} on a line of its own$/, run.reason);
+  });
+}
+
 test('a new want for a partition that failed builds it again', async (t) => {
   const dir = makeWorkspace(t);
   const platform = await openPlatform(t, dir, {

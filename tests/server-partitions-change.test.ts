@@ -26,6 +26,8 @@ test('a ref wanted but not begun: its 404 names the wants that want it and where
   const f = await startServer(t, { graph });
   const unwanted = ((await (await f.api(`/api/partitions/${encodeURIComponent('after/2')}`)).json()) as { error: string }).error;
   t.notRegex(unwanted, /wanted by/, 'no want, no word of one');
+  // A want that ended before its run began (canceled, or its input failed) is pointed at, both ways.
+  t.regex(unwanted, /A want for it that ended before its run began leaves none: canceled, or upstream_failed \(an input of it failed\); see platform want list --status upstream_failed\.$/);
   const id = await createWant(f, ['after/1']);
   await waitForWant(f, id, ['upstream_building']);
   const res = await f.api(`/api/partitions/${encodeURIComponent('after/1')}`);

@@ -3,6 +3,7 @@
  * daemon; the one that reads the whole event log opens it only when no daemon holds it (LevelDB allows one
  * process), so a running daemon is never disturbed.
  */
+import { execTemplateSlips } from '../graph/exec-template-slips.js';
 import { existsSync, statSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventLog } from '../events/event-log.js';
@@ -141,6 +142,8 @@ async function graph(root: string, probe: Probe): Promise<Finding> {
   }
   try {
     const g = await loadGraph(root);
+    const slips = execTemplateSlips(g.jobs);
+    if (slips.length > 0) return warn('platform.json', slips.join('; '), 'move the partition\'s values into args or env: those are filled in for each partition');
     return ok('platform.json', `${g.jobs.length} job${g.jobs.length === 1 ? '' : 's'}${g.schedules?.length ? `, ${g.schedules.length} schedule${g.schedules.length === 1 ? '' : 's'}` : ''}`);
   } catch (err) {
     // A running daemon goes on with the last valid graph; none starts until the file is fixed.

@@ -26,14 +26,16 @@ export function commandWord(argv: readonly string[]): string | undefined {
   return undefined;
 }
 
-async function daemonMain(): Promise<Main> {
+async function daemonMain(argv: readonly string[]): Promise<Main> {
   const { requireWithCompileCache } = await import('./compile-cache.js');
-  const say = (line: string) => process.stdout.write(`${line}\n`);
+  // Its lines are for server.log; `serve --help` prints the usage alone.
+  const help = argv.includes('--help') || argv.includes('-h');
+  const say = (line: string) => void (help || process.stdout.write(`${line}\n`));
   return requireWithCompileCache<{ main: Main }>(DAEMON_BUNDLE, say).main;
 }
 
 export async function run(argv: string[]): Promise<void> {
   const main: Main =
-    commandWord(argv) === 'serve' ? await daemonMain() : ((await import(pathToFileURL(join(BUNDLE_DIR, 'main.js')).href)) as { main: Main }).main;
+    commandWord(argv) === 'serve' ? await daemonMain(argv) : ((await import(pathToFileURL(join(BUNDLE_DIR, 'main.js')).href)) as { main: Main }).main;
   await main(argv);
 }

@@ -67,7 +67,7 @@ async function get(url: string, timeoutMs: number, token?: string): Promise<Http
 }
 
 /** The server answered `/api/status`, but not with a platform server's status (an older version, or not ours). */
-class NotAStatusError extends Error {}
+export class NotAStatusError extends Error {}
 
 /** The server answered `/api/status` with a 401: it requires a token the request did not carry (or not its own). */
 export class TokenRefusedError extends NotAStatusError {}

@@ -9,7 +9,7 @@
  * listen on the same port number, so it is talked to as 127.0.0.1; `[::1]` is never the daemon.
  */
 import { readServerInfo, type ServerInfo } from './server-info.js';
-import { fetchStatus, isWorkspaceServe, sameDir, TokenRefusedError, type ServerStatus } from './server-probe.js';
+import { fetchStatus, isWorkspaceServe, NotAStatusError, sameDir, TokenRefusedError, type ServerStatus } from './server-probe.js';
 import { isPidAlive } from '../system/pid-liveness.js';
 import { findWorkspaceRoot } from './workspace.js';
 import { resolve } from 'node:path';
@@ -56,7 +56,17 @@ export async function serverUrlStatus(url: string, workspace: string | undefined
   try {
     return await fetchStatus(own?.url ?? url, undefined, own?.info.token);
   } catch (err) {
-    throw err instanceof TokenRefusedError ? new NoTokenError(noTokenMessage(url)) : err;
+    if (err instanceof TokenRefusedError) throw new NoTokenError(noTokenMessage(url));
+    if (err instanceof NotAStatusError) throw new NotADaemonError(`The server at ${url} is not a platform daemon (${err.message}); check --server-url.`);
+    throw err;
+  }
+}
+
+/** Something answers at the URL, but not as a platform daemon: not "no server" (status's exit 3), an error. */
+export class NotADaemonError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotADaemonError';
   }
 }
 

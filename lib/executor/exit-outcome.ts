@@ -1,5 +1,5 @@
 /** How a job run's exit becomes its outcome: one pure rule for every adapter of the executor port. */
-import type { JobOutcome } from './job-launch.js';
+import { MISSING_DEPS_MARKER, type JobOutcome } from './job-launch.js';
 
 /** Why the executor itself ended the run, if it did; it decides the outcome over the exit status. */
 export type KillCause = { kind: 'cancel'; reason: string } | { kind: 'timeout' };
@@ -12,6 +12,8 @@ export interface RunExit {
   kill: KillCause | undefined;
   /** Refs the job reported missing (PLATFORM_MISSING_DEPS) before it exited. */
   missing: readonly string[];
+  /** What was wrong with a marker line that could not be read (MissingReport). */
+  missingProblem?: string | undefined;
   timeout_seconds: number;
 }
 
@@ -24,6 +26,8 @@ export function outcomeOfExit(job_run_id: string, exit: RunExit): JobOutcome {
   }
   if (code === 0) return { job_run_id, status: 'succeeded' };
   if (exit.missing.length > 0) return { job_run_id, status: 'dep_missed', missing: [...exit.missing] };
-  if (code !== null) return { job_run_id, status: 'failed', exit_code: code, signal: '', reason: `exited with code ${code}` };
+  // A marker that could not be read is why nothing was built for it: said, with the form that is read.
+  const marker = exit.missingProblem ? `; ${exit.missingProblem}: print ${MISSING_DEPS_MARKER} {"missing": ["<ref>", ...]} on a line of its own` : '';
+  if (code !== null) return { job_run_id, status: 'failed', exit_code: code, signal: '', reason: `exited with code ${code}${marker}` };
   return { job_run_id, status: 'failed', exit_code: -1, signal, reason: signal ? `killed by ${signal}` : 'exited abnormally' };
 }

@@ -6,13 +6,26 @@ import { MISSING_DEPS_MARKER, STDERR_LOG, STDOUT_LOG } from './job-launch.js';
 /** Longest partial line kept while scanning for the missing-deps marker; longer lines are skipped. */
 const MAX_SCAN_LINE = 1 << 20;
 
+/**
+ * What a run reported of its missing inputs: the refs, and what was wrong with a marker line that could not be read
+ * (the first such), so a run that printed one and failed says why no input was built for it.
+ */
+export interface MissingReport {
+  readonly missing: Set<string>;
+  problem?: string;
+}
+
 /** Scans a byte stream line by line for `PLATFORM_MISSING_DEPS {"missing": [...]}` and collects the refs. */
 export class MissingDepsScanner {
   private readonly decoder = new StringDecoder('utf8');
   private partial = '';
   private skipping = false;
 
-  constructor(readonly missing: Set<string> = new Set()) {}
+  constructor(readonly report: MissingReport = { missing: new Set() }) {}
+
+  get missing(): Set<string> {
+    return this.report.missing;
+  }
 
   push(chunk: Buffer | string): void {
     this.feed(typeof chunk === 'string' ? chunk : this.decoder.write(chunk));
@@ -48,14 +61,19 @@ export class MissingDepsScanner {
     if (!line.startsWith(MISSING_DEPS_MARKER)) return;
     const rest = line.slice(MISSING_DEPS_MARKER.length);
     if (rest !== '' && !/^\s/.test(rest)) return; // e.g. PLATFORM_MISSING_DEPS_X
+    let parsed: unknown;
     try {
-      const parsed: unknown = JSON.parse(rest);
-      const refs = (parsed as { missing?: unknown })?.missing;
-      if (!Array.isArray(refs)) return;
-      for (const ref of refs) if (typeof ref === 'string' && ref !== '') this.missing.add(ref);
-    } catch {
-      /* not the protocol line after all */
+      parsed = JSON.parse(rest);
+    } catch (err) {
+      this.report.problem ??= `its ${MISSING_DEPS_MARKER} line is not JSON (${err instanceof Error ? err.message : String(err)})`;
+      return;
     }
+    const refs = (parsed as { missing?: unknown } | null)?.missing;
+    if (!Array.isArray(refs) || refs.some((ref) => typeof ref !== 'string' || ref === '')) {
+      this.report.problem ??= `its ${MISSING_DEPS_MARKER} line has no "missing" list of refs`;
+      return;
+    }
+    for (const ref of refs as string[]) this.missing.add(ref);
   }
 }
 
@@ -63,10 +81,10 @@ export class MissingDepsScanner {
  * The refs a run reported missing, read back from its log files once it failed (a supervised job writes straight
  * to its files, so nothing scans the output as it flows). Unreadable files report nothing.
  */
-export async function missingDepsInLogs(logDir: string): Promise<string[]> {
-  const missing = new Set<string>();
+export async function missingDepsInLogs(logDir: string): Promise<MissingReport> {
+  const report: MissingReport = { missing: new Set() };
   for (const name of [STDOUT_LOG, STDERR_LOG]) {
-    const scanner = new MissingDepsScanner(missing);
+    const scanner = new MissingDepsScanner(report);
     try {
       for await (const chunk of createReadStream(join(logDir, name))) scanner.push(chunk as Buffer);
     } catch {
@@ -74,5 +92,5 @@ export async function missingDepsInLogs(logDir: string): Promise<string[]> {
     }
     scanner.end();
   }
-  return [...missing];
+  return report;
 }

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Observable, Subject } from 'rxjs';
 import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
-import { MissingDepsScanner } from './missing-deps-scanner.js';
+import { MissingDepsScanner, type MissingReport } from './missing-deps-scanner.js';
 import { signalGroup } from '../system/process-group.js';
 import { spawnFailureReason } from './spawn-failure.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
@@ -43,7 +43,8 @@ interface Run {
   exited: boolean;
   /** Why the executor is killing the run; decides the outcome. Set only before the process exited. */
   kill: KillCause | undefined;
-  readonly missing: Set<string>;
+  /** What its output reported missing (both streams' scanners add to it). */
+  readonly report: MissingReport;
   timeoutTimer: NodeJS.Timeout | undefined;
   closeGraceTimer: NodeJS.Timeout | undefined;
   /** stderr.log, for the executor's own notes. */
@@ -90,7 +91,7 @@ export class ProcessExecutor implements Executor {
       child: undefined,
       exited: false,
       kill: undefined,
-      missing: new Set(),
+      report: { missing: new Set() },
       timeoutTimer: undefined,
       closeGraceTimer: undefined,
       errLog: undefined,
@@ -254,7 +255,7 @@ export class ProcessExecutor implements Executor {
         endFile();
         return;
       }
-      const scanner = new MissingDepsScanner(run.missing);
+      const scanner = new MissingDepsScanner(run.report);
       // A log file that failed must not stall the job on a full pipe.
       file.on('error', () => src.resume());
       src.on('data', (chunk: Buffer) => {
@@ -310,7 +311,7 @@ export class ProcessExecutor implements Executor {
     clearTimeout(run.timeoutTimer);
     clearTimeout(run.closeGraceTimer);
     const { job_run_id, timeout_seconds } = run.launch;
-    this.emit(run, outcomeOfExit(job_run_id, { code, signal, kill: run.kill, missing: [...run.missing], timeout_seconds }));
+    this.emit(run, outcomeOfExit(job_run_id, { code, signal, kill: run.kill, missing: [...run.report.missing], missingProblem: run.report.problem, timeout_seconds }));
   }
 
   /** A run that never got a process: note the reason in stderr.log, close the logs, then emit 'failed'. */

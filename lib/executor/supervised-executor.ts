@@ -474,8 +474,9 @@ export class SupervisedExecutor implements Executor {
     if (recorded && 'outcome' in recorded) {
       outcome = { ...recorded.outcome, job_run_id: run.id };
     } else if (status) {
-      const missing = status.code !== 0 && !run.kill ? await missingDepsInLogs(run.dir) : [];
-      outcome = outcomeOfExit(run.id, { ...status, kill: run.kill, missing, timeout_seconds: run.timeoutSeconds });
+      const report = status.code !== 0 && !run.kill ? await missingDepsInLogs(run.dir) : undefined;
+      const missing = report ? [...report.missing] : [];
+      outcome = outcomeOfExit(run.id, { ...status, kill: run.kill, missing, missingProblem: report?.problem, timeout_seconds: run.timeoutSeconds });
     } else if (run.kill?.kind === 'cancel' || readCancelReason(run.dir) !== undefined) {
       outcome = { job_run_id: run.id, status: 'canceled', reason: run.kill?.kind === 'cancel' ? run.kill.reason : readCancelReason(run.dir)! };
     } else {

@@ -114,7 +114,8 @@ export function registerJobRuns(program: Command): void {
       const run = await client.getJobRun(id);
       if (options.json) return printJson(run);
       line(jobRunDetail(run));
-      if (run.status !== 'queued') line(colors.dim(`logs: platform logs ${run.job_run_id} (--stderr for stderr)`));
+      // A run that never started has no log to point at (platform logs says so too).
+      if (run.status !== 'queued' && run.started_at !== null) line(colors.dim(`logs: platform logs ${run.job_run_id} (--stderr for stderr)`));
     });
   usageExitCode(jobRuns);
 }

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { describeProbe, workspaceRootFor } from '../../client/server-connection.js';
 import { probeServer, type ServerStatus } from '../../client/server-probe.js';
-import { NoTokenError, serverUrlStatus } from '../../client/server-url-daemon.js';
+import { NoTokenError, NotADaemonError, serverUrlStatus } from '../../client/server-url-daemon.js';
 import { serverLogPath } from '../../client/start-daemon.js';
 import { liveStartingInfo, startingWords } from '../../client/server-starting.js';
 import { stateStartWords } from '../../api/state-start.js';
@@ -83,7 +83,7 @@ export function registerStatus(program: Command): void {
           print(formatStatus(url, st), { running: true, url, ...st });
         } catch (err) {
           // It answers: not "no server" (exit 3), but one this command may not read, an error.
-          if (err instanceof NoTokenError) throw err;
+          if (err instanceof NoTokenError || err instanceof NotADaemonError) throw err;
           print(`No server answers at ${url}: ${errorMessage(err)}`, { running: false, url, reason: errorMessage(err) });
           process.exitCode = EXIT_NOT_RUNNING;
         }

@@ -6,7 +6,7 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('take job runs from a daemon started with --executor redis://... and run them on this machine')
     .requiredOption('--redis <url>', 'the Redis the daemon hands runs to, e.g. redis://10.0.0.5:6379', redisUrl('--redis'))
-    .addOption(parsedOption('--concurrency <n>', 'runs at once on this worker (default 1)', wholeNumber({ min: 1 })).default(1))
+    .addOption(parsedOption('--concurrency <n>', 'runs at once on this worker', wholeNumber({ min: 1 })).default(1))
     .option('--workdir <dir>', "where jobs run (default: the daemon's workspace path, as on a shared filesystem)")
     .option('--name <name>', 'the name recorded on each run this worker takes (default: <hostname>-<pid>)')
     .option('--queue <name>', 'the BullMQ queue (default: platform-runs)')

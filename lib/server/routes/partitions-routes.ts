@@ -59,7 +59,11 @@ const WANTING_SHOWN = 3;
 function unknownRef(state: BuildState, ref: string): string {
   // No hint to encode a '/' here: a ref that was not encoded is more than one segment, and reaches no partition route
   // (app.ts's last 404 says how to encode it).
-  const unseen = `No partition '${ref}' has been seen: nothing has built it, nor begun to (a want canceled before its run leaves none).`;
+  // Its wants may have ended before a run for it began: canceled, or failed because an input of it failed (their
+  // status says which; no index of ended wants by ref is kept, so they are pointed at, not listed).
+  const unseen =
+    `No partition '${ref}' has been seen: nothing has built it, nor begun to. A want for it that ended before its run ` +
+    `began leaves none: canceled, or upstream_failed (an input of it failed); see platform want list --status upstream_failed.`;
   // Wanted and not begun: its run waits (on inputs being built, a cap, a config); the want says on what.
   const wanting: string[] = [];
   for (const id of activeWantsOn(state, ref)) if (wanting.push(id) > WANTING_SHOWN) break;
