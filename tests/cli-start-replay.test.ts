@@ -2,14 +2,15 @@
  * A daemon that replays a long log at its start (after an upgrade, or with its snapshot gone) is waited for as long as
  * it goes on, and shown: the CLI that started it says how far it got and does not give up at PLATFORM_START_TIMEOUT
  * while the replay moves; `platform status` says it is starting, not that no server runs; a command run while it
- * starts waits for it rather than start a second daemon; news left by a daemon killed while it started misleads
- * nobody; news that cannot be written does not stop a start. The real CLI as a subprocess, the real daemon it starts
- * (the bundle), real LevelDB logs written beforehand. Serial, and no larger than they must be: a replay takes a core,
- * and other files' tests that time their requests share the machine.
+ * starts waits for it rather than start a second daemon; `platform stop` stops it there (its replay ended where it
+ * is); news left by a daemon killed while it started misleads nobody; news that cannot be written does not stop a
+ * start. The real CLI as a subprocess, the real daemon it starts (the bundle), real LevelDB logs written beforehand.
+ * Serial, and no larger than they must be: a replay takes a core, and other files' tests that time their requests
+ * share the machine.
  */
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventPayload } from '../lib/events/build-event.js';
@@ -17,7 +18,7 @@ import { EventLog } from '../lib/events/event-log.js';
 import { readServerInfo } from '../lib/client/server-info.js';
 import { readStartingInfo } from '../lib/client/server-starting.js';
 import { wantEvents } from '../bench/history.js';
-import { killAtTeardown, makeWorkspace } from './helpers/jobs-fixture.js';
+import { isPidAlive, killAtTeardown, makeWorkspace } from './helpers/jobs-fixture.js';
 
 const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
 
@@ -159,4 +160,50 @@ test.serial('on a terminal, the replay is one line kept current, ended before th
   // Each news rewrites the line (carriage return, erase); the last one ends with a newline before "started".
   t.regex(r.stdout, /\r\x1b\[Kplatform: the workspace server is starting, replaying its event log \(no snapshot used: there is none\): [\d,]+ of 100,000 events\r?\nplatform: started the workspace server/);
   t.is((await cli(dir, {}, 'stop')).code, 0);
+});
+
+/** The pid of the daemon once it says it replays (its news names events to replay); 0 if it never does. */
+async function replayingPid(dir: string): Promise<number> {
+  for (let i = 0; i < 2000; i++) {
+    const news = readStartingInfo(dir);
+    if (news && news.events_to_replay > 0) return news.pid;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return 0;
+}
+
+test.serial('stop stops a daemon that is starting (replaying a long log): it ends its replay where it is, and goes; --json too', async (t) => {
+  t.timeout(180_000);
+  const dir = makeWorkspace(t);
+  await longLog(dir, 40_000); // 160,000 events, no snapshot: each start replays them all
+  const env = { PLATFORM_START_TIMEOUT: '60s', PLATFORM_IDLE_TIMEOUT: '5m' };
+  let daemonPid = 0;
+  killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? 0, daemonPid]);
+
+  for (const json of [false, true]) {
+    const starting = cli(dir, env, 'start');
+    daemonPid = await replayingPid(dir);
+    t.true(daemonPid > 0, 'the daemon said it was replaying');
+    const stop = await cli(dir, {}, 'stop', ...(json ? ['--json'] : []));
+    t.is(stop.code, 0, stop.stderr);
+    if (json) {
+      const said = JSON.parse(stop.stdout) as { stopped: boolean; pid: number; while_starting: boolean; starting: { events_to_replay: number } };
+      t.like(said, { stopped: true, pid: daemonPid, while_starting: true });
+      t.is(said.starting.events_to_replay, 160_000);
+    } else {
+      t.regex(stop.stdout, new RegExp(`^Stopped server \\(pid ${daemonPid}\\) while it was starting, replaying its event log \\(no snapshot used: there is none\\): [\\d,]+ of 160,000 events\\n$`));
+    }
+    // stop waited for it: gone when stop returns, and nothing of it left to say it runs or starts.
+    t.false(isPidAlive(daemonPid), 'the daemon is gone when stop returns');
+    t.is(readServerInfo(dir), undefined);
+    t.false(existsSync(join(dir, '.platform', 'server-starting.json')));
+    // It went from its replay, not after it: it never listened.
+    const log = readFileSync(join(dir, '.platform', 'server.log'), 'utf8');
+    t.regex(log, /platform: stopped by SIGTERM while starting, after [\d,]+ of 160,000 events of its replay/);
+    t.notRegex(log, /Listening on/);
+    await starting;
+    const status = await cli(dir, {}, 'status');
+    t.is(status.code, 3, status.stdout);
+    t.regex(status.stdout, /^No server running for /);
+  }
 });

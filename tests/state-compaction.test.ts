@@ -2,8 +2,9 @@
  * `retention.events_keep`: gc keeps the newest N events, the state of the ones before lives on in
  * `.platform/compacted.bin`. Checked against the real platform (real LevelDB, real job processes), the real server
  * and the real CLI: a restart after gc (with or without the regular snapshot) is the same state and goes on with
- * the same ids; removed events answer 410 with the first id still available, on every read and on SSE resume; a
- * compacted log without its base is refused at start and by doctor, naming the file.
+ * the same ids; removed events answer 410 with the first id still available, on every read and on SSE resume (the CLI
+ * tells the --offset that reads from it); a compacted log without its base is refused at start and by doctor, naming
+ * the file.
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
@@ -271,9 +272,22 @@ test('over HTTP: removed events answer 410 with the first id still available, re
   t.regex(((await prunedBackfill.json()) as { error: string }).error, /pruned.*retention\.events_keep/, 'a pruned backfill says so too');
   t.notRegex(((await (await fetch(`${server.url}/api/backfills/bf-99`)).json()) as { error: string }).error, /pruned/);
 
+  // The CLI's --offset means "after": it tells the offset that reads from the first event kept, one less than its id.
   const old = await cli('events', '--offset', '0');
   t.not(old.code, 0);
-  t.regex(old.stderr, new RegExp(`first still available is ${first}`));
+  t.regex(old.stderr, new RegExp(`Event 1 is gone: events before ${first} were compacted .*; the first still available is ${first}: 'platform events --offset ${first - 1}' reads from there\\.`));
+  const told = /'platform events (--offset \d+)'/.exec(old.stderr)?.[1]?.split(' ') ?? [];
+  const resumed = await cli('events', ...told, '--json');
+  t.is(resumed.code, 0, resumed.stderr);
+  t.is((JSON.parse(resumed.stdout) as { data: Array<{ event_id: number }> }).data[0]?.event_id, first, 'the offset told reads from the first event kept');
+  const oldJson = await cli('events', '--offset', '2', '--json');
+  t.not(oldJson.code, 0);
+  const error = JSON.parse(oldJson.stderr) as { error: string; status: number };
+  t.is(error.status, 410);
+  t.regex(error.error, new RegExp(`^Event 3 is gone: .*'platform events --offset ${first - 1}' reads from there\\.$`));
+  const follow = await cli('events', '--follow', '--offset', '0');
+  t.not(follow.code, 0);
+  t.regex(follow.stderr, new RegExp(`the first still available is ${first}: 'platform events --follow --offset ${first - 1}' reads from there\\.`));
   const human = await cli('gc', '--dry-run');
   t.is(human.code, 0, human.stderr);
   t.regex(human.stdout, /events would remove\s*│?\s*0/);

@@ -4,8 +4,8 @@
  * inherits PLATFORM_WORKSPACE and PLATFORM_JOB_RUN_ID, so the environment tells, whatever the pids and groups
  * did. Run ids repeat across workspaces (every workspace has an r-1): only both together identify a run.
  */
-import { readFileSync, readdirSync } from 'node:fs';
-import { basename } from 'node:path';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { signalGroup } from '../system/process-group.js';
 
 const RUN_KEY = 'PLATFORM_JOB_RUN_ID=';
@@ -32,13 +32,41 @@ function runIn(environ: readonly string[], workspace: string): string | undefine
  * Whether a live process is one of the given run's (its supervisor, its job or their children). `startedAt` (epoch
  * ms, 0 for unknown) is when the log recorded `pid` as the run's: a job that emptied its environment (`exec env -i`)
  * or hid it (non-dumpable) is still known by that. Its pid leads its own session, and it started before that moment:
- * a pid is reused only once its process ended, so a process that had it then is the run's.
+ * a pid is reused only once its process ended, so a process that had it then is the run's. So is one whose environment
+ * names the run under another path of its workspace, moved since the run started (`movedHere`).
  */
 export function belongsToRun(pid: number, workspace: string, jobRunId: string, startedAt = 0): boolean {
   if (pid <= 0) return false;
   const environ = environOf(pid);
-  if (environ?.some((e) => e.startsWith(WORKSPACE_KEY) || e.startsWith(RUN_KEY))) return runIn(environ, workspace) === jobRunId;
+  if (environ?.some((e) => e.startsWith(WORKSPACE_KEY) || e.startsWith(RUN_KEY))) {
+    if (runIn(environ, workspace) === jobRunId) return true;
+    const named = environ.find((e) => e.startsWith(WORKSPACE_KEY))?.slice(WORKSPACE_KEY.length);
+    const run = environ.find((e) => e.startsWith(RUN_KEY))?.slice(RUN_KEY.length);
+    return run === jobRunId && named !== undefined && startedAt > 0 && movedHere(named, workspace) && ledSessionBefore(pid, startedAt);
+  }
   return startedAt > 0 && ledSessionBefore(pid, startedAt);
+}
+
+/**
+ * Whether `named`, the workspace path a run's environment was given when it started, may be `workspace` moved since
+ * (renamed, or its directory moved: a daemon stopped, `mv ws ws2`, the next daemon at ws2 follows the run): no
+ * workspace is at `named` any more, or the one there has the same `.platform` directory. A workspace there with a
+ * `.platform` of its own (a copy's original, or a new one made at the old path) is another, whose runs are not this
+ * one's to follow or kill. The run's pid, its session and its start before the log recorded it say the rest.
+ */
+function movedHere(named: string, workspace: string): boolean {
+  const there = dirIdentity(join(named, '.platform'));
+  return there === undefined || there === dirIdentity(join(workspace, '.platform'));
+}
+
+/** A directory's device and inode, whatever path leads to it; undefined when it cannot be read. */
+function dirIdentity(path: string): string | undefined {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

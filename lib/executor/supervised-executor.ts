@@ -48,9 +48,18 @@ import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
  * before it. A job that ends in time, or a cancel's SIGTERM, ends the watchdog (its sleep with it). The job itself
  * still runs in the foreground: an asynchronous list would start it with SIGINT and SIGQUIT ignored. Names are
  * prefixed: run.sh exports the job's variables, and an assignment here would change one of the same name.
+ *
+ * The run's directory is held open (fd 9) from the start and named through it, /proc/self/fd/9, in whichever of
+ * this shell, its watchdog, mv and ln opens a file there (each has the descriptor; not /proc/$$/: dash moves this
+ * shell's fd 9 aside while the job runs, when the watchdog writes): the status and the timeout's line land in it
+ * wherever it is by then, as the native launcher's do (a workspace moved while the run went on, its daemon stopped:
+ * the path given names nothing any more). Where /proc cannot name it, the path, as before. The job does not get it.
  */
 export const SUPERVISOR_SCRIPT = [
   'platform_term=; platform_timed_out=; platform_watchdog=; d=$0',
+  // `command`: a redirection that fails does not end the shell, as it would of a bare `exec`; the braces keep the
+  // 2>/dev/null to this line (on `exec` alone, it would redirect the rest of the script).
+  '{ command exec 9<"$d"; } 2>/dev/null && [ -d /proc/self/fd/9 ] && d=/proc/self/fd/9',
   "trap 'platform_term=1' TERM",
   "trap 'platform_timed_out=1' USR1",
   'if . "$d/run.sh"; then',
@@ -70,7 +79,7 @@ export const SUPERVISOR_SCRIPT = [
   '    ) </dev/null >/dev/null 2>&1 &',
   '    platform_watchdog=$!',
   '  fi',
-  '  if [ -n "$platform_term" ]; then c=143; else "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log"; c=$?; fi',
+  '  if [ -n "$platform_term" ]; then c=143; else "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log" 9<&-; c=$?; fi',
   // From here the watchdog's TERM must not end the status's mv (an ignored signal is inherited across exec), and a
   // USR1 coming after the job ended by itself is not a timeout.
   "  trap '' TERM USR1",

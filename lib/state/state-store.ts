@@ -11,7 +11,7 @@ import type { BuildEvent, EventPayload } from '../events/build-event.js';
 import { pruneSteps, type PruneCounts } from './prune-history.js';
 import type { EventLog } from '../events/event-log.js';
 import { initialState, type BuildState } from './build-state.js';
-import type { StartProgress, StoreStart } from './store-start.js';
+import { StartStopped, type StartProgress, type StoreStart } from './store-start.js';
 import { reduce } from './reduce.js';
 import { ImageCarry } from './image-carry.js';
 import { SharePacer, frameBudgetMs } from './frame-budget.js';
@@ -228,7 +228,7 @@ export class StateStore {
       snapshotWhenQuiet?: { ms: number; events: number };
       onSnapshotError?: (err: unknown) => void;
       compactionBasePath?: string;
-      /** After each batch of the log replayed at open: a replay of a long log takes a while, and is shown. */
+      /** After each batch of the log replayed at open: a replay of a long log takes a while, and is shown. Throwing StartStopped ends the open. */
       onReplay?: (progress: StartProgress) => void;
     } = {},
   ): Promise<StateStore> {
@@ -262,11 +262,12 @@ export class StateStore {
       start,
       onReplay &&
         ((done) => {
-          // News of the start, not part of it: a callback that throws does not stop the replay (nor reads as a bad log).
+          // News of the start, not part of it: a callback that throws does not stop the replay (nor reads as a bad log),
+          // unless it says to stop the start (StartStopped).
           try {
             onReplay({ events_replayed: done, events_to_replay: toReplay, snapshot_unused });
-          } catch {
-            // ignored, as said
+          } catch (err) {
+            if (err instanceof StartStopped) throw err;
           }
         }),
     );

@@ -38,3 +38,16 @@ export interface StoreStart {
    */
   snapshot_other_version: boolean;
 }
+
+/**
+ * Thrown by a start's `onReplay` to end the start there: the replay stops at the batch it is at and the open fails
+ * with this (as its cause, where a caller wraps it). For a daemon told to stop while it replays a long log: it has only
+ * read the log so far, so it can go at once rather than after the replay (a million events take ~30 s). Any other
+ * error of the callback is news gone wrong, and the replay goes on.
+ */
+export class StartStopped extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartStopped';
+  }
+}

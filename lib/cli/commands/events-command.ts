@@ -7,6 +7,7 @@ import { MAX_EVENTS_PER_READ } from '../../api/page.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { colors, connect, line, listShort, printJson, table, usageExitCode, when } from '../output.js';
 import { ServerWentAwayError } from '../server-went-away-error.js';
+import { eventsGoneInCliWords } from '../events-gone.js';
 
 /** What an event says, in one short phrase. */
 export function eventSummary(e: EventView): string {
@@ -106,7 +107,9 @@ export function registerEvents(program: Command): void {
       const { offset, limit } = opts;
       const { client, options } = await connect(cmd);
       if (!opts.follow) {
-        const page = await client.listEvents({ offset, limit });
+        const page = await client.listEvents({ offset, limit }).catch((err: unknown) => {
+          throw eventsGoneInCliWords(err, offset ?? 0, false);
+        });
         if (options.json) return printJson(page);
         if (page.data.length > 0) {
           line(
@@ -139,7 +142,7 @@ export function registerEvents(program: Command): void {
             printed = event.event_id;
           }),
           // A connection dropped mid-stream is the server gone as much as a stream it ended.
-          catchError((err: unknown) => (err instanceof NoServerError ? EMPTY : throwError(() => err))),
+          catchError((err: unknown) => (err instanceof NoServerError ? EMPTY : throwError(() => eventsGoneInCliWords(err, printed ?? after, true)))),
         ),
         { defaultValue: undefined },
       );

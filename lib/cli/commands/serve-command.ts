@@ -6,7 +6,8 @@ import type { Command } from 'commander';
 import { platformDirId, writeServerInfo, removeServerInfo } from '../../client/server-info.js';
 import { clearStartingInfo, removeStartingInfo, writeStartingInfo } from '../../client/server-starting.js';
 import { errorMessage } from '../../errors.js';
-import type { StartProgress } from '../../state/store-start.js';
+import { StartStopped, type StartProgress } from '../../state/store-start.js';
+import { groupDigits } from '../../group-digits.js';
 import { NoWorkspaceError, findWorkspaceRoot, platformDir } from '../../client/workspace.js';
 import type { RunningServer } from '../../server/http-server.js';
 import { parseDuration } from '../../duration.js';
@@ -44,6 +45,12 @@ function executorInGraphFile(root: string): ExecutorChoice | undefined {
 async function redisExecutor(url: string): Promise<(workspaceRoot: string) => Executor> {
   const { RedisExecutor } = await import('../../executor/redis/redis-executor.js');
   return (workspaceRoot) => new RedisExecutor({ redisUrl: url, workspaceRoot });
+}
+
+/** Whether `err`, or an error it wraps (its `cause`, a few deep: Platform.open wraps what the state store threw), is StartStopped. */
+function startStopped(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof StartStopped) return true;
+  return false;
 }
 
 export function registerServe(program: Command): void {
@@ -88,19 +95,19 @@ export function registerServe(program: Command): void {
       chmodSync(platformDir(root), 0o700);
       const token = randomBytes(32).toString('base64url');
       // Handlers first: a signal while opening or binding still ends the daemon through a clean shutdown.
-      let stopRequested = false;
+      let stopRequested: NodeJS.Signals | undefined;
       let server: RunningServer | undefined;
       let cancelRuns = false;
-      const stop = () => {
-        stopRequested = true;
+      const stop = (signal: NodeJS.Signals) => {
+        stopRequested ??= signal;
         void server?.close({ cancelRuns });
       };
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
       // `platform stop --cancel-runs`: the running job runs are killed and recorded canceled instead of left running.
-      process.on('SIGUSR2', () => {
+      process.on('SIGUSR2', (signal) => {
         cancelRuns = true;
-        stop();
+        stop(signal);
       });
       // The orchestrator starts only once the port is bound: a daemon that cannot listen touches no job run.
       // Local runs under supervisors of their own: a daemon that stops, crashes or is upgraded leaves them running.
@@ -122,7 +129,14 @@ export function registerServe(program: Command): void {
         }
       };
       tell({ events_replayed: 0, events_to_replay: 0, snapshot_unused: null });
+      let replayedWhenStopped: StartProgress | undefined;
       const onStartProgress = (p: StartProgress): void => {
+        // Stopped while it replays: so far it has only read the log, so it goes now rather than after the replay (a
+        // million events take ~30 s). Not when asked to cancel the runs: it must read its state to know them.
+        if (stopRequested && !cancelRuns) {
+          replayedWhenStopped = p;
+          throw new StartStopped(`stopped by ${stopRequested} while it replayed its event log`);
+        }
         const now = Date.now();
         if (now - reported < START_PROGRESS_MS) return;
         reported = now;
@@ -133,6 +147,14 @@ export function registerServe(program: Command): void {
         platform = await Platform.open(root, { start: false, executor, onStartProgress });
       } catch (err) {
         removeStartingInfo(root, process.pid);
+        if (replayedWhenStopped && startStopped(err)) {
+          // Platform.open closed the log on its way out: nothing was written, and no job run was touched.
+          const { events_replayed: done, events_to_replay: of } = replayedWhenStopped;
+          process.stderr.write(
+            `platform: stopped by ${stopRequested} while starting, after ${groupDigits(done)} of ${groupDigits(of)} events of its replay (the next start replays the log again); job runs go on under their supervisors\n`,
+          );
+          process.exit(0);
+        }
         throw err;
       }
       // It holds the log now: whatever news is there is its own or a dead start's.
@@ -152,7 +174,7 @@ export function registerServe(program: Command): void {
         token,
         platform_dir_id: platformDirId(root),
       });
-      if (stopRequested) void server.close({ cancelRuns });
+      if (stopRequested !== undefined) void server.close({ cancelRuns });
       else platform.start();
       await server.closed;
       removeServerInfo(root, process.pid);

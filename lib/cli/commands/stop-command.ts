@@ -2,12 +2,16 @@
  * `platform stop`: graceful shutdown of the workspace's daemon. Checks through `/api/status` that the pid in
  * server.json is really this workspace's server (or, when it does not answer, that its command line is this
  * workspace's `platform serve`), sends it SIGTERM (it finishes in-flight requests, leaves running job runs to their
- * supervisors, removes server.json; with --cancel-runs SIGUSR2: it kills them and records them canceled), and waits until the process is gone and server.json with it. No server: says
- * so and exits 0 (a stale server.json is removed on the way; a live pid we cannot vouch for is never signalled).
+ * supervisors, removes server.json; with --cancel-runs SIGUSR2: it kills them and records them canceled), and waits
+ * until the process is gone and server.json with it. A daemon still starting (no server.json until it listens: a
+ * long replay of its log) is found by its server-starting.json and stopped the same way, its command line checked.
+ * No server: says so and exits 0 (a stale server.json is removed on the way; a live pid we cannot vouch for is never
+ * signalled).
  */
 import type { Command } from 'commander';
 import { describeProbe, removeStaleServerInfo, workspaceRootFor } from '../../client/server-connection.js';
 import { removeServerInfo } from '../../client/server-info.js';
+import { liveStartingInfo, removeStartingInfo, startingWords, type StartingInfo } from '../../client/server-starting.js';
 import { serverLogPath } from '../../client/start-daemon.js';
 import { isWorkspaceServe, probeServer, terminateServer, type ServerStatus } from '../../client/server-probe.js';
 import { NoTokenError, serverUrlStatus } from '../../client/server-url-daemon.js';
@@ -61,6 +65,12 @@ export function registerStop(program: Command): void {
         const probe = await probeServer(root);
         if (probe.state === 'absent' || (probe.state === 'stale' && !probe.stopFirst) || !probe.info) {
           if (probe.state === 'stale') removeStaleServerInfo(root, probe);
+          // No server.json until it listens: a daemon still starting (replaying a long log) is found by its news.
+          const starting = liveStartingInfo(root);
+          if (starting && isWorkspaceServe(starting.pid, root)) {
+            await stopStarting(root, starting, timeoutMs, opts.cancelRuns === true, say);
+            return;
+          }
           say(`No server running for ${root} (${describeProbe(probe)}); nothing to stop.`, {
             stopped: false,
             workspace_root: root,
@@ -93,6 +103,36 @@ export function registerStop(program: Command): void {
           : inProcess
             ? `; ${runs} canceled with it (built again when wanted)`
             : `; ${runs} go${running === 1 ? 'es' : ''} on (the next server follows ${running === 1 ? 'it' : 'them'} to the end)`;
-      say(`Stopped server (pid ${pid})${after}`, { stopped: true, pid, workspace_root: root, job_runs_running: running ?? null, job_runs_cancel_asked: asked, job_runs_canceled_with_server: inProcess });
+      say(`Stopped server (pid ${pid})${after}`, { stopped: true, pid, workspace_root: root, while_starting: false, job_runs_running: running ?? null, job_runs_cancel_asked: asked, job_runs_canceled_with_server: inProcess });
     });
+}
+
+/**
+ * A daemon of this workspace that is starting: SIGTERM ends its start where it is (serve-command.ts: its replay has
+ * only read the log), and it touches no job run. With --cancel-runs (SIGUSR2) it finishes its start first, since it
+ * must read its state to know its runs, then cancels them as it stops.
+ */
+async function stopStarting(
+  root: string,
+  starting: StartingInfo,
+  timeoutMs: number,
+  cancelRuns: boolean,
+  say: (human: string, json: object) => void,
+): Promise<void> {
+  const { pid } = starting;
+  await terminateServer(pid, timeoutMs, cancelRuns ? 'SIGUSR2' : 'SIGTERM');
+  // It removes its news (and, had it come to listen meanwhile, its server.json) on the way out; if it died first, tidy up.
+  removeStartingInfo(root, pid);
+  removeServerInfo(root, pid);
+  const after = cancelRuns ? `; it finished its start to cancel its job runs (see ${serverLogPath(root)} for how it went)` : '';
+  say(`Stopped server (pid ${pid}) while it was starting, ${startingWords(starting)}${after}`, {
+    stopped: true,
+    pid,
+    workspace_root: root,
+    while_starting: true,
+    starting,
+    job_runs_running: null,
+    job_runs_cancel_asked: cancelRuns,
+    job_runs_canceled_with_server: false,
+  });
 }

@@ -18,7 +18,8 @@
  *     /proc/<pid>/environ names the run, as the daemon's identity check expects), its stdin its config, its stdout
  *     and stderr the run's log files. The launcher is the supervisor of every run it started: once one ends it writes
  *     {"exit_code":N,"pid":P} to <dir>/status.json (128+n for a job killed by signal n, as a shell reports it) before the
- *     job is reaped, so a pid found gone always has its status beside it, then writes `s <id> <pid>` once a run is
+ *     job is reaped, so a pid found gone always has its status beside it (<dir> as opened when the run started: a
+ *     workspace moved meanwhile still gets it, in its new place), then writes `s <id> <pid>` once a run is
  *     forked and `x <id> <status>` once it ended. It runs in a session of its own too, and at end of input it goes
  *     on until the last of its runs ended: the runs outlive the daemon, and a next daemon finds their status files.
  *     A malformed record (a daemon's bug) ends its input and news, not its supervision: it closes both (the daemon
@@ -106,8 +107,31 @@ static int exit_status(int status) {
 }
 
 /*
- * The run's status, for a next daemon to read: written by whoever saw the job end. `pid` is the one the daemon
- * recorded for the run, so that an attempt started later in the same directory does not take this status for its own.
+ * A run's directory, held open (O_PATH) from its start by whoever writes its files while it goes on: the files of its
+ * end then land in it wherever it is by then. A workspace moved (or renamed) while a run went on, its daemon stopped,
+ * left the path the daemon gave naming nothing: the status written there was lost, the next daemon at the new path
+ * found none, recorded the run lost and ran it again. One descriptor a running run, within the limit the launcher
+ * inherits (node raises the daemon's soft limit to the hard one); -1 when it could not be opened: the path, as before.
+ */
+static int open_run_dir(const char *dir) { return open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC); }
+
+/*
+ * `name` of the run's directory for an *at call: by itself, relative to `dfd` (the directory held open), or where
+ * there is none (dfd < 0) the whole path `dir/name` in buf, relative to nothing (`*at` AT_FDCWD). NULL when too long.
+ */
+static const char *run_file(int *at, int dfd, const char *dir, const char *name, char *buf, size_t size) {
+  if (dfd >= 0) {
+    *at = dfd;
+    return name;
+  }
+  *at = AT_FDCWD;
+  return (size_t)snprintf(buf, size, "%s/%s", dir, name) < size ? buf : NULL;
+}
+
+/*
+ * The run's status, for a next daemon to read: written by whoever saw the job end, in its directory (`dfd`, else
+ * `dir`). `pid` is the one the daemon recorded for the run, so that an attempt started later in the same directory
+ * does not take this status for its own.
  *
  * Written to status.json.tmp and renamed: a write that fails (a disk with inodes but no blocks left) must not leave a
  * status.json that is empty or cut, which a daemon reads as no status and records the run lost. When the write fails,
@@ -115,28 +139,29 @@ static int exit_status(int status) {
  * tmpfs under 128 bytes), so it needs no block, and a next daemon reads the run's end from it (run-files.ts). With
  * neither (no inode either) the run's stderr.log says why, in what room its last block has.
  */
-static void write_status(const char *dir, int code, pid_t pid, int timed_out) {
-  char path[4096], tmp[4096];
-  if ((size_t)snprintf(path, sizeof path, "%s/status.json", dir) >= sizeof path) return;
-  if ((size_t)snprintf(tmp, sizeof tmp, "%s/status.json.tmp", dir) >= sizeof tmp) return;
+static void write_status(int dfd, const char *dir, int code, pid_t pid, int timed_out) {
+  char path_buf[4096], tmp_buf[4096], link_buf[4096], log_buf[4096];
+  int at;
+  const char *path = run_file(&at, dfd, dir, "status.json", path_buf, sizeof path_buf);
+  const char *tmp = run_file(&at, dfd, dir, "status.json.tmp", tmp_buf, sizeof tmp_buf);
+  const char *link_path = run_file(&at, dfd, dir, "status.link", link_buf, sizeof link_buf);
+  const char *log = run_file(&at, dfd, dir, "stderr.log", log_buf, sizeof log_buf);
+  if (!path || !tmp || !link_path || !log) return;
   char line[96];
   int n = snprintf(line, sizeof line, "{\"exit_code\":%d,\"pid\":%ld%s}\n", code, (long)pid, timed_out ? ",\"timed_out\":true" : "");
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = openat(at, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   int e = fd < 0 ? errno : 0;
   if (fd >= 0) {
     if (write_all(fd, line, (size_t)n) != 0) e = errno;
     if (close(fd) != 0 && e == 0) e = errno;
-    if (e == 0 && rename(tmp, path) != 0) e = errno;
-    if (e != 0) unlink(tmp);
+    if (e == 0 && renameat(at, tmp, at, path) != 0) e = errno;
+    if (e != 0) unlinkat(at, tmp, 0);
   }
   if (e == 0) return;
-  char link_path[4096];
-  if ((size_t)snprintf(link_path, sizeof link_path, "%s/status.link", dir) >= sizeof link_path) return;
   line[n - 1] = '\0'; /* no newline in a link's target */
-  unlink(link_path);
-  if (symlink(line, link_path) == 0) return;
-  if ((size_t)snprintf(path, sizeof path, "%s/stderr.log", dir) >= sizeof path) return;
-  int err = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  unlinkat(at, link_path, 0);
+  if (symlinkat(line, at, link_path) == 0) return;
+  int err = openat(at, log, O_WRONLY | O_APPEND | O_CLOEXEC);
   if (err < 0) return;
   dprintf(err, "platform: the job ended (exit %d) but its status.json could not be written: %s\n", code, strerror(e));
   close(err);
@@ -162,19 +187,23 @@ static long long parse_ms(const char *s) {
   return v < cap ? v : cap;
 }
 
-/* The line the daemon writes to a run's stderr.log when it times a run out, written by whoever does it. */
-static void note_timeout(const char *dir, long long timeout_ms, pid_t pid) {
-  char path[4096];
+/* The line the daemon writes to a run's stderr.log when it times a run out, written by whoever does it (in `dfd`,
+ * else `dir`). */
+static void note_timeout(int dfd, const char *dir, long long timeout_ms, pid_t pid) {
+  char buf[4096];
+  int at;
   /* Which process timed out, for a --supervise that outlives this launcher and writes the status itself. */
-  if ((size_t)snprintf(path, sizeof path, "%s/timed-out", dir) < sizeof path) {
-    int mark = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const char *path = run_file(&at, dfd, dir, "timed-out", buf, sizeof buf);
+  if (path) {
+    int mark = openat(at, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (mark >= 0) {
       dprintf(mark, "%ld\n", (long)pid);
       close(mark);
     }
   }
-  if ((size_t)snprintf(path, sizeof path, "%s/stderr.log", dir) >= sizeof path) return;
-  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  path = run_file(&at, dfd, dir, "stderr.log", buf, sizeof buf);
+  if (!path) return;
+  int fd = openat(at, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return;
   char line[128];
   int n = timeout_ms % 1000 == 0
@@ -252,9 +281,10 @@ static void exec_job(const char *dir, const char *cwd, char **argv, char **envp,
 
 extern char **environ;
 
-/* The whole of a file (NUL-terminated, for a last field missing its NUL), or NULL with errno set. */
-static char *read_file(const char *path, size_t *lenp) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+/* The whole of a file (NUL-terminated, for a last field missing its NUL), or NULL with errno set; `at` and `path` as
+ * openat takes them. */
+static char *read_file(int at, const char *path, size_t *lenp) {
+  int fd = openat(at, path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return NULL;
   size_t cap = 1 << 16, len = 0;
   char *buf = malloc(cap);
@@ -312,11 +342,13 @@ static char **counted_fields(char *buf, size_t len, size_t *pos, size_t at_least
 
 /* Whether the launcher timed out the run of `pid` (its `timed-out` mark, note_timeout): a directory's earlier attempt
  * left its own pid there. */
-static int timed_out_mark(const char *dir, pid_t pid) {
-  char path[4096];
-  if ((size_t)snprintf(path, sizeof path, "%s/timed-out", dir) >= sizeof path) return 0;
+static int timed_out_mark(int dfd, const char *dir, pid_t pid) {
+  char buf[4096];
+  int at;
+  const char *path = run_file(&at, dfd, dir, "timed-out", buf, sizeof buf);
+  if (!path) return 0;
   size_t len = 0;
-  char *text = read_file(path, &len);
+  char *text = read_file(at, path, &len);
   if (!text) return 0;
   int mine = strtol(text, NULL, 10) == (long)pid;
   free(text);
@@ -335,11 +367,13 @@ static int supervise(int argc, char **argv) {
   /* From this process's start, which follows the launcher's fork: never before the launcher's own deadline. */
   long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
   const char *dir = argv[2];
+  /* Held open from here: the status, the timeout's mark and its line land in the run's directory wherever it is then. */
+  int dfd = open_run_dir(dir);
   char path[4096];
   size_t len = 0;
   char *spec = NULL;
   char **env = NULL, **args = NULL;
-  if ((size_t)snprintf(path, sizeof path, "%s/exec.fields", dir) < sizeof path) spec = read_file(path, &len);
+  if ((size_t)snprintf(path, sizeof path, "%s/exec.fields", dir) < sizeof path) spec = read_file(AT_FDCWD, path, &len);
   if (!spec) {
     /* stderr is the run's stderr.log (the launcher opened it); the launcher records the exit as the run's end. */
     fprintf(stderr, "platform: could not read the job's environment and arguments in '%s': %s\n", dir, strerror(errno));
@@ -392,7 +426,7 @@ static int supervise(int argc, char **argv) {
     if (deadline && now >= deadline) {
       deadline = 0;
       if (!kill_at && !killed && getppid() != launcher) {
-        note_timeout(dir, timeout_ms, self);
+        note_timeout(dfd, dir, timeout_ms, self);
         kill(-self, SIGTERM);
         kill_at = now + grace_ms;
       }
@@ -415,13 +449,13 @@ static int supervise(int argc, char **argv) {
     /* A timeout's SIGTERM (its launcher's mark names this process, written before the signal): the grace starts now.
      * A cancel's is the daemon's to follow up; one sent to this process alone (a person's) is taken as before, for
      * nothing. */
-    if (sig == SIGTERM && argc == 5 && !kill_at && !killed && timed_out_mark(dir, self)) kill_at = now_ms() + grace_ms;
+    if (sig == SIGTERM && argc == 5 && !kill_at && !killed && timed_out_mark(dfd, dir, self)) kill_at = now_ms() + grace_ms;
   }
   int code = r == job ? exit_status(status) : 126; /* the job not our child: cannot happen */
   /* The launcher writes the status once this process ended, with its own word on a timeout. Only when it is gone (this
    * process was given to another parent) does nobody else: then this one does, so a next daemon knows the end. */
   if (getppid() != launcher) {
-    write_status(dir, code, self, timed_out_mark(dir, self));
+    write_status(dfd, dir, code, self, timed_out_mark(dfd, dir, self));
     /* A job that obeyed a timeout's SIGTERM may leave what ignored it (its children): the launcher sends the group's
      * SIGKILL at the grace's end whether or not the job ended by then, and with it gone this process does. The group
      * cannot be reused while this process, its leader, lives. */
@@ -451,6 +485,7 @@ struct run {
   pid_t pid;
   char *id;
   char *dir;
+  int dfd; /* its directory held open (open_run_dir), where its status is written; -1 for none (then by `dir`) */
   long long timeout_ms;
   long long grace_ms;
   long long deadline; /* CLOCK_MONOTONIC ms at which it times out; 0 for none, or once passed */
@@ -503,7 +538,7 @@ static void reap(void) {
     int code = info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
     size_t i = 0;
     while (i < nruns && !(runs[i].id && runs[i].pid == pid)) i++;
-    if (i < nruns) write_status(runs[i].dir, code, pid, runs[i].timed_out);
+    if (i < nruns) write_status(runs[i].dfd, runs[i].dir, code, pid, runs[i].timed_out);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -512,6 +547,8 @@ static void reap(void) {
     free(runs[i].id);
     free(runs[i].dir);
     runs[i].id = runs[i].dir = NULL;
+    if (runs[i].dfd >= 0) close(runs[i].dfd);
+    runs[i].dfd = -1;
     /* Its group already empty, the follow-up SIGKILL has nothing to end, and the id could be anyone's later. */
     if (!runs[i].kill_at || (kill(-pid, 0) != 0 && errno == ESRCH)) runs[i] = runs[--nruns];
   }
@@ -531,7 +568,7 @@ static void fire_timers(void) {
       int ended = waitid(P_PID, (id_t)r->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == r->pid;
       if (!ended) {
         r->timed_out = 1;
-        note_timeout(r->dir, r->timeout_ms, r->pid);
+        note_timeout(r->dfd, r->dir, r->timeout_ms, r->pid);
         kill(-r->pid, SIGTERM);
         r->kill_at = now + r->grace_ms;
       }
@@ -778,11 +815,14 @@ static long launch_record(char *buf, size_t len, int from_hold) {
     news("f", id, ENOMEM);
     return (long)pos;
   }
+  /* Opened before the fork (close-on-exec: the job does not get it), once its files are there. */
+  int dfd = open_run_dir(fields[1]);
   pid_t pid = fork();
   if (pid < 0) {
     news("f", id, errno);
     free(runs[nruns].id);
     free(runs[nruns].dir);
+    if (dfd >= 0) close(dfd);
     return (long)pos;
   }
   if (pid == 0) {
@@ -793,6 +833,7 @@ static long launch_record(char *buf, size_t len, int from_hold) {
       .pid = pid,
       .id = runs[nruns].id, /* what make_room took */
       .dir = runs[nruns].dir,
+      .dfd = dfd,
       .timeout_ms = timeout_ms,
       .grace_ms = grace_ms,
       /* From the fork, as the daemon's timer counts from the start (the launch record's trip is ~1 ms). */
