@@ -631,6 +631,20 @@ test('--server-url naming the workspace daemon sends its token; elsewhere the 40
   t.regex(stop.stdout, /Stopped server/);
 }));
 
+test('status and stop --server-url at a server that is no platform daemon say so and exit 1, not "no server answers"', slot(async (t) => {
+  const outside = tempDir(t);
+  const other = createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>not here</h1>'));
+  await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => other.close(() => resolve())));
+  const url = `http://127.0.0.1:${(other.address() as { port: number }).port}`;
+  for (const args of [['status'], ['stop'], ['--json', 'stop']]) {
+    const r = await run(outside, ['--server-url', url, ...args]);
+    t.is(r.code, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    t.regex(r.stderr, new RegExp(`The server at ${url} is not a platform daemon \\(GET ${url}/api/status answered 404\\); check --server-url`));
+    t.notRegex(r.stdout, /No server answers|nothing to stop/);
+  }
+}));
+
 test('--server-url sends the token only to 127.0.0.1: localhost is talked to there, [::1] (where anyone may listen on the port) gets none', slot(async (t) => {
   const root = await workspace(t);
   const r = await run(root, ['start', '--json']);

@@ -14,7 +14,7 @@ import { removeServerInfo } from '../../client/server-info.js';
 import { liveStartingInfo, removeStartingInfo, startingWords, type StartingInfo } from '../../client/server-starting.js';
 import { serverLogPath } from '../../client/start-daemon.js';
 import { isWorkspaceServe, probeServer, terminateServer, type ServerStatus } from '../../client/server-probe.js';
-import { NoTokenError, serverUrlStatus } from '../../client/server-url-daemon.js';
+import { NoTokenError, NotADaemonError, serverUrlStatus } from '../../client/server-url-daemon.js';
 import { errorMessage } from '../../errors.js';
 import { closeIdleConnections } from '../../client/http-fetch.js';
 import { globalOptions } from '../global-options.js';
@@ -45,7 +45,8 @@ export function registerStop(program: Command): void {
           status = await serverUrlStatus(url, g.workspace);
         } catch (err) {
           // It runs, and is not stopped without its token: an error, not "nothing to stop".
-          if (err instanceof NoTokenError) throw new Error(`${err.message} It was not stopped.`);
+          // It runs (or something else answers there), and is not stopped: an error, not "nothing to stop".
+          if (err instanceof NoTokenError || err instanceof NotADaemonError) throw new Error(`${err.message} It was not stopped.`);
           say(`No server answers at ${url}; nothing to stop.`, { stopped: false, url, reason: errorMessage(err) });
           return;
         }
