@@ -257,6 +257,23 @@ for (const executor of ['in-process', 'supervised'] as const) {
   });
 }
 
+test('an input no job produces says where it came from: the job whose inputs name it, or the run that reported it missing', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, {
+    jobs: [
+      { label: 'c', outputs: ['c/(?<d>\\d+)'], inputs: [{ partition_ref: 'missing/${d}', dep_type: 'MATERIALIZE' }], exec: ['true'] },
+      { label: 'm', outputs: ['m/(?<d>\\d+)'], exec: bash('echo \'PLATFORM_MISSING_DEPS {"missing": ["nothere/1"]}\'; exit 1') },
+    ],
+  });
+  const c = await want(platform, ['c/1']);
+  const m = await want(platform, ['m/1']);
+  await waitForWant(platform, m, ['upstream_failed', 'failed']);
+  await waitForWant(platform, c, ['upstream_failed', 'failed']);
+  const reasons = [...platform.state().job_runs.values()].filter((r) => r.job_label === '(unresolved)').map((r) => r.reason);
+  t.true(reasons.some((r) => new RegExp(`No job produces ref "missing/1".*\\(it is an input of c/1, in job c's inputs, wanted by w-\\d+ for ${c}\\)$`).test(r)), reasons.join('\n'));
+  t.true(reasons.some((r) => new RegExp(`No job produces ref "nothere/1".*\\(it is reported missing by run r-\\d+ \\(job m\\) of m/1, wanted by w-\\d+ for ${m}\\)$`).test(r)), reasons.join('\n'));
+});
+
 test('a new want for a partition that failed builds it again', async (t) => {
   const dir = makeWorkspace(t);
   const platform = await openPlatform(t, dir, {

@@ -5,6 +5,7 @@
 import type { JobRunRecord, WantRecord } from '../state/build-state.js';
 import type { BatchTask } from './batch-runs.js';
 import type { StepDraft } from './step-draft.js';
+import { inputOrigin } from './input-origin.js';
 
 /** A run to queue: a resolved config, an earlier run of the same outputs, or a batch of refs joined (batch-runs.ts). */
 export type QueuedTask = BatchTask;
@@ -66,8 +67,9 @@ export function failUnresolvable(d: StepDraft, ref: string, task: { job_label: s
     want,
     1,
   );
+  const origin = want.parent_want_id ? inputOrigin(d, want, ref) : undefined;
   const neededBy = want.parent_want_id
-    ? `it is an input wanted by ${want.want_id} for ${want.parent_want_id}`
+    ? `it is ${origin ?? 'an input'}, wanted by ${want.want_id} for ${want.parent_want_id}`
     : `it was asked for by want ${want.want_id}`;
   d.emit({
     type: 'job_run_failed',
