@@ -4,28 +4,16 @@
  * commands racing the stop are carried out (by it, or sent again to the next daemon), never reset.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { groupAlive } from '../lib/system/process-group.js';
 import { killAtTeardown, lines, makeWorkspace, poll } from './helpers/jobs-fixture.js';
 import { serveSubprocess } from './helpers/serve-subprocess.js';
 import { readServerInfo } from '../lib/client/server-info.js';
-import type { CliResult } from './helpers/cli-against.js';
+import { cliIn, type CliResult } from './helpers/cli-against.js';
 
-const BIN = join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'platform');
 
 /** The CLI in the workspace, as a user runs it (the daemon found through server.json). */
-function cli(dir: string, ...args: string[]): Promise<CliResult> {
-  const env = { ...process.env, NO_COLOR: '1', PLATFORM_IDLE_TIMEOUT: '1m' };
-  const child = spawn(process.execPath, [BIN, '-C', dir, ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const cli = (dir: string, ...args: string[]): Promise<CliResult> => cliIn(dir, { PLATFORM_IDLE_TIMEOUT: '1m' }, ...args);
 
 test('platform stop kills the config programs its daemon is running, and what they started', async (t) => {
   const dir = makeWorkspace(t, {

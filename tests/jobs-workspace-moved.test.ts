@@ -7,30 +7,22 @@
  * processes under the native launcher and under the shell one.
  */
 import test, { type ExecutionContext } from 'ava';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { launcherMode } from '../lib/executor/run-launcher.js';
 import { bash, isPidAlive, killAtTeardown, poll, sleep } from './helpers/jobs-fixture.js';
+import { cliIn, type CliResult } from './helpers/cli-against.js';
 
-const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'platform');
 
 /** Runs until a `go` file is in its directory (the workspace, wherever it is by then): the test says when it ends. */
 const graph = { jobs: [{ label: 'held', outputs: ['held/(?<n>\\d+)'], exec: bash('while [ ! -e go ]; do sleep 0.05; done; echo done') }] };
 
 type Mode = 'native' | 'shell';
 
-function cli(dir: string, mode: Mode, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(dir: string, mode: Mode, ...args: string[]): Promise<CliResult> {
   // The daemon a command starts inherits this environment: PLATFORM_LAUNCHER chooses its launcher.
-  const env = { ...process.env, NO_COLOR: '1', PLATFORM_IDLE_TIMEOUT: '2m', PLATFORM_LAUNCHER: mode === 'shell' ? 'shell' : '' };
-  const child = spawn(process.execPath, [BIN, '-C', dir, ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return cliIn(dir, { PLATFORM_IDLE_TIMEOUT: '2m', PLATFORM_LAUNCHER: mode === 'shell' ? 'shell' : '' }, ...args);
 }
 
 interface RunRow {
