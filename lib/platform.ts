@@ -410,17 +410,17 @@ export class Platform {
     return { kind, where: 'this machine', reachable: true, workers: null, problem: null, launcher: supervised?.launcherKind ?? null };
   }
 
+  /** Whether `close` was called: a server still running on it answers 503 from then on (not its log's errors). */
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
   /**
    * Lets the current orchestrator step finish, records what came in, closes the log. Running job runs go on under
    * their supervisors (the next open re-attaches), unless `cancelRuns` (or the `cancelRunsOnClose` option). Once
    * called, later calls return the same promise; a later `cancelRuns` is still taken if the close has not yet left
    * the runs to their supervisors (said on the error log when it had).
    */
-  /** Whether `close` was called: a server still running on it answers 503 from then on (not its log's errors). */
-  get closed(): boolean {
-    return this.closing !== undefined;
-  }
-
   close(options: { cancelRuns?: boolean } = {}): Promise<void> {
     if (this.closing && options.cancelRuns && !this.orchestrator.askToCancelRuns()) {
       this.logError('asked to cancel the running job runs too late: this shutdown had already left them running under their supervisors (the next start follows them; cancel their wants then)');

@@ -377,6 +377,26 @@ test('a workspace moved while its daemon runs: the next command stops that daemo
   t.is(serverJson(c), undefined);
 }));
 
+test('a copy put at the path a workspace was moved from does not talk to the moved one\'s daemon: that daemon is stopped, the copy gets its own', slot(async (t) => {
+  if (!template) throw new Error('the workspace template was not made (see test.before)');
+  const parent = tempDir(t);
+  const [a, moved] = [join(parent, 'a'), join(parent, 'a-old')];
+  for (const dir of [a, moved]) t.teardown(() => killServers(dir));
+  cpSync(template, a, { recursive: true });
+  const first = await run(a, PROBE);
+  t.is(first.code, 0, first.stderr);
+  const old = serverJson(a)!;
+  renameSync(a, moved);
+  cpSync(moved, a, { recursive: true }); // server.json and all, as cp -a copies it
+  const r = await run(a, PROBE);
+  t.is(r.code, 0, r.stderr);
+  t.true(r.stderr.includes(`stopping the workspace server pid ${old.pid}: it serves the .platform directory that was at this path when it started, moved away since`), r.stderr);
+  t.false(isPidAlive(old.pid));
+  const now = serverJson(a)!;
+  t.not(now.pid, old.pid);
+  t.is(now.workspace_root, a);
+}));
+
 test('a workspace reached through a link is served under its real path: the daemon is still found once the link is gone', slot(async (t) => {
   if (!template) throw new Error('the workspace template was not made (see test.before)');
   const parent = tempDir(t);

@@ -151,7 +151,12 @@ test('MissingDepsScanner handles chunks split mid-line and ignores look-alikes',
   s.push('PLATFORM_MISSING_DEPS not json\n  PLATFORM_MISSING_DEPS {"missing": ["c", "a"]}');
   s.end();
   t.deepEqual([...s.missing], ['a', 'b', 'c']);
-  t.regex(s.report.problem ?? '', /^its PLATFORM_MISSING_DEPS line is not JSON \(Unexpected token/, 'the line it could not read is told, the first one');
+  t.is(s.report.problem, undefined, 'a line that does not begin a report ("not json") is none');
+  const bad = new MissingDepsScanner();
+  bad.push('PLATFORM_MISSING_DEPS {"missing": [\nPLATFORM_MISSING_DEPS {"missing": ["a", 3]}\n');
+  bad.end();
+  t.regex(bad.report.problem ?? '', /^its PLATFORM_MISSING_DEPS line is not JSON \(/, 'the line it could not read is told, the first one');
+  t.deepEqual([...bad.missing], ['a'], 'a ref beside something that is not one is still taken');
   const noList = new MissingDepsScanner();
   noList.push('PLATFORM_MISSING_DEPS {"refs": ["a"]}\n');
   noList.end();

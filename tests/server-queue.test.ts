@@ -94,6 +94,6 @@ test('a write to a server whose platform has closed is a 503 saying the server i
   for (const res of [await f.postWant({ partitions: ['ok/late'] }), await f.api('/api/wants/w-1', { method: 'DELETE' })]) {
     t.is(res.status, 503);
     t.is(res.headers.get('retry-after'), '5');
-    t.regex(((await res.json()) as { error: string }).error, /^The server is shutting down and takes no new commands; retry once it runs again\.$/);
+    t.regex(((await res.json()) as { error: string }).error, /^The server is shutting down and takes no new requests; retry once it runs again\.$/);
   }
 });

@@ -105,6 +105,7 @@ async function fetchFollowing(target: URL, init: HttpRequestInit, redirects: num
       ? (agents.https ??= new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }))
       : (agents.http ??= new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }));
   let res: NodeResponse;
+  let reset: ReusedSocketClosed | undefined;
   for (let tries = 0; ; tries++) {
     try {
       res = await requestOnce(send, agent, target, init, streaming ? undefined : quietLimitMs);
@@ -112,8 +113,14 @@ async function fetchFollowing(target: URL, init: HttpRequestInit, redirects: num
     } catch (err) {
       // A kept-alive connection the server closed as the request went out on it (its keep-alive timeout, or a stop):
       // the request was not read, so it goes again on a new connection, as node's docs advise (request.reusedSocket).
-      // A platform server never closes a connection under a request it read (stopping-connections.ts).
-      if (!(err instanceof ReusedSocketClosed) || tries >= MAX_SOCKETS) throw err instanceof ReusedSocketClosed ? err.cause : err;
+      // A platform server never closes a connection under a request it read (stopping-connections.ts), but a server
+      // that died (kill -9) did not say so: when the next try finds nothing listening, the reset is what is told, not
+      // the refusal, which would read as "never sent" and have the request sent to the next server (platform-client).
+      if (err instanceof ReusedSocketClosed && tries < MAX_SOCKETS) {
+        reset = err;
+        continue;
+      }
+      throw reset ? reset.cause : err instanceof ReusedSocketClosed ? err.cause : err;
     }
   }
   const location = res.redirect;

@@ -160,7 +160,7 @@ export class PlatformClient {
    * server's work (a build's progress), where its going away is the news, not a reason to start the next one.
    */
   pinned(): PlatformClient {
-    const { reconnect: _reconnect, onResend: _onResend, ...options } = this.options;
+    const { reconnect: _reconnect, onResend: _onResend, token: _token, daemon: _daemon, ...options } = this.options;
     return new PlatformClient(this.base, { ...options, ...(this.token ? { token: this.token } : {}), ...(this.daemon ? { daemon: this.daemon } : {}) });
   }
 

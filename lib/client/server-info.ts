@@ -1,5 +1,6 @@
 /** `.platform/server.json`: how a client finds the workspace's daemon. Written atomically, removed on clean exit. */
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { dirIdentity } from '../system/dir-identity.js';
 import { join } from 'node:path';
 import { replaceFile } from './replace-file.js';
 import { platformDir } from './workspace.js';
@@ -21,12 +22,7 @@ export interface ServerInfo {
 
 /** The identity of a workspace's `.platform` directory (device and inode), whatever path leads to it; '' when none. */
 export function platformDirId(root: string): string {
-  try {
-    const st = statSync(platformDir(root));
-    return `${st.dev}:${st.ino}`;
-  } catch {
-    return '';
-  }
+  return dirIdentity(platformDir(root)) ?? '';
 }
 
 export function serverInfoPath(root: string): string {

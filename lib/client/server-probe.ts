@@ -12,6 +12,7 @@ import { isPidAlive } from '../system/pid-liveness.js';
 import type { ServerStatus } from '../api/server-status.js';
 import { VERSION } from '../version.js';
 import { platformDirId, readServerInfo, serverInfoPath, type ServerInfo } from './server-info.js';
+import { findWorkspaceRoot } from './workspace.js';
 import { createHttpFetch, withToken, type HttpResponse } from './http-fetch.js';
 
 export type { ServerStatus } from '../api/server-status.js';
@@ -67,7 +68,15 @@ async function get(url: string, timeoutMs: number, token?: string): Promise<Http
 }
 
 /** The server answered `/api/status`, but not with a platform server's status (an older version, or not ours). */
-export class NotAStatusError extends Error {}
+export class NotAStatusError extends Error {
+  constructor(
+    message: string,
+    /** The HTTP status it answered with, when not a success; undefined for a success that was no platform status. */
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
 
 /** The server answered `/api/status` with a 401: it requires a token the request did not carry (or not its own). */
 export class TokenRefusedError extends NotAStatusError {}
@@ -78,7 +87,7 @@ export async function fetchStatus(url: string, timeoutMs = PROBE_TIMEOUT_MS, tok
   if (!res.ok) {
     await res.body?.cancel();
     if (res.status === 401) throw new TokenRefusedError(`the server at ${url} requires its token`);
-    throw new NotAStatusError(`GET ${url}/api/status answered ${res.status}`);
+    throw new NotAStatusError(`GET ${url}/api/status answered ${res.status}`, res.status);
   }
   const body = (await res.json().catch(() => ({}))) as Partial<ServerStatus>;
   if (typeof body.pid !== 'number' || typeof body.workspace_root !== 'string' || typeof body.version !== 'string') {
@@ -125,7 +134,14 @@ export function isWorkspaceServe(pid: number, root: string): boolean {
   const args = argv.slice(bin + 1);
   if (!args.includes('serve')) return false;
   const dir = workspaceArg(args);
-  if (dir === undefined) return true;
+  // Without -C it serves the workspace of its working directory: the same .platform, or another's (pid reuse).
+  if (dir === undefined) {
+    try {
+      return platformDirId(findWorkspaceRoot(readlinkSync(`/proc/${pid}/cwd`))) === platformDirId(root);
+    } catch {
+      return false;
+    }
+  }
   let cwd = '/';
   try {
     cwd = readlinkSync(`/proc/${pid}/cwd`);
@@ -153,10 +169,18 @@ export async function probeServer(root: string): Promise<Probe> {
     const moved = info.platform_dir_id !== undefined && info.platform_dir_id === platformDirId(root);
     if (!moved) return stale(`it describes a server of another workspace (${info.workspace_root})`);
     if (!isPidAlive(info.pid)) return stale(`its pid ${info.pid} is not running`);
-    if (!isWorkspaceServe(info.pid, info.workspace_root)) return stale(`its pid ${info.pid} is not a platform server any more`);
+    // Started with -C naming the old path, or without -C in the workspace (its working directory moved with it).
+    if (!isWorkspaceServe(info.pid, info.workspace_root) && !isWorkspaceServe(info.pid, root)) return stale(`its pid ${info.pid} is not a platform server any more`);
     return stale(`it serves this workspace under the path it had when it started, ${info.workspace_root} (moved since), where its jobs would run`, true);
   }
   if (!isPidAlive(info.pid)) return stale(`its pid ${info.pid} is not running`);
+  if (info.platform_dir_id !== undefined && info.platform_dir_id !== platformDirId(root)) {
+    // This path, another .platform: the one its daemon was started for was moved away since, and this one put here (a
+    // copy, `cp -a` with its server.json). That daemon serves the moved one, and opens its files by this path: it is
+    // stopped before this workspace's own starts (the moved one's next command starts its own again).
+    if (!isWorkspaceServe(info.pid, root)) return stale(`its pid ${info.pid} is not a platform server any more`);
+    return stale(`it serves the .platform directory that was at this path when it started, moved away since (this one is another, a copy?)`, true);
+  }
   const url = serverUrl(info.port);
   if (!(await healthy(url))) return silent(`no answer to GET /health on port ${info.port}`);
   let status: ServerStatus;

@@ -57,7 +57,11 @@ export async function serverUrlStatus(url: string, workspace: string | undefined
     return await fetchStatus(own?.url ?? url, undefined, own?.info.token);
   } catch (err) {
     if (err instanceof TokenRefusedError) throw new NoTokenError(noTokenMessage(url));
-    if (err instanceof NotAStatusError) throw new NotADaemonError(`The server at ${url} is not a platform daemon (${err.message}); check --server-url.`);
+    // No /api/status there, or an answer of another shape: not a platform daemon. A daemon answers other errors too
+    // (503 while it stops): those stay what they are.
+    if (err instanceof NotAStatusError && (err.status === undefined || err.status === 404)) {
+      throw new NotADaemonError(`The server at ${url} is not a platform daemon (${err.message}); check --server-url.`);
+    }
     throw err;
   }
 }

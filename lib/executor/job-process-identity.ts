@@ -4,9 +4,10 @@
  * inherits PLATFORM_WORKSPACE and PLATFORM_JOB_RUN_ID, so the environment tells, whatever the pids and groups
  * did. Run ids repeat across workspaces (every workspace has an r-1): only both together identify a run.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { signalGroup } from '../system/process-group.js';
+import { dirIdentity } from '../system/dir-identity.js';
 
 const RUN_KEY = 'PLATFORM_JOB_RUN_ID=';
 const WORKSPACE_KEY = 'PLATFORM_WORKSPACE=';
@@ -57,16 +58,6 @@ export function belongsToRun(pid: number, workspace: string, jobRunId: string, s
 function movedHere(named: string, workspace: string): boolean {
   const there = dirIdentity(join(named, '.platform'));
   return there === undefined || there === dirIdentity(join(workspace, '.platform'));
-}
-
-/** A directory's device and inode, whatever path leads to it; undefined when it cannot be read. */
-function dirIdentity(path: string): string | undefined {
-  try {
-    const st = statSync(path);
-    return `${st.dev}:${st.ino}`;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

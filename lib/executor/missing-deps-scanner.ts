@@ -65,15 +65,18 @@ export class MissingDepsScanner {
     try {
       parsed = JSON.parse(rest);
     } catch (err) {
-      this.report.problem ??= `its ${MISSING_DEPS_MARKER} line is not JSON (${err instanceof Error ? err.message : String(err)})`;
+      // Only a line meant as the report (its JSON begins) is told of: "PLATFORM_MISSING_DEPS is not set" is not one.
+      if (rest.trimStart().startsWith('{')) this.report.problem ??= `its ${MISSING_DEPS_MARKER} line is not JSON (${err instanceof Error ? err.message : String(err)})`;
       return;
     }
     const refs = (parsed as { missing?: unknown } | null)?.missing;
-    if (!Array.isArray(refs) || refs.some((ref) => typeof ref !== 'string' || ref === '')) {
+    if (!Array.isArray(refs)) {
       this.report.problem ??= `its ${MISSING_DEPS_MARKER} line has no "missing" list of refs`;
       return;
     }
-    for (const ref of refs as string[]) this.missing.add(ref);
+    // The refs it names are taken; what is not one is passed over (told only if no ref at all was read).
+    for (const ref of refs) if (typeof ref === 'string' && ref !== '') this.missing.add(ref);
+    if (refs.some((ref) => typeof ref !== 'string' || ref === '')) this.report.problem ??= `its ${MISSING_DEPS_MARKER} line lists something that is not a ref`;
   }
 }
 

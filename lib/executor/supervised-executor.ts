@@ -59,7 +59,8 @@ export const SUPERVISOR_SCRIPT = [
   'platform_term=; platform_timed_out=; platform_watchdog=; d=$0',
   // `command`: a redirection that fails does not end the shell, as it would of a bare `exec`; the braces keep the
   // 2>/dev/null to this line (on `exec` alone, it would redirect the rest of the script).
-  '{ command exec 9<"$d"; } 2>/dev/null && [ -d /proc/self/fd/9 ] && d=/proc/self/fd/9',
+  // Tested by a program of its own (env test), not the builtin: mv and ln must see fd 9 too (ksh closes it for them).
+  '{ command exec 9<"$d"; } 2>/dev/null && env test -d /proc/self/fd/9 && d=/proc/self/fd/9',
   "trap 'platform_term=1' TERM",
   "trap 'platform_timed_out=1' USR1",
   'if . "$d/run.sh"; then',

@@ -8,6 +8,7 @@ import express, { type Express } from 'express';
 import { jsonBody } from './json-body.js';
 import { errorHandler } from './error-handler.js';
 import { HttpError } from './http-error.js';
+import { shuttingDown } from './command-reply.js';
 import { allowedMethods, idLeftEmpty, jsonOperationAt } from './allowed-methods.js';
 import { refuseUnknownQuery, type Query } from './validate.js';
 import { loopbackGuard } from './loopback-guard.js';
@@ -55,12 +56,10 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
     }
     next();
   });
-  // An embedder may close the platform and leave its server running: every answer after that would be the closed
-  // log's error (a 500 from gc, "could not write" from a read). What is not the server's own stop is said as it is.
-  app.use((req, _res, next) => {
-    if (ctx.platform.closed) {
-      throw new HttpError(503, `The platform this server serves was closed (platform.close()) while the server runs: it answers nothing more. Close the server too (server.close()), or open the workspace again (Platform.open) and serve that.`);
-    }
+  // Once the platform closed (the daemon's stop, or an embedder's close with the server left running), every express
+  // route would meet the closed log's error: a 500 from gc, "could not write" from a read. Said as the fast lanes say it.
+  app.use((_req, _res, next) => {
+    if (ctx.platform.closed) throw shuttingDown();
     next();
   });
   // Every operation of the JSON API refuses a query parameter it does not read, writes included (before any body is

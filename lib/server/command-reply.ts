@@ -18,11 +18,14 @@ export async function awaitCommand(offer: () => Promise<CommandResult>) {
         { 'Retry-After': '1' },
       );
     }
-    if (err instanceof QueueClosedError) {
-      throw new HttpError(503, 'The server is shutting down and takes no new commands; retry once it runs again.', undefined, { 'Retry-After': '5' });
-    }
+    if (err instanceof QueueClosedError) throw shuttingDown();
     throw err;
   }
   if (!result.ok) throw new HttpError(result.status, result.error, result.want_id);
   return result;
+}
+
+/** What a request meets once the server's platform closed (the server stops with it): nothing was done, retry later. */
+export function shuttingDown(): HttpError {
+  return new HttpError(503, 'The server is shutting down and takes no new requests; retry once it runs again.', undefined, { 'Retry-After': '5' });
 }

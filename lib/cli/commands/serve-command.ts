@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Executor } from '../../executor/executor-port.js';
 import type { Command } from 'commander';
@@ -20,7 +20,15 @@ const START_PROGRESS_MS = 250;
 
 /** The workspace to serve: -C, else the nearest one above, else this directory (serve starts at the root). */
 function serveRoot(workspace: string | undefined): string {
-  if (workspace) return resolve(workspace);
+  // Its real path, as the CLI's (findWorkspaceRoot): jobs are told it, and a link to it may go.
+  if (workspace) {
+    const dir = resolve(workspace);
+    try {
+      return realpathSync(dir);
+    } catch {
+      return dir;
+    }
+  }
   try {
     return findWorkspaceRoot(process.cwd());
   } catch (err) {
