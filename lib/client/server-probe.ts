@@ -208,8 +208,7 @@ export async function waitForExit(pid: number, timeoutMs: number): Promise<boole
   return true;
 }
 
-/** SIGTERM (a graceful shutdown: running job runs are recorded canceled), then waits for the process to exit. */
-/** SIGTERM: stop, leaving running job runs to their supervisors; SIGUSR2: stop and cancel them. */
+/** SIGTERM: stop, leaving running job runs to their supervisors; SIGUSR2: stop and cancel them. Then waits for its exit. */
 export async function terminateServer(pid: number, timeoutMs = 40_000, signal: 'SIGTERM' | 'SIGUSR2' = 'SIGTERM'): Promise<void> {
   try {
     process.kill(pid, signal);

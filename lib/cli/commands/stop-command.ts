@@ -44,8 +44,8 @@ export function registerStop(program: Command): void {
         try {
           status = await serverUrlStatus(url, g.workspace);
         } catch (err) {
-          // It runs, and is not stopped without its token: an error, not "nothing to stop".
-          // It runs (or something else answers there), and is not stopped: an error, not "nothing to stop".
+          // It runs (without its token, or is something else answering there), and is not stopped: an error, not
+          // "nothing to stop".
           if (err instanceof NoTokenError || err instanceof NotADaemonError) throw new Error(`${err.message} It was not stopped.`);
           say(`No server answers at ${url}; nothing to stop.`, { stopped: false, url, reason: errorMessage(err) });
           return;
