@@ -201,7 +201,10 @@ test.serial('stop stops a daemon that is starting (replaying a long log): it end
     const log = readFileSync(join(dir, '.platform', 'server.log'), 'utf8');
     t.regex(log, /platform: stopped by SIGTERM while starting, after [\d,]+ of 160,000 events of its replay/);
     t.notRegex(log, /Listening on/);
-    await starting;
+    // The command that started it says it was stopped and the command not carried out, not that it failed to start.
+    const started = await starting;
+    t.is(started.code, 75, 'EX_TEMPFAIL: run it again');
+    t.regex(started.stderr, /was stopped while it started \(platform stop, or a signal\), so this command was not carried out; run it again/);
     const status = await cli(dir, {}, 'status');
     t.is(status.code, 3, status.stdout);
     t.regex(status.stdout, /^No server running for /);

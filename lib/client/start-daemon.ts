@@ -26,6 +26,11 @@ export class DaemonStartError extends Error {
   }
 }
 
+/** The daemon being started was stopped on purpose before it was ready: nothing was carried out (exit 75: try again). */
+export class DaemonStoppedWhileStartingError extends DaemonStartError {
+  readonly exitCode = 75;
+}
+
 export function serverLogPath(root: string): string {
   return join(platformDir(root), 'server.log');
 }
@@ -95,6 +100,10 @@ export async function startDaemon(root: string, timeoutMs = startTimeoutMs(), on
     if (!exited) return undefined;
     const how = exited.signal ? `was killed by ${exited.signal}` : `exited with code ${exited.code}`;
     const tail = logTail(logPath, from);
+    // Stopped on purpose (platform stop, a signal) while it replayed its log: no failure, and the command did not run.
+    if (exited.code === 0 && /stopped by \S+ while starting/.test(tail)) {
+      return new DaemonStoppedWhileStartingError(`The platform server for ${root} was stopped while it started (platform stop, or a signal), so this command was not carried out; run it again to start a new one. ${seeLog()}`);
+    }
     // LevelDB's LOCK: a server of this workspace runs although no server.json names it (the file was deleted).
     const hint = /\bLOCK\b|held by another process/.test(tail) ? `\n${logHolderHint(root)}` : '';
     return new DaemonStartError(`The platform server for ${root} ${how} before it was ready. ${seeLog()}${hint}`);
