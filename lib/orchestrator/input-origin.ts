@@ -12,8 +12,9 @@ const ORIGIN_LOOK = 1_000;
 export function inputOrigin(d: StepDraft, want: WantRecord, ref: string): string | undefined {
   const parent = want.parent_want_id ? d.state.wants.get(want.parent_want_id) : undefined;
   if (!parent) return undefined;
-  const partitions = parent.partitions.length > ORIGIN_LOOK ? parent.partitions.slice(0, ORIGIN_LOOK) : parent.partitions;
-  for (const needer of partitions) {
+  const looked = Math.min(parent.partitions.length, ORIGIN_LOOK);
+  for (let i = 0; i < looked; i++) {
+    const needer = parent.partitions[i]!;
     if (want.source === 'dep_missed') {
       const run = d.state.job_runs.get(d.state.partitions.get(needer)?.job_run_id ?? '');
       if (run?.status === 'dep_missed' && run.missing.includes(ref)) return `reported missing by run ${run.job_run_id} (job ${run.job_label}) of ${needer}`;

@@ -66,7 +66,8 @@ export function createApp(ctx: ServerContext, logError: (m: string) => void): Ex
   // read): here those that read none. Not the dashboard's pages (their state is in their query), /health or /metrics (probes and scrapers add
   // what they add); the RPCs are left to Connect's rules, which put the message in the query of a GET.
   app.use((req, _res, next) => {
-    const op = /^\/api\//i.test(req.path) ? jsonOperationAt(req.method === 'HEAD' ? 'GET' : req.method, req.path) : undefined;
+    // Most requests carry no query: they pay no look through the operation table.
+    const op = req.url.includes('?') && /^\/api\//i.test(req.path) ? jsonOperationAt(req.method === 'HEAD' ? 'GET' : req.method, req.path) : undefined;
     // One that reads a query checks it itself (validateQuery), some with words of their own.
     if (op && !op.query) refuseUnknownQuery(undefined, req.query as Query);
     next();
