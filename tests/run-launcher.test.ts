@@ -129,6 +129,35 @@ test('shell: a cancel that comes while the supervisor reads run.sh starts no job
   t.false(existsSync(marker), 'the canceled run\'s job never started');
 });
 
+test('shell: a cancel that comes while the supervisor opens its run directory (before it reads run.sh) still ends the run with its status written', async (t) => {
+  const workspace = makeWorkspace(t);
+  const launcher = launcherFor('shell', workspace);
+  t.teardown(() => launcher.close());
+  const id = 'r-10';
+  const marker = join(workspace, 'job-ran');
+  const dir = runDir(workspace, id, ['/bin/sh', '-c', `touch '${marker}'`]);
+  // The supervisor's first program (`env test`, naming its run directory) held a second, on a slow machine's scale:
+  // a SIGTERM then must reach a supervisor that already keeps it, not one that dies of it and records nothing.
+  const bin = join(workspace, 'slow-bin');
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'env'), `#!/bin/sh\ncase "$1" in test) touch '${join(workspace, 'in-test')}'; sleep 2;; esac\nexec /usr/bin/env "$@"\n`, { mode: 0o755 });
+  const started = news(launcher, id, 'started');
+  const exited = news(launcher, id, 'exited');
+  const path = process.env.PATH;
+  process.env.PATH = `${bin}:${path}`;
+  try {
+    launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv: ['/bin/sh', '-c', 'true'] }, true);
+  } finally {
+    process.env.PATH = path;
+  }
+  const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
+  t.true(await poll(() => existsSync(join(workspace, 'in-test')), 5000), 'the supervisor ran its first program');
+  process.kill(-s.pid, 'SIGTERM');
+  t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 128 + 15);
+  t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 128 + 15, pid: s.pid }, 'the supervisor outlived the SIGTERM and recorded it');
+  t.false(existsSync(marker), "the canceled run's job never started");
+});
+
 for (const mode of ['native', 'shell'] as const) {
   test(`${mode}: given the job's config, the launcher makes the run's directory and gives the job its config on stdin (the native one with no stdin.json); where it cannot, the run fails saying why`, async (t) => {
     if (mode === 'native' && !existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler)');

@@ -57,12 +57,13 @@ import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
  */
 export const SUPERVISOR_SCRIPT = [
   'platform_term=; platform_timed_out=; platform_watchdog=; d=$0',
+  // First of all: until these are set a cancel's SIGTERM ends this shell, and the run with no status (lost).
+  "trap 'platform_term=1' TERM",
+  "trap 'platform_timed_out=1' USR1",
   // `command`: a redirection that fails does not end the shell, as it would of a bare `exec`; the braces keep the
   // 2>/dev/null to this line (on `exec` alone, it would redirect the rest of the script).
   // Tested by a program of its own (env test), not the builtin: mv and ln must see fd 9 too (ksh closes it for them).
   '{ command exec 9<"$d"; } 2>/dev/null && env test -d /proc/self/fd/9 && d=/proc/self/fd/9',
-  "trap 'platform_term=1' TERM",
-  "trap 'platform_timed_out=1' USR1",
   'if . "$d/run.sh"; then',
   // A cancel that came while run.sh was read reached no job: none is started (it would run on until the SIGKILL).
   '  if [ -z "$platform_term" ] && [ "${platform_timeout_seconds:-0}" -gt 0 ]; then',
