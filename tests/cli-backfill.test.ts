@@ -161,6 +161,20 @@ test.serial('CLI: backfill --detach prints the id; backfills cancel stops its ru
   t.is(again.status, 200, 'a second cancel is a no-op');
 });
 
+test.serial('CLI: --max-concurrent 0 is no cap of its own, as the API takes it; below 0 or above the API\'s cap a usage error', async (t) => {
+  const r = await cli('--json', 'backfill', 'day/date={2032-01-01..2032-01-02}', '--detach', '--max-concurrent', '0');
+  t.is(r.code, 0, r.stderr);
+  const { backfill_id: id } = JSON.parse(r.stdout) as { backfill_id: string };
+  t.like((await api('GET', `/api/backfills/${id}`)).json, { backfill_id: id, max_concurrent_job_runs: 0 });
+  const shown = await cli('backfills', 'get', id);
+  t.regex(shown.stdout, /│ cap +│ none of its own +│/);
+  for (const bad of ['-1', '10001']) {
+    const refused = await cli('backfill', 'day/date=2032-01-03', '--max-concurrent', bad);
+    t.is(refused.code, 2, refused.stderr);
+    t.regex(refused.stderr, /--max-concurrent/);
+  }
+});
+
 test.serial('CLI: build of hundreds of partitions shows progress by tenths, not a line per run, and a summary of counts', async (t) => {
   const r = await cli('build', 'day/date={1990-01-01..1991-02-09}');
   t.is(r.code, 0, r.stderr);

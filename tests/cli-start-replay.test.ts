@@ -10,7 +10,7 @@
  */
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventPayload } from '../lib/events/build-event.js';
@@ -209,4 +209,48 @@ test.serial('stop stops a daemon that is starting (replaying a long log): it end
     t.is(status.code, 3, status.stdout);
     t.regex(status.stdout, /^No server running for /);
   }
+});
+
+/** The pid of a `platform serve` of `dir` (by its command line), once one runs; 0 if none comes. */
+async function servePid(dir: string): Promise<number> {
+  for (let i = 0; i < 1000; i++) {
+    for (const p of readdirSync('/proc')) {
+      if (!/^\d+$/.test(p)) continue;
+      try {
+        const args = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+        if (args.includes('serve') && args.includes(dir)) return Number(p);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return 0;
+}
+
+test.serial('stop right after a command spawned the daemon (before it could say it starts) stops it, cleanly: it never listens', async (t) => {
+  if (!existsSync('/proc/self/cmdline')) return t.pass('no /proc here to find the daemon by');
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs: [{ label: 'a', outputs: ['a/(?<n>\\d+)'], exec: ['true'] }] }));
+  // The daemon's node held 1.5 s before it runs any of platform's code: a slow machine's load, made certain.
+  const hold = join(dir, 'hold.cjs');
+  writeFileSync(hold, "if (process.argv.includes('serve')) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);\n");
+  const starting = cli(dir, { NODE_OPTIONS: `--require ${hold}`, PLATFORM_IDLE_TIMEOUT: '5m', PLATFORM_START_TIMEOUT: '60s' }, 'start');
+  let daemonPid = 0;
+  killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? 0, daemonPid]);
+  daemonPid = await servePid(dir);
+  t.true(daemonPid > 0, 'the daemon was spawned');
+  const stop = await cli(dir, {}, 'stop', '--json');
+  t.is(stop.code, 0, stop.stderr);
+  t.like(JSON.parse(stop.stdout), { stopped: true, pid: daemonPid, while_starting: true });
+  t.false(isPidAlive(daemonPid), 'the daemon is gone when stop returns');
+  t.is(readServerInfo(dir), undefined);
+  t.false(existsSync(join(dir, '.platform', 'server-starting.json')));
+  // It went through its own shutdown (not killed by the signal mid-load), and never listened.
+  const log = readFileSync(join(dir, '.platform', 'server.log'), 'utf8');
+  t.regex(log, /platform: stopped by SIGTERM while starting, before it listened/);
+  t.notRegex(log, /Listening on/);
+  const started = await starting;
+  t.is(started.code, 75, started.stderr);
+  t.regex(started.stderr, /was stopped while it started \(platform stop, or a signal\), so this command was not carried out/);
 });

@@ -1,7 +1,7 @@
 /**
  * `.platform/server-starting.json`: a daemon that is starting, and how far it got while it replays its event log
- * (after an upgrade, or a snapshot lost: a million events take ~30 s here). Written by the daemon as it begins and
- * every 250 ms of a replay, removed once its state is read (it then holds the log: any other such file is stale);
+ * (after an upgrade, or a snapshot lost: a million events take ~30 s here). Written by the client that spawns it as soon as
+ * it has its pid, by the daemon as it begins and every 250 ms of a replay, removed once its state is read (it then holds the log: any other such file is stale);
  * read by a client waiting for it, which shows it and waits as long as it goes on (or, holding the start lock, waits
  * for it rather than start a second daemon), and by `platform status`.
  */
@@ -67,6 +67,31 @@ export function readStartingInfo(root: string): StartingInfo | undefined {
     };
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Written by the client that spawns a daemon, the moment it has its pid: from then on `platform stop` finds the start
+ * (a daemon says so itself only once node has loaded it, ~0.3 s later). `spawned_by` marks the file as the client's:
+ * until the daemon writes its own, its signal handlers may not be set, and a SIGTERM would kill it mid-start.
+ */
+export function writeSpawnedInfo(root: string, pid: number): void {
+  const info = { pid, started_at: new Date().toISOString(), events_replayed: 0, events_to_replay: 0, snapshot_unused: null, spawned_by: process.pid };
+  try {
+    // Not over the daemon's own news, had it been quicker than this client.
+    if (readStartingInfo(root)?.pid !== pid) replaceFile(startingInfoPath(root), `${JSON.stringify(info)}\n`);
+  } catch {
+    // Only news: the daemon writes its own as it begins.
+  }
+}
+
+/** Whether the news of `pid`'s start is its own (it handles signals by then), not its spawning client's. */
+export function startAnnounced(root: string, pid: number): boolean {
+  try {
+    const v = JSON.parse(readFileSync(startingInfoPath(root), 'utf8')) as { pid?: unknown; spawned_by?: unknown };
+    return v.pid === pid && v.spawned_by === undefined;
+  } catch {
+    return false;
   }
 }
 

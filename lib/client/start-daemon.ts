@@ -14,7 +14,7 @@ import { isPidAlive } from '../system/pid-liveness.js';
 import { fileHolder } from '../system/file-holder.js';
 import { VERSION } from '../version.js';
 import { probeServer, type Probe } from './server-probe.js';
-import { readStartingInfo, type StartingInfo } from './server-starting.js';
+import { readStartingInfo, removeStartingInfo, writeSpawnedInfo, type StartingInfo } from './server-starting.js';
 import { platformDir } from './workspace.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 15_000;
@@ -90,6 +90,7 @@ export async function startDaemon(root: string, timeoutMs = startTimeoutMs(), on
   child.once('exit', (code, signal) => (exited = { code, signal }));
   child.once('error', (err) => (spawnError = err));
   child.unref();
+  if (child.pid) writeSpawnedInfo(root, child.pid);
 
   const seeLog = (): string => {
     const tail = logTail(logPath, from);
@@ -98,6 +99,8 @@ export async function startDaemon(root: string, timeoutMs = startTimeoutMs(), on
   const ended = (): DaemonStartError | undefined => {
     if (spawnError) return new DaemonStartError(`Could not start the platform server: ${spawnError.message}`);
     if (!exited) return undefined;
+    // Ours, had it ended before it wrote its own (its log is held by another daemon, say): no start is under way.
+    if (child.pid) removeStartingInfo(root, child.pid);
     const how = exited.signal ? `was killed by ${exited.signal}` : `exited with code ${exited.code}`;
     const tail = logTail(logPath, from);
     // Stopped on purpose (platform stop, a signal) while it replayed its log: no failure, and the command did not run.

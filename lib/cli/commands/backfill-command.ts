@@ -61,7 +61,7 @@ export function registerBackfill(program: Command): void {
     .argument('<pattern>', "a brace pattern: 'daily/revenue/date={2026-01-01..2026-03-31}', 'h={00..23}', '{a,b}'")
     .addOption(parsedOption('--policy <policy>', 'missing (default): what was never built; failed: also what failed or is tainted; all: everything', policy))
     .addOption(priorityOption())
-    .addOption(parsedOption('--max-concurrent <n>', 'most job runs of this backfill at once (default: no cap of its own)', wholeNumber({ min: 1, max: 10_000 })))
+    .addOption(parsedOption('--max-concurrent <n>', 'most job runs of this backfill at once (default, or 0: no cap of its own)', wholeNumber({ min: 0, max: 10_000, note: '0 = no cap of its own' })))
     .addOption(textOption('--comment <text>', 'why the backfill is run'))
     .option('--detach', 'print the backfill id and return once it is accepted')
     .action(async (pattern: string, opts: BackfillOptions, cmd: Command) => {

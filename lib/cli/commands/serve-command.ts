@@ -87,22 +87,12 @@ export function registerServe(program: Command): void {
     .addOption(parsedOption('--idle-check-interval <duration>', 'no longer needed: the idle timeout is timed exactly', duration))
     .action(async (opts: { port: number; idleTimeout?: number; idleCheckInterval?: number; executor?: ExecutorChoice; requireToken?: boolean }, cmd: Command) => {
       const { port } = opts;
-      // Loaded here, not at the top: every other command is a thin HTTP client and starts without express,
-      // LevelDB and protobufjs (about 450 modules, 300 ms of each CLI call).
-      const [{ Platform }, { DEFAULT_IDLE_TIMEOUT_MS, startHttpServer }] = await Promise.all([
-        import('../../platform.js'),
-        import('../../server/http-server.js'),
-      ]);
-      // The environment sets the default, so daemons the CLI starts on demand (tests, CI) can be short-lived.
-      const envIdle = process.env.PLATFORM_IDLE_TIMEOUT;
-      const idleTimeoutMs =
-        opts.idleTimeout ?? (envIdle ? parseDuration(envIdle, 'PLATFORM_IDLE_TIMEOUT') : DEFAULT_IDLE_TIMEOUT_MS);
       const root = serveRoot(globalOptions(cmd).workspace);
       mkdirSync(platformDir(root), { recursive: true, mode: 0o700 });
       // Only the owner may look inside: it holds the token, the log and the job logs.
       chmodSync(platformDir(root), 0o700);
-      const token = randomBytes(32).toString('base64url');
-      // Handlers first: a signal while opening or binding still ends the daemon through a clean shutdown.
+      // Handlers first, before the ~0.3 s of loading below: a signal while loading, opening or binding still ends the
+      // daemon through a clean shutdown (`platform stop` waits for the news below, written once they are set).
       let stopRequested: NodeJS.Signals | undefined;
       let server: RunningServer | undefined;
       let cancelRuns = false;
@@ -117,11 +107,6 @@ export function registerServe(program: Command): void {
         cancelRuns = true;
         stop(signal);
       });
-      // The orchestrator starts only once the port is bound: a daemon that cannot listen touches no job run.
-      // Local runs under supervisors of their own: a daemon that stops, crashes or is upgraded leaves them running.
-      const envExecutor = process.env.PLATFORM_EXECUTOR;
-      const where = opts.executor ?? (envExecutor ? executorChoice('PLATFORM_EXECUTOR')(envExecutor) : executorInGraphFile(root) ?? 'local');
-      const executor = where === 'local' ? 'supervised' : where === 'in-process' ? 'in-process' : await redisExecutor(where);
       // A start says so as it begins, and how far its replay of the log got every 250 ms (server-starting.ts): a
       // client that waits for it, or finds it starting, waits as long as it goes on. Only news: a file that cannot be
       // written is said once in the log, and the start goes on.
@@ -137,6 +122,22 @@ export function registerServe(program: Command): void {
         }
       };
       tell({ events_replayed: 0, events_to_replay: 0, snapshot_unused: null });
+      // Loaded here, not at the top: every other command is a thin HTTP client and starts without express,
+      // LevelDB and protobufjs (about 450 modules, 300 ms of each CLI call).
+      const [{ Platform }, { DEFAULT_IDLE_TIMEOUT_MS, startHttpServer }] = await Promise.all([
+        import('../../platform.js'),
+        import('../../server/http-server.js'),
+      ]);
+      // The environment sets the default, so daemons the CLI starts on demand (tests, CI) can be short-lived.
+      const envIdle = process.env.PLATFORM_IDLE_TIMEOUT;
+      const idleTimeoutMs =
+        opts.idleTimeout ?? (envIdle ? parseDuration(envIdle, 'PLATFORM_IDLE_TIMEOUT') : DEFAULT_IDLE_TIMEOUT_MS);
+      const token = randomBytes(32).toString('base64url');
+      // The orchestrator starts only once the port is bound: a daemon that cannot listen touches no job run.
+      // Local runs under supervisors of their own: a daemon that stops, crashes or is upgraded leaves them running.
+      const envExecutor = process.env.PLATFORM_EXECUTOR;
+      const where = opts.executor ?? (envExecutor ? executorChoice('PLATFORM_EXECUTOR')(envExecutor) : executorInGraphFile(root) ?? 'local');
+      const executor = where === 'local' ? 'supervised' : where === 'in-process' ? 'in-process' : await redisExecutor(where);
       let replayedWhenStopped: StartProgress | undefined;
       const onStartProgress = (p: StartProgress): void => {
         // Stopped while it replays: so far it has only read the log, so it goes now rather than after the replay (a
@@ -167,6 +168,12 @@ export function registerServe(program: Command): void {
       }
       // It holds the log now: whatever news is there is its own or a dead start's.
       clearStartingInfo(root);
+      // Stopped before it listened (while it loaded or read its state): it goes without listening, as from a replay.
+      if (stopRequested && !cancelRuns) {
+        await platform.close();
+        process.stderr.write(`platform: stopped by ${stopRequested} while starting, before it listened; job runs go on under their supervisors\n`);
+        process.exit(0);
+      }
       try {
         server = await startHttpServer(platform, { port, idleTimeoutMs, ...(opts.requireToken ? { token } : {}) });
       } catch (err) {

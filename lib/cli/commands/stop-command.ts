@@ -4,14 +4,16 @@
  * workspace's `platform serve`), sends it SIGTERM (it finishes in-flight requests, leaves running job runs to their
  * supervisors, removes server.json; with --cancel-runs SIGUSR2: it kills them and records them canceled), and waits
  * until the process is gone and server.json with it. A daemon still starting (no server.json until it listens: a
- * long replay of its log) is found by its server-starting.json and stopped the same way, its command line checked.
+ * long replay of its log) is found by its server-starting.json and stopped the same way, its command line checked (one
+ * just spawned, from the client's news, once it has set its signal handlers).
  * No server: says so and exits 0 (a stale server.json is removed on the way; a live pid we cannot vouch for is never
  * signalled).
  */
 import type { Command } from 'commander';
 import { describeProbe, removeStaleServerInfo, workspaceRootFor } from '../../client/server-connection.js';
 import { removeServerInfo } from '../../client/server-info.js';
-import { liveStartingInfo, removeStartingInfo, startingWords, type StartingInfo } from '../../client/server-starting.js';
+import { liveStartingInfo, removeStartingInfo, startAnnounced, startingWords, type StartingInfo } from '../../client/server-starting.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { serverLogPath } from '../../client/start-daemon.js';
 import { isWorkspaceServe, probeServer, terminateServer, type ServerStatus } from '../../client/server-probe.js';
 import { NoTokenError, NotADaemonError, serverUrlStatus } from '../../client/server-url-daemon.js';
@@ -67,7 +69,7 @@ export function registerStop(program: Command): void {
         if (probe.state === 'absent' || (probe.state === 'stale' && !probe.stopFirst) || !probe.info) {
           if (probe.state === 'stale') removeStaleServerInfo(root, probe);
           // No server.json until it listens: a daemon still starting (replaying a long log) is found by its news.
-          const starting = liveStartingInfo(root);
+          const starting = await announcedStart(root, timeoutMs);
           if (starting && isWorkspaceServe(starting.pid, root)) {
             await stopStarting(root, starting, timeoutMs, opts.cancelRuns === true, say);
             return;
@@ -106,6 +108,20 @@ export function registerStop(program: Command): void {
             : `; ${runs} go${running === 1 ? 'es' : ''} on (the next server follows ${running === 1 ? 'it' : 'them'} to the end)`;
       say(`Stopped server (pid ${pid})${after}`, { stopped: true, pid, workspace_root: root, while_starting: false, job_runs_running: running ?? null, job_runs_cancel_asked: asked, job_runs_canceled_with_server: inProcess });
     });
+}
+
+/**
+ * The start under way, once the daemon itself has said so: a daemon just spawned (its client's news) is waited for
+ * until it has set its signal handlers and written its own, so that SIGTERM ends its start cleanly, not kills it
+ * mid-load (and SIGUSR2 cancels runs, not kills it). One that never says so within `timeoutMs` is taken as it is.
+ */
+async function announcedStart(root: string, timeoutMs: number): Promise<StartingInfo | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const starting = liveStartingInfo(root);
+    if (!starting || startAnnounced(root, starting.pid) || Date.now() >= deadline) return starting;
+    await sleep(25);
+  }
 }
 
 /**
