@@ -31,7 +31,6 @@ test('bad wants, backfills and taints through the embedding API are 400s with wh
     ['a fractional priority', () => platform.createWant(want({ priority: 1.5 })), /^Field 'priority' must be a whole number from -1000000 to 1000000, got 1\.5\.$/],
     ['a backfill policy cast', () => platform.createBackfill(backfill({ policy: 'nope' as 'all' })), /^Field 'policy' must be one of missing, failed, all, got "nope"\.$/],
     ['a negative cap', () => platform.createBackfill(backfill({ max_concurrent_job_runs: -3 })), /max_concurrent_job_runs/],
-    ['a comment of null (JavaScript)', () => platform.createWant({ partitions: ['a/x'], comment: null } as unknown as CreateWantRequest), /^comment must be a string, got null/],
     ['downstream a string (JavaScript)', () => platform.createTaint({ partitions: ['a/x'], downstream: 'yes' } as unknown as CreateTaintRequest), /^Field 'downstream' must be true or false, got "yes"\.$/],
     ['no request at all (JavaScript)', () => platform.createWant(undefined as unknown as CreateWantRequest), /^createWant takes a request object \(\{partitions: \[\.\.\.\], \.\.\.\}\), got nothing/],
     ['a null backfill (JavaScript)', () => platform.createBackfill(null as unknown as CreateBackfillRequest), /^createBackfill takes a request object .*, got null/],
@@ -67,6 +66,25 @@ test('a want, backfill or taint of partitions alone takes the JSON API\'s defaul
   const taint = await platform.createTaint({ partitions: ['a/x'] });
   if (!taint.ok) return t.fail(taint.error);
   t.like(platform.state().taints.get(taint.taint!.taint_id), { reason: '', downstream: false });
+});
+
+test('null for a field is left out, as the JSON API reads it (a JSON body handed on makes the same want); partitions of null are refused', async (t) => {
+  const dir = makeWorkspace(t);
+  const platform = await openPlatform(t, dir, graph);
+  const nulls = { comment: null, data_timestamp: null, ttl_seconds: null, sla_seconds: null, rebuild: null, priority: null };
+  const w = await platform.createWant({ partitions: ['a/n'], ...nulls } as unknown as CreateWantRequest);
+  if (!w.ok) return t.fail(w.error);
+  t.like(platform.state().wants.get(w.want_id), { comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, rebuild: 'missing', priority: 0 });
+  await waitForWant(platform, w.want_id, ['successful']);
+  const bf = await platform.createBackfill({ partitions: ['a/3'], policy: null, priority: null, max_concurrent_job_runs: null, comment: null } as unknown as CreateBackfillRequest);
+  if (!bf.ok) return t.fail(bf.error);
+  t.like(backfillView(platform.state(), backfillWant(platform.state(), bf.backfill!.backfill_id)!), { policy: 'missing', priority: 0, max_concurrent_job_runs: 0, comment: '' });
+  const taint = await platform.createTaint({ partitions: ['a/n'], reason: null, downstream: null } as unknown as CreateTaintRequest);
+  if (!taint.ok) return t.fail(taint.error);
+  t.like(platform.state().taints.get(taint.taint!.taint_id), { reason: '', downstream: false });
+  const refused = await platform.createWant({ partitions: null } as unknown as CreateWantRequest);
+  t.false(refused.ok);
+  if (!refused.ok) t.regex(refused.error, /partitions must be an array/);
 });
 
 test("a want id that is no string (JavaScript) is a 400 to cancelWant: it neither names another want nor fails the step", async (t) => {

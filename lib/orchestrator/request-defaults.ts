@@ -1,7 +1,7 @@
 /**
  * What an embedding app may leave out of a write, filled as the JSON API fills it (server/request-parsing.ts): a
  * want of `{ partitions }` alone is a want with no comment, timestamp, ttl or sla, as `POST /api/wants` takes it.
- * Anything given is passed on as given, for the planner's checks to refuse.
+ * Anything else given is passed on as given, for the planner's checks to refuse.
  */
 import type { CreateBackfillRequest, CreateTaintRequest, CreateWantRequest } from './command.js';
 import { isRequestObject } from './request-checks.js';
@@ -15,9 +15,13 @@ export type BackfillInput = WithDefaults<CreateBackfillRequest, 'partitions'>;
 /** `createTaint`'s request: only `partitions` is needed (no reason, not downstream). */
 export type TaintInput = WithDefaults<CreateTaintRequest, 'partitions'>;
 
-/** `r` with each field of `defaults` it leaves out (or gives as undefined) filled; null is given, and refused later. */
+/**
+ * `r` with each field of `defaults` it leaves out filled. Undefined or null is left out, as the JSON API reads null
+ * (an app that hands on a JSON body gets the same want); but `partitions`, which nothing fills, is refused as null.
+ */
 function filled<R>(r: object, defaults: Partial<R>): R {
   const out: Record<string, unknown> = { ...r };
+  for (const [key, value] of Object.entries(out)) if (value === null && key !== 'partitions') delete out[key];
   for (const [key, value] of Object.entries(defaults)) if (out[key] === undefined) out[key] = value;
   return out as R;
 }

@@ -24,8 +24,7 @@ const SHAPES: Record<WriteKind, { schema: TSchema; use: BodyUse }> = {
 
 /**
  * Why `request` (an object, as the caller gave it) has a field the JSON API's body would not take, or undefined. A
- * known field given as undefined counts as left out, as the defaults count it (request-defaults.ts); null passes here, as
- * the schema takes it for "absent", and is refused by the planner's checks (request-checks.ts), which fill nothing.
+ * known field given as undefined or null counts as left out, as the schema and the defaults count it (request-defaults.ts).
  */
 export function requestFieldsProblem(kind: WriteKind, request: object): string | undefined {
   const { schema, use } = SHAPES[kind];
