@@ -86,3 +86,38 @@ test('an input a run reported missing is consumed by the attempt that built the 
   if (!down.ok) return t.fail(down.error);
   t.deepEqual([...down.taint!.partitions].sort(), ['dyn/7', 'src/7']);
 });
+
+test('an input found missing once is read by every later build of the output: a rebuild that finds it live still lists it', async (t) => {
+  const dir = makeWorkspace(t);
+  // dyn/N reports src/N missing the first time only; later runs read it without a word (it is there).
+  const graph = {
+    jobs: [
+      { label: 'src', outputs: ['src/(?<n>\\d+)'], exec: ['true'] },
+      {
+        label: 'dyn',
+        outputs: ['dyn/(?<n>\\d+)'],
+        exec: bash('if [ ! -f "$PLATFORM_WORKSPACE/.seen-$1" ]; then touch "$PLATFORM_WORKSPACE/.seen-$1"; echo "PLATFORM_MISSING_DEPS {\\"missing\\": [\\"src/$1\\"]}"; exit 1; fi'),
+        args: ['${n}'],
+      },
+    ],
+  };
+  let platform = await openPlatform(t, dir, graph);
+  let s = await waitForWant(platform, await want(platform, ['dyn/3']), ['successful']);
+  const first = s.partitions.get('dyn/3')!.build_id;
+  const src = s.partitions.get('src/3')!.build_id;
+  // Rebuilt on its own (its input untouched): the job reports nothing missing this time.
+  const again = await platform.createWant({ partitions: ['dyn/3'], rebuild: 'all' });
+  if (!again.ok) return t.fail(again.error);
+  s = await waitForWant(platform, again.want_id, ['successful']);
+  const second = s.partitions.get('dyn/3')!.build_id;
+  t.not(second, first, 'dyn/3 was built again');
+  t.is(s.partitions.get('src/3')!.build_id, src, 'src/3 was not');
+  t.deepEqual(consumed(s, 'dyn/3'), [`src/3@${src}`], 'the new build read src/3 too');
+
+  await platform.close();
+  platform = await Platform.open(dir, { graph: parseGraph(graph, 'test'), tickMs: 60_000, cancelRunsOnClose: true });
+  t.teardown(() => platform.close());
+  const down = await platform.createTaint({ partitions: ['src/3'], reason: 'bad', downstream: true });
+  if (!down.ok) return t.fail(down.error);
+  t.deepEqual([...down.taint!.partitions].sort(), ['dyn/3', 'src/3'], "a downstream taint of src/3 reaches dyn/3's new build");
+});

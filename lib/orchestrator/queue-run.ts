@@ -2,7 +2,7 @@
  * Queued runs: a run of a ref's config, of a batch, or again of an earlier run; and a ref that cannot be configured,
  * recorded as a run that failed before it started.
  */
-import type { JobRunRecord, WantRecord } from '../state/build-state.js';
+import { outputInputBuilds, type BuildState, type JobRunRecord, type WantRecord } from '../state/build-state.js';
 import type { BatchTask } from './batch-runs.js';
 import type { StepDraft } from './step-draft.js';
 import { inputOrigin } from './input-origin.js';
@@ -56,6 +56,30 @@ export function foundInputs(run: JobRunRecord): readonly string[] {
   const declared = new Set(run.config.inputs.map((dep) => dep.partition_ref));
   const found = run.input_builds.map((b) => b.partition_ref).filter((ref) => !declared.has(ref));
   return [...found, ...run.missing];
+}
+
+/**
+ * The inputs the current builds of `outputs` read beyond their job's config (found missing by an attempt, foundInputs):
+ * a new run of them reads them too, though it may not say so (they are live now, so nothing is missing), and its build
+ * must list them, or a change of one passes the new build by. Carried from build to build; the job's own
+ * inputs are not among them (a config that now declares one has it as its own).
+ */
+export function carriedInputs(state: Pick<BuildState, 'partitions' | 'builds' | 'job_runs'>, outputs: readonly string[]): readonly string[] {
+  let carried: string[] | undefined;
+  for (const ref of outputs) {
+    const buildId = state.partitions.get(ref)?.build_id;
+    const build = buildId ? state.builds.get(buildId) : undefined;
+    const run = build ? state.job_runs.get(build.job_run_id) : undefined;
+    if (!run || run.input_builds.length === 0) continue;
+    const inputs = run.config.inputs;
+    // Most jobs have a few inputs: looked through, where a set a run would cost every run queued.
+    const declared = inputs.length > 16 ? new Set(inputs.map((dep) => dep.partition_ref)) : undefined;
+    for (const b of outputInputBuilds(run, ref)) {
+      const own = declared ? declared.has(b.partition_ref) : inputs.some((dep) => dep.partition_ref === b.partition_ref);
+      if (!own) (carried ??= []).push(b.partition_ref);
+    }
+  }
+  return carried ?? [];
 }
 
 /** A ref whose config cannot be made fails as a run that never started, so the reason is on record. */

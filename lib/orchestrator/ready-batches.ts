@@ -4,14 +4,14 @@
  */
 import type { WantRecord } from '../state/build-state.js';
 import { joinTasks, planBatches } from './batch-runs.js';
-import { queueRun, type QueuedTask } from './queue-run.js';
+import { carriedInputs, queueRun, type QueuedTask } from './queue-run.js';
 import type { StepDraft } from './step-draft.js';
 
 /** A ref ready to build: queued now, or, for a batched job, gathered into this step's batches. */
 export function queueReady(d: StepDraft, task: QueuedTask, want: WantRecord, ref: string): void {
   const batch = d.input.policy.jobs.get(task.job_label)?.batch;
   if (!batch) {
-    queueRun(d, task, want, 1);
+    queueRun(d, task, want, 1, '', carriedInputs(d.state, task.config.outputs));
     return;
   }
   let readyAt = want.created_at;
@@ -30,7 +30,10 @@ export function queueBatches(d: StepDraft): void {
     // Always there (a ref is gathered only for a job with a batch policy, which a step does not change): for the type.
     if (!policy) continue;
     const plan = planBatches(ready, policy, d.input.now);
-    for (const run of plan.runs) queueRun(d, joinTasks(run.map((r) => r.task)), run[0]!.item, 1);
+    for (const run of plan.runs) {
+      const task = joinTasks(run.map((r) => r.task));
+      queueRun(d, task, run[0]!.item, 1, '', carriedInputs(d.state, task.config.outputs));
+    }
     for (const { at, refs } of plan.held) {
       d.deadlines.push(at);
       for (const r of refs) d.held.push([r.item.want_id, r.ref]);
