@@ -65,11 +65,19 @@ export function registerStop(program: Command): void {
         }
       } else {
         root = workspaceRootFor(g.workspace);
-        const probe = await probeServer(root);
+        const deadline = Date.now() + timeoutMs;
+        let probe = await probeServer(root);
+        // A daemon just spawned, named only by its client's news, is waited for until it says so itself (it has set
+        // its signal handlers then: a SIGTERM ends its start cleanly, not kills it mid-load, and a SIGUSR2 cancels its
+        // runs), or until it listens (a small log: its news may come and go between two looks).
+        while (isStarting(probe) && spawnedOnly(root) && Date.now() < deadline) {
+          await sleep(25);
+          probe = await probeServer(root);
+        }
         if (probe.state === 'absent' || (probe.state === 'stale' && !probe.stopFirst) || !probe.info) {
           if (probe.state === 'stale') removeStaleServerInfo(root, probe);
           // No server.json until it listens: a daemon still starting (replaying a long log) is found by its news.
-          const starting = await announcedStart(root, timeoutMs);
+          const starting = liveStartingInfo(root);
           if (starting && isWorkspaceServe(starting.pid, root)) {
             await stopStarting(root, starting, timeoutMs, opts.cancelRuns === true, say);
             return;
@@ -110,18 +118,15 @@ export function registerStop(program: Command): void {
     });
 }
 
-/**
- * The start under way, once the daemon itself has said so: a daemon just spawned (its client's news) is waited for
- * until it has set its signal handlers and written its own, so that SIGTERM ends its start cleanly, not kills it
- * mid-load (and SIGUSR2 cancels runs, not kills it). One that never says so within `timeoutMs` is taken as it is.
- */
-async function announcedStart(root: string, timeoutMs: number): Promise<StartingInfo | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const starting = liveStartingInfo(root);
-    if (!starting || startAnnounced(root, starting.pid) || Date.now() >= deadline) return starting;
-    await sleep(25);
-  }
+/** No server to stop by its server.json: absent, or stale and not ours to stop. */
+function isStarting(probe: Awaited<ReturnType<typeof probeServer>>): boolean {
+  return probe.state === 'absent' || (probe.state === 'stale' && !probe.stopFirst);
+}
+
+/** A live start known only from the news its spawning client wrote. */
+function spawnedOnly(root: string): boolean {
+  const starting = liveStartingInfo(root);
+  return starting !== undefined && !startAnnounced(root, starting.pid);
 }
 
 /**
