@@ -301,8 +301,12 @@ test("a write from a page at [::1] on the daemon's port is refused (the daemon l
   for (const origin of [`http://[::1]:${port}`, 'http://evil.example']) {
     const res = await f.api('/api/gc', { method: 'POST', headers: { origin } });
     t.is(res.status, 403, origin);
-    t.regex(((await res.json()) as { error: string }).error, /A write from the origin .* is refused: only the daemon's own pages may write/);
+    t.regex(((await res.json()) as { error: string }).error, /^A POST from a page of the origin .* is refused: pages of other origins may only GET from this daemon/);
   }
+  // A Connect RPC that only reads is a POST as well: refused in words that fit it.
+  const rpc = await f.api('/platform.v1.PlatformService/GetJobConfigs', { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{}' });
+  t.is(rpc.status, 403);
+  t.notRegex(await rpc.text(), /write/);
   for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`]) t.is((await f.api('/api/gc', { method: 'POST', headers: { origin } })).status, 200, origin);
   // What an auto-submitted empty <form method=POST> sends, with no CORS preflight.
   for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {

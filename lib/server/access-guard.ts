@@ -57,7 +57,11 @@ export function originGuard(allowedExtra: readonly string[]) {
     // Not [::1]: the daemon listens on 127.0.0.1 alone, and what serves pages at [::1] on its port is someone else.
     const own = [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
     if (own.includes(origin) || allowedExtra.includes(origin)) return next();
-    throw new HttpError(403, `A write from the origin ${JSON.stringify(origin)} is refused: only the daemon's own pages may write.`);
+    // Said of the request as sent: a Connect RPC that only reads is a POST too, and "a write" misnamed it.
+    throw new HttpError(
+      403,
+      `A ${req.method} from a page of the origin ${JSON.stringify(origin)} is refused: pages of other origins may only GET from this daemon (its own pages, http://127.0.0.1:${port}, may send anything).`,
+    );
   };
 }
 

@@ -69,10 +69,9 @@ function operation(op: Operation, schema: (s: TSchema) => JsonValue): JsonObject
   const responses: JsonObject = {};
   for (const [status, answer] of Object.entries(op.responses)) responses[status] = response(answer, schema);
   const errorSchema = op.connect ? ConnectErrorBodySchema : ErrorBodySchema;
+  // The guards' refusals on an RPC path are Connect errors too (connect/refusal-as-rpc-error.ts).
   for (const [status, description] of Object.entries(errorStatuses(op))) {
-    // The guards answer before the RPC handler does: their errors are the JSON API's even on the RPC paths.
-    const body = op.connect && (status === '401' || status === '403') ? ErrorBodySchema : errorSchema;
-    responses[status] ??= { description, content: { 'application/json': { schema: schema(body) } } };
+    responses[status] ??= { description, content: { 'application/json': { schema: schema(errorSchema) } } };
   }
   // express tags every GET answer with an ETag and answers a request that sends it back in If-None-Match with a
   // bodyless 304 (fast-reads.ts tags its answers the same); a stream has no ETag.
