@@ -55,6 +55,19 @@ test('an unknown command says so, what it may have meant and where the usage is,
   t.notRegex(r.stderr, /Options:/, 'the whole help is not printed under the error');
 });
 
+test("a run's log asked for under job-runs (as job-runs get) is a usage error that says where it is: platform logs", async (t) => {
+  const f = await startServer(t);
+  for (const word of ['logs', 'log']) {
+    const r = await cli(t, f.url, f.dir, 'job-runs', word, 'r-4', '-f');
+    t.is(r.code, 2, r.stderr);
+    t.regex(r.stderr, /a run's log is not under job-runs: it is 'platform logs r-4 -f'/);
+  }
+  const json = await cli(t, f.url, f.dir, '--json', 'job-runs', 'logs');
+  t.like(JSON.parse(json.stderr.trim().split('\n').at(-1)!), { exit_code: 2, error: "a run's log is not under job-runs: it is 'platform logs <job_run_id>' (-f to follow, --stderr for stderr)." });
+  const help = await cli(t, f.url, f.dir, 'job-runs', '--help');
+  t.notRegex(help.stdout, /\blogs?\b.*\n/, 'not listed as a command of its own');
+});
+
 test("a --limit or -n past the help's range is a usage error naming the option; the range's end is accepted", async (t) => {
   const f = await startServer(t);
   const over: Array<[string[], RegExp]> = [

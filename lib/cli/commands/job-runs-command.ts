@@ -117,5 +117,15 @@ export function registerJobRuns(program: Command): void {
       // A run that never started has no log to point at (platform logs says so too).
       if (run.status !== 'queued' && run.started_at !== null) line(colors.dim(`logs: platform logs ${run.job_run_id} (--stderr for stderr)`));
     });
+  // Where a run's log is asked for under the run's noun (as `job-runs get` is): the usage error says where it is.
+  jobRuns
+    .command('logs', { hidden: true })
+    .alias('log')
+    .argument('[args...]')
+    .allowUnknownOption()
+    .action((args: string[], _opts: unknown, cmd: Command) => {
+      const rest = args.length > 0 ? ` ${args.join(' ')}` : ' <job_run_id>';
+      cmd.error(`error: a run's log is not under job-runs: it is 'platform logs${rest}' (-f to follow, --stderr for stderr).`, { exitCode: 2, code: 'platform.logsElsewhere' });
+    });
   usageExitCode(jobRuns);
 }
