@@ -44,9 +44,30 @@ export function registerLogs(program: Command): void {
       }
       // `signal` is new in LogEnd: an older daemon's end has none, and its -1 is no exit code either.
       const exit = end.signal ? ` (killed by ${end.signal})` : end.exit_code !== null && end.exit_code >= 0 && end.status !== 'succeeded' ? ` (exit ${end.exit_code})` : '';
-      process.stderr.write(errColors.dim(`job run ${id} ${statusColor(end.status, errColors)}${exit}\n`));
+      process.stderr.write(errColors.dim(`job run ${id} ${statusColor(end.status, errColors)}${exit}${end.status === 'succeeded' ? '' : await whyEnded(client, id)}\n`));
     });
   usageExitCode(logs);
+}
+
+/**
+ * A run that did not succeed, in a few words more: why (a lost run read as a bare "canceled"), and the run that took
+ * its place, which is the log to follow next. Nothing when the run cannot be read.
+ */
+async function whyEnded(client: Awaited<ReturnType<typeof connect>>['client'], id: string): Promise<string> {
+  try {
+    const run = await client.getJobRun(id);
+    const how = endedHow(run).replace(/^(killed by \S+|exit(ed with)? code \d+)$/, '');
+    // Its retry; or, for a run lost or canceled, the run its first output's partition has had since.
+    let next = run.retried_by;
+    const output = run.config.outputs[0];
+    if (!next && output !== undefined && run.status === 'canceled') {
+      const latest = (await client.getPartition(output, { builds_limit: 1 })).job_run_id;
+      if (latest && latest !== id) next = latest;
+    }
+    return `${how ? `: ${how}` : ''}${next ? `; ${output ?? 'it'} is built by ${next} now: platform logs -f ${next}` : ''}`;
+  } catch {
+    return '';
+  }
 }
 
 /** Why a run has no log: it has not started (queued: it may yet), or it ended without starting (it never will). */
