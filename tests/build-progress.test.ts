@@ -359,9 +359,12 @@ test('a run handed to a queue that no worker took yet reads as waiting for a wor
   const changes = feed(m, [ev({ type: 'job_run_started', job_run_started: { job_run_id: 'r-1', pid: 0, worker: 'redis:platform-runs', started_at: 0 } }, T0 + 30)]);
   t.regex(plainLine(changes[0]!, T0), /r-1 daily_revenue running \(handed to queue platform-runs, waiting for a worker\)$/);
   t.regex(renderProgress(m, T0 + 5_000, 200).find((l) => l.includes('▸'))!, /daily_revenue r-1 waiting for a worker \(queue platform-runs\) 5\.0s/);
-  feed(m, [ev({ type: 'job_run_placed', job_run_placed: { job_run_id: 'r-1', pid: 4242, worker: 'w1', started_at: 0 } }, T0 + 6_000)]);
+  const placed = feed(m, [ev({ type: 'job_run_placed', job_run_placed: { job_run_id: 'r-1', pid: 4242, worker: 'w1', started_at: 0 } }, T0 + 6_000)]);
+  t.is(placed.length, 1);
+  t.regex(plainLine(placed[0]!, T0), /^\[6\.0s\] r-1 daily_revenue taken by worker w1$/, 'a plain line says which worker took it');
+  t.false(mayHaveEnded(m, placed));
   const taken = renderProgress(m, T0 + 7_000, 200).find((l) => l.includes('▸'))!;
-  t.regex(taken, /daily_revenue r-1 1\.0s/, 'timed from when the worker took it');
+  t.regex(taken, /daily_revenue r-1 on w1 1\.0s/, 'timed from when the worker took it, on the worker that took it');
   t.notRegex(taken, /waiting/);
 });
 
@@ -372,7 +375,7 @@ test('a run a worker took while no daemon ran is timed from when the worker took
   // Told by the next daemon at T0+20 s; the worker took it at T0+1 s.
   feed(m, [ev({ type: 'job_run_placed', job_run_placed: { job_run_id: 'r-1', pid: 4242, worker: 'w1', started_at: T0 + 1_000 } }, T0 + 20_000)]);
   t.is(m.runs.get('r-1')!.started_at, T0 + 1_000);
-  t.regex(renderProgress(m, T0 + 21_000, 200).find((l) => l.includes('▸'))!, /daily_revenue r-1 20\.0s/);
+  t.regex(renderProgress(m, T0 + 21_000, 200).find((l) => l.includes("▸"))!, /daily_revenue r-1 on w1 20\.0s/);
 });
 
 test('a run canceled while it waited in a queue for a worker never started, as the state has it', (t) => {

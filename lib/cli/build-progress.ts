@@ -33,6 +33,8 @@ export interface TrackedRun {
   retrying: boolean;
   /** Handed to a queue that no worker has taken it from yet (`running` by the log; nothing runs it). */
   waiting_in: string | undefined;
+  /** The platform worker that took it from its queue, once one did. */
+  worker: string | undefined;
 }
 
 export interface BuildModel {
@@ -67,6 +69,8 @@ export interface RunChange {
   status: JobRunStatus;
   /** Epoch ms of the change (the event's time). */
   at: number;
+  /** Not a change of status: a worker took the run (`running` already) from its queue. */
+  taken?: true;
 }
 
 const RANK: Record<JobRunStatus, number> = { queued: 0, running: 1, succeeded: 2, failed: 2, dep_missed: 2, canceled: 2 };
@@ -154,11 +158,11 @@ export function applyEvent(model: BuildModel, event: EventView): RunChange[] {
       // state has it.
       const e = event.job_run_placed;
       const run = model.runs.get(e.job_run_id);
-      if (run?.status === 'running') {
-        run.started_at = runStartedAt(e.started_at, run.queued_at ?? 0, at);
-        run.waiting_in = undefined;
-      }
-      return [];
+      if (run?.status !== 'running') return [];
+      run.started_at = runStartedAt(e.started_at, run.queued_at ?? 0, at);
+      run.waiting_in = undefined;
+      run.worker = e.worker || undefined;
+      return run.worker ? [{ run, status: 'running', at, taken: true }] : [];
     }
     case 'job_run_succeeded': {
       const e = event.job_run_succeeded;
@@ -234,6 +238,7 @@ export function applyRunSnapshot(model: BuildModel, view: JobRunView): RunChange
   run.reason = view.reason ?? '';
   run.retrying = view.status === 'failed' && view.retry_at !== null;
   run.waiting_in = view.status === 'running' ? waitingInQueue(view.worker) : undefined;
+  run.worker = view.worker && view.worker !== 'local' && run.waiting_in === undefined ? view.worker : undefined;
   if (!existing) model.runs.set(run.job_run_id, run);
   return changes;
 }
@@ -349,7 +354,9 @@ export function renderProgress(model: BuildModel, nowMs: number, width: number, 
           ['  ▸ '],
           [r.job_label, paint.busy],
           [` ${r.job_run_id}`, paint.dim],
-          r.waiting_in !== undefined ? [` waiting for a worker (queue ${r.waiting_in}) ${since !== null ? elapsed(nowMs - since) : ''}`, paint.busy] : [since !== null ? ` ${elapsed(nowMs - since)}` : ''],
+          r.waiting_in !== undefined
+            ? [` waiting for a worker (queue ${r.waiting_in}) ${since !== null ? elapsed(nowMs - since) : ''}`, paint.busy]
+            : [`${r.worker ? ` on ${r.worker}` : ''}${since !== null ? ` ${elapsed(nowMs - since)}` : ''}`],
           [r.outputs.length > 0 ? `  ${r.outputs.join(', ')}` : '', paint.dim],
         ],
         width,
@@ -375,6 +382,8 @@ export function plainLine(change: RunChange, startedAt: number): string {
     detail = ` (attempt ${r.attempt})`;
   } else if (change.status === 'running' && r.waiting_in !== undefined) {
     detail = ` (handed to queue ${r.waiting_in}, waiting for a worker)`;
+  } else if (change.taken) {
+    return `[${sinceStart(change.at - startedAt)}] ${r.job_run_id} ${r.job_label} taken by worker ${r.worker}`;
   }
   return `[${sinceStart(change.at - startedAt)}] ${r.job_run_id} ${r.job_label} ${change.status}${detail}`;
 }
@@ -395,5 +404,6 @@ function newRun(job_run_id: string, job_label: string, attempt: number, outputs:
     reason: '',
     retrying: false,
     waiting_in: undefined,
+    worker: undefined,
   };
 }
