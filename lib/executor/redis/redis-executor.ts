@@ -212,7 +212,7 @@ export class RedisExecutor implements Executor {
     return `${redacted(this.opts.redisUrl)} queue ${this.queueName}`;
   }
 
-  /** Redis answers a PING, and how many workers take from the queue (BullMQ counts their named connections). */
+  /** Redis answers a PING, and how many workers take from the queue (their named connections to this database). */
   private async lookAtHealth(): Promise<void> {
     if (this.healthLooking || this.closed) return;
     this.healthLooking = true;
@@ -249,7 +249,17 @@ export class RedisExecutor implements Executor {
       this.error(`could not count the workers of queue ${this.queueName} at ${url} (runs are not held up by it): ${errorText(err)}`);
       return;
     }
-    const workers = clients.filter((c) => !String(c['rawname'] ?? '').endsWith(`:w:${STALLED_CHECKER_NAME}`)).length;
+    // BullMQ matches the connection name only, over every client of the server: a worker of the same queue name on
+    // another database of it (another workspace's, redis://host/2) was counted, and the run waited for ever beside
+    // '1 worker'. CLIENT LIST says each client's database: only this one's count.
+    // A server that refuses CLIENT LIST's use this way (GCP's) has BullMQ answer one entry of its own, with no client
+    // fields: the workers are not known, which is not none.
+    if (clients.some((c) => c['rawname'] === undefined)) {
+      if (!this.silent) this.lastHealth = { kind: 'redis', where, reachable: true, workers: null, problem: null };
+      return;
+    }
+    const db = String(bullConnection(this.opts.redisUrl).db ?? 0);
+    const workers = clients.filter((c) => c['db'] === db && !String(c['rawname'] ?? '').endsWith(`:w:${STALLED_CHECKER_NAME}`)).length;
     const problem =
       workers === 0
         ? `no platform worker takes runs from queue ${this.queueName} at ${url}: runs wait until one does ('platform worker --redis ${url}' on a machine that can run the jobs)`
