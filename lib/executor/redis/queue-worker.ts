@@ -53,6 +53,18 @@ export interface QueueWorkerOptions {
 export const LISTENER_PING_EVERY_MS = 1000;
 export const LISTENER_UNANSWERED_MS = 3000;
 
+/**
+ * A stopping worker, once its runs ended, waits this long at most for Redis to take what it has to tell (the outcomes
+ * of runs that ended; BullMQ's close does it), and this long when it has nothing to tell; a forced stop (a second
+ * signal) no longer than FORCED_TELL_MS. BullMQ's close waited for a Redis that did not answer for ever.
+ */
+export const CLOSE_TELL_MS = 5000;
+export const CLOSE_QUIET_MS = 1000;
+export const FORCED_TELL_MS = 2000;
+
+/** Errors of a connection that cannot reach Redis (said with what to do, once until it changes). */
+const UNREACHABLE = /ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|ECONNRESET|EPIPE|Connection is closed/;
+
 export class QueueWorker {
   readonly name: string;
   private readonly queue: string;
@@ -74,6 +86,17 @@ export class QueueWorker {
   /** When the cancel listener's PING on its way was sent; undefined when none is. */
   private listenerPingSentAt: number | undefined;
   private closing = false;
+  private closed: Promise<void> | undefined;
+  /** Ends the waits of a stop: a second signal (`close({ force: true })`). */
+  private force!: () => void;
+  private readonly forced = new Promise<void>((resolve) => (this.force = resolve));
+  /** The runs being run (BullMQ job ids), and those waiting for them to end. */
+  private readonly running = new Set<string>();
+  private onRunEnded: Array<() => void> = [];
+  /** Runs ended here whose outcome Redis has not taken yet (BullMQ's 'completed' or 'failed' not yet come): what. */
+  private readonly untold = new Map<string, string>();
+  /** The connection error said last (said once, and again only after Redis answered or another one came). */
+  private lastError: string | undefined;
 
   constructor(private readonly opts: QueueWorkerOptions) {
     this.name = opts.name ?? `${hostname()}-${process.pid}`;
@@ -96,7 +119,15 @@ export class QueueWorker {
       maxStalledCount: 0,
       autorun: false,
     });
-    this.worker.on('error', (err) => this.log(`worker error: ${err.message}`));
+    this.worker.on('error', (err) => this.onError(err));
+    this.worker.on('completed', (job) => void this.untold.delete(job.id ?? ''));
+    this.worker.on('failed', (job) => void (job && this.untold.delete(job.id ?? '')));
+    // Each connection of ours says 'ready' as it connects again: Redis answers, said once after an error.
+    this.publisher.on('ready', () => {
+      if (this.lastError === undefined || this.closing) return;
+      this.lastError = undefined;
+      this.log(`Redis at ${redacted(opts.redisUrl)} answers again`);
+    });
     // Cut off from Redis past its lease: the daemon records the run lost and runs it elsewhere, so it stops here.
     this.worker.on('lockRenewalFailed', (jobIds: string[]) => {
       for (const jobId of jobIds) this.worker.cancelJob(jobId, 'this worker lost its lease on the run');
@@ -106,6 +137,7 @@ export class QueueWorker {
   /** Connects, listens for cancels, and takes runs until close(). */
   async start(): Promise<void> {
     await this.subscriber.subscribe(cancelChannel(this.queue));
+    if (this.closing) return;
     // Cancels published while this connection was down were heard by nobody: once it listens again, the marks the
     // daemon keeps besides are read for the runs held. (ioredis's own resubscribe goes after 'ready'; this one is
     // awaited, so a cancel is either in a mark read after it or heard.)
@@ -124,6 +156,7 @@ export class QueueWorker {
       }
     });
     await this.worker.waitUntilReady();
+    if (this.closing) return;
     mkdirSync(this.scratch, { recursive: true });
     this.tellWatchdog();
     this.token = startOrphanWatchdog(this.deadlineFile);
@@ -133,16 +166,83 @@ export class QueueWorker {
     this.log(`worker ${this.name} takes runs from queue '${this.queue}' at ${redacted(this.opts.redisUrl)} (concurrency ${this.opts.concurrency ?? 1})`);
   }
 
-  /** Stops taking runs; with `cancelRuns` the running ones are canceled, otherwise awaited. */
-  async close(options: { cancelRuns?: boolean } = {}): Promise<void> {
+  /** Runs being run now. */
+  runningCount(): number {
+    return this.running.size;
+  }
+
+  /**
+   * Stops taking runs; with `cancelRuns` the running ones are canceled, otherwise awaited (for as long as they take).
+   * Then Redis is given a bounded time to take their outcomes, and the worker stops whether or not it did, saying what
+   * it could not tell it. `force` (a second signal) cancels the runs and ends every wait: the worker stops within
+   * seconds, Redis answering or not. Called again while stopping, it does what its options add.
+   */
+  close(options: { cancelRuns?: boolean; force?: boolean } = {}): Promise<void> {
+    if (options.cancelRuns || options.force) this.worker.cancelAllJobs('the worker stopped');
+    if (options.force) this.force();
+    return (this.closed ??= this.closeNow());
+  }
+
+  private async closeNow(): Promise<void> {
     this.closing = true;
     clearInterval(this.listenerTimer);
-    if (options.cancelRuns) this.worker.cancelAllJobs('the worker stopped');
-    await this.worker.close();
+    let forced = false;
+    void this.forced.then(() => (forced = true));
+    // BullMQ's close waits for the runs, then tells Redis their ends and stops its connections: without Redis, for ever.
+    const bullClosed = this.worker.close().then(
+      () => true,
+      (err: unknown) => {
+        this.log(`closing the BullMQ worker: ${err instanceof Error ? err.message : String(err)}`);
+        return true;
+      },
+    );
+    await Promise.race([this.runsEnded(), this.forced]);
+    const bound = forced ? FORCED_TELL_MS : this.untold.size > 0 || this.running.size > 0 ? CLOSE_TELL_MS : CLOSE_QUIET_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const told = await Promise.race([bullClosed, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), bound)))]);
+    clearTimeout(timer);
+    if (!told || this.publisher.status !== 'ready') this.log(this.notTold(told ? undefined : bound));
     clearInterval(this.leaseTimer);
     await this.executor.shutdown('the worker stopped');
-    await Promise.allSettled([this.subscriber.quit(), this.publisher.quit(), this.leaseClient.quit()]);
+    // quit() is a command: with Redis away it would wait in the offline queue.
+    for (const client of [this.subscriber, this.publisher, this.leaseClient]) {
+      if (client.status === 'ready') await Promise.race([client.quit().catch(() => {}), new Promise((r) => setTimeout(r, 500).unref())]);
+      client.disconnect();
+    }
     rmSync(this.scratch, { recursive: true, force: true });
+  }
+
+  /** Settles once no run is being run here. */
+  private runsEnded(): Promise<void> {
+    if (this.running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.onRunEnded.push(resolve));
+  }
+
+  /** What a worker that stops without Redis having answered could not tell it. */
+  private notTold(waitedMs: number | undefined): string {
+    const url = redacted(this.opts.redisUrl);
+    const why = this.lastError ?? (this.publisher.status === 'ready' ? 'no answer' : `connection ${this.publisher.status}`);
+    const head = `stopping while Redis at ${url} does not answer (${why}${waitedMs === undefined ? '' : `; waited ${waitedMs / 1000} s`})`;
+    const runs = [...this.untold.values(), ...[...this.running].filter((j) => !this.untold.has(j)).map((j) => `${j} (still running, killed now)`)];
+    if (runs.length === 0) return `${head}: no run of this worker was left to tell it of`;
+    return `${head}: it was not told the end of ${runs.join(', ')}; the daemon records such a run lost once its lease (${this.leaseMs / 1000} s) runs out, and runs it again if it is still wanted`;
+  }
+
+  /**
+   * BullMQ says each failed reconnect (once a second while Redis is away): said once, with what to do, and again when
+   * another error comes or after Redis answered again.
+   */
+  private onError(err: Error): void {
+    const text = err.message;
+    if (text === this.lastError) return;
+    this.lastError = text;
+    if (UNREACHABLE.test(`${(err as NodeJS.ErrnoException).code ?? ''} ${text}`)) {
+      this.log(
+        `cannot reach Redis at ${redacted(this.opts.redisUrl)}: ${text}; is redis-server running there, and reachable from this machine? (no runs are taken meanwhile; it is tried again every second, and said when it answers)`,
+      );
+      return;
+    }
+    this.log(`worker error: ${text}`);
   }
 
   private async run(job: Job<JobLaunch, JobOutcome>, signal: AbortSignal | undefined): Promise<JobOutcome> {
@@ -164,6 +264,11 @@ export class QueueWorker {
     const cancel = () => this.executor.cancel(id, typeof signal?.reason === 'string' ? signal.reason : 'canceled');
     if (signal?.aborted) cancel();
     signal?.addEventListener('abort', cancel, { once: true });
+    this.running.add(jobId);
+    const ended = () => {
+      this.running.delete(jobId);
+      if (this.running.size === 0) for (const resolve of this.onRunEnded.splice(0)) resolve();
+    };
     this.log(`${id}: started (pid ${pid})`);
     // Canceled as this worker took it (after the daemon found it no longer waiting, before this run listened).
     void this.readCancelMarks([jobId]).catch(() => {});
@@ -171,9 +276,12 @@ export class QueueWorker {
     void job.updateProgress(report as unknown as object).catch(() => {});
     const shipped = this.ship(logStreamKey(this.queue, job.id ?? id), logDir, outcome);
     const result = await outcome;
-    await shipped;
-    rmSync(logDir, { recursive: true, force: true });
     this.log(`${id}: ${result.status}`);
+    // Ended here; its output and outcome are Redis's to take (a stop waits a bounded time for that, not for ever).
+    this.untold.set(jobId, `${id} (${result.status})`);
+    ended();
+    await Promise.race([shipped, this.forced]);
+    rmSync(logDir, { recursive: true, force: true });
     return result;
   }
 
