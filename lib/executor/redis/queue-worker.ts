@@ -392,6 +392,8 @@ export class QueueWorker {
       followFile(join(logDir, STDERR_LOG), done$).pipe(map((line) => ({ s: 'err', line }))),
     );
     const writes: Promise<unknown>[] = [];
+    // Each chunk numbered (1 up): the daemon tells from a gap that the stream's cap dropped chunks it had not copied.
+    let chunks = 0;
     await new Promise<void>((resolve) =>
       lines$.pipe(bufferTime(100, null, 1000)).subscribe({
         next: (batch) => {
@@ -399,7 +401,7 @@ export class QueueWorker {
           const pipeline = this.publisher.pipeline();
           for (const s of ['out', 'err']) {
             const text = batch.filter((b) => b.s === s).map((b) => `${b.line}\n`).join('');
-            if (text !== '') pipeline.xadd(key, 'MAXLEN', '~', LOG_STREAM_MAXLEN, '*', 's', s, 'd', text);
+            if (text !== '') pipeline.xadd(key, 'MAXLEN', '~', LOG_STREAM_MAXLEN, '*', 's', s, 'n', String(++chunks), 'd', text);
           }
           writes.push(pipeline.exec());
         },

@@ -17,10 +17,12 @@ import type { Executor, ExecutorHealth, Placement, Reattached } from '../executo
 import { LOST_RUN_REASON } from '../lost-runs.js';
 import { cancelAllAndWait } from '../cancel-all.js';
 import { redacted } from './redis-url.js';
+import { groupDigits } from '../../group-digits.js';
 import { QUEUE_WORKER_PREFIX } from '../../api/run-placement.js';
 import {
   CANCEL_MARK_TTL_SECONDS,
   DEFAULT_QUEUE,
+  LOG_STREAM_MAXLEN,
   LOG_STREAM_TTL_SECONDS,
   cancelChannel,
   cancelMarkKey,
@@ -47,6 +49,12 @@ interface RemoteRun {
   readonly key: string;
   /** The last stream entry copied into the log files (kept in the run's directory for a next daemon). */
   cursor: string;
+  /**
+   * The number its worker gave the last chunk copied (entries carry `n`, 1 up), kept with the cursor: a next chunk
+   * numbered higher than the one after it means the stream's cap dropped those between before they were copied.
+   * Undefined when not known (a cursor file of an earlier version, a worker that numbers none).
+   */
+  chunks: number | undefined;
   /** The worker marked the end of the output. */
   logEnded: boolean;
   onLogEnd: Array<() => void>;
@@ -325,6 +333,7 @@ export class RedisExecutor implements Executor {
     }
     await this.connection.del(run.key, cancelMarkKey(this.queueName, run.jobId));
     run.cursor = '0';
+    run.chunks = 0;
     await this.add(run.launch, run.jobId);
   }
 
@@ -360,7 +369,9 @@ export class RedisExecutor implements Executor {
 
   reattach(launch: JobLaunch, _pid: number): Reattached {
     const run = this.track(launch);
-    run.cursor = readCursor(launch.log_dir) ?? '0';
+    const kept = readCursor(launch.log_dir);
+    run.cursor = kept?.cursor ?? '0';
+    run.chunks = kept ? kept.chunks : 0;
     void (async () => {
       await this.ready;
       await this.lookUp(run, await this.queue.getJob(run.jobId));
@@ -412,7 +423,7 @@ export class RedisExecutor implements Executor {
 
   private track(launch: JobLaunch): RemoteRun {
     const jobId = queueJobId(this.opts.workspaceRoot, launch.job_run_id);
-    const run: RemoteRun = { launch, jobId, key: logStreamKey(this.queueName, jobId), cursor: '0', logEnded: false, onLogEnd: [], settling: false, adding: false, handedOver: Promise.resolve() };
+    const run: RemoteRun = { launch, jobId, key: logStreamKey(this.queueName, jobId), cursor: '0', chunks: 0, logEnded: false, onLogEnd: [], settling: false, adding: false, handedOver: Promise.resolve() };
     mkdirSync(launch.log_dir, { recursive: true });
     this.runs.set(launch.job_run_id, run);
     this.byJobId.set(jobId, run);
@@ -506,13 +517,32 @@ export class RedisExecutor implements Executor {
       run.cursor = id;
       const f = new Map<string, string>();
       for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
-      if (f.get('end') === '1') run.logEnded = true;
-      else (f.get('s') === 'err' ? err : out).push(f.get('d') ?? '');
+      if (f.get('end') === '1') {
+        run.logEnded = true;
+        continue;
+      }
+      const n = Number(f.get('n'));
+      if (!Number.isInteger(n) || n < 1) run.chunks = undefined;
+      else {
+        if (run.chunks !== undefined && n > run.chunks + 1) {
+          // Dropped by the stream's cap (XADD MAXLEN ~) before this daemon copied them (none ran, or it fell behind):
+          // said where they were, in both files (a chunk is either's), and in server.log.
+          const dropped = n - run.chunks - 1;
+          const marker = `[platform: ${groupDigits(dropped)} earlier chunk${dropped === 1 ? '' : 's'} of this run's output (up to 1,000 lines each) ${dropped === 1 ? 'was' : 'were'} dropped from Redis before the daemon could copy ${dropped === 1 ? 'it' : 'them'} (the stream keeps the last ${groupDigits(LOG_STREAM_MAXLEN)}); the log ${run.chunks === 0 ? 'starts' : 'goes on'} here]\n`;
+          out.push(marker);
+          err.push(marker);
+          this.error(
+            `${run.launch.job_run_id}: ${groupDigits(dropped)} chunks of its output were dropped from Redis (its stream keeps the last ${groupDigits(LOG_STREAM_MAXLEN)}) before this daemon could copy them; its stdout.log and stderr.log say so where they were`,
+          );
+        }
+        run.chunks = n;
+      }
+      (f.get('s') === 'err' ? err : out).push(f.get('d') ?? '');
     }
     try {
       if (out.length > 0) appendFileSync(join(run.launch.log_dir, STDOUT_LOG), out.join(''));
       if (err.length > 0) appendFileSync(join(run.launch.log_dir, STDERR_LOG), err.join(''));
-      writeFileSync(join(run.launch.log_dir, CURSOR_FILE), run.cursor);
+      writeFileSync(join(run.launch.log_dir, CURSOR_FILE), run.chunks === undefined ? run.cursor : `${run.cursor} ${run.chunks}`);
     } catch (e) {
       this.error(`could not write the log of ${run.launch.job_run_id}: ${errorText(e)}`);
     }
@@ -536,12 +566,18 @@ export class RedisExecutor implements Executor {
   }
 }
 
-function readCursor(dir: string): string | undefined {
+/** The cursor kept in a run's directory: `<stream id> <chunk number>` (an earlier version's: the id alone). */
+function readCursor(dir: string): { cursor: string; chunks: number | undefined } | undefined {
+  let text: string;
   try {
-    return readFileSync(join(dir, CURSOR_FILE), 'utf8').trim() || undefined;
+    text = readFileSync(join(dir, CURSOR_FILE), 'utf8').trim();
   } catch {
     return undefined;
   }
+  const [cursor, n] = text.split(/\s+/);
+  if (!cursor) return undefined;
+  const chunks = n === undefined ? (cursor === '0' ? 0 : undefined) : Number(n);
+  return { cursor, chunks: Number.isInteger(chunks) ? chunks : undefined };
 }
 
 /** A job of an earlier workspace holds this run's id in the queue, and cannot be replaced now: the run fails, saying so. */
