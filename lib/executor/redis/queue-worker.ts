@@ -70,7 +70,7 @@ export class QueueWorker {
   private readonly queue: string;
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
-  private readonly executor = new ProcessExecutor();
+  private readonly executor: ProcessExecutor;
   private readonly scratch: string;
   private readonly worker: Worker<JobLaunch, JobOutcome>;
   private token: string | undefined;
@@ -78,7 +78,9 @@ export class QueueWorker {
   private readonly leaseClient: Redis;
   private readonly leaseMs: number;
   /** The runs held, by BullMQ job id: until when their lock is known to hold, and whether a check is on its way. */
-  private readonly held = new Map<string, { until: number; asking: boolean }>();
+  private readonly held = new Map<string, { until: number; asking: boolean; runId: string }>();
+  /** Why each run being canceled here is (a cancel heard, a lease lost), by BullMQ job id. */
+  private readonly canceling = new Map<string, string>();
   private leaseTimer: NodeJS.Timeout | undefined;
   /** Where the watchdog reads when to kill this worker's jobs should it stop answering (`writeLeaseDeadline`). */
   private readonly deadlineFile: string;
@@ -101,6 +103,14 @@ export class QueueWorker {
   constructor(private readonly opts: QueueWorkerOptions) {
     this.name = opts.name ?? `${hostname()}-${process.pid}`;
     this.queue = opts.queue ?? DEFAULT_QUEUE;
+    this.executor = new ProcessExecutor({
+      place: {
+        worker: this.name,
+        cwdSource: opts.workdir
+          ? "the worker's --workdir"
+          : "the daemon's workspace path, where a worker started without --workdir runs jobs: start it with --workdir, or share that path with it",
+      },
+    });
     this.publisher = connectRedis(opts.redisUrl);
     this.subscriber = connectRedis(opts.redisUrl);
     this.scratch = join(tmpdir(), `platform-worker-${process.pid}`);
@@ -130,7 +140,7 @@ export class QueueWorker {
     });
     // Cut off from Redis past its lease: the daemon records the run lost and runs it elsewhere, so it stops here.
     this.worker.on('lockRenewalFailed', (jobIds: string[]) => {
-      for (const jobId of jobIds) this.worker.cancelJob(jobId, 'this worker lost its lease on the run');
+      for (const jobId of jobIds) this.cancelRun(jobId, `worker ${this.name} could not renew its lease on the run and stopped it`);
     });
   }
 
@@ -150,7 +160,7 @@ export class QueueWorker {
     this.subscriber.on('message', (_channel: string, text: string) => {
       try {
         const { jobId, reason } = JSON.parse(text) as CancelMessage;
-        this.worker.cancelJob(jobId, reason);
+        this.cancelRun(jobId, reason);
       } catch {
         // Not a cancel of ours.
       }
@@ -178,7 +188,10 @@ export class QueueWorker {
    * seconds, Redis answering or not. Called again while stopping, it does what its options add.
    */
   close(options: { cancelRuns?: boolean; force?: boolean } = {}): Promise<void> {
-    if (options.cancelRuns || options.force) this.worker.cancelAllJobs('the worker stopped');
+    if (options.cancelRuns || options.force) {
+      for (const jobId of this.held.keys()) this.cancelRun(jobId, 'the worker stopped');
+      this.worker.cancelAllJobs('the worker stopped');
+    }
     if (options.force) this.force();
     return (this.closed ??= this.closeNow());
   }
@@ -256,9 +269,12 @@ export class QueueWorker {
     const outcome = firstValueFrom(this.executor.outcomes$.pipe(filter((o) => o.job_run_id === id)));
     // The lock was set when the run was taken, at processedOn (this worker's clock) or after.
     const jobId = job.id ?? id;
-    this.held.set(jobId, { until: (job.processedOn ?? Date.now()) + this.leaseMs, asking: false });
+    this.held.set(jobId, { until: (job.processedOn ?? Date.now()) + this.leaseMs, asking: false, runId: id });
     this.tellWatchdog();
-    const done = () => void this.held.delete(jobId);
+    const done = () => {
+      this.held.delete(jobId);
+      this.canceling.delete(jobId);
+    };
     outcome.then(done, done);
     const { pid } = this.executor.start(launch);
     const cancel = () => this.executor.cancel(id, typeof signal?.reason === 'string' ? signal.reason : 'canceled');
@@ -315,13 +331,19 @@ export class QueueWorker {
     });
   }
 
+  /** Cancels a run held here (BullMQ aborts its signal, which kills its process group), keeping why. */
+  private cancelRun(jobId: string, reason: string): void {
+    if (this.held.has(jobId) && !this.canceling.has(jobId)) this.canceling.set(jobId, reason);
+    this.worker.cancelJob(jobId, reason);
+  }
+
   /** Cancels the runs among `jobIds` that the daemon marked canceled. */
   private async readCancelMarks(jobIds: string[]): Promise<void> {
     if (jobIds.length === 0) return;
     const reasons = await this.publisher.mget(...jobIds.map((jobId) => cancelMarkKey(this.queue, jobId)));
     jobIds.forEach((jobId, i) => {
       const reason = reasons[i];
-      if (typeof reason === 'string') this.worker.cancelJob(jobId, reason);
+      if (typeof reason === 'string') this.cancelRun(jobId, reason);
     });
   }
 
@@ -337,8 +359,15 @@ export class QueueWorker {
     for (const [jobId, lease] of this.held) {
       if (now >= lease.until - margin) {
         this.held.delete(jobId);
-        this.log(`${jobId}: no word from Redis for its lease; stopping the run (the daemon runs it again)`);
-        this.worker.cancelJob(jobId, 'this worker lost its lease on the run (no answer from Redis)');
+        // Its lease about to run out unconfirmed: the daemon records it lost then. Whether it runs it again is its
+        // want's business (a canceled want does not), and a run being canceled already is only being stopped sooner.
+        const asked = this.canceling.get(jobId);
+        this.log(
+          asked
+            ? `${lease.runId}: no word from Redis for its lease while it was being canceled (${asked}); stopping it now`
+            : `${lease.runId}: no word from Redis for its lease (${this.leaseMs / 1000} s); stopping the run before the lease ends (the daemon records it lost, and runs it again if it is still wanted)`,
+        );
+        this.cancelRun(jobId, `worker ${this.name} heard nothing from Redis for the run's lease (${this.leaseMs / 1000} s) and stopped it before the lease ended`);
         continue;
       }
       if (lease.asking) continue;

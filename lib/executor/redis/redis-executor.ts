@@ -456,11 +456,11 @@ export class RedisExecutor implements Executor {
     // That worker never set its output stream's expiry (it does so when it marks the end): set here, or the stream
     // of every run lost with its worker stays in Redis for good.
     this.connection.expire(run.key, LOG_STREAM_TTL_SECONDS).catch((err: unknown) => this.error(`could not set the expiry of ${run.key}: ${errorText(err)}`));
-    await this.settle(run, { job_run_id: run.launch.job_run_id, status: 'canceled', reason: `${LOST_RUN_REASON} (its worker stopped renewing its lease: ${failedReason})` });
+    await this.settle(run, { job_run_id: run.launch.job_run_id, status: 'canceled', reason: `${LOST_RUN_REASON} (${lostWhy(failedReason)})` });
   }
 
   /** A run whose worker stopped renewing its lease: taken out of the queue (so no worker meets it again) and lost. */
-  private async stalled(jobId: string, reason = 'job stalled more than allowable limit'): Promise<void> {
+  private async stalled(jobId: string, reason = BULLMQ_STALLED): Promise<void> {
     if (!this.byJobId.has(jobId)) return;
     try {
       await (await this.queue.getJob(jobId))?.remove();
@@ -582,6 +582,17 @@ function readCursor(dir: string): { cursor: string; chunks: number | undefined }
 
 /** A job of an earlier workspace holds this run's id in the queue, and cannot be replaced now: the run fails, saying so. */
 class StaleJobError extends Error {}
+
+/** BullMQ's reason for a job whose lock no worker renewed (moveStalledJobsToWait). */
+const BULLMQ_STALLED = 'job stalled more than allowable limit';
+
+/** Why a run failed in the queue was lost, in our words rather than BullMQ's. */
+function lostWhy(failedReason: string): string {
+  if (failedReason === BULLMQ_STALLED) {
+    return 'its worker stopped renewing its lease: the worker died, hung, or lost touch with Redis (a worker that hears nothing from Redis for its lease stops the run itself)';
+  }
+  return `its worker stopped renewing its lease: ${failedReason}`;
+}
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
