@@ -2,13 +2,18 @@
  * The daemon's word on its Redis executor (`executorHealth()`, which `/api/status`, `status` and `doctor` carry) when
  * Redis hangs: a server that stops answering keeps its connections up, so only a silence tells. It is to be said
  * within about two seconds, with no read needed to set it off; and a daemon whose own event loop was held up is not
- * to blame Redis for an answer that waited in its socket.
+ * to blame Redis for an answer that waited in its socket. And the workers it counts are those of its own database: a
+ * worker of another database of the same server (another workspace's) does not take its runs.
  */
 import type { ExecutionContext } from 'ava';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { makeWorkspace, openPlatform, poll, sleep } from './helpers/jobs-fixture.js';
 import { startRedis } from './helpers/redis-server.js';
-import { redisExecutor, redisTests } from './helpers/redis-fixture.js';
+import { redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
+import { runCli } from './helpers/server-fixture.js';
 
 const graph = { jobs: [{ label: 'quick', outputs: ['quick/(?<n>\\d+)'], exec: ['true'] }] };
 const redisTest = redisTests();
@@ -52,4 +57,46 @@ redisTest("a daemon whose own event loop was held up past the probe's wait does 
     await new Promise((resolve) => setImmediate(resolve));
   }
   t.true(seen.every(Boolean), `said unreachable at reads ${seen.flatMap((r, i) => (r ? [] : [i])).join(', ')}`);
+});
+
+const CLI = fileURLToPath(new URL('../../bin/platform', import.meta.url));
+
+redisTest("a worker on another database of the same Redis is not counted: status says no worker takes the daemon's runs", async (t) => {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ ...graph, executor: redis.url }));
+  t.teardown(() => void spawnSync(process.execPath, [CLI, '-C', dir, 'stop', '--cancel-runs'], { stdio: 'ignore' }));
+  const cli = async (...args: string[]) => {
+    const p = runCli(t, ['-C', dir, ...args], dir, { PLATFORM_IDLE_TIMEOUT: '1h' });
+    await p.exited;
+    return p.stdout();
+  };
+  type Health = { reachable: boolean; workers: number | null; problem: string | null };
+  const health = async (): Promise<Health> => (JSON.parse(await cli('--json', 'status')) as { executor: Health }).executor;
+  const until = async (pred: (h: Health) => boolean): Promise<Health> => {
+    let h = await health();
+    for (let i = 0; i < 50 && !pred(h); i++) {
+      await sleep(200);
+      h = await health();
+    }
+    return h;
+  };
+  // Another workspace's worker, same server and queue name, database 2; the daemon's is database 0.
+  const other = startWorker(t, dir, `${redis.url}/2`, 'other-db');
+  await other.waitForStdout(/takes runs/);
+  await cli('start');
+  const h = await until((x) => x.reachable);
+  // Looks after the worker connected: every one of them must say no worker.
+  await sleep(5500);
+  const later = await health();
+  for (const seen of [h, later]) {
+    t.is(seen.workers, 0, JSON.stringify(seen));
+    t.regex(seen.problem ?? '', /no platform worker takes runs from queue/);
+  }
+  t.regex(await cli('status'), /0 workers/);
+  // A worker of its own database is counted, the other one still not.
+  const own = startWorker(t, dir, redis.url, 'own-db');
+  await own.waitForStdout(/takes runs/);
+  const one = await until((x) => x.workers !== 0);
+  t.like(one, { reachable: true, workers: 1, problem: null });
 });

@@ -17,7 +17,7 @@ import { Observable, Subject } from 'rxjs';
 import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
 import { MissingDepsScanner, type MissingReport } from './missing-deps-scanner.js';
 import { signalGroup } from '../system/process-group.js';
-import { spawnFailureReason } from './spawn-failure.js';
+import { spawnFailureReason, type SpawnPlace } from './spawn-failure.js';
 import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
 import { LOCAL_WORKER, type Executor, type Reattached } from './executor-port.js';
 import { outcomeOfExit, type KillCause } from './exit-outcome.js';
@@ -32,6 +32,8 @@ export interface ProcessExecutorOptions {
   closeGraceMs?: number;
   /** Upper bound on how long shutdown() waits for the canceled runs to exit. Default 5000 ms. */
   shutdownTimeoutMs?: number;
+  /** Where its runs start when that is a worker, named in why a program could not start. */
+  place?: SpawnPlace;
 }
 
 
@@ -68,11 +70,13 @@ export class ProcessExecutor implements Executor {
   private readonly closeGraceMs: number;
   private readonly shutdownTimeoutMs: number;
   private shutDown = false;
+  private readonly place: SpawnPlace | undefined;
 
   constructor(options: ProcessExecutorOptions = {}) {
     this.killGraceMs = options.killGraceMs ?? 500;
     this.closeGraceMs = options.closeGraceMs ?? 2000;
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 5000;
+    this.place = options.place;
   }
 
   /**
@@ -141,7 +145,7 @@ export class ProcessExecutor implements Executor {
         windowsHide: true,
       });
     } catch (err) {
-      this.failNotStarted(run, logs, spawnFailureReason(program, launch.cwd, err));
+      this.failNotStarted(run, logs, spawnFailureReason(program, launch.cwd, err, this.place));
       return { pid: 0, worker: LOCAL_WORKER };
     }
     run.child = child;
@@ -152,7 +156,7 @@ export class ProcessExecutor implements Executor {
         child.stdin?.destroy();
         child.stdout?.destroy();
         child.stderr?.destroy();
-        this.failNotStarted(run, logs, spawnFailureReason(program, launch.cwd, err));
+        this.failNotStarted(run, logs, spawnFailureReason(program, launch.cwd, err, this.place));
       });
       return { pid: 0, worker: LOCAL_WORKER };
     }

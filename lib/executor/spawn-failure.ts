@@ -3,14 +3,26 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 
+/**
+ * Where a run starts when not on the daemon's machine: a `platform worker`, whose own directory and PATH are then at
+ * fault as much as platform.json, so the reason names it and them.
+ */
+export interface SpawnPlace {
+  /** The worker's name. */
+  worker: string;
+  /** What chose the working directory, e.g. "the worker's --workdir". */
+  cwdSource: string;
+}
+
 /** A message that names the program and says what to fix. */
-export function spawnFailureReason(program: string, cwd: string, err: unknown): string {
+export function spawnFailureReason(program: string, cwd: string, err: unknown, place?: SpawnPlace): string {
   const code = (err as NodeJS.ErrnoException)?.code;
-  const prefix = `could not start '${program}'`;
+  const prefix = `could not start '${program}'${place ? ` on worker ${place.worker}` : ''}`;
   if (code === 'ENOENT' || code === 'ENOTDIR') {
-    if (!isDirectory(cwd)) return `${prefix}: working directory '${cwd}' does not exist`;
+    if (!isDirectory(cwd)) return `${prefix}: working directory '${cwd}' does not exist${place ? ` there (${place.cwdSource})` : ''}`;
     if (program.includes('/') && existsSync(join(cwd, program)))
       return `${prefix}: its interpreter (the #! line) was not found; check the script`;
+    if (place && !program.includes('/')) return `${prefix}: not found on its PATH; check exec in platform.json, and the PATH worker ${place.worker} runs with`;
     return `${prefix}: not found; check exec in platform.json`;
   }
   if (code === 'EACCES') return `${prefix}: permission denied (is it executable?); check exec in platform.json`;

@@ -24,15 +24,29 @@ export function registerWorker(program: Command): void {
         ...(opts.queue ? { queue: opts.queue } : {}),
         ...(opts.lease !== undefined ? { leaseMs: opts.lease } : {}),
       });
-      let stopping = false;
-      const stop = (cancelRuns: boolean) => {
-        if (stopping) return;
-        stopping = true;
-        process.stdout.write(cancelRuns ? 'stopping: canceling the running runs\n' : 'stopping: the running runs finish first (Ctrl-C again to cancel them)\n');
-        void worker.close({ cancelRuns }).then(() => process.exit(0));
+      // The first SIGTERM or SIGINT stops taking runs and lets the running ones finish; the second cancels them and stops
+      // within seconds, Redis answering or not; a third exits at once (the worker's watchdog kills what it ran).
+      let signals = 0;
+      const stop = (signal: string) => {
+        signals++;
+        if (signals === 1) {
+          const n = worker.runningCount();
+          process.stdout.write(
+            n === 0
+              ? `stopping (${signal})\n`
+              : `stopping (${signal}): the ${n === 1 ? 'running run finishes' : `${n} running runs finish`} first (Ctrl-C or SIGTERM again to cancel ${n === 1 ? 'it' : 'them'} and stop now)\n`,
+          );
+          void worker.close().then(() => process.exit(0));
+        } else if (signals === 2) {
+          process.stdout.write(`stopping now (${signal} again): canceling the running runs, waiting for Redis a few seconds at most\n`);
+          void worker.close({ force: true }).then(() => process.exit(0));
+        } else {
+          process.stdout.write(`stopping at once (${signal} a third time): the runs still going are killed by the worker's watchdog\n`);
+          process.exit(1);
+        }
       };
-      process.on('SIGTERM', () => stop(false));
-      process.on('SIGINT', () => (stopping ? void worker.close({ cancelRuns: true }) : stop(false)));
+      process.on('SIGTERM', () => stop('SIGTERM'));
+      process.on('SIGINT', () => stop('SIGINT'));
       await worker.start();
     });
 }

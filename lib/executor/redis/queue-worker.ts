@@ -53,12 +53,24 @@ export interface QueueWorkerOptions {
 export const LISTENER_PING_EVERY_MS = 1000;
 export const LISTENER_UNANSWERED_MS = 3000;
 
+/**
+ * A stopping worker, once its runs ended, waits this long at most for Redis to take what it has to tell (the outcomes
+ * of runs that ended; BullMQ's close does it), and this long when it has nothing to tell; a forced stop (a second
+ * signal) no longer than FORCED_TELL_MS. BullMQ's close waited for a Redis that did not answer for ever.
+ */
+export const CLOSE_TELL_MS = 5000;
+export const CLOSE_QUIET_MS = 1000;
+export const FORCED_TELL_MS = 2000;
+
+/** Errors of a connection that cannot reach Redis (said with what to do, once until it changes). */
+const UNREACHABLE = /ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|ECONNRESET|EPIPE|Connection is closed/;
+
 export class QueueWorker {
   readonly name: string;
   private readonly queue: string;
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
-  private readonly executor = new ProcessExecutor();
+  private readonly executor: ProcessExecutor;
   private readonly scratch: string;
   private readonly worker: Worker<JobLaunch, JobOutcome>;
   private token: string | undefined;
@@ -66,7 +78,9 @@ export class QueueWorker {
   private readonly leaseClient: Redis;
   private readonly leaseMs: number;
   /** The runs held, by BullMQ job id: until when their lock is known to hold, and whether a check is on its way. */
-  private readonly held = new Map<string, { until: number; asking: boolean }>();
+  private readonly held = new Map<string, { until: number; asking: boolean; runId: string }>();
+  /** Why each run being canceled here is (a cancel heard, a lease lost), by BullMQ job id. */
+  private readonly canceling = new Map<string, string>();
   private leaseTimer: NodeJS.Timeout | undefined;
   /** Where the watchdog reads when to kill this worker's jobs should it stop answering (`writeLeaseDeadline`). */
   private readonly deadlineFile: string;
@@ -74,10 +88,29 @@ export class QueueWorker {
   /** When the cancel listener's PING on its way was sent; undefined when none is. */
   private listenerPingSentAt: number | undefined;
   private closing = false;
+  private closed: Promise<void> | undefined;
+  /** Ends the waits of a stop: a second signal (`close({ force: true })`). */
+  private force!: () => void;
+  private readonly forced = new Promise<void>((resolve) => (this.force = resolve));
+  /** The runs being run (BullMQ job ids), and those waiting for them to end. */
+  private readonly running = new Set<string>();
+  private onRunEnded: Array<() => void> = [];
+  /** Runs ended here whose outcome Redis has not taken yet (BullMQ's 'completed' or 'failed' not yet come): what. */
+  private readonly untold = new Map<string, string>();
+  /** The connection error said last (said once, and again only after Redis answered or another one came). */
+  private lastError: string | undefined;
 
   constructor(private readonly opts: QueueWorkerOptions) {
     this.name = opts.name ?? `${hostname()}-${process.pid}`;
     this.queue = opts.queue ?? DEFAULT_QUEUE;
+    this.executor = new ProcessExecutor({
+      place: {
+        worker: this.name,
+        cwdSource: opts.workdir
+          ? "the worker's --workdir"
+          : "the daemon's workspace path, where a worker started without --workdir runs jobs: start it with --workdir, or share that path with it",
+      },
+    });
     this.publisher = connectRedis(opts.redisUrl);
     this.subscriber = connectRedis(opts.redisUrl);
     this.scratch = join(tmpdir(), `platform-worker-${process.pid}`);
@@ -96,16 +129,25 @@ export class QueueWorker {
       maxStalledCount: 0,
       autorun: false,
     });
-    this.worker.on('error', (err) => this.log(`worker error: ${err.message}`));
+    this.worker.on('error', (err) => this.onError(err));
+    this.worker.on('completed', (job) => void this.untold.delete(job.id ?? ''));
+    this.worker.on('failed', (job) => void (job && this.untold.delete(job.id ?? '')));
+    // Each connection of ours says 'ready' as it connects again: Redis answers, said once after an error.
+    this.publisher.on('ready', () => {
+      if (this.lastError === undefined || this.closing) return;
+      this.lastError = undefined;
+      this.log(`Redis at ${redacted(opts.redisUrl)} answers again`);
+    });
     // Cut off from Redis past its lease: the daemon records the run lost and runs it elsewhere, so it stops here.
     this.worker.on('lockRenewalFailed', (jobIds: string[]) => {
-      for (const jobId of jobIds) this.worker.cancelJob(jobId, 'this worker lost its lease on the run');
+      for (const jobId of jobIds) this.cancelRun(jobId, `worker ${this.name} could not renew its lease on the run and stopped it`);
     });
   }
 
   /** Connects, listens for cancels, and takes runs until close(). */
   async start(): Promise<void> {
     await this.subscriber.subscribe(cancelChannel(this.queue));
+    if (this.closing) return;
     // Cancels published while this connection was down were heard by nobody: once it listens again, the marks the
     // daemon keeps besides are read for the runs held. (ioredis's own resubscribe goes after 'ready'; this one is
     // awaited, so a cancel is either in a mark read after it or heard.)
@@ -118,12 +160,13 @@ export class QueueWorker {
     this.subscriber.on('message', (_channel: string, text: string) => {
       try {
         const { jobId, reason } = JSON.parse(text) as CancelMessage;
-        this.worker.cancelJob(jobId, reason);
+        this.cancelRun(jobId, reason);
       } catch {
         // Not a cancel of ours.
       }
     });
     await this.worker.waitUntilReady();
+    if (this.closing) return;
     mkdirSync(this.scratch, { recursive: true });
     this.tellWatchdog();
     this.token = startOrphanWatchdog(this.deadlineFile);
@@ -133,16 +176,86 @@ export class QueueWorker {
     this.log(`worker ${this.name} takes runs from queue '${this.queue}' at ${redacted(this.opts.redisUrl)} (concurrency ${this.opts.concurrency ?? 1})`);
   }
 
-  /** Stops taking runs; with `cancelRuns` the running ones are canceled, otherwise awaited. */
-  async close(options: { cancelRuns?: boolean } = {}): Promise<void> {
+  /** Runs being run now. */
+  runningCount(): number {
+    return this.running.size;
+  }
+
+  /**
+   * Stops taking runs; with `cancelRuns` the running ones are canceled, otherwise awaited (for as long as they take).
+   * Then Redis is given a bounded time to take their outcomes, and the worker stops whether or not it did, saying what
+   * it could not tell it. `force` (a second signal) cancels the runs and ends every wait: the worker stops within
+   * seconds, Redis answering or not. Called again while stopping, it does what its options add.
+   */
+  close(options: { cancelRuns?: boolean; force?: boolean } = {}): Promise<void> {
+    if (options.cancelRuns || options.force) {
+      for (const jobId of this.held.keys()) this.cancelRun(jobId, 'the worker stopped');
+      this.worker.cancelAllJobs('the worker stopped');
+    }
+    if (options.force) this.force();
+    return (this.closed ??= this.closeNow());
+  }
+
+  private async closeNow(): Promise<void> {
     this.closing = true;
     clearInterval(this.listenerTimer);
-    if (options.cancelRuns) this.worker.cancelAllJobs('the worker stopped');
-    await this.worker.close();
+    let forced = false;
+    void this.forced.then(() => (forced = true));
+    // BullMQ's close waits for the runs, then tells Redis their ends and stops its connections: without Redis, for ever.
+    const bullClosed = this.worker.close().then(
+      () => true,
+      (err: unknown) => {
+        this.log(`closing the BullMQ worker: ${err instanceof Error ? err.message : String(err)}`);
+        return true;
+      },
+    );
+    await Promise.race([this.runsEnded(), this.forced]);
+    const bound = forced ? FORCED_TELL_MS : this.untold.size > 0 || this.running.size > 0 ? CLOSE_TELL_MS : CLOSE_QUIET_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const told = await Promise.race([bullClosed, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), bound)))]);
+    clearTimeout(timer);
+    if (!told || this.publisher.status !== 'ready') this.log(this.notTold(told ? undefined : bound));
     clearInterval(this.leaseTimer);
     await this.executor.shutdown('the worker stopped');
-    await Promise.allSettled([this.subscriber.quit(), this.publisher.quit(), this.leaseClient.quit()]);
+    // quit() is a command: with Redis away it would wait in the offline queue.
+    for (const client of [this.subscriber, this.publisher, this.leaseClient]) {
+      if (client.status === 'ready') await Promise.race([client.quit().catch(() => {}), new Promise((r) => setTimeout(r, 500).unref())]);
+      client.disconnect();
+    }
     rmSync(this.scratch, { recursive: true, force: true });
+  }
+
+  /** Settles once no run is being run here. */
+  private runsEnded(): Promise<void> {
+    if (this.running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.onRunEnded.push(resolve));
+  }
+
+  /** What a worker that stops without Redis having answered could not tell it. */
+  private notTold(waitedMs: number | undefined): string {
+    const url = redacted(this.opts.redisUrl);
+    const why = this.lastError ?? (this.publisher.status === 'ready' ? 'no answer' : `connection ${this.publisher.status}`);
+    const head = `stopping while Redis at ${url} does not answer (${why}${waitedMs === undefined ? '' : `; waited ${waitedMs / 1000} s`})`;
+    const runs = [...this.untold.values(), ...[...this.running].filter((j) => !this.untold.has(j)).map((j) => `${j} (still running, killed now)`)];
+    if (runs.length === 0) return `${head}: no run of this worker was left to tell it of`;
+    return `${head}: it was not told the end of ${runs.join(', ')}; the daemon records such a run lost once its lease (${this.leaseMs / 1000} s) runs out, and runs it again if it is still wanted`;
+  }
+
+  /**
+   * BullMQ says each failed reconnect (once a second while Redis is away): said once, with what to do, and again when
+   * another error comes or after Redis answered again.
+   */
+  private onError(err: Error): void {
+    const text = err.message;
+    if (text === this.lastError) return;
+    this.lastError = text;
+    if (UNREACHABLE.test(`${(err as NodeJS.ErrnoException).code ?? ''} ${text}`)) {
+      this.log(
+        `cannot reach Redis at ${redacted(this.opts.redisUrl)}: ${text}; is redis-server running there, and reachable from this machine? (no runs are taken meanwhile; it is tried again every second, and said when it answers)`,
+      );
+      return;
+    }
+    this.log(`worker error: ${text}`);
   }
 
   private async run(job: Job<JobLaunch, JobOutcome>, signal: AbortSignal | undefined): Promise<JobOutcome> {
@@ -156,14 +269,22 @@ export class QueueWorker {
     const outcome = firstValueFrom(this.executor.outcomes$.pipe(filter((o) => o.job_run_id === id)));
     // The lock was set when the run was taken, at processedOn (this worker's clock) or after.
     const jobId = job.id ?? id;
-    this.held.set(jobId, { until: (job.processedOn ?? Date.now()) + this.leaseMs, asking: false });
+    this.held.set(jobId, { until: (job.processedOn ?? Date.now()) + this.leaseMs, asking: false, runId: id });
     this.tellWatchdog();
-    const done = () => void this.held.delete(jobId);
+    const done = () => {
+      this.held.delete(jobId);
+      this.canceling.delete(jobId);
+    };
     outcome.then(done, done);
     const { pid } = this.executor.start(launch);
     const cancel = () => this.executor.cancel(id, typeof signal?.reason === 'string' ? signal.reason : 'canceled');
     if (signal?.aborted) cancel();
     signal?.addEventListener('abort', cancel, { once: true });
+    this.running.add(jobId);
+    const ended = () => {
+      this.running.delete(jobId);
+      if (this.running.size === 0) for (const resolve of this.onRunEnded.splice(0)) resolve();
+    };
     this.log(`${id}: started (pid ${pid})`);
     // Canceled as this worker took it (after the daemon found it no longer waiting, before this run listened).
     void this.readCancelMarks([jobId]).catch(() => {});
@@ -171,9 +292,12 @@ export class QueueWorker {
     void job.updateProgress(report as unknown as object).catch(() => {});
     const shipped = this.ship(logStreamKey(this.queue, job.id ?? id), logDir, outcome);
     const result = await outcome;
-    await shipped;
-    rmSync(logDir, { recursive: true, force: true });
     this.log(`${id}: ${result.status}`);
+    // Ended here; its output and outcome are Redis's to take (a stop waits a bounded time for that, not for ever).
+    this.untold.set(jobId, `${id} (${result.status})`);
+    ended();
+    await Promise.race([shipped, this.forced]);
+    rmSync(logDir, { recursive: true, force: true });
     return result;
   }
 
@@ -207,13 +331,19 @@ export class QueueWorker {
     });
   }
 
+  /** Cancels a run held here (BullMQ aborts its signal, which kills its process group), keeping why. */
+  private cancelRun(jobId: string, reason: string): void {
+    if (this.held.has(jobId) && !this.canceling.has(jobId)) this.canceling.set(jobId, reason);
+    this.worker.cancelJob(jobId, reason);
+  }
+
   /** Cancels the runs among `jobIds` that the daemon marked canceled. */
   private async readCancelMarks(jobIds: string[]): Promise<void> {
     if (jobIds.length === 0) return;
     const reasons = await this.publisher.mget(...jobIds.map((jobId) => cancelMarkKey(this.queue, jobId)));
     jobIds.forEach((jobId, i) => {
       const reason = reasons[i];
-      if (typeof reason === 'string') this.worker.cancelJob(jobId, reason);
+      if (typeof reason === 'string') this.cancelRun(jobId, reason);
     });
   }
 
@@ -229,8 +359,15 @@ export class QueueWorker {
     for (const [jobId, lease] of this.held) {
       if (now >= lease.until - margin) {
         this.held.delete(jobId);
-        this.log(`${jobId}: no word from Redis for its lease; stopping the run (the daemon runs it again)`);
-        this.worker.cancelJob(jobId, 'this worker lost its lease on the run (no answer from Redis)');
+        // Its lease about to run out unconfirmed: the daemon records it lost then. Whether it runs it again is its
+        // want's business (a canceled want does not), and a run being canceled already is only being stopped sooner.
+        const asked = this.canceling.get(jobId);
+        this.log(
+          asked
+            ? `${lease.runId}: no word from Redis for its lease while it was being canceled (${asked}); stopping it now`
+            : `${lease.runId}: no word from Redis for its lease (${this.leaseMs / 1000} s); stopping the run before the lease ends (the daemon records it lost, and runs it again if it is still wanted)`,
+        );
+        this.cancelRun(jobId, `worker ${this.name} heard nothing from Redis for the run's lease (${this.leaseMs / 1000} s) and stopped it before the lease ended`);
         continue;
       }
       if (lease.asking) continue;
@@ -284,6 +421,8 @@ export class QueueWorker {
       followFile(join(logDir, STDERR_LOG), done$).pipe(map((line) => ({ s: 'err', line }))),
     );
     const writes: Promise<unknown>[] = [];
+    // Each chunk numbered (1 up): the daemon tells from a gap that the stream's cap dropped chunks it had not copied.
+    let chunks = 0;
     await new Promise<void>((resolve) =>
       lines$.pipe(bufferTime(100, null, 1000)).subscribe({
         next: (batch) => {
@@ -291,7 +430,7 @@ export class QueueWorker {
           const pipeline = this.publisher.pipeline();
           for (const s of ['out', 'err']) {
             const text = batch.filter((b) => b.s === s).map((b) => `${b.line}\n`).join('');
-            if (text !== '') pipeline.xadd(key, 'MAXLEN', '~', LOG_STREAM_MAXLEN, '*', 's', s, 'd', text);
+            if (text !== '') pipeline.xadd(key, 'MAXLEN', '~', LOG_STREAM_MAXLEN, '*', 's', s, 'n', String(++chunks), 'd', text);
           }
           writes.push(pipeline.exec());
         },

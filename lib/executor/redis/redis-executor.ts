@@ -17,10 +17,12 @@ import type { Executor, ExecutorHealth, Placement, Reattached } from '../executo
 import { LOST_RUN_REASON } from '../lost-runs.js';
 import { cancelAllAndWait } from '../cancel-all.js';
 import { redacted } from './redis-url.js';
+import { groupDigits } from '../../group-digits.js';
 import { QUEUE_WORKER_PREFIX } from '../../api/run-placement.js';
 import {
   CANCEL_MARK_TTL_SECONDS,
   DEFAULT_QUEUE,
+  LOG_STREAM_MAXLEN,
   LOG_STREAM_TTL_SECONDS,
   cancelChannel,
   cancelMarkKey,
@@ -47,6 +49,12 @@ interface RemoteRun {
   readonly key: string;
   /** The last stream entry copied into the log files (kept in the run's directory for a next daemon). */
   cursor: string;
+  /**
+   * The number its worker gave the last chunk copied (entries carry `n`, 1 up), kept with the cursor: a next chunk
+   * numbered higher than the one after it means the stream's cap dropped those between before they were copied.
+   * Undefined when not known (a cursor file of an earlier version, a worker that numbers none).
+   */
+  chunks: number | undefined;
   /** The worker marked the end of the output. */
   logEnded: boolean;
   onLogEnd: Array<() => void>;
@@ -212,7 +220,7 @@ export class RedisExecutor implements Executor {
     return `${redacted(this.opts.redisUrl)} queue ${this.queueName}`;
   }
 
-  /** Redis answers a PING, and how many workers take from the queue (BullMQ counts their named connections). */
+  /** Redis answers a PING, and how many workers take from the queue (their named connections to this database). */
   private async lookAtHealth(): Promise<void> {
     if (this.healthLooking || this.closed) return;
     this.healthLooking = true;
@@ -249,7 +257,17 @@ export class RedisExecutor implements Executor {
       this.error(`could not count the workers of queue ${this.queueName} at ${url} (runs are not held up by it): ${errorText(err)}`);
       return;
     }
-    const workers = clients.filter((c) => !String(c['rawname'] ?? '').endsWith(`:w:${STALLED_CHECKER_NAME}`)).length;
+    // BullMQ matches the connection name only, over every client of the server: a worker of the same queue name on
+    // another database of it (another workspace's, redis://host/2) was counted, and the run waited for ever beside
+    // '1 worker'. CLIENT LIST says each client's database: only this one's count.
+    // A server that refuses CLIENT LIST's use this way (GCP's) has BullMQ answer one entry of its own, with no client
+    // fields: the workers are not known, which is not none.
+    if (clients.some((c) => c['rawname'] === undefined)) {
+      if (!this.silent) this.lastHealth = { kind: 'redis', where, reachable: true, workers: null, problem: null };
+      return;
+    }
+    const db = String(bullConnection(this.opts.redisUrl).db ?? 0);
+    const workers = clients.filter((c) => c['db'] === db && !String(c['rawname'] ?? '').endsWith(`:w:${STALLED_CHECKER_NAME}`)).length;
     const problem =
       workers === 0
         ? `no platform worker takes runs from queue ${this.queueName} at ${url}: runs wait until one does ('platform worker --redis ${url}' on a machine that can run the jobs)`
@@ -315,6 +333,7 @@ export class RedisExecutor implements Executor {
     }
     await this.connection.del(run.key, cancelMarkKey(this.queueName, run.jobId));
     run.cursor = '0';
+    run.chunks = 0;
     await this.add(run.launch, run.jobId);
   }
 
@@ -350,7 +369,9 @@ export class RedisExecutor implements Executor {
 
   reattach(launch: JobLaunch, _pid: number): Reattached {
     const run = this.track(launch);
-    run.cursor = readCursor(launch.log_dir) ?? '0';
+    const kept = readCursor(launch.log_dir);
+    run.cursor = kept?.cursor ?? '0';
+    run.chunks = kept ? kept.chunks : 0;
     void (async () => {
       await this.ready;
       await this.lookUp(run, await this.queue.getJob(run.jobId));
@@ -402,7 +423,7 @@ export class RedisExecutor implements Executor {
 
   private track(launch: JobLaunch): RemoteRun {
     const jobId = queueJobId(this.opts.workspaceRoot, launch.job_run_id);
-    const run: RemoteRun = { launch, jobId, key: logStreamKey(this.queueName, jobId), cursor: '0', logEnded: false, onLogEnd: [], settling: false, adding: false, handedOver: Promise.resolve() };
+    const run: RemoteRun = { launch, jobId, key: logStreamKey(this.queueName, jobId), cursor: '0', chunks: 0, logEnded: false, onLogEnd: [], settling: false, adding: false, handedOver: Promise.resolve() };
     mkdirSync(launch.log_dir, { recursive: true });
     this.runs.set(launch.job_run_id, run);
     this.byJobId.set(jobId, run);
@@ -435,11 +456,11 @@ export class RedisExecutor implements Executor {
     // That worker never set its output stream's expiry (it does so when it marks the end): set here, or the stream
     // of every run lost with its worker stays in Redis for good.
     this.connection.expire(run.key, LOG_STREAM_TTL_SECONDS).catch((err: unknown) => this.error(`could not set the expiry of ${run.key}: ${errorText(err)}`));
-    await this.settle(run, { job_run_id: run.launch.job_run_id, status: 'canceled', reason: `${LOST_RUN_REASON} (its worker stopped renewing its lease: ${failedReason})` });
+    await this.settle(run, { job_run_id: run.launch.job_run_id, status: 'canceled', reason: `${LOST_RUN_REASON} (${lostWhy(failedReason)})` });
   }
 
   /** A run whose worker stopped renewing its lease: taken out of the queue (so no worker meets it again) and lost. */
-  private async stalled(jobId: string, reason = 'job stalled more than allowable limit'): Promise<void> {
+  private async stalled(jobId: string, reason = BULLMQ_STALLED): Promise<void> {
     if (!this.byJobId.has(jobId)) return;
     try {
       await (await this.queue.getJob(jobId))?.remove();
@@ -496,13 +517,32 @@ export class RedisExecutor implements Executor {
       run.cursor = id;
       const f = new Map<string, string>();
       for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
-      if (f.get('end') === '1') run.logEnded = true;
-      else (f.get('s') === 'err' ? err : out).push(f.get('d') ?? '');
+      if (f.get('end') === '1') {
+        run.logEnded = true;
+        continue;
+      }
+      const n = Number(f.get('n'));
+      if (!Number.isInteger(n) || n < 1) run.chunks = undefined;
+      else {
+        if (run.chunks !== undefined && n > run.chunks + 1) {
+          // Dropped by the stream's cap (XADD MAXLEN ~) before this daemon copied them (none ran, or it fell behind):
+          // said where they were, in both files (a chunk is either's), and in server.log.
+          const dropped = n - run.chunks - 1;
+          const marker = `[platform: ${groupDigits(dropped)} earlier chunk${dropped === 1 ? '' : 's'} of this run's output (up to 1,000 lines each) ${dropped === 1 ? 'was' : 'were'} dropped from Redis before the daemon could copy ${dropped === 1 ? 'it' : 'them'} (the stream keeps the last ${groupDigits(LOG_STREAM_MAXLEN)}); the log ${run.chunks === 0 ? 'starts' : 'goes on'} here]\n`;
+          out.push(marker);
+          err.push(marker);
+          this.error(
+            `${run.launch.job_run_id}: ${groupDigits(dropped)} chunks of its output were dropped from Redis (its stream keeps the last ${groupDigits(LOG_STREAM_MAXLEN)}) before this daemon could copy them; its stdout.log and stderr.log say so where they were`,
+          );
+        }
+        run.chunks = n;
+      }
+      (f.get('s') === 'err' ? err : out).push(f.get('d') ?? '');
     }
     try {
       if (out.length > 0) appendFileSync(join(run.launch.log_dir, STDOUT_LOG), out.join(''));
       if (err.length > 0) appendFileSync(join(run.launch.log_dir, STDERR_LOG), err.join(''));
-      writeFileSync(join(run.launch.log_dir, CURSOR_FILE), run.cursor);
+      writeFileSync(join(run.launch.log_dir, CURSOR_FILE), run.chunks === undefined ? run.cursor : `${run.cursor} ${run.chunks}`);
     } catch (e) {
       this.error(`could not write the log of ${run.launch.job_run_id}: ${errorText(e)}`);
     }
@@ -526,16 +566,33 @@ export class RedisExecutor implements Executor {
   }
 }
 
-function readCursor(dir: string): string | undefined {
+/** The cursor kept in a run's directory: `<stream id> <chunk number>` (an earlier version's: the id alone). */
+function readCursor(dir: string): { cursor: string; chunks: number | undefined } | undefined {
+  let text: string;
   try {
-    return readFileSync(join(dir, CURSOR_FILE), 'utf8').trim() || undefined;
+    text = readFileSync(join(dir, CURSOR_FILE), 'utf8').trim();
   } catch {
     return undefined;
   }
+  const [cursor, n] = text.split(/\s+/);
+  if (!cursor) return undefined;
+  const chunks = n === undefined ? (cursor === '0' ? 0 : undefined) : Number(n);
+  return { cursor, chunks: Number.isInteger(chunks) ? chunks : undefined };
 }
 
 /** A job of an earlier workspace holds this run's id in the queue, and cannot be replaced now: the run fails, saying so. */
 class StaleJobError extends Error {}
+
+/** BullMQ's reason for a job whose lock no worker renewed (moveStalledJobsToWait). */
+const BULLMQ_STALLED = 'job stalled more than allowable limit';
+
+/** Why a run failed in the queue was lost, in our words rather than BullMQ's. */
+function lostWhy(failedReason: string): string {
+  if (failedReason === BULLMQ_STALLED) {
+    return 'its worker stopped renewing its lease: the worker died, hung, or lost touch with Redis (a worker that hears nothing from Redis for its lease stops the run itself)';
+  }
+  return `its worker stopped renewing its lease: ${failedReason}`;
+}
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
