@@ -195,12 +195,27 @@ export class Orchestrator {
       adopted.push({ kind: 'started', job_run_id, pid, worker: LOCAL_WORKER, started_at });
     }
     const lost: JobOutcome[] = [];
+    const elsewhere: string[] = [];
     for (const [, id] of state.job_runs_by_status.running) {
       const run = state.job_runs.get(id)!;
+      // Placed on another executor (a Redis worker's run, and this daemon's runs are local, or the other way): not
+      // this one's to follow, to declare lost or to kill. It stays running in the log, and is not run again.
+      if (executor.canFollow && !executor.canFollow(run.worker)) {
+        elsewhere.push(`${id} (on ${run.worker})`);
+        continue;
+      }
       const found = executor.reattach(launchForRun(run, workspaceRoot), run.pid, run.started_at ?? 0);
       if (found !== 'lost') continue;
       lost.push({ job_run_id: id, status: 'canceled', reason: LOST_RUN_REASON });
       leftovers.add(id);
+    }
+    if (elsewhere.length > 0) {
+      const n = elsewhere.length;
+      this.logError(
+        `${n} job run${n === 1 ? '' : 's'} in flight ${n === 1 ? 'was' : 'were'} placed on another executor than this daemon's, which cannot follow ${n === 1 ? 'it' : 'them'}: ` +
+          `${elsewhere.slice(0, 5).join(', ')}${n > 5 ? ` and ${n - 5} more` : ''}. Left as ${n === 1 ? 'it is' : 'they are'}, running in the log, neither followed nor run again; ` +
+          `start the daemon with the executor ${n === 1 ? 'it was' : 'they were'} placed on to follow ${n === 1 ? 'it' : 'them'} to the end`,
+      );
     }
     // Whatever is left of runs that will start again (queued) or were lost must not run beside their next attempt.
     if (leftovers.size > 0) {
