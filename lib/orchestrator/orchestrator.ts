@@ -109,6 +109,8 @@ export class Orchestrator {
   /** Runs given to an executor whose start (or end) no step has recorded yet: launched, for the planner. */
   private readonly handedOver = new Set<string>();
   private stopping = false;
+  /** Runs in flight on another executor than this one, left as they are at the start (Executor.canFollow). */
+  private readonly notFollowed = new Set<string>();
   /** Asked to cancel the running job runs at shutdown, by any call so far. */
   private cancelAsked = false;
   /** What the shutdown did with the running job runs, once it decided. */
@@ -202,6 +204,7 @@ export class Orchestrator {
       // this one's to follow, to declare lost or to kill. It stays running in the log, and is not run again.
       if (executor.canFollow && !executor.canFollow(run.worker)) {
         elsewhere.push(`${id} (on ${run.worker})`);
+        this.notFollowed.add(id);
         continue;
       }
       const found = executor.reattach(launchForRun(run, workspaceRoot), run.pid, run.started_at ?? 0);
@@ -271,7 +274,9 @@ export class Orchestrator {
     // Runs left running stay `running` in the log for the next daemon to re-attach; canceled ones must not.
     if (cancelRuns) {
       for (const [, id] of state.job_runs_by_status.running) {
-        if (!ended.has(id)) outcomes.push({ job_run_id: id, status: 'canceled', reason: SHUTDOWN_REASON });
+        // One on another executor was never this daemon's to cancel: recorded canceled, it would be built again
+        // while it still runs there.
+        if (!ended.has(id) && !this.notFollowed.has(id)) outcomes.push({ job_run_id: id, status: 'canceled', reason: SHUTDOWN_REASON });
       }
     }
     const now = this.scheduler.now();
