@@ -16,6 +16,7 @@ import { STDERR_LOG, STDOUT_LOG, runLogDir } from './executor/job-launch.js';
 import { InProcessExecutor } from './executor/in-process-executor.js';
 import { SupervisedExecutor } from './executor/supervised-executor.js';
 import type { Executor, ExecutorHealth } from './executor/executor-port.js';
+import type { ExecutorConfigStatus } from './api/executor-config.js';
 import type { GraphDefinition } from './graph/graph-definition.js';
 import { GraphError } from './graph/graph-error.js';
 import { GRAPH_FILE } from './graph/graph-file.js';
@@ -68,9 +69,10 @@ export interface PlatformOptions {
    * Where job runs run. `'supervised'` (what the daemon uses): each under a supervisor process, outliving the
    * platform (the next open re-attaches to them): the native launcher (a `/bin/sh` per run where no C compiler
    * built it). Default `'in-process'`:
-   * children of this process, canceled when it closes.
+   * children of this process, canceled when it closes. A function is called once the state is read (`state`: what the
+   * log says, e.g. which runs are in flight and where: the daemon keeps the executor they were placed on).
    */
-  executor?: 'supervised' | 'in-process' | ((workspaceRoot: string) => Executor);
+  executor?: 'supervised' | 'in-process' | ((workspaceRoot: string, state: BuildState) => Executor | Promise<Executor>);
   /** Cancel the running job runs when closing (and record them canceled) rather than leave them running. */
   cancelRunsOnClose?: boolean;
   /** As the log is replayed at open (after each batch): a long replay (an upgrade, a snapshot lost) is shown. */
@@ -153,7 +155,7 @@ export class Platform {
       const queue = new CommandQueue(options.queueCapacity ?? 100);
       const choice = options.executor ?? 'in-process';
       const executor: Executor =
-        typeof choice === 'function' ? choice(workspaceRoot) : choice === 'in-process' ? new InProcessExecutor(workspaceRoot) : new SupervisedExecutor({ workspaceRoot });
+        typeof choice === 'function' ? await choice(workspaceRoot, store.current()) : choice === 'in-process' ? new InProcessExecutor(workspaceRoot) : new SupervisedExecutor({ workspaceRoot });
       const orchestrator = new Orchestrator({
         log,
         store,
@@ -397,6 +399,12 @@ export class Platform {
       (producedOnly ? unproducedProblem(this.resolver, partitions as string[]) : undefined);
     return problem === undefined ? undefined : { ok: false, status: 400, error: problem };
   }
+
+  /**
+   * The executor in use against the one configured now (`/api/status`'s `executor_config`), for a daemon that chose
+   * its executor from its configuration; undefined (null in the status) for a platform given one.
+   */
+  executorConfig: (() => ExecutorConfigStatus) | undefined = undefined;
 
   /** Whether the executor can run what it is handed, as last seen (no round trip: `/api/status` carries it). */
   executorHealth(): ExecutorHealth {

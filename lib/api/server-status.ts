@@ -11,6 +11,7 @@ export interface StatusCounts {
 }
 
 import type { ExecutorHealth } from './executor-health.js';
+import type { ExecutorConfigStatus } from './executor-config.js';
 import type { StoreStart } from '../state/store-start.js';
 export type { ExecutorHealth } from './executor-health.js';
 
@@ -24,6 +25,12 @@ export interface ServerStatus {
   counts: StatusCounts;
   /** Where job runs go and whether they can run there now (a Redis that does not answer, no worker). */
   executor: ExecutorHealth;
+  /**
+   * The executor in use against the one configured now (an edit of platform.json's "executor" is not applied live; a
+   * daemon that found runs in flight on another executor keeps that one until they end). null for a server on a
+   * platform given its executor (an embedder's); absent from an older daemon.
+   */
+  executor_config?: ExecutorConfigStatus | null;
   /** Where this server's state came from when it started (a start that could not use its snapshot paid for a replay). */
   start: StateStart;
   /**

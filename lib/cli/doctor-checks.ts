@@ -58,6 +58,7 @@ export async function runChecks(root: string): Promise<Finding[]> {
   if (probe.state === 'running' || probe.state === 'unresponsive') {
     findings.push(ok('event log', 'held by the running daemon, which read it whole at its start (stop it to check it again here)'));
     findings.push(executorCheck(probe));
+    findings.push(executorConfigCheck(probe));
     findings.push(await stuckRuns(probe));
   } else {
     findings.push(...(await eventLog(dir)));
@@ -241,6 +242,22 @@ async function stuckRuns(probe: Probe): Promise<Finding> {
   const remote = runs.length - local - waiting;
   const parts = [`${local} running here, each with its process`, remote > 0 ? `${remote} on workers` : '', waiting > 0 ? `${waiting} handed to a queue, no worker has taken yet` : ''];
   return ok('job runs', parts.filter((p) => p !== '').join('; '));
+}
+
+/**
+ * The executor the daemon uses is the one configured: an edit of platform.json's "executor" is not applied live, and a
+ * daemon that found runs in flight on another executor keeps that one until they end.
+ */
+function executorConfigCheck(probe: Probe): Finding {
+  if (probe.state !== 'running') return ok('executor config', 'not checked: the daemon does not answer');
+  const c = probe.status.executor_config;
+  if (!c) return ok('executor config', c === null ? 'not said: the server was given its executor' : 'not said by this daemon (an older version)');
+  if (!c.differs) return ok('executor config', `in use as configured (${c.configured_by}): ${c.in_use}`);
+  const fix =
+    c.held_runs !== null && c.held_runs > 0
+      ? `wait for the ${c.held_runs} job run${c.held_runs === 1 ? '' : 's'} on ${c.in_use} to end (platform job-runs list --status running), then restart the daemon: platform stop (the next command starts it on ${c.configured})`
+      : `restart the daemon to use it: platform stop (the next command starts it on ${c.configured})`;
+  return warn('executor config', c.note ?? `configured ${c.configured}, in use ${c.in_use}`, fix);
 }
 
 /** The executor the daemon hands runs to can run them: Redis answers, a worker takes from the queue. */

@@ -69,6 +69,12 @@ export interface Executor {
    */
   reattach(launch: JobLaunch, pid: number, startedAt?: number): Reattached;
   /**
+   * Whether this executor can follow a run the log records as placed on `worker` ('local', a queue's `redis:<queue>`,
+   * a worker's name): one it cannot is not given to `reattach` (it would be taken for lost and run again, or a
+   * worker's job on this machine taken for a local run). Absent: every run.
+   */
+  canFollow?(worker: string): boolean;
+  /**
    * For executors whose runs outlive the daemon: of the runs the log has queued (`queued`, their launches made by
    * `launchOf` only for those looked at), those an earlier daemon started without recording it (it died between the
    * start and the step that records it), running or ended since. Each one found is followed from here as a

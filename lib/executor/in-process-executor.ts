@@ -7,7 +7,7 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { Subject, merge, type Observable } from 'rxjs';
-import type { Executor, Reattached } from './executor-port.js';
+import { LOCAL_WORKER, type Executor, type Reattached } from './executor-port.js';
 import type { JobLaunch, JobOutcome } from './job-launch.js';
 import { ProcessExecutor } from './process-executor.js';
 import { launchedByLauncher, unreaped } from './job-process-identity.js';
@@ -33,6 +33,11 @@ export class InProcessExecutor implements Executor {
   cancel(job_run_id: string, reason: string): void {
     if (this.followed.has(job_run_id)) this.supervised?.cancel(job_run_id, reason);
     else this.children.cancel(job_run_id, reason);
+  }
+
+  /** Runs of this machine only (it follows local supervised ones): a Redis worker's are that worker's. */
+  canFollow(worker: string): boolean {
+    return worker === LOCAL_WORKER || worker === '';
   }
 
   reattach(launch: JobLaunch, pid: number, startedAt = 0): Reattached {

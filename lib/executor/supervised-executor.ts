@@ -302,6 +302,11 @@ export class SupervisedExecutor implements Executor {
     return 'lost';
   }
 
+  /** Runs of this machine only: a job a Redis worker runs here names its run too, but is that worker's. */
+  canFollow(worker: string): boolean {
+    return worker === LOCAL_WORKER || worker === '';
+  }
+
   adoptStarted(queued: ReadonlySet<string>, launchOf: (jobRunId: string) => JobLaunch, processes?: JobRunProcesses): Map<string, AdoptedStart> {
     const adopted = new Map<string, AdoptedStart>();
     if (queued.size === 0) return adopted;

@@ -109,6 +109,8 @@ export class Orchestrator {
   /** Runs given to an executor whose start (or end) no step has recorded yet: launched, for the planner. */
   private readonly handedOver = new Set<string>();
   private stopping = false;
+  /** Runs in flight on another executor than this one, left as they are at the start (Executor.canFollow). */
+  private readonly notFollowed = new Set<string>();
   /** Asked to cancel the running job runs at shutdown, by any call so far. */
   private cancelAsked = false;
   /** What the shutdown did with the running job runs, once it decided. */
@@ -195,12 +197,28 @@ export class Orchestrator {
       adopted.push({ kind: 'started', job_run_id, pid, worker: LOCAL_WORKER, started_at });
     }
     const lost: JobOutcome[] = [];
+    const elsewhere: string[] = [];
     for (const [, id] of state.job_runs_by_status.running) {
       const run = state.job_runs.get(id)!;
+      // Placed on another executor (a Redis worker's run, and this daemon's runs are local, or the other way): not
+      // this one's to follow, to declare lost or to kill. It stays running in the log, and is not run again.
+      if (executor.canFollow && !executor.canFollow(run.worker)) {
+        elsewhere.push(`${id} (on ${run.worker})`);
+        this.notFollowed.add(id);
+        continue;
+      }
       const found = executor.reattach(launchForRun(run, workspaceRoot), run.pid, run.started_at ?? 0);
       if (found !== 'lost') continue;
       lost.push({ job_run_id: id, status: 'canceled', reason: LOST_RUN_REASON });
       leftovers.add(id);
+    }
+    if (elsewhere.length > 0) {
+      const n = elsewhere.length;
+      this.logError(
+        `${n} job run${n === 1 ? '' : 's'} in flight ${n === 1 ? 'was' : 'were'} placed on another executor than this daemon's, which cannot follow ${n === 1 ? 'it' : 'them'}: ` +
+          `${elsewhere.slice(0, 5).join(', ')}${n > 5 ? ` and ${n - 5} more` : ''}. Left as ${n === 1 ? 'it is' : 'they are'}, running in the log, neither followed nor run again; ` +
+          `start the daemon with the executor ${n === 1 ? 'it was' : 'they were'} placed on to follow ${n === 1 ? 'it' : 'them'} to the end`,
+      );
     }
     // Whatever is left of runs that will start again (queued) or were lost must not run beside their next attempt.
     if (leftovers.size > 0) {
@@ -256,7 +274,9 @@ export class Orchestrator {
     // Runs left running stay `running` in the log for the next daemon to re-attach; canceled ones must not.
     if (cancelRuns) {
       for (const [, id] of state.job_runs_by_status.running) {
-        if (!ended.has(id)) outcomes.push({ job_run_id: id, status: 'canceled', reason: SHUTDOWN_REASON });
+        // One on another executor was never this daemon's to cancel: recorded canceled, it would be built again
+        // while it still runs there.
+        if (!ended.has(id) && !this.notFollowed.has(id)) outcomes.push({ job_run_id: id, status: 'canceled', reason: SHUTDOWN_REASON });
       }
     }
     const now = this.scheduler.now();

@@ -33,6 +33,33 @@ export const ServerStatusSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    executor_config: Type.Optional(
+      Nullable(
+        Type.Object(
+          {
+            in_use: Type.String({ description: "Where this daemon hands runs: 'local', 'in-process', or the Redis URL (password hidden) and queue." }),
+            configured: Type.String({ description: 'What is configured now, in the same words: what a daemon started now would use.' }),
+            configured_by: OneOf(['option', 'environment', 'platform.json', 'default'] as const, {
+              description: "Where that comes from: the daemon's --executor, its $PLATFORM_EXECUTOR, platform.json's \"executor\" (read again as the file is edited), or the default (local).",
+            }),
+            differs: Type.Boolean({ description: 'in_use is not what is configured: restart the daemon to use that (an executor is not changed live).' }),
+            held_runs: Nullable(
+              Type.Integer({
+                minimum: 0,
+                description:
+                  'The daemon kept in_use at its start because job runs were in flight on it, placed by an earlier daemon: how many of them have not ended yet. null when it did not keep it for that.',
+              }),
+            ),
+            note: Nullable(Type.String({ description: 'What is going on and what to do, in words; null when in_use is what is configured.' })),
+          },
+          {
+            additionalProperties: false,
+            description:
+              "The executor in use against the one configured now. null for a server given its executor (an embedder's Platform). A daemon takes its executor once, at its start, and keeps the one its runs in flight were placed on until they end (docs/scale-out.md).",
+          },
+        ),
+      ),
+    ),
     start: Type.Object(
       {
         source: OneOf(['snapshot', 'compaction_base', 'log'] as const, {

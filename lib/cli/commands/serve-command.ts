@@ -2,6 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Executor } from '../../executor/executor-port.js';
+import type { ExecutorConfigStatus } from '../../api/executor-config.js';
+import type { BuildState } from '../../state/build-state.js';
+import type { Observable } from 'rxjs';
+import {
+  decideExecutor,
+  describeExecutor,
+  readExecutorRecord,
+  sameExecutor,
+  someRuns,
+  specOf,
+  writeExecutorRecord,
+  type ExecutorSpec,
+} from '../../executor/executor-record.js';
 import type { Command } from 'commander';
 import { platformDirId, writeServerInfo, removeServerInfo } from '../../client/server-info.js';
 import { clearStartingInfo, removeStartingInfo, writeStartingInfo } from '../../client/server-starting.js';
@@ -50,9 +63,108 @@ function executorInGraphFile(root: string): ExecutorChoice | undefined {
 }
 
 /** Runs on platform workers through the BullMQ queue at `url` (the Redis client is loaded only here). */
-async function redisExecutor(url: string): Promise<(workspaceRoot: string) => Executor> {
+async function redisExecutor(url: string, queue: string, workspaceRoot: string): Promise<Executor> {
   const { RedisExecutor } = await import('../../executor/redis/redis-executor.js');
-  return (workspaceRoot) => new RedisExecutor({ redisUrl: url, workspaceRoot });
+  return new RedisExecutor({ redisUrl: url, workspaceRoot, queue });
+}
+
+/** Words for where the configuration comes from, as a sentence begins. */
+function configuredWords(by: ExecutorConfigStatus['configured_by'], spec: ExecutorSpec): string {
+  const what = describeExecutor(spec);
+  if (by === 'option') return `--executor says ${what}`;
+  if (by === 'environment') return `$PLATFORM_EXECUTOR says ${what}`;
+  if (by === 'platform.json') return `platform.json says executor ${what}`;
+  return `the executor configured is ${what} (the default: no "executor" in platform.json)`;
+}
+
+/**
+ * The daemon's executor, chosen once as it starts (after its state is read: the runs in flight and where they were
+ * placed decide), recorded in .platform/executor.json before any run is handed over or followed; and, from then
+ * on, what is configured against what is in use, for `/api/status` and the server log.
+ */
+class ExecutorChoiceAtStart {
+  private inUse: ExecutorSpec | undefined;
+  /** Runs in flight at the start on the executor kept for them, when it is not the configured one. */
+  private held: string[] | undefined;
+  /** The configured values already said in the server log. */
+  private readonly said = new Set<string>();
+  private platform: { state(): BuildState } | undefined;
+
+  constructor(
+    private readonly root: string,
+    private configured: ExecutorSpec,
+    private readonly configuredBy: ExecutorConfigStatus['configured_by'],
+  ) {}
+
+  async executorFor(workspaceRoot: string, state: BuildState): Promise<Executor> {
+    const running = [...state.job_runs_by_status.running].map(([, id]) => ({ job_run_id: id, worker: state.job_runs.get(id)?.worker ?? '' }));
+    const decision = decideExecutor(this.configured, readExecutorRecord(platformDir(this.root)), running);
+    if ('refused' in decision) throw new Error(`not started: ${decision.refused}`);
+    const use = decision.use;
+    if (decision.assumed) process.stderr.write(`platform: ${decision.assumed}\n`);
+    if (decision.held) {
+      this.held = decision.held.runs;
+      const n = this.held.length;
+      process.stderr.write(
+        `platform: ${configuredWords(this.configuredBy, this.configured)}; ${n} job run${n === 1 ? ' is' : 's are'} still on ${describeExecutor(use)} (${someRuns(this.held)}), placed there by an earlier daemon: ` +
+          `this daemon uses ${describeExecutor(use)} until they end, then restart it to switch (platform stop; the next command starts it)\n`,
+      );
+    }
+    // Before any run is handed over or followed: a next daemon reads where the runs in flight are from it.
+    writeExecutorRecord(platformDir(this.root), use);
+    this.inUse = use;
+    this.said.add(describeExecutor(this.configured));
+    // Loaded here, as the rest of the daemon (serve-command.ts is loaded by every CLI command).
+    if (use.kind === 'local') return new (await import('../../executor/supervised-executor.js')).SupervisedExecutor({ workspaceRoot });
+    if (use.kind === 'in-process') return new (await import('../../executor/in-process-executor.js')).InProcessExecutor(workspaceRoot);
+    return redisExecutor(use.url, use.queue, workspaceRoot);
+  }
+
+  /**
+   * platform.json's executor, read again each time an edit of it is taken into use (a daemon configured by the option
+   * or the environment goes by those): a change is not applied live, and is said once in the server log.
+   */
+  watch(platform: { state(): BuildState; graph$: Observable<unknown>; executorConfig: (() => ExecutorConfigStatus) | undefined }): void {
+    this.platform = platform;
+    platform.executorConfig = () => this.status();
+    if (this.configuredBy === 'option' || this.configuredBy === 'environment') return;
+    // graph$ gives the graph in use first, then each edit taken into use.
+    let first = true;
+    platform.graph$.subscribe(() => {
+      if (first) return void (first = false);
+      let now: ExecutorSpec;
+      try {
+        now = specOf(executorInGraphFile(this.root) ?? 'local');
+      } catch (err) {
+        process.stderr.write(`platform: ${errorMessage(err)}; the daemon goes on with ${this.inUse ? describeExecutor(this.inUse) : 'its executor'}\n`);
+        return;
+      }
+      this.configured = now;
+      const words = describeExecutor(now);
+      if (this.said.has(words)) return;
+      this.said.add(words);
+      const note = this.status().note;
+      if (note) process.stderr.write(`platform: platform.json's executor changed: ${note}\n`);
+    });
+  }
+
+  private status(): ExecutorConfigStatus {
+    const inUse = this.inUse ?? this.configured;
+    const differs = !sameExecutor(inUse, this.configured);
+    const state = this.platform?.state();
+    const still = this.held && state ? this.held.filter((id) => state.job_runs.get(id)?.status === 'running').length : null;
+    const said = configuredWords(this.configuredBy, this.configured);
+    const use = describeExecutor(inUse);
+    let note: string | null = null;
+    if (differs && still !== null && still > 0) {
+      note = `${said}; ${still} job run${still === 1 ? ' is' : 's are'} still on ${use}: this daemon uses ${use} until they end, then restart to switch (platform stop; the next command starts it on ${describeExecutor(this.configured)})`;
+    } else if (differs && this.held) {
+      note = `${said}; this daemon uses ${use}, kept at its start for job runs placed there, which have ended: restart the daemon to use ${describeExecutor(this.configured)} (platform stop; the next command starts it)`;
+    } else if (differs) {
+      note = `${said}, changed since this daemon started; it uses ${use}: restart the daemon to use it (an executor is not changed live; platform stop, and the next command starts it)`;
+    }
+    return { in_use: use, configured: describeExecutor(this.configured), configured_by: this.configuredBy, differs, held_runs: this.held ? still : null, note };
+  }
 }
 
 /** Whether `err`, or an error it wraps (its `cause`, a few deep: Platform.open wraps what the state store threw), is StartStopped. */
@@ -136,8 +248,13 @@ export function registerServe(program: Command): void {
       // The orchestrator starts only once the port is bound: a daemon that cannot listen touches no job run.
       // Local runs under supervisors of their own: a daemon that stops, crashes or is upgraded leaves them running.
       const envExecutor = process.env.PLATFORM_EXECUTOR;
-      const where = opts.executor ?? (envExecutor ? executorChoice('PLATFORM_EXECUTOR')(envExecutor) : executorInGraphFile(root) ?? 'local');
-      const executor = where === 'local' ? 'supervised' : where === 'in-process' ? 'in-process' : await redisExecutor(where);
+      const fromFile = opts.executor === undefined && !envExecutor ? executorInGraphFile(root) : undefined;
+      const where = opts.executor ?? (envExecutor ? executorChoice('PLATFORM_EXECUTOR')(envExecutor) : fromFile ?? 'local');
+      const configuredBy: ExecutorConfigStatus['configured_by'] = opts.executor ? 'option' : envExecutor ? 'environment' : fromFile ? 'platform.json' : 'default';
+      // The executor is the configured one unless runs in flight were placed on another: this daemon then keeps that
+      // one until they have ended (executor-record.ts), so that they are followed to their end, not lost or run twice.
+      const choice = new ExecutorChoiceAtStart(root, specOf(where), configuredBy);
+      const executor = (workspaceRoot: string, state: BuildState) => choice.executorFor(workspaceRoot, state);
       let replayedWhenStopped: StartProgress | undefined;
       const onStartProgress = (p: StartProgress): void => {
         // Stopped while it replays: so far it has only read the log, so it goes now rather than after the replay (a
@@ -168,6 +285,7 @@ export function registerServe(program: Command): void {
       }
       // It holds the log now: whatever news is there is its own or a dead start's.
       clearStartingInfo(root);
+      choice.watch(platform);
       // Stopped before it listened (while it loaded or read its state): it goes without listening, as from a replay.
       if (stopRequested && !cancelRuns) {
         await platform.close();

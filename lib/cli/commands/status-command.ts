@@ -39,6 +39,8 @@ export function formatStatus(url: string, st: ServerStatus): string {
     `  counts     ${c.wants} wants, ${c.job_runs} job runs (${c.running_job_runs} running), ${c.partitions} partitions, ` +
       `${c.queued_commands} queued commands`,
     `  executor   ${executorLine(st.executor)}`,
+    // Only when what is configured is not what is in use: why, and what to do.
+    ...(st.executor_config?.note ? [`             ${colors.yellow(st.executor_config.note)}`] : []),
     `  state      ${startLine(st.start)}`,
     // Only when refused: a valid file (null) or an older daemon (undefined) says nothing here.
     ...(st.graph_problem ? [`  graph      ${colors.red(graphRefused(st.graph_problem))}`] : []),

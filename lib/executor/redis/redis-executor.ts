@@ -13,7 +13,7 @@ import { Queue, QueueEvents, Worker, type Job, type QueueEventsOptions } from 'b
 import type { Redis } from 'ioredis';
 import { Observable, Subject } from 'rxjs';
 import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from '../job-launch.js';
-import type { Executor, ExecutorHealth, Placement, Reattached } from '../executor-port.js';
+import { LOCAL_WORKER, type Executor, type ExecutorHealth, type Placement, type Reattached } from '../executor-port.js';
 import { LOST_RUN_REASON } from '../lost-runs.js';
 import { cancelAllAndWait } from '../cancel-all.js';
 import { redacted } from './redis-url.js';
@@ -365,6 +365,11 @@ export class RedisExecutor implements Executor {
         .publish(cancelChannel(this.queueName), JSON.stringify(message))
         .exec();
     })().catch((err: unknown) => this.error(`could not cancel ${job_run_id} on Redis: ${errorText(err)}`));
+  }
+
+  /** Runs handed to a queue (and taken by a worker), not runs of a local supervisor: those are not in Redis. */
+  canFollow(worker: string): boolean {
+    return worker !== LOCAL_WORKER && worker !== '';
   }
 
   reattach(launch: JobLaunch, _pid: number): Reattached {

@@ -31,6 +31,7 @@ export function statusRoutes({ platform }: ServerContext, startedAt: Date = new 
         queued_commands: platform.queue.size,
       },
       executor: platform.executorHealth(),
+      executor_config: platform.executorConfig?.() ?? null,
       start: { ...platform.store.start },
       graph_problem: graphProblem ? graphProblem.message : null,
     };
