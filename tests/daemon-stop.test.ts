@@ -6,7 +6,7 @@
 import test from 'ava';
 import { connect, type Socket } from 'node:net';
 import { groupAlive } from '../lib/system/process-group.js';
-import { killAtTeardown, lines, makeWorkspace, poll } from './helpers/jobs-fixture.js';
+import { killAtTeardown, lines, makeWorkspace, pidsIn, poll } from './helpers/jobs-fixture.js';
 import { serveSubprocess } from './helpers/serve-subprocess.js';
 import { readServerInfo } from '../lib/client/server-info.js';
 import { cliIn, type CliResult } from './helpers/cli-against.js';
@@ -71,9 +71,13 @@ test('commands racing platform stop are carried out, by the stopping daemon or t
 });
 
 test('a build followed while platform stop stops its daemon exits 75 and starts no other daemon: the stop sticks', async (t) => {
+  // The run must still be going when the stop lands, or the build ends successful before it (exit 0): a job of a
+  // fixed 2 s was not, on a loaded machine, after the CLI processes that poll for its start and that stop. It runs
+  // until the test is over; a plain stop leaves it to its supervisor, so it is killed at teardown.
   const dir = makeWorkspace(t, {
-    'platform.json': JSON.stringify({ jobs: [{ label: 's', outputs: ['s/(?<k>.+)'], exec: ['sh', '-c', 'sleep 2'] }] }),
+    'platform.json': JSON.stringify({ jobs: [{ label: 's', outputs: ['s/(?<k>.+)'], exec: ['sh', '-c', 'echo $$ > job.pid; exec sleep 60'] }] }),
   });
+  killAtTeardown(t, () => pidsIn(dir, 'job.pid'));
   t.teardown(async () => void (await cli(dir, 'stop')));
   await serveSubprocess(t, dir);
   const build = cli(dir, 'build', 's/1');
