@@ -37,7 +37,8 @@ const graph = {
       label: 'stubborn',
       outputs: ['stubborn/(?<n>\\d+)'],
       timeout_seconds: 1,
-      exec: bash('trap "" TERM; sleep 30 & echo $! > stubborn.pid; echo $$ >> stubborn.pid; sleep 30'),
+      args: ['${n}'],
+      exec: bash('trap "" TERM; sleep 30 & echo $! > "stubborn-$1.pid"; echo $$ >> "stubborn-$1.pid"; sleep 30'),
     },
     { label: 'killed', outputs: ['killed/(?<n>\\d+)'], exec: bash('kill -KILL $$') },
     { label: 'brief', outputs: ['brief/(?<n>\\d+)'], exec: bash('sleep 1') },
@@ -215,18 +216,30 @@ for (const mode of ['native', 'shell'] as const) {
     const executor = supervisedBy(mode);
     if (!executor) return t.pass('the native launcher is not built here (no C compiler)');
     const dir = makeWorkspace(t);
-    killAtTeardown(t, () => pidsIn(dir, 'stubborn.pid'));
+    const tries = 5;
+    killAtTeardown(t, () => Array.from({ length: tries }, (_, i) => pidsIn(dir, `stubborn-${i + 1}.pid`)).flat());
     const platform = await openPlatform(t, dir, graph, { executor });
-    const s = await waitForWant(platform, await want(platform, ['stubborn/1']), ['failed'], 20_000);
-    const runsOf = runsFor(s, 'stubborn/1');
-    t.is(runsOf.length, 1);
-    t.like(runsOf[0], { status: 'failed', exit_code: null, signal: 'SIGKILL', reason: 'timed out after 1 s' });
-    const pids = pidsIn(dir, 'stubborn.pid');
-    t.is(pids.length, 2);
-    t.true(pids.every((pid) => !isPidAlive(pid)), 'the job and its child were gone when the run was recorded');
-    t.like(statusOf(dir, runsOf[0]!.job_run_id), { exit_code: 128 + 9, timed_out: true });
-    const ends = (await platform.log.list(0, 1000)).filter((e) => e.type === 'job_run_failed' || e.type === 'job_run_succeeded');
-    t.is(ends.length, 1, 'its end is recorded once');
+    // The job's timer starts at its spawn, and bash must set its trap before the second is out: on a loaded machine
+    // it may not have (seen with a bash slow to start), and the SIGTERM then ends it as any job. The test cannot wait
+    // for the trap before the deadline, so a run whose job never wrote its pids (its trap is their first command) did
+    // not ignore SIGTERM, and another is tried; what is checked is checked of the first whose job did.
+    for (let n = 1; n <= tries; n++) {
+      const s = await waitForWant(platform, await want(platform, [`stubborn/${n}`]), ['failed'], 20_000);
+      const runsOf = runsFor(s, `stubborn/${n}`);
+      t.is(runsOf.length, 1);
+      const pids = pidsIn(dir, `stubborn-${n}.pid`);
+      if (pids.length === 0 && n < tries) {
+        t.log(`try ${n}: its job was ended (${runsOf[0]!.signal}) before it set its trap; trying again`);
+        continue;
+      }
+      t.like(runsOf[0], { status: 'failed', exit_code: null, signal: 'SIGKILL', reason: 'timed out after 1 s' });
+      t.is(pids.length, 2);
+      t.true(pids.every((pid) => !isPidAlive(pid)), 'the job and its child were gone when the run was recorded');
+      t.like(statusOf(dir, runsOf[0]!.job_run_id), { exit_code: 128 + 9, timed_out: true });
+      const ends = (await platform.log.list(0, 1000)).filter((e) => (e.type === 'job_run_failed' && e.job_run_failed.job_run_id === runsOf[0]!.job_run_id) || (e.type === 'job_run_succeeded' && e.job_run_succeeded.job_run_id === runsOf[0]!.job_run_id));
+      t.is(ends.length, 1, 'its end is recorded once');
+      break;
+    }
   });
 }
 
