@@ -265,10 +265,15 @@ test('SIGTERM to serve: a request in flight completes, the SSE stream ends, runn
   // A POST whose body is still arriving when the signal comes: its headers are in, its body is not.
   const body = JSON.stringify({ partitions: ['ok/during-shutdown'] });
   let finish!: () => void;
+  let headersRead!: () => void;
+  const read = new Promise<void>((resolve) => (headersRead = resolve));
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
     const req = httpRequest(
       `${url}/api/wants`,
-      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, agent: false },
+      // Expect: 100-continue, so that the server says when it has read the headers: node answers 100 Continue as it
+      // hands the request to its listener. (A fixed 300 ms for the server to read them was a guess: a server not yet
+      // scheduled when the signal came answers the request 503, stopping, as it should.)
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), expect: '100-continue' }, agent: false },
       (res) => {
         let text = '';
         res.setEncoding('utf8').on('data', (d: string) => (text += d));
@@ -276,12 +281,12 @@ test('SIGTERM to serve: a request in flight completes, the SSE stream ends, runn
       },
     );
     req.on('error', reject);
+    req.once('continue', () => headersRead());
     // Only the first bytes now; the rest after the signal.
     req.write(body.slice(0, 10));
     finish = () => req.end(body.slice(10));
   });
-  // Nothing on the server side shows that the headers were parsed; give it a moment to read them.
-  await sleep(300);
+  await read;
   cli.child.kill('SIGTERM');
   await stream.ended;
   t.true(stream.isDone, 'the SSE stream was ended by the server');
