@@ -17,6 +17,8 @@ import { launcherMode, nativeLauncherPath } from '../lib/executor/run-launcher.j
 import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runs, runsFor, sleep, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
 import { WIDE_ENV } from './helpers/held-runs-fixture.js';
 
+const UNTIL_GO = 'i=0; while [ ! -e "go-$1" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done';
+
 const graph = {
   max_concurrent_job_runs: 4,
   jobs: [
@@ -41,8 +43,10 @@ const graph = {
       exec: bash('trap "" TERM; sleep 30 & echo $! > "stubborn-$1.pid"; echo $$ >> "stubborn-$1.pid"; sleep 30'),
     },
     { label: 'killed', outputs: ['killed/(?<n>\\d+)'], exec: bash('kill -KILL $$') },
-    { label: 'brief', outputs: ['brief/(?<n>\\d+)'], exec: bash('sleep 1') },
-    { label: 'sour', outputs: ['sour/(?<n>\\d+)'], exec: bash('sleep 1; exit 3') },
+    // Run until the test lets them go (go-<n>), so that they end after the platform that started them is closed (a
+    // fixed 1 s could be over first on a loaded machine); a minute at most, so that none outlives a failed test long.
+    { label: 'brief', outputs: ['brief/(?<n>\\d+)'], args: ['${n}'], exec: bash(`${UNTIL_GO}; exit 0`) },
+    { label: 'sour', outputs: ['sour/(?<n>\\d+)'], args: ['${n}'], exec: bash(`${UNTIL_GO}; exit 3`) },
     { label: 'nowhere', outputs: ['nowhere/(?<n>\\d+)'], exec: ['definitely-not-a-program-xyz'] },
     // Copies its stdin (the JobConfig) to a file: the supervisor hands it over untouched.
     { label: 'config', outputs: ['config/(?<n>\\d+)'], exec: bash('cat > "config-$PLATFORM_JOB_RUN_ID.json"') },
@@ -301,6 +305,7 @@ test('a run that ended while no platform ran ends when its job did, not when the
   const w = await want(first, ['brief/1', 'sour/1']);
   await waitFor(first, (s) => ['brief/1', 'sour/1'].every((ref) => runsFor(s, ref)[0]?.status === 'running'), 'both running');
   await first.close();
+  writeFileSync(join(dir, 'go-1'), '');
   const statusFiles = ['brief/1', 'sour/1'].map((ref) => join(dir, '.platform', 'logs', runsFor(first.state(), ref)[0]!.job_run_id, 'status.json'));
   t.true(await poll(() => statusFiles.every((f) => existsSync(f)), 10_000), 'both jobs ended');
   await sleep(1500);
@@ -326,6 +331,8 @@ test('a platform opened in-process follows a run a supervised one left going to 
   await waitFor(first, (s) => runsFor(s, 'brief/2')[0]?.status === 'running', 'brief/2 running');
   await first.close();
   const second = await openPlatform(t, dir, graph); // the default: in-process
+  // Let go once the second platform is open: it follows the run to its end.
+  writeFileSync(join(dir, 'go-2'), '');
   const s = await waitForWant(second, w, ['successful'], 20_000);
   t.deepEqual(runsFor(s, 'brief/2').map((r) => r.status), ['succeeded'], 'one run, followed to its end');
 });
