@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { commandWord } from '../lib/cli/entry.js';
 import { CACHE_AT_EXIT_MS, cacheDirectory, requireWithCompileCache } from '../lib/cli/compile-cache.js';
 import { chmodSync } from 'node:fs';
@@ -128,6 +128,14 @@ test('a daemon that ends at once (serve --help) writes no cache', async (t) => {
   t.is(help.status, 0, help.stderr);
   t.regex(help.stdout, /--idle-timeout/);
   t.deepEqual(cacheFiles(cache), []);
+  // Slowed past CACHE_AT_EXIT_MS, as a loaded machine slows it (one wrote a cache in a run of the suite under load):
+  // none still, for it never served.
+  const slowStart = join(tempDir(t, 'platform-cc-slow-'), 'slow-start.mjs');
+  writeFileSync(slowStart, `const end = Date.now() + ${CACHE_AT_EXIT_MS + 500};\nwhile (Date.now() < end);\n`);
+  const slow = spawnSync(process.execPath, ['--import', pathToFileURL(slowStart).href, BIN, 'serve', '--help'], { env: { ...process.env, PLATFORM_COMPILE_CACHE: cache }, encoding: 'utf8' });
+  t.is(slow.status, 0, slow.stderr);
+  t.regex(slow.stdout, /--idle-timeout/);
+  t.deepEqual(cacheFiles(cache), [], 'a slow serve --help writes no cache');
   // Loaded from a cache a serve wrote: the usage alone, no word of the cache.
   const serve = spawnSync(process.execPath, [BIN, 'serve', '--help'], { env: { ...process.env }, encoding: 'utf8' });
   t.notRegex(serve.stdout + serve.stderr, /Compile cache/);

@@ -5,10 +5,8 @@
  */
 import test from 'ava';
 import { connect, type Socket } from 'node:net';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { groupAlive } from '../lib/system/process-group.js';
-import { killAtTeardown, lines, makeWorkspace, poll } from './helpers/jobs-fixture.js';
+import { killAtTeardown, lines, makeWorkspace, pidsIn, poll } from './helpers/jobs-fixture.js';
 import { serveSubprocess } from './helpers/serve-subprocess.js';
 import { readServerInfo } from '../lib/client/server-info.js';
 import { cliIn, type CliResult } from './helpers/cli-against.js';
@@ -73,15 +71,14 @@ test('commands racing platform stop are carried out, by the stopping daemon or t
 });
 
 test('a build followed while platform stop stops its daemon exits 75 and starts no other daemon: the stop sticks', async (t) => {
-  // The run goes on until the test ends (a run of a fixed 2 s could end between two polls of a loaded machine, and
-  // 'running' never be seen); it outlives its stopped daemon by design, so the test ends it.
+  // The run must still be going when the stop lands, or the build ends successful before it (exit 0): a job of a
+  // fixed 2 s was not, on a loaded machine, after the CLI processes that poll for its start and that stop. It runs
+  // until the test is over; a plain stop leaves it to its supervisor, so it is killed at teardown.
   const dir = makeWorkspace(t, {
-    'platform.json': JSON.stringify({ jobs: [{ label: 's', outputs: ['s/(?<k>.+)'], exec: ['sh', '-c', 'while [ ! -e release ]; do sleep 0.05; done'] }] }),
+    'platform.json': JSON.stringify({ jobs: [{ label: 's', outputs: ['s/(?<k>.+)'], exec: ['sh', '-c', 'echo $$ > job.pid; exec sleep 60'] }] }),
   });
-  t.teardown(async () => {
-    writeFileSync(join(dir, 'release'), '');
-    await cli(dir, 'stop');
-  });
+  killAtTeardown(t, () => pidsIn(dir, 'job.pid'));
+  t.teardown(async () => void (await cli(dir, 'stop')));
   await serveSubprocess(t, dir);
   const build = cli(dir, 'build', 's/1');
   t.true(await poll(async () => (await cli(dir, '--json', 'job-runs', 'list')).stdout.includes('"running"'), 10_000), 'the run started');

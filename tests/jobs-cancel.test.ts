@@ -49,8 +49,11 @@ async function runningPids(t: ExecutionContext, dir: string, platform: Awaited<R
   );
   const run = runsFor(state, `hold/${n}`).find((r) => r.status === 'running')!;
   const childFile = join(dir, `child-${n}.pid`);
-  if (!(await poll(() => existsSync(childFile) && pidsIn(dir, `child-${n}.pid`).length > 0, 3000))) {
-    throw new Error(`the job did not write ${childFile}`);
+  // Until the job wrote it, or ended without: how soon a job spawned gets to its first commands is no fixed time (a
+  // loaded machine took more than the 3 s once bounded here). 20 s only guards against a hang, as `until` does.
+  const written = () => existsSync(childFile) && pidsIn(dir, `child-${n}.pid`).length > 0;
+  if (!(await poll(() => written() || !isPidAlive(run.pid), 20_000)) || !written()) {
+    throw new Error(`the job did not write ${childFile} (its process ${run.pid} alive: ${isPidAlive(run.pid)})`);
   }
   const child = pidsIn(dir, `child-${n}.pid`)[0]!;
   killAtTeardown(t, () => [run.pid, child]);

@@ -137,9 +137,12 @@ test('timeout_seconds: 1 kills a sleep 30 job and fails the run with a timeout r
   const ran = run!.ended_at! - state.wants.get(w)!.created_at;
   t.true(ran >= 1000 && run!.ended_at! >= run!.started_at!, `ended ${ran} ms after the want was made`);
   t.is(state.partitions.get('slow/1')?.status, 'failed');
+  // The job writes its pid as its first command, but its timer starts at the spawn: on a loaded machine bash may not
+  // have got to that command within the second, and is killed without writing it (seen in CI-like runs). So the pid is
+  // compared when it was written; that the run's pid is its job's process is held without a timer in jobs-cancel.
   const [pid] = pidsIn(dir, 'slow.pid');
-  t.is(pid, run!.pid);
-  t.true(await poll(() => !isPidAlive(pid!), 1000), 'the job process is gone');
+  if (pid !== undefined) t.is(pid, run!.pid);
+  t.true(await poll(() => !isPidAlive(run!.pid), 1000), 'the job process is gone');
 });
 
 test('a missing-deps job: dep_missed, the missing ref is wanted and built, the job reruns and succeeds', async (t) => {

@@ -8,7 +8,7 @@ import test from 'ava';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeWorkspace, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
-import { marked, mostAtOnce, openSupervised, spans, starts, WIDE_ENV } from './helpers/held-runs-fixture.js';
+import { marked, markedUntilReleased, mostAtOnce, openSupervised, release, spans, starts, WIDE_ENV } from './helpers/held-runs-fixture.js';
 
 const request = (partitions: string[], priority = 0) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, priority });
 
@@ -62,7 +62,9 @@ test.serial('after the launcher is gone (killed), the next one is told its slots
 
 test.serial('a run that ends as the platform stops does not let the launcher start a held run nobody would record; the next platform starts it once', async (t) => {
   const dir = makeWorkspace(t);
-  const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(1.5) }] };
+  // p/1 runs until released once the platform is stopped (of a fixed 1.5 s, it could end first on a loaded machine).
+  const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: markedUntilReleased() }] };
+  release(dir, 'p_2');
   const first = await openSupervised(t, dir, graph, false);
   const w = (await first.createWant(request(['p/1', 'p/2']))) as { ok: true; want_id: string };
   await waitFor(first, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
@@ -72,7 +74,9 @@ test.serial('a run that ends as the platform stops does not let the launcher sta
   process.kill(pid, 'SIGSTOP');
   await first.close();
   // p/1 ends (its end mark written, then it exits) while the launcher is stopped.
-  for (let i = 0; i < 100 && !existsSync(join(dir, 'marks', 'p_1.end')); i++) await sleep(50);
+  release(dir, 'p_1');
+  for (let i = 0; i < 200 && !existsSync(join(dir, 'marks', 'p_1.end')); i++) await sleep(50);
+  t.true(existsSync(join(dir, 'marks', 'p_1.end')), 'p/1 ended while the launcher was stopped');
   await sleep(200);
   process.kill(pid, 'SIGCONT');
   await sleep(500);
@@ -85,7 +89,9 @@ test.serial('a run that ends as the platform stops does not let the launcher sta
 
 test.serial('canceling a want whose run runs and whose next run is held: the held run never starts', async (t) => {
   const dir = makeWorkspace(t);
-  const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(2) }] };
+  // The first run goes on until the cancel kills it (of a fixed 2 s, it could end first on a loaded machine, and the
+  // second then started rightly).
+  const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: markedUntilReleased() }] };
   const platform = await openSupervised(t, dir, graph);
   let ran = 0;
   for (let i = 0; i < 5; i++) {
@@ -108,7 +114,8 @@ test.serial('a stop that cancels runs does not start the held runs', async (t) =
   let ran = 0;
   for (let i = 0; i < 3; i++) {
     const dir = makeWorkspace(t);
-    const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(2) }] };
+    // p/1 goes on until the stop kills it (of a fixed 2 s, it could end first on a loaded machine).
+    const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: markedUntilReleased() }] };
     const platform = await openSupervised(t, dir, graph, true);
     await platform.createWant(request(['p/1', 'p/2']));
     await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
@@ -124,10 +131,13 @@ test.serial('a stop that cancels runs does not start the held runs', async (t) =
 
 test.serial('a held run too wide for a record is recalled: a more urgent run starts before it', async (t) => {
   const dir = makeWorkspace(t);
+  // p/1 runs until the urgent want is in (of a fixed 2 s, it could end first on a loaded machine, and the wide run then
+  // started before the urgent one rightly); p/9 ends at once.
+  release(dir, 'p_9');
   const graph = {
     max_concurrent_job_runs: 1,
     jobs: [
-      { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(2) },
+      { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: markedUntilReleased() },
       { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(0.3), env: WIDE_ENV },
     ],
   };
@@ -138,6 +148,7 @@ test.serial('a held run too wide for a record is recalled: a more urgent run sta
   await waitFor(platform, (s) => [...s.job_runs.values()].some((r) => r.job_label === 'wide'), 'the wide run to be queued');
   await sleep(300);
   const urgent = (await platform.createWant(request(['p/9'], 10))) as { ok: true; want_id: string };
+  release(dir, 'p_1');
   for (const id of [first.want_id, wide.want_id, urgent.want_id]) await waitForWant(platform, id, ['successful'], 20_000);
   const s = spans(dir);
   const order = [...s.entries()].sort((a, b) => (a[1][0] < b[1][0] ? -1 : 1)).map(([name]) => name);

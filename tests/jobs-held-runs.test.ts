@@ -10,8 +10,8 @@ import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeWorkspace, openPlatform, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
-import { marked, mostAtOnce, openSupervised, spans, WIDE_ENV } from './helpers/held-runs-fixture.js';
+import { makeWorkspace, openPlatform, poll, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { marked, markedUntilReleased, mostAtOnce, openSupervised, release, spans, WIDE_ENV } from './helpers/held-runs-fixture.js';
 
 const NATIVE = fileURLToPath(new URL('../native/platform-launcher', import.meta.url));
 const request = (partitions: string[], priority = 0) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, priority });
@@ -110,12 +110,14 @@ for (const executor of ['supervised', 'in-process'] as const) {
 
 test('a held run canceled before it started never runs, and is recorded canceled', async (t) => {
   const dir = makeWorkspace(t);
-  const platform = await openSupervised(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.5) }] });
+  // p/1 runs until the cancel is taken: of a fixed 0.5 s, it could end first on a loaded machine, and p/2 then ran.
+  const platform = await openSupervised(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: markedUntilReleased() }] });
   const a = (await platform.createWant(request(['p/1']))) as { ok: true; want_id: string };
   const b = (await platform.createWant(request(['p/2']))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
   const canceled = await platform.cancelWant(b.want_id, 'not needed');
   t.true(canceled.ok);
+  release(dir, 'p_1');
   await waitForWant(platform, a.want_id, ['successful'], 10_000);
   await sleep(300);
   const s = platform.state();
@@ -127,13 +129,18 @@ test('a held run canceled before it started never runs, and is recorded canceled
 test('a stop with runs held leaves them queued: the launcher does not start them on its own, the next platform does', async (t) => {
   if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler): runs are not held');
   const dir = makeWorkspace(t);
-  const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.4) }] };
+  // p/1 runs until the platform is closed, then ends: of a fixed 0.4 s, it could end first on a loaded machine, and the
+  // platform then started p/2 itself. p/2, run by the next platform, ends at once.
+  const graph = { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: markedUntilReleased() }] };
+  release(dir, 'p_2');
   const first = await openSupervised(t, dir, graph, false);
   const w = (await first.createWant(request(['p/1', 'p/2']))) as { ok: true; want_id: string };
   await waitFor(first, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
   await first.close();
+  release(dir, 'p_1');
+  t.true(await poll(() => existsSync(join(dir, 'marks', 'p_1.end')), 10_000), 'p/1 ran to its end without a platform');
+  // Time for a launcher that would start p/2 on the slot p/1 freed to do so.
   await sleep(1000);
-  t.true(spans(dir).get('p_1')![1] < BigInt(Date.now()) * 1_000_000n, 'p/1 ran to its end without a platform');
   t.false(spans(dir).has('p_2'), 'p/2 was not started by the launcher with no platform to record it');
   const second = await openSupervised(t, dir, graph);
   await waitForWant(second, w.want_id, ['successful'], 10_000);

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bash, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
+import { bash, killAtTeardown, makeWorkspace, openPlatform, pidsIn, runsFor, untilJobWrote, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
 import { startRedis } from './helpers/redis-server.js';
 import { redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
 
@@ -34,7 +34,7 @@ redisTest('a worker stopped past its lease: its job is gone before another worke
   const platform = await openPlatform(t, dir, graph, { executor: redisExecutor(redis.url) });
   const w = await want(platform, ['once/1']);
   await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.worker === 'w1', 'once/1 taken by w1', 15_000);
-  t.true(await poll(() => pidsIn(dir, 'once.pid').length > 0, 5000), 'the job runs');
+  t.true(await untilJobWrote(() => pidsIn(dir, 'once.pid').length > 0, () => runsFor(platform.state(), 'once/1')[0]?.pid ?? 0), 'the job runs');
   const w2 = startWorker(t, dir, redis.url, 'w2');
   await w2.waitForStdout(/takes runs/);
   w1.child.kill('SIGSTOP');

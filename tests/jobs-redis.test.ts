@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, sleep, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
+import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, sleep, untilJobWrote, waitFor, waitForWant, want } from './helpers/jobs-fixture.js';
 import { startRedis } from './helpers/redis-server.js';
 import { HOLD_JOB, holdRunningOnW1, redisExecutor, redisRelay, redisTests, startWorker } from './helpers/redis-fixture.js';
 import { runCli } from './helpers/server-fixture.js';
@@ -92,7 +92,7 @@ async function onceRunningOnW1(t: Parameters<typeof runCli>[0]) {
   const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
   const w = await want(platform, ['once/1']);
   await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.worker === 'w1', 'once/1 taken by w1', 15_000);
-  t.true(await poll(() => pidsIn(dir, 'once.pid').length > 0, 5000), 'the job runs');
+  t.true(await untilJobWrote(() => pidsIn(dir, 'once.pid').length > 0, () => runsFor(platform.state(), 'once/1')[0]?.pid ?? 0), 'the job runs');
   return { redis, dir, w1, platform, w };
 }
 
@@ -158,7 +158,7 @@ redisTest('a worker cut off from Redis stops its run before its lease ends: rebu
   const platform = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
   const w = await want(platform, ['once/1']);
   await waitFor(platform, (s) => runsFor(s, 'once/1')[0]?.worker === 'w1', 'once/1 taken by w1', 15_000);
-  t.true(await poll(() => pidsIn(dir, 'once.pid').length > 0, 5000), 'the job runs');
+  t.true(await untilJobWrote(() => pidsIn(dir, 'once.pid').length > 0, () => runsFor(platform.state(), 'once/1')[0]?.pid ?? 0), 'the job runs');
   const w2 = startWorker(t, dir, redis.url, 'w2');
   await w2.waitForStdout(/takes runs/);
   relay.cut();

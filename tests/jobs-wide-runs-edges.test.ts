@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, statSync, writeSync, clo
 import { join } from 'node:path';
 import type { BuildState } from '../lib/state/build-state.js';
 import { launcherMode, nativeLauncherPath } from '../lib/executor/run-launcher.js';
-import { isPidAlive, killAtTeardown, makeWorkspace, poll, waitFor } from './helpers/jobs-fixture.js';
+import { isPidAlive, killAtTeardown, makeWorkspace, poll, untilJobWrote, waitFor } from './helpers/jobs-fixture.js';
 import { openSupervised, WIDE_ENV } from './helpers/held-runs-fixture.js';
 
 const request = (partitions: string[]) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
@@ -129,7 +129,7 @@ test.serial("a wide run's job does not outlive its supervisor killed alone (the 
   await platform.createWant(request(['long']));
   const running = await waitFor(platform, (s: BuildState) => [...s.job_runs.values()].some((r) => (r.pid ?? 0) > 0), 'the run to start');
   const { pidsIn } = await import('./helpers/jobs-fixture.js');
-  t.true(await poll(() => pidsIn(dir, 'job.pid').length > 0, 5000), 'the job runs');
+  t.true(await untilJobWrote(() => pidsIn(dir, 'job.pid').length > 0, () => [...running.job_runs.values()][0]!.pid!), 'the job runs');
   const [job] = pidsIn(dir, 'job.pid');
   killAtTeardown(t, () => [job!]);
   const pid = [...running.job_runs.values()][0]!.pid!;

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BuildState } from '../lib/state/build-state.js';
 import { isPidAlive, killAtTeardown, makeWorkspace, pidsIn, poll, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
-import { marked, openSupervised, spans, WIDE_ENV } from './helpers/held-runs-fixture.js';
+import { marked, markedUntilReleased, openSupervised, release, spans, WIDE_ENV } from './helpers/held-runs-fixture.js';
 import { launcherMode } from '../lib/executor/run-launcher.js';
 
 const request = (partitions: string[]) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
@@ -43,10 +43,12 @@ test.serial("a wide run's exit code and logs are its job's, as are a signal that
 test.serial('a wide run held past the cap and canceled is dropped by the launcher: it never starts', async (t) => {
   if (launcherMode() !== 'native') return t.pass('the native launcher is not built here (no C compiler): runs are not held');
   const dir = makeWorkspace(t);
+  // p/1 runs until the wide run's cancel is taken: of a fixed 1.5 s, it could end first on a loaded machine, and the
+  // wide run then started rightly.
   const graph = {
     max_concurrent_job_runs: 1,
     jobs: [
-      { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(1.5) },
+      { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: markedUntilReleased() },
       { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(0.1), env: WIDE_ENV },
     ],
   };
@@ -63,6 +65,7 @@ test.serial('a wide run held past the cap and canceled is dropped by the launche
   t.false(spans(dir).has('wide_1'), 'held while p/1 runs');
   await platform.cancelWant(wide.want_id, 'not needed');
   await waitForWant(platform, wide.want_id, ['canceled'], 10_000);
+  release(dir, 'p_1');
   await waitForWant(platform, first.want_id, ['successful'], 10_000);
   await sleep(500);
   t.like(platform.state().job_runs.get(id), { status: 'canceled', started_at: null });

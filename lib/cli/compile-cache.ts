@@ -5,8 +5,9 @@
  * (module.enableCompileCache); node 20, which we support, has only vm.Script's cachedData.
  *
  * The cache is written once a process has run CACHE_AFTER_MS, or at its exit if it ran at least CACHE_AT_EXIT_MS,
- * and only when none was loaded: a cache holds the functions compiled when it was taken, and one that a `serve
- * --help` or a start that failed wrote would hold little and stay. V8 refuses a cache made by another V8 or with
+ * and only by a daemon that served (daemon-served.ts) and when none was loaded: a cache holds the functions compiled
+ * when it was taken, and one that a `serve --help` or a start that failed wrote would hold little and stay. (Its run
+ * time alone once decided: on a loaded machine a `serve --help` ran 2 s, and wrote one.) V8 refuses a cache made by another V8 or with
  * other flags; the file's name holds the bundle's size, mtime and inode besides, because V8 checks a source only by
  * its length, and bytecode of an older build of the same length would run in place of the new code.
  */
@@ -15,6 +16,7 @@ import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, r
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { Script, constants } from 'node:vm';
+import { daemonServed } from './daemon-served.js';
 
 export const CACHE_AFTER_MS = 5_000;
 export const CACHE_AT_EXIT_MS = 2_000;
@@ -180,10 +182,15 @@ export function requireWithCompileCache<T>(bundle: string, say: (line: string) =
       written = true;
       writeCache(script, at.dir, at.names, say);
     };
-    setTimeout(writeOnce, CACHE_AFTER_MS).unref();
+    // A daemon still starting when the time comes is looked at again as long again later.
+    const writeOnceServed = (): void => {
+      if (daemonServed()) writeOnce();
+      else setTimeout(writeOnceServed, CACHE_AFTER_MS).unref();
+    };
+    setTimeout(writeOnceServed, CACHE_AFTER_MS).unref();
     // performance.now() counts from the process's start.
     process.once('exit', () => {
-      if (performance.now() >= CACHE_AT_EXIT_MS) writeOnce();
+      if (performance.now() >= CACHE_AT_EXIT_MS && daemonServed()) writeOnce();
     });
   }
   const module = { exports: {} as T };

@@ -3,7 +3,7 @@
  * marks/<ref>.starts and writes its start and end times (ns, the job's own clock) to .start / .end.
  */
 import type { ExecutionContext } from 'ava';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Platform } from '../../lib/platform.js';
 import { bash, openPlatform } from './jobs-fixture.js';
@@ -18,6 +18,23 @@ export function marked(seconds: number | string): string[] {
   return bash(
     `f="marks/$(echo "$PLATFORM_OUTPUTS" | tr -dc 'a-z0-9_/' | tr / _)"; mkdir -p marks; echo "$PLATFORM_JOB_RUN_ID" >> "$f.starts"; date +%s%N > "$f.start"; sleep ${seconds}; date +%s%N > "$f.end"`,
   );
+}
+
+/**
+ * A marked job that runs until the test releases it (`release(dir, name)`), not for a fixed time: for a test whose
+ * steps must come while it runs (a job of a fixed second or two ended first on a loaded machine). A minute at most, so
+ * that one a failed test left behind ends by itself.
+ */
+export function markedUntilReleased(): string[] {
+  return bash(
+    `f="marks/$(echo "$PLATFORM_OUTPUTS" | tr -dc 'a-z0-9_/' | tr / _)"; mkdir -p marks; echo "$PLATFORM_JOB_RUN_ID" >> "$f.starts"; date +%s%N > "$f.start"; i=0; while [ ! -e "$f.release" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; date +%s%N > "$f.end"`,
+  );
+}
+
+/** Lets the job of `name` (a ref with / as _) made by `markedUntilReleased` end. */
+export function release(dir: string, name: string): void {
+  mkdirSync(join(dir, 'marks'), { recursive: true });
+  writeFileSync(join(dir, 'marks', `${name}.release`), '');
 }
 
 /** [start, end] of every job that ran (ns), by ref with / as _; a job still going ends at the end of time. */

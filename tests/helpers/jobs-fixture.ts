@@ -191,6 +191,16 @@ export function killHard(pid: number): void {
   }
 }
 
+/**
+ * Until `wrote()` says a job wrote what it writes among its first commands, or its process `pid()` is gone (0: not known
+ * yet); true when it wrote. How soon a spawned job gets to its first commands is no fixed time (a loaded machine took
+ * more than the 3 s a test gave it): `ms` only guards against a hang.
+ */
+export async function untilJobWrote(wrote: () => boolean, pid: () => number, ms = 20_000): Promise<boolean> {
+  await poll(() => wrote() || (pid() > 0 && !isPidAlive(pid())), ms);
+  return wrote();
+}
+
 /** Pids (one per line) of a pid file in the workspace. */
 export function pidsIn(dir: string, file: string): number[] {
   return lines(dir, file)

@@ -6,7 +6,7 @@ import test, { type ExecutionContext } from 'ava';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { RedisExecutor } from '../../lib/executor/redis/redis-executor.js';
 import type { PlatformOptions } from '../../lib/platform.js';
-import { bash, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, waitFor, want } from './jobs-fixture.js';
+import { bash, killAtTeardown, makeWorkspace, openPlatform, pidsIn, runsFor, untilJobWrote, waitFor, want } from './jobs-fixture.js';
 import { redisMissing } from './redis-server.js';
 import { runCli } from './server-fixture.js';
 
@@ -77,6 +77,6 @@ export async function holdRunningOnW1(t: ExecutionContext, redisUrl: string, wor
   const platform = await openPlatform(t, dir, graph, { executor: redisExecutor(redisUrl) });
   const w = await want(platform, ['hold/1']);
   await waitFor(platform, (s) => runsFor(s, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
-  t.true(await poll(() => pidsIn(dir, 'child-1.pid').length > 0, 5000), 'the job started its child');
+  t.true(await untilJobWrote(() => pidsIn(dir, 'child-1.pid').length > 0, () => runsFor(platform.state(), 'hold/1')[0]?.pid ?? 0), 'the job started its child');
   return { dir, platform, want: w, child: pidsIn(dir, 'child-1.pid')[0]! };
 }

@@ -25,6 +25,7 @@ import { NoWorkspaceError, findWorkspaceRoot, platformDir } from '../../client/w
 import type { RunningServer } from '../../server/http-server.js';
 import { parseDuration } from '../../duration.js';
 import { VERSION } from '../../version.js';
+import { markDaemonServed } from '../daemon-served.js';
 import { globalOptions } from '../global-options.js';
 import { duration, executorChoice, parsedOption, wholeNumber, type ExecutorChoice } from '../option-parsers.js';
 
@@ -298,6 +299,8 @@ export function registerServe(program: Command): void {
         await platform.close();
         throw err;
       }
+      // Its compile cache is worth writing now (compile-cache.ts).
+      markDaemonServed();
       writeServerInfo(root, {
         pid: process.pid,
         port: server.port,
