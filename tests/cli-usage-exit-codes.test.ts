@@ -68,6 +68,19 @@ test("a run's log asked for under job-runs (as job-runs get) is a usage error th
   t.notRegex(help.stdout, /\blogs?\b.*\n/, 'not listed as a command of its own');
 });
 
+test("a worker name the log gives another meaning ('local', 'redis:...') or an empty one is a usage error: its runs would be taken for this machine's or a queue's", async (t) => {
+  const f = await startServer(t);
+  for (const [name, message] of [
+    ['local', /--name 'local' is taken: runs record 'local' for this machine's own and 'redis:<queue>' for those waiting in a queue; give another name/],
+    ['redis:platform-runs', /--name 'redis:platform-runs' is taken/],
+    [' ', /--name is empty/],
+  ] as const) {
+    const r = await cli(t, f.url, f.dir, 'worker', '--redis', 'redis://127.0.0.1:1', '--name', name);
+    t.is(r.code, 2, r.stderr);
+    t.regex(r.stderr, message);
+  }
+});
+
 test("a --limit or -n past the help's range is a usage error naming the option; the range's end is accepted", async (t) => {
   const f = await startServer(t);
   const over: Array<[string[], RegExp]> = [

@@ -63,6 +63,19 @@ export const duration: OptionParser<number> = (name) => (value) => {
 };
 
 /**
+ * A worker's name, as each run it takes records it: not one the log gives another meaning (`local`, a run on this
+ * machine; `redis:<queue>`, a run waiting in a queue), which would have the next daemon take its runs for those.
+ */
+export const workerName: OptionParser<string> = (name) => (value) => {
+  const v = value.trim();
+  if (v === '') throw new OptionValueError(`${name} is empty: give a name, or leave it out for <hostname>-<pid>.`);
+  if (v === 'local' || v.startsWith('redis:')) {
+    throw new OptionValueError(`${name} '${value}' is taken: runs record 'local' for this machine's own and 'redis:<queue>' for those waiting in a queue; give another name.`);
+  }
+  return v;
+};
+
+/**
  * A duration in whole seconds (90, 90s, 5m, 3h, 1d; 0 for none), as the API's `*_seconds` fields take it; at most
  * `max` seconds when given (`words` says it as a person would: '100 years').
  */

@@ -10,7 +10,7 @@
  */
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { redacted } from './redis/redis-url.js';
+import { isRedisUrl, redacted } from './redis/redis-url.js';
 import { LOCAL_WORKER } from './executor-port.js';
 
 export const EXECUTOR_RECORD_FILE = 'executor.json';
@@ -57,15 +57,33 @@ function outlivesDaemon(spec: ExecutorSpec): boolean {
   return spec.kind !== 'in-process';
 }
 
+/**
+ * The record, or undefined when there is none (a log from before it was kept). One that cannot be read or is not a
+ * record is an error naming it: taken for none, the configured executor would be guessed for runs placed elsewhere,
+ * and they declared lost and run again while they still run.
+ */
 export function readExecutorRecord(platformDir: string): ExecutorSpec | undefined {
+  const path = join(platformDir, EXECUTOR_RECORD_FILE);
+  let text: string;
   try {
-    const raw = JSON.parse(readFileSync(join(platformDir, EXECUTOR_RECORD_FILE), 'utf8')) as Record<string, unknown>;
-    if (raw.kind === 'local' || raw.kind === 'in-process') return { kind: raw.kind };
-    if (raw.kind === 'redis' && typeof raw.url === 'string' && typeof raw.queue === 'string') return { kind: 'redis', url: raw.url, queue: raw.queue };
-    return undefined;
-  } catch {
-    return undefined;
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`${path} (where the job runs in flight were placed) cannot be read: ${(err as Error).message}`);
   }
+  let raw: Record<string, unknown> | undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    raw = typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    raw = undefined;
+  }
+  if (raw?.kind === 'local' || raw?.kind === 'in-process') return { kind: raw.kind };
+  if (raw?.kind === 'redis' && typeof raw.url === 'string' && isRedisUrl(raw.url) && typeof raw.queue === 'string') return { kind: 'redis', url: raw.url, queue: raw.queue };
+  throw new Error(
+    `${path} (where the job runs in flight were placed) is damaged: ${JSON.stringify(text.slice(0, 200))}. Write the executor they are on into it ` +
+      `({"kind": "redis", "url": "redis://host:port/db", "queue": "platform-runs"}, or {"kind": "local"}), or delete it to have the configured executor taken for them`,
+  );
 }
 
 /** Written whole (a temporary file renamed into place, fsynced), before any run is handed over. */
@@ -136,8 +154,9 @@ export function decideExecutor(configured: ExecutorSpec, recorded: ExecutorSpec 
       };
     }
   } else {
-    // Runs of an in-process daemon ended with it: nothing to keep.
-    if (recorded?.kind === 'in-process') return { use: configured };
+    // Runs of an in-process daemon ended with it: nothing to keep, but an executor that can look at this machine's
+    // runs (a Redis one cannot) must record them lost, or they would stay running for ever.
+    if (recorded?.kind === 'in-process' && configured.kind !== 'redis') return { use: configured };
     placed = { kind: 'local' };
   }
   if (sameExecutor(placed, configured) || !outlivesDaemon(placed)) return { use: configured, ...(assumed ? { assumed } : {}) };

@@ -99,7 +99,8 @@ class ExecutorChoiceAtStart {
 
   async executorFor(workspaceRoot: string, state: BuildState): Promise<Executor> {
     const running = [...state.job_runs_by_status.running].map(([, id]) => ({ job_run_id: id, worker: state.job_runs.get(id)?.worker ?? '' }));
-    const decision = decideExecutor(this.configured, readExecutorRecord(platformDir(this.root)), running);
+    // The record is read only when runs are in flight: only then does it decide anything (and a damaged one matter).
+    const decision = decideExecutor(this.configured, running.length > 0 ? readExecutorRecord(platformDir(this.root)) : undefined, running);
     if ('refused' in decision) throw new Error(`not started: ${decision.refused}`);
     const use = decision.use;
     if (decision.assumed) process.stderr.write(`platform: ${decision.assumed}\n`);
@@ -153,12 +154,16 @@ class ExecutorChoiceAtStart {
     const inUse = this.inUse ?? this.configured;
     const differs = !sameExecutor(inUse, this.configured);
     const state = this.platform?.state();
-    const still = this.held && state ? this.held.filter((id) => state.job_runs.get(id)?.status === 'running').length : null;
+    // Every run in flight, not only those found at the start: a held daemon places its new runs on the held executor,
+    // and a restart while any of them runs holds it again.
+    const still = this.held && state ? state.job_runs_by_status.running.size : null;
     const said = configuredWords(this.configuredBy, this.configured);
     const use = describeExecutor(inUse);
     let note: string | null = null;
     if (differs && still !== null && still > 0) {
-      note = `${said}; ${still} job run${still === 1 ? ' is' : 's are'} still on ${use}: this daemon uses ${use} until they end, then restart to switch (platform stop; the next command starts it on ${describeExecutor(this.configured)})`;
+      note =
+        `${said}; ${still} job run${still === 1 ? ' is' : 's are'} still on ${use}: this daemon uses ${use} (new runs too) until none is in flight, then restart to switch ` +
+        `(platform stop; the next command starts it on ${describeExecutor(this.configured)}); or now, with 'platform stop --cancel-runs' (the runs are canceled and built again, there)`;
     } else if (differs && this.held) {
       note = `${said}; this daemon uses ${use}, kept at its start for job runs placed there, which have ended: restart the daemon to use ${describeExecutor(this.configured)} (platform stop; the next command starts it)`;
     } else if (differs) {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { parsedOption, redisUrl, wholeNumber, duration } from '../option-parsers.js';
+import { parsedOption, redisUrl, wholeNumber, duration, workerName } from '../option-parsers.js';
 
 export function registerWorker(program: Command): void {
   program
@@ -8,7 +8,7 @@ export function registerWorker(program: Command): void {
     .requiredOption('--redis <url>', 'the Redis the daemon hands runs to, e.g. redis://10.0.0.5:6379', redisUrl('--redis'))
     .addOption(parsedOption('--concurrency <n>', 'runs at once on this worker', wholeNumber({ min: 1 })).default(1))
     .option('--workdir <dir>', "where jobs run (default: the daemon's workspace path, as on a shared filesystem)")
-    .option('--name <name>', 'the name recorded on each run this worker takes (default: <hostname>-<pid>)')
+    .addOption(parsedOption('--name <name>', "the name recorded on each run this worker takes (default: <hostname>-<pid>; not 'local' nor 'redis:...')", workerName))
     .option('--queue <name>', 'the BullMQ queue (default: platform-runs)')
     .addOption(
       parsedOption('--lease <duration>', 'how long a worker that stopped answering keeps its runs before they are lost and rebuilt elsewhere (default 30s)', duration),
@@ -36,12 +36,13 @@ export function registerWorker(program: Command): void {
               ? `stopping (${signal})\n`
               : `stopping (${signal}): the ${n === 1 ? 'running run finishes' : `${n} running runs finish`} first (Ctrl-C or SIGTERM again to cancel ${n === 1 ? 'it' : 'them'} and stop now)\n`,
           );
-          void worker.close().then(() => process.exit(0));
+          void worker.close().then(() => process.exit(worker.untoldAtClose() > 0 ? 1 : 0));
         } else if (signals === 2) {
           process.stdout.write(`stopping now (${signal} again): canceling the running runs, waiting for Redis a few seconds at most\n`);
-          void worker.close({ force: true }).then(() => process.exit(0));
+          // Not 0 when Redis was not told a run's end: a supervisor (systemd) should not read that as a clean stop.
+          void worker.close({ force: true }).then(() => process.exit(worker.untoldAtClose() > 0 ? 1 : 0));
         } else {
-          process.stdout.write(`stopping at once (${signal} a third time): the runs still going are killed by the worker's watchdog\n`);
+          process.stdout.write(`stopping at once (${signal} a third time): the runs still going are killed by the worker's watchdog within its lease\n`);
           process.exit(1);
         }
       };

@@ -97,6 +97,8 @@ export class QueueWorker {
   private onRunEnded: Array<() => void> = [];
   /** Runs ended here whose outcome Redis has not taken yet (BullMQ's 'completed' or 'failed' not yet come): what. */
   private readonly untold = new Map<string, string>();
+  /** After close: the runs whose end Redis was not told (the exit status says so). */
+  private leftUntold = 0;
   /** The connection error said last (said once, and again only after Redis answered or another one came). */
   private lastError: string | undefined;
 
@@ -210,10 +212,14 @@ export class QueueWorker {
       },
     );
     await Promise.race([this.runsEnded(), this.forced]);
+    // A Redis that answers is given the time its writes take (a run's last output, its end): cut at a fixed bound, a
+    // run that succeeded would be recorded lost and run again. Only an unanswering one is bounded, or a forced stop.
+    if (!forced && this.publisher.status === 'ready') await Promise.race([bullClosed, this.forced]);
     const bound = forced ? FORCED_TELL_MS : this.untold.size > 0 || this.running.size > 0 ? CLOSE_TELL_MS : CLOSE_QUIET_MS;
     let timer: NodeJS.Timeout | undefined;
     const told = await Promise.race([bullClosed, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), bound)))]);
     clearTimeout(timer);
+    this.leftUntold = told && this.publisher.status === 'ready' ? 0 : this.untold.size + [...this.running].filter((j) => !this.untold.has(j)).length;
     if (!told || this.publisher.status !== 'ready') this.log(this.notTold(told ? undefined : bound));
     clearInterval(this.leaseTimer);
     await this.executor.shutdown('the worker stopped');
@@ -223,6 +229,11 @@ export class QueueWorker {
       client.disconnect();
     }
     rmSync(this.scratch, { recursive: true, force: true });
+  }
+
+  /** Once closed: how many runs' ends Redis was not told (0 when it took them all). */
+  untoldAtClose(): number {
+    return this.leftUntold;
   }
 
   /** Settles once no run is being run here. */
