@@ -57,20 +57,22 @@ test('a build that read a tainted QUERY input consumed its build: it is stale fo
   t.true(down.taint!.partitions.includes('top/4'), down.taint!.partitions.join(', '));
 });
 
+/** dyn/N reports src/N missing the first time only, then reads it without a word (it is there). */
+const DYN_GRAPH = {
+  jobs: [
+    { label: 'src', outputs: ['src/(?<n>\\d+)'], exec: ['true'] },
+    {
+      label: 'dyn',
+      outputs: ['dyn/(?<n>\\d+)'],
+      exec: bash('if [ ! -f "$PLATFORM_WORKSPACE/.seen-$1" ]; then touch "$PLATFORM_WORKSPACE/.seen-$1"; echo "PLATFORM_MISSING_DEPS {\\"missing\\": [\\"src/$1\\"]}"; exit 1; fi'),
+      args: ['${n}'],
+    },
+  ],
+};
+
 test('an input a run reported missing is consumed by the attempt that built the output, across a restart', async (t) => {
   const dir = makeWorkspace(t);
-  // dyn/N reports src/N missing the first time, then reads it.
-  const graph = {
-    jobs: [
-      { label: 'src', outputs: ['src/(?<n>\\d+)'], exec: ['true'] },
-      {
-        label: 'dyn',
-        outputs: ['dyn/(?<n>\\d+)'],
-        exec: bash('if [ ! -f "$PLATFORM_WORKSPACE/.seen-$1" ]; then touch "$PLATFORM_WORKSPACE/.seen-$1"; echo "PLATFORM_MISSING_DEPS {\\"missing\\": [\\"src/$1\\"]}"; exit 1; fi'),
-        args: ['${n}'],
-      },
-    ],
-  };
+  const graph = DYN_GRAPH;
   let platform = await openPlatform(t, dir, graph);
   const s = await waitForWant(platform, await want(platform, ['dyn/7']), ['successful']);
   const src = s.partitions.get('src/7')!.build_id;
@@ -89,18 +91,7 @@ test('an input a run reported missing is consumed by the attempt that built the 
 
 test('an input found missing once is read by every later build of the output: a rebuild that finds it live still lists it', async (t) => {
   const dir = makeWorkspace(t);
-  // dyn/N reports src/N missing the first time only; later runs read it without a word (it is there).
-  const graph = {
-    jobs: [
-      { label: 'src', outputs: ['src/(?<n>\\d+)'], exec: ['true'] },
-      {
-        label: 'dyn',
-        outputs: ['dyn/(?<n>\\d+)'],
-        exec: bash('if [ ! -f "$PLATFORM_WORKSPACE/.seen-$1" ]; then touch "$PLATFORM_WORKSPACE/.seen-$1"; echo "PLATFORM_MISSING_DEPS {\\"missing\\": [\\"src/$1\\"]}"; exit 1; fi'),
-        args: ['${n}'],
-      },
-    ],
-  };
+  const graph = DYN_GRAPH;
   let platform = await openPlatform(t, dir, graph);
   let s = await waitForWant(platform, await want(platform, ['dyn/3']), ['successful']);
   const first = s.partitions.get('dyn/3')!.build_id;
