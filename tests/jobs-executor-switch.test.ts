@@ -113,7 +113,7 @@ redisTest('switched to local with a run in flight on a Redis worker of this mach
   const st = await status(cli);
   t.like(st.executor, { kind: 'redis' });
   t.like(st.executor_config, { configured: 'local', configured_by: 'default', differs: true, held_runs: 1 });
-  t.regex(st.executor_config!.note!, /; 1 job run is still on redis:\/\/127\.0\.0\.1:\d+ queue platform-runs: this daemon uses redis:\/\/127\.0\.0\.1:\d+ queue platform-runs until they end, then restart to switch/);
+  t.regex(st.executor_config!.note!, /; 1 job run is still on redis:\/\/127\.0\.0\.1:\d+ queue platform-runs: this daemon uses redis:\/\/127\.0\.0\.1:\d+ queue platform-runs \(new runs too\) until none is in flight, then restart to switch .*; or now, with 'platform stop --cancel-runs'/);
   const human = await cli('status');
   t.regex(human.stdout, /1 job run is still on redis:\/\/127\.0\.0\.1:\d+ queue platform-runs: this daemon uses/);
   const doctor = await doctorFinding(cli, 'executor config');

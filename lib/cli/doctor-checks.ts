@@ -255,7 +255,7 @@ function executorConfigCheck(probe: Probe): Finding {
   if (!c.differs) return ok('executor config', `in use as configured (${c.configured_by}): ${c.in_use}`);
   const fix =
     c.held_runs !== null && c.held_runs > 0
-      ? `wait for the ${c.held_runs} job run${c.held_runs === 1 ? '' : 's'} on ${c.in_use} to end (platform job-runs list --status running), then restart the daemon: platform stop (the next command starts it on ${c.configured})`
+      ? `wait for the ${c.held_runs} job run${c.held_runs === 1 ? '' : 's'} on ${c.in_use} to end (platform job-runs list --status running), then restart the daemon: platform stop (the next command starts it on ${c.configured}); or now: platform stop --cancel-runs (they are built again on ${c.configured})`
       : `restart the daemon to use it: platform stop (the next command starts it on ${c.configured})`;
   return warn('executor config', c.note ?? `configured ${c.configured}, in use ${c.in_use}`, fix);
 }
