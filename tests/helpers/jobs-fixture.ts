@@ -24,8 +24,10 @@ export function makeWorkspace(t: T, files: Record<string, string> = {}): string 
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'platform-jobs-')));
   mkdirSync(join(dir, '.platform'), { recursive: true });
   writeFiles(dir, files);
-  // Registered first, so it runs last (ava runs teardowns in reverse order): after the platform is closed.
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // Registered first, so it runs last (ava runs teardowns in reverse order): after the platform is closed. Retried: a
+  // run's supervisor, outliving the test by design, may still write its status as its job is killed at teardown
+  // (ENOTEMPTY on a loaded machine).
+  t.teardown(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
   return dir;
 }
 
