@@ -38,6 +38,11 @@ export interface Placement {
 /** The worker name of runs on this machine. */
 export const LOCAL_WORKER = 'local';
 
+/** Whether the log's `worker` of a run names this machine's own (or none yet), not a queue's or a worker's. */
+export function ranHere(worker: string): boolean {
+  return worker === LOCAL_WORKER || worker === '';
+}
+
 export interface Executor {
   /** Hot: exactly one outcome per run started or followed. */
   readonly outcomes$: Observable<JobOutcome>;

@@ -11,7 +11,7 @@
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isRedisUrl, redacted } from './redis/redis-url.js';
-import { LOCAL_WORKER } from './executor-port.js';
+import { ranHere } from './executor-port.js';
 
 export const EXECUTOR_RECORD_FILE = 'executor.json';
 /** The queue a daemon's Redis executor uses (redis-names.ts's DEFAULT_QUEUE; not imported: that loads ioredis). */
@@ -49,7 +49,7 @@ export function sameExecutor(a: ExecutorSpec, b: ExecutorSpec): boolean {
 
 /** Whether runs the log records on `worker` were placed on a queue's worker (or wait in one), not on this machine. */
 export function placedOnQueue(worker: string): boolean {
-  return worker !== '' && worker !== LOCAL_WORKER;
+  return !ranHere(worker);
 }
 
 /** Whether the runs an executor of this kind places outlive the daemon (in-process runs end with it). */

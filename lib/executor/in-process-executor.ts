@@ -7,7 +7,7 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { Subject, merge, type Observable } from 'rxjs';
-import { LOCAL_WORKER, type Executor, type Reattached } from './executor-port.js';
+import { ranHere, type Executor, type Reattached } from './executor-port.js';
 import type { JobLaunch, JobOutcome } from './job-launch.js';
 import { ProcessExecutor } from './process-executor.js';
 import { launchedByLauncher, unreaped } from './job-process-identity.js';
@@ -37,7 +37,7 @@ export class InProcessExecutor implements Executor {
 
   /** Runs of this machine only (it follows local supervised ones): a Redis worker's are that worker's. */
   canFollow(worker: string): boolean {
-    return worker === LOCAL_WORKER || worker === '';
+    return ranHere(worker);
   }
 
   reattach(launch: JobLaunch, pid: number, startedAt = 0): Reattached {

@@ -19,7 +19,7 @@ import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { Observable, Subject, type Subscription, interval } from 'rxjs';
 import { STDERR_LOG, type JobLaunch, type JobOutcome } from './job-launch.js';
-import { LOCAL_WORKER, type AdoptedStart, type Executor, type Placement, type Reattached } from './executor-port.js';
+import { LOCAL_WORKER, ranHere, type AdoptedStart, type Executor, type Placement, type Reattached } from './executor-port.js';
 import { RunLauncher, type LauncherNews, type RunSpec } from './run-launcher.js';
 import type { RunLauncherKind } from '../api/executor-health.js';
 import { outcomeOfExit, type KillCause } from './exit-outcome.js';
@@ -304,7 +304,7 @@ export class SupervisedExecutor implements Executor {
 
   /** Runs of this machine only: a job a Redis worker runs here names its run too, but is that worker's. */
   canFollow(worker: string): boolean {
-    return worker === LOCAL_WORKER || worker === '';
+    return ranHere(worker);
   }
 
   adoptStarted(queued: ReadonlySet<string>, launchOf: (jobRunId: string) => JobLaunch, processes?: JobRunProcesses): Map<string, AdoptedStart> {

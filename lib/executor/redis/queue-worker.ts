@@ -219,7 +219,7 @@ export class QueueWorker {
     let timer: NodeJS.Timeout | undefined;
     const told = await Promise.race([bullClosed, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), bound)))]);
     clearTimeout(timer);
-    this.leftUntold = told && this.publisher.status === 'ready' ? 0 : this.untold.size + [...this.running].filter((j) => !this.untold.has(j)).length;
+    this.leftUntold = told && this.publisher.status === 'ready' ? 0 : this.untoldRuns().length;
     if (!told || this.publisher.status !== 'ready') this.log(this.notTold(told ? undefined : bound));
     clearInterval(this.leaseTimer);
     await this.executor.shutdown('the worker stopped');
@@ -242,12 +242,17 @@ export class QueueWorker {
     return new Promise((resolve) => this.onRunEnded.push(resolve));
   }
 
+  /** The runs whose end Redis has not taken: ended here, or still running (killed as the worker stops). */
+  private untoldRuns(): string[] {
+    return [...this.untold.values(), ...[...this.running].filter((j) => !this.untold.has(j)).map((j) => `${j} (still running, killed now)`)];
+  }
+
   /** What a worker that stops without Redis having answered could not tell it. */
   private notTold(waitedMs: number | undefined): string {
     const url = redacted(this.opts.redisUrl);
     const why = this.lastError ?? (this.publisher.status === 'ready' ? 'no answer' : `connection ${this.publisher.status}`);
     const head = `stopping while Redis at ${url} does not answer (${why}${waitedMs === undefined ? '' : `; waited ${waitedMs / 1000} s`})`;
-    const runs = [...this.untold.values(), ...[...this.running].filter((j) => !this.untold.has(j)).map((j) => `${j} (still running, killed now)`)];
+    const runs = this.untoldRuns();
     if (runs.length === 0) return `${head}: no run of this worker was left to tell it of`;
     return `${head}: it was not told the end of ${runs.join(', ')}; the daemon records such a run lost once its lease (${this.leaseMs / 1000} s) runs out, and runs it again if it is still wanted`;
   }

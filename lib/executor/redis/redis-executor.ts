@@ -13,7 +13,7 @@ import { Queue, QueueEvents, Worker, type Job, type QueueEventsOptions } from 'b
 import type { Redis } from 'ioredis';
 import { Observable, Subject } from 'rxjs';
 import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from '../job-launch.js';
-import { LOCAL_WORKER, type Executor, type ExecutorHealth, type Placement, type Reattached } from '../executor-port.js';
+import { ranHere, type Executor, type ExecutorHealth, type Placement, type Reattached } from '../executor-port.js';
 import { LOST_RUN_REASON } from '../lost-runs.js';
 import { cancelAllAndWait } from '../cancel-all.js';
 import { redacted } from './redis-url.js';
@@ -369,7 +369,7 @@ export class RedisExecutor implements Executor {
 
   /** Runs handed to a queue (and taken by a worker), not runs of a local supervisor: those are not in Redis. */
   canFollow(worker: string): boolean {
-    return worker !== LOCAL_WORKER && worker !== '';
+    return !ranHere(worker);
   }
 
   reattach(launch: JobLaunch, _pid: number): Reattached {
@@ -537,7 +537,7 @@ export class RedisExecutor implements Executor {
           out.push(marker);
           err.push(marker);
           this.error(
-            `${run.launch.job_run_id}: ${groupDigits(dropped)} chunks of its output were dropped from Redis (its stream keeps the last ${groupDigits(LOG_STREAM_MAXLEN)}) before this daemon could copy them; its stdout.log and stderr.log say so where they were`,
+            `${run.launch.job_run_id}: ${groupDigits(dropped)} chunk${dropped === 1 ? ' of its output was' : 's of its output were'} dropped from Redis (its stream keeps the last ${groupDigits(LOG_STREAM_MAXLEN)}) before this daemon could copy them; its stdout.log and stderr.log say so where they were`,
           );
         }
         run.chunks = n;
