@@ -82,7 +82,9 @@ for (const mode of ['native', 'shell'] as const) {
     const launcher = launcherFor(mode, workspace);
     t.teardown(() => launcher.close());
     const ids = ['r-7', 'r-8'];
-    const argv = ['/bin/sh', '-c', 'sleep 30'];
+    // The job says it is up: a group signal sent before the supervisor forked it would reach no job (the shell
+    // supervisor's TERM trap sets a flag it reads only before the fork; the cancel's SIGKILL after its grace ends it).
+    const argv = ['/bin/sh', '-c', 'echo up > "$PLATFORM_JOB_RUN_ID.up"; exec sleep 30'];
     const dirs = ids.map((id) => runDir(workspace, id, argv));
     const starts = firstValueFrom(launcher.news$.pipe(filter((n) => n.kind === 'started'), take(2), toArray(), timeout(10_000)));
     ids.forEach((id, i) => launcher.launch({ id, dir: dirs[i]!, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv }, true));
@@ -97,6 +99,7 @@ for (const mode of ['native', 'shell'] as const) {
     process.kill(-r7.pid, 'SIGKILL');
     t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 128 + 9);
     const r8 = started.find((s) => s.id === 'r-8')!;
+    t.true(await poll(() => existsSync(join(workspace, 'r-8.up')), 10_000), "r-8's job started");
     const exited8 = news(launcher, 'r-8', 'exited');
     // SIGTERM to the group: the job dies of it, the supervisor (which catches it) records that.
     process.kill(-r8.pid, 'SIGTERM');
