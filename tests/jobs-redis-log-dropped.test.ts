@@ -54,7 +54,7 @@ redisTest("chunks of a run's output dropped from Redis before a daemon copied th
   const second = await openPlatform(t, dir, graph, { executor });
   const s = await waitForWant(second, w, ['successful'], 20_000);
   t.like(runsFor(s, 'talk/1')[0], { job_run_id: run, status: 'succeeded', worker: 'w1' });
-  const marker = `[platform: ${dropped} earlier chunks of this run's output (up to 1,000 lines each) were dropped from Redis before the daemon could copy them (the stream keeps the last 10,000); the log starts here]`;
+  const marker = `[platform: ${dropped} earlier chunks of this run's output (up to 64 KiB each) were dropped from Redis before the daemon could copy them (the stream keeps the last 10,000); the log starts here]`;
   const stdout = readFileSync(join(dir, '.platform', 'logs', run, 'stdout.log'), 'utf8');
   t.deepEqual(stdout.split('\n'), [marker, ...kept.map(([, f]) => field(f, 'd').replace(/\n$/, '')), ''], stdout);
   t.regex(stdout, /line 12\n$/);

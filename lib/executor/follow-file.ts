@@ -36,70 +36,32 @@ export function followFile(path: string, done$: Observable<unknown>, pollMs = 10
 }
 
 /**
- * Cold: each subscription reads `path` from `start` and emits its complete lines, then new lines as they are
- * appended (fs.watch, with polling every `pollMs` as a fallback). A file that does not exist yet is waited for.
- * A partial last line is held back until its newline arrives.
- *
- * When `done$` emits (or completes), the file is read to its end one last time, a final partial line is
- * emitted, and the observable completes. Unsubscribing stops all watchers and timers. A file that shrinks
- * (truncated) is read again from its start.
- *
- * Lines are cut on the bytes and each is decoded whole: a '\n' byte is never part of a UTF-8 sequence, and
- * each line's `end` is a byte offset a follow can be resumed from.
+ * A piece of the file as it was read, and its byte offset. `bytes` is the follower's read buffer: valid until the
+ * subscriber's `next` returns (copy it to keep it).
  */
-export function followFileLines(path: string, done$: Observable<unknown>, options: FollowOptions = {}): Observable<FileLine> {
-  const { start = 0, ready = async () => {}, pollMs = 100, maxLineBytes = Number.POSITIVE_INFINITY } = options;
-  return new Observable<FileLine>((subscriber) => {
+export interface FileChunk {
+  bytes: Buffer;
+  at: number;
+}
+
+/**
+ * Cold: each subscription reads `path` from `start` and emits its bytes as they are read, then what is appended as
+ * the file grows (fs.watch, with polling every `pollMs` as a fallback). A file that does not exist yet is waited
+ * for. A file that shrinks (truncated) is read again from its start: its next chunk is `at` 0.
+ *
+ * When `done$` emits (or completes), the file is read to its end one last time and the observable completes.
+ * Unsubscribing stops all watchers and timers.
+ */
+export function followFileChunks(path: string, done$: Observable<unknown>, options: Omit<FollowOptions, 'maxLineBytes'> = {}): Observable<FileChunk> {
+  const { start = 0, ready = async () => {}, pollMs = 100 } = options;
+  return new Observable<FileChunk>((subscriber) => {
     let closed = false;
     let offset = start;
-    /** The bytes of the line not yet ended, as read (a chunk each), up to maxLineBytes; `dropped` counts the rest. */
-    let partial: Buffer[] = [];
-    let kept = 0;
-    let dropped = 0;
-    /** The line's last byte so far, held or dropped: a '\r' there ends the line with its '\n', and is no content. */
-    let lastByte = -1;
     let reading = false;
     let again = false;
     let doneSeen = false;
     let watcher: FSWatcher | undefined;
     const buf = Buffer.allocUnsafe(CHUNK_BYTES);
-
-    /** Holds `bytes` as part of the line being read, as far as maxLineBytes goes; `copy`: they are the read buffer's. */
-    const keep = (bytes: Buffer, copy: boolean): void => {
-      const room = Math.max(0, maxLineBytes - kept);
-      const taken = bytes.length <= room ? bytes : bytes.subarray(0, room);
-      if (taken.length > 0) partial.push(copy ? Buffer.from(taken) : taken);
-      kept += taken.length;
-      dropped += bytes.length - taken.length;
-      if (bytes.length > 0) lastByte = bytes[bytes.length - 1]!;
-    };
-
-    const emit = (bytes: Buffer, end: number): void => {
-      // Decoded before the read buffer is read into again: the last piece needs no copy.
-      keep(bytes, false);
-      const whole = partial.length === 1 ? partial[0]! : Buffer.concat(partial);
-      // A CRLF line's CR is its ending, as stripCr has it: a line of maxLineBytes whose CR alone was dropped is whole.
-      const cr = lastByte === 0x0d ? 1 : 0;
-      const line = dropped > cr ? cutLine(whole, kept + dropped - cr) : stripCr(whole.toString('utf8'));
-      partial = [];
-      kept = 0;
-      dropped = 0;
-      lastByte = -1;
-      subscriber.next({ line, end });
-    };
-
-    /** Emits the lines `chunk` ends; it was read at `at`. Keeps a copy of what follows the last newline. */
-    const emitChunk = (chunk: Buffer, at: number): void => {
-      let from = 0;
-      for (;;) {
-        const nl = chunk.indexOf(0x0a, from);
-        if (nl < 0) break;
-        emit(chunk.subarray(from, nl), at + nl + 1);
-        from = nl + 1;
-        if (closed) return;
-      }
-      if (from < chunk.length) keep(chunk.subarray(from), true);
-    };
 
     const readToEnd = async (): Promise<void> => {
       let fh: fsp.FileHandle;
@@ -111,13 +73,7 @@ export function followFileLines(path: string, done$: Observable<unknown>, option
       }
       try {
         const { size } = await fh.stat();
-        if (size < offset) {
-          offset = 0;
-          partial = [];
-          kept = 0;
-          dropped = 0;
-          lastByte = -1;
-        }
+        if (size < offset) offset = 0;
         while (!closed) {
           await ready();
           if (closed) break;
@@ -125,7 +81,7 @@ export function followFileLines(path: string, done$: Observable<unknown>, option
           if (bytesRead === 0 || closed) break;
           const at = offset;
           offset += bytesRead;
-          emitChunk(buf.subarray(0, bytesRead), at);
+          subscriber.next({ bytes: buf.subarray(0, bytesRead), at });
         }
       } finally {
         await fh.close().catch(() => {});
@@ -143,12 +99,6 @@ export function followFileLines(path: string, done$: Observable<unknown>, option
       } catch {
         /* not there yet, or no inotify: polling covers it */
       }
-    };
-
-    const finish = (): void => {
-      if (partial.length > 0 || dropped > 0) emit(Buffer.alloc(0), offset);
-      if (closed) return;
-      subscriber.complete();
     };
 
     const pump = (): void => {
@@ -173,7 +123,7 @@ export function followFileLines(path: string, done$: Observable<unknown>, option
         if (closed) return;
         ensureWatcher();
         // A done$ seen before this pass started is covered by it: the file is drained.
-        if (doneSeen) finish();
+        if (doneSeen) subscriber.complete();
       })();
     };
 
@@ -198,6 +148,81 @@ export function followFileLines(path: string, done$: Observable<unknown>, option
       watcher = undefined;
       doneSub.unsubscribe();
     };
+  });
+}
+
+/**
+ * Cold: each subscription reads `path` from `start` and emits its complete lines, then new lines as they are
+ * appended (`followFileChunks`). A partial last line is held back until its newline arrives; when `done$` emits (or
+ * completes), a final partial line is emitted and the observable completes. A file that shrinks (truncated) is read
+ * again from its start.
+ *
+ * Lines are cut on the bytes and each is decoded whole: a '\n' byte is never part of a UTF-8 sequence, and
+ * each line's `end` is a byte offset a follow can be resumed from.
+ */
+export function followFileLines(path: string, done$: Observable<unknown>, options: FollowOptions = {}): Observable<FileLine> {
+  const { start = 0, maxLineBytes = Number.POSITIVE_INFINITY } = options;
+  return new Observable<FileLine>((subscriber) => {
+    /** Where the next chunk is read from: one read elsewhere is a truncated file read again. */
+    let expected = start;
+    /** The bytes of the line not yet ended, as read (a chunk each), up to maxLineBytes; `dropped` counts the rest. */
+    let partial: Buffer[] = [];
+    let kept = 0;
+    let dropped = 0;
+    /** The line's last byte so far, held or dropped: a '\r' there ends the line with its '\n', and is no content. */
+    let lastByte = -1;
+
+    /** Holds `bytes` as part of the line being read, as far as maxLineBytes goes; `copy`: they are the read buffer's. */
+    const keep = (bytes: Buffer, copy: boolean): void => {
+      const room = Math.max(0, maxLineBytes - kept);
+      const taken = bytes.length <= room ? bytes : bytes.subarray(0, room);
+      if (taken.length > 0) partial.push(copy ? Buffer.from(taken) : taken);
+      kept += taken.length;
+      dropped += bytes.length - taken.length;
+      if (bytes.length > 0) lastByte = bytes[bytes.length - 1]!;
+    };
+
+    const forget = (): void => {
+      partial = [];
+      kept = 0;
+      dropped = 0;
+      lastByte = -1;
+    };
+
+    const emit = (bytes: Buffer, end: number): void => {
+      // Decoded before the read buffer is read into again: the last piece needs no copy.
+      keep(bytes, false);
+      const whole = partial.length === 1 ? partial[0]! : Buffer.concat(partial);
+      // A CRLF line's CR is its ending, as stripCr has it: a line of maxLineBytes whose CR alone was dropped is whole.
+      const cr = lastByte === 0x0d ? 1 : 0;
+      const line = dropped > cr ? cutLine(whole, kept + dropped - cr) : stripCr(whole.toString('utf8'));
+      forget();
+      subscriber.next({ line, end });
+    };
+
+    /** Emits the lines `chunk` ends; it was read at `at`. Keeps a copy of what follows the last newline. */
+    const emitChunk = ({ bytes: chunk, at }: FileChunk): void => {
+      if (at !== expected) forget();
+      expected = at + chunk.length;
+      let from = 0;
+      for (;;) {
+        const nl = chunk.indexOf(0x0a, from);
+        if (nl < 0) break;
+        emit(chunk.subarray(from, nl), at + nl + 1);
+        from = nl + 1;
+        if (subscriber.closed) return;
+      }
+      if (from < chunk.length) keep(chunk.subarray(from), true);
+    };
+
+    return followFileChunks(path, done$, options).subscribe({
+      next: emitChunk,
+      error: (err: unknown) => subscriber.error(err),
+      complete: () => {
+        if (partial.length > 0 || dropped > 0) emit(Buffer.alloc(0), expected);
+        subscriber.complete();
+      },
+    });
   });
 }
 

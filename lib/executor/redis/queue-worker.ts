@@ -12,11 +12,12 @@ import { join } from 'node:path';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Subject, bufferTime, filter, firstValueFrom, map, merge } from 'rxjs';
-import { followFile } from '../follow-file.js';
+import { followFileChunks } from '../follow-file.js';
 import { STDERR_LOG, STDOUT_LOG, type JobLaunch, type JobOutcome } from '../job-launch.js';
 import { ProcessExecutor } from '../process-executor.js';
 import {
   DEFAULT_QUEUE,
+  LOG_CHUNK_BYTES,
   LOG_STREAM_MAXLEN,
   LOG_STREAM_TTL_SECONDS,
   cancelChannel,
@@ -428,25 +429,28 @@ export class QueueWorker {
     }
   }
 
-  /** Copies the run's two log files into its Redis stream as they grow, then marks the stream's end. */
+  /**
+   * Copies the run's two log files into its Redis stream as they grow, byte for byte, then marks the stream's end.
+   * What 100 ms brought goes as one entry a file, cut at LOG_CHUNK_BYTES: the stream's cap (in entries) bounds its bytes.
+   */
   private async ship(key: string, logDir: string, done: Promise<JobOutcome>): Promise<void> {
     const done$ = new Subject<void>();
     void done.then(() => done$.next());
-    const lines$ = merge(
-      followFile(join(logDir, STDOUT_LOG), done$).pipe(map((line) => ({ s: 'out', line }))),
-      followFile(join(logDir, STDERR_LOG), done$).pipe(map((line) => ({ s: 'err', line }))),
-    );
+    const follow = (file: string, s: 'out' | 'err') => followFileChunks(join(logDir, file), done$).pipe(map(({ bytes }) => ({ s, bytes: Buffer.from(bytes) })));
+    const chunks$ = merge(follow(STDOUT_LOG, 'out'), follow(STDERR_LOG, 'err'));
     const writes: Promise<unknown>[] = [];
     // Each chunk numbered (1 up): the daemon tells from a gap that the stream's cap dropped chunks it had not copied.
     let chunks = 0;
     await new Promise<void>((resolve) =>
-      lines$.pipe(bufferTime(100, null, 1000)).subscribe({
+      chunks$.pipe(bufferTime(100, null, 64)).subscribe({
         next: (batch) => {
           if (batch.length === 0) return;
           const pipeline = this.publisher.pipeline();
           for (const s of ['out', 'err']) {
-            const text = batch.filter((b) => b.s === s).map((b) => `${b.line}\n`).join('');
-            if (text !== '') pipeline.xadd(key, 'MAXLEN', '~', LOG_STREAM_MAXLEN, '*', 's', s, 'n', String(++chunks), 'd', text);
+            const bytes = Buffer.concat(batch.filter((b) => b.s === s).map((b) => b.bytes));
+            for (let at = 0; at < bytes.length; at += LOG_CHUNK_BYTES) {
+              pipeline.xadd(key, 'MAXLEN', '~', LOG_STREAM_MAXLEN, '*', 's', s, 'n', String(++chunks), 'd', bytes.subarray(at, at + LOG_CHUNK_BYTES));
+            }
           }
           writes.push(pipeline.exec());
         },

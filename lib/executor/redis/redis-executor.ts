@@ -22,6 +22,7 @@ import { QUEUE_WORKER_PREFIX } from '../../api/run-placement.js';
 import {
   CANCEL_MARK_TTL_SECONDS,
   DEFAULT_QUEUE,
+  LOG_CHUNK_BYTES,
   LOG_STREAM_MAXLEN,
   LOG_STREAM_TTL_SECONDS,
   cancelChannel,
@@ -499,54 +500,57 @@ export class RedisExecutor implements Executor {
         this.wake = undefined;
         continue;
       }
-      let reply: Array<[string, Array<[string, string[]]>]> | null;
+      // As bytes: a run's output is copied byte for byte, whatever its encoding.
+      let reply: Array<[Buffer, Array<[Buffer, Buffer[]]>]> | null;
       try {
-        reply = (await this.reader.xread('COUNT', 1000, 'BLOCK', 250, 'STREAMS', ...runs.map((r) => r.key), ...runs.map((r) => r.cursor))) as typeof reply;
+        reply = (await this.reader.xreadBuffer('COUNT', 1000, 'BLOCK', 250, 'STREAMS', ...runs.map((r) => r.key), ...runs.map((r) => r.cursor))) as typeof reply;
       } catch (err) {
         if (this.closed) return;
         this.error(`reading run output from Redis: ${errorText(err)}`);
         await new Promise((r) => setTimeout(r, 1000));
         continue;
       }
-      for (const [key, entries] of reply ?? []) {
+      for (const [keyBytes, entries] of reply ?? []) {
+        const key = keyBytes.toString();
         const run = runs.find((r) => r.key === key);
         if (run) this.append(run, entries);
       }
     }
   }
 
-  private append(run: RemoteRun, entries: Array<[string, string[]]>): void {
-    const out: string[] = [];
-    const err: string[] = [];
+  private append(run: RemoteRun, entries: Array<[Buffer, Buffer[]]>): void {
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
     for (const [id, fields] of entries) {
-      run.cursor = id;
-      const f = new Map<string, string>();
-      for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
-      if (f.get('end') === '1') {
+      run.cursor = id.toString();
+      const f = new Map<string, Buffer>();
+      for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!.toString(), fields[i + 1]!);
+      if (f.get('end')?.toString() === '1') {
         run.logEnded = true;
         continue;
       }
-      const n = Number(f.get('n'));
+      const n = Number(f.get('n')?.toString());
       if (!Number.isInteger(n) || n < 1) run.chunks = undefined;
       else {
         if (run.chunks !== undefined && n > run.chunks + 1) {
           // Dropped by the stream's cap (XADD MAXLEN ~) before this daemon copied them (none ran, or it fell behind):
           // said where they were, in both files (a chunk is either's), and in server.log.
           const dropped = n - run.chunks - 1;
-          const marker = `[platform: ${groupDigits(dropped)} earlier chunk${dropped === 1 ? '' : 's'} of this run's output (up to 1,000 lines each) ${dropped === 1 ? 'was' : 'were'} dropped from Redis before the daemon could copy ${dropped === 1 ? 'it' : 'them'} (the stream keeps the last ${groupDigits(LOG_STREAM_MAXLEN)}); the log ${run.chunks === 0 ? 'starts' : 'goes on'} here]\n`;
-          out.push(marker);
-          err.push(marker);
+          const marker = `[platform: ${groupDigits(dropped)} earlier chunk${dropped === 1 ? '' : 's'} of this run's output (up to ${LOG_CHUNK_BYTES / 1024} KiB each) ${dropped === 1 ? 'was' : 'were'} dropped from Redis before the daemon could copy ${dropped === 1 ? 'it' : 'them'} (the stream keeps the last ${groupDigits(LOG_STREAM_MAXLEN)}); the log ${run.chunks === 0 ? 'starts' : 'goes on'} here]\n`;
+          out.push(Buffer.from(marker));
+          err.push(Buffer.from(marker));
           this.error(
             `${run.launch.job_run_id}: ${groupDigits(dropped)} chunk${dropped === 1 ? ' of its output was' : 's of its output were'} dropped from Redis (its stream keeps the last ${groupDigits(LOG_STREAM_MAXLEN)}) before this daemon could copy them; its stdout.log and stderr.log say so where they were`,
           );
         }
         run.chunks = n;
       }
-      (f.get('s') === 'err' ? err : out).push(f.get('d') ?? '');
+      const d = f.get('d');
+      if (d) (f.get('s')?.toString() === 'err' ? err : out).push(d);
     }
     try {
-      if (out.length > 0) appendFileSync(join(run.launch.log_dir, STDOUT_LOG), out.join(''));
-      if (err.length > 0) appendFileSync(join(run.launch.log_dir, STDERR_LOG), err.join(''));
+      if (out.length > 0) appendFileSync(join(run.launch.log_dir, STDOUT_LOG), Buffer.concat(out));
+      if (err.length > 0) appendFileSync(join(run.launch.log_dir, STDERR_LOG), Buffer.concat(err));
       writeFileSync(join(run.launch.log_dir, CURSOR_FILE), run.chunks === undefined ? run.cursor : `${run.cursor} ${run.chunks}`);
     } catch (e) {
       this.error(`could not write the log of ${run.launch.job_run_id}: ${errorText(e)}`);

@@ -10,6 +10,8 @@ export const DEFAULT_QUEUE = 'platform-runs';
 
 /** Entries kept per run's output stream (XADD MAXLEN ~): a chunk each, so a run's last ~10,000 chunks. */
 export const LOG_STREAM_MAXLEN = 10_000;
+/** A stream entry's bytes at most: with the cap, a run's output keeps at most ~625 MiB of Redis. */
+export const LOG_CHUNK_BYTES = 64 * 1024;
 /** How long a finished run's output stream stays in Redis for a daemon that was away. */
 export const LOG_STREAM_TTL_SECONDS = 7 * 24 * 3600;
 
