@@ -14,6 +14,7 @@ import { makeWorkspace, openPlatform, poll, sleep } from './helpers/jobs-fixture
 import { startRedis } from './helpers/redis-server.js';
 import { redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
 import { runCli } from './helpers/server-fixture.js';
+import { Redis } from 'ioredis';
 
 const graph = { jobs: [{ label: 'quick', outputs: ['quick/(?<n>\\d+)'], exec: ['true'] }] };
 const redisTest = redisTests();
@@ -99,4 +100,34 @@ redisTest("a worker on another database of the same Redis is not counted: status
   await own.waitForStdout(/takes runs/);
   const one = await until((x) => x.workers !== 0);
   t.like(one, { reachable: true, workers: 1, problem: null });
+});
+
+redisTest('a Redis that will not list its clients (an ACL): status and doctor say the workers are not counted, not that there are none', async (t) => {
+  const redis = await startRedis(t);
+  const admin = new Redis(redis.url);
+  t.teardown(() => admin.disconnect());
+  // As a managed Redis's ACL has it: everything but CLIENT LIST.
+  t.is(await admin.call('ACL', 'SETUSER', 'default', '-client|list'), 'OK');
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ ...graph, executor: redis.url }));
+  t.teardown(() => void spawnSync(process.execPath, [CLI, '-C', dir, 'stop', '--cancel-runs'], { stdio: 'ignore' }));
+  const cli = async (...args: string[]) => {
+    const p = runCli(t, ['-C', dir, ...args], dir, { PLATFORM_IDLE_TIMEOUT: '1h' });
+    await p.exited;
+    return p.stdout();
+  };
+  const w1 = startWorker(t, dir, redis.url, 'w1');
+  await w1.waitForStdout(/takes runs/);
+  await cli('start');
+  type Health = { reachable: boolean; workers: number | null; problem: string | null };
+  let h = (JSON.parse(await cli('--json', 'status')) as { executor: Health }).executor;
+  for (let i = 0; i < 50 && !h.reachable; i++) {
+    await sleep(200);
+    h = (JSON.parse(await cli('--json', 'status')) as { executor: Health }).executor;
+  }
+  t.like(h, { reachable: true, workers: null, problem: null });
+  t.regex(await cli('status'), /redis \(redis:\/\/127\.0\.0\.1:\d+.*, workers not counted \(this Redis does not list its clients to platform\)/);
+  t.regex(await cli('doctor'), /executor.*redis, redis:\/\/127\.0\.0\.1:\d+.*: workers not counted/);
+  // And runs still go: the worker takes them.
+  t.regex(await cli('build', 'quick/1'), /quick\/1/);
 });

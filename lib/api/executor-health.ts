@@ -22,3 +22,13 @@ export interface ExecutorHealth {
 }
 
 export type RunLauncherKind = 'native' | 'shell' | 'direct';
+
+/**
+ * The workers, for a person: "2 workers"; for a Redis that answers but would not list its clients (an ACL, a managed
+ * Redis), that they are not counted, which is not none; null where runs do not go to workers or Redis does not answer.
+ */
+export function workerCountWords(e: ExecutorHealth): string | null {
+  if (e.workers !== null) return `${e.workers} worker${e.workers === 1 ? '' : 's'}`;
+  if (e.kind === 'redis' && e.reachable) return 'workers not counted (this Redis does not list its clients to platform)';
+  return null;
+}

@@ -24,7 +24,7 @@ import { deltaPathOf, readCompactionBase, readSnapshot, readSnapshotOrWhy, state
 import { logProbe, SNAPSHOT_AFTER_REPLAY_EVENTS, SNAPSHOT_MIN_NEW_EVENTS, SNAPSHOT_WHEN_QUIET_EVENTS } from '../state/state-store.js';
 import { groupDigits } from '../group-digits.js';
 import { launcherMode, nativeLauncherPath } from '../executor/run-launcher.js';
-import type { RunLauncherKind } from '../api/executor-health.js';
+import { workerCountWords, type RunLauncherKind } from '../api/executor-health.js';
 import { CACHE_AFTER_MS, compileCacheStatus } from './compile-cache.js';
 import { DAEMON_BUNDLE } from './entry.js';
 import type { BuildState } from '../state/build-state.js';
@@ -267,7 +267,8 @@ function executorCheck(probe: Probe): Finding {
   if (!e) return ok('executor', 'not said by this daemon (an older version)');
   if (!e.reachable) return error('executor', `${e.kind}, ${e.where}: ${e.problem ?? 'does not answer'}`, 'start Redis there, or fix the executor in platform.json and restart the daemon (platform stop)');
   if (e.problem) return warn('executor', `${e.kind}, ${e.where}: ${e.problem}`, 'start a platform worker against it');
-  return ok('executor', `${e.kind}, ${e.where}${e.workers !== null ? `: ${e.workers} worker${e.workers === 1 ? '' : 's'}` : ''}`);
+  const counted = workerCountWords(e);
+  return ok('executor', `${e.kind}, ${e.where}${counted !== null ? `: ${counted}` : ''}`);
 }
 
 /**

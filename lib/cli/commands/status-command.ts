@@ -11,6 +11,7 @@ import { NoTokenError, NotADaemonError, serverUrlStatus } from '../../client/ser
 import { serverLogPath } from '../../client/start-daemon.js';
 import { liveStartingInfo, startingWords } from '../../client/server-starting.js';
 import { stateStartWords } from '../../api/state-start.js';
+import { workerCountWords } from '../../api/executor-health.js';
 import { errorMessage } from '../../errors.js';
 import { globalOptions } from '../global-options.js';
 import { colors } from '../output.js';
@@ -62,7 +63,8 @@ const LAUNCHER_COST = 'each run ~1.5 ms slower to start: no C compiler built the
 /** Where runs go and whether they can run there; a problem in red (it is why runs wait). */
 function executorLine(e: ServerStatus['executor'] | undefined): string {
   if (!e) return 'not said (an older daemon)';
-  const workers = e.workers !== null ? `, ${e.workers} worker${e.workers === 1 ? '' : 's'}` : '';
+  const counted = workerCountWords(e);
+  const workers = counted !== null ? `, ${counted}` : '';
   // An older daemon says nothing of its launcher (undefined); the shell one costs each run more: said.
   const launcher = e.launcher ? `, ${e.launcher} launcher${e.launcher === 'native' ? '' : ` (${LAUNCHER_COST})`}` : '';
   const head = `${e.kind} (${e.where}${workers}${launcher})`;
