@@ -7,7 +7,7 @@
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { filter, firstValueFrom, take, toArray, timeout } from 'rxjs';
@@ -159,6 +159,39 @@ test('shell: a cancel that comes while the supervisor opens its run directory (b
   t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 128 + 15);
   t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 128 + 15, pid: s.pid }, 'the supervisor outlived the SIGTERM and recorded it');
   t.false(existsSync(marker), "the canceled run's job never started");
+});
+
+test("shell: a cancel that comes after the supervisor's last look at it, as the job's files are opened, still reaches the job: the run ends 143 with its status", async (t) => {
+  const workspace = makeWorkspace(t);
+  const launcher = launcherFor('shell', workspace);
+  t.teardown(() => launcher.close());
+  const id = 'r-11';
+  const marker = join(workspace, 'job-ran');
+  const dir = runDir(workspace, id, ['/bin/sh', '-c', `touch '${marker}'`]);
+  // The job's stdin a FIFO no one writes: opening it holds the supervisor (or the job's fork) where a cancel once fell
+  // between the supervisor's check of its TERM flag and the fork of a job that would then run on.
+  rmSync(join(dir, 'stdin.json'));
+  t.is(spawnSync('mkfifo', [join(dir, 'stdin.json')]).status, 0);
+  const started = news(launcher, id, 'started');
+  const exited = news(launcher, id, 'exited');
+  launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv: ['/bin/sh', '-c', 'true'] }, true);
+  const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
+  const openingFifo = (): boolean =>
+    readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .some((p) => {
+        try {
+          const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === s.pid && readFileSync(`/proc/${p}/wchan`, 'utf8') === 'wait_for_partner';
+        } catch {
+          return false;
+        }
+      });
+  t.true(await poll(openingFifo, 10_000), "the run's group opens the job's stdin");
+  process.kill(-s.pid, 'SIGTERM');
+  t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 128 + 15);
+  t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 128 + 15, pid: s.pid });
+  t.false(existsSync(marker), "the canceled run's job never ran");
 });
 
 for (const mode of ['native', 'shell'] as const) {

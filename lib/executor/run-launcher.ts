@@ -43,7 +43,7 @@ export type LauncherNews =
 const LAUNCHER_SCRIPT = [
   'sup=$1; ws=$2',
   'while IFS= read -r id && IFS= read -r d; do',
-  '  ( setsid env --default-signal=INT,QUIT PLATFORM_JOB_RUN_ID="$id" PLATFORM_WORKSPACE="$ws" /bin/sh -c "$sup" "$d" </dev/null >/dev/null 2>&1 & echo "s $id $!"; wait $!; echo "x $id $?" ) &',
+  '  ( setsid env --default-signal=INT,QUIT PLATFORM_JOB_RUN_ID="$id" PLATFORM_WORKSPACE="$ws" /bin/sh -c "$sup" "$d" bg </dev/null >/dev/null 2>&1 & echo "s $id $!"; wait $!; echo "x $id $?" ) &',
   'done',
   'wait',
 ].join('\n');
@@ -158,7 +158,7 @@ export class RunLauncher {
         return;
       }
     }
-    if (!shellSafe || this.mode !== 'shell' || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, '/bin/sh', ['-c', this.script, dir], { ...process.env, ...run.jobEnv }, run.cwd);
+    if (!shellSafe || this.mode !== 'shell' || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, '/bin/sh', ['-c', this.script, dir, ...(this.mode === 'shell' ? ['bg'] : [])], { ...process.env, ...run.jobEnv }, run.cwd);
     this.send(`${id}\n${dir}\n`);
   }
 

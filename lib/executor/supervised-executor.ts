@@ -56,7 +56,8 @@ import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
  * the path given names nothing any more). Where /proc cannot name it, the path, as before. The job does not get it.
  */
 export const SUPERVISOR_SCRIPT = [
-  'platform_term=; platform_timed_out=; platform_watchdog=; d=$0',
+  // $1: the job may run in the background (`env --default-signal` works here: the launcher checked).
+  'platform_term=; platform_timed_out=; platform_watchdog=; d=$0; platform_bg=$1',
   // First of all: until these are set a cancel's SIGTERM ends this shell, and the run with no status (lost).
   "trap 'platform_term=1' TERM",
   "trap 'platform_timed_out=1' USR1",
@@ -81,7 +82,21 @@ export const SUPERVISOR_SCRIPT = [
   '    ) </dev/null >/dev/null 2>&1 &',
   '    platform_watchdog=$!',
   '  fi',
-  '  if [ -n "$platform_term" ]; then c=143; else "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log" 9<&-; c=$?; fi',
+  '  if [ -n "$platform_term" ]; then c=143;',
+  // In the foreground, a cancel's TERM that came after the check above and before the fork (the shell opens the
+  // redirections first) reached no job. In the background, the trap breaks the wait and the job is sent it. An
+  // asynchronous list ignores SIGINT and SIGQUIT: env gives the job their defaults (a program named `x=y` it would
+  // take for a variable: in the foreground).
+  '  elif [ -n "$platform_bg" ] && case $1 in *=*) false;; esac; then',
+  '    env --default-signal=INT,QUIT "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log" 9<&- &',
+  '    platform_job=$!',
+  '    while :; do',
+  '      [ -z "$platform_term" ] || kill -TERM "$platform_job" 2>/dev/null',
+  '      wait "$platform_job"; c=$?',
+  // Above 128: the job's end, or a trap that broke the wait (the job is still there, or not yet reaped).
+  '      [ "$c" -gt 128 ] && kill -0 "$platform_job" 2>/dev/null || break',
+  '    done',
+  '  else "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log" 9<&-; c=$?; fi',
   // From here the watchdog's TERM must not end the status's mv (an ignored signal is inherited across exec), and a
   // USR1 coming after the job ended by itself is not a timeout.
   "  trap '' TERM USR1",
