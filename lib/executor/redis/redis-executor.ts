@@ -500,10 +500,11 @@ export class RedisExecutor implements Executor {
         this.wake = undefined;
         continue;
       }
-      // As bytes: a run's output is copied byte for byte, whatever its encoding.
+      // As bytes: a run's output is copied byte for byte, whatever its encoding. 100 entries of at most 64 KiB a run:
+      // a read holds at most ~6 MiB of each run's output.
       let reply: Array<[Buffer, Array<[Buffer, Buffer[]]>]> | null;
       try {
-        reply = (await this.reader.xreadBuffer('COUNT', 1000, 'BLOCK', 250, 'STREAMS', ...runs.map((r) => r.key), ...runs.map((r) => r.cursor))) as typeof reply;
+        reply = (await this.reader.xreadBuffer('COUNT', 100, 'BLOCK', 250, 'STREAMS', ...runs.map((r) => r.key), ...runs.map((r) => r.cursor))) as typeof reply;
       } catch (err) {
         if (this.closed) return;
         this.error(`reading run output from Redis: ${errorText(err)}`);
