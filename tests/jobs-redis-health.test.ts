@@ -62,16 +62,22 @@ redisTest("a daemon whose own event loop was held up past the probe's wait does 
 
 const CLI = fileURLToPath(new URL('../../bin/platform', import.meta.url));
 
-redisTest("a worker on another database of the same Redis is not counted: status says no worker takes the daemon's runs", async (t) => {
-  const redis = await startRedis(t);
+/** A workspace whose platform.json sends runs to the Redis at `url`, and its CLI (the daemon stopped at the end). */
+function workspaceOn(t: ExecutionContext, url: string) {
   const dir = makeWorkspace(t);
-  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ ...graph, executor: redis.url }));
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ ...graph, executor: url }));
   t.teardown(() => void spawnSync(process.execPath, [CLI, '-C', dir, 'stop', '--cancel-runs'], { stdio: 'ignore' }));
-  const cli = async (...args: string[]) => {
+  const cli = async (...args: string[]): Promise<string> => {
     const p = runCli(t, ['-C', dir, ...args], dir, { PLATFORM_IDLE_TIMEOUT: '1h' });
     await p.exited;
     return p.stdout();
   };
+  return { dir, cli };
+}
+
+redisTest("a worker on another database of the same Redis is not counted: status says no worker takes the daemon's runs", async (t) => {
+  const redis = await startRedis(t);
+  const { dir, cli } = workspaceOn(t, redis.url);
   type Health = { reachable: boolean; workers: number | null; problem: string | null };
   const health = async (): Promise<Health> => (JSON.parse(await cli('--json', 'status')) as { executor: Health }).executor;
   const until = async (pred: (h: Health) => boolean): Promise<Health> => {
@@ -108,14 +114,7 @@ redisTest('a Redis that will not list its clients (an ACL): status and doctor sa
   t.teardown(() => admin.disconnect());
   // As a managed Redis's ACL has it: everything but CLIENT LIST.
   t.is(await admin.call('ACL', 'SETUSER', 'default', '-client|list'), 'OK');
-  const dir = makeWorkspace(t);
-  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ ...graph, executor: redis.url }));
-  t.teardown(() => void spawnSync(process.execPath, [CLI, '-C', dir, 'stop', '--cancel-runs'], { stdio: 'ignore' }));
-  const cli = async (...args: string[]) => {
-    const p = runCli(t, ['-C', dir, ...args], dir, { PLATFORM_IDLE_TIMEOUT: '1h' });
-    await p.exited;
-    return p.stdout();
-  };
+  const { dir, cli } = workspaceOn(t, redis.url);
   const w1 = startWorker(t, dir, redis.url, 'w1');
   await w1.waitForStdout(/takes runs/);
   await cli('start');
