@@ -109,6 +109,9 @@ test('closing with cancelRuns kills the run and records it canceled; the reopene
   // Said to an embedding app too, which closed its platform (no server shut down).
   t.regex(first.state().job_runs.get(interrupted.job_run_id)!.reason, /^the platform shut down \(platform stop, or the embedding app's close\(\)\)$/);
   t.true(await poll(() => !isPidAlive(interrupted.pid), 2000), 'the run was stopped with the platform');
+  // Let go: a job killed before it wrote its pid (a loaded machine) leaves the next run to be taken for the first,
+  // which must not wait for a release then.
+  releaseB(dir);
   const second = await openPlatform(t, dir, graph, { executor: 'supervised' });
   const state = await waitForWant(second, w);
   t.deepEqual(runsFor(state, 'b/1').map((r) => r.status), ['canceled', 'succeeded']);

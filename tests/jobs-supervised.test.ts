@@ -395,7 +395,7 @@ test('a zombie whose parent is not a launcher has no status coming: its run is l
   // shell has become that parent (a shell that is still a shell may reap it): the test lets it go (a file) once the
   // shell has exec'd, not after a fixed 0.3 s that a loaded machine may spend before the exec. A minute at most.
   const go = join(dir, 'go');
-  const parent = spawn('/bin/sh', ['-c', `(i=0; while [ ! -e '${go}' ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done) & echo $!; exec sleep 120`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const parent = spawn('/bin/sh', ['-c', `(i=0; while [ ! -e '${go}' ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done) & echo $!; exec /bin/sleep 120`], { stdio: ['ignore', 'pipe', 'ignore'] });
   t.teardown(() => void parent.kill('SIGKILL'));
   const pid = Number((await once(parent.stdout!, 'data'))[0].toString().trim());
   const comm = (p: number): string => {
