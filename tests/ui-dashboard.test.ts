@@ -443,7 +443,8 @@ uiTest("a want's page links to all its runs, and to its failed ones, paged on th
   });
   const origin = `http://127.0.0.1:${own.port}`;
   const { backfill_id } = await apiAt(origin)<{ backfill_id: string }>('POST', '/api/backfills', { pattern: 'n/{1..130}', max_concurrent_job_runs: 1 });
-  const bf = await until(() => apiAt(origin)<BackfillView>('GET', `/api/backfills/${backfill_id}`), (b) => b.status === 'failed', 'the backfill to end, failed');
+  // 130 runs one at a time: a loaded machine takes more than the 20 s until() gives by default (seen at 38 of 130).
+  const bf = await until(() => apiAt(origin)<BackfillView>('GET', `/api/backfills/${backfill_id}`), (b) => b.status === 'failed', 'the backfill to end, failed', 45_000);
   const page = await newPage(t);
   await page.goto(`${origin}/wants/${bf.want_id}`);
   // Its page shows its newest 100 runs: n/1's, the first, is not among them, and nothing led further.
