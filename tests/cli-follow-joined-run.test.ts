@@ -6,7 +6,9 @@
  * until the joined run has ended on the server, so the race is staged, not hoped for.
  */
 import test from 'ava';
+import { writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
+import { join } from 'node:path';
 import { REPO_ROOT, runCli, startServer } from './helpers/server-fixture.js';
 import { listenOnLoopback } from './helpers/http-stub.js';
 
@@ -19,8 +21,10 @@ test('platform build shows a joined run ending when it ends, though the read tha
   const graph = {
     max_concurrent_job_runs: 2,
     jobs: [
-      // Long enough to be joined: the build's CLI starts in ~0.3 s, more on a loaded machine (1 s was too short there).
-      { label: 'slow', outputs: ['slow/(?<n>\\d+)'], exec: ['sleep', '3'] },
+      // Runs until the follow has read it running (the proxy below lets it go then): the build's CLI starts in ~0.3 s,
+      // more on a loaded machine, where a fixed 1 s, then 3 s, was over first and nothing was joined. 20 s at most, so
+      // that a follow that never reads it fails the test rather than hang it.
+      { label: 'slow', outputs: ['slow/(?<n>\\d+)'], exec: ['sh', '-c', 'i=0; while [ ! -e release-slow ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done'] },
       { label: 'top', outputs: ['top/(?<n>\\d+)'], inputs: [{ partition_ref: 'slow/${n}', dep_type: 'MATERIALIZE' }], exec: ['sleep', '1'] },
     ],
   };
@@ -28,7 +32,7 @@ test('platform build shows a joined run ending when it ends, though the read tha
   // The run the build will join: started for a want of its own, before the build.
   await f.postWant({ partitions: ['slow/1'] });
   let joined: RunView | undefined;
-  for (let i = 0; i < 500 && joined?.status !== 'running'; i++) {
+  for (const end = Date.now() + 20_000; joined?.status !== 'running' && Date.now() < end; ) {
     joined = (await f.getJson<{ data: RunView[] }>('/api/job_runs?limit=10')).data.find((r) => r.status === 'running');
     if (joined?.status !== 'running') await new Promise((r) => setTimeout(r, 10));
   }
@@ -57,7 +61,11 @@ test('platform build shows a joined run ending when it ends, though the read tha
       answer.on('end', () => {
         const body = Buffer.concat(chunks);
         const runs = (JSON.parse(body.toString('utf8')) as { data: RunView[] }).data;
-        if (runs.some((r) => r.job_run_id === joinedId && r.status === 'running')) staleAnswers++;
+        if (runs.some((r) => r.job_run_id === joinedId && r.status === 'running')) {
+          staleAnswers++;
+          // Read while it ran: the joined run may end now, and this answer is handed on after its end.
+          writeFileSync(join(f.dir, 'release-slow'), '');
+        }
         void ended()
           .then(() => new Promise((r) => setTimeout(r, 300)))
           .then(() => {

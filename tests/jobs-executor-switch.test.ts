@@ -17,15 +17,23 @@ import type { ServerStatus } from '../lib/api/server-status.js';
 
 const redisTest = redisTests();
 
-/** slow/<n>: says it began (its run id) and its pid, runs `SLOW_SECONDS`, says it ended. */
-const SLOW_SECONDS = 6;
+/**
+ * slow/<n>: says it began (its run id) and its pid, runs until the test lets it go (`letGo`: a file, release), says it
+ * ended. Not a fixed time: the run must still be in flight after a stop, a start and a few CLI commands, which on a
+ * loaded machine took longer than the 6 s it ran; two minutes at most, so that none outlives a failed test long.
+ */
 const JOBS = [
   {
     label: 'slow',
     outputs: ['slow/(?<n>\\w+)'],
-    exec: bash(`echo "$PLATFORM_JOB_RUN_ID" >> begun.txt; echo $$ >> slow.pid; sleep ${SLOW_SECONDS}; echo "$PLATFORM_JOB_RUN_ID" >> ended.txt`),
+    exec: bash(
+      `echo "$PLATFORM_JOB_RUN_ID" >> begun.txt; echo $$ >> slow.pid; i=0; while [ ! -e release ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done; echo "$PLATFORM_JOB_RUN_ID" >> ended.txt`,
+    ),
   },
 ];
+
+/** Lets the slow jobs end. */
+const letGo = (dir: string): void => writeFileSync(join(dir, 'release'), '');
 
 function writeGraph(dir: string, executor: string | undefined): void {
   writeFileSync(join(dir, 'platform.json'), JSON.stringify({ ...(executor ? { executor } : {}), max_concurrent_job_runs: 2, jobs: JOBS }));
@@ -91,9 +99,10 @@ async function runOnW2ThenStop(t: ExecutionContext, dir: string, cli: Cli, url: 
   return stopped.stdout;
 }
 
-/** Waits for the run's end on w2, then a little more (long enough for a second run to begin, were one queued). */
+/** Lets the run end on w2 and waits for it, then a little more (long enough for a second run to begin, were one queued). */
 async function theOneRunEnds(t: ExecutionContext, dir: string, cli: Cli): Promise<RunRow[]> {
-  t.true(await poll(() => lines(dir, 'ended.txt').length === 1, (SLOW_SECONDS + 10) * 1000), 'the job ended on w2');
+  letGo(dir);
+  t.true(await poll(() => lines(dir, 'ended.txt').length === 1, 20_000), 'the job ended on w2');
   t.true(await poll(async () => (await runs(cli)).every((r) => r.status !== 'running'), 15_000), 'the daemon recorded its end');
   await sleep(2500);
   const all = await runs(cli);
@@ -203,7 +212,8 @@ redisTest('a local executor given a log with a run on a Redis worker of this mac
   // the workspace in its environment, and runs on this machine.
   const errors: string[] = [];
   const local = await openPlatform(t, dir, graph, { executor: 'supervised', cancelRunsOnClose: false, logError: (m) => errors.push(m) });
-  t.true(await poll(() => lines(dir, 'ended.txt').length === 1, (SLOW_SECONDS + 10) * 1000), 'the job ended on w2');
+  letGo(dir);
+  t.true(await poll(() => lines(dir, 'ended.txt').length === 1, 20_000), 'the job ended on w2');
   await sleep(2000);
   const runs = runsFor(local.state(), 'slow/1');
   t.is(runs.length, 1, 'not run again');

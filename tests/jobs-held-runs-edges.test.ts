@@ -164,7 +164,9 @@ test.serial("a job's max_concurrency lowered in platform.json while one of its r
     max_concurrent_job_runs: 2,
     jobs: [
       { label: 'x', outputs: ['x/(?<n>\\d+)'], exec: marked(3), max_concurrency: limit },
-      { label: 'y', outputs: ['y/(?<n>\\d+)'], exec: marked(1) },
+      // Until released once the limit is lowered: of a fixed 1 s, it could end first on a loaded machine, and x/2 then
+      // started on its slot under the old limit, beside x/1, rightly.
+      { label: 'y', outputs: ['y/(?<n>\\d+)'], exec: markedUntilReleased() },
     ],
   });
   writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph(2)));
@@ -176,6 +178,8 @@ test.serial("a job's max_concurrency lowered in platform.json while one of its r
   writeFileSync(join(dir, 'platform.json'), JSON.stringify(graph(1)));
   t.is(await platform.refreshGraph(), undefined);
   t.is(platform.resolver.graph.jobs.find((j) => j.label === 'x')?.max_concurrency, 1);
+  // y/1's slot frees while x/1 (3 s) still runs, as a rule: the held x/2 must not start on it.
+  release(dir, 'y_1');
   await waitForWant(platform, w.want_id, ['successful'], 20_000);
   const s = spans(dir);
   t.is(mostAtOnce([s.get('x_1')!, s.get('x_2')!]), 1, 'x ran twice at once with max_concurrency 1');

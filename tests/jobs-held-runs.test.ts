@@ -7,7 +7,7 @@
  */
 import { emptyList, listArray, listItems, listLength } from '../lib/state/append-list.js';
 import test from 'ava';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeWorkspace, openPlatform, poll, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
@@ -16,13 +16,44 @@ import { marked, markedUntilReleased, mostAtOnce, openSupervised, release, spans
 const NATIVE = fileURLToPath(new URL('../native/platform-launcher', import.meta.url));
 const request = (partitions: string[], priority = 0) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, priority });
 
-/** Keeps this process's event loop (and every platform in it) busy for `ms`; the end, in ns as the jobs' marks. */
-function holdLoop(ms: number): bigint {
+/**
+ * Keeps this process's event loop (and every platform in it) busy until `done()` says so, or `ms` at most; the end, in
+ * ns as the jobs' marks. Held until what the test looks for happened, not for a fixed time: how soon a job gets to its
+ * marks on a loaded machine is no fixed time. Where only the platform (not the launcher) could make it happen, it
+ * never does while the loop is held, and the hold ends at `ms` with the test failing.
+ */
+function holdLoopUntil(done: () => boolean, ms: number): bigint {
   const until = Date.now() + ms;
-  while (Date.now() < until) {
-    // busy
+  let now = Date.now();
+  while (now < until && !done()) {
+    now = Date.now();
   }
-  return BigInt(until) * 1_000_000n;
+  return BigInt(Date.now()) * 1_000_000n;
+}
+
+/** How many of the marks of the given kind ('start', 'end') the jobs have written whole (a line of ns). */
+function marksWritten(dir: string, kind: 'start' | 'end'): number {
+  const marks = join(dir, 'marks');
+  if (!existsSync(marks)) return 0;
+  let n = 0;
+  for (const f of readdirSync(marks)) {
+    if (!f.endsWith(`.${kind}`)) continue;
+    try {
+      if (readFileSync(join(marks, f), 'utf8').endsWith('\n')) n++;
+    } catch {
+      // being written
+    }
+  }
+  return n;
+}
+
+/** Whether the mark `name` (a ref with / as _, and its kind) is written whole. */
+function markWritten(dir: string, name: string): boolean {
+  try {
+    return readFileSync(join(dir, 'marks', name), 'utf8').endsWith('\n');
+  } catch {
+    return false;
+  }
 }
 
 // Serial (ava runs these before the others): it holds the test process's event loop, every platform in it with it.
@@ -32,8 +63,9 @@ test.serial('the run after a full slot starts when the run before it ends, while
   const platform = await openSupervised(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.3) }] });
   const id = (await platform.createWant(request(['p/1', 'p/2']))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
-  // The event loop held for 1.5 s from here: p/1 ends within it, and only the launcher can start p/2.
-  const heldUntil = holdLoop(1500);
+  // The event loop held from here until p/2 started (10 s at most): p/1 ends within it, and only the launcher can
+  // start p/2.
+  const heldUntil = holdLoopUntil(() => markWritten(dir, 'p_2.start'), 10_000);
   await waitForWant(platform, id.want_id, ['successful'], 10_000);
   const s = spans(dir);
   t.true(s.get('p_1')![1] < heldUntil, 'p/1 ended while the loop was held');
@@ -49,8 +81,9 @@ test.serial('runs are held well past the cap once runs are seen to be short: wit
   const id = (await platform.createWant(request(refs))) as { ok: true; want_id: string };
   // Once a run ended in well under a second, runs are short: the launcher holds them deep (hold-depth.ts).
   await waitFor(platform, (s) => s.job_runs_by_status.succeeded.size >= 1, 'the first run to end');
-  // A step's round trip is what the hold covers: held as deep as the cap (one), only two would run in the 3 s.
-  const heldUntil = holdLoop(3000);
+  // A step's round trip is what the hold covers: held as deep as the cap (one), only two would run however long the
+  // loop is held. Held until ten more runs ended (20 s at most).
+  const heldUntil = holdLoopUntil(() => marksWritten(dir, 'end') >= 11, 20_000);
   await waitForWant(platform, id.want_id, ['successful'], 20_000);
   const s = spans(dir);
   t.is(s.size, 21);
@@ -88,17 +121,22 @@ for (const executor of ['supervised', 'in-process'] as const) {
     const graph = {
       max_concurrent_job_runs: 1,
       jobs: [
-        { label: 'bulk', outputs: ['bulk/(?<n>\\d+)'], exec: marked(0.6) },
+        { label: 'bulk', outputs: ['bulk/(?<n>\\d+)'], exec: markedUntilReleased() },
         { label: 'raw', outputs: ['raw/(?<n>\\d+)'], exec: marked(0.2) },
         { label: 'report', outputs: ['report/(?<n>\\d+)'], inputs: [{ partition_ref: 'raw/${n}', dep_type: 'MATERIALIZE' }], exec: marked(0) },
       ],
     };
     const platform = await openPlatform(t, dir, graph, { executor });
-    // bulk/1 runs 0.6 s: the urgent want's step comes well before it ends. (A run whose slot freed before a more
-    // urgent want's step is started first, held or not: that race is the same without holding.)
+    // bulk/1 runs until the urgent want's step has queued raw/1 (of a fixed 0.6 s, it could end first on a loaded
+    // machine). A run whose slot freed before a more urgent want's step is started first, held or not: that race is
+    // the same without holding. bulk/2 and bulk/3 end at once.
+    release(dir, 'bulk_2');
+    release(dir, 'bulk_3');
     const bulk = (await platform.createWant(request(['bulk/1', 'bulk/2', 'bulk/3']))) as { ok: true; want_id: string };
     await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'bulk/1 to start');
     const urgent = (await platform.createWant(request(['report/1'], 10))) as { ok: true; want_id: string };
+    await waitFor(platform, (s) => [...s.job_runs.values()].some((r) => r.config.outputs.includes('raw/1')), 'the urgent want\'s step to queue raw/1');
+    release(dir, 'bulk_1');
     await waitForWant(platform, urgent.want_id, ['successful'], 10_000);
     await waitForWant(platform, bulk.want_id, ['successful'], 10_000);
     const s = spans(dir);
@@ -152,10 +190,12 @@ test("a run the launcher's records cannot carry (8,000 variables) is held for ro
   const graph = {
     max_concurrent_job_runs: 1,
     jobs: [
-      { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(3) },
+      // Until released once the test has looked (of a fixed 3 s, it could end first on a loaded machine); p/2 at once.
+      { label: 'p', outputs: ['p/(?<n>\\d+)'], exec: markedUntilReleased() },
       { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: marked(0.1), env: WIDE_ENV },
     ],
   };
+  release(dir, 'p_2');
   const platform = await openSupervised(t, dir, graph);
   const first = (await platform.createWant(request(['p/1']))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
@@ -164,6 +204,7 @@ test("a run the launcher's records cannot carry (8,000 variables) is held for ro
   await sleep(500);
   t.is(platform.state().wants.get(first.want_id)?.status, 'building', 'p/1 still runs');
   t.false(spans(dir).has('wide_1'), 'the wide run waits for p/1 to end');
+  release(dir, 'p_1');
   await waitForWant(platform, first.want_id, ['successful'], 10_000);
   await waitForWant(platform, wide.want_id, ['successful'], 10_000);
   const s = spans(dir);

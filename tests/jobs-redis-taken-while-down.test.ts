@@ -50,9 +50,16 @@ redisTest('runs a worker took and finished while no daemon ran keep their own st
   await queue.close();
   await first.close();
 
+  // The worker's takes and ends are bounded by what the test saw, not by fixed times: on a loaded machine a job's start
+  // (a spawn, a bash, a date) took more than the second a bound gave it, and a run more than 3.5 s in all.
+  const workerStartedAt = Date.now();
   const w4 = startWorker(t, dir, redis.url, 'w4', ['--concurrency', '4']);
   await w4.waitForStdout(/takes runs/);
   t.true(await poll(() => lines(dir, 'ended.txt').length === 3, 20_000), 'the worker ran the three, no daemon running');
+  const finished = new Queue(DEFAULT_QUEUE, { connection: bullConnection(redis.url) });
+  t.teardown(() => finished.close());
+  t.true(await poll(async () => (await finished.getCompletedCount()) === 3, 20_000), 'the worker finished the three');
+  const seenFinishedAt = Date.now();
   await sleep(1500);
   const reopenedAt = Date.now();
   const second = await openPlatform(t, dir, graph, { executor: redisExecutor(redis.url) });
@@ -63,13 +70,16 @@ redisTest('runs a worker took and finished while no daemon ran keep their own st
     t.like(run, { status: 'succeeded', worker: 'w4' }, ref);
     const begun = markOf(dir, 'begun.txt', run.job_run_id);
     const ended = markOf(dir, 'ended.txt', run.job_run_id);
-    // The worker took it (processedOn), then its shell wrote the mark: a little before it, not at the reopening.
-    t.true(run.started_at! <= begun && begun - run.started_at! < 1000, `${run.job_run_id} started ${begun - run.started_at!} ms before its job wrote its start`);
-    // The worker finished it (finishedOn) just after the job's last line.
-    t.true(run.ended_at! >= ended && run.ended_at! - ended < 1000, `${run.job_run_id} ended ${run.ended_at! - ended} ms after its job's last line`);
+    // The worker took it (processedOn), then its shell wrote the mark: after the worker started, before the mark; not
+    // when it was handed to the queue (before the worker started), nor at the reopening (after the mark).
+    t.true(run.started_at! >= workerStartedAt && run.started_at! <= begun, `${run.job_run_id} started ${begun - run.started_at!} ms before its job wrote its start, ${run.started_at! - workerStartedAt} ms after the worker was started`);
+    // The worker finished it (finishedOn) after the job's last line, and before the test saw it finished.
+    t.true(run.ended_at! >= ended && run.ended_at! <= seenFinishedAt, `${run.job_run_id} ended ${run.ended_at! - ended} ms after its job's last line, ${seenFinishedAt - run.ended_at!} ms before it was seen finished`);
     t.true(run.ended_at! < reopenedAt, 'before the next daemon opened');
     const view = jobRunView(s, run);
-    t.true(view.duration_ms! >= 2000 && view.duration_ms! < 3500, `${run.job_run_id}: duration_ms ${view.duration_ms}, the job's ~2 s`);
+    // The job's ~2 s: its sleep at least, and no more than the worker ran.
+    t.is(view.duration_ms, run.ended_at! - run.started_at!, `${run.job_run_id}: duration_ms from its start and end`);
+    t.true(view.duration_ms! >= 2000 && view.duration_ms! <= seenFinishedAt - workerStartedAt, `${run.job_run_id}: duration_ms ${view.duration_ms}, the job's ~2 s`);
   }
   await second.close();
   // The log says when the worker took it, on the placement the next daemon recorded.

@@ -14,6 +14,8 @@ import { startRedis } from './helpers/redis-server.js';
 import { HOLD_JOB, holdRunningOnW1, redisExecutor, redisRelay, redisTests, startWorker } from './helpers/redis-fixture.js';
 import { runCli } from './helpers/server-fixture.js';
 import { readServerInfo } from '../lib/client/server-info.js';
+import { Queue } from 'bullmq';
+import { bullConnection, DEFAULT_QUEUE, queueJobId } from '../lib/executor/redis/redis-names.js';
 
 const graph = {
   max_concurrent_job_runs: 4,
@@ -192,8 +194,12 @@ redisTest('a restarted orchestrator re-attaches to a remote run still going; it 
 });
 
 redisTest('a remote run that ended while no orchestrator ran ends when its worker finished it, not when the next one found out', async (t) => {
-  const { redis, dir, w } = await runLeftOnWorker(t);
-  await sleep(4000); // the job takes 2 s
+  const { redis, dir, w, run: left } = await runLeftOnWorker(t);
+  // Until its worker finished it (the job takes 2 s, more on a loaded machine), not a fixed 4 s.
+  const queue = new Queue(DEFAULT_QUEUE, { connection: bullConnection(redis.url) });
+  t.teardown(() => queue.close());
+  const jobId = queueJobId(dir, left.job_run_id);
+  t.true(await poll(async () => (await queue.getJob(jobId))?.finishedOn !== undefined, 30_000, 50), 'the worker finished the run');
   const reopenedAt = Date.now();
   const second = await openPlatform(t, dir, graph, { executor: executor(redis.url) });
   const s = await waitForWant(second, w, ['successful'], 30_000);

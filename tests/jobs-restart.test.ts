@@ -28,7 +28,11 @@ import {
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** a/<n> (quick) -> b/<n>, whose first run sleeps 3 s (and exits with code 0) and later runs finish at once. */
+/**
+ * a/<n> (quick) -> b/<n>, whose first run sleeps 3 s (and exits with code 0) and later runs finish at once; where the
+ * test made b-hold, the first run instead goes on until the test makes b-release (a minute at most): a test whose
+ * steps must come while it runs cannot count on a fixed 3 s on a loaded machine.
+ */
 const graph = {
   max_concurrent_job_runs: 4,
   jobs: [
@@ -39,23 +43,27 @@ const graph = {
       inputs: [{ partition_ref: 'a/${n}', dep_type: 'MATERIALIZE' }],
       exec: bash(
         `echo $$ >> b.pid
-         if [ "$(wc -l < b.pid)" -eq 1 ]; then sleep 3; fi
+         if [ "$(wc -l < b.pid)" -eq 1 ]; then
+           if [ -e b-hold ]; then i=0; while [ ! -e b-release ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; else sleep 3; fi
+         fi
          echo "done $1" >> b-done.txt`,
       ),
       args: ['${n}'],
     },
     // Takes two seconds and fails with code 7: its exit code must reach the log once, whoever is there to see it.
     { label: 'slowfail', outputs: ['slowfail/(?<n>\\d+)'], exec: bash('sleep 2; exit 7') },
-    // Five seconds, then code 7: long enough to outlive a `platform stop`.
-    { label: 'slow7', outputs: ['slow7/(?<n>\\d+)'], exec: bash('sleep 5; exit 7') },
+    // Code 7 once the test makes slow7-release (a minute at most): it must outlive a `platform stop`, which a fixed 5 s
+    // may not on a loaded machine.
+    { label: 'slow7', outputs: ['slow7/(?<n>\\d+)'], exec: bash('i=0; while [ ! -e slow7-release ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; exit 7') },
     // Hangs the first time (until killed), finishes at once the second.
     { label: 'once', outputs: ['once/(?<n>\\d+)'], exec: bash('if [ -e once-marker ]; then exit 0; fi; touch once-marker; echo $$ >> once.pid; sleep 30') },
   ],
 };
 
-/** A supervised platform building b/1 (its first run sleeps 3 s), once the run is running. */
+/** A supervised platform building b/1 (its first run goes on until `releaseB(dir)`), once the run is running. */
 async function buildingB1(t: ExecutionContext, logError?: (message: string) => void) {
   const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'b-hold'), '');
   killAtTeardown(t, () => pidsIn(dir, 'b.pid'));
   const first = await openPlatform(t, dir, graph, { cancelRunsOnClose: false, executor: 'supervised', ...(logError ? { logError } : {}) });
   const w = await want(first, ['b/1']);
@@ -63,11 +71,15 @@ async function buildingB1(t: ExecutionContext, logError?: (message: string) => v
   return { dir, first, w, run: runsFor(running, 'b/1')[0]! };
 }
 
+/** Lets the first run of b/1 that `buildingB1` started end. */
+const releaseB = (dir: string): void => writeFileSync(join(dir, 'b-release'), '');
+
 test('a platform closed mid-build leaves the run going; the reopened one follows it to its end: one run, no rebuild', async (t) => {
   const { dir, first, w, run } = await buildingB1(t);
   await first.close();
   t.is(first.state().job_runs.get(run.job_run_id)!.status, 'running', 'left running in the log');
   t.true(isPidAlive(run.pid), 'its supervisor goes on without the platform');
+  releaseB(dir);
 
   const second = await openPlatform(t, dir, graph, { executor: 'supervised' });
   const state = await waitForWant(second, w);
@@ -80,6 +92,7 @@ test('a platform closed mid-build leaves the run going; the reopened one follows
 test('a run that ends while no platform is open is recorded by the next one with its exit status, once', async (t) => {
   const { dir, first, w, run } = await buildingB1(t);
   await first.close();
+  releaseB(dir);
   // Its status file is written while nothing listens: the next platform finds the run already over at its start.
   t.true(await poll(() => !isPidAlive(run.pid), 10_000, 20), 'the run ended on its own');
   const second = await openPlatform(t, dir, graph, { executor: 'supervised' });
@@ -96,6 +109,9 @@ test('closing with cancelRuns kills the run and records it canceled; the reopene
   // Said to an embedding app too, which closed its platform (no server shut down).
   t.regex(first.state().job_runs.get(interrupted.job_run_id)!.reason, /^the platform shut down \(platform stop, or the embedding app's close\(\)\)$/);
   t.true(await poll(() => !isPidAlive(interrupted.pid), 2000), 'the run was stopped with the platform');
+  // Let go: a job killed before it wrote its pid (a loaded machine) leaves the next run to be taken for the first,
+  // which must not wait for a release then.
+  releaseB(dir);
   const second = await openPlatform(t, dir, graph, { executor: 'supervised' });
   const state = await waitForWant(second, w);
   t.deepEqual(runsFor(state, 'b/1').map((r) => r.status), ['canceled', 'succeeded']);
@@ -122,12 +138,15 @@ test('a close asked again with cancelRuns while the first (which leaves runs goi
 
 test('a cancelRuns asked after the close left the runs to their supervisors is said on the error log, and the run goes on', async (t) => {
   const errors: string[] = [];
-  const { first, run } = await buildingB1(t, (m) => errors.push(m));
+  const { dir, first, run } = await buildingB1(t, (m) => errors.push(m));
   await first.close();
   await first.close({ cancelRuns: true });
   t.is(first.state().job_runs.get(run.job_run_id)!.status, 'running');
   t.true(isPidAlive(run.pid), 'still running under its supervisor');
   t.regex(errors.join('\n'), /asked to cancel the running job runs too late/);
+  // Let go, it ends by itself (and its supervisor writes nothing more into the workspace the teardown removes).
+  releaseB(dir);
+  t.true(await poll(() => !isPidAlive(run.pid), 20_000), 'the run ends once let go');
 });
 
 test('after kill -9 of the daemon and its process group the job goes on; the next daemon re-attaches and records it once; a run nothing supervises is lost and rebuilt', async (t) => {
@@ -217,7 +236,8 @@ test('a running job survives platform stop and platform start; its exit code is 
   // A daemon the CLI started requires its token (docs/SECURITY.md).
   const fetch = (input: string) => globalThis.fetch(input, { headers: { authorization: `Bearer ${readServerInfo(dir)!.token}` } });
   let pid = 0;
-  for (let i = 0; i < 100 && !pid; i++) {
+  // Bounded by time, not by a count of reads (a read of a loaded daemon takes its time); the bound guards a hang.
+  for (const end = Date.now() + 20_000; !pid && Date.now() < end; ) {
     const data = ((await (await fetch(`${url()}/api/job_runs?status=running`)).json()) as { data: Array<{ pid: number }> }).data;
     if (data[0]) pid = data[0].pid;
     else await sleep(50);
@@ -228,8 +248,9 @@ test('a running job survives platform stop and platform start; its exit code is 
   t.regex(stopped.stdout, /^Stopped server \(pid \d+\); 1 job run goes on \(the next server follows it to the end\)$/m, 'says what becomes of the run');
   t.true(isPidAlive(pid), 'the job goes on after platform stop');
   t.is(cli('start').status, 0);
+  writeFileSync(join(dir, 'slow7-release'), '');
   let status = '';
-  for (let i = 0; i < 200 && !['failed', 'successful'].includes(status); i++) {
+  for (const end = Date.now() + 30_000; !['failed', 'successful'].includes(status) && Date.now() < end; ) {
     status = ((await (await fetch(`${url()}/api/wants/${wantId}`)).json()) as { status: string }).status;
     if (!['failed', 'successful'].includes(status)) await sleep(50);
   }

@@ -4,13 +4,13 @@
  * processes, real LevelDB. Serial: each holds a slot or a launcher for a while.
  */
 import test, { type ExecutionContext } from 'ava';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, openSync, readFileSync, statSync, writeSync, closeSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BuildState } from '../lib/state/build-state.js';
 import { launcherMode, nativeLauncherPath } from '../lib/executor/run-launcher.js';
-import { isPidAlive, killAtTeardown, makeWorkspace, poll, untilJobWrote, waitFor } from './helpers/jobs-fixture.js';
+import { isPidAlive, killAtTeardown, killHard, makeWorkspace, poll, untilJobWrote, waitFor } from './helpers/jobs-fixture.js';
 import { openSupervised, WIDE_ENV } from './helpers/held-runs-fixture.js';
 
 const request = (partitions: string[]) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
@@ -52,8 +52,19 @@ test.serial('a --supervise whose launcher died while it read exec.fields still w
   const { launcher, pid } = await superviseRecord(t, dir, id, { timeoutMs: 0, graceMs: 0 });
   t.true(pid > 0, 'the launcher started the supervisor');
   killAtTeardown(t, () => [pid]);
-  t.true(await poll(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--supervise'), 5000), 'the supervisor runs');
-  await new Promise((r) => setTimeout(r, 100)); // in its open() of the FIFO
+  t.true(await poll(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--supervise'), 20_000), 'the supervisor runs');
+  // In its open() of the FIFO: asleep, which it is nowhere before (it took its launcher's pid first). Not a fixed
+  // 100 ms: a loaded machine may not have run it that far by then, and a launcher gone before it took that pid is one
+  // it never knew.
+  const state = (): string => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!;
+    } catch {
+      return '';
+    }
+  };
+  t.true(await poll(() => state() === 'S', 20_000), `the supervisor waits in its open() of the FIFO (state ${state()})`);
   launcher.kill('SIGKILL');
   t.true(await poll(() => ppidOf(pid) !== launcher.pid, 5000), 'the supervisor was given to another parent');
   // Now the job's fields come, and the job runs and ends.
@@ -146,23 +157,55 @@ const STUBBORN_JOB = "trap '' TERM; echo $$ > job.pid; sleep 60 & echo $! > chil
 /**
  * A wide run whose job ignores SIGTERM, as does the child it started (both in the run's group), under a launcher given
  * the record run-launcher.ts makes, with `timeoutMs` and `graceMs`; its job's and child's pids once they run.
+ *
+ * The run's timer starts at the supervisor's spawn, and the job must have set its trap (and started its child) before
+ * the deadline: on a loaded machine a bash may not have, and the SIGTERM then ends it before it wrote its pids (its
+ * first commands after the trap). The test cannot wait for the trap before the deadline, so such a run is tried again,
+ * in a workspace of its own; `ready` (given the run once both run) may ask for another try too, when a state the test
+ * needs before the deadline did not come in time. What is checked is checked of the first run that was ready.
  */
-async function stubbornWideRun(t: ExecutionContext, id: string, timing: { timeoutMs: number; graceMs: number }, script = STUBBORN_JOB) {
-  const dir = makeWorkspace(t);
-  const logDir = join(dir, '.platform', 'logs', id);
-  mkdirSync(logDir, { recursive: true });
-  writeFileSync(join(logDir, 'stdin.json'), '{}');
-  const job = ['/bin/bash', '-c', script];
-  const env = ['PATH=/usr/bin:/bin', `PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`];
-  writeFileSync(join(logDir, 'exec.fields'), [String(env.length), ...env, String(job.length), ...job].join('\0') + '\0');
-  const { launcher, pid } = await superviseRecord(t, dir, id, timing);
-  const { pidsIn } = await import('./helpers/jobs-fixture.js');
-  const pids = () => [...pidsIn(dir, 'job.pid'), ...pidsIn(dir, 'child.pid')];
-  killAtTeardown(t, () => [pid, ...pids()]);
-  t.true(await poll(() => pids().length === 2, 5000), 'the job and its child run');
-  const stderr = () => (existsSync(join(logDir, 'stderr.log')) ? readFileSync(join(logDir, 'stderr.log'), 'utf8') : '');
-  const status = () => (existsSync(join(logDir, 'status.json')) ? (JSON.parse(readFileSync(join(logDir, 'status.json'), 'utf8')) as object) : undefined);
-  return { launcher, pid, job: pids(), stderr, status };
+async function stubbornWideRun(
+  t: ExecutionContext,
+  id: string,
+  timing: { timeoutMs: number; graceMs: number },
+  script = STUBBORN_JOB,
+  ready: (run: WideRun) => boolean = () => true,
+): Promise<WideRun> {
+  const tries = 5;
+  for (let n = 1; ; n++) {
+    const dir = makeWorkspace(t);
+    const logDir = join(dir, '.platform', 'logs', id);
+    mkdirSync(logDir, { recursive: true });
+    writeFileSync(join(logDir, 'stdin.json'), '{}');
+    const job = ['/bin/bash', '-c', script];
+    const env = ['PATH=/usr/bin:/bin', `PLATFORM_WORKSPACE=${dir}`, `PLATFORM_JOB_RUN_ID=${id}`];
+    writeFileSync(join(logDir, 'exec.fields'), [String(env.length), ...env, String(job.length), ...job].join('\0') + '\0');
+    const { launcher, pid } = await superviseRecord(t, dir, id, timing);
+    const { pidsIn } = await import('./helpers/jobs-fixture.js');
+    const pids = () => [...pidsIn(dir, 'job.pid'), ...pidsIn(dir, 'child.pid')];
+    killAtTeardown(t, () => [pid, ...pids()]);
+    const stderr = () => (existsSync(join(logDir, 'stderr.log')) ? readFileSync(join(logDir, 'stderr.log'), 'utf8') : '');
+    const status = () => (existsSync(join(logDir, 'status.json')) ? (JSON.parse(readFileSync(join(logDir, 'status.json'), 'utf8')) as object) : undefined);
+    // Both running, or the run over (its job ended by the SIGTERM before it wrote them): 20 s guards against a hang.
+    await poll(() => pids().length === 2 || status() !== undefined, 20_000);
+    const run = { launcher, pid, job: pids(), stderr, status };
+    if (n < tries && (run.job.length < 2 || !run.job.every(isPidAlive) || !ready(run))) {
+      t.log(`try ${n}: the job was not ready before its deadline (pids ${run.job.join(', ') || 'none'}; ${stderr().trim()}); trying again`);
+      launcher.kill('SIGKILL');
+      for (const p of [pid, ...run.job]) killHard(p);
+      continue;
+    }
+    t.is(run.job.length, 2, 'the job and its child run');
+    return run;
+  }
+}
+
+interface WideRun {
+  launcher: ChildProcess;
+  pid: number;
+  job: number[];
+  stderr: () => string;
+  status: () => object | undefined;
 }
 
 test.serial("a wide run whose launcher died in its timeout's grace: its supervisor sends the grace's SIGKILL to what ignored the SIGTERM", async (t) => {
@@ -183,7 +226,11 @@ test.serial("a wide run whose launcher died in its timeout's grace: its supervis
 
 test.serial('a wide run whose launcher died before its timeout: its supervisor times the job out itself, SIGTERM then the SIGKILL after the grace', async (t) => {
   if (launcherMode() !== 'native') return t.pass('the native launcher is not built here');
-  const run = await stubbornWideRun(t, 'r-orphan-timeout', { timeoutMs: 1500, graceMs: 500 });
+  // Its launcher is killed at once: a job that took so long to start that its deadline had come is tried again.
+  const run = await stubbornWideRun(t, 'r-orphan-timeout', { timeoutMs: 1500, graceMs: 500 }, STUBBORN_JOB, (r) => {
+    r.launcher.kill('SIGKILL');
+    return !r.stderr().includes('timed out');
+  });
   run.launcher.kill('SIGKILL');
   t.true(await poll(() => ppidOf(run.pid) !== run.launcher.pid, 5000), 'the supervisor was given to another parent');
   t.false(run.stderr().includes('timed out'), 'killed before the deadline');
@@ -197,7 +244,11 @@ test.serial("a wide run whose launcher died before its timeout: a job that obeys
   if (launcherMode() !== 'native') return t.pass('the native launcher is not built here');
   const graceMs = 800;
   const obeying = "echo $$ > job.pid; (trap '' TERM; exec sleep 60) & echo $! > child.pid; wait";
-  const run = await stubbornWideRun(t, 'r-left-child', { timeoutMs: 1000, graceMs }, obeying);
+  // Its launcher is killed at once: a job that took so long to start that its deadline had come is tried again.
+  const run = await stubbornWideRun(t, 'r-left-child', { timeoutMs: 1000, graceMs }, obeying, (r) => {
+    r.launcher.kill('SIGKILL');
+    return !r.stderr().includes('timed out');
+  });
   run.launcher.kill('SIGKILL');
   t.true(await poll(() => ppidOf(run.pid) !== run.launcher.pid, 5000), 'the supervisor was given to another parent');
   t.true(await poll(() => run.stderr().includes('platform: timed out after 1 s'), 5000), `the supervisor timed the run out: ${run.stderr()}`);

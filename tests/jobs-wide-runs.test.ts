@@ -59,7 +59,7 @@ test.serial('a wide run held past the cap and canceled is dropped by the launche
   const queued = await waitFor(platform, (s) => [...s.job_runs.values()].some((r) => r.job_label === 'wide'), 'the wide run to be queued');
   const id = [...queued.job_runs.values()].find((r) => r.job_label === 'wide')!.job_run_id;
   // Its job's environment and argv written for the launcher's --supervise: it was handed over, and is held.
-  for (let i = 0; i < 100 && !existsSync(join(runDir(dir, id), 'exec.fields')); i++) await sleep(20);
+  await poll(() => existsSync(join(runDir(dir, id), 'exec.fields')), 20_000);
   t.true(existsSync(join(runDir(dir, id), 'exec.fields')), 'the wide run was handed to the launcher');
   await sleep(200);
   t.false(spans(dir).has('wide_1'), 'held while p/1 runs');
@@ -80,7 +80,8 @@ test.serial('a running wide run canceled is recorded canceled, and nothing of it
   const platform = await openSupervised(t, dir, graph);
   const w = (await platform.createWant(request(['long']))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'the run to start');
-  for (let i = 0; i < 250 && pidsIn(dir, 'job.pid').length === 0; i++) await sleep(20);
+  // How soon a spawned job gets to its first command is no fixed time: 20 s only guards against a hang.
+  await poll(() => pidsIn(dir, 'job.pid').length > 0, 20_000);
   const [job] = pidsIn(dir, 'job.pid');
   killAtTeardown(t, () => pidsIn(dir, 'job.pid'));
   t.truthy(job, 'the job started');
