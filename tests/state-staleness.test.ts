@@ -5,7 +5,8 @@
 import test from 'ava';
 import fc from 'fast-check';
 import type { BuildEvent, BuildInput, EventPayload } from '../lib/events/build-event.js';
-import { buildIsTainted, buildLineage, initialState, type BuildState } from '../lib/state/build-state.js';
+import { buildIsTainted, buildLineage, initialState, type BuildState, type TaintRecord } from '../lib/state/build-state.js';
+import { fromSnapshot, toSnapshot } from '../lib/state/snapshot.js';
 import { reduce } from '../lib/state/reduce.js';
 import { consumersPage, staleFromScratch } from '../lib/state/staleness.js';
 import { partitionDetail, taintView } from '../lib/server/lineage-queries.js';
@@ -167,7 +168,11 @@ test("a build's consumers, and each taint's count of refs still tainted, are kep
           }
           // Each taint's count of its refs still tainted, kept as they flip, equals one counted now.
           for (const taint of state.taints.values()) {
-            const counted = [...new Set(taint.partitions)].filter((ref) => buildIsTainted(state.partitions.get(ref))).length;
+            // Those whose current build is tainted and older than the taint: a later taint's mark on a rebuild is not its.
+            const counted = [...new Set(taint.partitions)].filter((ref) => {
+              const p = state.partitions.get(ref);
+              return buildIsTainted(p) && p!.built_event_id < taint.event_id;
+            }).length;
             const kept = taintView(taint, { offset: 0, limit: 1 }).still_tainted;
             if (kept !== counted) throw new Error(`${taint.taint_id} after event ${event.event_id} (${event.type}): kept ${kept} vs counted ${counted}`);
             if (counted > 0 && counted < taint.partitions.length) taintsPartlyRebuilt++;
@@ -245,6 +250,25 @@ test("a tainted input stays tainted for its consumers while it is rebuilt and af
   t.deepEqual(reasonsOfB(midRebuild), ['input a is tainted']);
   const s = fold(log([...chain, ...midRebuild]));
   t.deepEqual(staleFromScratch(s).get('b'), ['input a is tainted'], 'the fold from scratch agrees');
+});
+
+test('a taint whose refs were rebuilt stays at 0 still tainted when a later taint marks the new builds, through a snapshot too', (t) => {
+  const built = (ref: string, build_id: string): EventPayload[] => buildOf(ref, build_id, `r-${build_id}`, `job-${ref}`, [], '');
+  const log = (payloads: EventPayload[]) => payloads.map((e, i) => ({ event_id: i + 1, timestamp: i, ...e }) as BuildEvent);
+  const taint = (taint_id: string, partitions: string[]): EventPayload => ({ type: 'taint_created', taint_created: { taint_id, partitions, reason: '', downstream: false } });
+  const still = (s: BuildState) => [...s.taints.values()].map((x) => [x.taint_id, taintView(x, { offset: 0, limit: 1 }).still_tainted]);
+  const history = [...built('a', 'b-1'), ...built('c', 'b-2'), taint('t-1', ['a', 'c']), ...built('a', 'b-3')];
+  t.deepEqual(still(fold(log(history))), [['t-1', 1]], 'a rebuilt, c not');
+  const again = fold(log([...history, taint('t-2', ['a', 'c'])]));
+  t.deepEqual(still(again), [['t-1', 1], ['t-2', 2]], "t-2's mark on b-3 is not t-1's: t-1 still counts only c");
+  const rebuilt = fold(log([...history, taint('t-2', ['a', 'c']), ...built('a', 'b-4'), ...built('c', 'b-5')]));
+  t.deepEqual(still(rebuilt), [['t-1', 0], ['t-2', 0]]);
+  const loaded = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(again))));
+  t.deepEqual(still(loaded), still(again), 'a snapshot counts them as the fold does');
+  // A record written before taints kept their event (no event_id) counts whatever of its refs is tainted now.
+  const old = toSnapshot(again);
+  old.taints = old.taints.map(({ event_id: _dropped, ...rest }) => rest as unknown as TaintRecord);
+  t.deepEqual(still(fromSnapshot(JSON.parse(JSON.stringify(old)))), [['t-1', 2], ['t-2', 2]]);
 });
 
 test('a retry queued with the definition of its first attempt does not set an edited job back', (t) => {

@@ -187,8 +187,23 @@ export interface TaintRecord {
   readonly reason: string;
   readonly downstream: boolean;
   readonly created_at: number;
-  /** How many of its refs are tainted now (`buildIsTainted`): moved by the fold as each one flips (taints_by_ref). */
+  /**
+   * The event that made it: its refs' builds made before it are the ones it marked (`taintCounts`). 0 (or absent) in
+   * a record written before it was kept: such a taint counts whatever of its refs is tainted now.
+   */
+  readonly event_id: number;
+  /** How many of its refs it still counts (`taintCounts`): moved by the fold as each one flips (taints_by_ref). */
   readonly still_tainted: number;
+}
+
+/**
+ * Whether taint `t` counts `p` among its refs still tainted: p's current build is tainted and is one made before the
+ * taint (its own mark, or one it found marked), not rebuilt since. A later taint's mark on a build that replaced the
+ * one `t` marked is that taint's, not `t`'s: `t` stays rebuilt. A record without its event counts any tainted build.
+ */
+export function taintCounts(t: Pick<TaintRecord, 'event_id'>, p: PartitionRecord | undefined): boolean {
+  if (!buildIsTainted(p)) return false;
+  return !t.event_id || p!.built_event_id < t.event_id;
 }
 
 export interface JobRunRecord {
@@ -389,7 +404,7 @@ export function copyState(s: BuildState): StateDraft {
 
 /** The record with another count, its fields in the one order every taint record has. */
 export function withStillTainted(t: TaintRecord, still_tainted: number): TaintRecord {
-  return { taint_id: t.taint_id, seq: t.seq, partitions: t.partitions, reason: t.reason, downstream: t.downstream, created_at: t.created_at, still_tainted };
+  return { taint_id: t.taint_id, seq: t.seq, partitions: t.partitions, reason: t.reason, downstream: t.downstream, created_at: t.created_at, event_id: t.event_id ?? 0, still_tainted };
 }
 
 /** The state with some fields changed: `withState(s, { schedules })` for `{ ...s, schedules }` (see copyState). */

@@ -15,7 +15,7 @@ import {
   type CreatedCounts,
   type JobRunRecord,
   type TaintRecord,
-  buildIsTainted,
+  taintCounts,
   consumerKey,
   historyKey,
   jobPartitionKey,
@@ -468,7 +468,7 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
     let still = 0;
     for (const ref of new Set(t.partitions)) {
       taintRefs.push([refTaintKey(ref, t.taint_id), true]);
-      if (buildIsTainted(partitions.get(ref))) still++;
+      if (taintCounts(t, partitions.get(ref))) still++;
     }
     taints.push(withStillTainted(t, still));
   }
