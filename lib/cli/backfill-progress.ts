@@ -3,6 +3,7 @@
  * runs it has (a line per run is for builds; ten thousand of them are not read, they are counted). Pure: a view
  * of the backfill in, lines out.
  */
+import { groupDigits } from '../group-digits.js';
 import type { BackfillView } from '../client/platform-client.js';
 import { elapsed } from './build-progress.js';
 
@@ -19,7 +20,7 @@ const plain: BackfillPaint = { good: (s) => s, bad: (s) => s, busy: (s) => s, di
 
 /** `1 partition`, `2 partitions`: a backfill of one listed ref is not '1 partitions'. */
 export function partitionCount(n: number, kind = ''): string {
-  return `${n} ${kind ? `${kind} ` : ''}partition${n === 1 ? '' : 's'}`;
+  return `${groupDigits(n)} ${kind ? `${kind} ` : ''}partition${n === 1 ? '' : 's'}`;
 }
 
 export function settledCount(b: BackfillView): number {
@@ -33,18 +34,18 @@ export function renderBackfill(b: BackfillView, elapsedMs: number, paint: Backfi
   const pct = b.partitions === 0 ? 100 : Math.floor((done / b.partitions) * 100);
   const head =
     `${b.backfill_id} ${b.status} [${paint.good('#'.repeat(filled))}${paint.dim('-'.repeat(BAR_WIDTH - filled))}] ` +
-    `${pct}% ${done}/${partitionCount(b.partitions)} · ${elapsed(elapsedMs)}`;
+    `${pct}% ${groupDigits(done)}/${partitionCount(b.partitions)} · ${elapsed(elapsedMs)}`;
   const c = b.counts;
   const parts = [
-    `live ${c.live}`,
-    c.failed > 0 ? paint.bad(`failed ${c.failed}`) : `failed 0`,
-    `skipped ${c.skipped}`,
-    c.building > 0 ? paint.busy(`building ${c.building}`) : 'building 0',
-    `waiting ${c.waiting}`,
-    `pending ${c.pending}`,
+    `live ${groupDigits(c.live)}`,
+    c.failed > 0 ? paint.bad(`failed ${groupDigits(c.failed)}`) : `failed 0`,
+    `skipped ${groupDigits(c.skipped)}`,
+    c.building > 0 ? paint.busy(`building ${groupDigits(c.building)}`) : 'building 0',
+    `waiting ${groupDigits(c.waiting)}`,
+    `pending ${groupDigits(c.pending)}`,
     // Only a canceled backfill has any: a "canceled 0" on every other line says nothing.
-    ...(c.canceled > 0 ? [paint.bad(`canceled ${c.canceled}`)] : []),
-    `${b.running_job_runs} running${b.max_concurrent_job_runs > 0 ? ` (cap ${b.max_concurrent_job_runs})` : ''}`,
+    ...(c.canceled > 0 ? [paint.bad(`canceled ${groupDigits(c.canceled)}`)] : []),
+    `${groupDigits(b.running_job_runs)} running${b.max_concurrent_job_runs > 0 ? ` (cap ${groupDigits(b.max_concurrent_job_runs)})` : ''}`,
   ];
   return [head, `  ${parts.join(' · ')}`];
 }

@@ -4,6 +4,7 @@
  * (backfill-progress.ts), and it ends as a want's follow does (follow-ending.ts): when the backfill ends, on Ctrl-C
  * (the backfill keeps going), or when the server ends the stream.
  */
+import { groupDigits } from '../group-digits.js';
 import { patternPrefix } from '../graph/partition-pattern.js';
 import { ServerWentAwayError } from './server-went-away-error.js';
 import { EMPTY, type Observable, ReplaySubject, catchError, connectable, defer, firstValueFrom, interval, tap, throttleTime, asyncScheduler } from 'rxjs';
@@ -104,7 +105,7 @@ export async function followBackfill(
     // A pipe was given the line of the status it ended with when it moved there: not again.
     if (tty ? drawn === 0 : !sameProgress(shownPlain, b)) line(renderBackfill(b, elapsed(b)).join(''));
     const c = b.counts;
-    line(`backfill ${colors.bold(id)} ${statusColor(b.status)}: ${c.live} live, ${c.failed} failed, ${c.skipped} skipped of ${b.partitions}.`);
+    line(`backfill ${colors.bold(id)} ${statusColor(b.status)}: ${groupDigits(c.live)} live, ${groupDigits(c.failed)} failed, ${groupDigits(c.skipped)} skipped of ${groupDigits(b.partitions)}.`);
     // Only policy 'missing' skips (as 'absent' rebuilds): without a word, "skipped" read as done.
     if (c.skipped > 0) {
       line(
