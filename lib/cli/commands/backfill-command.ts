@@ -17,6 +17,7 @@ import { priorityOption, textOption } from '../request-options.js';
 import { partitionCount, renderBackfill } from '../backfill-progress.js';
 import { connect, detailTable, line, printJson, statusColor, table, usageError, usageExitCode, when, type CommandContext } from '../output.js';
 import { checkPattern, PatternError } from '../../graph/partition-pattern.js';
+import { backfillTarget, BackfillTargetError, type BackfillTarget } from '../backfill-target.js';
 import type { FollowResult } from '../follow-want.js';
 
 interface BackfillOptions {
@@ -67,10 +68,12 @@ export function registerBackfill(program: Command): void {
     .option('--detach', 'print the backfill id and return once it is accepted')
     .action(async (pattern: string, opts: BackfillOptions, cmd: Command) => {
       // Malformed or too large, it is a mistake in the command line (exit 2, as `build` says it), not the server's 400.
+      let target: BackfillTarget;
       try {
         checkPattern(pattern);
+        target = backfillTarget(pattern);
       } catch (err) {
-        if (err instanceof PatternError) usageError(cmd, err.message);
+        if (err instanceof PatternError || err instanceof BackfillTargetError) usageError(cmd, err.message);
         throw err;
       }
       const ctx = await connect(cmd);
@@ -78,7 +81,7 @@ export function registerBackfill(program: Command): void {
       const startedAt = Date.now();
       const { latest_id: after } = await client.listEvents({ limit: 1 });
       const reply = await client.createBackfill({
-        pattern,
+        ...target,
         ...(opts.policy !== undefined ? { policy: opts.policy } : {}),
         ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
         ...(opts.maxConcurrent !== undefined ? { max_concurrent_job_runs: opts.maxConcurrent } : {}),
