@@ -12,6 +12,7 @@ import { NoServerError } from '../client/server-connection.js';
 import type { BackfillView } from '../client/platform-client.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { partitionCount, plainMilestone, renderBackfill, type BackfillPaint } from './backfill-progress.js';
+import { outputWidth } from './table-layout.js';
 import { followEnding, type Ending } from './follow-ending.js';
 import { colors, isTty, line, printJson, shellWords, statusColor, type CommandContext } from './output.js';
 import type { FollowResult } from './follow-want.js';
@@ -60,7 +61,8 @@ export async function followBackfill(
       }
       return;
     }
-    const lines = renderBackfill(latest, elapsed(latest), paint);
+    // The terminal's width (COLUMNS when set), as a build's progress takes it: a line it wrapped would be left behind.
+    const lines = renderBackfill(latest, elapsed(latest), paint, Math.max(20, (outputWidth() ?? 80) - 1));
     if (drawn > 0) process.stdout.write(`\r${drawn > 1 ? `\x1b[${drawn - 1}A` : ''}\x1b[J`);
     process.stdout.write(lines.join('\n'));
     drawn = lines.length;
