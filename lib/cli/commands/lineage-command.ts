@@ -4,13 +4,14 @@ import type { LineageNode } from '../../api/partitions-change.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { colors, connect, line, printJson, statusColor, usageExitCode } from '../output.js';
 import { treeLines } from '../tree-lines.js';
+import { outputWidth } from '../table-layout.js';
 import { groupDigits } from '../../group-digits.js';
 
 /**
  * The tree as lines: `├─`/`└─` branches, each node with its build, status and staleness. What a node's children leave
  * out says why: the depth asked (`raise --depth`) or the answer's cap of nodes (a lineage of that node shows them).
  */
-export function lineageTree(root: LineageNode, depth: number, maxNodes: number, direction: 'upstream' | 'downstream'): string[] {
+export function lineageTree(root: LineageNode, depth: number, maxNodes: number, direction: 'upstream' | 'downstream', width?: number): string[] {
   const label = (n: LineageNode) => {
     const parts = [colors.bold(n.partition_ref), n.build_id ?? colors.dim('(no build)'), statusColor(n.status)];
     if (n.stale) parts.push(colors.yellow('stale'));
@@ -33,7 +34,7 @@ export function lineageTree(root: LineageNode, depth: number, maxNodes: number, 
     const own = `platform lineage ${n.partition_ref}${direction === 'downstream' ? ' --downstream' : ''} --depth 1`;
     return colors.dim(`… ${of} (a lineage shows at most ${groupDigits(maxNodes)} partitions; its own: ${own})`);
   };
-  return treeLines(root, label, (n) => n.children, more);
+  return treeLines(root, label, (n) => n.children, more, width);
 }
 
 export function registerLineage(program: Command): void {
@@ -47,7 +48,7 @@ export function registerLineage(program: Command): void {
       const { client, options } = await connect(self);
       const reply = await client.lineage(ref, { direction: opts.downstream ? 'downstream' : 'upstream', ...(opts.depth !== undefined ? { depth: opts.depth } : {}) });
       if (options.json) return printJson(reply);
-      line(lineageTree(reply.root, reply.depth, reply.max_nodes, reply.direction).join('\n'));
+      line(lineageTree(reply.root, reply.depth, reply.max_nodes, reply.direction, outputWidth()).join('\n'));
     });
   usageExitCode(cmd);
 }

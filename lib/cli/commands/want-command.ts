@@ -13,6 +13,7 @@ import { pagedListCommand } from '../paged-list-command.js';
 import { refsOf } from '../pattern-args.js';
 import type { CreateWantBody, WantTreeNode, WantTreeReply, WantView } from '../../client/platform-client.js';
 import { treeLines } from '../tree-lines.js';
+import { outputWidth } from '../table-layout.js';
 import { WANT_TREE_DEFAULT, WANT_TREE_MAX } from '../../api/want-tree.js';
 import {
   cellLines,
@@ -71,7 +72,7 @@ export function wantDetail(w: WantView): string {
 }
 
 /** The tree as lines, from the reply's breadth-first nodes: each want with its status, partitions, source and runs. */
-export function wantTreeLines(reply: WantTreeReply): string[] {
+export function wantTreeLines(reply: WantTreeReply, width?: number): string[] {
   const children = new Map<string, WantTreeNode[]>();
   for (const n of reply.nodes) {
     if (n.parent_want_id === null) continue;
@@ -90,7 +91,7 @@ export function wantTreeLines(reply: WantTreeReply): string[] {
     const out = n.children_total - listed(n).length;
     return out > 0 ? colors.dim(`… ${groupDigits(out)} more derived want${out === 1 ? '' : 's'}${reply.truncated ? ' (raise --limit)' : ''}`) : undefined;
   };
-  return treeLines(reply.nodes[0]!, label, listed, left);
+  return treeLines(reply.nodes[0]!, label, listed, left, width);
 }
 
 export function wantRows(wants: WantView[]): string {
@@ -178,7 +179,7 @@ export function registerWant(program: Command): void {
       const { client, options } = await connect(cmd);
       const reply = await client.wantTree(id, opts.limit !== undefined ? { limit: opts.limit } : {});
       if (options.json) return printJson(reply);
-      line(wantTreeLines(reply).join('\n'));
+      line(wantTreeLines(reply, outputWidth()).join('\n'));
     });
 
   want
