@@ -8,6 +8,10 @@ import test from 'ava';
 import { lineage, LINEAGE_MAX_NODES } from '../lib/server/lineage-queries.js';
 import type { LineageNode } from '../lib/api/partitions-change.js';
 import { cliAgainst } from './helpers/cli-against.js';
+import { lineageTree } from '../lib/cli/commands/lineage-command.js';
+import { colors } from '../lib/cli/output.js';
+
+colors.level = 0;
 import { makeWorkspace, openPlatform, startServer, waitForWant, want } from './helpers/jobs-fixture.js';
 
 /** leaf/<n> in batches; part/<k> consumes leaf/<k>00..<k>99 +100 more (200 leaves, by its config program); top the 4 parts. */
@@ -75,4 +79,10 @@ test('a lineage over 500 nodes shows every input of the root first, counts what 
   const json = JSON.parse((await cli('--json', 'lineage', 'top')).stdout);
   t.is(json.root.children.length, PARTS);
   t.is(json.root.children[0].children_total, LEAVES);
+});
+
+test("a root cut by the cap is said without sending the user to the command they ran", (t) => {
+  const leaf = (n: number): LineageNode => ({ partition_ref: `use/${n}`, build_id: `b-${n + 1}`, status: 'live', stale: false, rebuilt_since: false, children: [], children_total: 0, truncated: false });
+  const root: LineageNode = { partition_ref: 'cfg', build_id: 'b-1', status: 'live', stale: false, rebuilt_since: false, children: [leaf(1), leaf(2)], children_total: 3_000, truncated: true };
+  t.deepEqual(lineageTree(root, 1, 500, 'downstream').slice(-1), ['└─ … 2,998 more of its 3,000 consumers (a lineage shows at most 500 partitions)']);
 });

@@ -32,7 +32,9 @@ export function lineageTree(root: LineageNode, depth: number, maxNodes: number, 
     if ((levels.get(n) ?? 0) >= depth) return colors.dim(`… ${left > 0 ? `${groupDigits(left)} ${noun(left)} ` : ''}deeper (raise --depth)`);
     const of = left > 0 ? `${groupDigits(left)} more of its ${groupDigits(n.children_total)} ${noun(n.children_total)}` : 'more';
     const own = `platform lineage ${n.partition_ref}${direction === 'downstream' ? ' --downstream' : ''} --depth 1`;
-    return colors.dim(`… ${of} (a lineage shows at most ${groupDigits(maxNodes)} partitions; its own: ${own})`);
+    // Of the root, that is the command just run: no use saying it.
+    const hint = n === root ? '' : `; its own: ${own}`;
+    return colors.dim(`… ${of} (a lineage shows at most ${groupDigits(maxNodes)} partitions${hint})`);
   };
   return treeLines(root, label, (n) => n.children, more, width);
 }
