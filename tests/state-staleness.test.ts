@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import type { BuildEvent, BuildInput, EventPayload } from '../lib/events/build-event.js';
 import { buildIsTainted, buildLineage, initialState, type BuildState, type TaintRecord } from '../lib/state/build-state.js';
 import { fromSnapshot, toSnapshot } from '../lib/state/snapshot.js';
+import { OrderedMap } from '../lib/state/ordered-map.js';
 import { reduce } from '../lib/state/reduce.js';
 import { consumersPage, staleFromScratch } from '../lib/state/staleness.js';
 import { partitionDetail, taintView } from '../lib/server/lineage-queries.js';
@@ -318,4 +319,30 @@ test("a batch run's outputs each consume their own inputs: rebuilding one output
   const s2 = fold(log([...events, ...single('a', 'b-a2', 'r-a2', [{ partition_ref: 'y', build_id: 'b-y' }])]));
   t.deepEqual(consumersPage(s2, 'b-x', 0, 10), { refs: [], total: 0 });
   t.deepEqual(consumersPage(s2, 'b-y', 0, 10), { refs: ['a', 'b'], total: 2 });
+});
+
+test("a flip reads no taint whose count it does not move: a later taint's marks do not decode an earlier taint's refs", (t) => {
+  const built = (ref: string, build_id: string): EventPayload[] => buildOf(ref, build_id, `r-${build_id}`, `job-${ref}`, [], '');
+  const refs = Array.from({ length: 50 }, (_, i) => `p${i}`);
+  const payloads: EventPayload[] = [
+    ...refs.flatMap((ref, i) => built(ref, `b-${i + 1}`)),
+    { type: 'taint_created', taint_created: { taint_id: 't-1', partitions: refs, reason: '', downstream: false } },
+    ...refs.flatMap((ref, i) => built(ref, `b-${i + 100}`)),
+  ];
+  const log = (ps: EventPayload[], from = 1) => ps.map((e, i) => ({ event_id: from + i, timestamp: i, ...e }) as BuildEvent);
+  const before = fold(log(payloads));
+  const get = OrderedMap.prototype.get;
+  let reads = 0;
+  OrderedMap.prototype.get = function (this: OrderedMap<unknown, unknown>, key: unknown) {
+    if (key === 't-1') reads++;
+    return get.call(this, key);
+  } as typeof get;
+  let after: BuildState;
+  try {
+    after = log([{ type: 'taint_created', taint_created: { taint_id: 't-2', partitions: refs, reason: '', downstream: false } }], payloads.length + 1).reduce(reduce, before);
+  } finally {
+    OrderedMap.prototype.get = get;
+  }
+  t.is(reads, 0, "t-1's record was read for flips that do not move its count");
+  t.deepEqual([...after.taints.values()].map((x) => [x.taint_id, x.still_tainted]), [['t-1', 0], ['t-2', 50]]);
 });

@@ -102,12 +102,14 @@ export function putPartition(state: BuildState, partition: PartitionRecord): Bui
 function movedTaintCounts(state: BuildState, old: PartitionRecord | undefined, now: PartitionRecord): BuildState['taints'] {
   let taints = state.taints;
   const prefix = refTaintKey(now.ref, '');
-  for (const [key] of state.taints_by_ref.entriesFrom(prefix)) {
+  for (const [key, eventId] of state.taints_by_ref.entriesFrom(prefix)) {
     if (!key.startsWith(prefix)) break;
+    // Decided from the index: a taint's record is read only when its count moves.
+    const taintEventId = typeof eventId === 'string' ? Number(eventId) : 0;
+    const by = Number(taintCounts(taintEventId, now)) - Number(taintCounts(taintEventId, old));
+    if (by === 0) continue;
     const t = taints.get(key.slice(prefix.length));
-    if (!t) continue;
-    const by = Number(taintCounts(t, now)) - Number(taintCounts(t, old));
-    if (by !== 0) taints = taints.set(t.taint_id, withStillTainted(t, t.still_tainted + by));
+    if (t) taints = taints.set(t.taint_id, withStillTainted(t, t.still_tainted + by));
   }
   return taints;
 }

@@ -251,9 +251,9 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const refs = new Set(e.partitions);
       // Every build there is now was made before it: what of them is tainted already, it counts.
       let still = 0;
-      for (const ref of refs) if (taintCounts({ event_id: event.event_id }, s.partitions.get(ref))) still++;
+      for (const ref of refs) if (taintCounts(event.event_id, s.partitions.get(ref))) still++;
       // A downstream taint may name 100,000 refs: one merge, not one insert each.
-      const byRef = s.taints_by_ref.updateMany([...refs].map((ref) => refTaintKey(ref, e.taint_id)), () => true);
+      const byRef = s.taints_by_ref.updateMany([...refs].map((ref) => refTaintKey(ref, e.taint_id)), () => String(event.event_id));
       const record: TaintRecord = {
         taint_id: e.taint_id,
         seq: s.created.taints,
