@@ -386,3 +386,14 @@ test('a run canceled while it waited in a queue for a worker never started, as t
   t.regex(plainLine(changes[0]!, T0), /r-1 daily_revenue canceled \(want w-3 canceled\)$/);
   t.like(m.runs.get('r-1')!, { status: 'canceled', started_at: null, ended_at: T0 + 5_000, waiting_in: undefined });
 });
+
+test('renderProgress groups the counts of a build of thousands of runs', (t) => {
+  const m = model();
+  feed(m, [
+    wantCreated('w-3', ['daily/revenue/date=2026-01-05', 'daily/revenue/date=2026-01-06'], T0 + 10),
+    ...Array.from({ length: 1_200 }, (_, i) => queued(`r-${i + 1}`, 'raw_orders', [`raw/${i}`], ['w-3'], T0 + 30)),
+  ]);
+  const lines = renderProgress(m, T0 + 1_000, 200);
+  t.regex(lines[0]!, /\] 0\/1,200 job runs ended/);
+  t.regex(lines[1]!, /queued 1,200 · running 0/);
+});

@@ -7,6 +7,7 @@ import test from 'ava';
 import { cliAgainst } from './helpers/cli-against.js';
 import { sharedServer } from './helpers/shared-server.js';
 import { until } from './helpers/until.js';
+import { backfillTarget } from '../lib/cli/backfill-target.js';
 
 
 const GRAPH = {
@@ -182,4 +183,27 @@ test.serial('CLI: build of hundreds of partitions shows progress by tenths, not 
   t.is(perRun.length, 0, 'no line per run past a few hundred');
   t.regex(r.stdout, /\d+\/405 job runs ended \(\d+ succeeded, 0 failed\)/);
   t.regex(r.stdout, /405 job runs: 405 succeeded, 0 failed, 0 other\./);
+});
+
+test.serial('a pattern longer than the 1,024 characters a backfill records is sent as its refs; one whose refs do not fit a request is a usage error saying what to do', async (t) => {
+  // 300 dates listed: 3,300 characters in braces, as `build` and `taint` take them.
+  const days = Array.from({ length: 300 }, (_, i) => new Date(Date.UTC(2031, 0, 1 + i)).toISOString().slice(0, 10));
+  const pattern = `day/date={${days.join(',')}}`;
+  t.true(pattern.length > 1024);
+  const r = await cli('--json', 'backfill', pattern, '--detach');
+  t.is(r.code, 0, r.stderr);
+  const reply = JSON.parse(r.stdout);
+  t.is(reply.partitions, 300);
+  const b = await api('GET', `/api/backfills/${reply.backfill_id}`);
+  t.like(b.json, { pattern: '', partitions: 300 });
+  await until(() => api('GET', `/api/backfills/${reply.backfill_id}`), (x) => x.json.status === 'successful', 'the listed backfill to end', 60_000);
+
+  const refs = backfillTarget(pattern);
+  t.deepEqual('partitions' in refs ? refs.partitions.slice(0, 2) : refs, ['day/date=2031-01-01', 'day/date=2031-01-02']);
+  t.deepEqual(backfillTarget('day/date={2031-01-01..2031-12-31}'), { pattern: 'day/date={2031-01-01..2031-12-31}' }, 'a short pattern is sent as it is');
+  t.throws(() => backfillTarget(pattern, 1_000), { message: /^the pattern is 3,310 characters, more than the 1,024 a backfill records, and its 300 refs are too many to send one by one \(over 0 KiB\): write its lists as ranges/ });
+  const huge = `day/date=${'x'.repeat(600)}{${days.slice(0, 2).join(',')}}{1..${'9'.repeat(4)}}`;
+  const refused = await cli('backfill', `${huge}{a,b}`.replace('{a,b}', `{${'y'.repeat(500)},z}`), '--detach');
+  t.is(refused.code, 2, refused.stderr);
+  t.regex(refused.stderr, /more than the 1,024 a backfill records, and its 39,996 refs are too many to send one by one \(over 960 KiB\): write its lists as ranges .* or split it into several backfills\./);
 });

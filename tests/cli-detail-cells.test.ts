@@ -5,6 +5,7 @@
  * given a cell's lines as rows of their own, tests/table-layout.test.ts.)
  */
 import test from 'ava';
+import { groupDigits } from '../lib/group-digits.js';
 import type { JobRunView } from '../lib/api/views.js';
 import { jobRunDetail } from '../lib/cli/commands/job-runs-command.js';
 import { partitionDetail } from '../lib/cli/commands/partitions-command.js';
@@ -20,14 +21,14 @@ test("a run's thousand inputs print as their first CELL_LINES and how many more 
   };
   const out = jobRunDetail(run);
   t.is(out.split('\n').filter((l) => l.includes('(MATERIALIZE)')).length, CELL_LINES);
-  t.regex(out, new RegExp(`… ${2000 - CELL_LINES} more`));
+  t.regex(out, new RegExp(`… ${groupDigits(2000 - CELL_LINES)} more`), "grouped: 1,980");
 });
 
 test('any cell built by hand is cut too; a list says how many more of the whole', (t) => {
   const lines = Array.from({ length: 500 }, (_, i) => `line ${i} of a long cell`);
   const out = detailTable([['many', lines.join('\n')]]);
   t.regex(out, new RegExp(`… ${500 - CELL_LINES} more lines \\(--json has them all\\)`));
-  t.is(listShort(['a', 'b', 'c'], 2, 1200), 'a, b +1198 more');
+  t.is(listShort(['a', 'b', 'c'], 2, 1200), 'a, b +1,198 more');
   t.is(listShort(['a', 'b'], 3), 'a, b');
 });
 

@@ -103,6 +103,10 @@ test.serial('a schedule every 2 s makes wants with the right refs and data_times
   t.is(detail.name, 'every2s');
   t.true(Date.parse(detail.since) < Date.parse(detail.last_tick), 'it counts its ticks from when the daemon first ran with it');
   t.is(detail.next_partitions.length, 2);
+  // A page past the end says how many there are, not that there are none.
+  const past = spawnSync(process.execPath, [BIN, '--server-url', url, 'schedules', '--offset', '10'], { encoding: 'utf8' });
+  t.is(past.status, 0, past.stderr);
+  t.is(past.stdout, 'no schedules at offset 10 (there is 1; use a smaller --offset)\n');
   const unknown = spawnSync(process.execPath, [BIN, '--server-url', url, 'schedules', 'nope'], { encoding: 'utf8' });
   t.not(unknown.status, 0);
   t.regex(unknown.stderr, /No schedule named 'nope'/);

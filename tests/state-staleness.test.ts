@@ -5,7 +5,9 @@
 import test from 'ava';
 import fc from 'fast-check';
 import type { BuildEvent, BuildInput, EventPayload } from '../lib/events/build-event.js';
-import { buildIsTainted, buildLineage, initialState, type BuildState } from '../lib/state/build-state.js';
+import { buildIsTainted, buildLineage, initialState, type BuildState, type TaintRecord } from '../lib/state/build-state.js';
+import { fromSnapshot, toSnapshot } from '../lib/state/snapshot.js';
+import { OrderedMap } from '../lib/state/ordered-map.js';
 import { reduce } from '../lib/state/reduce.js';
 import { consumersPage, staleFromScratch } from '../lib/state/staleness.js';
 import { partitionDetail, taintView } from '../lib/server/lineage-queries.js';
@@ -167,7 +169,11 @@ test("a build's consumers, and each taint's count of refs still tainted, are kep
           }
           // Each taint's count of its refs still tainted, kept as they flip, equals one counted now.
           for (const taint of state.taints.values()) {
-            const counted = [...new Set(taint.partitions)].filter((ref) => buildIsTainted(state.partitions.get(ref))).length;
+            // Those whose current build is tainted and older than the taint: a later taint's mark on a rebuild is not its.
+            const counted = [...new Set(taint.partitions)].filter((ref) => {
+              const p = state.partitions.get(ref);
+              return buildIsTainted(p) && p!.built_event_id < taint.event_id;
+            }).length;
             const kept = taintView(taint, { offset: 0, limit: 1 }).still_tainted;
             if (kept !== counted) throw new Error(`${taint.taint_id} after event ${event.event_id} (${event.type}): kept ${kept} vs counted ${counted}`);
             if (counted > 0 && counted < taint.partitions.length) taintsPartlyRebuilt++;
@@ -247,6 +253,25 @@ test("a tainted input stays tainted for its consumers while it is rebuilt and af
   t.deepEqual(staleFromScratch(s).get('b'), ['input a is tainted'], 'the fold from scratch agrees');
 });
 
+test('a taint whose refs were rebuilt stays at 0 still tainted when a later taint marks the new builds, through a snapshot too', (t) => {
+  const built = (ref: string, build_id: string): EventPayload[] => buildOf(ref, build_id, `r-${build_id}`, `job-${ref}`, [], '');
+  const log = (payloads: EventPayload[]) => payloads.map((e, i) => ({ event_id: i + 1, timestamp: i, ...e }) as BuildEvent);
+  const taint = (taint_id: string, partitions: string[]): EventPayload => ({ type: 'taint_created', taint_created: { taint_id, partitions, reason: '', downstream: false } });
+  const still = (s: BuildState) => [...s.taints.values()].map((x) => [x.taint_id, taintView(x, { offset: 0, limit: 1 }).still_tainted]);
+  const history = [...built('a', 'b-1'), ...built('c', 'b-2'), taint('t-1', ['a', 'c']), ...built('a', 'b-3')];
+  t.deepEqual(still(fold(log(history))), [['t-1', 1]], 'a rebuilt, c not');
+  const again = fold(log([...history, taint('t-2', ['a', 'c'])]));
+  t.deepEqual(still(again), [['t-1', 1], ['t-2', 2]], "t-2's mark on b-3 is not t-1's: t-1 still counts only c");
+  const rebuilt = fold(log([...history, taint('t-2', ['a', 'c']), ...built('a', 'b-4'), ...built('c', 'b-5')]));
+  t.deepEqual(still(rebuilt), [['t-1', 0], ['t-2', 0]]);
+  const loaded = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(again))));
+  t.deepEqual(still(loaded), still(again), 'a snapshot counts them as the fold does');
+  // A record written before taints kept their event (no event_id) counts whatever of its refs is tainted now.
+  const old = toSnapshot(again);
+  old.taints = old.taints.map(({ event_id: _dropped, ...rest }) => rest as unknown as TaintRecord);
+  t.deepEqual(still(fromSnapshot(JSON.parse(JSON.stringify(old)))), [['t-1', 2], ['t-2', 2]]);
+});
+
 test('a retry queued with the definition of its first attempt does not set an edited job back', (t) => {
   const queued = (job_run_id: string, job_fingerprint: string): EventPayload => ({
     type: 'job_run_queued',
@@ -294,4 +319,30 @@ test("a batch run's outputs each consume their own inputs: rebuilding one output
   const s2 = fold(log([...events, ...single('a', 'b-a2', 'r-a2', [{ partition_ref: 'y', build_id: 'b-y' }])]));
   t.deepEqual(consumersPage(s2, 'b-x', 0, 10), { refs: [], total: 0 });
   t.deepEqual(consumersPage(s2, 'b-y', 0, 10), { refs: ['a', 'b'], total: 2 });
+});
+
+test("a flip reads no taint whose count it does not move: a later taint's marks do not decode an earlier taint's refs", (t) => {
+  const built = (ref: string, build_id: string): EventPayload[] => buildOf(ref, build_id, `r-${build_id}`, `job-${ref}`, [], '');
+  const refs = Array.from({ length: 50 }, (_, i) => `p${i}`);
+  const payloads: EventPayload[] = [
+    ...refs.flatMap((ref, i) => built(ref, `b-${i + 1}`)),
+    { type: 'taint_created', taint_created: { taint_id: 't-1', partitions: refs, reason: '', downstream: false } },
+    ...refs.flatMap((ref, i) => built(ref, `b-${i + 100}`)),
+  ];
+  const log = (ps: EventPayload[], from = 1) => ps.map((e, i) => ({ event_id: from + i, timestamp: i, ...e }) as BuildEvent);
+  const before = fold(log(payloads));
+  const get = OrderedMap.prototype.get;
+  let reads = 0;
+  OrderedMap.prototype.get = function (this: OrderedMap<unknown, unknown>, key: unknown) {
+    if (key === 't-1') reads++;
+    return get.call(this, key);
+  } as typeof get;
+  let after: BuildState;
+  try {
+    after = log([{ type: 'taint_created', taint_created: { taint_id: 't-2', partitions: refs, reason: '', downstream: false } }], payloads.length + 1).reduce(reduce, before);
+  } finally {
+    OrderedMap.prototype.get = get;
+  }
+  t.is(reads, 0, "t-1's record was read for flips that do not move its count");
+  t.deepEqual([...after.taints.values()].map((x) => [x.taint_id, x.still_tainted]), [['t-1', 0], ['t-2', 50]]);
 });

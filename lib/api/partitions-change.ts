@@ -50,6 +50,8 @@ export interface LineageNode {
   /** Upstream only: the input has been rebuilt since its consumer's build took this one. */
   rebuilt_since: boolean;
   children: LineageNode[];
+  /** How many inputs (upstream) or consumers (downstream) its build has: `children` lists them unless `truncated`. */
+  children_total: number;
   /** Children left out: the depth or the node budget ran out here. */
   truncated: boolean;
 }

@@ -3,6 +3,7 @@
  * runs it has (a line per run is for builds; ten thousand of them are not read, they are counted). Pure: a view
  * of the backfill in, lines out.
  */
+import { groupDigits } from '../group-digits.js';
 import type { BackfillView } from '../client/platform-client.js';
 import { elapsed } from './build-progress.js';
 
@@ -19,34 +20,76 @@ const plain: BackfillPaint = { good: (s) => s, bad: (s) => s, busy: (s) => s, di
 
 /** `1 partition`, `2 partitions`: a backfill of one listed ref is not '1 partitions'. */
 export function partitionCount(n: number, kind = ''): string {
-  return `${n} ${kind ? `${kind} ` : ''}partition${n === 1 ? '' : 's'}`;
+  return `${groupDigits(n)} ${kind ? `${kind} ` : ''}partition${n === 1 ? '' : 's'}`;
 }
 
 export function settledCount(b: BackfillView): number {
   return b.counts.live + b.counts.failed + b.counts.skipped;
 }
 
-/** `bf-1 building [#####-----] 42% 4200/10000 · 3m10s` then `live 4100 · failed 2 · skipped 98 · building 2 ...`. */
-export function renderBackfill(b: BackfillView, elapsedMs: number, paint: BackfillPaint = plain): string[] {
+/**
+ * `bf-1 building [#####-----] 42% 4,200/10,000 · 3m10s` then `live 4,100 · failed 2 · skipped 98 · building 2 ...`.
+ * With a `width` (a terminal's, redrawn in place) no line is longer: the bar narrows (and goes below 4 columns), the
+ * counts go on over more lines, between two counts, and what still does not fit is cut with `…`; a line the terminal
+ * wrapped would be a row the redraw does not go back over, left behind at each redraw.
+ */
+export function renderBackfill(b: BackfillView, elapsedMs: number, paint: BackfillPaint = plain, width?: number): string[] {
   const done = settledCount(b);
-  const filled = b.partitions === 0 ? BAR_WIDTH : Math.floor((done / b.partitions) * BAR_WIDTH);
-  const pct = b.partitions === 0 ? 100 : Math.floor((done / b.partitions) * 100);
-  const head =
-    `${b.backfill_id} ${b.status} [${paint.good('#'.repeat(filled))}${paint.dim('-'.repeat(BAR_WIDTH - filled))}] ` +
-    `${pct}% ${done}/${partitionCount(b.partitions)} · ${elapsed(elapsedMs)}`;
+  const ratio = b.partitions === 0 ? 1 : done / b.partitions;
+  const pct = Math.floor(ratio * 100);
+  const before = `${b.backfill_id} ${b.status} `;
+  const tail = (word: string) => ` ${pct}% ${groupDigits(done)}/${word ? partitionCount(b.partitions) : groupDigits(b.partitions)} · ${elapsed(elapsedMs)}`;
+  const bar = (barWidth: number, after: string) => {
+    const filled = Math.floor(ratio * barWidth);
+    return `${before}[${paint.good('#'.repeat(filled))}${paint.dim('-'.repeat(barWidth - filled))}]${after}`;
+  };
+  let head: string;
+  if (width === undefined) head = bar(BAR_WIDTH, tail('partitions'));
+  else {
+    // Narrower, it gives up the word "partitions", then the bar, then what does not fit.
+    const room = (after: string) => Math.min(BAR_WIDTH, width - before.length - after.length - 2);
+    const after = [tail('partitions'), tail('')].find((a) => room(a) >= 4);
+    head = after !== undefined ? bar(room(after), after) : cut(`${before.trimEnd()}${tail('')}`, width);
+  }
   const c = b.counts;
-  const parts = [
-    `live ${c.live}`,
-    c.failed > 0 ? paint.bad(`failed ${c.failed}`) : `failed 0`,
-    `skipped ${c.skipped}`,
-    c.building > 0 ? paint.busy(`building ${c.building}`) : 'building 0',
-    `waiting ${c.waiting}`,
-    `pending ${c.pending}`,
+  const parts: Array<[string, ((s: string) => string)?]> = [
+    [`live ${groupDigits(c.live)}`],
+    [`failed ${groupDigits(c.failed)}`, c.failed > 0 ? paint.bad : undefined],
+    [`skipped ${groupDigits(c.skipped)}`],
+    [`building ${groupDigits(c.building)}`, c.building > 0 ? paint.busy : undefined],
+    [`waiting ${groupDigits(c.waiting)}`],
+    [`pending ${groupDigits(c.pending)}`],
     // Only a canceled backfill has any: a "canceled 0" on every other line says nothing.
-    ...(c.canceled > 0 ? [paint.bad(`canceled ${c.canceled}`)] : []),
-    `${b.running_job_runs} running${b.max_concurrent_job_runs > 0 ? ` (cap ${b.max_concurrent_job_runs})` : ''}`,
+    ...(c.canceled > 0 ? [[`canceled ${groupDigits(c.canceled)}`, paint.bad] as [string, (s: string) => string]] : []),
+    [`${groupDigits(b.running_job_runs)} running${b.max_concurrent_job_runs > 0 ? ` (cap ${groupDigits(b.max_concurrent_job_runs)})` : ''}`],
   ];
-  return [head, `  ${parts.join(' · ')}`];
+  const lines = [head];
+  let line = '';
+  let room = 0;
+  for (const [text, colour] of parts) {
+    const t = cut(text, width === undefined ? undefined : width - 2);
+    if (line !== '' && width !== undefined && room < t.length + 3) {
+      lines.push(line);
+      line = '';
+    }
+    if (line === '') {
+      line = '  ';
+      room = width === undefined ? Infinity : width - 2;
+    } else {
+      line += ' · ';
+      room -= 3;
+    }
+    line += colour ? colour(t) : t;
+    room -= t.length;
+  }
+  lines.push(line);
+  return lines;
+}
+
+/** The text cut to `width` columns with `…` (counts and ids: one column a character). */
+function cut(text: string, width: number | undefined): string {
+  if (width === undefined || text.length <= width) return text;
+  return width > 1 ? `${text.slice(0, width - 1)}…` : '…';
 }
 
 /** For a pipe: a line when the backfill crosses each tenth of its range, or changes status. */

@@ -4,6 +4,7 @@
  * from job-run snapshots for runs the build joined before it started), and rendered by pure functions:
  * `renderProgress` for the redrawn block on a terminal, `plainLine` for one line per change otherwise.
  */
+import { groupDigits } from '../group-digits.js';
 import type { EventView, JobRunView, WantView } from '../client/platform-client.js';
 import type { JobRunStatus } from '../state/build-state.js';
 import { runEndedAt } from '../state/run-ended-at.js';
@@ -331,19 +332,19 @@ export function renderProgress(model: BuildModel, nowMs: number, width: number, 
     ['  ['],
     ['#'.repeat(filled), paint.good],
     ['-'.repeat(BAR_WIDTH - filled), paint.dim],
-    [`] ${ended}/${c.total} job runs ended`],
+    [`] ${groupDigits(ended)}/${groupDigits(c.total)} job runs ended`],
   ];
   const tally: Part[] = [
     ['  '],
-    [`queued ${c.queued}`],
+    [`queued ${groupDigits(c.queued)}`],
     [' · '],
-    [`running ${c.running}`, c.running > 0 ? paint.busy : undefined],
+    [`running ${groupDigits(c.running)}`, c.running > 0 ? paint.busy : undefined],
     [' · '],
-    [`succeeded ${c.succeeded}`, c.succeeded > 0 ? paint.good : undefined],
+    [`succeeded ${groupDigits(c.succeeded)}`, c.succeeded > 0 ? paint.good : undefined],
     [' · '],
-    [`failed ${c.failed}`, c.failed > 0 ? paint.bad : undefined],
+    [`failed ${groupDigits(c.failed)}`, c.failed > 0 ? paint.bad : undefined],
   ];
-  if (c.other > 0) tally.push([' · '], [`other ${c.other}`, paint.dim]);
+  if (c.other > 0) tally.push([' · '], [`other ${groupDigits(c.other)}`, paint.dim]);
   const lines = [fit(head, width), fit(tally, width)];
   const running = [...model.runs.values()].filter((r) => r.status === 'running');
   for (const r of running.slice(0, maxRunning)) {
@@ -363,7 +364,7 @@ export function renderProgress(model: BuildModel, nowMs: number, width: number, 
       ),
     );
   }
-  if (running.length > maxRunning) lines.push(fit([[`  … and ${running.length - maxRunning} more running`, paint.dim]], width));
+  if (running.length > maxRunning) lines.push(fit([[`  … and ${groupDigits(running.length - maxRunning)} more running`, paint.dim]], width));
   return lines;
 }
 

@@ -4,6 +4,7 @@
  * (backfill-progress.ts), and it ends as a want's follow does (follow-ending.ts): when the backfill ends, on Ctrl-C
  * (the backfill keeps going), or when the server ends the stream.
  */
+import { groupDigits } from '../group-digits.js';
 import { patternPrefix } from '../graph/partition-pattern.js';
 import { ServerWentAwayError } from './server-went-away-error.js';
 import { EMPTY, type Observable, ReplaySubject, catchError, connectable, defer, firstValueFrom, interval, tap, throttleTime, asyncScheduler } from 'rxjs';
@@ -11,6 +12,7 @@ import { NoServerError } from '../client/server-connection.js';
 import type { BackfillView } from '../client/platform-client.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { partitionCount, plainMilestone, renderBackfill, type BackfillPaint } from './backfill-progress.js';
+import { outputWidth } from './table-layout.js';
 import { followEnding, type Ending } from './follow-ending.js';
 import { colors, isTty, line, printJson, shellWords, statusColor, type CommandContext } from './output.js';
 import type { FollowResult } from './follow-want.js';
@@ -59,7 +61,8 @@ export async function followBackfill(
       }
       return;
     }
-    const lines = renderBackfill(latest, elapsed(latest), paint);
+    // The terminal's width (COLUMNS when set), as a build's progress takes it: a line it wrapped would be left behind.
+    const lines = renderBackfill(latest, elapsed(latest), paint, Math.max(20, (outputWidth() ?? 80) - 1));
     if (drawn > 0) process.stdout.write(`\r${drawn > 1 ? `\x1b[${drawn - 1}A` : ''}\x1b[J`);
     process.stdout.write(lines.join('\n'));
     drawn = lines.length;
@@ -104,7 +107,7 @@ export async function followBackfill(
     // A pipe was given the line of the status it ended with when it moved there: not again.
     if (tty ? drawn === 0 : !sameProgress(shownPlain, b)) line(renderBackfill(b, elapsed(b)).join(''));
     const c = b.counts;
-    line(`backfill ${colors.bold(id)} ${statusColor(b.status)}: ${c.live} live, ${c.failed} failed, ${c.skipped} skipped of ${b.partitions}.`);
+    line(`backfill ${colors.bold(id)} ${statusColor(b.status)}: ${groupDigits(c.live)} live, ${groupDigits(c.failed)} failed, ${groupDigits(c.skipped)} skipped of ${groupDigits(b.partitions)}.`);
     // Only policy 'missing' skips (as 'absent' rebuilds): without a word, "skipped" read as done.
     if (c.skipped > 0) {
       line(

@@ -5,6 +5,7 @@
  * shows progress (progress-view.ts). Ends with a summary table and says how it came out; the command chooses the
  * exit code (settle-follow.ts).
  */
+import { groupDigits } from '../group-digits.js';
 import { EMPTY, type Observable, ReplaySubject, Subject, catchError, connectable, defer, filter, finalize, firstValueFrom, map, merge, tap, throwError } from 'rxjs';
 import { NoServerError } from '../client/server-connection.js';
 import type { EventView, JobRunView, PlatformClient, WantView } from '../client/platform-client.js';
@@ -348,12 +349,12 @@ export async function followWant(
       const bad = runs.filter((r) => r.status === 'failed' && !r.retrying);
       if (bad.length > 0) line(summaryTable(bad.slice(0, 50)));
       const succeeded = runs.filter((r) => r.status === 'succeeded').length;
-      line(`${runs.length} job runs: ${succeeded} succeeded, ${bad.length} failed${bad.length > 50 ? ' (the first 50 shown)' : ''}, ${runs.length - succeeded - bad.length} other.`);
+      line(`${groupDigits(runs.length)} job runs: ${groupDigits(succeeded)} succeeded, ${groupDigits(bad.length)} failed${bad.length > 50 ? ' (the first 50 shown)' : ''}, ${groupDigits(runs.length - succeeded - bad.length)} other.`);
     } else if (runs.length > 0) line(summaryTable(runs));
     if (want.status === 'successful') {
       const left = leftAsTheyWere(want);
       const what =
-        runs.length > 0 ? `${runs.length} job run${runs.length === 1 ? '' : 's'}` : left.length > 0 ? 'nothing to build' : 'nothing to build, every partition was already live';
+        runs.length > 0 ? `${groupDigits(runs.length)} job run${runs.length === 1 ? '' : 's'}` : left.length > 0 ? 'nothing to build' : 'nothing to build, every partition was already live';
       line(`${colors.green('✓')} want ${colors.bold(rootId)} ${statusColor('successful')} in ${took} (${what}).`);
       if (left.length > 0) line(colors.yellow(leftLine(left)));
       for (const l of staleAfter ? stillStaleLines(staleAfter) : []) line(colors.yellow(l));

@@ -2,6 +2,7 @@
  * What the CLI commands share: the client for the chosen server, JSON and table output, colour only on a TTY,
  * and usage errors (exit 2) through commander.
  */
+import { groupDigits } from '../group-digits.js';
 import { CONTROL_CHARACTER } from '../control-characters.js';
 import { Chalk, supportsColor, type ChalkInstance } from 'chalk';
 import { CommanderError, type Command } from 'commander';
@@ -83,7 +84,7 @@ const CELL_LINES_MAX = 40;
 /** The first CELL_LINES of `lines`, then how many more of `total` there are (`hint`: where to see them). */
 export function cellLines(lines: readonly string[], total = lines.length, hint = ''): string {
   const shown = lines.length > CELL_LINES ? lines.slice(0, CELL_LINES) : lines;
-  return `${shown.join('\n')}${total > shown.length ? `\n… ${total - shown.length} more${hint}` : ''}`;
+  return `${shown.join('\n')}${total > shown.length ? `\n… ${groupDigits(total - shown.length)} more${hint}` : ''}`;
 }
 
 /** Key/value rows of one record; empty values are left out. */
@@ -128,7 +129,7 @@ export function duration(ms: number | null | undefined): string {
 /** At most `max` of `items`, then "+N more" of `total` (a list may hold only the first of them). */
 export function listShort(items: readonly string[], max = 3, total = items.length): string {
   const shown = items.length > max ? items.slice(0, max) : items;
-  return total > shown.length ? `${shown.join(', ')} +${total - shown.length} more` : shown.join(', ');
+  return total > shown.length ? `${shown.join(', ')} +${groupDigits(total - shown.length)} more` : shown.join(', ');
 }
 
 /**
@@ -137,9 +138,9 @@ export function listShort(items: readonly string[], max = 3, total = items.lengt
  */
 export function pageFooter(page: { data: unknown[]; total: number; offset: number }, noun: string): string | undefined {
   if (page.data.length === 0 && page.total === 0) return `no ${noun}`;
-  if (page.data.length === 0) return `no ${noun} at offset ${page.offset} (there ${page.total === 1 ? 'is' : 'are'} ${page.total}; use a smaller --offset)`;
+  if (page.data.length === 0) return `no ${noun} at offset ${page.offset} (there ${page.total === 1 ? 'is' : 'are'} ${groupDigits(page.total)}; use a smaller --offset)`;
   if (page.offset === 0 && page.data.length >= page.total) return undefined;
-  return colors.dim(`showing ${page.offset + 1}-${page.offset + page.data.length} of ${page.total} ${noun} (use --offset and --limit for more)`);
+  return colors.dim(`showing ${groupDigits(page.offset + 1)}-${groupDigits(page.offset + page.data.length)} of ${groupDigits(page.total)} ${noun} (use --offset and --limit for more)`);
 }
 
 /** An error in how the command was called: printed by commander, exit code 2. */

@@ -2,6 +2,7 @@
  * Where a followed build's progress goes: redrawn in place on a terminal (a live block under the permanent lines
  * of ended runs), one plain line per job run change in a pipe, nothing with --json.
  */
+import { groupDigits } from '../group-digits.js';
 import { type Subscription, interval } from 'rxjs';
 import { countRuns, elapsed, plainLine, renderProgress, type BuildModel, type Paint, type RunChange } from './build-progress.js';
 import { colors, line } from './output.js';
@@ -52,7 +53,7 @@ export class PlainView implements ProgressView {
     const tenth = Math.floor((ended / expected) * 10);
     if (tenth > this.tenth) {
       this.tenth = tenth;
-      this.note(`${ended}/${expected} job runs ended (${counts.succeeded} succeeded, ${counts.failed} failed)`);
+      this.note(`${groupDigits(ended)}/${groupDigits(expected)} job runs ended (${groupDigits(counts.succeeded)} succeeded, ${groupDigits(counts.failed)} failed)`);
     }
   }
   note(text: string, at = Date.now()): void {

@@ -77,47 +77,57 @@ export const LINEAGE_MAX_NODES = 500;
 
 /**
  * The tree of what a partition's current build consumed (upstream, following each build's recorded inputs), or of
- * what consumed it (downstream, following current builds), to `depth` levels.
+ * what consumed it (downstream, following current builds), to `depth` levels and at most LINEAGE_MAX_NODES nodes.
+ * Filled breadth first: every node of a level before any of the next, so a build's own inputs are all shown before
+ * their inputs are (depth first, a fan-in's first input and its whole tree took the nodes, its other inputs left out).
  */
 export function lineage(state: BuildState, ref: string, direction: 'upstream' | 'downstream', depth: number): LineageNode | undefined {
   const root = state.partitions.get(ref);
   if (!root) return undefined;
   let budget = LINEAGE_MAX_NODES;
-  const node = (partition_ref: string, build_id: string | null, level: number): LineageNode => {
+  const node = (partition_ref: string, build_id: string | null): LineageNode => {
     budget--;
     const p = state.partitions.get(partition_ref);
-    const out: LineageNode = {
+    return {
       partition_ref,
       build_id,
       status: p?.status ?? 'absent',
       stale: (p?.stale_reasons.length ?? 0) > 0,
       rebuilt_since: direction === 'upstream' && build_id !== null && p !== undefined && p.build_id !== build_id,
       children: [],
+      children_total: 0,
       truncated: false,
     };
-    if (build_id === null) return out;
-    const next: Array<[string, string | null]> =
-      direction === 'upstream'
-        ? (() => {
-            const b = state.builds.get(build_id);
-            return (b ? buildLineage(state, b).inputs : []).map((i): [string, string] => [i.partition_ref, i.build_id]);
-          })()
-        : consumersPage(state, build_id, 0, budget + 1).refs.map((c) => [c, state.partitions.get(c)?.build_id || null]);
-    if (next.length === 0) return out;
-    if (level >= depth) {
-      out.truncated = true;
-      return out;
-    }
-    for (const [childRef, childBuild] of next) {
-      if (budget <= 0) {
-        out.truncated = true;
-        break;
-      }
-      out.children.push(node(childRef, childBuild, level + 1));
-    }
-    return out;
   };
-  return node(ref, root.build_id || null, 0);
+  /** The first `limit` of a build's inputs (or consumers), and how many it has. */
+  const next = (build_id: string, limit: number): { refs: Array<[string, string | null]>; total: number } => {
+    if (direction === 'upstream') {
+      const b = state.builds.get(build_id);
+      const inputs = b ? buildLineage(state, b).inputs : [];
+      return { refs: inputs.slice(0, limit).map((i): [string, string] => [i.partition_ref, i.build_id]), total: inputs.length };
+    }
+    const page = consumersPage(state, build_id, 0, limit);
+    return { refs: page.refs.map((c): [string, string | null] => [c, state.partitions.get(c)?.build_id || null]), total: page.total };
+  };
+  const top = node(ref, root.build_id || null);
+  let level: LineageNode[] = [top];
+  for (let at = 0; level.length > 0; at++) {
+    const below: LineageNode[] = [];
+    for (const n of level) {
+      if (n.build_id === null) continue;
+      const { refs, total } = next(n.build_id, at >= depth ? 0 : budget);
+      n.children_total = total;
+      for (const [childRef, childBuild] of refs) {
+        const child = node(childRef, childBuild);
+        n.children.push(child);
+        below.push(child);
+      }
+      // The depth or the node budget ran out here.
+      n.truncated = n.children.length < total;
+    }
+    level = below;
+  }
+  return top;
 }
 
 

@@ -8,7 +8,7 @@ import type {
   PartitionRecord,
   WantRecord,
 } from './build-state.js';
-import { NO_WANTS, TERMINAL_WANT_STATUSES, buildIsTainted, withWant, queueKey, refTaintKey, slaDeadline, slaKey, withState, withStillTainted } from './build-state.js';
+import { NO_WANTS, TERMINAL_WANT_STATUSES, buildIsTainted, taintCounts, withWant, queueKey, refTaintKey, slaDeadline, slaKey, withState, withStillTainted } from './build-state.js';
 import { closeWindow } from './want-window.js';
 import { recordScheduleWantStatus, scheduleOf } from './schedule-fold.js';
 
@@ -91,17 +91,23 @@ export function putPartition(state: BuildState, partition: PartitionRecord): Bui
     byStatus = next;
   }
   const partitions = state.partitions.set(partition.ref, partition);
-  const tainted = buildIsTainted(partition);
-  if (buildIsTainted(old) === tainted) return withState(state, { partitions, partitions_by_status: byStatus });
-  return withState(state, { partitions, partitions_by_status: byStatus, taints: movedTaintCounts(state, partition.ref, tainted ? 1 : -1) });
+  const was = buildIsTainted(old);
+  const is = buildIsTainted(partition);
+  // A taint's count moves when its ref's build turns tainted or not, or is replaced while tainted.
+  if (was === is && (!is || old!.built_event_id === partition.built_event_id)) return withState(state, { partitions, partitions_by_status: byStatus });
+  return withState(state, { partitions, partitions_by_status: byStatus, taints: movedTaintCounts(state, old, partition) });
 }
 
-/** Every taint listing `ref` counts it as tainted, or no longer: O(those taints). */
-function movedTaintCounts(state: BuildState, ref: string, by: 1 | -1): BuildState['taints'] {
+/** Every taint listing the ref counts it as still tainted, or no longer (`taintCounts`): O(those taints). */
+function movedTaintCounts(state: BuildState, old: PartitionRecord | undefined, now: PartitionRecord): BuildState['taints'] {
   let taints = state.taints;
-  const prefix = refTaintKey(ref, '');
-  for (const [key] of state.taints_by_ref.entriesFrom(prefix)) {
+  const prefix = refTaintKey(now.ref, '');
+  for (const [key, eventId] of state.taints_by_ref.entriesFrom(prefix)) {
     if (!key.startsWith(prefix)) break;
+    // Decided from the index: a taint's record is read only when its count moves.
+    const taintEventId = typeof eventId === 'string' ? Number(eventId) : 0;
+    const by = Number(taintCounts(taintEventId, now)) - Number(taintCounts(taintEventId, old));
+    if (by === 0) continue;
     const t = taints.get(key.slice(prefix.length));
     if (t) taints = taints.set(t.taint_id, withStillTainted(t, t.still_tainted + by));
   }

@@ -4,7 +4,7 @@
  */
 import type { BuildEvent, BuildInput } from '../events/build-event.js';
 import type { BuildRecord, BuildState, JobRunRecord, JobRunStatus, PartitionRecord, PartitionStatus, TaintRecord, WantRecord } from './build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES, REBUILT_KEPT, withJobRun, withPartition, withState, withWant, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, refTaintKey, buildIsTainted, slaDeadline, slaKey } from './build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, REBUILT_KEPT, withJobRun, withPartition, withState, withWant, wantsOfRun, TERMINAL_WANT_STATUSES, outputInputBuilds, buildLineage, consumerKey, historyKey, jobPartitionKey, refTaintKey, taintCounts, slaDeadline, slaKey } from './build-state.js';
 import { addRunWant, putJobRun, putPartition, putWant } from './indexed-records.js';
 import { appended, emptyList, listItems, listOf } from './append-list.js';
 import { waitingForWorker } from './run-placement.js';
@@ -249,10 +249,11 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       const s = created(s0, 'taints');
       // Its refs are indexed before they are marked, so the marks it makes count for it as for every other taint.
       const refs = new Set(e.partitions);
+      // Every build there is now was made before it: what of them is tainted already, it counts.
       let still = 0;
-      for (const ref of refs) if (buildIsTainted(s.partitions.get(ref))) still++;
+      for (const ref of refs) if (taintCounts(event.event_id, s.partitions.get(ref))) still++;
       // A downstream taint may name 100,000 refs: one merge, not one insert each.
-      const byRef = s.taints_by_ref.updateMany([...refs].map((ref) => refTaintKey(ref, e.taint_id)), () => true);
+      const byRef = s.taints_by_ref.updateMany([...refs].map((ref) => refTaintKey(ref, e.taint_id)), () => String(event.event_id));
       const record: TaintRecord = {
         taint_id: e.taint_id,
         seq: s.created.taints,
@@ -260,6 +261,7 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
         reason: e.reason,
         downstream: e.downstream,
         created_at: at,
+        event_id: event.event_id,
         still_tainted: still,
       };
       const next = withState(s, {

@@ -15,7 +15,7 @@ import {
   type CreatedCounts,
   type JobRunRecord,
   type TaintRecord,
-  buildIsTainted,
+  taintCounts,
   consumerKey,
   historyKey,
   jobPartitionKey,
@@ -462,13 +462,13 @@ export function* stateFromSnapshot(snap: Snapshot): Generator<void, BuildState, 
   yield;
   // Each taint's refs, and how many of them are tainted now, as the fold keeps them (reduce.ts, indexed-records.ts);
   // counted here, so a base written before the count was kept loads the same.
-  const taintRefs: Array<readonly [string, true]> = [];
+  const taintRefs: Array<readonly [string, string]> = [];
   const taints: TaintRecord[] = [];
   for (const t of snap.taints) {
     let still = 0;
     for (const ref of new Set(t.partitions)) {
-      taintRefs.push([refTaintKey(ref, t.taint_id), true]);
-      if (buildIsTainted(partitions.get(ref))) still++;
+      taintRefs.push([refTaintKey(ref, t.taint_id), String(t.event_id ?? 0)]);
+      if (taintCounts(t.event_id ?? 0, partitions.get(ref))) still++;
     }
     taints.push(withStillTainted(t, still));
   }

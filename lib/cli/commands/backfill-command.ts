@@ -3,6 +3,7 @@
  * aggregate bar until it ends (exit 0 when every partition is live or skipped, 1 when some failed or it was
  * canceled, 130 on Ctrl-C: the backfill keeps going). `platform backfills list|get|wait|cancel`.
  */
+import { groupDigits } from '../../group-digits.js';
 import type { Command } from 'commander';
 import { fromEvent } from 'rxjs';
 import type { BackfillView } from '../../client/platform-client.js';
@@ -16,6 +17,7 @@ import { priorityOption, textOption } from '../request-options.js';
 import { partitionCount, renderBackfill } from '../backfill-progress.js';
 import { connect, detailTable, line, printJson, statusColor, table, usageError, usageExitCode, when, type CommandContext } from '../output.js';
 import { checkPattern, PatternError } from '../../graph/partition-pattern.js';
+import { backfillTarget, BackfillTargetError, type BackfillTarget } from '../backfill-target.js';
 import type { FollowResult } from '../follow-want.js';
 
 interface BackfillOptions {
@@ -36,7 +38,7 @@ function backfillDetail(b: BackfillView): string {
     ['range', b.pattern || partitionCount(b.partitions, 'listed')],
     ['policy', b.policy],
     ['priority', b.priority],
-    ['cap', b.max_concurrent_job_runs > 0 ? `${b.max_concurrent_job_runs} job run${b.max_concurrent_job_runs === 1 ? '' : 's'} at once` : 'none of its own'],
+    ['cap', b.max_concurrent_job_runs > 0 ? `${groupDigits(b.max_concurrent_job_runs)} job run${b.max_concurrent_job_runs === 1 ? '' : 's'} at once` : 'none of its own'],
     // One still building has taken until now; its last change may be long past (a slow run holds it still).
     ['progress', renderBackfill(b, (TERMINAL_WANT_STATUSES.has(b.status) ? Date.parse(b.updated_at) : Date.now()) - Date.parse(b.created_at)).join('\n')],
     ['created', when(b.created_at)],
@@ -66,10 +68,12 @@ export function registerBackfill(program: Command): void {
     .option('--detach', 'print the backfill id and return once it is accepted')
     .action(async (pattern: string, opts: BackfillOptions, cmd: Command) => {
       // Malformed or too large, it is a mistake in the command line (exit 2, as `build` says it), not the server's 400.
+      let target: BackfillTarget;
       try {
         checkPattern(pattern);
+        target = backfillTarget(pattern);
       } catch (err) {
-        if (err instanceof PatternError) usageError(cmd, err.message);
+        if (err instanceof PatternError || err instanceof BackfillTargetError) usageError(cmd, err.message);
         throw err;
       }
       const ctx = await connect(cmd);
@@ -77,7 +81,7 @@ export function registerBackfill(program: Command): void {
       const startedAt = Date.now();
       const { latest_id: after } = await client.listEvents({ limit: 1 });
       const reply = await client.createBackfill({
-        pattern,
+        ...target,
         ...(opts.policy !== undefined ? { policy: opts.policy } : {}),
         ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
         ...(opts.maxConcurrent !== undefined ? { max_concurrent_job_runs: opts.maxConcurrent } : {}),
@@ -110,8 +114,8 @@ export function registerBackfill(program: Command): void {
           statusColor(b.status),
           b.pattern || partitionCount(b.partitions),
           b.policy,
-          `${Math.floor(b.progress * 100)}% of ${b.partitions}`,
-          b.counts.failed,
+          `${Math.floor(b.progress * 100)}% of ${groupDigits(b.partitions)}`,
+          groupDigits(b.counts.failed),
           b.priority,
           b.max_concurrent_job_runs || '',
           when(b.created_at),
@@ -146,7 +150,7 @@ export function registerBackfill(program: Command): void {
       const { client, options } = await connect(cmd);
       const b = await client.cancelBackfill(id);
       if (options.json) return printJson(b);
-      line(`backfill ${b.backfill_id} is ${b.status} (${b.counts.live} of ${partitionCount(b.partitions)} live).`);
+      line(`backfill ${b.backfill_id} is ${b.status} (${groupDigits(b.counts.live)} of ${partitionCount(b.partitions)} live).`);
     });
   usageExitCode(backfills);
 }

@@ -4,16 +4,39 @@ import type { LineageNode } from '../../api/partitions-change.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { colors, connect, line, printJson, statusColor, usageExitCode } from '../output.js';
 import { treeLines } from '../tree-lines.js';
+import { outputWidth } from '../table-layout.js';
+import { groupDigits } from '../../group-digits.js';
 
-/** The tree as lines: `├─`/`└─` branches, each node with its build, status and staleness. */
-export function lineageTree(root: LineageNode): string[] {
+/**
+ * The tree as lines: `├─`/`└─` branches, each node with its build, status and staleness. What a node's children leave
+ * out says why: the depth asked (`raise --depth`) or the answer's cap of nodes (a lineage of that node shows them).
+ */
+export function lineageTree(root: LineageNode, depth: number, maxNodes: number, direction: 'upstream' | 'downstream', width?: number): string[] {
   const label = (n: LineageNode) => {
     const parts = [colors.bold(n.partition_ref), n.build_id ?? colors.dim('(no build)'), statusColor(n.status)];
     if (n.stale) parts.push(colors.yellow('stale'));
     if (n.rebuilt_since) parts.push(colors.magenta('rebuilt since'));
     return parts.join(' ');
   };
-  return treeLines(root, label, (n) => n.children, (n) => (n.truncated ? colors.dim('… (deeper or more: raise --depth)') : undefined));
+  const levels = new Map<LineageNode, number>();
+  const walk = (n: LineageNode, at: number): void => {
+    levels.set(n, at);
+    for (const c of n.children) walk(c, at + 1);
+  };
+  walk(root, 0);
+  const noun = (k: number) => (direction === 'upstream' ? (k === 1 ? 'input' : 'inputs') : k === 1 ? 'consumer' : 'consumers');
+  const more = (n: LineageNode): string | undefined => {
+    if (!n.truncated) return undefined;
+    // A reply from a daemon before children_total: no count.
+    const left = (n.children_total ?? 0) - n.children.length;
+    if ((levels.get(n) ?? 0) >= depth) return colors.dim(`… ${left > 0 ? `${groupDigits(left)} ${noun(left)} ` : ''}deeper (raise --depth)`);
+    const of = left > 0 ? `${groupDigits(left)} more of its ${groupDigits(n.children_total)} ${noun(n.children_total)}` : 'more';
+    const own = `platform lineage ${n.partition_ref}${direction === 'downstream' ? ' --downstream' : ''} --depth 1`;
+    // Of the root, that is the command just run: no use saying it.
+    const hint = n === root ? '' : `; its own: ${own}`;
+    return colors.dim(`… ${of} (a lineage shows at most ${groupDigits(maxNodes)} partitions${hint})`);
+  };
+  return treeLines(root, label, (n) => n.children, more, width);
 }
 
 export function registerLineage(program: Command): void {
@@ -27,7 +50,7 @@ export function registerLineage(program: Command): void {
       const { client, options } = await connect(self);
       const reply = await client.lineage(ref, { direction: opts.downstream ? 'downstream' : 'upstream', ...(opts.depth !== undefined ? { depth: opts.depth } : {}) });
       if (options.json) return printJson(reply);
-      line(lineageTree(reply.root).join('\n'));
+      line(lineageTree(reply.root, reply.depth, reply.max_nodes, reply.direction, outputWidth()).join('\n'));
     });
   usageExitCode(cmd);
 }

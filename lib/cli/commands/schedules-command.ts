@@ -136,6 +136,11 @@ export function registerSchedules(program: Command): void {
       // The schedules are the graph in use: while platform.json is refused, those of its last valid version, not the
       // file's. An older daemon says nothing of it (undefined).
       const refused = (await client.serverStatus()).graph_problem;
+      // A page past the end of some: how many there are, as every list says it (not "add schedules").
+      if (page.data.length === 0 && page.total > 0) {
+        line(pageFooter(page, 'schedules')!);
+        return;
+      }
       if (page.data.length === 0) {
         line(
           refused

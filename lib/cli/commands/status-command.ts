@@ -4,6 +4,7 @@
  * when none does (as LSB `status` scripts do) or the one there does not answer, so `platform status >/dev/null && ...`
  * tests for a usable server; 1 for errors (e.g. no workspace).
  */
+import { groupDigits } from '../../group-digits.js';
 import type { Command } from 'commander';
 import { describeProbe, workspaceRootFor } from '../../client/server-connection.js';
 import { probeServer, type ServerStatus } from '../../client/server-probe.js';
@@ -37,7 +38,7 @@ export function formatStatus(url: string, st: ServerStatus): string {
     `  uptime     ${formatUptime(st.uptime_seconds)}  (since ${st.started_at})`,
     `  workspace  ${st.workspace_root}`,
     `  version    ${st.version}`,
-    `  counts     ${c.wants} wants, ${c.job_runs} job runs (${c.running_job_runs} running), ${c.partitions} partitions, ` +
+    `  counts     ${groupDigits(c.wants)} wants, ${groupDigits(c.job_runs)} job runs (${groupDigits(c.running_job_runs)} running), ${groupDigits(c.partitions)} partitions, ` +
       `${c.queued_commands} queued commands`,
     `  executor   ${executorLine(st.executor)}`,
     // Only when what is configured is not what is in use: why, and what to do.

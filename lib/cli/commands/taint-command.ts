@@ -1,4 +1,5 @@
 /** `platform taint <ref...> [--downstream] [--reason]` and `platform taints list|get`. */
+import { groupDigits } from '../../group-digits.js';
 import type { Command } from 'commander';
 import type { TaintView } from '../../api/partitions-change.js';
 import { pagedListCommand } from '../paged-list-command.js';
@@ -12,15 +13,15 @@ function taintDetail(t: TaintView, offset: number): string {
   const shown = Math.min(t.partitions.length, CELL_LINES);
   const partitions =
     offset >= t.partitions_total && offset > 0
-      ? `(--partitions-offset ${offset} is past its ${t.partitions_total} partitions)`
-      : `${offset > 0 ? `… ${offset} before (--partitions-offset)\n` : ''}${cellLines(t.partitions, t.partitions_total - offset, ` (--partitions-offset ${offset + shown})`)}`;
+      ? `(--partitions-offset ${offset} is past its ${groupDigits(t.partitions_total)} partitions)`
+      : `${offset > 0 ? `… ${groupDigits(offset)} before (--partitions-offset)\n` : ''}${cellLines(t.partitions, t.partitions_total - offset, ` (--partitions-offset ${offset + shown})`)}`;
   return detailTable([
     ['taint', t.taint_id],
     ['reason', t.reason || '(none given)'],
     ['downstream', t.downstream ? 'yes' : 'no'],
     ['created', when(t.created_at)],
     ['partitions', partitions],
-    ['still tainted', `${t.still_tainted} of ${t.partitions_total}`],
+    ['still tainted', `${groupDigits(t.still_tainted)} of ${groupDigits(t.partitions_total)}`],
   ]);
 }
 
@@ -36,7 +37,7 @@ export function registerTaint(program: Command): void {
       const { client, options } = await connect(cmd);
       const reply = await client.createTaint({ partitions, downstream: opts.downstream === true, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) });
       if (options.json) return printJson(reply);
-      line(`${reply.taint_id}: tainted ${reply.partitions_total} partition${reply.partitions_total === 1 ? '' : 's'}: ${listShort(reply.partitions, 10, reply.partitions_total)}${reply.partitions_total > 10 ? ` (all of them: platform taints get ${reply.taint_id})` : ''}`);
+      line(`${reply.taint_id}: tainted ${groupDigits(reply.partitions_total)} partition${reply.partitions_total === 1 ? '' : 's'}: ${listShort(reply.partitions, 10, reply.partitions_total)}${reply.partitions_total > 10 ? ` (all of them: platform taints get ${reply.taint_id})` : ''}`);
       line("Wants for them rebuild them: 'platform build <ref>' (or 'platform build --stale <ref>' for what consumed them).");
     });
   usageExitCode(taint);
@@ -50,7 +51,7 @@ export function registerTaint(program: Command): void {
     rows: (items) =>
       table(
         ['Taint', 'Partitions', 'Still tainted', 'Downstream', 'Reason', 'Created'],
-        items.map((t) => [t.taint_id, listShort(t.partitions, 2, t.partitions_total), `${t.still_tainted} of ${t.partitions_total}`, t.downstream ? 'yes' : '', t.reason, when(t.created_at)]),
+        items.map((t) => [t.taint_id, listShort(t.partitions, 2, t.partitions_total), `${groupDigits(t.still_tainted)} of ${groupDigits(t.partitions_total)}`, t.downstream ? 'yes' : '', t.reason, when(t.created_at)]),
       ),
   });
   taints

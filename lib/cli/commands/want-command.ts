@@ -1,4 +1,5 @@
 /** `platform want create|list|get|tree|wait|cancel`. */
+import { groupDigits } from '../../group-digits.js';
 import { BACKFILL_POLICY_OF } from '../../api/backfill-policy.js';
 import type { Command } from 'commander';
 import { TERMINAL_WANT_STATUSES, WANT_STATUSES } from '../../state/build-state.js';
@@ -12,6 +13,7 @@ import { pagedListCommand } from '../paged-list-command.js';
 import { refsOf } from '../pattern-args.js';
 import type { CreateWantBody, WantTreeNode, WantTreeReply, WantView } from '../../client/platform-client.js';
 import { treeLines } from '../tree-lines.js';
+import { outputWidth } from '../table-layout.js';
 import { WANT_TREE_DEFAULT, WANT_TREE_MAX } from '../../api/want-tree.js';
 import {
   cellLines,
@@ -59,18 +61,18 @@ export function wantDetail(w: WantView): string {
   const rebuiltTotal = Math.max(w.rebuilt_total ?? 0, w.rebuilt.length);
   // The list holds each partition once; the total counts rebuilds (a partition rebuilt twice, twice).
   const more = w.rebuilt.length > 10 ? `\n… ${w.rebuilt.length - 10} more` : '';
-  const all = rebuiltTotal > w.rebuilt.length ? `\n(${rebuiltTotal} rebuilds in all)` : '';
+  const all = rebuiltTotal > w.rebuilt.length ? `\n(${groupDigits(rebuiltTotal)} rebuilds in all)` : '';
   if (w.rebuilt.length > 0) rows.push(['rebuilt', `${w.rebuilt.slice(0, 10).join('\n')}${more}${all}`]);
   if (w.parent_want_id) rows.push(['parent want', w.parent_want_id]);
   if (w.root_want_id && w.root_want_id !== w.want_id) rows.push(['root want', w.root_want_id]);
-  if (w.child_wants_total > 0) rows.push(['derived wants', `${listShort(w.child_want_ids, 10)}${w.child_wants_total > w.child_want_ids.length ? ` (${w.child_wants_total} in all)` : ''} (see: platform want tree ${w.want_id})`]);
-  rows.push(['job runs', w.job_run_ids.length > 0 ? `${listShort(w.job_run_ids, 10)}${w.job_runs_total > w.job_run_ids.length ? ` (${w.job_runs_total} in all)` : ''}` : '']);
+  if (w.child_wants_total > 0) rows.push(['derived wants', `${listShort(w.child_want_ids, 10)}${w.child_wants_total > w.child_want_ids.length ? ` (${groupDigits(w.child_wants_total)} in all)` : ''} (see: platform want tree ${w.want_id})`]);
+  rows.push(['job runs', w.job_run_ids.length > 0 ? `${listShort(w.job_run_ids, 10)}${w.job_runs_total > w.job_run_ids.length ? ` (${groupDigits(w.job_runs_total)} in all)` : ''}` : '']);
   if (w.cancel_reason) rows.push(['cancel reason', w.cancel_reason]);
   return detailTable(rows);
 }
 
 /** The tree as lines, from the reply's breadth-first nodes: each want with its status, partitions, source and runs. */
-export function wantTreeLines(reply: WantTreeReply): string[] {
+export function wantTreeLines(reply: WantTreeReply, width?: number): string[] {
   const children = new Map<string, WantTreeNode[]>();
   for (const n of reply.nodes) {
     if (n.parent_want_id === null) continue;
@@ -80,16 +82,16 @@ export function wantTreeLines(reply: WantTreeReply): string[] {
   }
   const label = (n: WantTreeNode) => {
     const more = n.partitions_total - n.partitions.length;
-    const refs = `${n.partitions.join(', ')}${more > 0 ? ` +${more}` : ''}`;
-    const runs = `${n.job_runs_total} job run${n.job_runs_total === 1 ? '' : 's'}`;
+    const refs = `${n.partitions.join(', ')}${more > 0 ? ` +${groupDigits(more)} more` : ''}`;
+    const runs = `${groupDigits(n.job_runs_total)} job run${n.job_runs_total === 1 ? '' : 's'}`;
     return `${colors.bold(n.want_id)} ${statusColor(n.status)} ${refs} ${colors.dim(`(${n.source}, ${runs})`)}`;
   };
   const listed = (n: WantTreeNode) => children.get(n.want_id) ?? [];
   const left = (n: WantTreeNode) => {
     const out = n.children_total - listed(n).length;
-    return out > 0 ? colors.dim(`… ${out} more derived want${out === 1 ? '' : 's'}${reply.truncated ? ' (raise --limit)' : ''}`) : undefined;
+    return out > 0 ? colors.dim(`… ${groupDigits(out)} more derived want${out === 1 ? '' : 's'}${reply.truncated ? ' (raise --limit)' : ''}`) : undefined;
   };
-  return treeLines(reply.nodes[0]!, label, listed, left);
+  return treeLines(reply.nodes[0]!, label, listed, left, width);
 }
 
 export function wantRows(wants: WantView[]): string {
@@ -177,7 +179,7 @@ export function registerWant(program: Command): void {
       const { client, options } = await connect(cmd);
       const reply = await client.wantTree(id, opts.limit !== undefined ? { limit: opts.limit } : {});
       if (options.json) return printJson(reply);
-      line(wantTreeLines(reply).join('\n'));
+      line(wantTreeLines(reply, outputWidth()).join('\n'));
     });
 
   want
