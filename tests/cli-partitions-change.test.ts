@@ -225,6 +225,10 @@ test('partitions lookup shows many partitions at once and names the refs never s
   const json = JSON.parse((await cli('--json', 'partitions', 'lookup', 'report/9', 'nowhere/9')).stdout);
   t.deepEqual(json.data.map((p: { partition_ref: string }) => p.partition_ref), ['report/9']);
   t.deepEqual(json.unknown, ['nowhere/9']);
+  // A thousand refs never seen: the first 20 named, the rest counted (was one line of all of them, 8 KB).
+  const unseen = await cli('partitions', 'lookup', 'nowhere/{1..1000}');
+  t.is(unseen.code, 0, unseen.stderr);
+  t.is(unseen.stdout, `never seen (nothing has built them, nor begun to): 1,000 refs: ${Array.from({ length: 20 }, (_, i) => `nowhere/${i + 1}`).join(', ')} +980 more (--json lists them all)\n`);
   const many = await cli('partitions', 'lookup', 'raw/{1..1001}');
   t.is(many.code, 2);
   t.regex(many.stderr, /1,001 refs given; a lookup takes at most 1,000/);

@@ -11,6 +11,9 @@ import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { pagedListCommand } from '../paged-list-command.js';
 import { cellLines, colors, connect, detailTable, endedHow, line, listShort, printJson, runWithJob, statusColor, table, usageError, usageExitCode, when } from '../output.js';
 
+/** How many of the refs a lookup never saw are named; the rest are counted. */
+const UNKNOWN_NAMED = 20;
+
 export function partitionDetail(p: PartitionDetailView): string {
   const rows: Array<[string, string | number | null]> = [
     ['partition', p.partition_ref],
@@ -116,7 +119,9 @@ export function registerPartitions(program: Command): void {
         );
       }
       const n = reply.unknown.length;
-      if (n > 0) line(colors.dim(`never seen (nothing has built them, nor begun to): ${n === 1 ? '1 ref' : `${n} refs`}: ${reply.unknown.join(', ')}`));
+      // The first of them: a thousand refs never seen were one line of 8 KB.
+      const named = `${listShort(reply.unknown, UNKNOWN_NAMED)}${n > UNKNOWN_NAMED ? ' (--json lists them all)' : ''}`;
+      if (n > 0) line(colors.dim(`never seen (nothing has built them, nor begun to): ${n === 1 ? '1 ref' : `${groupDigits(n)} refs`}: ${named}`));
     });
   usageExitCode(partitions);
 }
