@@ -254,3 +254,18 @@ test.serial('stop right after a command spawned the daemon (before it could say 
   t.is(started.code, 75, started.stderr);
   t.regex(started.stderr, /was stopped while it started \(platform stop, or a signal\), so this command was not carried out/);
 });
+
+test('a daemon that reads a large snapshot is said to: status names how far its read got', async (t) => {
+  t.timeout(60_000);
+  const dir = makeWorkspace(t);
+  writeFileSync(join(dir, 'platform.json'), JSON.stringify({ jobs: [] }));
+  // A start under way, as a daemon reading its snapshot writes it (a `serve` process of this pid).
+  const fake = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)', 'serve'], { stdio: 'ignore' });
+  t.teardown(() => fake.kill('SIGKILL'));
+  const info = { pid: fake.pid!, started_at: new Date().toISOString(), events_replayed: 0, events_to_replay: 0, snapshot_unused: null, snapshot_bytes_read: 12_300_000, snapshot_bytes: 55_000_000 };
+  writeFileSync(join(dir, '.platform', 'server-starting.json'), JSON.stringify(info));
+  const status = await cli(dir, {}, 'status');
+  t.regex(status.stdout, new RegExp(`\\(pid ${fake.pid}\\) is starting, reading its snapshot: 12\\.3 of 55\\.0 MB\\. Commands wait for it\\.`), status.stdout + status.stderr);
+  const json = await cli(dir, {}, '--json', 'status');
+  t.like((JSON.parse(json.stdout) as { starting: object }).starting, { snapshot_bytes_read: 12_300_000, snapshot_bytes: 55_000_000 });
+});

@@ -3,7 +3,7 @@
  * the events, is the state a full fold gives. A snapshot that does not fit the log or the code is ignored.
  */
 import test, { type ExecutionContext } from 'ava';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import type { BuildEvent } from '../lib/events/build-event.js';
@@ -18,6 +18,7 @@ import { makeWorkspace } from './helpers/server-fixture.js';
 import { poll } from './helpers/jobs-fixture.js';
 import { canon } from './helpers/state-canon.js';
 import { ImageCarry } from '../lib/state/image-carry.js';
+import { StartStopped, type StartProgress } from '../lib/state/store-start.js';
 import { BUSY_FRAME_MS, BUSY_SHARE, QUIET_AFTER_MS, QUIET_FRAME_MS, SharePacer, frameBudgetMs, frameRestMs } from '../lib/state/frame-budget.js';
 import { PAUSE_POINT, imagePieces, stateOfImage } from '../lib/state/state-image.js';
 
@@ -661,4 +662,31 @@ test('a writer\'s rests keep its frames to BUSY_SHARE of the time since the log 
   // Quiet: no rest, and the count starts again.
   t.is(pacer.rest(3, QUIET_AFTER_MS, now + 3), 0);
   t.is(pacer.rest(3, 0, now + 1000), full);
+});
+
+test("a store's open says how far its read of the snapshot got, before any replay; a stop said there ends the open, not the snapshot's use", async (t) => {
+  const { dir, log } = await logWith(t, 30);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'snapshot.bin');
+  const first = await StateStore.open(log, path);
+  t.true(await first.saveSnapshot(path, 0));
+  first.close();
+  const size = statSync(path).size;
+  const told: StartProgress[] = [];
+  const second = await StateStore.open(log, path, { onReplay: (p) => void told.push(p) });
+  second.close();
+  t.is(second.start.source, 'snapshot');
+  const reads = told.filter((p) => (p.snapshot_bytes ?? 0) > 0);
+  t.true(reads.length >= 1, JSON.stringify(told));
+  t.like(reads[0], { events_replayed: 0, events_to_replay: 0, snapshot_bytes: size });
+  t.true(reads[0]!.snapshot_bytes_read! > 0 && reads[0]!.snapshot_bytes_read! < size, JSON.stringify(reads[0]));
+  // `platform stop` while the daemon reads its snapshot: the open ends (it was read as a damaged snapshot, and replayed).
+  await t.throwsAsync(
+    StateStore.open(log, path, {
+      onReplay: (p) => {
+        if ((p.snapshot_bytes ?? 0) > 0) throw new StartStopped('stopped by SIGTERM while starting');
+      },
+    }),
+    { instanceOf: StartStopped },
+  );
 });

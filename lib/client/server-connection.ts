@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { removeServerInfo, serverInfoPath, type ServerInfo } from './server-info.js';
 import { lockHolder, tryAcquireDaemonLock } from './daemon-lock.js';
 import { DaemonStartError, serverLogPath, startDaemon, startTimeoutMs, waitForStartingDaemon } from './start-daemon.js';
-import { liveStartingInfo, startingWords, type StartingInfo } from './server-starting.js';
+import { liveStartingInfo, startingProgress, startingWords, type StartingInfo } from './server-starting.js';
 import { probeServer, terminateServer, type Probe, type ServerStatus, type StaleProbe } from './server-probe.js';
 import { findWorkspaceRoot } from './workspace.js';
 import { workspaceDaemonAt } from './server-url-daemon.js';
@@ -176,7 +176,7 @@ async function ensureServer(root: string, opts: ConnectOptions): Promise<ServerC
   const timeoutMs = opts.startTimeoutMs ?? startTimeoutMs();
   // The holder may need to wait for or stop an old server (up to 40 s) and then start one.
   let deadline = Date.now() + timeoutMs + (opts.unresponsiveWaitMs ?? UNRESPONSIVE_WAIT_MS) + 20_000;
-  let replayedSeen = -1;
+  let replayedSeen = '';
   for (;;) {
     const lock = tryAcquireDaemonLock(root);
     if (lock) {
@@ -209,8 +209,8 @@ async function ensureServer(root: string, opts: ConnectOptions): Promise<ServerC
     if (probe.state === 'running') return connection(root, probe, false);
     // The holder's daemon replays a long log: waited for as long as it goes on.
     const starting = liveStartingInfo(root);
-    if (starting && starting.events_replayed !== replayedSeen) {
-      replayedSeen = starting.events_replayed;
+    if (starting && startingProgress(starting) !== replayedSeen) {
+      replayedSeen = startingProgress(starting);
       deadline = Math.max(deadline, Date.now() + timeoutMs);
     }
     if (Date.now() >= deadline) {

@@ -14,7 +14,7 @@ import { isPidAlive } from '../system/pid-liveness.js';
 import { fileHolder } from '../system/file-holder.js';
 import { VERSION } from '../version.js';
 import { probeServer, type Probe } from './server-probe.js';
-import { readStartingInfo, removeStartingInfo, writeSpawnedInfo, type StartingInfo } from './server-starting.js';
+import { readStartingInfo, removeStartingInfo, startingProgress, writeSpawnedInfo, type StartingInfo } from './server-starting.js';
 import { platformDir } from './workspace.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 15_000;
@@ -140,6 +140,7 @@ async function waitForStart(
   let deadline = Date.now() + timeoutMs;
   // The last count of events replayed `pid` said; -1 before its first news.
   let replayed = -1;
+  let seen = '';
   // The server renames server.json into place once it listens: that wakes the wait at once, where a poll every
   // 50 ms cost a start 25 ms on average. The poll stays, for a file system without events.
   const changed = fileChanges(platformDir(root), 'server.json');
@@ -151,11 +152,14 @@ async function waitForStart(
       const end = ended();
       if (end) throw end;
       const starting = readStartingInfo(root);
-      if (starting !== undefined && starting.pid === pid && starting.events_replayed !== replayed) {
+      // News: more of the log replayed, or of the snapshot read (a large one on a busy machine takes a while).
+      const progress = starting === undefined ? '' : startingProgress(starting);
+      if (starting !== undefined && starting.pid === pid && progress !== seen) {
+        seen = progress;
         replayed = starting.events_replayed;
         deadline = Date.now() + timeoutMs;
-        // Said only of a replay: a start that reads its state and goes says nothing.
-        if (starting.events_to_replay > 0) onStarting?.(starting);
+        // Said only of a replay or a long read: a start that reads its state and goes says nothing.
+        if (starting.events_to_replay > 0 || (starting.snapshot_bytes ?? 0) > 0) onStarting?.(starting);
       }
       if (Date.now() >= deadline) {
         const still = replayed >= 0 ? `went ${Math.round(timeoutMs / 1000)} s without news of its start` : `did not answer within ${Math.round(timeoutMs / 1000)} s`;

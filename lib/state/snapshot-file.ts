@@ -13,6 +13,7 @@
  * or ahead of the log is ignored (a full replay follows), never trusted. A compaction base is the truth: any later
  * version of platform that knows its record format reads it.
  */
+import { StartStopped } from './store-start.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
@@ -243,30 +244,33 @@ export type DeltaRead = { at_event: number; unused?: undefined } | { at_event?: 
  * takes on the image it was read from (image-carry.ts `takeLoaded`), so the next image copies what did not change
  * since.
  */
-export async function readSnapshotOrWhy(path: string, version: string, log: LogProbe, carry?: ImageCarry): Promise<SnapshotRead> {
+/** How far a read of a snapshot's file got: its bytes decoded so far, of its size (a large image takes a while). */
+export type SnapshotReadProgress = (bytesRead: number, bytes: number) => void;
+
+export async function readSnapshotOrWhy(path: string, version: string, log: LogProbe, carry?: ImageCarry, onRead?: SnapshotReadProgress): Promise<SnapshotRead> {
   if (version === '') return { why: 'run from sources, nothing vouches for a snapshot' };
   // The header alone first: after an upgrade the image is read once, for its records (it was read whole twice).
   const header = await readSnapshotHeader(path);
   if (header !== undefined && header.version !== version) {
     // After an upgrade: the image's records, its indexes built again by this code; a delta of that version is not read.
-    const records = await readImageRecords(path, log);
+    const records = await readImageRecords(path, log, onRead);
     return records.snapshot ? { state: fromSnapshot(records.snapshot), otherVersion: true } : { why: `${OTHER_VERSION}${records.why ? ` (${records.why})` : ''}` };
   }
-  const read = await readImageFile(path, version, log, carry);
+  const read = await readImageFile(path, version, log, carry, onRead);
   if (!read.state) return { why: read.why };
   const image = read.state;
   const imageId = read.header.image_id ?? '';
-  const delta = await readDeltaFile(deltaPathOf(path), version, log, image, imageId);
+  const delta = await readDeltaFile(deltaPathOf(path), version, log, image, imageId, onRead);
   if (delta.why === 'missing') return { state: image, image, imageId };
   if (!delta.state) return { state: image, image, imageId, delta: { unused: delta.why } };
   return { state: delta.state, image, imageId, delta: { at_event: delta.state.last_event_id } };
 }
 
 /** The image with the delta at `path` set on it, if the delta was written against that very image; else why not. */
-async function readDeltaFile(path: string, version: string, log: LogProbe, image: BuildState, imageId: string): Promise<{ state?: BuildState; why: string }> {
+async function readDeltaFile(path: string, version: string, log: LogProbe, image: BuildState, imageId: string, onRead?: SnapshotReadProgress): Promise<{ state?: BuildState; why: string }> {
   const ofThisImage = (header: SnapshotHeader): string =>
     imageId === '' || header.base_image_id !== imageId ? 'of another snapshot' : headerMisfit(header, log, [DELTA_FORMAT]);
-  return readStateFile(path, version, log, ofThisImage, (pieces) => applyDelta(image, pieces));
+  return readStateFile(path, version, log, ofThisImage, (pieces) => applyDelta(image, pieces), onRead);
 }
 
 /**
@@ -279,6 +283,7 @@ async function readStateFile(
   log: LogProbe,
   misfit: (header: SnapshotHeader) => string,
   make: (pieces: unknown[]) => BuildState,
+  onRead?: SnapshotReadProgress,
 ): Promise<{ state: BuildState; header: SnapshotHeader; why: string } | { state?: undefined; header?: undefined; why: string }> {
   let state: BuildState;
   let header: SnapshotHeader;
@@ -288,10 +293,12 @@ async function readStateFile(
     if (header.version !== version) return { why: OTHER_VERSION };
     const why = misfit(header);
     if (why) return { why };
-    const read = checkedPieces(data);
+    const read = checkedPieces(data, onRead);
     if (!read.pieces) return { why: read.why };
     state = make(read.pieces);
   } catch (err) {
+    // A stop of the start, said by the read's progress: not the file's fault.
+    if (err instanceof StartStopped) throw err;
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { why: 'missing' };
     // A file that ends inside a frame, or before its header's end (a disk that filled, a copy cut off): cut short.
     if (err instanceof CutShortError) return { why: 'cut short' };
@@ -307,7 +314,7 @@ async function readStateFile(
  * The header and lines of an image or a delta file, each frame checked against the end line's count and CRC-32; or
  * why they cannot be trusted. Throws CutShortError on a file that ends inside a frame.
  */
-function checkedPieces(data: Buffer): { header: SnapshotHeader; pieces: unknown[]; why: string } | { header?: undefined; pieces?: undefined; why: string } {
+function checkedPieces(data: Buffer, onRead?: SnapshotReadProgress): { header: SnapshotHeader; pieces: unknown[]; why: string } | { header?: undefined; pieces?: undefined; why: string } {
   const parsed = parseHeader(data);
   const frames = framesOf(data, parsed.eol + 1);
   const last = frames.pop();
@@ -319,6 +326,7 @@ function checkedPieces(data: Buffer): { header: SnapshotHeader; pieces: unknown[
   if (!Array.isArray(endLine) || endLine[0] !== 'end') return { why: 'cut short' };
   const pieces: unknown[] = [];
   for (const f of frames) {
+    onRead?.(f.at, data.length);
     const lines = p.unpack(f.bytes) as unknown;
     if (!Array.isArray(lines)) return { why: 'damaged' };
     for (const line of lines) pieces.push(line);
@@ -335,7 +343,7 @@ const OTHER_VERSION = 'written by another version of platform';
  * says which records format its records are in and this code reads that format; else why not ('' for an image written
  * before images said it: the plain reason stands).
  */
-async function readImageRecords(path: string, log: LogProbe): Promise<{ snapshot?: Snapshot; why: string }> {
+async function readImageRecords(path: string, log: LogProbe, onRead?: SnapshotReadProgress): Promise<{ snapshot?: Snapshot; why: string }> {
   let header: SnapshotHeader;
   let snapshot: Snapshot;
   try {
@@ -345,10 +353,11 @@ async function readImageRecords(path: string, log: LogProbe): Promise<{ snapshot
     if (!SNAPSHOT_FORMATS_READ.includes(header.records_format)) return { why: `its records of format ${header.records_format}, this platform reads ${SNAPSHOT_FORMATS_READ.join(' or ')}` };
     const misfit = headerMisfit(header, log, [IMAGE_FORMAT]);
     if (misfit) return { why: misfit };
-    const read = checkedPieces(data);
+    const read = checkedPieces(data, onRead);
     if (!read.pieces) return { why: read.why };
     snapshot = snapshotFromLines(header.last_event_id, recordLinesOfImage(read.pieces));
   } catch (err) {
+    if (err instanceof StartStopped) throw err;
     if (err instanceof CutShortError) return { why: 'cut short' };
     return { why: `its records unreadable: ${err instanceof Error ? err.message : String(err)}` };
   }
@@ -367,9 +376,10 @@ async function readImageFile(
   version: string,
   log: LogProbe,
   carry?: ImageCarry,
+  onRead?: SnapshotReadProgress,
 ): Promise<{ state: BuildState; header: SnapshotHeader; why: string } | { state?: undefined; header?: undefined; why: string }> {
   const loaded: { image?: LoadedImage } = {};
-  const read = await readStateFile(path, version, log, (header) => headerMisfit(header, log, [IMAGE_FORMAT]), (pieces) => stateFromImage(pieces, carry ? loaded : undefined));
+  const read = await readStateFile(path, version, log, (header) => headerMisfit(header, log, [IMAGE_FORMAT]), (pieces) => stateFromImage(pieces, carry ? loaded : undefined), onRead);
   if (read.state && carry && loaded.image) carry.takeLoaded(loaded.image);
   return read;
 }

@@ -238,7 +238,21 @@ export class StateStore {
     // A snapshot that does not hold together is only a lost shortcut (undefined): the log is replayed.
     // The carry takes on the image it starts from: the first snapshot after a start copies what did not change.
     const carry = new ImageCarry();
-    const read = snapshotPath ? await readSnapshotOrWhy(snapshotPath, stateCodeFingerprint(), logProbe(log), carry) : { why: 'missing' };
+    // The read said as it begins, then at most every 250 ms (as the replay is).
+    let toldAt = Number.NEGATIVE_INFINITY;
+    const onRead = options.onReplay
+      ? (bytesRead: number, bytes: number): void => {
+          const now = performance.now();
+          if (now - toldAt < 250) return;
+          toldAt = now;
+          try {
+            options.onReplay?.({ events_replayed: 0, events_to_replay: 0, snapshot_unused: null, snapshot_bytes_read: bytesRead, snapshot_bytes: bytes });
+          } catch (err) {
+            if (err instanceof StartStopped) throw err;
+          }
+        }
+      : undefined;
+    const read = snapshotPath ? await readSnapshotOrWhy(snapshotPath, stateCodeFingerprint(), logProbe(log), carry, onRead) : { why: 'missing' };
     const snapshot = read.state;
     let start = snapshot;
     let source: StoreStart['source'] = snapshot ? 'snapshot' : 'log';
