@@ -112,7 +112,13 @@ test('taints: 201 with every ref tainted (downstream included), listed and shown
 
   const never = await post({ partitions: ['raw/2', 'raw/77'] });
   t.is(never.status, 400);
-  t.regex(((await never.json()) as { error: string }).error, /raw\/77.*never built/);
+  t.regex(((await never.json()) as { error: string }).error, /raw\/77.*never built.*want it instead: platform build raw\/77\.$/);
+  // Many: five named, the rest counted; a ref no job produces is not to be wanted, but checked.
+  const many = await post({ partitions: Array.from({ length: 1_207 }, (_, i) => `raw/${1000 + i}`) });
+  t.is(((await many.json()) as { error: string }).error, "Cannot taint 'raw/1000', 'raw/1001', 'raw/1002', 'raw/1003', 'raw/1004' and 1,202 more: never built, so there is nothing to rebuild yet; want them instead: platform build <the refs, or a pattern>.");
+  const typo = await post({ partitions: ['rwa/2'] });
+  t.is(typo.status, 400);
+  t.regex(((await typo.json()) as { error: string }).error, /'rwa\/2': never built, .*no one job in platform\.json produces it either: check the ref/);
   t.is((await post({ partitions: [] })).status, 400);
   t.is((await post({ partitions: ['raw/2'], downstream: 'yes' })).status, 400);
   t.is((await post({ partitions: ['raw/2'], because: 'x' })).status, 400);

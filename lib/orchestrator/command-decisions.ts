@@ -2,6 +2,7 @@
  * Each command of a step decided and answered: a want, a backfill, a taint, a want's cancel, a schedule's pause or
  * resume. A refused command records nothing; the reply says why.
  */
+import { groupDigits } from '../group-digits.js';
 import { BACKFILL_REBUILD } from '../api/backfill-policy.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { currentConsumers } from '../state/staleness.js';
@@ -91,15 +92,19 @@ function createTaint(d: StepDraft, r: CreateTaintRequest): CommandDecision {
   const problem = taintRequestProblem(r);
   if (problem) return { ok: false, status: 400, error: problem };
   const never = r.partitions.filter((ref) => !d.state.partitions.get(ref)?.build_id && d.state.partitions.get(ref)?.status !== 'live');
+  const producerOf = d.input.policy.producerOf;
   if (never.length > 0) {
-    return {
-      ok: false,
-      status: 400,
-      error: `Cannot taint ${never.map((ref) => `'${ref}'${d.state.partitions.get(ref)?.status === 'building' ? ' (being built for the first time)' : ''}`).join(', ')}: never built, so there is nothing to rebuild yet (want it instead).`,
-    };
+    const shown = never.slice(0, 5).map((ref) => `'${ref}'${d.state.partitions.get(ref)?.status === 'building' ? ' (being built for the first time)' : ''}`);
+    const more = never.length > 5 ? ` and ${groupDigits(never.length - 5)} more` : '';
+    // "Want it" only of what a job could build: a ref no job produces is most likely mistyped.
+    const unbuildable = producerOf ? never.filter((ref) => producerOf(ref) === undefined) : [];
+    const next =
+      unbuildable.length === never.length
+        ? `no one job in platform.json produces ${never.length === 1 ? 'it' : 'them'} either: check the ${never.length === 1 ? 'ref' : 'refs'} (platform partitions list --prefix ...)`
+        : `want ${never.length === 1 ? 'it' : 'them'} instead: platform build ${never.length === 1 ? never[0] : '<the refs, or a pattern>'}`;
+    return { ok: false, status: 400, error: `Cannot taint ${shown.join(', ')}${more}: never built, so there is nothing to rebuild yet; ${next}.` };
   }
   // Tainted, it could never be made good again (no job rebuilds it), and what consumed it would stay stale for good.
-  const producerOf = d.input.policy.producerOf;
   const orphans = producerOf ? r.partitions.filter((ref) => producerOf(ref) === undefined) : [];
   if (orphans.length > 0) {
     const shown = orphans.slice(0, 5).map((ref) => `'${ref}'`).join(', ');
