@@ -300,14 +300,14 @@ test('want get: a table or JSON; an unknown id exits 1 with the server message a
 
   const missing = await cli(env.url, 'want', 'get', 'w-99');
   t.is(missing.code, 1);
-  t.is(missing.stderr, "platform: No want with id 'w-99'.\n");
+  t.is(missing.stderr, "platform: No want with id 'w-99'. List them: platform want list (GET /api/wants).\n");
   t.is(missing.stdout, '');
   // A script asked for JSON: the refusal is JSON too, with the status that tells a 404 from a 409.
   for (const args of [['--json', 'want', 'get', 'w-99'], ['want', 'get', 'w-99', '--json']]) {
     const jsonMissing = await cli(env.url, ...args);
     t.is(jsonMissing.code, 1);
     t.is(jsonMissing.stdout, '');
-    t.deepEqual(JSON.parse(jsonMissing.stderr), { error: "No want with id 'w-99'.", status: 404, want_id: 'w-99', exit_code: 1 });
+    t.deepEqual(JSON.parse(jsonMissing.stderr), { error: "No want with id 'w-99'. List them: platform want list (GET /api/wants).", status: 404, want_id: 'w-99', exit_code: 1 });
   }
   const conflict = await cli(env.url, '--json', 'backfills', 'cancel', 'bf-404');
   t.is(JSON.parse(conflict.stderr).status, 404);
@@ -503,7 +503,7 @@ test('want wait exits 1 for a want that fails, naming the failed run of a derive
 
   const missing = await cli(env.url, 'want', 'wait', 'w-99');
   t.is(missing.code, 1);
-  t.is(missing.stderr, "platform: No want with id 'w-99'.\n");
+  t.is(missing.stderr, "platform: No want with id 'w-99'. List them: platform want list (GET /api/wants).\n");
   t.is((await cli(env.url, 'want', 'wait')).code, 2);
 }));
 
@@ -619,7 +619,7 @@ test('logs prints stdout or stderr of a run; an unknown run is an error', slot(a
   t.is((await cli(env.url, 'logs', 'r-1', '--tail', 'some')).code, 2);
   const missing = await cli(env.url, 'logs', 'r-77');
   t.is(missing.code, 1);
-  t.is(missing.stderr, "platform: No job run with id 'r-77'.\n");
+  t.is(missing.stderr, "platform: No job run with id 'r-77'. List them: platform job-runs list (GET /api/job_runs).\n");
 }));
 
 test('logs -f streams a running job line by line and ends when the run ends', slot(async (t) => {
@@ -719,7 +719,7 @@ test('partitions list and job-runs list/get, with filters, as tables and JSON', 
   t.deepEqual(oneJson, (await api(env, 'GET', '/api/job_runs/r-3')).body);
   const missing = await cli(env.url, 'job-runs', 'get', 'r-99');
   t.is(missing.code, 1);
-  t.is(missing.stderr, "platform: No job run with id 'r-99'.\n");
+  t.is(missing.stderr, "platform: No job run with id 'r-99'. List them: platform job-runs list (GET /api/job_runs).\n");
 }));
 
 // ---------------------------------------------------------------- events

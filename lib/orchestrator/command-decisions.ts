@@ -2,6 +2,7 @@
  * Each command of a step decided and answered: a want, a backfill, a taint, a want's cancel, a schedule's pause or
  * resume. A refused command records nothing; the reply says why.
  */
+import { LIST_WANTS } from '../api/list-them.js';
 import { groupDigits } from '../group-digits.js';
 import { BACKFILL_REBUILD } from '../api/backfill-policy.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
@@ -37,7 +38,7 @@ export function decideCommand(d: StepDraft, c: Command): CommandDecision {
   // An embedder's JavaScript can hand anything: a number compared as an id named another want, undefined failed the step.
   if (typeof c.want_id !== 'string') return { ok: false, status: 400, error: `want_id must be a want's id, a string like 'w-12', got ${typeName(c.want_id)}.` };
   const want = d.state.wants.get(c.want_id);
-  if (!want) return { ok: false, status: 404, error: `No want with id '${c.want_id}'.`, want_id: c.want_id };
+  if (!want) return { ok: false, status: 404, error: `No want with id '${c.want_id}'. ${LIST_WANTS}`, want_id: c.want_id };
   if (want.status === 'canceled') return { ok: true, status: 200, want_id: want.want_id };
   if (TERMINAL_WANT_STATUSES.has(want.status)) {
     return {

@@ -1,4 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
+import { LIST_JOB_RUNS, LIST_WANTS } from '../../api/list-them.js';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { logsExpired } from '../../executor/job-log-retention.js';
@@ -25,7 +26,7 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
 
   const runOr404 = (id: string): JobRunRecord => {
     const run = platform.state().job_runs.get(id);
-    if (!run) throw new HttpError(404, `No job run with id '${id}'${notFoundReason(id, 'r-', platform.state().created.job_runs)}.`);
+    if (!run) throw new HttpError(404, `No job run with id '${id}'${notFoundReason(id, 'r-', platform.state().created.job_runs)}. ${LIST_JOB_RUNS}`);
     return run;
   };
 
@@ -34,7 +35,7 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
     const state = platform.state();
     const want = q.want_id === undefined ? undefined : state.wants.get(q.want_id);
     if (q.want_id !== undefined && !want) {
-      throw new HttpError(404, `No want with id '${q.want_id}'${notFoundReason(q.want_id, 'w-', state.created.wants)}.`, q.want_id);
+      throw new HttpError(404, `No want with id '${q.want_id}'${notFoundReason(q.want_id, 'w-', state.created.wants)}. ${LIST_WANTS}`, q.want_id);
     }
     res.json(listJobRuns(state, { ...toPageQuery(q), ...(q.status ? { status: q.status } : {}), ...(want ? { want } : {}) }) satisfies Page<JobRunView>);
   });

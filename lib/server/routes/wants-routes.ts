@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { LIST_WANTS } from '../../api/list-them.js';
 import { notFoundReason } from '../pruned-ids.js';
 import type { CreateWantReply } from '../../api/create-want.js';
 import type { Page } from '../../api/page.js';
@@ -65,5 +66,5 @@ export function wantsRoutes({ platform }: ServerContext): Router {
 }
 
 function unknownWant(id: string, created: number): string {
-  return `No want with id '${id}'${notFoundReason(id, 'w-', created)}.`;
+  return `No want with id '${id}'${notFoundReason(id, 'w-', created)}. ${LIST_WANTS}`;
 }
