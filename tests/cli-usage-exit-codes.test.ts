@@ -210,3 +210,14 @@ test('an option bound for a bounded field of the request is a usage error naming
   const edge = await cli(t, f.url, f.dir, '--json', 'want', 'create', '-p', 'ok/a', '--priority', '-1000000', '--ttl', '36600d', '--data-timestamp', '9899-12-31T23:59:59Z');
   t.is(edge.code, 0, edge.stderr);
 });
+
+test('lineage of a brace pattern of several refs is a usage error naming one to ask for, not a 404 of the pattern as a ref', async (t) => {
+  const f = await startServer(t);
+  const r = await cli(t, f.url, f.dir, 'lineage', 'raw/{1..3}');
+  t.is(r.code, 2, r.stderr);
+  t.regex(r.stderr, /lineage shows the tree of one partition; 'raw\/\{1\.\.3\}' is a pattern of 3: name one of them \(platform lineage raw\/1\)\./);
+  // A pattern of one is that ref: asked of the server (which has never seen it).
+  const one = await cli(t, f.url, f.dir, 'lineage', 'raw/{7}');
+  t.is(one.code, 1, one.stderr);
+  t.regex(one.stderr, /raw\/7/);
+});

@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import type { LineageNode } from '../../api/partitions-change.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
-import { colors, connect, line, printJson, statusColor, usageExitCode } from '../output.js';
+import { colors, connect, line, printJson, statusColor, usageError, usageExitCode } from '../output.js';
+import { expandPatterns } from '../../graph/partition-pattern.js';
 import { treeLines } from '../tree-lines.js';
 import { outputWidth } from '../table-layout.js';
 import { groupDigits } from '../../group-digits.js';
@@ -46,11 +47,27 @@ export function registerLineage(program: Command): void {
     .argument('<ref>', 'the partition ref')
     .option('--downstream', 'follow what consumed it instead of what it consumed')
     .addOption(parsedOption('--depth <n>', 'levels to show (1-50, default 3)', wholeNumber({ min: 1, max: 50 })))
-    .action(async (ref: string, opts: { downstream?: boolean; depth?: number }, self: Command) => {
+    .action(async (given: string, opts: { downstream?: boolean; depth?: number }, self: Command) => {
+      const ref = oneRef(given, self);
       const { client, options } = await connect(self);
       const reply = await client.lineage(ref, { direction: opts.downstream ? 'downstream' : 'upstream', ...(opts.depth !== undefined ? { depth: opts.depth } : {}) });
       if (options.json) return printJson(reply);
       line(lineageTree(reply.root, reply.depth, reply.max_nodes, reply.direction, outputWidth()).join('\n'));
     });
   usageExitCode(cmd);
+}
+
+/**
+ * A lineage is one partition's tree: a brace pattern that names more (as build and taint take) is a usage error that
+ * says so, not a 404 of the pattern as a ref. One that does not parse as a pattern is taken as the ref it may be.
+ */
+function oneRef(given: string, cmd: Command): string {
+  let refs: string[];
+  try {
+    refs = expandPatterns([given]);
+  } catch {
+    return given;
+  }
+  if (refs.length === 1) return refs[0]!;
+  return usageError(cmd, `lineage shows the tree of one partition; '${given}' is a pattern of ${groupDigits(refs.length)}: name one of them (platform lineage ${refs[0]}).`);
 }
