@@ -235,3 +235,19 @@ test('a backfill whose partitions wait for their inputs to be built counts them 
   const done = backfillView(platform.state(), backfillWant(platform.state(), small.backfill_id)!);
   t.like(done.counts, { live: 3, waiting: 0, pending: 0 });
 });
+
+test("a backfill of a batched job runs whole batches under its cap: its window holds the batches its runs take", async (t) => {
+  const dir = makeWorkspace(t);
+  const batched = {
+    max_concurrent_job_runs: 4,
+    jobs: [{ label: 'load', outputs: ['load/(?<n>\\d+)'], args: ['${n}'], exec: bash('echo "$#" >> batches.txt'), batch: { max_partitions: 100, max_wait_ms: 0 } }],
+  };
+  const platform = await openPlatform(t, dir, batched);
+  // A cap of 2: a window of 4 partitions made batches of at most 4 (100 runs and more for 400 partitions).
+  const { want_id } = await create(platform, backfill(range('load', 400), { max_concurrent_job_runs: 2 }));
+  const s = await waitForWant(platform, want_id, ['successful'], 60_000);
+  const runs = [...s.job_runs.values()].filter((r) => r.job_label === 'load');
+  t.true(runs.length <= 8, `${runs.length} runs for 400 partitions batched by 100`);
+  t.is(runs.reduce((n, r) => n + r.config.outputs.length, 0), 400);
+  t.true(await maxRunningOf(platform, want_id) <= 2, 'the cap held');
+});
