@@ -149,7 +149,7 @@ function release(d: StepDraft, wantId: string): void {
 }
 
 /** The most partitions a windowed want of a batched job keeps open: what a step looks at stays bounded. */
-export const MAX_BATCHED_WINDOW = 4096;
+const MAX_BATCHED_WINDOW = 4096;
 
 /**
  * How many partitions a windowed want keeps open: its window (twice its cap, in runs), times the batch of the job that
