@@ -214,3 +214,19 @@ test('followFileLines at FOLLOWED_LINE_BYTES: a line of the limit or less is who
   writeFileSync(unended, `${'x'.repeat(max)}\r`);
   t.deepEqual(await firstValueFrom(followFileLines(unended, of(true), { maxLineBytes: max }).pipe(toArray())), [{ line: 'x'.repeat(max), end: max + 1 }], 'a last line of the limit and its CR');
 });
+
+test('a file truncated to empty drops the partial line read before: nothing of it comes at the end', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'out.log');
+  writeFileSync(file, 'whole\npart');
+  const done$ = new Subject<void>();
+  const got: FileLine[] = [];
+  const completed = new Promise<void>((resolve) => followFileLines(file, done$, { pollMs: 20 }).subscribe({ next: (l) => got.push(l), complete: resolve }));
+  t.true(await waitFor(() => got.length === 1, 2000));
+  truncateSync(file, 0);
+  // Seen truncated (a poll reads its size) before the end.
+  await sleep(200);
+  done$.next();
+  await completed;
+  t.deepEqual(got, [{ line: 'whole', end: 6 }]);
+});

@@ -82,8 +82,8 @@ for (const mode of ['native', 'shell'] as const) {
     const launcher = launcherFor(mode, workspace);
     t.teardown(() => launcher.close());
     const ids = ['r-7', 'r-8'];
-    // The job says it is up: a group signal sent before the supervisor forked it would reach no job (the shell
-    // supervisor's TERM trap sets a flag it reads only before the fork; the cancel's SIGKILL after its grace ends it).
+    // The job says it is up: a signal then reaches it, whatever the launcher (a TERM before the fork is the shell
+    // supervisor's to pass on: tested apart).
     const argv = ['/bin/sh', '-c', 'echo up > "$PLATFORM_JOB_RUN_ID.up"; exec sleep 30'];
     const dirs = ids.map((id) => runDir(workspace, id, argv));
     const starts = firstValueFrom(launcher.news$.pipe(filter((n) => n.kind === 'started'), take(2), toArray(), timeout(10_000)));
@@ -192,6 +192,46 @@ test("shell: a cancel that comes after the supervisor's last look at it, as the 
   t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 128 + 15);
   t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 128 + 15, pid: s.pid });
   t.false(existsSync(marker), "the canceled run's job never ran");
+});
+
+test("shell: a cancel's TERM reaches the job once (the supervisor sends it only a TERM that came before the fork)", async (t) => {
+  const workspace = makeWorkspace(t);
+  const launcher = launcherFor('shell', workspace);
+  t.teardown(() => launcher.close());
+  const id = 'r-12';
+  // Counts the TERMs it gets, and ends when told: a loop of builtins runs its trap at once, so two TERMs are two.
+  const argv = ['/bin/sh', '-c', 'trap "echo T >> terms" TERM; echo up > up; while [ ! -e stop ]; do :; done'];
+  const dir = runDir(workspace, id, argv);
+  const started = news(launcher, id, 'started');
+  const exited = news(launcher, id, 'exited');
+  launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv }, true);
+  const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
+  t.true(await poll(() => existsSync(join(workspace, 'up')), 10_000), 'the job is up');
+  process.kill(-s.pid, 'SIGTERM');
+  t.true(await poll(() => existsSync(join(workspace, 'terms')), 10_000), 'the job got the TERM');
+  // A second one would come at once, from the supervisor's wait broken by its trap.
+  await new Promise((r) => setTimeout(r, 500));
+  writeFileSync(join(workspace, 'stop'), '');
+  await exited;
+  t.is(readFileSync(join(workspace, 'terms'), 'utf8'), 'T\n', 'one TERM');
+});
+
+test("shell: a job whose environment sets PATH (where no env, mv or sleep is) still runs, with its timeout kept and its status written", async (t) => {
+  const workspace = makeWorkspace(t);
+  const launcher = launcherFor('shell', workspace);
+  t.teardown(() => launcher.close());
+  const id = 'r-13';
+  const argv = ['/bin/sh', '-c', 'echo "hi $PATH"'];
+  const dir = runDir(workspace, id, argv);
+  writeFileSync(join(dir, 'run.sh'), `${readFileSync(join(dir, 'run.sh'), 'utf8')}export PATH=/opt/venv/bin\nplatform_timeout_seconds=30\n`);
+  const started = news(launcher, id, 'started');
+  const exited = news(launcher, id, 'exited');
+  launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv }, true);
+  const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
+  t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 0);
+  t.is(readFileSync(join(dir, 'stdout.log'), 'utf8'), 'hi /opt/venv/bin\n');
+  t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 0, pid: s.pid });
+  t.false(existsSync(join(dir, 'status.json.tmp')));
 });
 
 for (const mode of ['native', 'shell'] as const) {

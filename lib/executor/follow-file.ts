@@ -73,7 +73,11 @@ export function followFileChunks(path: string, done$: Observable<unknown>, optio
       }
       try {
         const { size } = await fh.stat();
-        if (size < offset) offset = 0;
+        // Truncated: read again from its start, which is told by an empty chunk at 0 (a line being read is gone).
+        if (size < offset) {
+          offset = 0;
+          subscriber.next({ bytes: buf.subarray(0, 0), at: 0 });
+        }
         while (!closed) {
           await ready();
           if (closed) break;

@@ -41,9 +41,10 @@ export type LauncherNews =
 
 // The run's identity goes in the supervisor's own environment (what /proc shows of it), as a direct spawn sets it.
 const LAUNCHER_SCRIPT = [
-  'sup=$1; ws=$2',
+  // env's path, on this PATH: a run's supervisor runs its job with it, after run.sh set the job's PATH.
+  'sup=$1; ws=$2; penv=$(command -v env)',
   'while IFS= read -r id && IFS= read -r d; do',
-  '  ( setsid env --default-signal=INT,QUIT PLATFORM_JOB_RUN_ID="$id" PLATFORM_WORKSPACE="$ws" /bin/sh -c "$sup" "$d" bg </dev/null >/dev/null 2>&1 & echo "s $id $!"; wait $!; echo "x $id $?" ) &',
+  '  ( setsid env --default-signal=INT,QUIT PLATFORM_JOB_RUN_ID="$id" PLATFORM_WORKSPACE="$ws" /bin/sh -c "$sup" "$d" "$penv" </dev/null >/dev/null 2>&1 & echo "s $id $!"; wait $!; echo "x $id $?" ) &',
   'done',
   'wait',
 ].join('\n');
@@ -158,7 +159,7 @@ export class RunLauncher {
         return;
       }
     }
-    if (!shellSafe || this.mode !== 'shell' || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, '/bin/sh', ['-c', this.script, dir, ...(this.mode === 'shell' ? ['bg'] : [])], { ...process.env, ...run.jobEnv }, run.cwd);
+    if (!shellSafe || this.mode !== 'shell' || /[\n\r]/.test(id + dir)) return this.spawnDirect(id, '/bin/sh', ['-c', this.script, dir, ...(this.mode === 'shell' && shellEnvPath ? [shellEnvPath] : [])], { ...process.env, ...run.jobEnv }, run.cwd);
     this.send(`${id}\n${dir}\n`);
   }
 
@@ -306,8 +307,15 @@ function canRun(path: string): boolean {
   }
 }
 
+/** env's absolute path, once the shell launcher was found usable (a directly spawned supervisor is given it too). */
+let shellEnvPath: string | undefined;
+
 function canLaunchFromShell(): boolean {
-  return spawnSync('/bin/sh', ['-c', 'command -v setsid >/dev/null && env --default-signal=INT true'], { stdio: 'ignore' }).status === 0;
+  const r = spawnSync('/bin/sh', ['-c', 'command -v setsid >/dev/null && env --default-signal=INT true && command -v env'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const path = r.stdout?.trim() ?? '';
+  if (r.status !== 0 || !path.startsWith('/')) return false;
+  shellEnvPath = path;
+  return true;
 }
 
 /** What the executor sets for every run, over whatever the daemon's own environment says. */

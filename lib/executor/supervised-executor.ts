@@ -56,8 +56,9 @@ import { MAX_TIMER_MS } from '../system/timer-ceiling.js';
  * the path given names nothing any more). Where /proc cannot name it, the path, as before. The job does not get it.
  */
 export const SUPERVISOR_SCRIPT = [
-  // $1: the job may run in the background (`env --default-signal` works here: the launcher checked).
-  'platform_term=; platform_timed_out=; platform_watchdog=; d=$0; platform_bg=$1',
+  // $1: env's absolute path when the job may run in the background (`env --default-signal` works: the launcher checked).
+  // The PATH kept: run.sh exports the job's own, on which this script's programs may not be found.
+  'platform_term=; platform_timed_out=; platform_watchdog=; d=$0; platform_env=$1; platform_path=$PATH',
   // First of all: until these are set a cancel's SIGTERM ends this shell, and the run with no status (lost).
   "trap 'platform_term=1' TERM",
   "trap 'platform_timed_out=1' USR1",
@@ -69,6 +70,7 @@ export const SUPERVISOR_SCRIPT = [
   // A cancel that came while run.sh was read reached no job: none is started (it would run on until the SIGKILL).
   '  if [ -z "$platform_term" ] && [ "${platform_timeout_seconds:-0}" -gt 0 ]; then',
   '    (',
+  '      PATH=$platform_path',
   "      trap 'kill $platform_sleep 2>/dev/null; exit' TERM",
   '      sleep "$platform_timeout_seconds" & platform_sleep=$!',
   '      wait $platform_sleep || exit',
@@ -84,18 +86,16 @@ export const SUPERVISOR_SCRIPT = [
   '  fi',
   '  if [ -n "$platform_term" ]; then c=143;',
   // In the foreground, a cancel's TERM that came after the check above and before the fork (the shell opens the
-  // redirections first) reached no job. In the background, the trap breaks the wait and the job is sent it. An
-  // asynchronous list ignores SIGINT and SIGQUIT: env gives the job their defaults (a program named `x=y` it would
-  // take for a variable: in the foreground).
-  '  elif [ -n "$platform_bg" ] && case $1 in *=*) false;; esac; then',
-  '    env --default-signal=INT,QUIT "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log" 9<&- &',
+  // redirections first) reached no job. In the background the job is forked first: such a TERM is sent to it once,
+  // here (later ones reach it with its group); a trap breaks the wait, which is waited again. An asynchronous list
+  // ignores SIGINT and SIGQUIT: env gives the job their defaults (a program named `x=y` it would take for a
+  // variable: in the foreground).
+  '  elif [ -n "$platform_env" ] && case $1 in *=*) false;; esac; then',
+  '    "$platform_env" --default-signal=INT,QUIT "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log" 9<&- &',
   '    platform_job=$!',
-  '    while :; do',
-  '      [ -z "$platform_term" ] || kill -TERM "$platform_job" 2>/dev/null',
-  '      wait "$platform_job"; c=$?',
+  '    [ -z "$platform_term" ] || kill -TERM "$platform_job" 2>/dev/null',
   // Above 128: the job's end, or a trap that broke the wait (the job is still there, or not yet reaped).
-  '      [ "$c" -gt 128 ] && kill -0 "$platform_job" 2>/dev/null || break',
-  '    done',
+  '    while wait "$platform_job"; c=$?; [ "$c" -gt 128 ] && kill -0 "$platform_job" 2>/dev/null; do :; done',
   '  else "$@" <"$d/stdin.json" >>"$d/stdout.log" 2>>"$d/stderr.log" 9<&-; c=$?; fi',
   // From here the watchdog's TERM must not end the status's mv (an ignored signal is inherited across exec), and a
   // USR1 coming after the job ended by itself is not a timeout.
@@ -104,6 +104,7 @@ export const SUPERVISOR_SCRIPT = [
   'else',
   '  c=$?',
   'fi',
+  'PATH=$platform_path',
   // Timed out, the watchdog's SIGKILL may end this shell mid-write: renamed into place, the status is whole, the
   // watchdog's or this one.
   // A job that exited 0 ended by itself, whatever the watchdog said just then.

@@ -253,7 +253,8 @@ export function reduce(state: BuildState, event: BuildEvent): BuildState {
       let still = 0;
       for (const ref of refs) if (taintCounts(event.event_id, s.partitions.get(ref))) still++;
       // A downstream taint may name 100,000 refs: one merge, not one insert each.
-      const byRef = s.taints_by_ref.updateMany([...refs].map((ref) => refTaintKey(ref, e.taint_id)), () => String(event.event_id));
+      const eventId = String(event.event_id);
+      const byRef = s.taints_by_ref.updateMany([...refs].map((ref) => refTaintKey(ref, e.taint_id)), () => eventId);
       const record: TaintRecord = {
         taint_id: e.taint_id,
         seq: s.created.taints,

@@ -230,6 +230,8 @@ export class StateStore {
       compactionBasePath?: string;
       /** After each batch of the log replayed at open: a replay of a long log takes a while, and is shown. Throwing StartStopped ends the open. */
       onReplay?: (progress: StartProgress) => void;
+      /** How long a read of the snapshot goes before `onReplay` is told how far it got (default 1 s). */
+      snapshotNewsAfterMs?: number;
     } = {},
   ): Promise<StateStore> {
     const began = performance.now();
@@ -238,8 +240,9 @@ export class StateStore {
     // A snapshot that does not hold together is only a lost shortcut (undefined): the log is replayed.
     // The carry takes on the image it starts from: the first snapshot after a start copies what did not change.
     const carry = new ImageCarry();
-    // The read said as it begins, then at most every 250 ms (as the replay is).
-    let toldAt = Number.NEGATIVE_INFINITY;
+    // The read said once it has gone on a while (a start that reads its state and goes says nothing), then at most
+    // every 250 ms (as the replay is).
+    let toldAt = performance.now() + (options.snapshotNewsAfterMs ?? 1000) - 250;
     const onRead = options.onReplay
       ? (bytesRead: number, bytes: number): void => {
           const now = performance.now();

@@ -267,7 +267,7 @@ export function registerServe(program: Command): void {
         // million events take ~30 s). Not when asked to cancel the runs: it must read its state to know them.
         if (stopRequested && !cancelRuns) {
           replayedWhenStopped = p;
-          throw new StartStopped(`stopped by ${stopRequested} while it replayed its event log`);
+          throw new StartStopped(`stopped by ${stopRequested} while it ${(p.snapshot_bytes ?? 0) > 0 ? 'read its snapshot' : 'replayed its event log'}`);
         }
         const now = Date.now();
         if (now - reported < START_PROGRESS_MS) return;
@@ -281,10 +281,12 @@ export function registerServe(program: Command): void {
         removeStartingInfo(root, process.pid);
         if (replayedWhenStopped && startStopped(err)) {
           // Platform.open closed the log on its way out: nothing was written, and no job run was touched.
-          const { events_replayed: done, events_to_replay: of } = replayedWhenStopped;
-          process.stderr.write(
-            `platform: stopped by ${stopRequested} while starting, after ${groupDigits(done)} of ${groupDigits(of)} events of its replay (the next start replays the log again); job runs go on under their supervisors\n`,
-          );
+          const { events_replayed: done, events_to_replay: of, snapshot_bytes: bytes = 0 } = replayedWhenStopped;
+          const where =
+            bytes > 0
+              ? `while it read its snapshot (the next start reads it again)`
+              : `after ${groupDigits(done)} of ${groupDigits(of)} events of its replay (the next start replays the log again)`;
+          process.stderr.write(`platform: stopped by ${stopRequested} while starting, ${where}; job runs go on under their supervisors\n`);
           process.exit(0);
         }
         throw err;

@@ -455,6 +455,11 @@ export class QueueWorker {
           writes.push(pipeline.exec());
         },
         complete: () => resolve(),
+        // A log file that cannot be read (its directory removed, EIO): said, and the run's end still marked.
+        error: (err: unknown) => {
+          this.log(`could not read the output of the run at ${logDir} to ship it: ${err instanceof Error ? err.message : String(err)}`);
+          resolve();
+        },
       }),
     );
     await Promise.allSettled(writes);

@@ -500,11 +500,12 @@ export class RedisExecutor implements Executor {
         this.wake = undefined;
         continue;
       }
-      // As bytes: a run's output is copied byte for byte, whatever its encoding. 100 entries of at most 64 KiB a run:
-      // a read holds at most ~6 MiB of each run's output.
+      // As bytes: a run's output is copied byte for byte, whatever its encoding. Entries are of at most 64 KiB: a read
+      // takes at most 1,600 of them over all runs followed (~100 MiB), and 100 of one run's.
+      const count = Math.max(1, Math.min(100, Math.floor(1600 / runs.length)));
       let reply: Array<[Buffer, Array<[Buffer, Buffer[]]>]> | null;
       try {
-        reply = (await this.reader.xreadBuffer('COUNT', 100, 'BLOCK', 250, 'STREAMS', ...runs.map((r) => r.key), ...runs.map((r) => r.cursor))) as typeof reply;
+        reply = (await this.reader.xreadBuffer('COUNT', count, 'BLOCK', 250, 'STREAMS', ...runs.map((r) => r.key), ...runs.map((r) => r.cursor))) as typeof reply;
       } catch (err) {
         if (this.closed) return;
         this.error(`reading run output from Redis: ${errorText(err)}`);
