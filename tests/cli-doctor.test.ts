@@ -45,7 +45,10 @@ async function workspace(t: import('ava').ExecutionContext): Promise<string> {
   for (const ref of ['ok/1', 'ok/2']) {
     const r = await platform.createWant({ partitions: [ref], comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0 });
     if (!r.ok) throw new Error(r.error);
-    await waitForWant(platform, r.want_id, ['successful']);
+    // 30 s, not the default 10: the file's other tests, run at once, block this process with spawnSync (a CLI each,
+    // seconds on a loaded machine), and no platform of it steps meanwhile; the wait's clock runs on (a run of `true`
+    // was still 'running' after 10 s in a full suite beside two busy loops).
+    await waitForWant(platform, r.want_id, ['successful'], 30_000);
   }
   await platform.close();
   return ws;

@@ -10,7 +10,8 @@ import test from 'ava';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeWorkspace, openPlatform, poll, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { makeWorkspace, openPlatform, poll, runsFor, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import type { Platform } from '../lib/platform.js';
 import { marked, markedUntilReleased, mostAtOnce, openSupervised, release, spans, WIDE_ENV } from './helpers/held-runs-fixture.js';
 
 const NATIVE = fileURLToPath(new URL('../native/platform-launcher', import.meta.url));
@@ -28,7 +29,8 @@ function holdLoopUntil(done: () => boolean, ms: number): bigint {
   while (now < until && !done()) {
     now = Date.now();
   }
-  return BigInt(Date.now()) * 1_000_000n;
+  // The next millisecond: a mark seen written bears a time (ns) within the millisecond Date.now() says, or before.
+  return BigInt(Date.now() + 1) * 1_000_000n;
 }
 
 /** How many of the marks of the given kind ('start', 'end') the jobs have written whole (a line of ns). */
@@ -47,6 +49,15 @@ function marksWritten(dir: string, kind: 'start' | 'end'): number {
   return n;
 }
 
+/** Whether every run of `refs` is in the native launcher's hands: it makes a run's directory as it is given it. */
+function handedOver(dir: string, platform: Platform, refs: string[]): boolean {
+  const state = platform.state();
+  return refs.every((ref) => {
+    const run = runsFor(state, ref)[0];
+    return run !== undefined && existsSync(join(dir, '.platform', 'logs', run.job_run_id));
+  });
+}
+
 /** Whether the mark `name` (a ref with / as _, and its kind) is written whole. */
 function markWritten(dir: string, name: string): boolean {
   try {
@@ -60,9 +71,14 @@ function markWritten(dir: string, name: string): boolean {
 test.serial('the run after a full slot starts when the run before it ends, while the platform is too busy to take a step', async (t) => {
   if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler): runs are not held');
   const dir = makeWorkspace(t);
-  const platform = await openSupervised(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: marked(0.3) }] });
+  // p/1 runs until released, once p/2 is in the launcher's hands (a fixed 0.3 s could end first on a loaded machine,
+  // and p/2 then be started on the free slot before the loop was held); p/2 ends at once.
+  release(dir, 'p_2');
+  const platform = await openSupervised(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: markedUntilReleased() }] });
   const id = (await platform.createWant(request(['p/1', 'p/2']))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
+  t.true(await poll(() => handedOver(dir, platform, ['p/2']), 20_000), 'p/2 was handed to the launcher');
+  release(dir, 'p_1');
   // The event loop held from here until p/2 started (10 s at most): p/1 ends within it, and only the launcher can
   // start p/2.
   const heldUntil = holdLoopUntil(() => markWritten(dir, 'p_2.start'), 10_000);

@@ -47,7 +47,7 @@ async function holding(t: Parameters<typeof startRedis>[0], extra: string[]) {
   const platform = await openPlatform(t, dir, graph, { executor: redisExecutor(redis.url), cancelRunsOnClose: false });
   await want(platform, ['hold/1']);
   const s = await waitFor(platform, (x) => runsFor(x, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
-  t.true(await poll(() => pidsIn(dir, 'hold.pid').length > 0, 5000), 'the job runs');
+  t.true(await poll(() => pidsIn(dir, 'hold.pid').length > 0, 20_000), 'the job runs');
   return { redis, dir, w1, run: runsFor(s, 'hold/1')[0]!.job_run_id, job: pidsIn(dir, 'hold.pid')[0]! };
 }
 

@@ -53,7 +53,7 @@ redisTest('a run a worker stops for want of word from Redis is named and no reru
   const w = await want(platform, ['hold/1']);
   const s = await waitFor(platform, (x) => runsFor(x, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
   const run = runsFor(s, 'hold/1')[0]!.job_run_id;
-  t.true(await poll(() => pidsIn(dir, 'hold.pid').length > 0, 5000), 'the job runs');
+  t.true(await poll(() => pidsIn(dir, 'hold.pid').length > 0, 20_000), 'the job runs');
   // The worker hears nothing from Redis for its 1 s lease: it stops the run itself.
   redis.freeze(true);
   t.teardown(() => redis.freeze(false));
@@ -66,7 +66,7 @@ redisTest('a run a worker stops for want of word from Redis is named and no reru
   t.is(runsFor(stopped, 'hold/1')[0]!.reason, "worker w1 heard nothing from Redis for the run's lease (1 s) and stopped it before the lease ended");
   // Still wanted: run again, on w1. Killed there, the run is lost, and said so in our words.
   const again = await waitFor(platform, (x) => runsFor(x, 'hold/1')[1]?.worker === 'w1', 'hold/1 run again on w1', 15_000);
-  t.true(await poll(() => pidsIn(dir, 'hold.pid').length > 1, 5000), 'the job runs again');
+  t.true(await poll(() => pidsIn(dir, 'hold.pid').length > 1, 20_000), 'the job runs again');
   const second = runsFor(again, 'hold/1')[1]!.job_run_id;
   w1.child.kill('SIGKILL');
   const lost = await waitFor(platform, (x) => x.job_runs.get(second)?.status === 'canceled', 'the second run recorded lost', 20_000);

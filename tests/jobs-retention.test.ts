@@ -76,7 +76,7 @@ test('a run still running keeps its logs; once it has ended long enough, a later
   const w = await want(platform, ['hold/1']);
   const running = await waitFor(platform, (s) => runsFor(s, 'hold/1').some((r) => r.status === 'running'), 'hold/1 running');
   const runId = runsFor(running, 'hold/1')[0]!.job_run_id;
-  t.true(await poll(() => existsSync(join(logDir(dir, runId), 'stdout.log')), 5000), 'the running job wrote its log');
+  t.true(await poll(() => existsSync(join(logDir(dir, runId), 'stdout.log')), 20_000), 'the running job wrote its log');
 
   const whileRunning = await platform.collectJobLogs({ now: Date.now() + 30 * DAY });
   t.is(whileRunning.removed_runs, 0, 'a running run is never collected');

@@ -117,13 +117,17 @@ test('shell: a cancel that comes while the supervisor reads run.sh starts no job
   const marker = join(workspace, 'job-ran');
   const dir = runDir(workspace, id, ['/bin/sh', '-c', `touch '${marker}'`]);
   // run.sh held open until the test says go: the cancel lands before the job could be forked, at any machine speed.
+  // It says it is being read (a file) first: the supervisor then keeps its traps (set before it reads run.sh); a
+  // SIGTERM sent once its environment was the run's could still come before them on a loaded machine.
   const go = join(workspace, 'go');
-  writeFileSync(join(dir, 'run.sh'), `while [ ! -e '${go}' ]; do :; done\n${readFileSync(join(dir, 'run.sh'), 'utf8')}`);
+  const reading = join(workspace, 'reading');
+  writeFileSync(join(dir, 'run.sh'), `: > '${reading}'\nwhile [ ! -e '${go}' ]; do :; done\n${readFileSync(join(dir, 'run.sh'), 'utf8')}`);
   const started = news(launcher, id, 'started');
   const exited = news(launcher, id, 'exited');
   launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv: ['/bin/sh', '-c', 'true'] }, true);
   const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
-  t.true(await poll(() => belongsToRun(s.pid, workspace, id), 5000));
+  t.true(await poll(() => belongsToRun(s.pid, workspace, id), 20_000));
+  t.true(await poll(() => existsSync(reading), 20_000), 'the supervisor reads run.sh');
   process.kill(-s.pid, 'SIGTERM');
   await new Promise((r) => setTimeout(r, 100));
   writeFileSync(go, '');
@@ -316,15 +320,18 @@ test('native: a malformed record ends the launcher\'s news (the daemon sees it g
   const ended = once(launcher.stdout!, 'end');
   const exited = once(launcher, 'exit');
   const env = [`PLATFORM_WORKSPACE=${workspace}`, 'PLATFORM_JOB_RUN_ID=r-1'];
-  const argv = ['/bin/sh', '-c', 'sleep 0.5'];
+  // Runs until the test lets it go (a file), not a fixed 0.5 s that a loaded machine could spend before it looks.
+  const go = join(workspace, 'go');
+  const argv = ['/bin/sh', '-c', `i=0; while [ ! -e '${go}' ] && [ $i -lt 1500 ]; do sleep 0.02; i=$((i + 1)); done`];
   launcher.stdin!.write(['r-1', dir, workspace, '{}', '0', '0', String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0');
-  t.true(await poll(() => /^s r-1 \d+$/m.test(out), 5000), 'the good run started');
+  t.true(await poll(() => /^s r-1 \d+$/m.test(out), 20_000), 'the good run started');
   const pid = Number(/^s r-1 (\d+)$/m.exec(out)![1]);
   // A count over launcher.c's field table: what no daemon sends, but a bug could.
   launcher.stdin!.write(['r-2', dir, workspace, '{}', '0', '0', '99999'].join('\0') + '\0');
   await ended;
   t.true(isPidAlive(launcher.pid!), 'the launcher lives on while its run does');
   t.true(isPidAlive(pid), 'its run goes on');
+  writeFileSync(go, '');
   const [code] = (await exited) as [number | null];
   t.is(code, 0, 'it ended once its last run did');
   t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 0, pid });
