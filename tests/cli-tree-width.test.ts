@@ -107,3 +107,30 @@ test('the CLI wraps lineage and want tree to COLUMNS', async (t) => {
   const wide = await cli('lineage', 'daily/revenue/date=2026-01-05');
   t.regex(wide.stdout, /^daily\/revenue\/date=2026-01-05 b-\d+ live\n└─ raw\/date=2026-01-05 b-\d+ live\n$/, 'a pipe without COLUMNS: a node a line');
 });
+
+test('a colour span cut by the wrap does not colour the guides of the next line: each line starts with no colour open', (t) => {
+  const was = colors.level;
+  colors.level = 1;
+  try {
+    for (const width of [30, 40, 60]) {
+      const lines = wantTreeLines(reply, width);
+      // As a terminal keeps it: the codes still open where each line starts.
+      let open = 0;
+      for (const l of lines) {
+        t.is(open, 0, `${width}: a colour is open where ${JSON.stringify(l)} starts`);
+        // eslint-disable-next-line no-control-regex
+        for (const m of l.matchAll(/\x1b\[([0-9;]*)m/g)) {
+          const code = m[1] || '0';
+          if (code === '0') open = 0;
+          else if (['22', '23', '24', '27', '28', '29', '39', '49'].includes(code)) open = Math.max(0, open - 1);
+          else open++;
+        }
+      }
+      t.is(open, 0, `${width}: a colour is left open after the tree`);
+      // The words of a cut span are still in its colour on their next line, after its guides (dim, as chalk has it).
+      if (width === 30) t.true(lines.some((l) => /^(│  )+\x1b\[2m5,000 job runs\)/.test(l)), lines.join('\n'));
+    }
+  } finally {
+    colors.level = was;
+  }
+});

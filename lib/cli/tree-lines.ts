@@ -61,5 +61,37 @@ function wrapLabel(text: string, room: number): string[] {
     }
   }
   if (line !== '') lines.push(line);
-  return lines;
+  return carryColours(lines);
+}
+
+/** SGR codes that end what others began (bold/dim, italic, underline, inverse, hidden, strike, colours). */
+const CLOSES: Record<string, (open: string) => boolean> = {
+  '22': (o) => o === '1' || o === '2',
+  '23': (o) => o === '3',
+  '24': (o) => o === '4',
+  '27': (o) => o === '7',
+  '28': (o) => o === '8',
+  '29': (o) => o === '9',
+  '39': (o) => /^(3[0-7]|9[0-7]|38;.*)$/.test(o),
+  '49': (o) => /^(4[0-7]|10[0-7]|48;.*)$/.test(o),
+};
+
+/**
+ * A colour span cut by the wrap is closed at its line's end and opened again on the next line: otherwise the guides
+ * that start the next line (`│  `) took its colour.
+ */
+function carryColours(lines: string[]): string[] {
+  let open: string[] = [];
+  return lines.map((l) => {
+    const head = open.map((o) => `\x1b[${o}m`).join('');
+    // eslint-disable-next-line no-control-regex
+    for (const m of l.matchAll(/\x1b\[([0-9;]*)m/g)) {
+      const code = m[1] === '' ? '0' : m[1]!;
+      const closes = CLOSES[code];
+      if (code === '0') open = [];
+      else if (closes) open = open.filter((o) => !closes(o));
+      else open.push(code);
+    }
+    return `${head}${l}${open.length > 0 ? '\x1b[0m' : ''}`;
+  });
 }
