@@ -268,4 +268,7 @@ test('a daemon that reads a large snapshot is said to: status names how far its 
   t.regex(status.stdout, new RegExp(`\\(pid ${fake.pid}\\) is starting, reading its snapshot: 12\\.3 of 55\\.0 MB\\. Commands wait for it\\.`), status.stdout + status.stderr);
   const json = await cli(dir, {}, '--json', 'status');
   t.like((JSON.parse(json.stdout) as { starting: object }).starting, { snapshot_bytes_read: 12_300_000, snapshot_bytes: 55_000_000 });
+  // Read whole, then decoded.
+  writeFileSync(join(dir, '.platform', 'server-starting.json'), JSON.stringify({ ...info, snapshot_bytes_read: 55_000_000, snapshot_bytes_decoded: 20_100_000 }));
+  t.regex((await cli(dir, {}, 'status')).stdout, /is starting, reading its snapshot \(55\.0 MB\): 20\.1 MB decoded\. Commands wait for it\./);
 });

@@ -64,7 +64,9 @@ export function readStartingInfo(root: string): StartingInfo | undefined {
       events_replayed: v.events_replayed,
       events_to_replay: v.events_to_replay,
       snapshot_unused: typeof v.snapshot_unused === 'string' ? v.snapshot_unused : null,
-      ...(typeof v.snapshot_bytes === 'number' && typeof v.snapshot_bytes_read === 'number' ? { snapshot_bytes: v.snapshot_bytes, snapshot_bytes_read: v.snapshot_bytes_read } : {}),
+      ...(typeof v.snapshot_bytes === 'number' && typeof v.snapshot_bytes_read === 'number'
+        ? { snapshot_bytes: v.snapshot_bytes, snapshot_bytes_read: v.snapshot_bytes_read, snapshot_bytes_decoded: typeof v.snapshot_bytes_decoded === 'number' ? v.snapshot_bytes_decoded : 0 }
+        : {}),
     };
   } catch {
     return undefined;
@@ -113,13 +115,17 @@ export function clearStartingInfo(root: string): void {
 /** `replaying its event log (no snapshot used: damaged): 120,000 of 1,000,000 events` */
 /** How far a start got, to tell news from the same again: the log replayed, or (before that) the snapshot read. */
 export function startingProgress(s: StartingInfo): string {
-  return `${s.events_replayed} ${s.snapshot_bytes_read ?? 0}`;
+  return `${s.events_replayed} ${s.snapshot_bytes_read ?? 0} ${s.snapshot_bytes_decoded ?? 0}`;
 }
 
 export function startingWords(s: StartingInfo): string {
   if (s.events_to_replay === 0) {
     const bytes = s.snapshot_bytes ?? 0;
-    return bytes > 0 ? `reading its snapshot: ${megabytes(s.snapshot_bytes_read ?? 0)} of ${megabytes(bytes)} MB` : 'reading its state';
+    if (bytes === 0) return 'reading its state';
+    const decoded = s.snapshot_bytes_decoded ?? 0;
+    return decoded > 0
+      ? `reading its snapshot (${megabytes(bytes)} MB): ${megabytes(decoded)} MB decoded`
+      : `reading its snapshot: ${megabytes(s.snapshot_bytes_read ?? 0)} of ${megabytes(bytes)} MB`;
   }
   const why = s.snapshot_unused === null ? 'from the snapshot' : `no snapshot used: ${s.snapshot_unused === 'missing' ? 'there is none' : s.snapshot_unused}`;
   return `replaying its event log (${why}): ${groupDigits(s.events_replayed)} of ${groupDigits(s.events_to_replay)} events`;

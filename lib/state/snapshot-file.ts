@@ -244,8 +244,33 @@ export type DeltaRead = { at_event: number; unused?: undefined } | { at_event?: 
  * takes on the image it was read from (image-carry.ts `takeLoaded`), so the next image copies what did not change
  * since.
  */
-/** How far a read of a snapshot's file got: its bytes decoded so far, of its size (a large image takes a while). */
-export type SnapshotReadProgress = (bytesRead: number, bytes: number) => void;
+/**
+ * How far a read of a snapshot's file got (a large image takes a while): its bytes read from the disk so far, then
+ * decoded so far, of its size.
+ */
+export type SnapshotReadProgress = (done: number, bytes: number, phase: 'read' | 'decode') => void;
+
+/** A read of the file a piece at a time, so that a slow disk or machine is seen to go on. */
+const READ_PIECE_BYTES = 4 * 1024 * 1024;
+
+async function readWhole(path: string, onRead?: SnapshotReadProgress): Promise<Buffer> {
+  if (!onRead) return readFile(path);
+  const fh = await open(path, 'r');
+  try {
+    const { size } = await fh.stat();
+    const data = Buffer.allocUnsafe(size);
+    let at = 0;
+    while (at < size) {
+      const { bytesRead } = await fh.read(data, at, Math.min(READ_PIECE_BYTES, size - at), at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+      onRead(at, size, 'read');
+    }
+    return at === size ? data : data.subarray(0, at);
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}
 
 export async function readSnapshotOrWhy(path: string, version: string, log: LogProbe, carry?: ImageCarry, onRead?: SnapshotReadProgress): Promise<SnapshotRead> {
   if (version === '') return { why: 'run from sources, nothing vouches for a snapshot' };
@@ -288,7 +313,7 @@ async function readStateFile(
   let state: BuildState;
   let header: SnapshotHeader;
   try {
-    const data = await readFile(path);
+    const data = await readWhole(path, onRead);
     header = parseHeader(data).header;
     if (header.version !== version) return { why: OTHER_VERSION };
     const why = misfit(header);
@@ -326,7 +351,7 @@ function checkedPieces(data: Buffer, onRead?: SnapshotReadProgress): { header: S
   if (!Array.isArray(endLine) || endLine[0] !== 'end') return { why: 'cut short' };
   const pieces: unknown[] = [];
   for (const f of frames) {
-    onRead?.(f.at, data.length);
+    onRead?.(f.at, data.length, 'decode');
     const lines = p.unpack(f.bytes) as unknown;
     if (!Array.isArray(lines)) return { why: 'damaged' };
     for (const line of lines) pieces.push(line);
@@ -347,7 +372,7 @@ async function readImageRecords(path: string, log: LogProbe, onRead?: SnapshotRe
   let header: SnapshotHeader;
   let snapshot: Snapshot;
   try {
-    const data = await readFile(path);
+    const data = await readWhole(path, onRead);
     header = parseHeader(data).header;
     if (header.records_format === undefined) return { why: '' };
     if (!SNAPSHOT_FORMATS_READ.includes(header.records_format)) return { why: `its records of format ${header.records_format}, this platform reads ${SNAPSHOT_FORMATS_READ.join(' or ')}` };

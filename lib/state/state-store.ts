@@ -244,12 +244,13 @@ export class StateStore {
     // every 250 ms (as the replay is).
     let toldAt = performance.now() + (options.snapshotNewsAfterMs ?? 1000) - 250;
     const onRead = options.onReplay
-      ? (bytesRead: number, bytes: number): void => {
+      ? (done: number, bytes: number, phase: 'read' | 'decode'): void => {
           const now = performance.now();
           if (now - toldAt < 250) return;
           toldAt = now;
+          const how = phase === 'read' ? { snapshot_bytes_read: done, snapshot_bytes_decoded: 0 } : { snapshot_bytes_read: bytes, snapshot_bytes_decoded: done };
           try {
-            options.onReplay?.({ events_replayed: 0, events_to_replay: 0, snapshot_unused: null, snapshot_bytes_read: bytesRead, snapshot_bytes: bytes });
+            options.onReplay?.({ events_replayed: 0, events_to_replay: 0, snapshot_unused: null, ...how, snapshot_bytes: bytes });
           } catch (err) {
             if (err instanceof StartStopped) throw err;
           }

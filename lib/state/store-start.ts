@@ -12,10 +12,12 @@ export interface StartProgress {
   events_to_replay: number;
   snapshot_unused: string | null;
   /**
-   * While the snapshot is read, before any replay: its bytes decoded so far, and its size (0 and 0 otherwise). A
-   * large image read on a busy machine takes long enough that a waiting client must see it go on.
+   * While the snapshot is read, before any replay: its bytes read from the disk so far, then decoded so far, and its
+   * size (absent otherwise). A large image read on a busy machine takes long enough that a waiting client must see it
+   * go on.
    */
   snapshot_bytes_read?: number;
+  snapshot_bytes_decoded?: number;
   snapshot_bytes?: number;
 }
 
