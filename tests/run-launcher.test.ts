@@ -4,7 +4,7 @@
  * must start the job in a session of its own, under a supervisor whose environment names the run (the daemon's
  * identity check after a restart), with the run's files as stdin/stdout/stderr, and report start and exit.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,6 +42,25 @@ function runDir(workspace: string, id: string, argv: string[], stdin = '{"job":"
 
 const news = (l: RunLauncher, id: string, kind: LauncherNews['kind']) =>
   firstValueFrom(l.news$.pipe(filter((n) => n.kind === kind && 'id' in n && n.id === id), timeout(10_000)));
+
+type Started = Extract<LauncherNews, { kind: 'started' }>;
+
+/**
+ * A run `id` of the shell launcher in a workspace of its own: its directory as the executor writes it (`argv` may
+ * name files of the workspace), its news of start and exit (the exit status), and `launch` to hand it over.
+ */
+function shellRun(t: ExecutionContext, id: string, argv: (workspace: string) => string[]) {
+  const workspace = makeWorkspace(t);
+  const launcher = launcherFor('shell', workspace);
+  t.teardown(() => launcher.close());
+  const dir = runDir(workspace, id, argv(workspace));
+  const started = news(launcher, id, 'started') as Promise<Started>;
+  const exited = news(launcher, id, 'exited').then((n) => (n as Extract<LauncherNews, { kind: 'exited' }>).status);
+  const launch = (): void => launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv: argv(workspace) }, true);
+  return { workspace, dir, started, exited, launch };
+}
+
+const touchesMarker = (workspace: string): string[] => ['/bin/sh', '-c', `touch '${join(workspace, 'job-ran')}'`];
 
 test('npm run build compiled the native launcher (a C compiler is on this machine)', (t) => {
   if (!haveCc) return t.pass('no C compiler here: the shell launcher is the one in use, and is tested below');
@@ -110,76 +129,55 @@ for (const mode of ['native', 'shell'] as const) {
 }
 
 test('shell: a cancel that comes while the supervisor reads run.sh starts no job; the run ends 143 with its status written', async (t) => {
-  const workspace = makeWorkspace(t);
-  const launcher = launcherFor('shell', workspace);
-  t.teardown(() => launcher.close());
-  const id = 'r-9';
-  const marker = join(workspace, 'job-ran');
-  const dir = runDir(workspace, id, ['/bin/sh', '-c', `touch '${marker}'`]);
+  const { workspace, dir, started, exited, launch } = shellRun(t, 'r-9', touchesMarker);
   // run.sh held open until the test says go: the cancel lands before the job could be forked, at any machine speed.
   // It says it is being read (a file) first: the supervisor then keeps its traps (set before it reads run.sh); a
   // SIGTERM sent once its environment was the run's could still come before them on a loaded machine.
   const go = join(workspace, 'go');
   const reading = join(workspace, 'reading');
   writeFileSync(join(dir, 'run.sh'), `: > '${reading}'\nwhile [ ! -e '${go}' ]; do :; done\n${readFileSync(join(dir, 'run.sh'), 'utf8')}`);
-  const started = news(launcher, id, 'started');
-  const exited = news(launcher, id, 'exited');
-  launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv: ['/bin/sh', '-c', 'true'] }, true);
-  const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
-  t.true(await poll(() => belongsToRun(s.pid, workspace, id), 20_000));
+  launch();
+  const s = await started;
+  t.true(await poll(() => belongsToRun(s.pid, workspace, 'r-9'), 20_000));
   t.true(await poll(() => existsSync(reading), 20_000), 'the supervisor reads run.sh');
   process.kill(-s.pid, 'SIGTERM');
   await new Promise((r) => setTimeout(r, 100));
   writeFileSync(go, '');
-  t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 128 + 15);
+  t.is(await exited, 128 + 15);
   t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 128 + 15, pid: s.pid });
-  t.false(existsSync(marker), 'the canceled run\'s job never started');
+  t.false(existsSync(join(workspace, 'job-ran')), 'the canceled run\'s job never started');
 });
 
 test('shell: a cancel that comes while the supervisor opens its run directory (before it reads run.sh) still ends the run with its status written', async (t) => {
-  const workspace = makeWorkspace(t);
-  const launcher = launcherFor('shell', workspace);
-  t.teardown(() => launcher.close());
-  const id = 'r-10';
-  const marker = join(workspace, 'job-ran');
-  const dir = runDir(workspace, id, ['/bin/sh', '-c', `touch '${marker}'`]);
+  const { workspace, dir, started, exited, launch } = shellRun(t, 'r-10', touchesMarker);
   // The supervisor's first program (`env test`, naming its run directory) held a second, on a slow machine's scale:
   // a SIGTERM then must reach a supervisor that already keeps it, not one that dies of it and records nothing.
   const bin = join(workspace, 'slow-bin');
   mkdirSync(bin);
   writeFileSync(join(bin, 'env'), `#!/bin/sh\ncase "$1" in test) touch '${join(workspace, 'in-test')}'; sleep 2;; esac\nexec /usr/bin/env "$@"\n`, { mode: 0o755 });
-  const started = news(launcher, id, 'started');
-  const exited = news(launcher, id, 'exited');
   const path = process.env.PATH;
   process.env.PATH = `${bin}:${path}`;
   try {
-    launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv: ['/bin/sh', '-c', 'true'] }, true);
+    launch();
   } finally {
     process.env.PATH = path;
   }
-  const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
+  const s = await started;
   t.true(await poll(() => existsSync(join(workspace, 'in-test')), 5000), 'the supervisor ran its first program');
   process.kill(-s.pid, 'SIGTERM');
-  t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 128 + 15);
+  t.is(await exited, 128 + 15);
   t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 128 + 15, pid: s.pid }, 'the supervisor outlived the SIGTERM and recorded it');
-  t.false(existsSync(marker), "the canceled run's job never started");
+  t.false(existsSync(join(workspace, 'job-ran')), "the canceled run's job never started");
 });
 
 test("shell: a cancel that comes after the supervisor's last look at it, as the job's files are opened, still reaches the job: the run ends 143 with its status", async (t) => {
-  const workspace = makeWorkspace(t);
-  const launcher = launcherFor('shell', workspace);
-  t.teardown(() => launcher.close());
-  const id = 'r-11';
-  const marker = join(workspace, 'job-ran');
-  const dir = runDir(workspace, id, ['/bin/sh', '-c', `touch '${marker}'`]);
+  const { workspace, dir, started, exited, launch } = shellRun(t, 'r-11', touchesMarker);
   // The job's stdin a FIFO no one writes: opening it holds the supervisor (or the job's fork) where a cancel once fell
   // between the supervisor's check of its TERM flag and the fork of a job that would then run on.
   rmSync(join(dir, 'stdin.json'));
   t.is(spawnSync('mkfifo', [join(dir, 'stdin.json')]).status, 0);
-  const started = news(launcher, id, 'started');
-  const exited = news(launcher, id, 'exited');
-  launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv: ['/bin/sh', '-c', 'true'] }, true);
-  const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
+  launch();
+  const s = await started;
   const openingFifo = (): boolean =>
     readdirSync('/proc')
       .filter((p) => /^\d+$/.test(p))
@@ -193,23 +191,16 @@ test("shell: a cancel that comes after the supervisor's last look at it, as the 
       });
   t.true(await poll(openingFifo, 10_000), "the run's group opens the job's stdin");
   process.kill(-s.pid, 'SIGTERM');
-  t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 128 + 15);
+  t.is(await exited, 128 + 15);
   t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 128 + 15, pid: s.pid });
-  t.false(existsSync(marker), "the canceled run's job never ran");
+  t.false(existsSync(join(workspace, 'job-ran')), "the canceled run's job never ran");
 });
 
 test("shell: a cancel's TERM reaches the job once (the supervisor sends it only a TERM that came before the fork)", async (t) => {
-  const workspace = makeWorkspace(t);
-  const launcher = launcherFor('shell', workspace);
-  t.teardown(() => launcher.close());
-  const id = 'r-12';
   // Counts the TERMs it gets, and ends when told: a loop of builtins runs its trap at once, so two TERMs are two.
-  const argv = ['/bin/sh', '-c', 'trap "echo T >> terms" TERM; echo up > up; while [ ! -e stop ]; do :; done'];
-  const dir = runDir(workspace, id, argv);
-  const started = news(launcher, id, 'started');
-  const exited = news(launcher, id, 'exited');
-  launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv }, true);
-  const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
+  const { workspace, started, exited, launch } = shellRun(t, 'r-12', () => ['/bin/sh', '-c', 'trap "echo T >> terms" TERM; echo up > up; while [ ! -e stop ]; do :; done']);
+  launch();
+  const s = await started;
   t.true(await poll(() => existsSync(join(workspace, 'up')), 10_000), 'the job is up');
   process.kill(-s.pid, 'SIGTERM');
   t.true(await poll(() => existsSync(join(workspace, 'terms')), 10_000), 'the job got the TERM');
@@ -221,18 +212,11 @@ test("shell: a cancel's TERM reaches the job once (the supervisor sends it only 
 });
 
 test("shell: a job whose environment sets PATH (where no env, mv or sleep is) still runs, with its timeout kept and its status written", async (t) => {
-  const workspace = makeWorkspace(t);
-  const launcher = launcherFor('shell', workspace);
-  t.teardown(() => launcher.close());
-  const id = 'r-13';
-  const argv = ['/bin/sh', '-c', 'echo "hi $PATH"'];
-  const dir = runDir(workspace, id, argv);
+  const { dir, started, exited, launch } = shellRun(t, 'r-13', () => ['/bin/sh', '-c', 'echo "hi $PATH"']);
   writeFileSync(join(dir, 'run.sh'), `${readFileSync(join(dir, 'run.sh'), 'utf8')}export PATH=/opt/venv/bin\nplatform_timeout_seconds=30\n`);
-  const started = news(launcher, id, 'started');
-  const exited = news(launcher, id, 'exited');
-  launcher.launch({ id, dir, jobEnv: { PLATFORM_JOB_RUN_ID: id }, cwd: workspace, argv }, true);
-  const s = (await started) as Extract<LauncherNews, { kind: 'started' }>;
-  t.is(((await exited) as Extract<LauncherNews, { kind: 'exited' }>).status, 0);
+  launch();
+  const s = await started;
+  t.is(await exited, 0);
   t.is(readFileSync(join(dir, 'stdout.log'), 'utf8'), 'hi /opt/venv/bin\n');
   t.deepEqual(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')), { exit_code: 0, pid: s.pid });
   t.false(existsSync(join(dir, 'status.json.tmp')));
