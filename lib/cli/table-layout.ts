@@ -13,7 +13,8 @@
 import Table from 'cli-table3';
 import stringWidth from 'string-width';
 
-const HAS_SGR = /\x1b\[[0-9;]*m/;
+/** A colour (SGR) code in a line: such a line is measured and wrapped without cutting one. */
+export const HAS_SGR = /\x1b\[[0-9;]*m/;
 // Printable ASCII: a character a column, measured by its length.
 const PLAIN = /^[\x20-\x7e]*$/;
 

@@ -3,7 +3,7 @@
  * Given a `width` (a terminal's, or COLUMNS), a line longer than it wraps under its own branch, the guides of the
  * levels above carried on (`│  `), rather than being wrapped by the terminal into column 0, where the tree is lost.
  */
-import { visibleWidth, wrapLine } from './table-layout.js';
+import { HAS_SGR, visibleWidth, wrapLine } from './table-layout.js';
 
 /** Below this much room a label is not wrapped further: a deep tree on a narrow terminal overflows instead. */
 const LEAST_ROOM = 20;
@@ -40,8 +40,7 @@ export function treeLines<N>(
  */
 function wrapLabel(text: string, room: number): string[] {
   if (visibleWidth(text) <= room) return [text];
-  // eslint-disable-next-line no-control-regex
-  if (!/\x1b\[[0-9;]*m/.test(text)) return wrapLine(text, room);
+  if (!HAS_SGR.test(text)) return wrapLine(text, room);
   const lines: string[] = [];
   let line = '';
   let used = 0;

@@ -12,6 +12,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } f
 import { join } from 'node:path';
 import { isRedisUrl, redacted } from './redis/redis-url.js';
 import { ranHere } from './executor-port.js';
+import { someNamed } from '../some-named.js';
 
 export const EXECUTOR_RECORD_FILE = 'executor.json';
 /** The queue a daemon's Redis executor uses (redis-names.ts's DEFAULT_QUEUE; not imported: that loads ioredis). */
@@ -121,11 +122,6 @@ export type ExecutorDecision =
   /** Start refused: no executor this daemon can name follows the runs in flight. */
   | { refused: string };
 
-/** Up to 5 run ids, then how many more. */
-export function someRuns(ids: readonly string[]): string {
-  return ids.length <= 5 ? ids.join(', ') : `${ids.slice(0, 5).join(', ')} and ${ids.length - 5} more`;
-}
-
 /**
  * The executor a daemon starting now uses: the configured one, unless runs in flight (`running`: the log's running
  * runs) were placed on another, which it then keeps until they have ended.
@@ -142,11 +138,11 @@ export function decideExecutor(configured: ExecutorSpec, recorded: ExecutorSpec 
       // A log from before the record was kept: its runs name a queue's worker, not which Redis. The configured one is
       // the best guess (what every daemon before this one used).
       placed = configured;
-      assumed = `job runs ${someRuns(onQueue)} were placed on a Redis queue before the daemon recorded which; taken to be the configured ${describeExecutor(configured)}`;
+      assumed = `job runs ${someNamed(onQueue)} were placed on a Redis queue before the daemon recorded which; taken to be the configured ${describeExecutor(configured)}`;
     } else {
       return {
         refused:
-          `${onQueue.length} job run${onQueue.length === 1 ? '' : 's'} (${someRuns(onQueue)}) ${onQueue.length === 1 ? 'is' : 'are'} on Redis workers, placed by a daemon that did not record which Redis, ` +
+          `${onQueue.length} job run${onQueue.length === 1 ? '' : 's'} (${someNamed(onQueue)}) ${onQueue.length === 1 ? 'is' : 'are'} on Redis workers, placed by a daemon that did not record which Redis, ` +
           `and the executor configured now is ${describeExecutor(configured)}, which cannot follow them: following them locally would take a worker's job as a local run, ` +
           `and declaring them lost would run them again while they may still run. Start the daemon on the Redis they were placed on ` +
           `("executor": "redis://host:port/db" in platform.json, or $PLATFORM_EXECUTOR for the command that starts it) to follow them to their end; ` +

@@ -3,7 +3,7 @@
  * resume. A refused command records nothing; the reply says why.
  */
 import { LIST_WANTS } from '../api/list-them.js';
-import { groupDigits } from '../group-digits.js';
+import { someNamed } from '../some-named.js';
 import { BACKFILL_REBUILD } from '../api/backfill-policy.js';
 import { TERMINAL_WANT_STATUSES } from '../state/build-state.js';
 import { currentConsumers } from '../state/staleness.js';
@@ -95,25 +95,24 @@ function createTaint(d: StepDraft, r: CreateTaintRequest): CommandDecision {
   const never = r.partitions.filter((ref) => !d.state.partitions.get(ref)?.build_id && d.state.partitions.get(ref)?.status !== 'live');
   const producerOf = d.input.policy.producerOf;
   if (never.length > 0) {
-    const shown = never.slice(0, 5).map((ref) => `'${ref}'${d.state.partitions.get(ref)?.status === 'building' ? ' (being built for the first time)' : ''}`);
-    const more = never.length > 5 ? ` and ${groupDigits(never.length - 5)} more` : '';
+    const named = someNamed(never.map((ref) => `'${ref}'${d.state.partitions.get(ref)?.status === 'building' ? ' (being built for the first time)' : ''}`));
     // "Want it" only of what a job could build: a ref no job produces is most likely mistyped.
     const unbuildable = producerOf ? never.filter((ref) => producerOf(ref) === undefined) : [];
     const next =
       unbuildable.length === never.length
         ? `no one job in platform.json produces ${never.length === 1 ? 'it' : 'them'} either: check the ${never.length === 1 ? 'ref' : 'refs'} (platform partitions list --prefix ...)`
         : `want ${never.length === 1 ? 'it' : 'them'} instead: platform build ${never.length === 1 ? never[0] : '<the refs, or a pattern>'}`;
-    return { ok: false, status: 400, error: `Cannot taint ${shown.join(', ')}${more}: never built, so there is nothing to rebuild yet; ${next}.` };
+    return { ok: false, status: 400, error: `Cannot taint ${named}: never built, so there is nothing to rebuild yet; ${next}.` };
   }
   // Tainted, it could never be made good again (no job rebuilds it), and what consumed it would stay stale for good.
   const orphans = producerOf ? r.partitions.filter((ref) => producerOf(ref) === undefined) : [];
   if (orphans.length > 0) {
-    const shown = orphans.slice(0, 5).map((ref) => `'${ref}'`).join(', ');
+    const named = someNamed(orphans.map((ref) => `'${ref}'`));
     return {
       ok: false,
       status: 400,
       error:
-        `Cannot taint ${shown}${orphans.length > 5 ? ` and ${orphans.length - 5} more` : ''}: no one job in platform.json produces ${orphans.length === 1 ? 'it' : 'them'} ` +
+        `Cannot taint ${named}: no one job in platform.json produces ${orphans.length === 1 ? 'it' : 'them'} ` +
         `any more (none, or two), so nothing could rebuild ${orphans.length === 1 ? 'it' : 'them'}. Put back the job that made ${orphans.length === 1 ? 'it' : 'them'} first.`,
     };
   }

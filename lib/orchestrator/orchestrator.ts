@@ -26,7 +26,7 @@ import type { EventPayload } from '../events/build-event.js';
 import type { JobOutcome } from '../executor/job-launch.js';
 import { launchForRun } from '../executor/launch-for-run.js';
 import { LOST_RUN_REASON } from '../executor/lost-runs.js';
-import { someRuns } from '../executor/executor-record.js';
+import { someNamed } from '../some-named.js';
 import { LOCAL_WORKER, type Executor } from '../executor/executor-port.js';
 import { belongsToRun, killProcesses } from '../executor/job-process-identity.js';
 import { scanOnce } from '../executor/job-run-process-scan.js';
@@ -217,7 +217,7 @@ export class Orchestrator {
       const n = elsewhere.length;
       this.logError(
         `${n} job run${n === 1 ? '' : 's'} in flight ${n === 1 ? 'was' : 'were'} placed on another executor than this daemon's, which cannot follow ${n === 1 ? 'it' : 'them'}: ` +
-          `${someRuns(elsewhere)}. Left as ${n === 1 ? 'it is' : 'they are'}, running in the log, neither followed nor run again; ` +
+          `${someNamed(elsewhere)}. Left as ${n === 1 ? 'it is' : 'they are'}, running in the log, neither followed nor run again; ` +
           `start the daemon with the executor ${n === 1 ? 'it was' : 'they were'} placed on to follow ${n === 1 ? 'it' : 'them'} to the end`,
       );
     }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { someNamed } from '../../some-named.js';
 import { chmodSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Executor } from '../../executor/executor-port.js';
@@ -10,7 +11,6 @@ import {
   describeExecutor,
   readExecutorRecord,
   sameExecutor,
-  someRuns,
   specOf,
   writeExecutorRecord,
   type ExecutorSpec,
@@ -108,7 +108,7 @@ class ExecutorChoiceAtStart {
       this.held = decision.held.runs;
       const n = this.held.length;
       process.stderr.write(
-        `platform: ${configuredWords(this.configuredBy, this.configured)}; ${n} job run${n === 1 ? ' is' : 's are'} still on ${describeExecutor(use)} (${someRuns(this.held)}), placed there by an earlier daemon: ` +
+        `platform: ${configuredWords(this.configuredBy, this.configured)}; ${n} job run${n === 1 ? ' is' : 's are'} still on ${describeExecutor(use)} (${someNamed(this.held)}), placed there by an earlier daemon: ` +
           `this daemon uses ${describeExecutor(use)} until they end, then restart it to switch (platform stop; the next command starts it)\n`,
       );
     }
