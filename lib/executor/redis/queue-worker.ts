@@ -102,6 +102,8 @@ export class QueueWorker {
   private leftUntold = 0;
   /** The connection error said last (said once, and again only after Redis answered or another one came). */
   private lastError: string | undefined;
+  /** Redis was said unreachable, and has not answered since: one outage is said once, whatever errors it gives. */
+  private unreachableSaid = false;
 
   constructor(private readonly opts: QueueWorkerOptions) {
     this.name = opts.name ?? `${hostname()}-${process.pid}`;
@@ -139,6 +141,7 @@ export class QueueWorker {
     this.publisher.on('ready', () => {
       if (this.lastError === undefined || this.closing) return;
       this.lastError = undefined;
+      this.unreachableSaid = false;
       this.log(`Redis at ${redacted(opts.redisUrl)} answers again`);
     });
     // Cut off from Redis past its lease: the daemon records the run lost and runs it elsewhere, so it stops here.
@@ -267,6 +270,9 @@ export class QueueWorker {
     if (text === this.lastError) return;
     this.lastError = text;
     if (UNREACHABLE.test(`${(err as NodeJS.ErrnoException).code ?? ''} ${text}`)) {
+      // A Redis stopped resets the connection, then refuses each reconnect: one outage, said once.
+      if (this.unreachableSaid) return;
+      this.unreachableSaid = true;
       this.log(
         `cannot reach Redis at ${redacted(this.opts.redisUrl)}: ${text}; is redis-server running there, and reachable from this machine? (no runs are taken meanwhile; it is tried again every second, and said when it answers)`,
       );
