@@ -102,13 +102,14 @@ test.serial('a start whose progress news cannot be written still starts (the new
 test.serial('a start that replays a long log is waited for while it goes on, and said: by the CLI that started it, and by status', async (t) => {
   t.timeout(180_000);
   const dir = makeWorkspace(t);
-  // 25,000 built wants (100,000 events), as a daemon writes them, and no snapshot: the next start replays them all.
-  const wants = 25_000;
+  // 40,000 built wants (160,000 events), as a daemon writes them, and no snapshot: the next start replays them all.
+  const wants = 40_000;
   await longLog(dir, wants);
   const events = wants * 4;
 
-  // A start timeout far shorter than the replay: the wait goes on as long as the replay moves.
-  const env = { PLATFORM_START_TIMEOUT: '1s', PLATFORM_IDLE_TIMEOUT: '5m' };
+  // A start timeout shorter than the replay: the wait goes on as long as the replay moves. Not shorter than loading the
+  // daemon's code takes on a busy machine (before its replay says how far it got): 1 s failed a CI run under load.
+  const env = { PLATFORM_START_TIMEOUT: '2s', PLATFORM_IDLE_TIMEOUT: '5m' };
   const listing = cli(dir, env, 'want', 'list', '--json');
   // The daemon it starts, listening or still starting (it writes server.json only once it listens).
   killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? readStartingInfo(dir)?.pid ?? 0]);

@@ -112,12 +112,12 @@ export function clearStartingInfo(root: string): void {
   }
 }
 
-/** `replaying its event log (no snapshot used: damaged): 120,000 of 1,000,000 events` */
 /** How far a start got, to tell news from the same again: the log replayed, or (before that) the snapshot read. */
 export function startingProgress(s: StartingInfo): string {
   return `${s.events_replayed} ${s.snapshot_bytes_read ?? 0} ${s.snapshot_bytes_decoded ?? 0}`;
 }
 
+/** `replaying its event log (no snapshot used: damaged): 120,000 of 1,000,000 events` */
 export function startingWords(s: StartingInfo): string {
   if (s.events_to_replay === 0) {
     const bytes = s.snapshot_bytes ?? 0;
