@@ -6,7 +6,8 @@
 import test from 'ava';
 import type { BackfillView } from '../lib/client/platform-client.js';
 import { renderBackfill } from '../lib/cli/backfill-progress.js';
-import { wantTreeLines } from '../lib/cli/commands/want-command.js';
+import { wantDetail, wantTreeLines } from '../lib/cli/commands/want-command.js';
+import type { WantView } from '../lib/api/views.js';
 import { colors, pageFooter } from '../lib/cli/output.js';
 
 colors.level = 0;
@@ -45,4 +46,51 @@ test("a page's footer and a want's tree group their counts", (t) => {
     limit: 1,
   });
   t.deepEqual(lines, ['w-1 successful a, b, c +4,997 more (user, 5,000 job runs)', '└─ … 1,017 more derived wants (raise --limit)']);
+});
+
+const want = (rebuilt: string[], rebuilt_total: number): WantView => ({
+  want_id: 'w-3',
+  partitions: ['p/1'],
+  partitions_total: 1,
+  status: 'successful',
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+  comment: '',
+  data_timestamp: null,
+  ttl_seconds: 0,
+  sla_seconds: 0,
+  sla_deadline: null,
+  expires_at: null,
+  source: 'user',
+  parent_want_id: null,
+  root_want_id: 'w-3',
+  child_want_ids: [],
+  child_wants_total: 0,
+  job_run_ids: [],
+  job_runs_total: 0,
+  partition_status: { 'p/1': 'live' },
+  cancel_reason: null,
+  rebuild: 'all',
+  sla_missed: false,
+  rebuilt,
+  rebuilt_total,
+  priority: 0,
+  backfill_id: null,
+  max_concurrent_job_runs: 0,
+  pattern: '',
+  schedule_tick: null,
+});
+
+test("a want's rebuilds past the reply's bounded list are counted once, by their total", (t) => {
+  const refs = (n: number) => Array.from({ length: n }, (_, i) => `p/${i}`);
+  // The API lists at most 1,000: the rest is known only as the total (it said "… 990 more" and "(10,000 rebuilds in all)").
+  const capped = wantDetail(want(refs(1_000), 10_000));
+  t.regex(capped, /p\/9\b[^\n]*\n[^\n]*… \(10,000 rebuilds in all\)/);
+  t.notRegex(capped, /990 more/);
+  // All listed: how many more than the ten shown.
+  const listed = wantDetail(want(refs(1_000), 1_000));
+  t.regex(listed, /… 990 more/);
+  t.notRegex(listed, /in all/);
+  // A partition rebuilt twice: the total says so under the list.
+  t.regex(wantDetail(want(refs(3), 4)), /p\/2[^\n]*\n[^\n]*… \(4 rebuilds in all\)/);
 });

@@ -60,9 +60,15 @@ export function wantDetail(w: WantView): string {
   // A daemon of before rebuilt_total counted nothing: the list's length then.
   const rebuiltTotal = Math.max(w.rebuilt_total ?? 0, w.rebuilt.length);
   // The list holds each partition once; the total counts rebuilds (a partition rebuilt twice, twice).
-  const more = w.rebuilt.length > 10 ? `\n… ${w.rebuilt.length - 10} more` : '';
-  const all = rebuiltTotal > w.rebuilt.length ? `\n(${groupDigits(rebuiltTotal)} rebuilds in all)` : '';
-  if (w.rebuilt.length > 0) rows.push(['rebuilt', `${w.rebuilt.slice(0, 10).join('\n')}${more}${all}`]);
+  // The reply's list is bounded (1,000): past it, what is left is known only as the total, said once ("… 990 more"
+  // beside "(10,000 rebuilds in all)" read as two counts that disagree).
+  const tail =
+    rebuiltTotal > w.rebuilt.length
+      ? `\n… (${groupDigits(rebuiltTotal)} rebuilds in all)`
+      : w.rebuilt.length > 10
+        ? `\n… ${groupDigits(w.rebuilt.length - 10)} more`
+        : '';
+  if (w.rebuilt.length > 0) rows.push(['rebuilt', `${w.rebuilt.slice(0, 10).join('\n')}${tail}`]);
   if (w.parent_want_id) rows.push(['parent want', w.parent_want_id]);
   if (w.root_want_id && w.root_want_id !== w.want_id) rows.push(['root want', w.root_want_id]);
   if (w.child_wants_total > 0) rows.push(['derived wants', `${listShort(w.child_want_ids, 10)}${w.child_wants_total > w.child_want_ids.length ? ` (${groupDigits(w.child_wants_total)} in all)` : ''} (see: platform want tree ${w.want_id})`]);
