@@ -272,4 +272,12 @@ test('a daemon that reads a large snapshot is said to: status names how far its 
   // Read whole, then decoded.
   writeFileSync(join(dir, '.platform', 'server-starting.json'), JSON.stringify({ ...info, snapshot_bytes_read: 55_000_000, snapshot_bytes_decoded: 20_100_000 }));
   t.regex((await cli(dir, {}, 'status')).stdout, /is starting, reading its snapshot \(55\.0 MB\): 20\.1 MB decoded\. Commands wait for it\./);
+  // Of another version (after an upgrade): its records made into this version's, then the state's indexes built.
+  const decoded = { ...info, snapshot_bytes_read: 55_000_000, snapshot_bytes_decoded: 55_000_000 };
+  writeFileSync(join(dir, '.platform', 'server-starting.json'), JSON.stringify({ ...decoded, snapshot_records_read: 250_000, snapshot_records: 1_000_000 }));
+  t.regex((await cli(dir, {}, 'status')).stdout, /is starting, reading its snapshot's records \(55\.0 MB\): 250,000 of 1,000,000\. Commands wait for it\./);
+  writeFileSync(join(dir, '.platform', 'server-starting.json'), JSON.stringify({ ...decoded, snapshot_records_read: 1_000_000, snapshot_records: 1_000_000, snapshot_indexes_built: 7, snapshot_indexes: 15 }));
+  t.regex((await cli(dir, {}, 'status')).stdout, /is starting, building its state from its snapshot's records \(55\.0 MB\): 7 of 15 steps\. Commands wait for it\./);
+  const indexes = await cli(dir, {}, '--json', 'status');
+  t.like((JSON.parse(indexes.stdout) as { starting: object }).starting, { snapshot_indexes_built: 7, snapshot_indexes: 15, snapshot_records: 1_000_000 });
 });

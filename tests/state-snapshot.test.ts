@@ -10,7 +10,7 @@ import type { BuildEvent } from '../lib/events/build-event.js';
 import { EventLog } from '../lib/events/event-log.js';
 import { initialState, type BuildState } from '../lib/state/build-state.js';
 import { reduce } from '../lib/state/reduce.js';
-import { fromSnapshot, toSnapshot, type Snapshot } from '../lib/state/snapshot.js';
+import { STATE_FROM_SNAPSHOT_SLICES, fromSnapshot, toSnapshot, type Snapshot } from '../lib/state/snapshot.js';
 import { SNAPSHOT_AFTER_REPLAY_EVENTS, SNAPSHOT_EVERY_EVENTS, StateStore, logProbe } from '../lib/state/state-store.js';
 import { IMAGE_FORMAT, decodeSnapshotFile, deltaPathOf, encodeSnapshotFile, readSnapshot, readSnapshotOrWhy, stateCodeFingerprint, writeSnapshot, type SnapshotHeader } from '../lib/state/snapshot-file.js';
 import { arbEventList } from './helpers/arbitrary-events.js';
@@ -324,6 +324,30 @@ test('property: images written one after another by one carry (a store\'s snapsh
     ),
     { numRuns: 60 },
   );
+});
+
+test('an image of another version read as its records says how far it got: its records made, then the slices of its indexes built', async (t) => {
+  const { dir, log } = await logWith(t, 0);
+  t.teardown(() => log.close());
+  const path = join(dir, '.platform', 'upgrade.bin');
+  const events = fc.sample(arbEventList({ pooled: true, minLength: 200, maxLength: 300 }), { numRuns: 1, seed: 7 })[0]!;
+  const state = fold(events);
+  await writeSnapshot(path, 'v-before', state, 0);
+  const told: Array<[string, number, number]> = [];
+  const read = await readSnapshotOrWhy(path, 'v-after', probe, undefined, (done, total, phase) => void told.push([phase, done, total]));
+  t.true(read.otherVersion, read.why);
+  const records = state.wants.size + state.partitions.size + state.job_runs.size + state.builds.size + state.taints.size + state.schedules.size;
+  const made = told.filter(([phase]) => phase === 'records');
+  t.true(made.length >= 1);
+  t.true(made.every(([, done, total]) => total === records && done < total), JSON.stringify(made));
+  const built = told.filter(([phase]) => phase === 'indexes');
+  // Each slice once, in order, of the count the generator yields (a slice added without the count would show here).
+  t.deepEqual(
+    built.map(([, done, total]) => [done, total]),
+    Array.from({ length: STATE_FROM_SNAPSHOT_SLICES }, (_, i) => [i + 1, STATE_FROM_SNAPSHOT_SLICES]),
+  );
+  // After the records: the phases in order.
+  t.true(told.findIndex(([phase]) => phase === 'indexes') > told.findLastIndex(([phase]) => phase === 'records'));
 });
 
 test('an image of another version is read as its records when it says their format, and only then; one of a records format this code does not read is not', async (t) => {

@@ -67,6 +67,8 @@ export function readStartingInfo(root: string): StartingInfo | undefined {
       ...(typeof v.snapshot_bytes === 'number' && typeof v.snapshot_bytes_read === 'number'
         ? { snapshot_bytes: v.snapshot_bytes, snapshot_bytes_read: v.snapshot_bytes_read, snapshot_bytes_decoded: typeof v.snapshot_bytes_decoded === 'number' ? v.snapshot_bytes_decoded : 0 }
         : {}),
+      ...(typeof v.snapshot_records === 'number' && typeof v.snapshot_records_read === 'number' ? { snapshot_records: v.snapshot_records, snapshot_records_read: v.snapshot_records_read } : {}),
+      ...(typeof v.snapshot_indexes === 'number' && typeof v.snapshot_indexes_built === 'number' ? { snapshot_indexes: v.snapshot_indexes, snapshot_indexes_built: v.snapshot_indexes_built } : {}),
     };
   } catch {
     return undefined;
@@ -114,7 +116,7 @@ export function clearStartingInfo(root: string): void {
 
 /** How far a start got, to tell news from the same again: the log replayed, or (before that) the snapshot read. */
 export function startingProgress(s: StartingInfo): string {
-  return `${s.events_replayed} ${s.snapshot_bytes_read ?? 0} ${s.snapshot_bytes_decoded ?? 0}`;
+  return `${s.events_replayed} ${s.snapshot_bytes_read ?? 0} ${s.snapshot_bytes_decoded ?? 0} ${s.snapshot_records_read ?? 0} ${s.snapshot_indexes_built ?? 0}`;
 }
 
 /** `replaying its event log (no snapshot used: damaged): 120,000 of 1,000,000 events` */
@@ -122,6 +124,9 @@ export function startingWords(s: StartingInfo): string {
   if (s.events_to_replay === 0) {
     const bytes = s.snapshot_bytes ?? 0;
     if (bytes === 0) return 'reading its state';
+    // Records and indexes are news only of an image of another version or a compaction base: said as such.
+    if (s.snapshot_indexes) return `building its state from its snapshot's records (${megabytes(bytes)} MB): ${s.snapshot_indexes_built ?? 0} of ${s.snapshot_indexes} steps`;
+    if (s.snapshot_records) return `reading its snapshot's records (${megabytes(bytes)} MB): ${groupDigits(s.snapshot_records_read ?? 0)} of ${groupDigits(s.snapshot_records)}`;
     const decoded = s.snapshot_bytes_decoded ?? 0;
     return decoded > 0
       ? `reading its snapshot (${megabytes(bytes)} MB): ${megabytes(decoded)} MB decoded`

@@ -32,7 +32,7 @@ interface Section {
  * The records format lines of an image's pieces (those `stateFromImage` reads), in the order `snapshotLines` writes
  * them. Throws on anything that is not a whole image (the caller then replays the log).
  */
-export function recordLinesOfImage(pieces: Iterable<unknown>): Iterable<SnapshotLine> {
+export function recordLinesOfImage(pieces: Iterable<unknown>, onRecords?: (done: number, total: number) => void): Iterable<SnapshotLine> {
   const sections = new Map<string, Section>();
   let current: Section | undefined;
   let scalars: { last_event_id: number; wants_sla_missed: number; created: CreatedCounts } | undefined;
@@ -72,10 +72,16 @@ export function recordLinesOfImage(pieces: Iterable<unknown>): Iterable<Snapshot
   const fingerprints = section('job_fingerprints');
   const windowOpen = section('window_open');
   const { created, wants_sla_missed } = scalars;
+  let total = 0;
+  for (const [{ encoded }] of records) for (const [, starts] of encoded) total += starts.length;
   // Made as they are read: a million lines held at once were most of the start's collections.
   function* lines(): Generator<SnapshotLine> {
+    let done = 0;
     for (const [{ encoded }, kind] of records) {
       for (const [chunk, starts] of encoded) {
+        // A slice of records at a time: a million take seconds, which whoever waits for the start is told of.
+        onRecords?.(done, total);
+        done += starts.length;
         for (let j = 0; j < starts.length; j++) {
           const record = unpacker.unpack(chunk, { start: starts[j]!, end: j + 1 < starts.length ? starts[j + 1]! : chunk.length }) as Record<string, unknown>;
           if (kind === 'want') withLists(record);

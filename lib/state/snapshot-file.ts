@@ -240,15 +240,13 @@ export type SnapshotRead =
 export type DeltaRead = { at_event: number; unused?: undefined } | { at_event?: undefined; unused: string };
 
 /**
- * The state in the snapshot at `path`, if one written by this state code fits the log; otherwise why not. A `carry`
- * takes on the image it was read from (image-carry.ts `takeLoaded`), so the next image copies what did not change
- * since.
- */
-/**
  * How far a read of a snapshot's file got (a large image takes a while): its bytes read from the disk so far, then
- * decoded so far, of its size.
+ * decoded so far, of its size; after an upgrade (an image of another version) or from a compaction base, its records
+ * made so far of how many, then the slices of the state's indexes built so far of how many (snapshot.ts
+ * `fromSnapshot`): seconds each at a million events.
  */
-export type SnapshotReadProgress = (done: number, bytes: number, phase: 'read' | 'decode') => void;
+export type SnapshotReadProgress = (done: number, total: number, phase: SnapshotReadPhase) => void;
+export type SnapshotReadPhase = 'read' | 'decode' | 'records' | 'indexes';
 
 /** A read of the file a piece at a time, so that a slow disk or machine is seen to go on. */
 const READ_PIECE_BYTES = 4 * 1024 * 1024;
@@ -272,6 +270,11 @@ async function readWhole(path: string, onRead?: SnapshotReadProgress): Promise<B
   }
 }
 
+/**
+ * The state in the snapshot at `path`, if one written by this state code fits the log; otherwise why not. A `carry`
+ * takes on the image it was read from (image-carry.ts `takeLoaded`), so the next image copies what did not change
+ * since.
+ */
 export async function readSnapshotOrWhy(path: string, version: string, log: LogProbe, carry?: ImageCarry, onRead?: SnapshotReadProgress): Promise<SnapshotRead> {
   if (version === '') return { why: 'run from sources, nothing vouches for a snapshot' };
   // The header alone first: after an upgrade the image is read once, for its records (it was read whole twice).
@@ -279,7 +282,8 @@ export async function readSnapshotOrWhy(path: string, version: string, log: LogP
   if (header !== undefined && header.version !== version) {
     // After an upgrade: the image's records, its indexes built again by this code; a delta of that version is not read.
     const records = await readImageRecords(path, log, onRead);
-    return records.snapshot ? { state: fromSnapshot(records.snapshot), otherVersion: true } : { why: `${OTHER_VERSION}${records.why ? ` (${records.why})` : ''}` };
+    if (!records.snapshot) return { why: `${OTHER_VERSION}${records.why ? ` (${records.why})` : ''}` };
+    return { state: fromSnapshot(records.snapshot, onRead && ((done, total) => onRead(done, total, 'indexes'))), otherVersion: true };
   }
   const read = await readImageFile(path, version, log, carry, onRead);
   if (!read.state) return { why: read.why };
@@ -380,7 +384,7 @@ async function readImageRecords(path: string, log: LogProbe, onRead?: SnapshotRe
     if (misfit) return { why: misfit };
     const read = checkedPieces(data, onRead);
     if (!read.pieces) return { why: read.why };
-    snapshot = snapshotFromLines(header.last_event_id, recordLinesOfImage(read.pieces));
+    snapshot = snapshotFromLines(header.last_event_id, recordLinesOfImage(read.pieces, onRead && ((done, total) => onRead(done, total, 'records'))));
   } catch (err) {
     if (err instanceof StartStopped) throw err;
     if (err instanceof CutShortError) return { why: 'cut short' };
@@ -428,19 +432,20 @@ function framesOf(data: Buffer, from: number): Array<{ at: number; bytes: Buffer
  * replaced are gone, so it is the truth, not a shortcut. It is read whatever program version wrote it, as long as
  * the record format is this one (a format change must come with a migration). Says why when it cannot be used.
  */
-export async function readCompactionBase(path: string, log: LogProbe): Promise<{ snapshot?: Snapshot; why: string }> {
-  return readSnapshotFile(path, () => true, log);
+export async function readCompactionBase(path: string, log: LogProbe, onRead?: SnapshotReadProgress): Promise<{ snapshot?: Snapshot; why: string }> {
+  return readSnapshotFile(path, () => true, log, onRead);
 }
 
 async function readSnapshotFile(
   path: string,
   accept: (header: SnapshotHeader) => boolean,
   log: LogProbe,
+  onRead?: SnapshotReadProgress,
 ): Promise<{ snapshot?: Snapshot; why: string }> {
   let snap: Snapshot;
   let header: SnapshotHeader;
   try {
-    const parts = decodeSnapshotFile(await readFile(path));
+    const parts = decodeSnapshotFile(await readWhole(path, onRead));
     header = parts.header;
     if (!accept(header)) return { why: 'written by another version of platform' };
     const misfit = headerMisfit(header, log, SNAPSHOT_FORMATS_READ);
@@ -449,13 +454,16 @@ async function readSnapshotFile(
     // The end line counts the records: a file cut short or padded is not this snapshot.
     if (!last || last[0] !== 'end' || last[1] !== parts.lines.length - 1) return { why: 'cut short' };
     snap = snapshotFromLines(header.last_event_id, []);
-    for (let i = 0; i < parts.lines.length - 1; i++) {
+    const records = parts.lines.length - 1;
+    for (let i = 0; i < records; i++) {
+      if (onRead && i % 256 === 0) onRead(i, records, 'records');
       const line = parts.lines[i]!;
       if (!Array.isArray(line) || line[0] === 'end') return { why: 'damaged' };
       // A line of an unknown kind (an image's, too) throws in addLine.
       addLine(snap, line as SnapshotLine);
     }
   } catch (err) {
+    if (err instanceof StartStopped) throw err;
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { why: 'missing' };
     // A file that ends inside a frame, or before its header's end (a disk that filled, a copy cut off): cut short.
     if (err instanceof CutShortError) return { why: 'cut short' };

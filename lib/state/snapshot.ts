@@ -363,9 +363,22 @@ function statusIndex<S extends string, T extends { seq: number; status: S }>(
   return index;
 }
 
-export function fromSnapshot(snap: Snapshot): BuildState {
-  return runToEnd(stateFromSnapshot(snap));
+/**
+ * The state of a snapshot's records, every index built. `onSlice` is told after each slice of that work (done, of
+ * STATE_FROM_SNAPSHOT_SLICES): a start after an upgrade spends seconds here at a million events, and a client that
+ * waits for it must see it go on.
+ */
+export function fromSnapshot(snap: Snapshot, onSlice?: (done: number, total: number) => void): BuildState {
+  const steps = stateFromSnapshot(snap);
+  for (let done = 1; ; done++) {
+    const next = steps.next();
+    if (next.done) return next.value;
+    onSlice?.(done, STATE_FROM_SNAPSHOT_SLICES);
+  }
 }
+
+/** How many times `stateFromSnapshot` yields (tests/state-snapshot.test.ts holds it to that). */
+export const STATE_FROM_SNAPSHOT_SLICES = 15;
 
 /** Runs a sliced computation at once. */
 export function runToEnd<T>(steps: Generator<void, T, void>): T {

@@ -29,6 +29,8 @@ import {
   writeRecords,
   writeSnapshot,
   type LogProbe,
+  type SnapshotReadPhase,
+  type SnapshotReadProgress,
 } from './snapshot-file.js';
 import { deltaBaseOf, type DeltaBase } from './state-delta.js';
 
@@ -243,14 +245,16 @@ export class StateStore {
     // The read said once it has gone on a while (a start that reads its state and goes says nothing), then at most
     // every 250 ms (as the replay is).
     let toldAt = performance.now() + (options.snapshotNewsAfterMs ?? 1000) - 250;
+    // The file's size, once read: the phases after it count records and slices, and say it still.
+    let size = 0;
     const onRead = options.onReplay
-      ? (done: number, bytes: number, phase: 'read' | 'decode'): void => {
+      ? (done: number, total: number, phase: SnapshotReadPhase): void => {
+          if (phase === 'read' || phase === 'decode') size = total;
           const now = performance.now();
           if (now - toldAt < 250) return;
           toldAt = now;
-          const how = phase === 'read' ? { snapshot_bytes_read: done, snapshot_bytes_decoded: 0 } : { snapshot_bytes_read: bytes, snapshot_bytes_decoded: done };
           try {
-            options.onReplay?.({ events_replayed: 0, events_to_replay: 0, snapshot_unused: null, ...how, snapshot_bytes: bytes });
+            options.onReplay?.({ events_replayed: 0, events_to_replay: 0, snapshot_unused: null, ...snapshotReadNews(done, total, phase, size) });
           } catch (err) {
             if (err instanceof StartStopped) throw err;
           }
@@ -261,7 +265,7 @@ export class StateStore {
     let start = snapshot;
     let source: StoreStart['source'] = snapshot ? 'snapshot' : 'log';
     if (!start && log.firstId() > 1) {
-      start = await compactionBase(log, options.compactionBasePath);
+      start = await compactionBase(log, options.compactionBasePath, onRead);
       source = 'compaction_base';
     }
     start ??= initialState();
@@ -538,6 +542,20 @@ export class StateStore {
   }
 }
 
+/** A start's news of its snapshot read (StartProgress's `snapshot_*`), from how far `phase` got of the file of `size` bytes. */
+function snapshotReadNews(done: number, total: number, phase: SnapshotReadPhase, size: number): Partial<StartProgress> {
+  switch (phase) {
+    case 'read':
+      return { snapshot_bytes: size, snapshot_bytes_read: done, snapshot_bytes_decoded: 0 };
+    case 'decode':
+      return { snapshot_bytes: size, snapshot_bytes_read: size, snapshot_bytes_decoded: done };
+    case 'records':
+      return { snapshot_bytes: size, snapshot_bytes_read: size, snapshot_bytes_decoded: size, snapshot_records_read: done, snapshot_records: total };
+    case 'indexes':
+      return { snapshot_bytes: size, snapshot_bytes_read: size, snapshot_bytes_decoded: size, snapshot_indexes_built: done, snapshot_indexes: total };
+  }
+}
+
 /** Folds the log's events after `start` onto it (by default, the whole log); reads only, never writes. */
 export async function replayLog(log: EventLog, start: BuildState = initialState(), onBatch?: (eventsDone: number) => void): Promise<BuildState> {
   let state = start;
@@ -559,12 +577,13 @@ async function baseCoversLog(path: string, log: EventLog): Promise<boolean> {
 }
 
 /** The state a compacted log starts from; throws, naming the files and what to do, when there is none to use. */
-async function compactionBase(log: EventLog, path: string | undefined): Promise<BuildState> {
-  const { snapshot, why } = path ? await readCompactionBase(path, logProbe(log)) : { snapshot: undefined, why: 'not given' };
+async function compactionBase(log: EventLog, path: string | undefined, onRead: SnapshotReadProgress | undefined): Promise<BuildState> {
+  const { snapshot, why } = path ? await readCompactionBase(path, logProbe(log), onRead) : { snapshot: undefined, why: 'not given' };
   if (snapshot) {
     try {
-      return fromSnapshot(snapshot);
+      return fromSnapshot(snapshot, onRead && ((done, total) => onRead(done, total, 'indexes')));
     } catch (err) {
+      if (err instanceof StartStopped) throw err;
       throw compactedWithoutBase(log, path, `damaged: ${err instanceof Error ? err.message : String(err)}`);
     }
   }

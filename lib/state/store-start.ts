@@ -19,6 +19,15 @@ export interface StartProgress {
   snapshot_bytes_read?: number;
   snapshot_bytes_decoded?: number;
   snapshot_bytes?: number;
+  /**
+   * Then, from an image of another version of platform (after an upgrade) or a compaction base: its records made into
+   * this version's so far, of how many; then the slices of the state's indexes built from them so far, of how many.
+   * Seconds each at a million events, said for the same reason.
+   */
+  snapshot_records_read?: number;
+  snapshot_records?: number;
+  snapshot_indexes_built?: number;
+  snapshot_indexes?: number;
 }
 
 export interface StoreStart {
