@@ -4,6 +4,7 @@
  */
 import { groupDigits } from './group-digits.js';
 
-export function someNamed(items: readonly string[], named = 5): string {
-  return items.length <= named ? items.join(', ') : `${items.slice(0, named).join(', ')} and ${groupDigits(items.length - named)} more`;
+export function someNamed<T = string>(items: readonly T[], named = 5, show: (item: T) => string = String): string {
+  const shown = (items.length <= named ? items : items.slice(0, named)).map(show).join(', ');
+  return items.length <= named ? shown : `${shown} and ${groupDigits(items.length - named)} more`;
 }

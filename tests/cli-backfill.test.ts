@@ -46,6 +46,8 @@ test.serial('bad backfill requests are 400 or 404 with a JSON error and create n
     [{ pattern: 'day/date=x', priority: 1.5 }, /priority/],
     [{ pattern: 'day/date=x', surprise: 1 }, /Unknown field 'surprise'/],
     [{ pattern: 'nothing/{1..9}' }, /^9 of the 9 refs have no job: "nothing\/1", "nothing\/2", "nothing\/3", "nothing\/4", "nothing\/5" and 4 more\. The first: No job produces ref "nothing\/1"[^]*Known outputs[^]*$/],
+    // Counts of thousands grouped, as everywhere else.
+    [{ pattern: 'nothing/{1..2000}' }, /^2,000 of the 2,000 refs have no job: "nothing\/1", [^]* and 1,995 more\. The first: /],
   ];
   for (const [body, message] of cases) {
     const r = await api('POST', '/api/backfills', body);

@@ -18,6 +18,7 @@ import { MANY_RUNS, PlainView, SilentView, TtyView, type ProgressView } from './
 import { ServerWentAwayError } from './server-went-away-error.js';
 import { stillStale, stillStaleLines } from './still-stale.js';
 import { colors, duration, endedHow, isTty, line, listShort, printable, printJson, runWithJob, shellWords, statusColor, table, type CommandContext } from './output.js';
+import { someNamed } from '../some-named.js';
 
 /** A safety net besides the events: how often the root want's status is read anyway. */
 const POLL_MS = 5_000;
@@ -373,13 +374,11 @@ function leftAsTheyWere(want: WantView): Array<[string, string]> {
 }
 
 function leftLine(left: ReadonlyArray<[string, string]>): string {
-  const shown = left.slice(0, 5).map(([ref, status]) => `${ref} (${status})`);
-  const more = left.length > shown.length ? ` and ${left.length - shown.length} more` : '';
   const one = left.length === 1;
   return (
-    `${left.length} partition${one ? ' was' : 's were'} left as ${one ? 'it was' : 'they were'}: ${shown.join(', ')}${more}. ` +
+    `${groupDigits(left.length)} partition${one ? ' was' : 's were'} left as ${one ? 'it was' : 'they were'}: ${someNamed(left, 5, ([ref, status]) => `${ref} (${status})`)}. ` +
     `Rebuild 'absent' builds only what was never built nor attempted; rebuild ${one ? 'it' : 'them'}: ` +
-    `platform build ${shellWords(left.slice(0, 5).map(([ref]) => ref))}${more ? ' ...' : ''}`
+    `platform build ${shellWords(left.slice(0, 5).map(([ref]) => ref))}${left.length > 5 ? ' ...' : ''}`
   );
 }
 

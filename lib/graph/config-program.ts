@@ -6,6 +6,7 @@ import { GraphError } from './graph-error.js';
 import { parseConfigOutput, type ReadOptions } from './config-output.js';
 import { execSizeProblem } from './exec-size.js';
 import { errorMessage } from '../errors.js';
+import { someNamed } from '../some-named.js';
 
 export const DEFAULT_CONFIG_TIMEOUT_MS = 30_000;
 /** Refs per process are capped by their total size so that argv stays far below the OS limit (E2BIG). */
@@ -287,8 +288,7 @@ function failureMessage(job: JobDefinition, config: string[], refs: string[], wh
 }
 
 function listRefs(refs: readonly string[]): string {
-  const shown = refs.slice(0, 5).map((r) => JSON.stringify(r)).join(', ');
-  return refs.length > 5 ? `${shown} and ${refs.length - 5} more` : shown;
+  return someNamed(refs, 5, (r) => JSON.stringify(r));
 }
 
 function quote(arg: string): string {

@@ -1,6 +1,7 @@
 import type { GraphDefinition, JobDefinition } from './graph-definition.js';
 import { GraphError } from './graph-error.js';
 import { compileOutputPattern, matchOutputPattern, type OutputPattern } from './output-pattern.js';
+import { groupDigits } from '../group-digits.js';
 
 export interface JobMatch {
   job: JobDefinition;
@@ -64,7 +65,7 @@ export class JobMatcher {
     const known =
       patterns.length === 0
         ? 'The graph has no jobs yet (is platform.json missing or empty?).'
-        : `Known outputs: ${patterns.slice(0, 5).join('; ')}${patterns.length > 5 ? `; and ${patterns.length - 5} more` : ''}.`;
+        : `Known outputs: ${patterns.slice(0, 5).join('; ')}${patterns.length > 5 ? `; and ${groupDigits(patterns.length - 5)} more` : ''}.`;
     return new GraphError(
       'unknown_ref',
       `No job produces ref "${ref}": no job's outputs regex matches the whole ref. ${known} ` +

@@ -4,7 +4,7 @@
  * does it every hour by itself.
  */
 import type { Command } from 'commander';
-import { connect, detailTable, line, printJson, when } from '../output.js';
+import { connect, detailTable, line, listShort, printJson, when } from '../output.js';
 
 export function registerGc(program: Command): void {
   program
@@ -26,8 +26,7 @@ export function registerGc(program: Command): void {
       else {
         rows.push(['runs ended before', when(report.cutoff)], [`logs ${verb}`, `${report.removed_runs} runs, ${(report.removed_bytes / 1024 / 1024).toFixed(1)} MiB`]);
         if (report.removed_runs > 0) {
-          const more = report.removed_runs - report.job_run_ids.length;
-          rows.push(['runs', report.job_run_ids.join(', ') + (more > 0 ? ` … ${more} more` : '')]);
+          rows.push(['runs', listShort(report.job_run_ids, report.job_run_ids.length, report.removed_runs)]);
         }
       }
       if (events.keep === null) rows.push(['events', 'all kept (no retention.events_keep)']);

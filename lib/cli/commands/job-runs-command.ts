@@ -66,7 +66,7 @@ export function jobRunDetail(r: JobRunView): string {
     ['job', r.job_label],
     ['status', statusColor(r.status)],
     ['attempt', r.attempt],
-    ['wants', `${r.want_ids.join(', ')}${r.wants_total > r.want_ids.length ? ` … ${r.wants_total - r.want_ids.length} more` : ''}`],
+    ['wants', listShort(r.want_ids, r.want_ids.length, r.wants_total)],
     ['outputs', cellLines(r.outputs, r.outputs_total)],
     ['inputs', cellLines(r.config.inputs.map((i) => `${i.partition_ref} (${i.dep_type})`), r.inputs_total)],
     ['exec', shellWords(r.exec)],

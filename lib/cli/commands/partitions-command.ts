@@ -29,8 +29,7 @@ export function partitionDetail(p: PartitionDetailView): string {
   } else {
     rows.push(['current build', 'none (never live)']);
   }
-  const more = p.downstream_total > p.downstream.length ? `\n… ${p.downstream_total - p.downstream.length} more` : '';
-  rows.push(['downstream', p.downstream.length > 0 ? `${p.downstream.join('\n')}${more}` : b ? '(nothing consumed this build)' : '(no build to consume)']);
+  rows.push(['downstream', p.downstream.length > 0 ? cellLines(p.downstream, p.downstream_total) : b ? '(nothing consumed this build)' : '(no build to consume)']);
   rows.push(['updated', when(p.updated_at)]);
   const history =
     p.builds.length > 0
