@@ -1,0 +1,96 @@
+/**
+ * The dashboard against what the API answers, where the API cuts its lists (a batch run of many outputs, a want of
+ * many runs): a real daemon with real job processes, driven in Debian's Chromium through playwright-core. Each check
+ * compares the page with the API's own answer in the same run, never with a number written here.
+ *
+ * Without a Chromium on the machine the tests are skipped, saying so.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
+import { until } from './helpers/until.js';
+import type { JobRunView, WantView } from '../lib/api/views.js';
+import type { Page as ApiPage } from '../lib/api/page.js';
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
+const uiTest = CHROMIUM ? test.serial : test.serial.skip;
+if (!CHROMIUM) console.warn('ui-scale: skipped, no Chromium found (apt-get install chromium, or set CHROMIUM_PATH)');
+
+const GRAPH = {
+  max_concurrent_job_runs: 2,
+  jobs: [
+    // One run builds up to 60 refs: a run's outputs are more than a list of runs shows (20).
+    { label: 'batchy', outputs: ['bat/(?<n>\\d+)'], exec: ['bash', '-c', 'true'], args: ['${n}'], batch: { max_partitions: 60 } },
+  ],
+};
+
+let browser: Browser | undefined;
+let server: RunningServer | undefined;
+let dir = '';
+const base = () => `http://127.0.0.1:${server!.port}`;
+
+async function api<T>(path: string): Promise<T> {
+  const res = await fetch(`${base()}${path}`);
+  if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+async function post<T>(path: string, body: unknown): Promise<T> {
+  const res = await fetch(`${base()}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+const pageProblems = new WeakMap<Page, string[]>();
+
+async function newPage(t: ExecutionContext): Promise<Page> {
+  const page = await browser!.newPage({ viewport: { width: 1400, height: 900 } });
+  const problems: string[] = [];
+  pageProblems.set(page, problems);
+  page.on('pageerror', (err) => problems.push(err.message));
+  t.teardown(() => page.close());
+  return page;
+}
+
+/** Script errors the page logged: a test ends by saying there were none. */
+function noScriptErrors(t: ExecutionContext, page: Page): void {
+  t.deepEqual(pageProblems.get(page), [], 'no script errors on the page');
+}
+
+test.before(async () => {
+  if (!CHROMIUM) return;
+  dir = realpathSync(mkdtempSync(join(tmpdir(), 'platform-ui-scale-')));
+  mkdirSync(join(dir, '.platform'), { recursive: true });
+  const platform = await Platform.open(dir, { graph: parseGraph(GRAPH, 'test'), tickMs: 100 });
+  server = await startHttpServer(platform, { port: 0, log: () => {}, drainMs: 500 });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+});
+
+test.after.always(async () => {
+  await browser?.close();
+  await server?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+uiTest("a batch run's outputs are counted in full on the runs list and on its want's page, as the API counts them", async (t) => {
+  const { want_id } = await post<{ want_id: string }>('/api/wants', { partitions: Array.from({ length: 60 }, (_, i) => `bat/${i + 1}`) });
+  await until(() => api<WantView>(`/api/wants/${want_id}`), (w) => w.status === 'successful', 'the want to be built');
+  const runs = await api<ApiPage<JobRunView>>(`/api/job_runs?want_id=${want_id}`);
+  const run = runs.data[0]!;
+  t.true(run.outputs_total > run.outputs.length, 'the list of runs cuts the outputs it shows (else this test checks nothing)');
+
+  const page = await newPage(t);
+  await page.goto(`${base()}/job_runs`);
+  const row = page.locator('.vrow', { has: page.locator(`a[href="/job_runs/${run.job_run_id}"]`) });
+  await row.waitFor();
+  t.true((await row.innerText()).includes(`+${run.outputs_total - 2}`), `the runs list counts the run's ${run.outputs_total} outputs: ${await row.innerText()}`);
+
+  await page.goto(`${base()}/wants/${want_id}`);
+  const cell = page.locator('tr', { has: page.locator(`a[href="/job_runs/${run.job_run_id}"]`) }).locator('td').last();
+  await cell.waitFor();
+  t.true((await cell.innerText()).endsWith(`+${run.outputs_total - 3}`), `the want's runs count the run's ${run.outputs_total} outputs: ${await cell.innerText()}`);
+  noScriptErrors(t, page);
+});
