@@ -14,6 +14,7 @@ import { Platform, parseGraph, startHttpServer, type RunningServer } from '../li
 import { until } from './helpers/until.js';
 import type { JobRunView, WantView } from '../lib/api/views.js';
 import type { Page as ApiPage } from '../lib/api/page.js';
+import { MIN_RELOAD_MS } from '../lib/api/dashboard-reads.js';
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
 const uiTest = CHROMIUM ? test.serial : test.serial.skip;
@@ -23,6 +24,7 @@ const GRAPH = {
   max_concurrent_job_runs: 2,
   jobs: [
     // One run builds up to 60 refs: a run's outputs are more than a list of runs shows (20).
+    { label: 'ok', outputs: ['ok/(?<n>\\d+)'], exec: ['bash', '-c', 'true'] },
     { label: 'batchy', outputs: ['bat/(?<n>\\d+)'], exec: ['bash', '-c', 'true'], args: ['${n}'], batch: { max_partitions: 60 } },
   ],
 };
@@ -92,5 +94,34 @@ uiTest("a batch run's outputs are counted in full on the runs list and on its wa
   const cell = page.locator('tr', { has: page.locator(`a[href="/job_runs/${run.job_run_id}"]`) }).locator('td').last();
   await cell.waitFor();
   t.true((await cell.innerText()).endsWith(`+${run.outputs_total - 3}`), `the want's runs count the run's ${run.outputs_total} outputs: ${await cell.innerText()}`);
+  noScriptErrors(t, page);
+});
+
+uiTest('a list open on a busy build reads its page at most every MIN_RELOAD_MS, one read at a time', async (t) => {
+  const page = await newPage(t);
+  // The page's own clock of when each read began and ended (its resource timings, every one kept): this process
+  // sees a request's time through the browser's protocol, jittered by tens of ms.
+  await page.addInitScript(() => performance.setResourceTimingBufferSize(1_000_000));
+  await page.goto(`${base()}/wants`);
+  await page.locator('.vrow:not(.vhead)').first().waitFor();
+  const opened = performance.now();
+  const { want_id } = await post<{ want_id: string }>('/api/wants', { partitions: Array.from({ length: 150 }, (_, i) => `ok/${i + 1}`) });
+  await until(() => api<WantView>(`/api/wants/${want_id}`), (w) => w.status === 'successful', 'the want to be built', 60_000);
+  await page.locator(`[data-want="${want_id}"] .status-successful`).waitFor();
+  const took = performance.now() - opened;
+  const reads = await page.evaluate(() =>
+    performance
+      .getEntriesByType('resource')
+      .filter((e) => new URL(e.name).pathname === '/api/wants')
+      .map((e) => [e.startTime, (e as unknown as { responseEnd: number }).responseEnd] as const),
+  );
+  // The first read is the page's opening; the rest came from ~500 events in `took` ms.
+  t.true(reads.length >= 2, `${reads.length} reads`);
+  t.true(reads.length <= took / MIN_RELOAD_MS + 3, `${reads.length} reads of the list in ${took.toFixed(0)} ms`);
+  for (let i = 1; i < reads.length; i++) {
+    t.true(reads[i]![0] >= reads[i - 1]![1], `read ${i} began before read ${i - 1} ended: one read at a time`);
+    // Half the gap is the bound, as the want page's test has it.
+    t.true(reads[i]![0] - reads[i - 1]![0] >= MIN_RELOAD_MS / 2, `reads ${i - 1} and ${i} ${(reads[i]![0] - reads[i - 1]![0]).toFixed(0)} ms apart`);
+  }
   noScriptErrors(t, page);
 });
