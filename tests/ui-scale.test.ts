@@ -7,6 +7,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -124,4 +125,68 @@ uiTest('a list open on a busy build reads its page at most every MIN_RELOAD_MS, 
     t.true(reads[i]![0] - reads[i - 1]![0] >= MIN_RELOAD_MS / 2, `reads ${i - 1} and ${i} ${(reads[i]![0] - reads[i - 1]![0]).toFixed(0)} ms apart`);
   }
   noScriptErrors(t, page);
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** A daemon of its own on `port`, in a fresh workspace, with `wants` ok wants built; closed and removed after the test. */
+async function daemonOn(t: ExecutionContext, port: number, wants: number): Promise<RunningServer> {
+  const own = realpathSync(mkdtempSync(join(tmpdir(), 'platform-ui-scale-')));
+  mkdirSync(join(own, '.platform'), { recursive: true });
+  const platform = await Platform.open(own, { graph: parseGraph(GRAPH, 'test'), tickMs: 100 });
+  const running = await startHttpServer(platform, { port, log: () => {}, drainMs: 500 });
+  t.teardown(async () => {
+    await running.close();
+    rmSync(own, { recursive: true, force: true });
+  });
+  const at = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < wants; i++) {
+    const res = await fetch(`${at}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions: [`ok/${i}`] }) });
+    const { want_id } = (await res.json()) as { want_id: string };
+    await until(() => fetch(`${at}/api/wants/${want_id}`).then((r) => r.json() as Promise<WantView>), (w) => w.status === 'successful', 'a want built');
+  }
+  return running;
+}
+
+uiTest('a page whose daemon comes back with another event log (another workspace on its port, a log restored from a backup) shows that log, whether or not it saw an event before', async (t) => {
+  const port = await freePort();
+  const first = await daemonOn(t, port, 4);
+  const at = `http://127.0.0.1:${port}`;
+  // One page sees an event of the first log (it resumes from its id); the other sees none (it resumes from nothing).
+  const heard = await newPage(t);
+  await heard.goto(`${at}/wants`);
+  await heard.locator('.vrow [data-want]').first().waitFor();
+  const { want_id: fifth } = await fetch(`${at}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions: ['ok/4'] }) }).then((r) => r.json() as Promise<{ want_id: string }>);
+  await heard.locator(`[data-want="${fifth}"] .status-successful`).waitFor();
+  const quiet = await newPage(t);
+  await quiet.goto(`${at}/wants`);
+  await quiet.locator('.vrow [data-want]').first().waitFor();
+  for (const page of [heard, quiet]) t.is(await page.locator('.count').innerText(), '5 in all');
+  await first.close();
+  for (const page of [heard, quiet]) await page.locator('[data-connection="lost"]').waitFor({ timeout: 15_000 });
+  // The second log is shorter than what the first page saw: the stream refuses its Last-Event-ID (400), an id this
+  // log never sent. Its want is made before either page is back.
+  await daemonOn(t, port, 1);
+  const latest = ((await (await fetch(`${at}/api/events?limit=1`)).json()) as { latest_id: number }).latest_id;
+  t.true(latest < 15, `the second log is shorter (${latest} events)`);
+  for (const page of [heard, quiet]) {
+    await page.locator('[data-connection]').waitFor({ state: 'detached', timeout: 20_000 });
+    await until(() => page.locator('.count').innerText(), (text) => text === '1 in all', "the second daemon's wants on the page");
+  }
+  // And both follow the new log: a want made now appears.
+  const { want_id } = await fetch(`${at}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions: ['ok/99'] }) }).then((r) => r.json() as Promise<{ want_id: string }>);
+  for (const page of [heard, quiet]) {
+    await page.locator(`[data-want="${want_id}"]`).waitFor({ timeout: 10_000 });
+    t.is(await page.locator('.count').innerText(), '2 in all');
+    noScriptErrors(t, page);
+  }
 });
