@@ -7,8 +7,8 @@ export function useEventCount(relevant: (e: EventView) => boolean = () => true):
   const [n, setN] = useState(0);
   useEffect(
     () =>
-      onEvents((events) => {
-        if (events.some(relevant)) setN((x) => x + 1);
+      onEvents((events, resync) => {
+        if (resync || events.some(relevant)) setN((x) => x + 1);
       }),
     [],
   );

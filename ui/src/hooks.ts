@@ -85,8 +85,8 @@ export function useLive<T>(
     last.current = undefined;
     setData(undefined);
     run();
-    const off = onEvents((events) => {
-      if (events.some((e) => relevantRef.current(e, last.current))) run();
+    const off = onEvents((events, resync) => {
+      if (resync || events.some((e) => relevantRef.current(e, last.current))) run();
     });
     return () => {
       s.alive = false;

@@ -17,7 +17,11 @@ export type Connection = 'connecting' | 'live' | 'lost' | 'gone' | 'refused';
 const GONE_AFTER_MS = 15_000;
 let lostSince = 0;
 
-type BatchListener = (events: readonly EventView[]) => void;
+/**
+ * `resync`: the stream came back without resuming (the page had no event id to resume from, or the daemon's log is
+ * not the one it followed): events may have been missed, so whatever a page shows is to be read again.
+ */
+type BatchListener = (events: readonly EventView[], resync: boolean) => void;
 type ConnectionListener = (c: Connection) => void;
 
 const batchListeners = new Set<BatchListener>();
@@ -38,7 +42,11 @@ function flush(): void {
   const batch = buffer;
   buffer = [];
   if (batch.length === 0) return;
-  for (const l of batchListeners) l(batch);
+  for (const l of batchListeners) l(batch, false);
+}
+
+function resync(): void {
+  for (const l of batchListeners) l([], true);
 }
 
 let lastId = '';
@@ -59,6 +67,9 @@ function receive(m: MessageEvent<string>): void {
 function open(): void {
   source = new EventSource(lastId ? `/api/events/stream?after=${lastId}` : '/api/events/stream');
   source.onopen = () => {
+    // Back after a loss with no id to resume from: a new stream sends only what comes from now, and what the daemon
+    // did between its start and this reconnect (a catch-up, the runs it found ended) was never sent to this page.
+    if (lostSince && !lastId) resync();
     lostSince = 0;
     setConnection('live');
   };
@@ -88,8 +99,12 @@ export function startLive(): void {
     // Resuming from below a compaction (retention.events_keep) is refused with 410: go on from now instead of
     // asking again for events that are gone.
     fetch(`/api/events?offset=${lastId}&limit=1`)
-      .then((r) => {
+      .then(async (r) => {
         if (r.status === 410) lastId = '';
+        // A log that never reached that id (a daemon of another workspace on this port, or this one's log restored
+        // from a backup) refuses to resume from it (400) for ever: go on from now, and read everything again (the
+        // open after a loss with no id does). The page said 'gone' while the daemon answered it (QA, session 36).
+        else if (r.ok && ((await r.json()) as { latest_id: number }).latest_id < Number(lastId)) lastId = '';
       })
       .catch(() => undefined)
       .finally(open);

@@ -90,6 +90,11 @@ export function eventsRoutes({ platform, shutdown$, sse }: ServerContext): Route
 
   router.get('/api/events/:id', async (req, res) => {
     const raw = req.params.id;
+    // Digits past the largest safe integer turn into another number as they are read (9007199254740993 became
+    // ...992 in the message): say the id as sent, and the largest.
+    if (/^\d+$/.test(raw) && !Number.isSafeInteger(Number(raw))) {
+      throw new HttpError(400, `An event id is at most ${Number.MAX_SAFE_INTEGER}, got ${raw.length > 40 ? `${raw.slice(0, 37)}... (${raw.length} digits)` : raw}.`);
+    }
     const id = validateValue(EventIdSchema, /^\d+$/.test(raw) ? Number(raw) : raw, 'An event id');
     const event = await platform.log.get(id);
     if (!event) throw new HttpError(404, `No event with id ${req.params.id}; the latest is ${platform.log.latestId()}.`);

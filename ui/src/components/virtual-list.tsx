@@ -5,9 +5,27 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Page } from '../api.js';
+import { MIN_RELOAD_MS } from '../../../lib/api/dashboard-reads.js';
 
 const PAGE = 100;
 const OVERSCAN = 10;
+/** A read that stalled (a daemon busy for a minute) does not hold the next as long again: 2 s at most (as useLive). */
+const MAX_READ_GAP_MS = 2_000;
+
+/** The filter part of a `version`: all before its last `#` (the count of event batches), `a#b` in `a#b#7`. */
+const filterOf = (version: string): string => version.slice(0, Math.max(0, version.lastIndexOf('#')));
+
+interface ReadState {
+  busy: boolean;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the last read started and ended (performance.now()). */
+  lastStart: number;
+  lastEnd: number;
+  /** What the last read covered: `version|pages`, and the same without the event count. */
+  done: string;
+  doneKey: string;
+  alive: boolean;
+}
 
 export interface VirtualListProps<T> {
   /** Reads rows [offset, offset + limit). */
@@ -28,8 +46,7 @@ export function VirtualList<T>({ fetchPage, version, rowHeight, header, row, lab
   const [total, setTotal] = useState<number | undefined>(undefined);
   const [pages, setPages] = useState<Map<number, T[]>>(new Map());
   const [error, setError] = useState<string | undefined>(undefined);
-  const wanted = useRef<string>('');
-  const filterKey = useRef(version.split('#')[0]);
+  const filterKey = useRef(filterOf(version));
 
   useEffect(() => {
     const el = box.current;
@@ -40,7 +57,7 @@ export function VirtualList<T>({ fetchPage, version, rowHeight, header, row, lab
   }, []);
 
   // A new filter starts from the top with nothing cached; new events only re-read what is in view.
-  const key = version.split('#')[0];
+  const key = filterOf(version);
   if (key !== filterKey.current) {
     filterKey.current = key;
     if (box.current) box.current.scrollTop = 0;
@@ -51,25 +68,69 @@ export function VirtualList<T>({ fetchPage, version, rowHeight, header, row, lab
   const firstPage = Math.floor(first / PAGE);
   const lastPage = Math.max(firstPage, Math.floor(last / PAGE));
 
-  useEffect(() => {
-    const need = `${version}|${firstPage}|${lastPage}`;
-    wanted.current = need;
-    let alive = true;
+  // One read at a time, and a re-read for events at most every MIN_RELOAD_MS (never reading more than half the
+  // time), as useLive reads a page: during a backfill a batch of events comes every frame, and a read per batch was
+  // 40 reads a second of a list, several in flight (QA, session 36). A new filter or a scroll reads at once (after the
+  // read in flight). The read takes what is wanted when it starts, so events during it ask for one more, not a queue.
+  const need = `${version}|${firstPage}|${lastPage}`;
+  const wantedKey = `${key}|${firstPage}|${lastPage}`;
+  const reads = useRef<ReadState>({ busy: false, timer: undefined, lastStart: -Infinity, lastEnd: -Infinity, done: '', doneKey: '', alive: true });
+  const fetchRef = useRef(fetchPage);
+  fetchRef.current = fetchPage;
+  const current = useRef({ need, key, wantedKey, firstPage, lastPage });
+  current.current = { need, key, wantedKey, firstPage, lastPage };
+
+  const pump = () => {
+    const r = reads.current;
+    if (!r.alive || r.busy || r.timer !== undefined) return;
+    const { need, key, wantedKey, firstPage, lastPage } = current.current;
+    if (need === r.done) return;
+    // Only events since the last read (same filter, same pages): wait out the gap.
+    if (wantedKey === r.doneKey) {
+      const took = r.lastEnd >= r.lastStart ? Math.min(r.lastEnd - r.lastStart, MAX_READ_GAP_MS) : 0;
+      const wait = Math.max(r.lastStart + MIN_RELOAD_MS, r.lastEnd + took) - performance.now();
+      if (wait > 0) {
+        r.timer = setTimeout(() => {
+          r.timer = undefined;
+          pump();
+        }, wait);
+        return;
+      }
+    }
+    r.busy = true;
+    r.lastStart = performance.now();
     (async () => {
       const next = new Map<number, T[]>();
+      let count: number | undefined;
       for (let p = firstPage; p <= lastPage; p++) {
-        const page = await fetchPage(p * PAGE, PAGE);
-        if (!alive || wanted.current !== need) return;
+        const page = await fetchRef.current(p * PAGE, PAGE);
         next.set(p, page.data);
-        setTotal(page.total);
+        count = page.total;
       }
+      // A read for a filter left meanwhile shows nothing: its rows are not the list's.
+      if (!r.alive || current.current.key !== key) return;
+      if (count !== undefined) setTotal(count);
       setPages(next);
       setError(undefined);
-    })().catch((err: unknown) => alive && setError(err instanceof Error ? err.message : String(err)));
-    return () => {
-      alive = false;
-    };
-  }, [version, firstPage, lastPage]);
+    })()
+      .catch((err: unknown) => r.alive && setError(err instanceof Error ? err.message : String(err)))
+      .finally(() => {
+        r.busy = false;
+        r.lastEnd = performance.now();
+        r.done = need;
+        r.doneKey = wantedKey;
+        pump();
+      });
+  };
+
+  useEffect(pump, [need]);
+  useEffect(
+    () => () => {
+      reads.current.alive = false;
+      clearTimeout(reads.current.timer);
+    },
+    [],
+  );
 
   const rows: ComponentChildren[] = [];
   if (total !== undefined) {

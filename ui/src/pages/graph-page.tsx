@@ -141,10 +141,11 @@ function useGraph(refs: string) {
     last.current = undefined;
     pending.current = new Set();
     runs.current = new Map();
-    return onEvents((events) => {
+    return onEvents((events, resync) => {
       const read = last.current;
-      // Not read yet (or read for other refs): the read under way may predate these events.
-      const wanted = read?.refs === refs ? rereadsOf(events, read.shape, read.seen, runs.current) : 'graph';
+      // Not read yet (or read for other refs): the read under way may predate these events. Events missed
+      // (resync): all of it.
+      const wanted = read?.refs === refs && !resync ? rereadsOf(events, read.shape, read.seen, runs.current) : 'graph';
       if (wanted !== 'graph' && wanted.size === 0) return;
       pending.current = merged(pending.current, wanted);
       reload.current();

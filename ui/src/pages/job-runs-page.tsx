@@ -98,7 +98,8 @@ export function JobRunsPage({ location }: { location: Location }) {
             <span role="cell" class="c-num">{r.exit_code ?? r.signal ?? ''}</span>
             <span role="cell" class="c-num">{r.attempt}</span>
             <span role="cell" class="c-mid">{workerOf(r)}</span>
-            <span role="cell" class="c-wide">{r.outputs.slice(0, 2).join(', ')}{r.outputs.length > 2 ? ` +${r.outputs.length - 2}` : ''}</span>
+            {/* A run in a list carries its first 20 outputs: the count is outputs_total (a batch run builds hundreds). */}
+            <span role="cell" class="c-wide">{r.outputs.slice(0, 2).join(', ')}{r.outputs_total > 2 ? ` +${r.outputs_total - 2}` : ''}</span>
           </>
         )}
       />

@@ -118,7 +118,8 @@ export function RunsTable({ runs }: { runs: JobRunView[] }) {
                 <RunDuration run={r} />
               </td>
               <td>{r.exit_code ?? r.signal ?? ''}</td>
-              <td class="dim">{r.outputs.slice(0, 3).join(', ')}{r.outputs.length > 3 ? ` +${r.outputs.length - 3}` : ''}</td>
+              {/* A run in a list carries its first 20 outputs: the count is outputs_total. */}
+              <td class="dim">{r.outputs.slice(0, 3).join(', ')}{r.outputs_total > 3 ? ` +${r.outputs_total - 3}` : ''}</td>
             </tr>
           ))}
         </tbody>

@@ -1,0 +1,192 @@
+/**
+ * The dashboard against what the API answers, where the API cuts its lists (a batch run of many outputs, a want of
+ * many runs): a real daemon with real job processes, driven in Debian's Chromium through playwright-core. Each check
+ * compares the page with the API's own answer in the same run, never with a number written here.
+ *
+ * Without a Chromium on the machine the tests are skipped, saying so.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
+import { until } from './helpers/until.js';
+import type { JobRunView, WantView } from '../lib/api/views.js';
+import type { Page as ApiPage } from '../lib/api/page.js';
+import { MIN_RELOAD_MS } from '../lib/api/dashboard-reads.js';
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
+const uiTest = CHROMIUM ? test.serial : test.serial.skip;
+if (!CHROMIUM) console.warn('ui-scale: skipped, no Chromium found (apt-get install chromium, or set CHROMIUM_PATH)');
+
+const GRAPH = {
+  max_concurrent_job_runs: 2,
+  jobs: [
+    // One run builds up to 60 refs: a run's outputs are more than a list of runs shows (20).
+    { label: 'ok', outputs: ['ok/(?<n>\\d+)'], exec: ['bash', '-c', 'true'] },
+    { label: 'batchy', outputs: ['bat/(?<n>\\d+)'], exec: ['bash', '-c', 'true'], args: ['${n}'], batch: { max_partitions: 60 } },
+  ],
+};
+
+let browser: Browser | undefined;
+let server: RunningServer | undefined;
+let dir = '';
+const base = () => `http://127.0.0.1:${server!.port}`;
+
+async function api<T>(path: string): Promise<T> {
+  const res = await fetch(`${base()}${path}`);
+  if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+async function post<T>(path: string, body: unknown): Promise<T> {
+  const res = await fetch(`${base()}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+const pageProblems = new WeakMap<Page, string[]>();
+
+async function newPage(t: ExecutionContext): Promise<Page> {
+  const page = await browser!.newPage({ viewport: { width: 1400, height: 900 } });
+  const problems: string[] = [];
+  pageProblems.set(page, problems);
+  page.on('pageerror', (err) => problems.push(err.message));
+  t.teardown(() => page.close());
+  return page;
+}
+
+/** Script errors the page logged: a test ends by saying there were none. */
+function noScriptErrors(t: ExecutionContext, page: Page): void {
+  t.deepEqual(pageProblems.get(page), [], 'no script errors on the page');
+}
+
+test.before(async () => {
+  if (!CHROMIUM) return;
+  dir = realpathSync(mkdtempSync(join(tmpdir(), 'platform-ui-scale-')));
+  mkdirSync(join(dir, '.platform'), { recursive: true });
+  const platform = await Platform.open(dir, { graph: parseGraph(GRAPH, 'test'), tickMs: 100 });
+  server = await startHttpServer(platform, { port: 0, log: () => {}, drainMs: 500 });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+});
+
+test.after.always(async () => {
+  await browser?.close();
+  await server?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+uiTest("a batch run's outputs are counted in full on the runs list and on its want's page, as the API counts them", async (t) => {
+  const { want_id } = await post<{ want_id: string }>('/api/wants', { partitions: Array.from({ length: 60 }, (_, i) => `bat/${i + 1}`) });
+  await until(() => api<WantView>(`/api/wants/${want_id}`), (w) => w.status === 'successful', 'the want to be built');
+  const runs = await api<ApiPage<JobRunView>>(`/api/job_runs?want_id=${want_id}`);
+  const run = runs.data[0]!;
+  t.true(run.outputs_total > run.outputs.length, 'the list of runs cuts the outputs it shows (else this test checks nothing)');
+
+  const page = await newPage(t);
+  await page.goto(`${base()}/job_runs`);
+  const row = page.locator('.vrow', { has: page.locator(`a[href="/job_runs/${run.job_run_id}"]`) });
+  await row.waitFor();
+  t.true((await row.innerText()).includes(`+${run.outputs_total - 2}`), `the runs list counts the run's ${run.outputs_total} outputs: ${await row.innerText()}`);
+
+  await page.goto(`${base()}/wants/${want_id}`);
+  const cell = page.locator('tr', { has: page.locator(`a[href="/job_runs/${run.job_run_id}"]`) }).locator('td').last();
+  await cell.waitFor();
+  t.true((await cell.innerText()).endsWith(`+${run.outputs_total - 3}`), `the want's runs count the run's ${run.outputs_total} outputs: ${await cell.innerText()}`);
+  noScriptErrors(t, page);
+});
+
+uiTest('a list open on a busy build reads its page at most every MIN_RELOAD_MS, one read at a time', async (t) => {
+  const page = await newPage(t);
+  // The page's own clock of when each read began and ended (its resource timings, every one kept): this process
+  // sees a request's time through the browser's protocol, jittered by tens of ms.
+  await page.addInitScript(() => performance.setResourceTimingBufferSize(1_000_000));
+  await page.goto(`${base()}/wants`);
+  await page.locator('.vrow:not(.vhead)').first().waitFor();
+  const opened = performance.now();
+  const { want_id } = await post<{ want_id: string }>('/api/wants', { partitions: Array.from({ length: 150 }, (_, i) => `ok/${i + 1}`) });
+  await until(() => api<WantView>(`/api/wants/${want_id}`), (w) => w.status === 'successful', 'the want to be built', 60_000);
+  await page.locator(`[data-want="${want_id}"] .status-successful`).waitFor();
+  const took = performance.now() - opened;
+  const reads = await page.evaluate(() =>
+    performance
+      .getEntriesByType('resource')
+      .filter((e) => new URL(e.name).pathname === '/api/wants')
+      .map((e) => [e.startTime, (e as unknown as { responseEnd: number }).responseEnd] as const),
+  );
+  // The first read is the page's opening; the rest came from ~500 events in `took` ms.
+  t.true(reads.length >= 2, `${reads.length} reads`);
+  t.true(reads.length <= took / MIN_RELOAD_MS + 3, `${reads.length} reads of the list in ${took.toFixed(0)} ms`);
+  for (let i = 1; i < reads.length; i++) {
+    t.true(reads[i]![0] >= reads[i - 1]![1], `read ${i} began before read ${i - 1} ended: one read at a time`);
+    // Half the gap is the bound, as the want page's test has it.
+    t.true(reads[i]![0] - reads[i - 1]![0] >= MIN_RELOAD_MS / 2, `reads ${i - 1} and ${i} ${(reads[i]![0] - reads[i - 1]![0]).toFixed(0)} ms apart`);
+  }
+  noScriptErrors(t, page);
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** A daemon of its own on `port`, in a fresh workspace, with `wants` ok wants built; closed and removed after the test. */
+async function daemonOn(t: ExecutionContext, port: number, wants: number): Promise<RunningServer> {
+  const own = realpathSync(mkdtempSync(join(tmpdir(), 'platform-ui-scale-')));
+  mkdirSync(join(own, '.platform'), { recursive: true });
+  const platform = await Platform.open(own, { graph: parseGraph(GRAPH, 'test'), tickMs: 100 });
+  const running = await startHttpServer(platform, { port, log: () => {}, drainMs: 500 });
+  t.teardown(async () => {
+    await running.close();
+    rmSync(own, { recursive: true, force: true });
+  });
+  const at = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < wants; i++) {
+    const res = await fetch(`${at}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions: [`ok/${i}`] }) });
+    const { want_id } = (await res.json()) as { want_id: string };
+    await until(() => fetch(`${at}/api/wants/${want_id}`).then((r) => r.json() as Promise<WantView>), (w) => w.status === 'successful', 'a want built');
+  }
+  return running;
+}
+
+uiTest('a page whose daemon comes back with another event log (another workspace on its port, a log restored from a backup) shows that log, whether or not it saw an event before', async (t) => {
+  const port = await freePort();
+  const first = await daemonOn(t, port, 4);
+  const at = `http://127.0.0.1:${port}`;
+  // One page sees an event of the first log (it resumes from its id); the other sees none (it resumes from nothing).
+  const heard = await newPage(t);
+  await heard.goto(`${at}/wants`);
+  await heard.locator('.vrow [data-want]').first().waitFor();
+  const { want_id: fifth } = await fetch(`${at}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions: ['ok/4'] }) }).then((r) => r.json() as Promise<{ want_id: string }>);
+  await heard.locator(`[data-want="${fifth}"] .status-successful`).waitFor();
+  const quiet = await newPage(t);
+  await quiet.goto(`${at}/wants`);
+  await quiet.locator('.vrow [data-want]').first().waitFor();
+  for (const page of [heard, quiet]) t.is(await page.locator('.count').innerText(), '5 in all');
+  await first.close();
+  for (const page of [heard, quiet]) await page.locator('[data-connection="lost"]').waitFor({ timeout: 15_000 });
+  // The second log is shorter than what the first page saw: the stream refuses its Last-Event-ID (400), an id this
+  // log never sent. Its want is made before either page is back.
+  await daemonOn(t, port, 1);
+  const latest = ((await (await fetch(`${at}/api/events?limit=1`)).json()) as { latest_id: number }).latest_id;
+  t.true(latest < 15, `the second log is shorter (${latest} events)`);
+  for (const page of [heard, quiet]) {
+    await page.locator('[data-connection]').waitFor({ state: 'detached', timeout: 20_000 });
+    await until(() => page.locator('.count').innerText(), (text) => text === '1 in all', "the second daemon's wants on the page");
+  }
+  // And both follow the new log: a want made now appears.
+  const { want_id } = await fetch(`${at}/api/wants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partitions: ['ok/99'] }) }).then((r) => r.json() as Promise<{ want_id: string }>);
+  for (const page of [heard, quiet]) {
+    await page.locator(`[data-want="${want_id}"]`).waitFor({ timeout: 10_000 });
+    t.is(await page.locator('.count').innerText(), '2 in all');
+    noScriptErrors(t, page);
+  }
+});
