@@ -25,6 +25,8 @@ export interface HttpResponse {
   /** The body as a web stream (the SSE client reads it so); null for an answer that has none (HEAD, 204, 304). */
   readonly body: ReadableStream<Uint8Array> | null;
   text(): Promise<string>;
+  /** The body's bytes as sent (a job's log is not always UTF-8), as fetch's. */
+  arrayBuffer(): Promise<ArrayBuffer>;
   json(): Promise<unknown>;
 }
 
@@ -227,10 +229,19 @@ class NodeResponse implements HttpResponse {
   }
 
   async text(): Promise<string> {
+    return (await this.bytes()).toString('utf8');
+  }
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = await this.bytes();
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  }
+
+  private async bytes(): Promise<Buffer> {
     this.take();
     const chunks: Buffer[] = [];
     for await (const chunk of this.res) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
+    return Buffer.concat(chunks);
   }
 
   async json(): Promise<unknown> {

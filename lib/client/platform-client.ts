@@ -292,6 +292,15 @@ export class PlatformClient {
   }
 
   /**
+   * The log so far as the job wrote it, byte for byte (`logText` decodes it: bytes that are no UTF-8 read as U+FFFD,
+   * so a binary log printed from it was not the job's); with `tail`, only its last lines.
+   */
+  async logBytes(id: string, stream: LogStream = 'stdout', tail?: number): Promise<Buffer> {
+    const res = await this.send('GET', `/api/job_runs/${encodeURIComponent(id)}/logs/${stream}${query({ tail })}`);
+    return this.read(async () => Buffer.from(await res.arrayBuffer()));
+  }
+
+  /**
    * The log as SSE: `log` messages (one line each, its id the byte offset after it), then one `end` message with a
    * `LogEnd` as data. From `tail` lines before the end when given; `lastEventId` (a log message's id) resumes
    * after that line instead.

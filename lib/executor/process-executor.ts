@@ -145,7 +145,7 @@ export class ProcessExecutor implements Executor {
         windowsHide: true,
       });
     } catch (err) {
-      this.failNotStarted(run, logs, spawnFailureReason(program, launch.cwd, err, this.place));
+      this.failNotStarted(run, logs, spawnFailureReason(program, launch.cwd, err, this.place, launch.env.PATH));
       return { pid: 0, worker: LOCAL_WORKER };
     }
     run.child = child;
@@ -156,7 +156,7 @@ export class ProcessExecutor implements Executor {
         child.stdin?.destroy();
         child.stdout?.destroy();
         child.stderr?.destroy();
-        this.failNotStarted(run, logs, spawnFailureReason(program, launch.cwd, err, this.place));
+        this.failNotStarted(run, logs, spawnFailureReason(program, launch.cwd, err, this.place, launch.env.PATH));
       });
       return { pid: 0, worker: LOCAL_WORKER };
     }

@@ -14,14 +14,20 @@ export interface SpawnPlace {
   cwdSource: string;
 }
 
-/** A message that names the program and says what to fix. */
-export function spawnFailureReason(program: string, cwd: string, err: unknown, place?: SpawnPlace): string {
+/**
+ * A message that names the program and says what to fix. `jobPath`: the PATH the job's own `env` in platform.json
+ * sets, when it sets one: the program is looked up there, not on the daemon's or the worker's PATH, so that is what
+ * to check (blaming the worker's PATH sent the reader to the wrong machine).
+ */
+export function spawnFailureReason(program: string, cwd: string, err: unknown, place?: SpawnPlace, jobPath?: string): string {
   const code = (err as NodeJS.ErrnoException)?.code;
   const prefix = `could not start '${program}'${place ? ` on worker ${place.worker}` : ''}`;
   if (code === 'ENOENT' || code === 'ENOTDIR') {
     if (!isDirectory(cwd)) return `${prefix}: working directory '${cwd}' does not exist${place ? ` there (${place.cwdSource})` : ''}`;
     if (program.includes('/') && existsSync(join(cwd, program)))
       return `${prefix}: its interpreter (the #! line) was not found; check the script`;
+    if (jobPath !== undefined && !program.includes('/'))
+      return `${prefix}: not found on the PATH the job's env in platform.json sets (${JSON.stringify(jobPath)}); check env.PATH and exec in platform.json`;
     if (place && !program.includes('/')) return `${prefix}: not found on its PATH; check exec in platform.json, and the PATH worker ${place.worker} runs with`;
     return `${prefix}: not found; check exec in platform.json`;
   }

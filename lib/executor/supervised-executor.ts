@@ -213,7 +213,7 @@ export class SupervisedExecutor implements Executor {
     if (program === undefined || program === '') return fail('could not start the job: exec is empty; check exec in platform.json');
     const jobEnv: Record<string, string> = { ...launch.env, PLATFORM_JOB_RUN_ID: id, PLATFORM_OUTPUTS: JSON.stringify(launch.outputs) };
     const found = findProgram(program, launch.cwd, jobEnv.PATH ?? process.env.PATH);
-    if ('error' in found) return fail(spawnFailureReason(program, launch.cwd, found.error));
+    if ('error' in found) return fail(spawnFailureReason(program, launch.cwd, found.error, undefined, launch.env.PATH));
     const seconds = launch.timeout_seconds;
     const deadline = Number.isFinite(seconds) && seconds > 0 ? Date.now() + seconds * 1000 : 0;
     const argv = [found.path, ...launch.argv.slice(1)];

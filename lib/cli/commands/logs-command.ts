@@ -22,10 +22,11 @@ export function registerLogs(program: Command): void {
       const { client, options } = await connect(cmd);
       // --json: the text in an object; following, a line each ({"line"}) and its end ({"end"}), as JSON lines.
       if (!opts.follow) {
-        const text = await client.logText(id, stream, tail);
-        process.stdout.write(options.json ? `${JSON.stringify({ job_run_id: id, stream, text })}\n` : text);
+        // Printed as the bytes the job wrote (a binary log redirected to a file is the job's); JSON can only hold text.
+        const log = options.json ? await client.logText(id, stream, tail) : await client.logBytes(id, stream, tail);
+        process.stdout.write(typeof log === 'string' ? `${JSON.stringify({ job_run_id: id, stream, text: log })}\n` : log);
         // Nothing printed and exit 0 read as a run that printed nothing: one that never started has no log at all.
-        if (text === '' && !options.json) {
+        if (log.length === 0 && !options.json) {
           const run = await client.getJobRun(id);
           if (run.started_at === null) process.stderr.write(`${notStarted(run, opts.stderr === true)}\n`);
         }

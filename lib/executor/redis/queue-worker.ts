@@ -63,6 +63,14 @@ export const CLOSE_TELL_MS = 5000;
 export const CLOSE_QUIET_MS = 1000;
 export const FORCED_TELL_MS = 2000;
 
+/**
+ * BullMQ's errors for a lock this worker no longer holds (lock-manager's renewal, the finish scripts' codes), with
+ * the job id: said as the run's lease lost (`leaseLost`).
+ */
+const LOCK_LOST = /^(?:could not renew lock for job (\S+)|Missing lock for job (\S+)\. \w+|Lock mismatch for job (\S+)\. Cmd \w+ from \w+)$/;
+/** How many runs' lost leases are remembered (so their lock errors are not said again). */
+const LEASE_LOST_KEPT = 1000;
+
 /** Errors of a connection that cannot reach Redis (said with what to do, once until it changes). */
 const UNREACHABLE = /ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|ECONNRESET|EPIPE|Connection is closed/;
 
@@ -104,6 +112,12 @@ export class QueueWorker {
   private lastError: string | undefined;
   /** Redis was said unreachable, and has not answered since: one outage is said once, whatever errors it gives. */
   private unreachableSaid = false;
+  /**
+   * The runs (BullMQ job ids) whose lease this worker said it lost, so that BullMQ's errors about the lock it no
+   * longer holds (a renewal, then recording the end, each tried again) are not said again. The oldest go past
+   * LEASE_LOST_KEPT: a worker that runs for months keeps no list that grows with them.
+   */
+  private readonly leaseLostSaid = new Set<string>();
 
   constructor(private readonly opts: QueueWorkerOptions) {
     this.name = opts.name ?? `${hostname()}-${process.pid}`;
@@ -267,6 +281,12 @@ export class QueueWorker {
    */
   private onError(err: Error): void {
     const text = err.message;
+    // Not a connection's error: the lock of one run, gone (it ran out while Redis was away, or was taken).
+    const lock = LOCK_LOST.exec(text);
+    if (lock) {
+      this.leaseLost(lock[1] ?? lock[2] ?? lock[3] ?? '');
+      return;
+    }
     if (text === this.lastError) return;
     this.lastError = text;
     if (UNREACHABLE.test(`${(err as NodeJS.ErrnoException).code ?? ''} ${text}`)) {
@@ -279,6 +299,25 @@ export class QueueWorker {
       return;
     }
     this.log(`worker error: ${text}`);
+  }
+
+  /**
+   * A run whose lease Redis no longer holds for this worker, said once in our words with the run's id (BullMQ says it
+   * as "could not renew lock for job <hash>-r-1", then "Missing lock for job <hash>-r-1. moveToFinished" as the end
+   * is recorded, each tried again). One the lease check stopped already was said then.
+   */
+  private leaseLost(jobId: string): void {
+    if (this.leaseLostSaid.has(jobId)) return;
+    this.noteLeaseLost(jobId);
+    const runId = this.held.get(jobId)?.runId ?? jobId.replace(/^[0-9a-f]{12}-/, '');
+    this.log(
+      `${runId}: Redis no longer holds this worker's lease on the run (it ran out while Redis did not answer, or another took it); it is stopped if it still runs, and its end here is not recorded (the daemon records it lost, and runs it again if it is still wanted)`,
+    );
+  }
+
+  private noteLeaseLost(jobId: string): void {
+    this.leaseLostSaid.add(jobId);
+    if (this.leaseLostSaid.size > LEASE_LOST_KEPT) this.leaseLostSaid.delete(this.leaseLostSaid.values().next().value!);
   }
 
   private async run(job: Job<JobLaunch, JobOutcome>, signal: AbortSignal | undefined): Promise<JobOutcome> {
@@ -382,6 +421,7 @@ export class QueueWorker {
     for (const [jobId, lease] of this.held) {
       if (now >= lease.until - margin) {
         this.held.delete(jobId);
+        this.noteLeaseLost(jobId);
         // Its lease about to run out unconfirmed: the daemon records it lost then. Whether it runs it again is its
         // want's business (a canceled want does not), and a run being canceled already is only being stopped sooner.
         const asked = this.canceling.get(jobId);
