@@ -156,7 +156,7 @@ test.serial('on a terminal, the replay is one line kept current, ended before th
   await longLog(dir, 25_000);
   killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? readStartingInfo(dir)?.pid ?? 0]);
   const command = [process.execPath, BIN, '-C', dir, 'want', 'list', '--limit', '1'].map((w) => `'${w}'`).join(' ');
-  const r = spawnSync('script', ['-qc', command, '/dev/null'], { encoding: 'utf8', env: { ...process.env, PLATFORM_START_TIMEOUT: '1s', PLATFORM_IDLE_TIMEOUT: '5m' } });
+  const r = spawnSync('script', ['-qc', command, '/dev/null'], { encoding: 'utf8', env: { ...process.env, PLATFORM_START_TIMEOUT: '10s', PLATFORM_IDLE_TIMEOUT: '5m' } });
   t.is(r.status, 0, r.stdout);
   // Each news rewrites the line (carriage return, erase); the last one ends with a newline before "started".
   t.regex(r.stdout, /\r\x1b\[Kplatform: the workspace server is starting, replaying its event log \(no snapshot used: there is none\): [\d,]+ of 100,000 events\r?\nplatform: started the workspace server/);
