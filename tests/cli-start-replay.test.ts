@@ -48,7 +48,7 @@ test.serial('a command run while a daemon replays (the CLI that started it inter
   const dir = makeWorkspace(t);
   const wants = 40_000; // 160,000 events
   await longLog(dir, wants);
-  const env = { PLATFORM_START_TIMEOUT: '2s', PLATFORM_IDLE_TIMEOUT: '5m' };
+  const env = { PLATFORM_START_TIMEOUT: '3s', PLATFORM_IDLE_TIMEOUT: '5m' };
   const first = cli(dir, env, 'want', 'list', '--json');
   killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? 0, daemonPid]);
   let daemonPid = 0;
@@ -109,7 +109,7 @@ test.serial('a start that replays a long log is waited for while it goes on, and
 
   // A start timeout shorter than the replay: the wait goes on as long as the replay moves. Not shorter than loading the
   // daemon's code takes on a busy machine (before its replay says how far it got): 1 s failed a CI run under load.
-  const env = { PLATFORM_START_TIMEOUT: '2s', PLATFORM_IDLE_TIMEOUT: '5m' };
+  const env = { PLATFORM_START_TIMEOUT: '3s', PLATFORM_IDLE_TIMEOUT: '5m' };
   const listing = cli(dir, env, 'want', 'list', '--json');
   // The daemon it starts, listening or still starting (it writes server.json only once it listens).
   killAtTeardown(t, () => [readServerInfo(dir)?.pid ?? readStartingInfo(dir)?.pid ?? 0]);
