@@ -12,7 +12,9 @@ import type { EventPayload, RebuildPolicy } from '../lib/events/build-event.js';
 import { EventLog } from '../lib/events/event-log.js';
 import { Platform } from '../lib/platform.js';
 import { fromSnapshot, toSnapshot } from '../lib/state/snapshot.js';
-import { lineage, partitionDetail } from '../lib/server/lineage-queries.js';
+import { LINEAGE_MAX_NODES, lineage, partitionDetail } from '../lib/server/lineage-queries.js';
+import { lineageTree } from '../lib/cli/commands/lineage-command.js';
+import { colors } from '../lib/cli/output.js';
 import { LATER, planAt } from './helpers/plan-at.js';
 import { bash, lines, makeWorkspace, openPlatform, runsFor, startServer, waitFor, waitForWant } from './helpers/jobs-fixture.js';
 import { cliAgainst } from './helpers/cli-against.js';
@@ -79,6 +81,15 @@ test('every build gets an id with the builds it consumed; a rebuild makes the tw
   t.deepEqual(detail(platform, 'clean/1').stale_reasons, [`input raw/1 was rebuilt since ${raw.current_build!.build_id}`]);
   t.deepEqual(detail(platform, 'report/1').stale_reasons, ['input clean/1 is stale']);
   t.true(detail(platform, 'report/1').stale);
+  // What is downstream of raw/1 now: clean/1 took its earlier build (stale since), and report/1 clean's current one.
+  // Its current build has no consumer yet: a lineage of that alone said nothing was downstream.
+  t.deepEqual(rawAfter.downstream, []);
+  const staleDown = lineage(platform.state(), 'raw/1', 'downstream', 5)!;
+  t.is(staleDown.children_total, 1);
+  t.like(staleDown.children[0], { partition_ref: 'clean/1', stale: true, rebuilt_since: true, children_total: 1 });
+  t.like(staleDown.children[0]!.children[0], { partition_ref: 'report/1', stale: true, rebuilt_since: false });
+  colors.level = 0;
+  t.true(lineageTree(staleDown, 5, LINEAGE_MAX_NODES, 'downstream').some((l) => /clean\/1 b-\d+ live stale took an earlier build$/.test(l)));
 
   // A `missing` want of the top does nothing; a `stale` one brings the chain up to date, each partition once.
   await build(platform, ['report/1']);
@@ -96,6 +107,7 @@ test('every build gets an id with the builds it consumed; a rebuild makes the tw
   t.deepEqual([up.partition_ref, up.children[0]!.partition_ref, up.children[0]!.children[0]!.partition_ref], ['report/1', 'clean/1', 'raw/1']);
   const down = lineage(platform.state(), 'raw/1', 'downstream', 1)!;
   t.deepEqual(down.children.map((c) => c.partition_ref), ['clean/1']);
+  t.false(down.children[0]!.rebuilt_since, 'clean/1 took the current build of raw/1 in its rebuild');
   t.true(down.children[0]!.truncated, 'depth 1 stops below clean');
   t.is(runsFor(platform.state(), 'raw/1').length, 2);
 });

@@ -67,9 +67,14 @@ test('partition detail, lineage and list items show builds, lineage and stalenes
   t.is(tree.root.children[0].partition_ref, 'clean/1');
   t.is(tree.root.children[0].children[0].partition_ref, 'raw/1');
   t.true(tree.root.children[0].children[0].rebuilt_since, 'clean consumed a build of raw that has been replaced');
-  // Downstream follows current builds: clean's consumed the replaced build of raw, so nothing is below raw now.
+  // Downstream, what consumed raw's current build (nothing yet), then its builds before: clean took the replaced one,
+  // and is stale for it (it said nothing was below raw: what a rebuild made stale could not be found from it).
   const downBefore = await f.getJson(`/api/partitions/${enc('raw/1')}/lineage?direction=downstream`);
-  t.deepEqual(downBefore.root.children, []);
+  t.deepEqual(
+    downBefore.root.children.map((c: { partition_ref: string; stale: boolean; rebuilt_since: boolean }) => [c.partition_ref, c.stale, c.rebuilt_since]),
+    [['clean/1', true, true]],
+  );
+  t.is(downBefore.root.children_total, 1);
 
   // A stale rebuild of the top brings the chain up to date; the want says what it rebuilt.
   const stale = await createWant(f, ['report/1'], { rebuild: 'stale' });
@@ -78,6 +83,7 @@ test('partition detail, lineage and list items show builds, lineage and stalenes
   t.false((await f.getJson(`/api/partitions/${enc('report/1')}`)).stale);
   const down = await f.getJson(`/api/partitions/${enc('raw/1')}/lineage?direction=downstream&depth=5`);
   t.deepEqual(down.root.children.map((c: { partition_ref: string }) => c.partition_ref), ['clean/1']);
+  t.false(down.root.children[0].rebuilt_since, 'rebuilt, clean took the current build of raw');
   t.deepEqual(down.root.children[0].children.map((c: { partition_ref: string }) => c.partition_ref), ['report/1']);
 
   const missing = await f.api(`/api/partitions/${enc('raw/404')}`);

@@ -47,10 +47,16 @@ export interface LineageNode {
   build_id: string | null;
   status: PartitionStatus | 'absent';
   stale: boolean;
-  /** Upstream only: the input has been rebuilt since its consumer's build took this one. */
+  /**
+   * Upstream: the input has been rebuilt since its consumer's build took this one. Downstream: this consumer's build
+   * took an earlier build of its parent than the parent's current one (the parent was rebuilt since: it is stale).
+   */
   rebuilt_since: boolean;
   children: LineageNode[];
-  /** How many inputs (upstream) or consumers (downstream) its build has: `children` lists them unless `truncated`. */
+  /**
+   * How many inputs (upstream) or consumers (downstream: of its current build, then of the 16 builds before it,
+   * EARLIER_BUILDS_SEARCHED) it has: `children` lists them unless `truncated`.
+   */
   children_total: number;
   /** Children left out: the depth or the node budget ran out here. */
   truncated: boolean;

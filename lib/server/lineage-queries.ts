@@ -76,16 +76,28 @@ export function partitionDetail(state: BuildState, ref: string, q: DetailQuery):
 export const LINEAGE_MAX_NODES = 500;
 
 /**
+ * Downstream, how many of a partition's builds before its current one are searched for what consumed them: the
+ * partitions stale because it was rebuilt since (a consumer's current build took one build of each input, so each is
+ * under one of them). Bounded so that a partition rebuilt daily for years costs a lineage what 16 builds do; what
+ * consumed an older build than those has been rebuilt since, or is stale for a long time already.
+ */
+export const EARLIER_BUILDS_SEARCHED = 16;
+
+/**
  * The tree of what a partition's current build consumed (upstream, following each build's recorded inputs), or of
- * what consumed it (downstream, following current builds), to `depth` levels and at most LINEAGE_MAX_NODES nodes.
- * Filled breadth first: every node of a level before any of the next, so a build's own inputs are all shown before
- * their inputs are (depth first, a fan-in's first input and its whole tree took the nodes, its other inputs left out).
+ * what consumed it (downstream, following current builds: the consumers of its current build, then those of its
+ * builds before, which are stale since it was rebuilt, `rebuilt_since`), to `depth` levels and at most
+ * LINEAGE_MAX_NODES nodes. Filled breadth first: every node of a level before any of the next, so a build's own
+ * inputs are all shown before their inputs are (depth first, a fan-in's first input and its whole tree took the
+ * nodes, its other inputs left out).
  */
 export function lineage(state: BuildState, ref: string, direction: 'upstream' | 'downstream', depth: number): LineageNode | undefined {
   const root = state.partitions.get(ref);
   if (!root) return undefined;
   let budget = LINEAGE_MAX_NODES;
-  const node = (partition_ref: string, build_id: string | null): LineageNode => {
+  // `rebuilt_since`: upstream, the input was rebuilt since its consumer's build took it; downstream, the consumer took
+  // an earlier build of its parent than the parent's current one.
+  const node = (partition_ref: string, build_id: string | null, rebuilt_since: boolean): LineageNode => {
     budget--;
     const p = state.partitions.get(partition_ref);
     return {
@@ -93,32 +105,44 @@ export function lineage(state: BuildState, ref: string, direction: 'upstream' | 
       build_id,
       status: p?.status ?? 'absent',
       stale: (p?.stale_reasons.length ?? 0) > 0,
-      rebuilt_since: direction === 'upstream' && build_id !== null && p !== undefined && p.build_id !== build_id,
+      rebuilt_since,
       children: [],
       children_total: 0,
       truncated: false,
     };
   };
-  /** The first `limit` of a build's inputs (or consumers), and how many it has. */
-  const next = (build_id: string, limit: number): { refs: Array<[string, string | null]>; total: number } => {
+  type Next = { refs: Array<[ref: string, build: string | null, rebuiltSince: boolean]>; total: number };
+  /** The first `limit` of a node's inputs (or consumers), and how many it has. */
+  const next = (n: LineageNode, build_id: string, limit: number): Next => {
     if (direction === 'upstream') {
       const b = state.builds.get(build_id);
       const inputs = b ? buildLineage(state, b).inputs : [];
-      return { refs: inputs.slice(0, limit).map((i): [string, string] => [i.partition_ref, i.build_id]), total: inputs.length };
+      const refs = inputs.slice(0, limit).map((i): Next['refs'][number] => {
+        const p = state.partitions.get(i.partition_ref);
+        return [i.partition_ref, i.build_id, p !== undefined && p.build_id !== i.build_id];
+      });
+      return { refs, total: inputs.length };
     }
-    const page = consumersPage(state, build_id, 0, limit);
-    return { refs: page.refs.map((c): [string, string | null] => [c, state.partitions.get(c)?.build_id || null]), total: page.total };
+    const out: Next = { refs: [], total: 0 };
+    const take = (id: string, earlier: boolean): void => {
+      const page = consumersPage(state, id, 0, limit - out.refs.length);
+      for (const c of page.refs) out.refs.push([c, state.partitions.get(c)?.build_id || null, earlier]);
+      out.total += page.total;
+    };
+    take(build_id, false);
+    for (const id of earlierBuilds(state, n.partition_ref, build_id, EARLIER_BUILDS_SEARCHED)) take(id, true);
+    return out;
   };
-  const top = node(ref, root.build_id || null);
+  const top = node(ref, root.build_id || null, false);
   let level: LineageNode[] = [top];
   for (let at = 0; level.length > 0; at++) {
     const below: LineageNode[] = [];
     for (const n of level) {
       if (n.build_id === null) continue;
-      const { refs, total } = next(n.build_id, at >= depth ? 0 : budget);
+      const { refs, total } = next(n, n.build_id, at >= depth ? 0 : budget);
       n.children_total = total;
-      for (const [childRef, childBuild] of refs) {
-        const child = node(childRef, childBuild);
+      for (const [childRef, childBuild, rebuiltSince] of refs) {
+        const child = node(childRef, childBuild, rebuiltSince);
         n.children.push(child);
         below.push(child);
       }
@@ -128,6 +152,17 @@ export function lineage(state: BuildState, ref: string, direction: 'upstream' | 
     level = below;
   }
   return top;
+}
+
+/** The ids of `ref`'s builds before `current`, newest first, at most `max` (its history: `build_history`'s range). */
+function earlierBuilds(state: BuildState, ref: string, current: string, max: number): string[] {
+  const start = state.build_history.rank(historyKey(ref, 0));
+  const out: string[] = [];
+  for (let i = state.build_history.rank(`${ref}\u0001`) - 1; i >= start && out.length < max; i--) {
+    const id = state.build_history.at(i)?.[1];
+    if (id !== undefined && id !== current) out.push(id);
+  }
+  return out;
 }
 
 

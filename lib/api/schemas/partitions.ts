@@ -106,9 +106,16 @@ export const LineageNodeSchema = Type.Recursive(
         build_id: Nullable(Type.String()),
         status: Type.Union([PartitionStatusSchema, Type.Literal('absent')]),
         stale: Type.Boolean(),
-        rebuilt_since: Type.Boolean(),
+        rebuilt_since: Type.Boolean({
+          description:
+            "Upstream: the input was rebuilt since its consumer's build took this one. Downstream: this consumer took an earlier build of its parent than the parent's current one (it is stale since).",
+        }),
         children: Type.Array(Self),
-        children_total: Type.Integer({ minimum: 0, description: 'How many inputs (upstream) or consumers (downstream) its build has; children lists them unless truncated.' }),
+        children_total: Type.Integer({
+          description:
+            "How many inputs (upstream) or consumers (downstream: of its current build and of the 16 builds before it) it has; children lists them unless truncated.",
+          minimum: 0,
+        }),
         truncated: Type.Boolean({ description: 'Children left out: the depth, or the answer\'s max_nodes, ran out here.' }),
       },
       { additionalProperties: false },

@@ -16,7 +16,8 @@ export function lineageTree(root: LineageNode, depth: number, maxNodes: number, 
   const label = (n: LineageNode) => {
     const parts = [colors.bold(n.partition_ref), n.build_id ?? colors.dim('(no build)'), statusColor(n.status)];
     if (n.stale) parts.push(colors.yellow('stale'));
-    if (n.rebuilt_since) parts.push(colors.magenta('rebuilt since'));
+    // Upstream: this input was rebuilt since; downstream: this consumer took a build of its parent before the current one.
+    if (n.rebuilt_since) parts.push(colors.magenta(direction === 'upstream' ? 'rebuilt since' : 'took an earlier build'));
     return parts.join(' ');
   };
   const levels = new Map<LineageNode, number>();
