@@ -42,7 +42,7 @@ export {
 } from './state/build-state.js';
 export { EVENT_TYPES, REBUILD_POLICIES, type WantSource } from './events/build-event.js';
 export { GraphError } from './graph/graph-error.js';
-export { LINEAGE_MAX_NODES, type DetailQuery } from './server/lineage-queries.js';
+export { EARLIER_BUILDS_SEARCHED, LINEAGE_MAX_NODES, type DetailQuery } from './server/lineage-queries.js';
 export { wantView, partitionView, jobRunView, eventView } from './server/views.js';
 export { listJobRuns, listPartitions, listWants, lookupPartitions, type PageQuery } from './server/queries.js';
 export { PARTITION_LOOKUP_MAX, type PartitionLookupBody, type PartitionLookupReply } from './api/partition-lookup.js';
