@@ -69,7 +69,11 @@ test('build --force rebuilds the bottom; partitions get and lineage show why the
   t.regex(lines[2]!, /^   └─ raw\/1 b-\d+ live rebuilt since$/);
   const down = JSON.parse((await cli('--json', 'lineage', 'raw/1', '--downstream', '--depth', '2')).stdout);
   t.is(down.direction, 'downstream');
-  t.deepEqual(down.root.children, [], "clean's current build consumed the replaced build of raw");
+  // Clean's current build consumed the replaced build of raw: found under it, stale since.
+  t.like(down.root.children[0], { partition_ref: 'clean/1', stale: true, rebuilt_since: true });
+  const downText = (await cli('lineage', 'raw/1', '--downstream')).stdout.trimEnd().split('\n');
+  t.regex(downText[1]!, /^└─ clean\/1 b-\d+ live stale took an earlier build$/);
+  t.regex(downText[2]!, /^   └─ report\/1 b-\d+ live stale$/);
 
   const stale = await cli('build', '--stale', 'report/1');
   t.is(stale.code, 0, stale.stderr);
