@@ -71,6 +71,8 @@ test('build --force rebuilds the bottom; partitions get and lineage show why the
   t.is(down.direction, 'downstream');
   // Clean's current build consumed the replaced build of raw: found under it, stale since.
   t.like(down.root.children[0], { partition_ref: 'clean/1', stale: true, rebuilt_since: true });
+  // Its detail lists its current build's consumers (none yet), and says where those of its earlier builds are.
+  t.regex((await cli('partitions', 'get', 'raw/1')).stdout, /nothing consumed this build\) \(what consumed its earlier builds: platform lineage raw\/1 --downstream\)/);
   const downText = (await cli('lineage', 'raw/1', '--downstream')).stdout.trimEnd().split('\n');
   t.regex(downText[1]!, /^└─ clean\/1 b-\d+ live stale took an earlier build$/);
   t.regex(downText[2]!, /^   └─ report\/1 b-\d+ live stale$/);

@@ -29,7 +29,9 @@ export function partitionDetail(p: PartitionDetailView): string {
   } else {
     rows.push(['current build', 'none (never live)']);
   }
-  rows.push(['downstream', p.downstream.length > 0 ? cellLines(p.downstream, p.downstream_total) : b ? '(nothing consumed this build)' : '(no build to consume)']);
+  // Rebuilt, what consumed its earlier builds is stale now, and not in this list (its current build's): said where.
+  const earlier = p.builds_total > 1 ? ` (what consumed its earlier builds: platform lineage ${p.partition_ref} --downstream)` : '';
+  rows.push(['downstream', p.downstream.length > 0 ? cellLines(p.downstream, p.downstream_total) : b ? `(nothing consumed this build)${earlier}` : '(no build to consume)']);
   rows.push(['updated', when(p.updated_at)]);
   const history =
     p.builds.length > 0
