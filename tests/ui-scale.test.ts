@@ -25,6 +25,8 @@ const GRAPH = {
   max_concurrent_job_runs: 2,
   jobs: [
     // One run builds up to 60 refs: a run's outputs are more than a list of runs shows (20).
+    // 300 lines of 300,000 characters (a JSON dump a row): a log of 90 MB whose follow sends 256 KiB of each line.
+    { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: ['bash', '-c', 'l=$(head -c 300000 /dev/zero | tr "\\0" y); for i in $(seq 0 299); do echo "$i $l"; done'] },
     { label: 'ok', outputs: ['ok/(?<n>\\d+)'], exec: ['bash', '-c', 'true'] },
     { label: 'batchy', outputs: ['bat/(?<n>\\d+)'], exec: ['bash', '-c', 'true'], args: ['${n}'], batch: { max_partitions: 60 } },
   ],
@@ -189,4 +191,26 @@ uiTest('a page whose daemon comes back with another event log (another workspace
     t.is(await page.locator('.count').innerText(), '2 in all');
     noScriptErrors(t, page);
   }
+});
+
+uiTest("a run's page takes in a log of long lines at the pace it arrives, each shown cut with how much more the raw log has", async (t) => {
+  const { want_id } = await post<{ want_id: string }>('/api/wants', { partitions: ['wide/1'] });
+  const want = await until(() => api<WantView>(`/api/wants/${want_id}`), (w) => w.status === 'successful', 'the run to write its log', 60_000);
+  const runId = want.job_run_ids[0]!;
+  const raw = await fetch(`${base()}/api/job_runs/${runId}/logs/stdout?tail=1`).then((r) => r.text());
+  t.true(raw.length > 300_000, `the log's lines are long (${raw.length} characters)`);
+  const page = await newPage(t);
+  const opened = performance.now();
+  await page.goto(`${base()}/job_runs/${runId}`);
+  // Each frame used to join every line kept into the page's text again: 4 lines a second, minutes for these 300.
+  await page.locator('pre.log + p', { hasText: 'The run succeeded' }).waitFor({ timeout: 45_000 });
+  const took = performance.now() - opened;
+  const log = page.locator('pre.log');
+  t.is(await log.getAttribute('data-lines'), '300', `every line is on the page (${took.toFixed(0)} ms)`);
+  const text = await log.innerText();
+  const last = text.slice(text.lastIndexOf('\n') + 1);
+  t.true(last.startsWith('299 yyy'), last.slice(0, 40));
+  t.regex(last, /… \[[\d,]+ more characters: the raw log has the whole line\]$/);
+  t.true(text.length < 300 * 3_000, `what the page holds is bounded (${text.length} characters)`);
+  noScriptErrors(t, page);
 });
