@@ -27,6 +27,8 @@ const GRAPH = {
     // One run builds up to 60 refs: a run's outputs are more than a list of runs shows (20).
     // 300 lines of 300,000 characters (a JSON dump a row): a log of 90 MB whose follow sends 256 KiB of each line.
     { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: ['bash', '-c', 'l=$(head -c 300000 /dev/zero | tr "\\0" y); for i in $(seq 0 299); do echo "$i $l"; done'] },
+    // A program given on the command line over several lines, indented (as a python -c or bash -c script is).
+    { label: 'script', outputs: ['script/(?<n>\\d+)'], exec: ['bash', '-c', 'for i in 1 2; do\n    echo "$i  two spaces"\ndone'] },
     { label: 'ok', outputs: ['ok/(?<n>\\d+)'], exec: ['bash', '-c', 'true'] },
     { label: 'batchy', outputs: ['bat/(?<n>\\d+)'], exec: ['bash', '-c', 'true'], args: ['${n}'], batch: { max_partitions: 60 } },
   ],
@@ -212,5 +214,20 @@ uiTest("a run's page takes in a log of long lines at the pace it arrives, each s
   t.true(last.startsWith('299 yyy'), last.slice(0, 40));
   t.regex(last, /… \[[\d,]+ more characters: the raw log has the whole line\]$/);
   t.true(text.length < 300 * 3_000, `what the page holds is bounded (${text.length} characters)`);
+  noScriptErrors(t, page);
+});
+
+uiTest("a run's command is shown as it ran: an argument's line breaks and runs of spaces are kept, not folded into one space", async (t) => {
+  const { want_id } = await post<{ want_id: string }>('/api/wants', { partitions: ['script/1'] });
+  const want = await until(() => api<WantView>(`/api/wants/${want_id}`), (w) => w.status === 'successful', 'the run');
+  const run = await api<JobRunView>(`/api/job_runs/${want.job_run_ids[0]!}`);
+  const script = run.exec[2]!;
+  t.true(script.includes('\n    echo'), 'the script has a line break and an indent');
+  const page = await newPage(t);
+  await page.goto(`${base()}/job_runs/${run.job_run_id}`);
+  const command = page.locator('[data-fact="command"] code');
+  await command.waitFor();
+  // Shell-quoted as the page quotes it: the script in single quotes, whole.
+  t.is(await command.innerText(), `bash -c '${script}'`);
   noScriptErrors(t, page);
 });

@@ -212,7 +212,9 @@ export function JobRunPage({ id }: { id: string }) {
               </Fact>
             ) : null}
             <Fact name="command" label="Command">
-              <code>{[...r.exec, ...r.config.args].map(shellWord).join(' ')}</code>
+              {/* Its breaks and spaces kept (pre-wrap): a script given as an argument (bash -c, python -c) folded into
+                  one line reads, and copies, as another program. */}
+              <code class="command">{[...r.exec, ...r.config.args].map(shellWord).join(' ')}</code>
             </Fact>
             {r.timeout_seconds > 0 ? (
               <Fact name="timeout" label="Timeout">
