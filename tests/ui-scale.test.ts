@@ -14,6 +14,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
 import { until } from './helpers/until.js';
 import type { JobRunView, WantView } from '../lib/api/views.js';
+import type { LineageReply } from '../lib/api/partitions-change.js';
 import type { Page as ApiPage } from '../lib/api/page.js';
 import { MIN_RELOAD_MS } from '../lib/api/dashboard-reads.js';
 
@@ -29,6 +30,9 @@ const GRAPH = {
     { label: 'wide', outputs: ['wide/(?<n>\\d+)'], exec: ['bash', '-c', 'l=$(head -c 300000 /dev/zero | tr "\\0" y); for i in $(seq 0 299); do echo "$i $l"; done'] },
     // A program given on the command line over several lines, indented (as a python -c or bash -c script is).
     { label: 'script', outputs: ['script/(?<n>\\d+)'], exec: ['bash', '-c', 'for i in 1 2; do\n    echo "$i  two spaces"\ndone'] },
+    // 600 consumers of one partition: more than a lineage draws (500 partitions).
+    { label: 'src', outputs: ['src/(?<n>\\d+)'], exec: ['bash', '-c', 'true'] },
+    { label: 'fan', outputs: ['fan/(?<n>\\d+)'], inputs: [{ partition_ref: 'src/1', dep_type: 'MATERIALIZE' }], exec: ['bash', '-c', 'true'], args: ['${n}'], batch: { max_partitions: 600 } },
     { label: 'ok', outputs: ['ok/(?<n>\\d+)'], exec: ['bash', '-c', 'true'] },
     { label: 'batchy', outputs: ['bat/(?<n>\\d+)'], exec: ['bash', '-c', 'true'], args: ['${n}'], batch: { max_partitions: 60 } },
   ],
@@ -229,5 +233,19 @@ uiTest("a run's command is shown as it ran: an argument's line breaks and runs o
   await command.waitFor();
   // Shell-quoted as the page quotes it: the script in single quotes, whole.
   t.is(await command.innerText(), `bash -c '${script}'`);
+  noScriptErrors(t, page);
+});
+
+uiTest("a partition's page says what its lineage leaves out, as the API and the CLI say it: a partition with more consumers than a lineage draws", async (t) => {
+  const { want_id } = await post<{ want_id: string }>('/api/wants', { partitions: Array.from({ length: 600 }, (_, i) => `fan/${i + 1}`) });
+  await until(() => api<WantView>(`/api/wants/${want_id}`), (w) => w.status === 'successful', 'the 600 consumers to be built', 60_000);
+  const down = await api<LineageReply>(`/api/partitions/${encodeURIComponent('src/1')}/lineage?direction=downstream&depth=6`);
+  t.true(down.root.truncated && down.root.children_total === 600, 'the API cuts the lineage (else this test checks nothing)');
+  const page = await newPage(t);
+  await page.goto(`${base()}/partitions/${encodeURIComponent('src/1')}`);
+  const cut = page.locator('[data-field="lineage_cut"]');
+  await cut.waitFor();
+  const left = down.root.children_total - down.root.children.length;
+  t.regex(await cut.innerText(), new RegExp(`src/1: ${left} more of its 600 consumers are not drawn \\(a lineage shows at most ${down.max_nodes} partitions\\)`));
   noScriptErrors(t, page);
 });
