@@ -15,6 +15,8 @@ import { Platform, parseGraph, startHttpServer, type RunningServer } from '../li
 import { until } from './helpers/until.js';
 import type { JobRunView, WantView } from '../lib/api/views.js';
 import type { LineageReply } from '../lib/api/partitions-change.js';
+import type { BackfillView } from '../lib/api/backfills.js';
+import { writeFileSync } from 'node:fs';
 import type { Page as ApiPage } from '../lib/api/page.js';
 import { MIN_RELOAD_MS } from '../lib/api/dashboard-reads.js';
 
@@ -33,6 +35,8 @@ const GRAPH = {
     // 600 consumers of one partition: more than a lineage draws (500 partitions).
     { label: 'src', outputs: ['src/(?<n>\\d+)'], exec: ['bash', '-c', 'true'] },
     { label: 'fan', outputs: ['fan/(?<n>\\d+)'], inputs: [{ partition_ref: 'src/1', dep_type: 'MATERIALIZE' }], exec: ['bash', '-c', 'true'], args: ['${n}'], batch: { max_partitions: 600 } },
+    // gate/200 waits until the test lets it go (a minute at most); the others end at once.
+    { label: 'gate', outputs: ['gate/(?<n>\\d+)'], args: ['${n}'], exec: ['bash', '-c', 'if [ "$1" = 200 ]; then i=0; while [ ! -e gate-open ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; fi', 'gate'] },
     { label: 'ok', outputs: ['ok/(?<n>\\d+)'], exec: ['bash', '-c', 'true'] },
     { label: 'batchy', outputs: ['bat/(?<n>\\d+)'], exec: ['bash', '-c', 'true'], args: ['${n}'], batch: { max_partitions: 60 } },
   ],
@@ -247,5 +251,26 @@ uiTest("a partition's page says what its lineage leaves out, as the API and the 
   await cut.waitFor();
   const left = down.root.children_total - down.root.children.length;
   t.regex(await cut.innerText(), new RegExp(`src/1: ${left} more of its 600 consumers are not drawn \\(a lineage shows at most ${down.max_nodes} partitions\\)`));
+  noScriptErrors(t, page);
+});
+
+uiTest("a backfill one partition short of done reads 99% on the dashboard, as platform backfills says it, not 100%", async (t) => {
+  const { backfill_id } = await post<{ backfill_id: string }>('/api/backfills', { pattern: 'gate/{1..200}' });
+  const b = await until(() => api<BackfillView>(`/api/backfills/${backfill_id}`), (v) => v.counts.live === 199, '199 of its 200 partitions built', 60_000);
+  t.is(b.status, 'building');
+  // The CLI's words (backfill-command.ts, backfill-progress.ts): the share settled, rounded down.
+  const pct = `${Math.floor(b.progress * 100)}%`;
+  t.is(pct, '99%');
+  const page = await newPage(t);
+  await page.goto(`${base()}/backfills`);
+  const bar = page.locator(`[aria-label="${backfill_id} progress"]`);
+  await bar.waitFor();
+  t.is(await bar.innerText(), pct, 'the list');
+  await page.goto(`${base()}/backfills/${backfill_id}`);
+  await page.locator('.progress').first().waitFor();
+  t.is(await page.locator('.progress').first().innerText(), pct, "the backfill's page");
+  writeFileSync(join(dir, 'gate-open'), '');
+  await until(() => api<BackfillView>(`/api/backfills/${backfill_id}`), (v) => v.status === 'successful', 'the backfill to end');
+  await until(() => page.locator('.progress').first().innerText(), (text) => text === '100%', 'the page at 100% once it ended');
   noScriptErrors(t, page);
 });
