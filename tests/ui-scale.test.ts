@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Platform, parseGraph, startHttpServer, type RunningServer } from '../lib/index.js';
 import { until } from './helpers/until.js';
+import { cliAgainst } from './helpers/cli-against.js';
 import type { JobRunView, WantView } from '../lib/api/views.js';
 import type { LineageReply } from '../lib/api/partitions-change.js';
 import type { BackfillView } from '../lib/api/backfills.js';
@@ -272,5 +273,24 @@ uiTest("a backfill one partition short of done reads 99% on the dashboard, as pl
   writeFileSync(join(dir, 'gate-open'), '');
   await until(() => api<BackfillView>(`/api/backfills/${backfill_id}`), (v) => v.status === 'successful', 'the backfill to end');
   await until(() => page.locator('.progress').first().innerText(), (text) => text === '100%', 'the page at 100% once it ended');
+  noScriptErrors(t, page);
+});
+
+uiTest("the create form refuses a pattern of more refs than a want takes in the CLI's words, sending nothing (not a 413 about the body's size)", async (t) => {
+  const cli = cliAgainst(base);
+  const page = await newPage(t);
+  const posts: string[] = [];
+  page.on('request', (r) => r.method() === 'POST' && posts.push(new URL(r.url()).pathname));
+  await page.goto(`${base()}/wants`);
+  for (const pattern of ['bat/{1..12000}', 'bat/{1..100000}']) {
+    const said = await cli('want', 'create', '--partition', pattern);
+    t.is(said.code, 2, said.stderr);
+    const words = said.stderr.split('\n')[0]!.replace(/^error: /, '');
+    t.regex(words, /a want takes at most 10,000/);
+    await page.getByLabel('Partition refs or brace patterns').fill(pattern);
+    await page.getByRole('button', { name: 'Create want' }).click();
+    await until(() => page.locator('form.create .error').innerText().catch(() => ''), (text) => text === words, `the CLI's words for ${pattern}`);
+  }
+  t.deepEqual(posts, [], 'nothing was sent');
   noScriptErrors(t, page);
 });

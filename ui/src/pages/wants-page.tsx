@@ -1,6 +1,6 @@
 /** Wants: a live, virtually rendered list paged by the server, a create form and cancel buttons. */
 import { useState } from 'preact/hooks';
-import type { CreateWantReply } from '../../../lib/api/create-want.js';
+import { tooManyRefs, type CreateWantReply } from '../../../lib/api/create-want.js';
 import type { WantView } from '../../../lib/api/views.js';
 import type { RebuildPolicy } from '../../../lib/events/build-event.js';
 import { expandPatterns } from '../../../lib/graph/partition-pattern.js';
@@ -32,6 +32,13 @@ function CreateWant() {
       partitions = expandPatterns(refs.split(/\s+/).filter((r) => r !== ''));
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
+      return;
+    }
+    // Too many for a want: said as the CLI says it, before anything is sent (the server's 400 names a field, and past
+    // 1 MiB of refs its 413 only the body's size).
+    const tooMany = tooManyRefs(refs.split(/\s+/).filter((r) => r !== ''), partitions.length, 'a want');
+    if (tooMany) {
+      setError(tooMany);
       return;
     }
     if (partitions.length === 0) {
