@@ -294,3 +294,18 @@ uiTest("the create form refuses a pattern of more refs than a want takes in the 
   t.deepEqual(posts, [], 'nothing was sent');
   noScriptErrors(t, page);
 });
+
+uiTest("a write the daemon never answered (it stopped) says so and what to do, not 'Failed to fetch'", async (t) => {
+  const port = await freePort();
+  const own = await daemonOn(t, port, 1);
+  const at = `http://127.0.0.1:${port}`;
+  const page = await newPage(t);
+  await page.goto(`${at}/wants`);
+  await page.locator('.vrow [data-want]').first().waitFor();
+  await own.close();
+  await page.getByLabel('Partition refs or brace patterns').fill('ok/5');
+  await page.getByRole('button', { name: 'Create want' }).click();
+  const said = await until(() => page.locator('form.create .error').innerText().catch(() => ''), (text) => text !== '', 'the form to say what happened');
+  t.regex(said, /^The daemon at http:\/\/127\.0\.0\.1:\d+ did not answer \(POST \/api\/wants\): it may be stopped, or listening on another port; run platform ui for a link to it\.$/);
+  noScriptErrors(t, page);
+});
