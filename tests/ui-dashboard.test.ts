@@ -775,10 +775,10 @@ uiTest("a taint's page that holds only a page of its partitions still reads it a
   const page = await newPage(t);
   await page.goto(`${origin}/taints/${taintId}`);
   const still = page.locator('[data-fact="still_tainted"]');
-  await still.filter({ hasText: '1200 of 1200' }).waitFor();
+  await still.filter({ hasText: '1,200 of 1,200' }).waitFor();
   // bulk/1101 is on its second page, not on this one.
   await call('POST', '/api/wants', { partitions: ['bulk/1101'], rebuild: 'stale' });
-  await still.filter({ hasText: '1199 of 1200' }).waitFor();
+  await still.filter({ hasText: '1,199 of 1,200' }).waitFor();
   noScriptErrors(t, page);
 });
 

@@ -18,6 +18,8 @@ import type { JobRunView, WantView } from '../lib/api/views.js';
 import type { LineageReply } from '../lib/api/partitions-change.js';
 import type { BackfillView } from '../lib/api/backfills.js';
 import { writeFileSync } from 'node:fs';
+import { groupDigits } from '../lib/group-digits.js';
+import type { TaintView } from '../lib/api/partitions-change.js';
 import type { Page as ApiPage } from '../lib/api/page.js';
 import { MIN_RELOAD_MS } from '../lib/api/dashboard-reads.js';
 
@@ -307,5 +309,31 @@ uiTest("a write the daemon never answered (it stopped) says so and what to do, n
   await page.getByRole('button', { name: 'Create want' }).click();
   const said = await until(() => page.locator('form.create .error').innerText().catch(() => ''), (text) => text !== '', 'the form to say what happened');
   t.regex(said, /^The daemon at http:\/\/127\.0\.0\.1:\d+ did not answer \(POST \/api\/wants\): it may be stopped, or listening on another port; run platform ui for a link to it\.$/);
+  noScriptErrors(t, page);
+});
+
+uiTest("counts of a thousand and more are grouped as the CLI groups them: a taint of 1,201 partitions, its backfill and want", async (t) => {
+  // 1,200 consumers of src/1 (600 of them built by the lineage test, if it ran), tainted with it.
+  const { backfill_id, want_id } = await post<{ backfill_id: string; want_id: string }>('/api/backfills', { pattern: 'fan/{1..1200}' });
+  await until(() => api<BackfillView>(`/api/backfills/${backfill_id}`), (b) => b.status === 'successful', 'the consumers to be built', 60_000);
+  const { taint_id } = await post<{ taint_id: string }>('/api/taints', { partitions: ['src/1'], downstream: true, reason: 'a thousand and more' });
+  const taint = await api<TaintView>(`/api/taints/${taint_id}`);
+  t.true(taint.partitions_total > 1000, `${taint.partitions_total} partitions`);
+  const total = groupDigits(taint.partitions_total);
+  const page = await newPage(t);
+  await page.goto(`${base()}/taints/${taint_id}`);
+  await page.locator('[data-fact="still_tainted"]').waitFor();
+  t.is(await page.locator('[data-fact="still_tainted"]').innerText(), `${groupDigits(taint.still_tainted)} of ${total}`);
+  t.is(await page.locator('h2', { hasText: 'Partitions' }).innerText(), `Partitions (${total})`);
+  await page.goto(`${base()}/taints`);
+  const row = page.locator('.vrow', { has: page.locator(`[data-taint="${taint_id}"]`) });
+  await row.waitFor();
+  t.true((await row.innerText()).includes(total), await row.innerText());
+  await page.goto(`${base()}/backfills/${backfill_id}`);
+  await page.locator('[data-count="live"]').waitFor();
+  t.is(await page.locator('[data-count="live"]').innerText(), '1,200');
+  await page.goto(`${base()}/wants/${want_id}`);
+  await page.locator('h1 .status').waitFor();
+  t.regex(await page.locator('main').innerText(), /fan\/\{1\.\.1200\} \(1,200\)/);
   noScriptErrors(t, page);
 });

@@ -8,6 +8,7 @@ import { Fact, PartitionLinks } from '../components/facts.js';
 import { ErrorNote, Status, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
 import { RunDuration, runDuration, workerOf } from './job-runs-page.js';
+import { groupDigits as n } from '../../../lib/group-digits.js';
 
 /** An argument as a shell would need it written: as it is when plain, else in single quotes. */
 export const shellWord = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
@@ -156,7 +157,7 @@ export function JobRunPage({ id }: { id: string }) {
               {r.want_ids.slice(0, 20).map((w) => (
                 <Link href={`/wants/${encodeURIComponent(w)}`} class="chip">{w}</Link>
               ))}
-              {r.wants_total > 20 ? <span class="dim"> +{r.wants_total - 20} more</span> : null}
+              {r.wants_total > 20 ? <span class="dim"> +{n(r.wants_total - 20)} more</span> : null}
             </Fact>
             <Fact name="attempt" label="Attempt">
               {r.attempt}

@@ -137,7 +137,7 @@ export function PartitionPage({ refName }: { refName: string }) {
               {d.stale_reasons.map((r) => (
                 <li>{r}</li>
               ))}
-              {d.stale_reasons_total > d.stale_reasons.length ? <li class="dim">… {d.stale_reasons_total - d.stale_reasons.length} more</li> : null}
+              {d.stale_reasons_total > d.stale_reasons.length ? <li class="dim">… {groupDigits(d.stale_reasons_total - d.stale_reasons.length)} more</li> : null}
             </ul>
           ) : null}
           {d.job_run_id && d.job_run_id !== d.current_build?.job_run_id ? (
@@ -149,7 +149,7 @@ export function PartitionPage({ refName }: { refName: string }) {
           <TaintForm refName={refName} onDone={setTainted} />
           {tainted ? (
             <p role="status">
-              <Link href={taintHref(tainted.taint_id)}>{tainted.taint_id}</Link>: tainted {tainted.partitions_total} partition
+              <Link href={taintHref(tainted.taint_id)}>{tainted.taint_id}</Link>: tainted {groupDigits(tainted.partitions_total)} partition
               {tainted.partitions_total === 1 ? '' : 's'}.
             </p>
           ) : null}
@@ -163,7 +163,7 @@ export function PartitionPage({ refName }: { refName: string }) {
               {cuts.length > CUTS_SAID ? <li>and {groupDigits(cuts.length - CUTS_SAID)} more partitions whose lineage is cut here</li> : null}
             </ul>
           ) : null}
-          <h2>Builds ({d.builds_total})</h2>
+          <h2>Builds ({groupDigits(d.builds_total)})</h2>
           <div class="scroll">
             <table>
               <thead>
@@ -186,7 +186,7 @@ export function PartitionPage({ refName }: { refName: string }) {
                     <td><Age iso={b.built_at} /> ago</td>
                     <td class="dim">
                       {b.inputs.map((i) => `${i.partition_ref} @ ${i.build_id}`).join(', ')}
-                      {b.inputs_total > b.inputs.length ? ` +${b.inputs_total - b.inputs.length} more` : ''}
+                      {b.inputs_total > b.inputs.length ? ` +${groupDigits(b.inputs_total - b.inputs.length)} more` : ''}
                     </td>
                   </tr>
                 ))}

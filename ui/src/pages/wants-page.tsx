@@ -11,6 +11,7 @@ import { Age, ErrorNote, Status } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
 import { navigate, setQuery, type Location } from '../router.js';
+import { groupDigits as n } from '../../../lib/group-digits.js';
 
 const ACTIVE = new Set(['idle', 'building', 'upstream_building']);
 /** Most characters of a comment a row shows (the whole of it: its title, and the want's page). */
@@ -154,7 +155,7 @@ export function WantsPage({ location }: { location: Location }) {
             </span>
             <span role="cell" class="c-wide" title={w.partitions.slice(0, 20).join('\n')}>
               {w.pattern || w.partitions.slice(0, 2).join(', ')}
-              {w.partitions_total > 2 && !w.pattern ? ` +${w.partitions_total - 2}` : ''}
+              {w.partitions_total > 2 && !w.pattern ? ` +${n(w.partitions_total - 2)}` : ''}
             </span>
             <span role="cell" class="c-num"><Age iso={w.created_at} /></span>
             <span role="cell" class="c-num">{w.priority}</span>
