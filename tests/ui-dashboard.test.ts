@@ -970,6 +970,15 @@ uiTest('a cancel refused from the wants list is said above the list, not hidden 
   const note = page.locator('[data-cancel-error] [role="alert"]');
   await note.waitFor();
   t.regex((await note.textContent()) ?? '', new RegExp(`^${derived} was not canceled: .*derived for the inputs of '${want_id}'`));
+  // The server's words, not a JavaScript error's name before them ("was not canceled: Error: ...").
+  t.false(((await note.textContent()) ?? '').includes('Error:'), (await note.textContent()) ?? '');
+  // And from the derived want's own page.
+  await page.goto(`${own.url}/wants/${derived}`);
+  await page.getByRole('button', { name: 'Cancel want' }).click();
+  const said = page.locator('main [role="alert"]').first();
+  await said.waitFor();
+  t.regex((await said.textContent()) ?? '', new RegExp(`derived for the inputs of '${want_id}'`));
+  t.false(((await said.textContent()) ?? '').includes('Error:'), (await said.textContent()) ?? '');
   t.is((await ownApi<WantView>('GET', `/api/wants/${derived}`)).status === 'canceled', false);
   await ownApi('DELETE', `/api/wants/${want_id}`);
 });

@@ -51,6 +51,11 @@ export async function send<T>(method: 'POST' | 'DELETE', path: string, body?: un
   return answer<T>(await reach(method, path, init));
 }
 
+/** What went wrong, in the server's words: `String(err)` put the error's name first ("Error: Want 'w-2' was ..."). */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** A query string from the defined values. */
 export function qs(params: Record<string, string | number | undefined>): string {
   const entries = Object.entries(params).filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== '');

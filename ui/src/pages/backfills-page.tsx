@@ -1,7 +1,7 @@
 /** Backfills with their progress bars, live; one backfill's counts and a cancel button. */
 import { useState } from 'preact/hooks';
 import type { BackfillView } from '../../../lib/api/backfills.js';
-import { get, qs, send, type Page } from '../api.js';
+import { get, messageOf, qs, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
 import { Fact } from '../components/facts.js';
 import { Age, ErrorNote, Progress, Status, When } from '../components/status.js';
@@ -108,7 +108,7 @@ export function BackfillPage({ id }: { id: string }) {
             ) : null}
           </dl>
           {['idle', 'building', 'upstream_building'].includes(b.status) ? (
-            <button type="button" onClick={() => send('DELETE', `/api/backfills/${encodeURIComponent(id)}`).catch((err: unknown) => setError(String(err)))}>
+            <button type="button" onClick={() => send('DELETE', `/api/backfills/${encodeURIComponent(id)}`).catch((err: unknown) => setError(messageOf(err)))}>
               Cancel backfill
             </button>
           ) : null}

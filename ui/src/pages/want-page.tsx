@@ -2,7 +2,7 @@
 import type { JobRunView, WantView } from '../../../lib/api/views.js';
 import { BACKFILL_POLICY_OF } from '../../../lib/api/backfill-policy.js';
 import { WANT_TREE_DEFAULT, type WantTreeNode, type WantTreeReply } from '../../../lib/api/want-tree.js';
-import { ApiError, get, send, type Page } from '../api.js';
+import { ApiError, get, messageOf, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
 import { Fact, PartitionLinks } from '../components/facts.js';
 import { ErrorNote, Status, When, duration } from '../components/status.js';
@@ -250,7 +250,7 @@ export function WantPage({ id }: { id: string }) {
               ) : null}
             </dl>
             {['idle', 'building', 'upstream_building'].includes(w.status) ? (
-              <button type="button" onClick={() => send('DELETE', `/api/wants/${encodeURIComponent(id)}`).catch((err: unknown) => setError(String(err)))}>
+              <button type="button" onClick={() => send('DELETE', `/api/wants/${encodeURIComponent(id)}`).catch((err: unknown) => setError(messageOf(err)))}>
                 Cancel want
               </button>
             ) : null}

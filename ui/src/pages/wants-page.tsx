@@ -5,7 +5,7 @@ import type { WantView } from '../../../lib/api/views.js';
 import type { RebuildPolicy } from '../../../lib/events/build-event.js';
 import { expandPatterns } from '../../../lib/graph/partition-pattern.js';
 import { WANT_STATUSES } from '../../../lib/state/build-state.js';
-import { get, qs, send, type Page } from '../api.js';
+import { get, messageOf, qs, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
 import { Age, ErrorNote, Status } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
@@ -95,7 +95,7 @@ function CancelButton({ want, onError }: { want: WantView; onError: (error: stri
       onClick={() =>
         send('DELETE', `/api/wants/${encodeURIComponent(want.want_id)}`).then(
           () => onError(undefined),
-          (err: unknown) => onError(`${want.want_id} was not canceled: ${String(err)}`),
+          (err: unknown) => onError(`${want.want_id} was not canceled: ${messageOf(err)}`),
         )
       }
     >
