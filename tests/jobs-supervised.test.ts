@@ -367,7 +367,7 @@ test("a re-attached run whose job has ended but its launcher has not reaped it y
   const go = join(dir, 'go');
   const argv = ['/bin/sh', '-c', `i=0; while [ ! -e '${go}' ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done`];
   launcher.stdin!.write([id, logDir, dir, '{}', '0', '0', String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0');
-  const pid = Number(/^s \S+ (\d+)$/m.exec((await once(launcher.stdout!, 'data'))[0].toString())?.[1]);
+  const pid = Number(/^s \S+ (\d+) \d+$/m.exec((await once(launcher.stdout!, 'data'))[0].toString())?.[1]);
   t.true(pid > 0, 'the launcher started the job');
   launcher.kill('SIGSTOP');
   t.teardown(() => void launcher.kill('SIGCONT'));

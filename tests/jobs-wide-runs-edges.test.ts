@@ -36,7 +36,7 @@ async function superviseRecord(t: ExecutionContext, dir: string, id: string, { t
   const argv = [nativeLauncherPath(), '--supervise', logDir, String(timeoutMs), String(graceMs)];
   const head = [id, logDir, dir, '', String(timeoutMs), String(graceMs)];
   launcher.stdin!.write([...head, String(identity.length), ...identity, String(argv.length), ...argv].join('\0') + '\0');
-  const pid = Number(/^s \S+ (\d+)$/m.exec((await once(launcher.stdout!, 'data'))[0].toString())?.[1]);
+  const pid = Number(/^s \S+ (\d+) \d+$/m.exec((await once(launcher.stdout!, 'data'))[0].toString())?.[1]);
   return { launcher, pid };
 }
 

@@ -308,8 +308,8 @@ test('native: a malformed record ends the launcher\'s news (the daemon sees it g
   const go = join(workspace, 'go');
   const argv = ['/bin/sh', '-c', `i=0; while [ ! -e '${go}' ] && [ $i -lt 1500 ]; do sleep 0.02; i=$((i + 1)); done`];
   launcher.stdin!.write(['r-1', dir, workspace, '{}', '0', '0', String(env.length), ...env, String(argv.length), ...argv].join('\0') + '\0');
-  t.true(await poll(() => /^s r-1 \d+$/m.test(out), 20_000), 'the good run started');
-  const pid = Number(/^s r-1 (\d+)$/m.exec(out)![1]);
+  t.true(await poll(() => /^s r-1 \d+ \d+$/m.test(out), 20_000), 'the good run started');
+  const pid = Number(/^s r-1 (\d+) \d+$/m.exec(out)![1]);
   // A count over launcher.c's field table: what no daemon sends, but a bug could.
   launcher.stdin!.write(['r-2', dir, workspace, '{}', '0', '0', '99999'].join('\0') + '\0');
   await ended;

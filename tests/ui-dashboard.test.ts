@@ -775,10 +775,10 @@ uiTest("a taint's page that holds only a page of its partitions still reads it a
   const page = await newPage(t);
   await page.goto(`${origin}/taints/${taintId}`);
   const still = page.locator('[data-fact="still_tainted"]');
-  await still.filter({ hasText: '1200 of 1200' }).waitFor();
+  await still.filter({ hasText: '1,200 of 1,200' }).waitFor();
   // bulk/1101 is on its second page, not on this one.
   await call('POST', '/api/wants', { partitions: ['bulk/1101'], rebuild: 'stale' });
-  await still.filter({ hasText: '1199 of 1200' }).waitFor();
+  await still.filter({ hasText: '1,199 of 1,200' }).waitFor();
   noScriptErrors(t, page);
 });
 
@@ -970,6 +970,15 @@ uiTest('a cancel refused from the wants list is said above the list, not hidden 
   const note = page.locator('[data-cancel-error] [role="alert"]');
   await note.waitFor();
   t.regex((await note.textContent()) ?? '', new RegExp(`^${derived} was not canceled: .*derived for the inputs of '${want_id}'`));
+  // The server's words, not a JavaScript error's name before them ("was not canceled: Error: ...").
+  t.false(((await note.textContent()) ?? '').includes('Error:'), (await note.textContent()) ?? '');
+  // And from the derived want's own page.
+  await page.goto(`${own.url}/wants/${derived}`);
+  await page.getByRole('button', { name: 'Cancel want' }).click();
+  const said = page.locator('main [role="alert"]').first();
+  await said.waitFor();
+  t.regex((await said.textContent()) ?? '', new RegExp(`derived for the inputs of '${want_id}'`));
+  t.false(((await said.textContent()) ?? '').includes('Error:'), (await said.textContent()) ?? '');
   t.is((await ownApi<WantView>('GET', `/api/wants/${derived}`)).status === 'canceled', false);
   await ownApi('DELETE', `/api/wants/${want_id}`);
 });

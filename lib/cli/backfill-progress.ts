@@ -36,7 +36,8 @@ export function settledCount(b: BackfillView): number {
 export function renderBackfill(b: BackfillView, elapsedMs: number, paint: BackfillPaint = plain, width?: number): string[] {
   const done = settledCount(b);
   const ratio = b.partitions === 0 ? 1 : done / b.partitions;
-  const pct = Math.floor(ratio * 100);
+  // In integers: 29 / 100 * 100 is 28.999..., which read 28%.
+  const pct = b.partitions === 0 ? 100 : Math.floor((done * 100) / b.partitions);
   const before = `${b.backfill_id} ${b.status} `;
   const tail = (word: string) => ` ${pct}% ${groupDigits(done)}/${word ? partitionCount(b.partitions) : groupDigits(b.partitions)} · ${elapsed(elapsedMs)}`;
   const bar = (barWidth: number, after: string) => {

@@ -4,8 +4,7 @@
  */
 import type { Command } from 'commander';
 import { expandPatterns, PatternError } from '../graph/partition-pattern.js';
-import { MAX_PARTITIONS_PER_WANT } from '../api/schemas/wants.js';
-import { groupDigits } from '../group-digits.js';
+import { tooManyRefs } from '../api/create-want.js';
 import { usageError } from './output.js';
 
 /**
@@ -20,12 +19,7 @@ export function refsOf(patterns: readonly string[], cmd: Command, one?: 'a want'
     if (err instanceof PatternError) usageError(cmd, err.message);
     throw err;
   }
-  if (one !== undefined && refs.length > MAX_PARTITIONS_PER_WANT) {
-    usageError(
-      cmd,
-      `${patterns.length === 1 ? `'${patterns[0]}' expands` : 'the refs given expand'} to ${groupDigits(refs.length)} partitions; ${one} takes at most ` +
-        `${groupDigits(MAX_PARTITIONS_PER_WANT)}: split them${one === 'a want' ? ", or use 'platform backfill <pattern>' (up to 100,000, scheduled a window at a time)" : ''}.`,
-    );
-  }
+  const tooMany = one !== undefined ? tooManyRefs(patterns, refs.length, one) : undefined;
+  if (tooMany) usageError(cmd, tooMany);
   return refs;
 }

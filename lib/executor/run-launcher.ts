@@ -1,7 +1,7 @@
 /**
  * Starts supervised runs off the daemon's event loop (a node `spawn` forks the whole daemon: about 2.4 ms of its
  * event loop a run). Two launchers answer the same news on their stdout, `s <id> <pid>` once a run's process (the
- * leader of its session) runs and `x <id> <status>` once it exited:
+ * leader of its session) runs and `x <id> <status>` once it exited (the native one adds when, in epoch ms):
  *
  * - the native one (native/launcher.c, compiled by `npm run build`): one fork and one exec a run, the job itself;
  *   the launcher is the supervisor of the runs it forked (it writes their status files, and lives on after the
@@ -29,9 +29,10 @@ import { fileURLToPath } from 'node:url';
 import { Observable, Subject } from 'rxjs';
 
 export type LauncherNews =
-  | { kind: 'started'; id: string; pid: number }
-  /** `status` is the run's exit status (128+n when its job, or its supervisor, was killed by signal n). */
-  | { kind: 'exited'; id: string; status: number }
+  /** `at`: when it started (epoch ms), from the native launcher's clock; absent from the others (heard at once). */
+  | { kind: 'started'; id: string; pid: number; at?: number }
+  /** `status` is the run's exit status (128+n when its job, or its supervisor, was killed by signal n); `at` as above. */
+  | { kind: 'exited'; id: string; status: number; at?: number }
   /** Not started: `runFiles` when its directory or stdin.json could not be written (`error.code` says why). */
   | { kind: 'failed'; id: string; error: NodeJS.ErrnoException; runFiles?: boolean }
   /** A held run canceled before it started (`cancelHeld`): it never ran. */
@@ -252,12 +253,14 @@ export class RunLauncher {
     this.buffered += chunk;
     let nl: number;
     while ((nl = this.buffered.indexOf('\n')) >= 0) {
-      const [kind, wireId, value] = this.buffered.slice(0, nl).split(' ');
+      const [kind, wireId, value, when] = this.buffered.slice(0, nl).split(' ');
       this.buffered = this.buffered.slice(nl + 1);
       const id = this.mode === 'native' ? decodeId(wireId) : wireId;
       if (!id || value === undefined) continue;
-      if (kind === 's') this.subject.next({ kind: 'started', id, pid: Number(value) });
-      else if (kind === 'x') this.subject.next({ kind: 'exited', id, status: Number(value) });
+      // When it happened, by the native launcher (the shell's news has no time: it is heard as it happens).
+      const at = when !== undefined && /^\d+$/.test(when) ? { at: Number(when) } : {};
+      if (kind === 's') this.subject.next({ kind: 'started', id, pid: Number(value), ...at });
+      else if (kind === 'x') this.subject.next({ kind: 'exited', id, status: Number(value), ...at });
       else if (kind === 'f') this.subject.next({ kind: 'failed', id, error: errnoError(Number(value), 'could not fork its process (the machine is out of processes or memory)') });
       else if (kind === 'd') this.subject.next({ kind: 'dropped', id });
       else if (kind === 'y') this.syncs.shift()?.done('ok');

@@ -433,11 +433,13 @@ export class SupervisedExecutor implements Executor {
     if (news.kind === 'started') {
       run.pid = news.pid;
       run.heardStart = performance.now();
-      this.starts.next({ job_run_id: run.id, worker: LOCAL_WORKER, pid: news.pid });
+      // When it started, not when a step takes this news: a run the launcher started on its own while the daemon was
+      // busy was recorded as starting after it had ended.
+      this.starts.next({ job_run_id: run.id, worker: LOCAL_WORKER, pid: news.pid, ...(news.at !== undefined ? { started_at: news.at } : {}) });
       if (run.kill) this.killGroup(run);
     } else if (news.kind === 'exited') {
       if (run.heardStart > 0) this.lastRunMs = performance.now() - run.heardStart;
-      void this.settle(run, fromShell(news.status, null));
+      void this.settle(run, fromShell(news.status, null), undefined, news.at);
     } else if (news.kind === 'dropped') {
       // Never started: a wide run's fields (the daemon's environment) leave the disk with it.
       removeExecFields(run.dir);
@@ -483,7 +485,7 @@ export class SupervisedExecutor implements Executor {
    * the cancel file, or nothing and the run is lost). A canceled or timed-out run is reported once its group is
    * gone (its SIGKILL follow-up sent), so that no process of it outlives its outcome.
    */
-  private async settle(run: Run, exit: { code: number | null; signal: string | null } | undefined, failure?: JobOutcome): Promise<void> {
+  private async settle(run: Run, exit: { code: number | null; signal: string | null } | undefined, failure?: JobOutcome, exitedAt?: number): Promise<void> {
     if (run.settling) return;
     run.settling = true;
     clearTimeout(run.timer);
@@ -516,6 +518,8 @@ export class SupervisedExecutor implements Executor {
     }
     // Read from the status file: the job ended when it was written, perhaps long before this daemon ran.
     if (recorded && outcome.status !== 'canceled') outcome = { ...outcome, ended_at: recorded.ended_at };
+    // Heard from the launcher, with when it exited (a canceled run's end is when its group was gone: now).
+    else if (exitedAt !== undefined && outcome.status !== 'canceled' && !run.kill) outcome = { ...outcome, ended_at: exitedAt };
     if (run.killed && groupAlive(run.pid)) await run.killed;
     this.end(run, outcome);
   }

@@ -51,7 +51,8 @@ export function backfillView(state: BuildState, want: WantRecord): BackfillView 
       pending: Math.max(0, total - settled - active - waiting - canceled),
       canceled,
     },
-    progress: total === 0 ? 1 : Math.round((settled / total) * 10_000) / 10_000,
+    // Rounded down, in integers: rounded to the nearest, 19,999 of 20,000 (0.99995) read 1 while one still built.
+    progress: total === 0 ? 1 : Math.floor((settled * 10_000) / total) / 10_000,
     running_job_runs: running,
     created_at: iso(want.created_at),
     updated_at: iso(want.updated_at),

@@ -8,7 +8,8 @@ import { WANT_TREE_DEFAULT, WANT_TREE_MAX, type WantTreeNode, type WantTreeReply
 import { IsoTime, Nullable, OneOf, PartitionRef, WholeNumber, type SameType } from './common.js';
 import { ListQuery, PageOf } from './pages.js';
 
-export const MAX_PARTITIONS_PER_WANT = 10_000;
+import { MAX_PARTITIONS_PER_WANT } from '../create-want.js';
+export { MAX_PARTITIONS_PER_WANT };
 export const MAX_COMMENT_LENGTH = 10_000;
 /** Priorities fit the log's int32 with room to spare; ordering is all they are for. */
 export const MAX_PRIORITY = 1_000_000;

@@ -4,6 +4,7 @@
  * canceled, 130 on Ctrl-C: the backfill keeps going). `platform backfills list|get|wait|cancel`.
  */
 import { groupDigits } from '../../group-digits.js';
+import { progressPercent } from '../../api/backfills.js';
 import type { Command } from 'commander';
 import { fromEvent } from 'rxjs';
 import type { BackfillView } from '../../client/platform-client.js';
@@ -114,7 +115,7 @@ export function registerBackfill(program: Command): void {
           statusColor(b.status),
           b.pattern || partitionCount(b.partitions),
           b.policy,
-          `${Math.floor(b.progress * 100)}% of ${groupDigits(b.partitions)}`,
+          `${progressPercent(b.progress)}% of ${groupDigits(b.partitions)}`,
           groupDigits(b.counts.failed),
           b.priority,
           b.max_concurrent_job_runs || '',

@@ -19,8 +19,8 @@
  *     and stderr the run's log files. The launcher is the supervisor of every run it started: once one ends it writes
  *     {"exit_code":N,"pid":P} to <dir>/status.json (128+n for a job killed by signal n, as a shell reports it) before the
  *     job is reaped, so a pid found gone always has its status beside it (<dir> as opened when the run started: a
- *     workspace moved meanwhile still gets it, in its new place), then writes `s <id> <pid>` once a run is
- *     forked and `x <id> <status>` once it ended. It runs in a session of its own too, and at end of input it goes
+ *     workspace moved meanwhile still gets it, in its new place), then writes `s <id> <pid> <ms>` once a run is
+ *     forked and `x <id> <status> <ms>` once it ended (`<ms>`: when, epoch ms). It runs in a session of its own too, and at end of input it goes
  *     on until the last of its runs ended: the runs outlive the daemon, and a next daemon finds their status files.
  *     A malformed record (a daemon's bug) ends its input and news, not its supervision: it closes both (the daemon
  *     takes it for gone, reads its runs' ends from their status files and starts another) and goes on reaping.
@@ -91,10 +91,21 @@ static int write_all(int fd, const char *buf, size_t len) {
   return 0;
 }
 
-/* One line of news; an id too long for the line is cut (the daemon's ids are short). */
+/* Epoch ms by the wall clock, as the daemon's Date.now(). */
+static long long wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * One line of news; an id too long for the line is cut (the daemon's ids are short). It ends with when it happened
+ * (epoch ms): a start or an end is recorded with it, not with when the daemon's next step took the news, which can be
+ * long after (a held run started while the daemon was busy read 0 ms, started after its job had ended).
+ */
 static void news(const char *kind, const char *id, long value) {
   char line[512];
-  int n = snprintf(line, sizeof line, "%s %.400s %ld\n", kind, id, value);
+  int n = snprintf(line, sizeof line, "%s %.400s %ld %lld\n", kind, id, value, wall_ms());
   if (n < 0) return;
   if ((size_t)n >= sizeof line) n = (int)sizeof line - 1;
   write_all(1, line, (size_t)n);

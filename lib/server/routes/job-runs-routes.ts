@@ -103,8 +103,19 @@ export function jobRunsRoutes({ platform, shutdown$, sse }: ServerContext): Rout
       await handle.close();
       throw err;
     }
-    // Streamed, never read whole into memory: a log can be gigabytes. The stream closes the handle.
     res.type('text/plain; charset=utf-8');
+    // A HEAD is answered by the log's size, not by reading it to send nothing (express runs GET routes for HEAD): a
+    // `curl -I` of a 300 MB log read all of it, and said no length.
+    if (req.method === 'HEAD') {
+      try {
+        const { size } = await handle.stat();
+        res.set('Content-Length', String(Math.max(0, size - start))).end();
+      } finally {
+        await handle.close();
+      }
+      return;
+    }
+    // Streamed, never read whole into memory: a log can be gigabytes. The stream closes the handle.
     const source = handle.createReadStream({ start });
     // A read that failed while the reader was still there is a fault (pipeline destroys the response whatever failed,
     // so `res.destroyed` cannot tell the two apart afterwards).

@@ -1,6 +1,7 @@
 /** One fact of a `dl.facts` card; `name` (data-fact) lets a test find it. Callers leave out facts without a value. */
 import type { ComponentChildren } from 'preact';
 import { Link } from './link.js';
+import { groupDigits as n } from '../../../lib/group-digits.js';
 
 export function Fact({ name, label, children }: { name: string; label: string; children: ComponentChildren }) {
   return (
@@ -20,7 +21,7 @@ export function PartitionLinks({ refs, total = refs.length, max = 20 }: { refs: 
           {p}
         </Link>
       ))}
-      {total > Math.min(max, refs.length) ? <span class="dim"> +{total - Math.min(max, refs.length)} more</span> : null}
+      {total > Math.min(max, refs.length) ? <span class="dim"> +{n(total - Math.min(max, refs.length))} more</span> : null}
     </>
   );
 }

@@ -1,4 +1,5 @@
 import { useNow } from '../clock.js';
+import { progressPercent } from '../../../lib/api/backfills.js';
 
 /** A status as a coloured badge; the word is always there, so colour is never the only signal. */
 export function Status({ status }: { status: string }) {
@@ -14,7 +15,8 @@ export function ErrorNote({ error }: { error: string | undefined }) {
 }
 
 export function Progress({ value, label }: { value: number; label: string }) {
-  const pct = Math.round(value * 100);
+  // Rounded down, as the CLI has it: 9,950 of 10,000 settled is 99%, not a 100% that is still building.
+  const pct = progressPercent(value);
   return (
     <div class="progress" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct} aria-label={label}>
       <div class="progress-fill" style={{ width: `${pct}%` }} />

@@ -1,13 +1,14 @@
 /** Backfills with their progress bars, live; one backfill's counts and a cancel button. */
 import { useState } from 'preact/hooks';
 import type { BackfillView } from '../../../lib/api/backfills.js';
-import { get, qs, send, type Page } from '../api.js';
+import { get, messageOf, qs, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
 import { Fact } from '../components/facts.js';
 import { Age, ErrorNote, Progress, Status, When } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
 import { useLive } from '../hooks.js';
+import { groupDigits as n } from '../../../lib/group-digits.js';
 
 export function BackfillsPage() {
   const events = useEventCount();
@@ -40,11 +41,11 @@ export function BackfillsPage() {
             <span role="cell" class="c-status">
               <Status status={b.status} />
             </span>
-            <span role="cell" class="c-wide">{b.pattern || `${b.partitions} partition${b.partitions === 1 ? '' : 's'}`}</span>
+            <span role="cell" class="c-wide">{b.pattern || `${n(b.partitions)} partition${b.partitions === 1 ? '' : 's'}`}</span>
             <span role="cell" class="c-wide">
               <Progress value={b.progress} label={`${b.backfill_id} progress`} />
             </span>
-            <span role="cell" class="c-num">{b.counts.failed}</span>
+            <span role="cell" class="c-num">{n(b.counts.failed)}</span>
             <span role="cell" class="c-num">{b.running_job_runs}</span>
             <span role="cell" class="c-num"><Age iso={b.created_at} /></span>
           </>
@@ -69,7 +70,7 @@ export function BackfillPage({ id }: { id: string }) {
           <Progress value={b.progress} label="Progress" />
           <dl class="facts">
             <Fact name="range" label="Range">
-              {b.pattern ? `${b.pattern} (${b.partitions})` : `${b.partitions} listed partition${b.partitions === 1 ? '' : 's'}`}
+              {b.pattern ? `${b.pattern} (${n(b.partitions)})` : `${n(b.partitions)} listed partition${b.partitions === 1 ? '' : 's'}`}
             </Fact>
             {b.comment ? (
               <Fact name="comment" label="Comment">
@@ -89,11 +90,11 @@ export function BackfillPage({ id }: { id: string }) {
             {(['live', 'failed', 'skipped', 'building', 'waiting', 'pending', 'canceled'] as const).map((k) => (
               <>
                 <dt>{k}</dt>
-                <dd data-count={k}>{b.counts[k]}</dd>
+                <dd data-count={k}>{n(b.counts[k])}</dd>
               </>
             ))}
             <dt>Running now</dt>
-            <dd>{b.running_job_runs}</dd>
+            <dd>{n(b.running_job_runs)}</dd>
             <Fact name="created" label="Created">
               <When iso={b.created_at} />
             </Fact>
@@ -107,7 +108,7 @@ export function BackfillPage({ id }: { id: string }) {
             ) : null}
           </dl>
           {['idle', 'building', 'upstream_building'].includes(b.status) ? (
-            <button type="button" onClick={() => send('DELETE', `/api/backfills/${encodeURIComponent(id)}`).catch((err: unknown) => setError(String(err)))}>
+            <button type="button" onClick={() => send('DELETE', `/api/backfills/${encodeURIComponent(id)}`).catch((err: unknown) => setError(messageOf(err)))}>
               Cancel backfill
             </button>
           ) : null}

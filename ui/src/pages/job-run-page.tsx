@@ -8,6 +8,7 @@ import { Fact, PartitionLinks } from '../components/facts.js';
 import { ErrorNote, Status, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
 import { RunDuration, runDuration, workerOf } from './job-runs-page.js';
+import { groupDigits as n } from '../../../lib/group-digits.js';
 
 /** An argument as a shell would need it written: as it is when plain, else in single quotes. */
 export const shellWord = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
@@ -19,26 +20,59 @@ export const shellWord = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) 
  * there (not from the tail again), so no line comes twice.
  */
 const MAX_LINES = 5000;
+/**
+ * Most characters of a line shown, and of all the lines kept. The page's text is joined again at each frame that
+ * brings lines, so what it keeps is what each frame costs: a job writing lines of 200 KB (a JSON dump a row) had its
+ * page take in 4 lines a second, a CPU busy for minutes (QA, session 36). A line cut says so; the raw log has it all.
+ */
+const MAX_LINE_CHARS = 2_000;
+const MAX_CHARS = 1_000_000;
+
+/** A line as the page shows it: cut at MAX_LINE_CHARS, saying how much more the raw log has. */
+export function shownLine(line: string): string {
+  if (line.length <= MAX_LINE_CHARS) return line;
+  return `${line.slice(0, MAX_LINE_CHARS)}… [${(line.length - MAX_LINE_CHARS).toLocaleString('en')} more characters: the raw log has the whole line]`;
+}
+
+/** The newest lines that fit MAX_LINES and MAX_CHARS, and whether older ones were let go. */
+function keepNewest(lines: string[]): { kept: string[]; dropped: boolean } {
+  let first = Math.max(0, lines.length - MAX_LINES);
+  let chars = 0;
+  for (let i = lines.length - 1; i >= first; i--) {
+    chars += lines[i]!.length + 1;
+    if (chars > MAX_CHARS) {
+      first = i + 1;
+      break;
+    }
+  }
+  return { kept: first === 0 ? lines : lines.slice(first), dropped: first > 0 };
+}
 
 function LiveLog({ id, stream }: { id: string; stream: 'stdout' | 'stderr' }) {
   const [lines, setLines] = useState<string[]>([]);
+  const [dropped, setDropped] = useState(false);
   const [ended, setEnded] = useState<string | undefined>(undefined);
   const [gone, setGone] = useState<string | undefined>(undefined);
   const box = useRef<HTMLPreElement>(null);
   useEffect(() => {
     setLines([]);
+    setDropped(false);
     setEnded(undefined);
     setGone(undefined);
     const source = new EventSource(`/api/job_runs/${encodeURIComponent(id)}/logs/${stream}?follow=true&tail=${MAX_LINES}`);
     let pending: string[] = [];
     let frame = 0;
     source.addEventListener('log', (m) => {
-      pending.push((m as MessageEvent<string>).data);
+      pending.push(shownLine((m as MessageEvent<string>).data));
       frame ||= requestAnimationFrame(() => {
         frame = 0;
         const add = pending;
         pending = [];
-        setLines((old) => [...old, ...add].slice(-MAX_LINES));
+        setLines((old) => {
+          const { kept, dropped } = keepNewest([...old, ...add]);
+          if (dropped) setDropped(true);
+          return kept;
+        });
       });
     });
     source.addEventListener('end', (m) => {
@@ -68,7 +102,8 @@ function LiveLog({ id, stream }: { id: string; stream: 'stdout' | 'stderr' }) {
       </pre>
       <p class="dim">
         {gone ?? (ended !== undefined ? endNote(ended, stream, lines.length === 0) : 'Following the log…')}{' '}
-        {lines.length >= MAX_LINES ? `The last ${MAX_LINES} lines; the whole log: ` : null}
+        {/* MAX_LINES came: the follow began that many lines from the end, so older ones were left out. */}
+        {dropped || lines.length >= MAX_LINES ? `The last ${lines.length} lines; the whole log: ` : null}
         <a href={`/api/job_runs/${encodeURIComponent(id)}/logs/${stream}`}>raw</a>
       </p>
     </>
@@ -122,7 +157,7 @@ export function JobRunPage({ id }: { id: string }) {
               {r.want_ids.slice(0, 20).map((w) => (
                 <Link href={`/wants/${encodeURIComponent(w)}`} class="chip">{w}</Link>
               ))}
-              {r.wants_total > 20 ? <span class="dim"> +{r.wants_total - 20} more</span> : null}
+              {r.wants_total > 20 ? <span class="dim"> +{n(r.wants_total - 20)} more</span> : null}
             </Fact>
             <Fact name="attempt" label="Attempt">
               {r.attempt}
@@ -178,7 +213,9 @@ export function JobRunPage({ id }: { id: string }) {
               </Fact>
             ) : null}
             <Fact name="command" label="Command">
-              <code>{[...r.exec, ...r.config.args].map(shellWord).join(' ')}</code>
+              {/* Its breaks and spaces kept (pre-wrap): a script given as an argument (bash -c, python -c) folded into
+                  one line reads, and copies, as another program. */}
+              <code class="command">{[...r.exec, ...r.config.args].map(shellWord).join(' ')}</code>
             </Fact>
             {r.timeout_seconds > 0 ? (
               <Fact name="timeout" label="Timeout">

@@ -9,6 +9,7 @@ import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
 import { useNow } from '../clock.js';
 import { setQuery, type Location } from '../router.js';
+import { groupDigits as n } from '../../../lib/group-digits.js';
 
 /**
  * How long it ran, or has run so far: nothing before it started, nor while it waits in a queue for a worker (its
@@ -99,7 +100,7 @@ export function JobRunsPage({ location }: { location: Location }) {
             <span role="cell" class="c-num">{r.attempt}</span>
             <span role="cell" class="c-mid">{workerOf(r)}</span>
             {/* A run in a list carries its first 20 outputs: the count is outputs_total (a batch run builds hundreds). */}
-            <span role="cell" class="c-wide">{r.outputs.slice(0, 2).join(', ')}{r.outputs_total > 2 ? ` +${r.outputs_total - 2}` : ''}</span>
+            <span role="cell" class="c-wide">{r.outputs.slice(0, 2).join(', ')}{r.outputs_total > 2 ? ` +${n(r.outputs_total - 2)}` : ''}</span>
           </>
         )}
       />

@@ -7,6 +7,7 @@ import { Link } from '../components/link.js';
 import { Age, ErrorNote, Status } from '../components/status.js';
 import { useLive } from '../hooks.js';
 import { taintHref } from './taints-page.js';
+import { groupDigits } from '../../../lib/group-digits.js';
 
 interface Loaded {
   detail: PartitionDetailView;
@@ -65,6 +66,35 @@ function TaintForm({ refName, onDone }: { refName: string; onDone: (reply: Taint
   );
 }
 
+/** Levels of lineage the page asks for, each way. */
+const LINEAGE_DEPTH = 6;
+/** Most of the lineage's cuts said one by one; the rest are counted. */
+const CUTS_SAID = 5;
+
+/**
+ * What the drawn lineage leaves out, a line a partition whose inputs (or consumers) are not all drawn: past the
+ * answer's cap of nodes, or past the depth asked. The DAG alone showed 499 of 10,000 consumers as if they were all
+ * (QA, session 36); `platform lineage` says each cut, in the same words.
+ */
+export function lineageCuts(reply: LineageReply): string[] {
+  const cuts: string[] = [];
+  const noun = (k: number) => (reply.direction === 'upstream' ? (k === 1 ? 'input' : 'inputs') : k === 1 ? 'consumer' : 'consumers');
+  const walk = (n: LineageNode, level: number): void => {
+    if (n.truncated) {
+      const left = n.children_total - n.children.length;
+      const what = left > 0 ? `${groupDigits(left)} more of its ${groupDigits(n.children_total)} ${noun(n.children_total)}` : `more ${noun(2)}`;
+      cuts.push(
+        level >= reply.depth
+          ? `${n.partition_ref}: ${what} are not drawn (${reply.depth} levels are)`
+          : `${n.partition_ref}: ${what} are not drawn (a lineage shows at most ${groupDigits(reply.max_nodes)} partitions)`,
+      );
+    }
+    for (const c of n.children) walk(c, level + 1);
+  };
+  walk(reply.root, 0);
+  return cuts;
+}
+
 /** The run a partition not (or no longer) built by its current build's run is at, by the partition's status. */
 const LATEST_RUN: Record<string, string> = {
   failed: 'It failed in its latest run',
@@ -80,14 +110,15 @@ export function PartitionPage({ refName }: { refName: string }) {
   const loaded = useLive<Loaded>(
     async (signal) => ({
       detail: await get<PartitionDetailView>(`/api/partitions/${enc}?builds_limit=50`, signal),
-      up: await get<LineageReply>(`/api/partitions/${enc}/lineage?direction=upstream&depth=6`, signal),
-      down: await get<LineageReply>(`/api/partitions/${enc}/lineage?direction=downstream&depth=6`, signal),
+      up: await get<LineageReply>(`/api/partitions/${enc}/lineage?direction=upstream&depth=${LINEAGE_DEPTH}`, signal),
+      down: await get<LineageReply>(`/api/partitions/${enc}/lineage?direction=downstream&depth=${LINEAGE_DEPTH}`, signal),
     }),
     [refName],
   );
   const [tainted, setTainted] = useState<TaintReply | undefined>(undefined);
   const d = loaded.data?.detail;
   const graph = loaded.data ? lineageGraph(loaded.data.up.root, loaded.data.down.root) : undefined;
+  const cuts = loaded.data ? [...lineageCuts(loaded.data.up), ...lineageCuts(loaded.data.down)] : [];
   return (
     <section>
       <h1>
@@ -106,7 +137,7 @@ export function PartitionPage({ refName }: { refName: string }) {
               {d.stale_reasons.map((r) => (
                 <li>{r}</li>
               ))}
-              {d.stale_reasons_total > d.stale_reasons.length ? <li class="dim">… {d.stale_reasons_total - d.stale_reasons.length} more</li> : null}
+              {d.stale_reasons_total > d.stale_reasons.length ? <li class="dim">… {groupDigits(d.stale_reasons_total - d.stale_reasons.length)} more</li> : null}
             </ul>
           ) : null}
           {d.job_run_id && d.job_run_id !== d.current_build?.job_run_id ? (
@@ -118,13 +149,21 @@ export function PartitionPage({ refName }: { refName: string }) {
           <TaintForm refName={refName} onDone={setTainted} />
           {tainted ? (
             <p role="status">
-              <Link href={taintHref(tainted.taint_id)}>{tainted.taint_id}</Link>: tainted {tainted.partitions_total} partition
+              <Link href={taintHref(tainted.taint_id)}>{tainted.taint_id}</Link>: tainted {groupDigits(tainted.partitions_total)} partition
               {tainted.partitions_total === 1 ? '' : 's'}.
             </p>
           ) : null}
           <h2>Lineage</h2>
           {graph ? <Dag nodes={graph.nodes} edges={graph.edges} label={`Lineage of ${refName}`} /> : null}
-          <h2>Builds ({d.builds_total})</h2>
+          {cuts.length > 0 ? (
+            <ul class="dim" data-field="lineage_cut" aria-label="What the lineage leaves out">
+              {cuts.slice(0, CUTS_SAID).map((c) => (
+                <li>{c}</li>
+              ))}
+              {cuts.length > CUTS_SAID ? <li>and {groupDigits(cuts.length - CUTS_SAID)} more partitions whose lineage is cut here</li> : null}
+            </ul>
+          ) : null}
+          <h2>Builds ({groupDigits(d.builds_total)})</h2>
           <div class="scroll">
             <table>
               <thead>
@@ -147,7 +186,7 @@ export function PartitionPage({ refName }: { refName: string }) {
                     <td><Age iso={b.built_at} /> ago</td>
                     <td class="dim">
                       {b.inputs.map((i) => `${i.partition_ref} @ ${i.build_id}`).join(', ')}
-                      {b.inputs_total > b.inputs.length ? ` +${b.inputs_total - b.inputs.length} more` : ''}
+                      {b.inputs_total > b.inputs.length ? ` +${groupDigits(b.inputs_total - b.inputs.length)} more` : ''}
                     </td>
                   </tr>
                 ))}

@@ -10,6 +10,7 @@ import { useEventCount } from '../event-count.js';
 import { useLive } from '../hooks.js';
 import { queryOffset, setOffset, type Location } from '../router.js';
 import { changesTaint, shownTaint, taintReadGap } from '../taint-changes.js';
+import { groupDigits as n } from '../../../lib/group-digits.js';
 
 /** How many of a taint's refs a list row shows. */
 const ROW_REFS = 3;
@@ -53,13 +54,13 @@ export function TaintsPage() {
               {t.reason || <span class="dim">no reason given</span>}
             </span>
             <span role="cell" class="c-mid">{t.downstream ? 'yes' : 'no'}</span>
-            <span role="cell" class="c-mid">{t.partitions_total}</span>
+            <span role="cell" class="c-mid">{n(t.partitions_total)}</span>
             <span role="cell" class="c-mid" data-still={t.still_tainted}>
-              {t.still_tainted === 0 ? <span class="dim">none</span> : t.still_tainted}
+              {t.still_tainted === 0 ? <span class="dim">none</span> : n(t.still_tainted)}
             </span>
             <span role="cell" class="c-wide" title={t.partitions.join('\n')}>
               {t.partitions.slice(0, ROW_REFS).join(', ')}
-              {t.partitions_total > ROW_REFS ? ` +${t.partitions_total - ROW_REFS}` : ''}
+              {t.partitions_total > ROW_REFS ? ` +${n(t.partitions_total - ROW_REFS)}` : ''}
             </span>
             <span role="cell" class="c-num"><Age iso={t.created_at} /></span>
           </>
@@ -98,12 +99,12 @@ export function TaintPage({ id, location }: { id: string; location: Location }) 
                 <When iso={t.created_at} />
               </Fact>
               <Fact name="still_tainted" label="Still tainted">
-                {t.still_tainted} of {t.partitions_total}
+                {n(t.still_tainted)} of {n(t.partitions_total)}
                 {t.still_tainted === 0 ? <span class="dim"> (all rebuilt since)</span> : null}
               </Fact>
             </dl>
           </div>
-          <h2>Partitions ({t.partitions_total})</h2>
+          <h2>Partitions ({n(t.partitions_total)})</h2>
           <p aria-label="Tainted partitions">
             <PartitionLinks refs={t.partitions} total={t.partitions.length} max={SHOWN_REFS} />
           </p>

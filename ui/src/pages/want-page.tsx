@@ -2,13 +2,14 @@
 import type { JobRunView, WantView } from '../../../lib/api/views.js';
 import { BACKFILL_POLICY_OF } from '../../../lib/api/backfill-policy.js';
 import { WANT_TREE_DEFAULT, type WantTreeNode, type WantTreeReply } from '../../../lib/api/want-tree.js';
-import { ApiError, get, send, type Page } from '../api.js';
+import { ApiError, get, messageOf, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
 import { Fact, PartitionLinks } from '../components/facts.js';
 import { ErrorNote, Status, When, duration } from '../components/status.js';
 import { useLive } from '../hooks.js';
 import { useRef, useState } from 'preact/hooks';
 import { RetriedAs, RunDuration } from './job-runs-page.js';
+import { groupDigits as n } from '../../../lib/group-digits.js';
 
 const MAX_TREE = WANT_TREE_DEFAULT;
 const MAX_RUNS = 100;
@@ -74,7 +75,7 @@ function TreeNode({ node }: { node: WantTree }) {
   return (
     <li>
       <Link href={`/wants/${encodeURIComponent(w.want_id)}`}>{w.want_id}</Link> <Status status={w.status} />{' '}
-      <span class="dim">{w.partitions.join(', ')}{w.partitions_total > w.partitions.length ? ` +${w.partitions_total - w.partitions.length}` : ''}</span>
+      <span class="dim">{w.partitions.join(', ')}{w.partitions_total > w.partitions.length ? ` +${n(w.partitions_total - w.partitions.length)}` : ''}</span>
       {node.children.length > 0 ? (
         <ul>
           {node.children.map((c) => (
@@ -119,7 +120,7 @@ export function RunsTable({ runs }: { runs: JobRunView[] }) {
               </td>
               <td>{r.exit_code ?? r.signal ?? ''}</td>
               {/* A run in a list carries its first 20 outputs: the count is outputs_total. */}
-              <td class="dim">{r.outputs.slice(0, 3).join(', ')}{r.outputs_total > 3 ? ` +${r.outputs_total - 3}` : ''}</td>
+              <td class="dim">{r.outputs.slice(0, 3).join(', ')}{r.outputs_total > 3 ? ` +${n(r.outputs_total - 3)}` : ''}</td>
             </tr>
           ))}
         </tbody>
@@ -172,7 +173,7 @@ export function WantPage({ id }: { id: string }) {
             <dl class="facts">
               <dt>Partitions</dt>
               <dd>
-                {w.pattern ? `${w.pattern} (${w.partitions_total})` : <PartitionLinks refs={w.partitions} total={w.partitions_total} />}
+                {w.pattern ? `${w.pattern} (${n(w.partitions_total)})` : <PartitionLinks refs={w.partitions} total={w.partitions_total} />}
               </dd>
               {w.comment ? (
                 <Fact name="comment" label="Comment">
@@ -239,7 +240,7 @@ export function WantPage({ id }: { id: string }) {
               {w.rebuilt.length > 0 ? (
                 <Fact name="rebuilt" label="Rebuilt">
                   <PartitionLinks refs={w.rebuilt} max={REBUILT_SHOWN} />
-                  {(w.rebuilt_total ?? 0) > w.rebuilt.length ? <span class="dim"> ({w.rebuilt_total} rebuilds in all)</span> : null}
+                  {(w.rebuilt_total ?? 0) > w.rebuilt.length ? <span class="dim"> ({n(w.rebuilt_total ?? 0)} rebuilds in all)</span> : null}
                 </Fact>
               ) : null}
               {w.cancel_reason ? (
@@ -249,7 +250,7 @@ export function WantPage({ id }: { id: string }) {
               ) : null}
             </dl>
             {['idle', 'building', 'upstream_building'].includes(w.status) ? (
-              <button type="button" onClick={() => send('DELETE', `/api/wants/${encodeURIComponent(id)}`).catch((err: unknown) => setError(String(err)))}>
+              <button type="button" onClick={() => send('DELETE', `/api/wants/${encodeURIComponent(id)}`).catch((err: unknown) => setError(messageOf(err)))}>
                 Cancel want
               </button>
             ) : null}
@@ -268,7 +269,7 @@ export function WantPage({ id }: { id: string }) {
           <RunsTable runs={t.runs} />
           {t.truncated ? <p class="dim">Showing at most {MAX_RUNS} runs (the want's newest, then its derived wants') and {MAX_TREE} wants.</p> : null}
           <p class="dim">
-            All {w.job_runs_total} of its own runs, paged and by status: <Link href={`/job_runs?want=${encodeURIComponent(id)}`}>its job runs</Link>
+            All {n(w.job_runs_total)} of its own runs, paged and by status: <Link href={`/job_runs?want=${encodeURIComponent(id)}`}>its job runs</Link>
             {t.runs.some((r) => r.status === 'failed') || w.status === 'failed' ? (
               <>
                 {' '}(<Link href={`/job_runs?want=${encodeURIComponent(id)}&status=failed`}>failed</Link>)

@@ -1,16 +1,17 @@
 /** Wants: a live, virtually rendered list paged by the server, a create form and cancel buttons. */
 import { useState } from 'preact/hooks';
-import type { CreateWantReply } from '../../../lib/api/create-want.js';
+import { tooManyRefs, type CreateWantReply } from '../../../lib/api/create-want.js';
 import type { WantView } from '../../../lib/api/views.js';
 import type { RebuildPolicy } from '../../../lib/events/build-event.js';
 import { expandPatterns } from '../../../lib/graph/partition-pattern.js';
 import { WANT_STATUSES } from '../../../lib/state/build-state.js';
-import { get, qs, send, type Page } from '../api.js';
+import { get, messageOf, qs, send, type Page } from '../api.js';
 import { Link } from '../components/link.js';
 import { Age, ErrorNote, Status } from '../components/status.js';
 import { VirtualList } from '../components/virtual-list.js';
 import { useEventCount } from '../event-count.js';
 import { navigate, setQuery, type Location } from '../router.js';
+import { groupDigits as n } from '../../../lib/group-digits.js';
 
 const ACTIVE = new Set(['idle', 'building', 'upstream_building']);
 /** Most characters of a comment a row shows (the whole of it: its title, and the want's page). */
@@ -32,6 +33,13 @@ function CreateWant() {
       partitions = expandPatterns(refs.split(/\s+/).filter((r) => r !== ''));
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
+      return;
+    }
+    // Too many for a want: said as the CLI says it, before anything is sent (the server's 400 names a field, and past
+    // 1 MiB of refs its 413 only the body's size).
+    const tooMany = tooManyRefs(refs.split(/\s+/).filter((r) => r !== ''), partitions.length, 'a want');
+    if (tooMany) {
+      setError(tooMany);
       return;
     }
     if (partitions.length === 0) {
@@ -87,7 +95,7 @@ function CancelButton({ want, onError }: { want: WantView; onError: (error: stri
       onClick={() =>
         send('DELETE', `/api/wants/${encodeURIComponent(want.want_id)}`).then(
           () => onError(undefined),
-          (err: unknown) => onError(`${want.want_id} was not canceled: ${String(err)}`),
+          (err: unknown) => onError(`${want.want_id} was not canceled: ${messageOf(err)}`),
         )
       }
     >
@@ -147,7 +155,7 @@ export function WantsPage({ location }: { location: Location }) {
             </span>
             <span role="cell" class="c-wide" title={w.partitions.slice(0, 20).join('\n')}>
               {w.pattern || w.partitions.slice(0, 2).join(', ')}
-              {w.partitions_total > 2 && !w.pattern ? ` +${w.partitions_total - 2}` : ''}
+              {w.partitions_total > 2 && !w.pattern ? ` +${n(w.partitions_total - 2)}` : ''}
             </span>
             <span role="cell" class="c-num"><Age iso={w.created_at} /></span>
             <span role="cell" class="c-num">{w.priority}</span>
