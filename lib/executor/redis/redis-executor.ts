@@ -93,6 +93,8 @@ const STALLED_CHECKER_NAME = 'platform-daemon-stalled-check';
 const ERROR_REPEAT_MS = 60_000;
 /** How long an outcome waits for the rest of its output before it is recorded anyway. */
 const LOG_DRAIN_MS = 5000;
+/** How long a shutdown waits for BullMQ's classes to close before it cuts their connections. */
+const CLOSE_MS = 2000;
 
 export class RedisExecutor implements Executor {
   /** Each run's log directory is made as it starts (Executor.keepsRunLogs). */
@@ -123,6 +125,12 @@ export class RedisExecutor implements Executor {
   private probeSentAt: number | undefined;
   /** The probe found Redis silent; `lastHealth` says so until a PING is answered. */
   private silent = false;
+  /**
+   * Runs whose cancel has not reached Redis yet (asked while it does not answer, or failed), by run id: a stop that
+   * cancels its runs leaves these running in the log (`cancelUndelivered`), since their workers were not told and
+   * run them on; recorded canceled, they were built again beside themselves.
+   */
+  private readonly cancelsUntold = new Set<string>();
 
   constructor(private readonly opts: RedisExecutorOptions) {
     this.queueName = opts.queue ?? DEFAULT_QUEUE;
@@ -341,6 +349,7 @@ export class RedisExecutor implements Executor {
   cancel(job_run_id: string, reason: string): void {
     const run = this.runs.get(job_run_id);
     if (!run || run.settling) return;
+    this.cancelsUntold.add(job_run_id);
     void (async () => {
       await run.handedOver;
       // The hand-over may have failed meanwhile (an earlier workspace's job still running under its id): nothing of
@@ -365,7 +374,17 @@ export class RedisExecutor implements Executor {
         .set(cancelMarkKey(this.queueName, run.jobId), reason, 'EX', CANCEL_MARK_TTL_SECONDS)
         .publish(cancelChannel(this.queueName), JSON.stringify(message))
         .exec();
-    })().catch((err: unknown) => this.error(`could not cancel ${job_run_id} on Redis: ${errorText(err)}`));
+      this.cancelsUntold.delete(job_run_id);
+    })().catch((err: unknown) => {
+      // Still untold: a later cancel may tell it, and a stop leaves the run running for the next daemon.
+      if (this.closed) return;
+      this.error(`could not cancel ${job_run_id} on Redis: ${errorText(err)}`);
+    });
+  }
+
+  /** Whether the cancel asked of this run has not reached Redis (its worker runs it on). */
+  cancelUndelivered(job_run_id: string): boolean {
+    return this.cancelsUntold.has(job_run_id);
   }
 
   /** Runs handed to a queue (and taken by a worker), not runs of a local supervisor: those are not in Redis. */
@@ -408,7 +427,16 @@ export class RedisExecutor implements Executor {
   }
 
   async shutdown(reason: string, options: { cancelRuns?: boolean } = {}): Promise<void> {
-    if (options.cancelRuns) await cancelAllAndWait(this, [...this.runs.keys()], reason, 5000);
+    if (options.cancelRuns) {
+      await cancelAllAndWait(this, [...this.runs.keys()], reason, 5000);
+      // A Redis that does not answer was told none of them: their workers run them on, so the log keeps them running.
+      for (const id of this.cancelsUntold) {
+        if (!this.runs.has(id)) continue;
+        this.error(
+          `could not tell Redis at ${redacted(this.opts.redisUrl)} to cancel ${id} (it did not answer within 5 s): left running in the log, as its worker runs it on; the next daemon follows it to its end (cancel its want then)`,
+        );
+      }
+    }
     // Runs left going are the next daemon's: it finds them in the queue.
     this.closed = true;
     clearInterval(this.healthTimer);
@@ -417,12 +445,23 @@ export class RedisExecutor implements Executor {
     // BullMQ (5.81) crashes the process when a connection is closed while it is still connecting: its constructor's
     // catch emits the failed connect as an 'error' after close() removed every listener. A platform closed right
     // after it opened (a no-op build) met it; so wait, a bounded time, until every connection is up.
-    const blocking = (this.stalledChecker as unknown as { blockingConnection?: { client: Promise<unknown> } }).blockingConnection;
+    const blocking = (this.stalledChecker as unknown as { blockingConnection?: { client: Promise<unknown>; disconnect(wait: boolean): Promise<void> } }).blockingConnection;
     await Promise.race([
       Promise.allSettled([this.ready, this.stalledChecker.waitUntilReady(), blocking?.client]),
       new Promise((resolve) => setTimeout(resolve, 2000).unref()),
     ]);
-    await Promise.allSettled([this.stalledChecker.close(), this.events.close(), this.queue.close()]);
+    // Bounded: a command still waiting for a Redis that does not answer (a cancel's look-up) held BullMQ's close, and
+    // the daemon's stop, for as long as Redis was away.
+    let timer: NodeJS.Timeout | undefined;
+    const closing = Promise.allSettled([this.stalledChecker.close(), this.events.close(), this.queue.close()]);
+    const closed = await Promise.race([closing.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CLOSE_MS)))]);
+    clearTimeout(timer);
+    if (!closed) {
+      // Cut instead. Not awaited: ioredis emits no 'end' for a client cut while it waits to reconnect, and BullMQ's
+      // disconnect() waits for one.
+      for (const bull of [this.stalledChecker, this.events, this.queue]) bull.disconnect().catch(() => undefined);
+      blocking?.disconnect(false).catch(() => undefined);
+    }
     this.reader.disconnect();
     this.connection.disconnect();
   }
@@ -488,6 +527,7 @@ export class RedisExecutor implements Executor {
     if (this.closed || this.runs.get(run.launch.job_run_id) !== run) return;
     this.runs.delete(run.launch.job_run_id);
     this.byJobId.delete(run.jobId);
+    this.cancelsUntold.delete(run.launch.job_run_id);
     this.outcomes.next(outcome);
   }
 
