@@ -489,7 +489,10 @@ export class RedisExecutor implements Executor {
     const run = this.byJobId.get(jobId);
     if (!run) return;
     const value = typeof returnvalue === 'string' ? (JSON.parse(returnvalue) as JobOutcome) : (returnvalue as JobOutcome);
-    const ended = finishedOn !== undefined && value.status !== 'canceled' ? { ended_at: finishedOn } : {};
+    // The worker's own end of the job when it gives one (a job that exited before a background process let its
+    // output go), else when the worker finished the queue's job; both the worker's clock.
+    const endedAt = value.status !== 'canceled' && value.ended_at ? value.ended_at : finishedOn;
+    const ended = endedAt !== undefined && value.status !== 'canceled' ? { ended_at: endedAt } : {};
     await this.settle(run, { ...value, job_run_id: run.launch.job_run_id, ...ended });
   }
 
