@@ -221,3 +221,23 @@ test('lineage of a brace pattern of several refs is a usage error naming one to 
   t.is(one.code, 1, one.stderr);
   t.regex(one.stderr, /raw\/7/);
 });
+
+test("a Redis URL whose path is no database number is a usage error (the client took it for database 0: a worker on another database than its daemon's)", async (t) => {
+  const f = await startServer(t);
+  for (const args of [
+    ['worker', '--redis', 'redis://127.0.0.1:1/2x', '--name', 'w1'],
+    ['worker', '--redis', 'redis://127.0.0.1:1/queue', '--name', 'w1'],
+    ['serve', '--port', '0', '--executor', 'redis://127.0.0.1:1/abc'],
+  ]) {
+    const r = await cli(t, f.url, f.dir, ...args);
+    t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    t.regex(r.stderr, /a database number after it if any: redis:\/\/[^ ]+\/2\); got 'redis:\/\/127\.0\.0\.1:1\/\w+'/);
+  }
+  // A database number, or none, is a URL as before (it fails to connect, not to parse).
+  for (const url of ['redis://127.0.0.1:1/2', 'redis://127.0.0.1:1/', 'redis://127.0.0.1:1']) {
+    const p = runCli(t, ['--server-url', f.url, 'worker', '--redis', url, '--name', 'w1'], f.dir);
+    await p.waitForStdout(/cannot reach Redis/);
+    p.child.kill('SIGTERM');
+    t.not((await p.exited).code, 2, url);
+  }
+});

@@ -314,7 +314,10 @@ test('a background process that keeps the output open does not hold the outcome 
       /* gone */
     }
   });
-  t.deepEqual(o, { job_run_id: l.job_run_id, status: 'succeeded' });
+  const { ended_at, ...rest } = o as { ended_at?: number };
+  t.deepEqual(rest, { job_run_id: l.job_run_id, status: 'succeeded' });
+  // It ended when the job exited, before the grace gave up on the output (jobs-redis-background-end).
+  t.true(ended_at !== undefined && ended_at >= started && ended_at <= Date.now() - 300, `ended_at ${ended_at}`);
   t.true(Date.now() - started < 2000);
   t.is(readFileSync(join(l.log_dir, 'stdout.log'), 'utf8'), 'main done\n');
   t.regex(readFileSync(join(l.log_dir, 'stderr.log'), 'utf8'), /kept its output open/);

@@ -250,3 +250,23 @@ redisTest('with a run on a Redis worker and no record of which Redis (a log from
   t.is(all.length, 1);
   t.like(all[0], { status: 'succeeded', worker: 'w2' });
 });
+
+redisTest("an executor added to platform.json while the daemon runs is said as platform.json's, not the default's; removed, as the default again", async (t) => {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  const cli = cliFor(t, dir);
+  writeGraph(dir, undefined);
+  t.is((await cli('start')).code, 0);
+  t.like((await status(cli)).executor_config, { differs: false, configured_by: 'default', in_use: 'local' });
+  writeGraph(dir, redis.url);
+  // Told apart from the file's stamp, which a write in the same instant may leave as it was.
+  await sleep(50);
+  writeGraph(dir, redis.url);
+  const st = await status(cli);
+  t.like(st.executor_config, { differs: true, configured_by: 'platform.json', in_use: 'local' });
+  t.regex(st.executor_config!.note!, /^platform\.json says executor redis:\/\/127\.0\.0\.1:\d+ queue platform-runs, changed since this daemon started; it uses local/);
+  t.notRegex(st.executor_config!.note!, /no "executor" in platform\.json/);
+  t.notRegex((await cli('status')).stdout, /no "executor" in platform\.json/);
+  writeGraph(dir, undefined);
+  t.like((await status(cli)).executor_config, { differs: false, note: null, configured_by: 'default' });
+});

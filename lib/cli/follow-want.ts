@@ -215,6 +215,9 @@ export async function followWant(
     else line(`want ${rootId} ${what}`);
   }
   view.start();
+  // Runs handed to a queue that nothing takes from (no worker, a Redis that does not answer) waited here in silence
+  // for ever: what stops them is said, as status and doctor say it, once, and again when it changes.
+  const waitWatch = watchWaitingRuns(client, () => [...model.runs.values()].some((r) => r.waiting_in !== undefined), (text) => view.note(colors.yellow(text)));
   // Ctrl-C from now on is ours (the want exists and must be reported), even while the first reads are made.
   const interrupts = connectable(interrupt$, { connector: () => new ReplaySubject<unknown>(1), resetOnDisconnect: false });
   const listening = interrupts.connect();
@@ -307,6 +310,7 @@ export async function followWant(
     }
   } finally {
     closed = true;
+    waitWatch.stop();
     listening.unsubscribe();
     view.stop();
   }
@@ -363,6 +367,32 @@ export async function followWant(
   }
   if (want.status === 'successful') return { kind: 'successful' };
   return { kind: 'unsuccessful', message: failureMessage(want, failed, took, await lastStderrLines(client, failed)) };
+}
+
+/**
+ * Every POLL_MS while some run of the build waits for a worker, the executor's health as the daemon sees it
+ * (`/api/status`'s `executor.problem`, looked at every 5 s there): a problem is said when it comes or changes. A read that fails is left to the follow, which says a server gone.
+ */
+function watchWaitingRuns(client: PlatformClient, waiting: () => boolean, say: (text: string) => void): { stop(): void } {
+  let said: string | null = null;
+  let reading = false;
+  const timer = setInterval(() => {
+    if (reading || (!waiting() && said === null)) return;
+    reading = true;
+    client
+      .serverStatus()
+      .then((status) => {
+        const problem = waiting() ? status.executor.problem : null;
+        if (problem === said) return;
+        // Gone, the runs are taken (their lines say so): said again only if it comes back.
+        if (problem !== null) say(`runs wait: ${problem}`);
+        said = problem;
+      })
+      .catch(() => undefined)
+      .finally(() => (reading = false));
+  }, POLL_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
 
 /**

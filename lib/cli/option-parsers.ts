@@ -166,12 +166,12 @@ export const executorChoice: OptionParser<ExecutorChoice> = (name) => (value) =>
   if (value === 'local' || value === 'in-process') return value;
   if (isRedisUrl(value)) return value as ExecutorChoice;
   throw new OptionValueError(
-    `${name} must be local (job runs outlive the daemon), in-process (they end with it) or redis://host:port (they run on platform workers); got '${value}'.`,
+    `${name} must be local (job runs outlive the daemon), in-process (they end with it) or redis://host:port (they run on platform workers; a database number after it if any: redis://host:port/2); got '${value}'.`,
   );
 };
 
 /** A redis:// URL with a host. */
 export const redisUrl: OptionParser<string> = (name) => (value) => {
   if (isRedisUrl(value)) return value;
-  throw new OptionValueError(`${name} must be a Redis URL such as redis://127.0.0.1:6379; got '${value}'.`);
+  throw new OptionValueError(`${name} must be a Redis URL such as redis://127.0.0.1:6379 (a database number after it if any: redis://127.0.0.1:6379/2); got '${value}'.`);
 };

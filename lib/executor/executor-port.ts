@@ -68,6 +68,13 @@ export interface Executor {
   /** Ends the run (its process group within a second); its outcome is 'canceled'. Unknown id: no-op. */
   cancel(job_run_id: string, reason: string): void;
   /**
+   * For executors whose cancels travel (a queue's workers): whether the cancel asked of this run has not reached
+   * where it runs, so it runs on. A stop that cancels its runs leaves such a run running in the log for the next
+   * daemon to follow, rather than record it canceled and have it built again beside itself. Absent: every cancel
+   * arrives.
+   */
+  cancelUndelivered?(job_run_id: string): boolean;
+  /**
    * Looks for a run the log shows running (started by an earlier daemon as `launch`, recorded with `pid` at
    * `startedAt`, epoch ms; 0 when unknown). What is left of a run found lost is the caller's to kill (the
    * orchestrator's restart does, from its one pass over /proc).

@@ -43,6 +43,10 @@ interface Run {
   child: ChildProcess | undefined;
   /** The main process exited (its pipes may still be open). */
   exited: boolean;
+  /** When it exited (epoch ms), 0 before. */
+  exitedAt: number;
+  /** A background process kept its output open past the exit, and the close grace stopped reading it. */
+  heldOpen: boolean;
   /** Why the executor is killing the run; decides the outcome. Set only before the process exited. */
   kill: KillCause | undefined;
   /** What its output reported missing (both streams' scanners add to it). */
@@ -94,6 +98,8 @@ export class ProcessExecutor implements Executor {
       pid: 0,
       child: undefined,
       exited: false,
+      exitedAt: 0,
+      heldOpen: false,
       kill: undefined,
       report: { missing: new Set() },
       timeoutTimer: undefined,
@@ -176,6 +182,7 @@ export class ProcessExecutor implements Executor {
     );
     child.once('exit', () => {
       run.exited = true;
+      run.exitedAt = Date.now();
       clearTimeout(run.timeoutTimer);
       run.timeoutTimer = undefined;
       this.armCloseGrace(run);
@@ -292,6 +299,7 @@ export class ProcessExecutor implements Executor {
       run.closeGraceTimer = undefined;
       const child = run.child;
       if (run.finished || !child) return;
+      run.heldOpen = true;
       if (run.errLog) note(run.errLog, 'the job exited but a background process kept its output open; stopped reading');
       child.stdout?.destroy();
       child.stderr?.destroy();
@@ -315,7 +323,10 @@ export class ProcessExecutor implements Executor {
     clearTimeout(run.timeoutTimer);
     clearTimeout(run.closeGraceTimer);
     const { job_run_id, timeout_seconds } = run.launch;
-    this.emit(run, outcomeOfExit(job_run_id, { code, signal, kill: run.kill, missing: [...run.report.missing], missingProblem: run.report.problem, timeout_seconds }));
+    const outcome = outcomeOfExit(job_run_id, { code, signal, kill: run.kill, missing: [...run.report.missing], missingProblem: run.report.problem, timeout_seconds });
+    // The job ended when it exited, not when the grace gave up on the output a background process held open: a job
+    // of 3 ms read as 2 s long (a worker's runs, whose output comes through pipes; a local run's goes to files).
+    this.emit(run, run.heldOpen && outcome.status !== 'canceled' ? { ...outcome, ended_at: run.exitedAt } : outcome);
   }
 
   /** A run that never got a process: note the reason in stderr.log, close the logs, then emit 'failed'. */

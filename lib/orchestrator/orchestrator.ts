@@ -277,7 +277,8 @@ export class Orchestrator {
       for (const [, id] of state.job_runs_by_status.running) {
         // One on another executor was never this daemon's to cancel: recorded canceled, it would be built again
         // while it still runs there.
-        if (!ended.has(id) && !this.notFollowed.has(id)) outcomes.push({ job_run_id: id, status: 'canceled', reason: SHUTDOWN_REASON });
+        // Nor one whose cancel did not reach its worker (a Redis that does not answer): it runs on there.
+        if (!ended.has(id) && !this.notFollowed.has(id) && executor.cancelUndelivered?.(id) !== true) outcomes.push({ job_run_id: id, status: 'canceled', reason: SHUTDOWN_REASON });
       }
     }
     const now = this.scheduler.now();

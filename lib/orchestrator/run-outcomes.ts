@@ -4,12 +4,23 @@
  * next attempt is queued by scheduling once it is due (retryRun), a batch then split in halves.
  */
 import type { JobOutcome } from '../executor/job-launch.js';
+import { LOST_RUN_REASON } from '../executor/lost-runs.js';
+import { listSome } from '../state/append-list.js';
 import type { JobRunRecord, WantRecord } from '../state/build-state.js';
-import { ACTIVE_JOB_RUN_STATUSES } from '../state/build-state.js';
+import { ACTIVE_JOB_RUN_STATUSES, wantsOfRun } from '../state/build-state.js';
 import { halves, joinTasks } from './batch-runs.js';
 import { foundInputs, queueRun } from './queue-run.js';
 import type { StepDraft } from './step-draft.js';
 import type { TaskResolution } from './step-input.js';
+
+/**
+ * Runs of one partition lost in a row (their worker or supervisor died under them), the last of them recorded as a
+ * failure. A lost run is rebuilt without spending the job's retries, since the machine is at fault, not the job; but a
+ * job that kills its worker (or has it killed: out of memory) is lost each time, and was run again for ever as long as
+ * a worker came back (a supervisor restarting it). The third in a row is taken for the job's doing: a failure, retried
+ * by its `retries` like any other, then final.
+ */
+export const LOST_IN_A_ROW_LIMIT = 3;
 
 const BACKOFF_BASE_MS = 1000;
 const BACKOFF_MAX_MS = 60_000;
@@ -74,10 +85,45 @@ export function recordOutcome(d: StepDraft, o: JobOutcome): void {
       d.emit({ type: 'job_run_dep_missed', job_run_dep_missed: { job_run_id, missing: o.missing, ended_at: o.ended_at ?? 0 } });
       return;
     }
-    case 'canceled':
+    case 'canceled': {
+      const lost = o.reason.startsWith(LOST_RUN_REASON) ? lostBefore(d, run) + 1 : 0;
+      if (lost >= LOST_IN_A_ROW_LIMIT) {
+        const ref = run.config.outputs[0]!;
+        failRun(
+          d,
+          run,
+          -1,
+          '',
+          `${o.reason}; the run of ${ref} lost ${lost} times in a row: a job whose worker (or supervisor) dies under each run may be killing it, or have it killed (out of memory?); check the job and the machine's log. Recorded as a failure, so the job's retries apply`,
+        );
+        return;
+      }
       d.emit({ type: 'job_run_canceled', job_run_canceled: { job_run_id, reason: o.reason } });
       return;
+    }
   }
+}
+
+/**
+ * How many runs of `run`'s first output were lost in a row just before it (up to LOST_IN_A_ROW_LIMIT - 1), read
+ * back through the runs of its first want, newest first: a lost run's successor is queued for the same want. Costs
+ * the want's runs since the output's last run that was not lost, and only for a lost run.
+ */
+function lostBefore(d: StepDraft, run: JobRunRecord): number {
+  const ref = run.config.outputs[0];
+  const wantId = wantsOfRun(d.state, run.job_run_id).next().value;
+  const want = wantId === undefined ? undefined : d.state.wants.get(wantId);
+  if (ref === undefined || !want) return 0;
+  let lost = 0;
+  listSome(want.job_run_ids, (id) => {
+    if (id === run.job_run_id) return false;
+    const before = d.state.job_runs.get(id);
+    if (!before || before.config.outputs[0] !== ref) return false;
+    if ((before.status !== 'canceled' && before.status !== 'failed') || !before.reason.startsWith(LOST_RUN_REASON)) return true;
+    lost++;
+    return lost >= LOST_IN_A_ROW_LIMIT - 1;
+  });
+  return lost;
 }
 
 /** A failed run, retried up to the job's `retries` with backoff. */

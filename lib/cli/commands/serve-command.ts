@@ -94,7 +94,7 @@ class ExecutorChoiceAtStart {
   constructor(
     private readonly root: string,
     private configured: ExecutorSpec,
-    private readonly configuredBy: ExecutorConfigStatus['configured_by'],
+    private configuredBy: ExecutorConfigStatus['configured_by'],
   ) {}
 
   async executorFor(workspaceRoot: string, state: BuildState): Promise<Executor> {
@@ -135,13 +135,18 @@ class ExecutorChoiceAtStart {
     platform.graph$.subscribe(() => {
       if (first) return void (first = false);
       let now: ExecutorSpec;
+      let inFile: ExecutorChoice | undefined;
       try {
-        now = specOf(executorInGraphFile(this.root) ?? 'local');
+        inFile = executorInGraphFile(this.root);
+        now = specOf(inFile ?? 'local');
       } catch (err) {
         process.stderr.write(`platform: ${errorMessage(err)}; the daemon goes on with ${this.inUse ? describeExecutor(this.inUse) : 'its executor'}\n`);
         return;
       }
       this.configured = now;
+      // Where it comes from changes with the edit too: an "executor" added to the file read as the default's, with
+      // "no executor in platform.json" (and one removed as the file's).
+      this.configuredBy = inFile === undefined ? 'default' : 'platform.json';
       const words = describeExecutor(now);
       if (this.said.has(words)) return;
       this.said.add(words);

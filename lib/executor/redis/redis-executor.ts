@@ -7,7 +7,7 @@
  * files here, so logs read and follow as for local runs. A cancel is published to the workers; the one running it
  * aborts it through BullMQ's own job cancellation.
  */
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue, QueueEvents, Worker, type Job, type QueueEventsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -93,6 +93,10 @@ const STALLED_CHECKER_NAME = 'platform-daemon-stalled-check';
 const ERROR_REPEAT_MS = 60_000;
 /** How long an outcome waits for the rest of its output before it is recorded anyway. */
 const LOG_DRAIN_MS = 5000;
+/** In .platform/: the cancels a daemon could not tell Redis before it stopped, told by the next one. */
+const UNTOLD_CANCELS_FILE = 'redis-cancels.json';
+/** How long a shutdown waits for BullMQ's classes to close before it cuts their connections. */
+const CLOSE_MS = 2000;
 
 export class RedisExecutor implements Executor {
   /** Each run's log directory is made as it starts (Executor.keepsRunLogs). */
@@ -123,6 +127,14 @@ export class RedisExecutor implements Executor {
   private probeSentAt: number | undefined;
   /** The probe found Redis silent; `lastHealth` says so until a PING is answered. */
   private silent = false;
+  /**
+   * Runs whose cancel has not reached Redis yet (asked while it does not answer, or failed), by run id, with their
+   * queue job and why: a stop that cancels its runs leaves these running in the log (`cancelUndelivered`), since their
+   * workers were not told and run them on; recorded canceled, they were built again beside themselves. Those left at
+   * a stop are kept in UNTOLD_CANCELS_FILE and told by the next daemon (a want canceled while Redis was away, the
+   * daemon stopped before it came back: the log said canceled while the job ran on, unstopped).
+   */
+  private readonly cancelsUntold = new Map<string, { jobId: string; reason: string }>();
 
   constructor(private readonly opts: RedisExecutorOptions) {
     this.queueName = opts.queue ?? DEFAULT_QUEUE;
@@ -152,6 +164,7 @@ export class RedisExecutor implements Executor {
     this.ready = Promise.all([this.queue.waitUntilReady(), this.events.waitUntilReady()]).then(async () => {
       await this.followEventsFromNow();
       await this.stalledChecker.startStalledCheckTimer();
+      await this.tellEarlierCancels().catch((err: unknown) => this.error(`could not tell Redis the cancels the last daemon could not: ${errorText(err)}`));
     });
     this.ready.catch((err: unknown) => this.error(`could not reach Redis at ${redacted(opts.redisUrl)}: ${String(err)}`));
     void this.copyLogs();
@@ -341,6 +354,7 @@ export class RedisExecutor implements Executor {
   cancel(job_run_id: string, reason: string): void {
     const run = this.runs.get(job_run_id);
     if (!run || run.settling) return;
+    this.cancelsUntold.set(job_run_id, { jobId: run.jobId, reason });
     void (async () => {
       await run.handedOver;
       // The hand-over may have failed meanwhile (an earlier workspace's job still running under its id): nothing of
@@ -365,7 +379,38 @@ export class RedisExecutor implements Executor {
         .set(cancelMarkKey(this.queueName, run.jobId), reason, 'EX', CANCEL_MARK_TTL_SECONDS)
         .publish(cancelChannel(this.queueName), JSON.stringify(message))
         .exec();
-    })().catch((err: unknown) => this.error(`could not cancel ${job_run_id} on Redis: ${errorText(err)}`));
+      this.cancelsUntold.delete(job_run_id);
+    })().catch((err: unknown) => {
+      // Still untold: a later cancel may tell it, and a stop leaves the run running for the next daemon.
+      if (this.closed) return;
+      this.error(`could not cancel ${job_run_id} on Redis: ${errorText(err)}`);
+    });
+  }
+
+  /** Whether the cancel asked of this run has not reached Redis (its worker runs it on). */
+  cancelUndelivered(job_run_id: string): boolean {
+    return this.cancelsUntold.has(job_run_id);
+  }
+
+  /** Tells Redis the cancels an earlier daemon could not (kept in UNTOLD_CANCELS_FILE): marked and published. */
+  private async tellEarlierCancels(): Promise<void> {
+    const file = join(this.opts.workspaceRoot, '.platform', UNTOLD_CANCELS_FILE);
+    let kept: Array<{ jobId: string; reason: string }>;
+    try {
+      kept = JSON.parse(readFileSync(file, 'utf8')) as typeof kept;
+    } catch {
+      return;
+    }
+    for (const { jobId, reason } of Array.isArray(kept) ? kept : []) {
+      if (typeof jobId !== 'string' || typeof reason !== 'string') continue;
+      const message: CancelMessage = { jobId, reason };
+      await this.connection
+        .multi()
+        .set(cancelMarkKey(this.queueName, jobId), reason, 'EX', CANCEL_MARK_TTL_SECONDS)
+        .publish(cancelChannel(this.queueName), JSON.stringify(message))
+        .exec();
+    }
+    rmSync(file, { force: true });
   }
 
   /** Runs handed to a queue (and taken by a worker), not runs of a local supervisor: those are not in Redis. */
@@ -408,8 +453,18 @@ export class RedisExecutor implements Executor {
   }
 
   async shutdown(reason: string, options: { cancelRuns?: boolean } = {}): Promise<void> {
-    if (options.cancelRuns) await cancelAllAndWait(this, [...this.runs.keys()], reason, 5000);
-    // Runs left going are the next daemon's: it finds them in the queue.
+    if (options.cancelRuns) {
+      await cancelAllAndWait(this, [...this.runs.keys()], reason, 5000);
+      // A Redis that does not answer was told none of them: their workers run them on, so the log keeps them running.
+      for (const id of this.cancelsUntold.keys()) {
+        if (!this.runs.has(id)) continue;
+        this.error(
+          `could not tell Redis at ${redacted(this.opts.redisUrl)} to cancel ${id} (it did not answer within 5 s): left running in the log, as its worker runs it on; the next daemon tells Redis the cancel once it answers, and follows the run to its end`,
+        );
+      }
+    }
+    // Runs left going are the next daemon's: it finds them in the queue, and tells the cancels this one could not.
+    this.keepUntoldCancels();
     this.closed = true;
     clearInterval(this.healthTimer);
     clearInterval(this.probeTimer);
@@ -417,14 +472,37 @@ export class RedisExecutor implements Executor {
     // BullMQ (5.81) crashes the process when a connection is closed while it is still connecting: its constructor's
     // catch emits the failed connect as an 'error' after close() removed every listener. A platform closed right
     // after it opened (a no-op build) met it; so wait, a bounded time, until every connection is up.
-    const blocking = (this.stalledChecker as unknown as { blockingConnection?: { client: Promise<unknown> } }).blockingConnection;
+    const blocking = (this.stalledChecker as unknown as { blockingConnection?: { client: Promise<unknown>; disconnect(wait: boolean): Promise<void> } }).blockingConnection;
     await Promise.race([
       Promise.allSettled([this.ready, this.stalledChecker.waitUntilReady(), blocking?.client]),
       new Promise((resolve) => setTimeout(resolve, 2000).unref()),
     ]);
-    await Promise.allSettled([this.stalledChecker.close(), this.events.close(), this.queue.close()]);
+    // Bounded: a command still waiting for a Redis that does not answer (a cancel's look-up) held BullMQ's close, and
+    // the daemon's stop, for as long as Redis was away.
+    let timer: NodeJS.Timeout | undefined;
+    const closing = Promise.allSettled([this.stalledChecker.close(), this.events.close(), this.queue.close()]);
+    const closed = await Promise.race([closing.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CLOSE_MS)))]);
+    clearTimeout(timer);
+    if (!closed) {
+      // Cut instead. Not awaited: ioredis emits no 'end' for a client cut while it waits to reconnect, and BullMQ's
+      // disconnect() waits for one.
+      for (const bull of [this.stalledChecker, this.events, this.queue]) bull.disconnect().catch(() => undefined);
+      blocking?.disconnect(false).catch(() => undefined);
+    }
     this.reader.disconnect();
     this.connection.disconnect();
+  }
+
+  /** The cancels Redis was not told, for the next daemon (bounded by the runs in flight). */
+  private keepUntoldCancels(): void {
+    if (this.cancelsUntold.size === 0) return;
+    const file = join(this.opts.workspaceRoot, '.platform', UNTOLD_CANCELS_FILE);
+    try {
+      writeFileSync(file, JSON.stringify([...this.cancelsUntold.values()]));
+      this.error(`Redis was not told the cancel of ${[...this.cancelsUntold.keys()].join(', ')}: kept in ${file} for the next daemon, which tells it once Redis answers`);
+    } catch (err) {
+      this.error(`could not keep the cancels Redis was not told (${[...this.cancelsUntold.keys()].join(', ')}) in ${file}: ${errorText(err)}; their runs go on on their workers`);
+    }
   }
 
   private track(launch: JobLaunch): RemoteRun {
@@ -450,7 +528,10 @@ export class RedisExecutor implements Executor {
     const run = this.byJobId.get(jobId);
     if (!run) return;
     const value = typeof returnvalue === 'string' ? (JSON.parse(returnvalue) as JobOutcome) : (returnvalue as JobOutcome);
-    const ended = finishedOn !== undefined && value.status !== 'canceled' ? { ended_at: finishedOn } : {};
+    // The worker's own end of the job when it gives one (a job that exited before a background process let its
+    // output go), else when the worker finished the queue's job; both the worker's clock.
+    const endedAt = value.status !== 'canceled' && value.ended_at ? value.ended_at : finishedOn;
+    const ended = endedAt !== undefined && value.status !== 'canceled' ? { ended_at: endedAt } : {};
     await this.settle(run, { ...value, job_run_id: run.launch.job_run_id, ...ended });
   }
 
@@ -488,6 +569,7 @@ export class RedisExecutor implements Executor {
     if (this.closed || this.runs.get(run.launch.job_run_id) !== run) return;
     this.runs.delete(run.launch.job_run_id);
     this.byJobId.delete(run.jobId);
+    this.cancelsUntold.delete(run.launch.job_run_id);
     this.outcomes.next(outcome);
   }
 
