@@ -28,9 +28,17 @@ const MAX_LINES = 5000;
 const MAX_LINE_CHARS = 2_000;
 const MAX_CHARS = 1_000_000;
 
-/** A line as the page shows it: cut at MAX_LINE_CHARS, saying how much more the raw log has. */
+/** The mark the follow ends a line with that it cut at 256 KiB (follow-file.ts), with the line's whole size. */
+const FOLLOW_CUT = / … \[line cut: \d+ bytes, followed to \d+; the log read whole has all of it\]$/;
+
+/**
+ * A line as the page shows it: cut at MAX_LINE_CHARS, saying how much more the raw log has; a line the follow had cut
+ * already keeps the follow's mark, which has the line's whole size (what came is only the first 256 KiB of it).
+ */
 export function shownLine(line: string): string {
   if (line.length <= MAX_LINE_CHARS) return line;
+  const cut = FOLLOW_CUT.exec(line);
+  if (cut) return `${line.slice(0, MAX_LINE_CHARS)}${cut[0]}`;
   return `${line.slice(0, MAX_LINE_CHARS)}… [${(line.length - MAX_LINE_CHARS).toLocaleString('en')} more characters: the raw log has the whole line]`;
 }
 
