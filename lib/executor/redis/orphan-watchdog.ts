@@ -26,6 +26,10 @@ const SCRIPT = [
   '  sleep 0.1',
   'done',
   'kill_jobs',
+  // The worker's scratch directory (where the deadline is, and its runs' output files): a worker that closes removes
+  // it, one killed left it for good, one more in the temp dir each time (thousands on a machine whose workers get
+  // killed). The worker is gone: nothing uses it now.
+  'case "${f%/*}" in */platform-worker-*) rm -rf "${f%/*}" ;; esac',
 ].join('\n');
 
 /**
