@@ -22,6 +22,9 @@ import type { TaskResolution } from './step-input.js';
  */
 export const LOST_IN_A_ROW_LIMIT = 3;
 
+/** How many of a want's latest runs are looked at for the runs of a partition lost before (`lostBefore`). */
+const LOST_RUNS_LOOKED_AT = 4_096;
+
 const BACKOFF_BASE_MS = 1000;
 const BACKOFF_MAX_MS = 60_000;
 
@@ -107,7 +110,7 @@ export function recordOutcome(d: StepDraft, o: JobOutcome): void {
 /**
  * How many runs of `run`'s first output were lost in a row just before it (up to LOST_IN_A_ROW_LIMIT - 1), read
  * back through the runs of its first want, newest first: a lost run's successor is queued for the same want. Costs
- * the want's runs since the output's last run that was not lost, and only for a lost run.
+ * the want's runs since the output's last run that was not lost, at most LOST_RUNS_LOOKED_AT, and only for a lost run.
  */
 function lostBefore(d: StepDraft, run: JobRunRecord): number {
   const ref = run.config.outputs[0];
@@ -115,7 +118,12 @@ function lostBefore(d: StepDraft, run: JobRunRecord): number {
   const want = wantId === undefined ? undefined : d.state.wants.get(wantId);
   if (ref === undefined || !want) return 0;
   let lost = 0;
+  let looked = 0;
   listSome(want.job_run_ids, (id) => {
+    // Bounded: a backfill's want has a run for each of 100,000 partitions, and a daemon killed with 2,000 in flight
+    // finds them all lost in one step. A lost run's successor is queued for its want within the planner's window
+    // (at most 4,096 runs: want-scheduling.ts), so an earlier run of the same partition is within that many.
+    if (++looked > LOST_RUNS_LOOKED_AT) return true;
     if (id === run.job_run_id) return false;
     const before = d.state.job_runs.get(id);
     if (!before || before.config.outputs[0] !== ref) return false;
