@@ -7,24 +7,13 @@
  */
 import { Redis } from 'ioredis';
 import { queueJobId } from '../lib/executor/redis/redis-names.js';
-import { bash, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, sleep, waitFor, want } from './helpers/jobs-fixture.js';
-import { startRedis } from './helpers/redis-server.js';
-import { redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
+import { pidsIn, poll, runsFor, sleep, waitFor } from './helpers/jobs-fixture.js';
+import { holdingOnW1, redisTests } from './helpers/redis-fixture.js';
 
-const graph = { jobs: [{ label: 'hold', outputs: ['hold/(?<n>\\d+)'], exec: bash('echo $$ >> hold.pid; sleep 100') }] };
 const redisTest = redisTests();
 
 redisTest('a run whose lease ran out while Redis was away is said once, in our words, not as BullMQ lock errors', async (t) => {
-  const redis = await startRedis(t);
-  const dir = makeWorkspace(t);
-  killAtTeardown(t, () => pidsIn(dir, 'hold.pid'));
-  const w1 = startWorker(t, dir, redis.url, 'w1');
-  await w1.waitForStdout(/takes runs/);
-  const platform = await openPlatform(t, dir, graph, { executor: redisExecutor(redis.url) });
-  const w = await want(platform, ['hold/1']);
-  const s = await waitFor(platform, (x) => runsFor(x, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
-  const run = runsFor(s, 'hold/1')[0]!.job_run_id;
-  t.true(await poll(() => pidsIn(dir, 'hold.pid').length > 0, 20_000), 'the job runs');
+  const { redis, w1, platform, want: w, run } = await holdingOnW1(t);
   await redis.stop();
   await w1.waitForStdout(new RegExp(`${run}: no word from Redis`), 10_000);
   // Past the lock's 1 s: Redis comes back without it.
@@ -42,16 +31,7 @@ redisTest('a run whose lease ran out while Redis was away is said once, in our w
 });
 
 redisTest("a run whose lock is gone from Redis while it answers is stopped and said once, naming the run", async (t) => {
-  const redis = await startRedis(t);
-  const dir = makeWorkspace(t);
-  killAtTeardown(t, () => pidsIn(dir, 'hold.pid'));
-  const w1 = startWorker(t, dir, redis.url, 'w1', ['--lease', '2s']);
-  await w1.waitForStdout(/takes runs/);
-  const platform = await openPlatform(t, dir, graph, { executor: redisExecutor(redis.url) });
-  const w = await want(platform, ['hold/1']);
-  const s = await waitFor(platform, (x) => runsFor(x, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
-  const run = runsFor(s, 'hold/1')[0]!.job_run_id;
-  t.true(await poll(() => pidsIn(dir, 'hold.pid').length > 0, 20_000), 'the job runs');
+  const { redis, dir, w1, platform, want: w, run } = await holdingOnW1(t, ['--lease', '2s']);
   // The lock taken from it (as an operator's DEL, or a lock that expired while this worker's clock stood still).
   const client = new Redis(redis.url);
   t.teardown(() => client.disconnect());

@@ -4,11 +4,10 @@
  * wait for Redis once they ended, saying what Redis was not told), and a second signal stops it within seconds,
  * canceling them. Before, its stop waited for Redis for ever and a second signal did nothing: only kill -9 ended it.
  */
-import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, sleep, waitFor, want } from './helpers/jobs-fixture.js';
+import { isPidAlive, makeWorkspace, poll, sleep } from './helpers/jobs-fixture.js';
 import { startRedis } from './helpers/redis-server.js';
-import { redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
+import { holdingOnW1, redisTests, startWorker } from './helpers/redis-fixture.js';
 
-const graph = { jobs: [{ label: 'hold', outputs: ['hold/(?<n>\\d+)'], exec: bash('echo $$ >> hold.pid; sleep 100') }] };
 const redisTest = redisTests();
 
 const count = (text: string, re: RegExp) => text.split('\n').filter((l) => re.test(l)).length;
@@ -37,22 +36,8 @@ redisTest('a worker that cannot reach Redis says so once with what to do, and wh
   t.regex(w.stdout(), /stopping while Redis at .* does not answer \(.*ECONNREFUSED.*\): no run of this worker was left to tell it of/);
 });
 
-/** hold/1 running on worker w1 (`extra`: its options), for a platform on the same Redis. */
-async function holding(t: Parameters<typeof startRedis>[0], extra: string[]) {
-  const redis = await startRedis(t);
-  const dir = makeWorkspace(t);
-  killAtTeardown(t, () => pidsIn(dir, 'hold.pid'));
-  const w1 = startWorker(t, dir, redis.url, 'w1', extra);
-  await w1.waitForStdout(/takes runs/);
-  const platform = await openPlatform(t, dir, graph, { executor: redisExecutor(redis.url), cancelRunsOnClose: false });
-  await want(platform, ['hold/1']);
-  const s = await waitFor(platform, (x) => runsFor(x, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
-  t.true(await poll(() => pidsIn(dir, 'hold.pid').length > 0, 20_000), 'the job runs');
-  return { redis, dir, w1, run: runsFor(s, 'hold/1')[0]!.job_run_id, job: pidsIn(dir, 'hold.pid')[0]! };
-}
-
 redisTest('a worker stopped with a run while Redis is away waits for the run, then stops, saying Redis was not told its end', async (t) => {
-  const { redis, w1, run, job } = await holding(t, []);
+  const { redis, w1, run, job } = await holdingOnW1(t, [], { cancelRunsOnClose: false });
   await redis.stop();
   w1.child.kill('SIGTERM');
   await w1.waitForStdout(/stopping \(SIGTERM\): the running run finishes first/);
@@ -65,7 +50,7 @@ redisTest('a worker stopped with a run while Redis is away waits for the run, th
 });
 
 redisTest('a second SIGTERM stops a worker with a run within seconds, canceling it, Redis answering or not', async (t) => {
-  const { redis, w1, job } = await holding(t, ['--lease', '60s']);
+  const { redis, w1, job } = await holdingOnW1(t, ['--lease', '60s'], { cancelRunsOnClose: false });
   redis.freeze(true);
   t.teardown(() => redis.freeze(false));
   w1.child.kill('SIGTERM');

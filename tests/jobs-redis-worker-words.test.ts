@@ -6,9 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bash, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, waitFor, want } from './helpers/jobs-fixture.js';
+import { bash, makeWorkspace, openPlatform, pidsIn, poll, runsFor, waitFor, want } from './helpers/jobs-fixture.js';
 import { startRedis } from './helpers/redis-server.js';
-import { redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
+import { holdingOnW1, redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
 
 const graph = {
   jobs: [
@@ -44,16 +44,7 @@ redisTest("a program that cannot start on a worker: the reason names the worker 
 });
 
 redisTest('a run a worker stops for want of word from Redis is named and no rerun promised, the reason in our words; one lost with its worker too', async (t) => {
-  const redis = await startRedis(t);
-  const dir = makeWorkspace(t);
-  killAtTeardown(t, () => pidsIn(dir, 'hold.pid'));
-  const w1 = startWorker(t, dir, redis.url, 'w1');
-  await w1.waitForStdout(/takes runs/);
-  const platform = await openPlatform(t, dir, graph, { executor: redisExecutor(redis.url) });
-  const w = await want(platform, ['hold/1']);
-  const s = await waitFor(platform, (x) => runsFor(x, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
-  const run = runsFor(s, 'hold/1')[0]!.job_run_id;
-  t.true(await poll(() => pidsIn(dir, 'hold.pid').length > 0, 20_000), 'the job runs');
+  const { redis, dir, w1, platform, want: w, run } = await holdingOnW1(t);
   // The worker hears nothing from Redis for its 1 s lease: it stops the run itself.
   redis.freeze(true);
   t.teardown(() => redis.freeze(false));

@@ -6,8 +6,8 @@ import test, { type ExecutionContext } from 'ava';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { RedisExecutor } from '../../lib/executor/redis/redis-executor.js';
 import type { PlatformOptions } from '../../lib/platform.js';
-import { bash, killAtTeardown, makeWorkspace, openPlatform, pidsIn, runsFor, untilJobWrote, waitFor, want } from './jobs-fixture.js';
-import { redisMissing } from './redis-server.js';
+import { bash, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, untilJobWrote, waitFor, want } from './jobs-fixture.js';
+import { redisMissing, startRedis } from './redis-server.js';
 import { runCli } from './server-fixture.js';
 
 /** The file's Redis tests run one at a time; without redis-server they are skipped, and a test says why. */
@@ -79,4 +79,24 @@ export async function holdRunningOnW1(t: ExecutionContext, redisUrl: string, wor
   await waitFor(platform, (s) => runsFor(s, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
   t.true(await untilJobWrote(() => pidsIn(dir, 'child-1.pid').length > 0, () => runsFor(platform.state(), 'hold/1')[0]?.pid ?? 0), 'the job started its child');
   return { dir, platform, want: w, child: pidsIn(dir, 'child-1.pid')[0]! };
+}
+
+/** A `hold` job that only writes its pid and sleeps (HOLD_JOB's without the child). */
+export const HOLD_GRAPH = { jobs: [{ label: 'hold', outputs: ['hold/(?<n>\\d+)'], exec: bash('echo $$ >> hold.pid; sleep 100') }] };
+
+/**
+ * hold/1 running on worker w1 (`extra`: its options) for a platform on the same, new Redis: the Redis, the workspace,
+ * the worker, the platform, the want, the run and the job's pid.
+ */
+export async function holdingOnW1(t: ExecutionContext, extra: string[] = [], options: Partial<PlatformOptions> = {}) {
+  const redis = await startRedis(t);
+  const dir = makeWorkspace(t);
+  killAtTeardown(t, () => pidsIn(dir, 'hold.pid'));
+  const w1 = startWorker(t, dir, redis.url, 'w1', extra);
+  await w1.waitForStdout(/takes runs/);
+  const platform = await openPlatform(t, dir, HOLD_GRAPH, { executor: redisExecutor(redis.url), ...options });
+  const w = await want(platform, ['hold/1']);
+  const s = await waitFor(platform, (x) => runsFor(x, 'hold/1')[0]?.worker === 'w1', 'hold/1 taken by w1', 15_000);
+  t.true(await poll(() => pidsIn(dir, 'hold.pid').length > 0, 20_000), 'the job runs');
+  return { redis, dir, w1, platform, want: w, run: runsFor(s, 'hold/1')[0]!.job_run_id, job: pidsIn(dir, 'hold.pid')[0]! };
 }
