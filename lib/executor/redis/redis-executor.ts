@@ -34,6 +34,7 @@ import {
   type CancelMessage,
   type PlacementReport,
 } from './redis-names.js';
+import { someNamed } from '../../some-named.js';
 
 export interface RedisExecutorOptions {
   redisUrl: string;
@@ -499,9 +500,9 @@ export class RedisExecutor implements Executor {
     const file = join(this.opts.workspaceRoot, '.platform', UNTOLD_CANCELS_FILE);
     try {
       writeFileSync(file, JSON.stringify([...this.cancelsUntold.values()]));
-      this.error(`Redis was not told the cancel of ${[...this.cancelsUntold.keys()].join(', ')}: kept in ${file} for the next daemon, which tells it once Redis answers`);
+      this.error(`Redis was not told the cancel of ${someNamed([...this.cancelsUntold.keys()])}: kept in ${file} for the next daemon, which tells it once Redis answers`);
     } catch (err) {
-      this.error(`could not keep the cancels Redis was not told (${[...this.cancelsUntold.keys()].join(', ')}) in ${file}: ${errorText(err)}; their runs go on on their workers`);
+      this.error(`could not keep the cancels Redis was not told (${someNamed([...this.cancelsUntold.keys()])}) in ${file}: ${errorText(err)}; their runs go on on their workers`);
     }
   }
 
