@@ -25,6 +25,7 @@ import {
   bullConnection,
   connectRedis,
   logStreamKey,
+  runIdOfQueueJob,
   type CancelMessage,
   type PlacementReport,
 } from './redis-names.js';
@@ -309,7 +310,7 @@ export class QueueWorker {
   private leaseLost(jobId: string): void {
     if (this.leaseLostSaid.has(jobId)) return;
     this.noteLeaseLost(jobId);
-    const runId = this.held.get(jobId)?.runId ?? jobId.replace(/^[0-9a-f]{12}-/, '');
+    const runId = this.held.get(jobId)?.runId ?? runIdOfQueueJob(jobId);
     this.log(
       `${runId}: Redis no longer holds this worker's lease on the run (it ran out while Redis did not answer, or another took it); it is stopped if it still runs, and its end here is not recorded (the daemon records it lost, and runs it again if it is still wanted)`,
     );

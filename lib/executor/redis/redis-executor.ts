@@ -373,13 +373,7 @@ export class RedisExecutor implements Executor {
           // A worker took it meanwhile: cancel it there.
         }
       }
-      const message: CancelMessage = { jobId: run.jobId, reason };
-      // Kept first, then told: a worker that was not listening when it was told reads it once it is back.
-      await this.connection
-        .multi()
-        .set(cancelMarkKey(this.queueName, run.jobId), reason, 'EX', CANCEL_MARK_TTL_SECONDS)
-        .publish(cancelChannel(this.queueName), JSON.stringify(message))
-        .exec();
+      await this.tellCancel(run.jobId, reason);
       this.cancelsUntold.delete(job_run_id);
     })().catch((err: unknown) => {
       // Still untold: a later cancel may tell it, and a stop leaves the run running for the next daemon.
@@ -404,14 +398,19 @@ export class RedisExecutor implements Executor {
     }
     for (const { jobId, reason } of Array.isArray(kept) ? kept : []) {
       if (typeof jobId !== 'string' || typeof reason !== 'string') continue;
-      const message: CancelMessage = { jobId, reason };
-      await this.connection
-        .multi()
-        .set(cancelMarkKey(this.queueName, jobId), reason, 'EX', CANCEL_MARK_TTL_SECONDS)
-        .publish(cancelChannel(this.queueName), JSON.stringify(message))
-        .exec();
+      await this.tellCancel(jobId, reason);
     }
     rmSync(file, { force: true });
+  }
+
+  /** Kept first, then told: a worker that was not listening when it was told reads the mark once it is back. */
+  private async tellCancel(jobId: string, reason: string): Promise<void> {
+    const message: CancelMessage = { jobId, reason };
+    await this.connection
+      .multi()
+      .set(cancelMarkKey(this.queueName, jobId), reason, 'EX', CANCEL_MARK_TTL_SECONDS)
+      .publish(cancelChannel(this.queueName), JSON.stringify(message))
+      .exec();
   }
 
   /** Runs handed to a queue (and taken by a worker), not runs of a local supervisor: those are not in Redis. */

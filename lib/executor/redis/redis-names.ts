@@ -30,6 +30,11 @@ export function queueJobId(workspaceRoot: string, jobRunId: string): string {
   return `${createHash('sha256').update(workspaceRoot).digest('hex').slice(0, 12)}-${jobRunId}`;
 }
 
+/** The job run id a queue job id names (`queueJobId`'s inverse). */
+export function runIdOfQueueJob(jobId: string): string {
+  return jobId.replace(/^[0-9a-f]{12}-/, '');
+}
+
 /** A connection of our own (output streams, cancels): no retry limit per request, as BullMQ's. */
 export function connectRedis(url: string): Redis {
   const client = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true });
