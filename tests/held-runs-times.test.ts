@@ -5,30 +5,15 @@
  * (QA, session 36: 440 of 1,000 runs of a backfill read 0 ms). Checked against the jobs' own clocks (held-runs-fixture).
  */
 import test from 'ava';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { makeWorkspace, poll, runsFor, waitFor, waitForWant } from './helpers/jobs-fixture.js';
-import { markedUntilReleased, openSupervised, release, spans } from './helpers/held-runs-fixture.js';
+import { handedOver, holdLoopUntil, markedUntilReleased, markWritten, openSupervised, release, spans } from './helpers/held-runs-fixture.js';
 
 const NATIVE = fileURLToPath(new URL('../native/platform-launcher', import.meta.url));
 const request = (partitions: string[]) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, priority: 0 });
 
-function markWritten(dir: string, name: string): boolean {
-  try {
-    return readFileSync(join(dir, 'marks', name), 'utf8').endsWith('\n');
-  } catch {
-    return false;
-  }
-}
 
-/** Keeps this process's event loop busy until `done()` says so (or `ms` at most). */
-function holdLoopUntil(done: () => boolean, ms: number): void {
-  const until = Date.now() + ms;
-  while (Date.now() < until && !done()) {
-    // busy: no step, no news read
-  }
-}
 
 test('a held run started while the platform could take no step is recorded with its own start and end, as is the end of the run before it', async (t) => {
   if (!existsSync(NATIVE)) return t.pass('the native launcher is not built here (no C compiler): runs are not held');
@@ -37,13 +22,7 @@ test('a held run started while the platform could take no step is recorded with 
   const platform = await openSupervised(t, dir, { max_concurrent_job_runs: 1, jobs: [{ label: 'p', outputs: ['p/(?<n>\\d+)'], exec: markedUntilReleased() }] });
   const id = (await platform.createWant(request(['p/1', 'p/2']))) as { ok: true; want_id: string };
   await waitFor(platform, (s) => s.job_runs_by_status.running.size === 1, 'p/1 to start');
-  t.true(
-    await poll(() => {
-      const run = runsFor(platform.state(), 'p/2')[0];
-      return run !== undefined && existsSync(join(dir, '.platform', 'logs', run.job_run_id));
-    }, 20_000),
-    'p/2 was handed to the launcher',
-  );
+  t.true(await poll(() => handedOver(dir, platform, ['p/2']), 20_000), 'p/2 was handed to the launcher');
   release(dir, 'p_1');
   // Held until p/2 ran to its end, and 300 ms more: every start and end is heard after it happened.
   holdLoopUntil(() => markWritten(dir, 'p_2.end'), 10_000);

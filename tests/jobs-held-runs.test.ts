@@ -10,9 +10,8 @@ import test from 'ava';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeWorkspace, openPlatform, poll, runsFor, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
-import type { Platform } from '../lib/platform.js';
-import { marked, markedUntilReleased, mostAtOnce, openSupervised, release, spans, WIDE_ENV } from './helpers/held-runs-fixture.js';
+import { makeWorkspace, openPlatform, poll, sleep, waitFor, waitForWant } from './helpers/jobs-fixture.js';
+import { handedOver, holdLoopUntil, marked, markedUntilReleased, markWritten, mostAtOnce, openSupervised, release, spans, WIDE_ENV } from './helpers/held-runs-fixture.js';
 
 const NATIVE = fileURLToPath(new URL('../native/platform-launcher', import.meta.url));
 const request = (partitions: string[], priority = 0) => ({ partitions, comment: '', data_timestamp: 0, ttl_seconds: 0, sla_seconds: 0, priority });
@@ -23,15 +22,6 @@ const request = (partitions: string[], priority = 0) => ({ partitions, comment: 
  * marks on a loaded machine is no fixed time. Where only the platform (not the launcher) could make it happen, it
  * never does while the loop is held, and the hold ends at `ms` with the test failing.
  */
-function holdLoopUntil(done: () => boolean, ms: number): bigint {
-  const until = Date.now() + ms;
-  let now = Date.now();
-  while (now < until && !done()) {
-    now = Date.now();
-  }
-  // The next millisecond: a mark seen written bears a time (ns) within the millisecond Date.now() says, or before.
-  return BigInt(Date.now() + 1) * 1_000_000n;
-}
 
 /** How many of the marks of the given kind ('start', 'end') the jobs have written whole (a line of ns). */
 function marksWritten(dir: string, kind: 'start' | 'end'): number {
@@ -49,23 +39,7 @@ function marksWritten(dir: string, kind: 'start' | 'end'): number {
   return n;
 }
 
-/** Whether every run of `refs` is in the native launcher's hands: it makes a run's directory as it is given it. */
-function handedOver(dir: string, platform: Platform, refs: string[]): boolean {
-  const state = platform.state();
-  return refs.every((ref) => {
-    const run = runsFor(state, ref)[0];
-    return run !== undefined && existsSync(join(dir, '.platform', 'logs', run.job_run_id));
-  });
-}
 
-/** Whether the mark `name` (a ref with / as _, and its kind) is written whole. */
-function markWritten(dir: string, name: string): boolean {
-  try {
-    return readFileSync(join(dir, 'marks', name), 'utf8').endsWith('\n');
-  } catch {
-    return false;
-  }
-}
 
 // Serial (ava runs these before the others): it holds the test process's event loop, every platform in it with it.
 test.serial('the run after a full slot starts when the run before it ends, while the platform is too busy to take a step', async (t) => {

@@ -6,21 +6,13 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { bash, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, waitFor, want } from './helpers/jobs-fixture.js';
+import { bash, isPidAlive, killAtTeardown, makeWorkspace, openPlatform, pidsIn, poll, runsFor, waitFor, want } from './helpers/jobs-fixture.js';
 import { startRedis } from './helpers/redis-server.js';
 import { redisExecutor, redisTests, startWorker } from './helpers/redis-fixture.js';
 
 const graph = { jobs: [{ label: 'long', outputs: ['long/(?<n>\\d+)'], exec: bash('echo $$ >> long.pid; sleep 20; touch done') }] };
 const redisTest = redisTests();
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 redisTest("a want canceled while Redis is away, its daemon stopped before Redis came back: the next daemon stops the run", async (t) => {
   const redis = await startRedis(t);
@@ -40,6 +32,6 @@ redisTest("a want canceled while Redis is away, its daemon stopped before Redis 
   await first.close();
   await redis.restart();
   await openPlatform(t, dir, graph, { executor: redisExecutor(redis.url) });
-  t.true(await poll(() => !alive(pid!), 15_000, 100), 'the run recorded canceled was stopped on its worker');
+  t.true(await poll(() => !isPidAlive(pid!), 15_000, 100), 'the run recorded canceled was stopped on its worker');
   t.false(existsSync(join(dir, 'done')), 'the job did not run to its end');
 });

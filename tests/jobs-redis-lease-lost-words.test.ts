@@ -7,7 +7,7 @@
  */
 import { Redis } from 'ioredis';
 import { queueJobId } from '../lib/executor/redis/redis-names.js';
-import { pidsIn, poll, runsFor, sleep, waitFor } from './helpers/jobs-fixture.js';
+import { isPidAlive, pidsIn, poll, runsFor, sleep, waitFor } from './helpers/jobs-fixture.js';
 import { holdingOnW1, redisTests } from './helpers/redis-fixture.js';
 
 const redisTest = redisTests();
@@ -38,7 +38,7 @@ redisTest("a run whose lock is gone from Redis while it answers is stopped and s
   t.is(await client.del(`bull:platform-runs:${queueJobId(dir, run)}:lock`), 1);
   await w1.waitForStdout(new RegExp(`${run}: Redis no longer holds this worker's lease on the run`), 10_000);
   await waitFor(platform, (x) => runsFor(x, 'hold/1')[0]?.status === 'canceled', 'the run recorded ended', 20_000);
-  t.true(await poll(() => !pidsIn(dir, 'hold.pid').slice(0, 1).some(alive), 10_000), 'the run was stopped on the worker');
+  t.true(await poll(() => !pidsIn(dir, 'hold.pid').slice(0, 1).some((pid) => isPidAlive(pid)), 10_000), 'the run was stopped on the worker');
   await sleep(1_500);
   const said = w1.stdout();
   t.notRegex(said, /worker error:/, said);
@@ -46,11 +46,3 @@ redisTest("a run whose lock is gone from Redis while it answers is stopped and s
   await platform.cancelWant(w);
 });
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

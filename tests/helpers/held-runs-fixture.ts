@@ -6,7 +6,7 @@ import type { ExecutionContext } from 'ava';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Platform } from '../../lib/platform.js';
-import { bash, openPlatform } from './jobs-fixture.js';
+import { bash, openPlatform, runsFor } from './jobs-fixture.js';
 
 /**
  * 8,000 variables: more than the launcher's records carry, so a run of a job with them goes to the launcher as a small
@@ -69,3 +69,34 @@ export function mostAtOnce(all: Iterable<[bigint, bigint]>): number {
 /** A platform with the daemon's executor (supervised runs, the native launcher where it was built). */
 export const openSupervised = (t: ExecutionContext, dir: string, graph: unknown, cancelRunsOnClose = true): Promise<Platform> =>
   openPlatform(t, dir, graph, { executor: 'supervised', cancelRunsOnClose });
+
+/**
+ * Keeps this process's event loop busy (no step, no news read) until `done()` says so, or `ms` at most; returns the
+ * next millisecond in ns: a mark seen written bears a time within the millisecond Date.now() says, or before.
+ */
+export function holdLoopUntil(done: () => boolean, ms: number): bigint {
+  const until = Date.now() + ms;
+  let now = Date.now();
+  while (now < until && !done()) {
+    now = Date.now();
+  }
+  return BigInt(Date.now() + 1) * 1_000_000n;
+}
+
+/** Whether the mark `name` (a ref with / as _, and its kind) is written whole. */
+export function markWritten(dir: string, name: string): boolean {
+  try {
+    return readFileSync(join(dir, 'marks', name), 'utf8').endsWith('\n');
+  } catch {
+    return false;
+  }
+}
+
+/** Whether every run of `refs` is in the native launcher's hands: it makes a run's directory as it is given it. */
+export function handedOver(dir: string, platform: Platform, refs: string[]): boolean {
+  const state = platform.state();
+  return refs.every((ref) => {
+    const run = runsFor(state, ref)[0];
+    return run !== undefined && existsSync(join(dir, '.platform', 'logs', run.job_run_id));
+  });
+}
