@@ -209,8 +209,9 @@ async function ensureServer(root: string, opts: ConnectOptions): Promise<ServerC
     if (probe.state === 'running') return connection(root, probe, false);
     // The holder's daemon replays a long log: waited for as long as it goes on.
     const starting = liveStartingInfo(root);
-    if (starting && startingProgress(starting) !== replayedSeen) {
-      replayedSeen = startingProgress(starting);
+    const progress = starting ? startingProgress(starting) : replayedSeen;
+    if (progress !== replayedSeen) {
+      replayedSeen = progress;
       deadline = Math.max(deadline, Date.now() + timeoutMs);
     }
     if (Date.now() >= deadline) {

@@ -138,8 +138,7 @@ async function waitForStart(
   seeLog: () => string,
 ): Promise<StartedDaemon> {
   let deadline = Date.now() + timeoutMs;
-  // The last count of events replayed `pid` said; -1 before its first news.
-  let replayed = -1;
+  // How far `pid` said it got (startingProgress), '' before its first news.
   let seen = '';
   // The server renames server.json into place once it listens: that wakes the wait at once, where a poll every
   // 50 ms cost a start 25 ms on average. The poll stays, for a file system without events.
@@ -156,13 +155,12 @@ async function waitForStart(
       const progress = starting === undefined ? '' : startingProgress(starting);
       if (starting !== undefined && starting.pid === pid && progress !== seen) {
         seen = progress;
-        replayed = starting.events_replayed;
         deadline = Date.now() + timeoutMs;
         // Said only of a replay or a long read: a start that reads its state and goes says nothing.
         if (starting.events_to_replay > 0 || (starting.snapshot_bytes ?? 0) > 0) onStarting?.(starting);
       }
       if (Date.now() >= deadline) {
-        const still = replayed >= 0 ? `went ${Math.round(timeoutMs / 1000)} s without news of its start` : `did not answer within ${Math.round(timeoutMs / 1000)} s`;
+        const still = seen !== '' ? `went ${Math.round(timeoutMs / 1000)} s without news of its start` : `did not answer within ${Math.round(timeoutMs / 1000)} s`;
         throw new DaemonStartError(`The platform server for ${root} (pid ${pid}) ${still} (set PLATFORM_START_TIMEOUT to wait longer). ${seeLog()}`);
       }
       await changed.next(50);

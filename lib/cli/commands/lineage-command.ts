@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { LineageNode } from '../../api/partitions-change.js';
 import { parsedOption, wholeNumber } from '../option-parsers.js';
 import { colors, connect, line, printJson, statusColor, usageError, usageExitCode } from '../output.js';
-import { expandPatterns } from '../../graph/partition-pattern.js';
+import { expandPattern, isPattern, patternSize } from '../../graph/partition-pattern.js';
 import { treeLines } from '../tree-lines.js';
 import { outputWidth } from '../table-layout.js';
 import { groupDigits } from '../../group-digits.js';
@@ -63,12 +63,19 @@ export function registerLineage(program: Command): void {
  * says so, not a 404 of the pattern as a ref. One that does not parse as a pattern is taken as the ref it may be.
  */
 function oneRef(given: string, cmd: Command): string {
-  let refs: string[];
+  if (!isPattern(given)) return given;
+  let size: number;
   try {
-    refs = expandPatterns([given]);
+    // Counted, not expanded: a pattern of 100,000 refs was built whole to say it was more than one, and one over the
+    // expansion's limit was taken for a ref (a 404).
+    size = patternSize(given);
   } catch {
     return given;
   }
-  if (refs.length === 1) return refs[0]!;
-  return usageError(cmd, `lineage shows the tree of one partition; '${given}' is a pattern of ${groupDigits(refs.length)}: name one of them (platform lineage ${refs[0]}).`);
+  if (size === 1) return expandPattern(given)[0]!;
+  const example = size <= EXAMPLE_EXPANSION ? ` (platform lineage ${expandPattern(given)[0]})` : '';
+  return usageError(cmd, `lineage shows the tree of one partition; '${given}' is a pattern of ${groupDigits(size)}: name one of them${example}.`);
 }
+
+/** Up to how many refs a pattern is expanded for an example of one of them. */
+const EXAMPLE_EXPANSION = 1_000;
