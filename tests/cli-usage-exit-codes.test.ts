@@ -216,6 +216,10 @@ test('lineage of a brace pattern of several refs is a usage error naming one to 
   const r = await cli(t, f.url, f.dir, 'lineage', 'raw/{1..3}');
   t.is(r.code, 2, r.stderr);
   t.regex(r.stderr, /lineage shows the tree of one partition; 'raw\/\{1\.\.3\}' is a pattern of 3: name one of them \(platform lineage raw\/1\)\./);
+  // Past what a pattern may expand to: counted, and refused the same (it was taken for a ref, and a 404).
+  const huge = await cli(t, f.url, f.dir, 'lineage', 'raw/{1..200000}');
+  t.is(huge.code, 2, huge.stderr);
+  t.regex(huge.stderr, /'raw\/\{1\.\.200000\}' is a pattern of 200,000: name one of them\./);
   // A pattern of one is that ref: asked of the server (which has never seen it).
   const one = await cli(t, f.url, f.dir, 'lineage', 'raw/{7}');
   t.is(one.code, 1, one.stderr);
